@@ -1,0 +1,85 @@
+// Package recorder holds the recording proxies: stdio (a child process),
+// HTTP (Streamable HTTP and legacy HTTP+SSE) and WebSocket.
+//
+// A proxy forwards the bytes it reads, unchanged and at once; recording is a
+// tap beside the forwarding path, never in it. Each frame is handed to a Tap
+// when it is read and before it is forwarded, so that seq follows causal
+// order. The frame slice is not copied for the store: the proxy reads it
+// into a fresh buffer, forwards it and gives that same buffer to the Tap.
+package recorder
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+)
+
+// Tap receives every frame a proxy reads. *store.Session is the Tap used in
+// production. Append must be cheap and safe for concurrent use; it owns
+// frame afterwards.
+type Tap interface {
+	Append(dir store.Dir, t time.Time, frame []byte, meta *store.HTTPMeta) uint64
+}
+
+// ObserveHandshake notes what the opening exchange of a session tells, for
+// the session's info. It is a store.WriterOptions.Observe function: it runs
+// on the store's commit goroutine, off the forwarding path.
+//
+// Handshake era: the initialize request gives clientInfo and the requested
+// version; its result gives serverInfo and the negotiated version.
+// 2026-07-28: server/discover and the per-request _meta give the same.
+// go-sdk clients send server/discover first and fall back to initialize, so
+// initialize wins when both appear.
+func ObserveHandshake(info *store.SessionInfo, m *store.Message, s *store.Summary) bool {
+	h := &info.Handshake
+	switch {
+	case s.Kind == jsonrpc.Request && s.Method == "initialize":
+		var req struct {
+			Params struct {
+				ProtocolVersion string          `json:"protocolVersion"`
+				ClientInfo      json.RawMessage `json:"clientInfo"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(m.Frame, &req) != nil {
+			return false
+		}
+		h.Method = "initialize"
+		h.ProtocolVersion = req.Params.ProtocolVersion
+		h.ClientInfo = req.Params.ClientInfo
+		return true
+	case s.Kind == jsonrpc.Request && s.Method == "server/discover" && h.Method == "":
+		var req struct {
+			Params struct {
+				Meta struct {
+					Version    string          `json:"io.modelcontextprotocol/protocolVersion"`
+					ClientInfo json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(m.Frame, &req) != nil {
+			return false
+		}
+		h.Method = "server/discover"
+		h.ProtocolVersion = req.Params.Meta.Version
+		h.ClientInfo = req.Params.Meta.ClientInfo
+		return true
+	case s.Kind == jsonrpc.Response && h.ServerInfo == nil && h.Method != "":
+		var resp struct {
+			Result struct {
+				ProtocolVersion string          `json:"protocolVersion"`
+				ServerInfo      json.RawMessage `json:"serverInfo"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(m.Frame, &resp) != nil || resp.Result.ServerInfo == nil {
+			return false
+		}
+		h.ServerInfo = resp.Result.ServerInfo
+		if resp.Result.ProtocolVersion != "" {
+			h.ProtocolVersion = resp.Result.ProtocolVersion
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,250 @@
+// Package store is the cassette: a bbolt file holding recorded MCP sessions.
+//
+// Many processes share one cassette. bbolt locks the whole file while a
+// handle is open (exclusively for writers), so no one here keeps it open:
+// a writer opens it for one group commit and closes it again, and a reader
+// opens it for one read. A recorder therefore never waits on the file while
+// forwarding; see SessionWriter.
+//
+// Only this package imports bbolt. It never interprets a frame beyond the
+// summary it keeps for fast listing (internal/jsonrpc).
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// FormatVersion is the cassette layout this code writes and reads.
+const FormatVersion = 1
+
+// formatName marks a bbolt file as a cassette.
+const formatName = "mcptape-cassette"
+
+// Errors that callers tell apart. They are wrapped with the file name.
+var (
+	// ErrNotCassette: the file is not a cassette (not bbolt, or another
+	// program's bbolt file).
+	ErrNotCassette = errors.New("not an mcptape cassette")
+	// ErrNewerFormat: the cassette was written by a newer mcptape.
+	ErrNewerFormat = errors.New("cassette format is newer than this mcptape understands")
+	// ErrCorrupt: the file is damaged.
+	ErrCorrupt = errors.New("cassette is corrupt")
+	// ErrLocked: another process held the file for longer than LockTimeout.
+	ErrLocked = errors.New("cassette is locked by another process")
+	// ErrNoSession: no session has that id or name.
+	ErrNoSession = errors.New("no such session")
+	// ErrNotFound: the file does not exist.
+	ErrNotFound = errors.New("cassette does not exist")
+)
+
+// Bucket names. Buckets are created in one place: ensureSchema.
+var (
+	bucketMeta     = []byte("meta")
+	bucketSessions = []byte("sessions") // id -> SessionInfo JSON
+	bucketMessages = []byte("messages") // id -> bucket of seq -> record
+	bucketIndex    = []byte("index")    // id -> bucket of seq -> summary
+	keyFormat      = []byte("format")
+	keyVersion     = []byte("version")
+)
+
+// LockTimeout bounds how long an open waits for another process's lock.
+// Writers hold the file for milliseconds, so a long wait means a stuck or
+// foreign holder.
+var LockTimeout = 10 * time.Second
+
+// openDB opens path for one short use. It waits for the file lock itself,
+// polling every millisecond, because bbolt's own wait sleeps 50 ms between
+// tries, which would stall group commits behind a concurrent writer.
+func openDB(path string, write bool) (*bolt.DB, error) {
+	if !write {
+		st, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if st.Size() == 0 {
+			return nil, fmt.Errorf("%s: %w (empty file)", path, ErrNotCassette)
+		}
+	}
+	opts := &bolt.Options{
+		ReadOnly: !write,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			f, err := os.OpenFile(name, flag, perm)
+			if err != nil {
+				return nil, err
+			}
+			if err := waitLock(f, write); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			return f, nil
+		},
+	}
+	db, err := bolt.Open(path, 0o600, opts)
+	if err != nil {
+		return nil, classifyOpenError(path, err)
+	}
+	return db, nil
+}
+
+func waitLock(f *os.File, exclusive bool) error {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	deadline := time.Now().Add(LockTimeout)
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if err != syscall.EWOULDBLOCK {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w (waited %s)", ErrLocked, LockTimeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func classifyOpenError(path string, err error) error {
+	switch {
+	case errors.Is(err, ErrLocked):
+		return err
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch):
+		return fmt.Errorf("%s: %w (not a bbolt database)", path, ErrNotCassette)
+	case errors.Is(err, bolterrors.ErrChecksum):
+		return fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: %w", path, ErrNotFound)
+	}
+	return fmt.Errorf("open cassette %s: %w", path, err)
+}
+
+// checkFormat verifies the meta bucket. It runs inside every transaction
+// that reads, so a file replaced under us is noticed too.
+func checkFormat(path string, tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		if tx.Writable() && isEmptyDB(tx) {
+			return nil // a brand-new file; ensureSchema fills it
+		}
+		return fmt.Errorf("%s: %w (no %q bucket)", path, ErrNotCassette, bucketMeta)
+	}
+	if string(meta.Get(keyFormat)) != formatName {
+		return fmt.Errorf("%s: %w (format %q)", path, ErrNotCassette, meta.Get(keyFormat))
+	}
+	v, err := strconv.Atoi(string(meta.Get(keyVersion)))
+	if err != nil {
+		return fmt.Errorf("%s: %w: bad format version %q", path, ErrCorrupt, meta.Get(keyVersion))
+	}
+	if v > FormatVersion {
+		return fmt.Errorf("%s: %w (file has version %d, this mcptape reads up to %d)", path, ErrNewerFormat, v, FormatVersion)
+	}
+	return nil
+}
+
+func isEmptyDB(tx *bolt.Tx) bool {
+	empty := true
+	_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return errStop })
+	return empty
+}
+
+var errStop = errors.New("stop")
+
+func ensureSchema(tx *bolt.Tx) error {
+	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+	if err != nil {
+		return err
+	}
+	if meta.Get(keyFormat) == nil {
+		if err := meta.Put(keyFormat, []byte(formatName)); err != nil {
+			return err
+		}
+		if err := meta.Put(keyVersion, []byte(strconv.Itoa(FormatVersion))); err != nil {
+			return err
+		}
+	}
+	for _, b := range [][]byte{bucketSessions, bucketMessages, bucketIndex} {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// update runs fn in one write transaction on a freshly opened file.
+func update(path string, fn func(tx *bolt.Tx) error) (err error) {
+	db, err := openDB(path, true)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close cassette %s: %w", path, cerr)
+		}
+	}()
+	return guard(path, func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			if err := checkFormat(path, tx); err != nil {
+				return err
+			}
+			if err := ensureSchema(tx); err != nil {
+				return err
+			}
+			return fn(tx)
+		})
+	})
+}
+
+// view runs fn in one read transaction on a freshly opened file.
+func view(path string, fn func(tx *bolt.Tx) error) error {
+	db, err := openDB(path, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return guard(path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			if err := checkFormat(path, tx); err != nil {
+				return err
+			}
+			return fn(tx)
+		})
+	})
+}
+
+// guard turns a panic inside bbolt (it panics on some damaged pages) into
+// ErrCorrupt, so a bad file gets one clear error instead of a crash.
+func guard(path string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: %w: %v", path, ErrCorrupt, r)
+		}
+	}()
+	return fn()
+}
+
+// Init creates the cassette at path if needed, or checks that the file there
+// is a cassette this code can write. Recording calls it first so that a bad
+// path fails before any traffic flows.
+func Init(path string) error {
+	return update(path, func(*bolt.Tx) error { return nil })
+}
+
+// Check opens the cassette at path read-only and verifies its format.
+func Check(path string) error {
+	return view(path, func(*bolt.Tx) error { return nil })
+}

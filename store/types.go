@@ -1,0 +1,130 @@
+package store
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// Dir is the direction a frame travelled.
+type Dir uint8
+
+const (
+	// C2S is client to server.
+	C2S Dir = iota
+	// S2C is server to client.
+	S2C
+)
+
+// String returns "c2s" or "s2c", the spelling used in JSONL and on screen.
+func (d Dir) String() string {
+	if d == S2C {
+		return "s2c"
+	}
+	return "c2s"
+}
+
+// ParseDir is the inverse of Dir.String.
+func ParseDir(s string) (Dir, bool) {
+	switch s {
+	case "c2s":
+		return C2S, true
+	case "s2c":
+		return S2C, true
+	}
+	return 0, false
+}
+
+// Transport names, as stored in SessionInfo.Transport.
+const (
+	TransportStdio     = "stdio"
+	TransportHTTP      = "streamable-http"
+	TransportLegacySSE = "sse"
+	TransportWebSocket = "websocket"
+)
+
+// Message is one recorded frame.
+//
+// Frame holds the exact bytes that went over the wire, without the stdio
+// line terminator ("\n"; a "\r" before it is kept). The store never changes
+// them. A Message handed to Append is owned by the store from then on.
+type Message struct {
+	Session string
+	Seq     uint64 // dense, from 1, per session
+	Dir     Dir
+	Time    time.Time
+	Frame   []byte
+	HTTP    *HTTPMeta // nil on stdio
+	Note    string
+}
+
+// HTTPMeta is the transport metadata of a frame that travelled over HTTP
+// (Streamable HTTP, legacy HTTP+SSE, or a WebSocket upgrade). Headers are
+// stored after redaction.
+type HTTPMeta struct {
+	Method         string      `json:"method,omitempty"`
+	Path           string      `json:"path,omitempty"` // path and query, query redacted
+	Status         int         `json:"status,omitempty"`
+	RequestHeader  http.Header `json:"request_header,omitempty"`
+	ResponseHeader http.Header `json:"response_header,omitempty"`
+	// Stream says where the frame travelled: "post-body" (a POST request
+	// body), "json" (an application/json response body), "post-sse" (an SSE
+	// event on a POST response), "get-sse" (an SSE event on a GET stream),
+	// "legacy-sse" (an event on a 2024-11-05 SSE stream), "ws" (a WebSocket
+	// text frame).
+	Stream string `json:"stream,omitempty"`
+	// StreamID tells concurrent streams of one session apart (a counter
+	// assigned by the recorder).
+	StreamID  uint64 `json:"stream_id,omitempty"`
+	EventID   string `json:"event_id,omitempty"`
+	EventType string `json:"event_type,omitempty"`
+	Retry     string `json:"retry,omitempty"`
+	// Priming lists the ids of SSE events without data seen on this stream
+	// before this frame (2025-11-25 priming events are not messages).
+	Priming []string `json:"priming,omitempty"`
+	// WSOpcode is the WebSocket frame type (1 text, 2 binary) for Stream "ws".
+	WSOpcode int `json:"ws_opcode,omitempty"`
+}
+
+// SessionInfo describes one recorded session: one child process, one HTTP
+// session, one SSE connection or one WebSocket connection.
+type SessionInfo struct {
+	ID        string    `json:"-"`
+	Name      string    `json:"name,omitempty"`
+	Transport string    `json:"transport"`
+	Upstream  string    `json:"upstream"` // command line or URL, secrets redacted
+	Start     time.Time `json:"start"`
+	// HTTPSessionID is the Mcp-Session-Id the server issued, if any.
+	HTTPSessionID string    `json:"http_session_id,omitempty"`
+	End           *EndInfo  `json:"end,omitempty"` // nil while recording
+	Handshake     Handshake `json:"handshake,omitzero"`
+	Recorder      string    `json:"recorder,omitempty"` // the program and version that recorded it
+}
+
+// End reasons.
+const (
+	EndEOF    = "eof"    // the client closed its side
+	EndExit   = "exit"   // the server process exited (see ExitCode)
+	EndSignal = "signal" // the server process died of a signal, or mcpspy was signalled
+	EndError  = "error"  // a transport error (see Error)
+	EndClosed = "closed" // an HTTP session was deleted or a WebSocket closed (see CloseCode)
+)
+
+// EndInfo says how a session ended.
+type EndInfo struct {
+	Time      time.Time `json:"time"`
+	Reason    string    `json:"reason"`
+	ExitCode  *int      `json:"exit_code,omitempty"`
+	Signal    string    `json:"signal,omitempty"`
+	CloseCode int       `json:"close_code,omitempty"`
+	Error     string    `json:"error,omitempty"`
+}
+
+// Handshake is what the session's opening exchange told: the initialize
+// request and result (handshake era), or server/discover (2026-07-28).
+type Handshake struct {
+	Method          string          `json:"method,omitempty"` // "initialize" or "server/discover"
+	ProtocolVersion string          `json:"protocol_version,omitempty"`
+	ClientInfo      json.RawMessage `json:"client_info,omitempty"`
+	ServerInfo      json.RawMessage `json:"server_info,omitempty"`
+}

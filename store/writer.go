@@ -1,0 +1,356 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// WriterOptions tune a Writer. The zero value is what mcpspy uses.
+type WriterOptions struct {
+	// CommitInterval is the longest a message waits in memory before its
+	// group commit starts. Default 20 ms, which keeps "committed within
+	// 50 ms of forwarding" with room for the commit itself.
+	CommitInterval time.Duration
+	// MaxPending is the number of frame bytes buffered before Append starts
+	// to wait for the store. Default 256 MiB.
+	MaxPending int
+	// Observe, if set, sees every message (with its summary) on the commit
+	// goroutine, before it is stored, and may update the session's info.
+	// The recorder uses it to note the handshake without slowing the
+	// forwarding path.
+	Observe func(info *SessionInfo, m *Message, s *Summary) (changed bool)
+	// Log receives warnings (a slow store, a failed commit that will be
+	// retried). Default: discarded.
+	Log io.Writer
+	// NoSync skips fsync on commit. Data still survives a killed process
+	// (it is in the page cache), but not a power cut. For benchmarks and
+	// tests.
+	NoSync bool
+}
+
+// Writer appends sessions to one cassette with group commit. It opens the
+// file only while committing, so other recorders and readers can share it.
+//
+// Append may be called from many goroutines at once; everything else too.
+type Writer struct {
+	path string
+	opts WriterOptions
+
+	mu           sync.Mutex
+	room         *sync.Cond // signalled when pendingBytes drops
+	pending      []*Message
+	pendingBytes int
+	dirty        map[*Session]bool // sessions whose info changed
+	byID         map[string]*Session
+	closed       bool
+	warnedFull   bool
+
+	flushMu sync.Mutex // serialises commits, so a session's batches land in order
+
+	kick chan struct{}
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// Session records one session. Its methods are safe for concurrent use.
+type Session struct {
+	w    *Writer
+	info SessionInfo // guarded by w.mu
+	next uint64      // next seq, guarded by w.mu
+}
+
+// NewWriter checks (or creates) the cassette at path and starts the commit
+// goroutine. Close it to flush and stop.
+func NewWriter(path string, opts WriterOptions) (*Writer, error) {
+	if opts.CommitInterval <= 0 {
+		opts.CommitInterval = 20 * time.Millisecond
+	}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = 256 << 20
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if err := Init(path); err != nil {
+		return nil, err
+	}
+	w := &Writer{
+		path:     path,
+		opts:     opts,
+		dirty:    map[*Session]bool{},
+		byID:     map[string]*Session{},
+		kick:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+	w.room = sync.NewCond(&w.mu)
+	w.wg.Add(1)
+	go w.loop()
+	return w, nil
+}
+
+// Path is the cassette file.
+func (w *Writer) Path() string { return w.path }
+
+// NewSession allocates a session id and stores info at once, so that a
+// follower sees the session before its first message.
+func (w *Writer) NewSession(info SessionInfo) (*Session, error) {
+	if info.Start.IsZero() {
+		info.Start = time.Now()
+	}
+	err := update(w.path, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSessions)
+		n, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		info.ID = "s" + strconv.FormatUint(n, 10)
+		for b.Get([]byte(info.ID)) != nil { // an imported session took it
+			if n, err = b.NextSequence(); err != nil {
+				return err
+			}
+			info.ID = "s" + strconv.FormatUint(n, 10)
+		}
+		return putInfo(tx, &info)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("new session: %w", err)
+	}
+	s := &Session{w: w, info: info, next: 1}
+	w.mu.Lock()
+	w.byID[s.info.ID] = s
+	w.mu.Unlock()
+	return s, nil
+}
+
+// ID is the session's id in the cassette ("s1", "s2", …).
+func (s *Session) ID() string { return s.info.ID }
+
+// Append records one frame and returns its seq. The sequencer is here:
+// call Append when the frame is read, before forwarding it, so that seq
+// follows causal order. frame is owned by the store from now on and must
+// not be changed. Append only waits when MaxPending bytes are already
+// buffered.
+func (s *Session) Append(dir Dir, t time.Time, frame []byte, meta *HTTPMeta) uint64 {
+	w := s.w
+	w.mu.Lock()
+	for w.pendingBytes >= w.opts.MaxPending && !w.closed {
+		if !w.warnedFull {
+			w.warnedFull = true
+			fmt.Fprintf(w.opts.Log, "mcpspy: cassette %s is %d MiB behind; slowing traffic until it catches up\n", w.path, w.pendingBytes>>20)
+		}
+		w.kickLocked()
+		w.room.Wait()
+	}
+	seq := s.next
+	s.next++
+	w.pending = append(w.pending, &Message{Session: s.info.ID, Seq: seq, Dir: dir, Time: t, Frame: frame, HTTP: meta})
+	w.pendingBytes += len(frame)
+	w.mu.Unlock()
+	return seq
+}
+
+// Update changes the session's info; it is stored with the next commit.
+func (s *Session) Update(fn func(info *SessionInfo)) {
+	s.w.mu.Lock()
+	fn(&s.info)
+	s.w.dirty[s] = true
+	s.w.mu.Unlock()
+}
+
+// Info returns a copy of the session's info as it stands.
+func (s *Session) Info() SessionInfo {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	return s.info
+}
+
+// End records how the session ended and commits everything it has.
+func (s *Session) End(e EndInfo) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	s.Update(func(info *SessionInfo) { info.End = &e })
+	return s.w.Flush()
+}
+
+func (w *Writer) kickLocked() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Writer) loop() {
+	defer w.wg.Done()
+	t := time.NewTicker(w.opts.CommitInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-t.C:
+		case <-w.kick:
+		}
+		if err := w.Flush(); err != nil {
+			fmt.Fprintf(w.opts.Log, "mcpspy: commit to %s failed, will retry: %v\n", w.path, err)
+		}
+	}
+}
+
+// Flush commits everything appended so far. It is safe to call at any time.
+func (w *Writer) Flush() error {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+
+	w.mu.Lock()
+	batch := w.pending
+	w.pending = nil
+	batchBytes := w.pendingBytes
+	anyDirty := len(w.dirty) > 0
+	w.mu.Unlock()
+	if len(batch) == 0 && !anyDirty {
+		return nil
+	}
+
+	encoded, infos, dirty, err := w.encode(batch)
+	if err == nil {
+		err = w.commit(batch, encoded, infos)
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		// Keep everything for the next try: nothing is dropped.
+		w.pending = append(batch, w.pending...)
+		for _, s := range dirty {
+			w.dirty[s] = true
+		}
+		return err
+	}
+	w.pendingBytes -= batchBytes
+	if w.pendingBytes < w.opts.MaxPending/2 {
+		w.warnedFull = false
+	}
+	w.room.Broadcast()
+	return nil
+}
+
+type encodedMessage struct{ rec, sum []byte }
+
+// encode prepares a batch outside the file lock, which other processes
+// share, and takes the infos that changed (Observe may change some).
+func (w *Writer) encode(batch []*Message) ([]encodedMessage, []SessionInfo, []*Session, error) {
+	encoded := make([]encodedMessage, len(batch))
+	for i, m := range batch {
+		sum := summarize(m)
+		if w.opts.Observe != nil {
+			w.mu.Lock()
+			if s := w.byID[m.Session]; s != nil && w.opts.Observe(&s.info, m, &sum) {
+				w.dirty[s] = true
+			}
+			w.mu.Unlock()
+		}
+		rec, err := encodeRecord(m)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		encoded[i] = encodedMessage{rec, encodeSummary(&sum)}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	infos := make([]SessionInfo, 0, len(w.dirty))
+	dirty := make([]*Session, 0, len(w.dirty))
+	for s := range w.dirty {
+		infos = append(infos, s.info)
+		dirty = append(dirty, s)
+	}
+	w.dirty = map[*Session]bool{}
+	return encoded, infos, dirty, nil
+}
+
+func (w *Writer) commit(batch []*Message, encoded []encodedMessage, infos []SessionInfo) error {
+	db, err := openDB(w.path, true)
+	if err != nil {
+		return err
+	}
+	db.NoSync = w.opts.NoSync
+	err = guard(w.path, func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			if err := checkFormat(w.path, tx); err != nil {
+				return err
+			}
+			if err := ensureSchema(tx); err != nil {
+				return err
+			}
+			msgs, idx := tx.Bucket(bucketMessages), tx.Bucket(bucketIndex)
+			var mb, ib *bolt.Bucket
+			cur := ""
+			for i, m := range batch {
+				if mb == nil || m.Session != cur {
+					cur = m.Session
+					var err error
+					if mb, err = msgs.CreateBucketIfNotExists([]byte(cur)); err != nil {
+						return err
+					}
+					if ib, err = idx.CreateBucketIfNotExists([]byte(cur)); err != nil {
+						return err
+					}
+					mb.FillPercent, ib.FillPercent = 1, 1 // keys only ever grow
+				}
+				k := seqKey(m.Seq)
+				if err := mb.Put(k, encoded[i].rec); err != nil {
+					return err
+				}
+				if err := ib.Put(k, encoded[i].sum); err != nil {
+					return err
+				}
+			}
+			for i := range infos {
+				if err := putInfo(tx, &infos[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
+}
+
+// Close flushes what is left and stops the commit goroutine. Sessions not
+// ended are left without an end record, as after a crash.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.room.Broadcast()
+	w.mu.Unlock()
+	close(w.done)
+	w.wg.Wait()
+	var err error
+	for range 3 { // a lock held by another process may clear
+		if err = w.Flush(); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("final commit to %s: %w", w.path, err)
+}
+
+func putInfo(tx *bolt.Tx, info *SessionInfo) error {
+	b, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketSessions).Put([]byte(info.ID), b)
+}
