@@ -16,10 +16,13 @@ import (
 // of the bytes, and never parses JSON.
 //
 // record:  version(1) dir(1) unixnano(8) uvarint(len meta) meta-json
-//          uvarint(len note) note frame...
+//
+//	uvarint(len note) note frame...
+//
 // summary: version(1) dir(1) unixnano(8) kind(1) flags(1) varint(errcode)
-//          uvarint(size) then method, id, tool, progress token as
-//          uvarint-length-prefixed strings.
+//
+//	uvarint(size) then method, id, tool, progress token as
+//	uvarint-length-prefixed strings.
 const codecVersion = 1
 
 const flagIsError = 1

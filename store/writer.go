@@ -81,12 +81,12 @@ func NewWriter(path string, opts WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{
-		path:     path,
-		opts:     opts,
-		dirty:    map[*Session]bool{},
-		byID:     map[string]*Session{},
-		kick:     make(chan struct{}, 1),
-		done:     make(chan struct{}),
+		path:  path,
+		opts:  opts,
+		dirty: map[*Session]bool{},
+		byID:  map[string]*Session{},
+		kick:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
 	}
 	w.room = sync.NewCond(&w.mu)
 	w.wg.Add(1)

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/store"
+)
+
+// version is stamped into every session this build records.
+const version = "mcpspy/0.1"
+
+// recordOptions are the flags of "mcpspy record".
+type recordOptions struct {
+	cassette string
+	session  string
+	listen   string
+	upstream string
+	redact   multiFlag
+	noRedact bool
+	insecure bool
+	command  []string
+}
+
+const recordSynopsis = `record [-o CASSETTE] [--session NAME] -- COMMAND [ARG...]
+       mcpspy record [-o CASSETTE] [--session NAME] --listen ADDR --upstream URL`
+
+func parseRecord(args []string, s streams) (*recordOptions, error) {
+	o := &recordOptions{}
+	fs := newFlags("record", recordSynopsis, s)
+	fs.StringVar(&o.cassette, "o", "mcpspy.db", "the cassette to record into (created if missing)")
+	fs.StringVar(&o.session, "session", "", "a name for the recorded session(s), shown by ls and usable in export --session")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "with --upstream: the address to listen on")
+	fs.StringVar(&o.upstream, "upstream", "", "record an HTTP (http://, https://) or WebSocket (ws://, wss://) server at this URL")
+	fs.Var(&o.redact, "redact", "also redact this header or query parameter (repeatable)")
+	fs.BoolVar(&o.noRedact, "no-redact", false, "store credentials as they are (they are redacted by default)")
+	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the upstream's TLS certificate")
+
+	// Everything after "--" is the server's command line, flags included.
+	cmdAt := slices.Index(args, "--")
+	flagArgs := args
+	if cmdAt >= 0 {
+		flagArgs, o.command = args[:cmdAt], args[cmdAt+1:]
+	}
+	if err := parseFlags(fs, flagArgs); err != nil {
+		return nil, err
+	}
+	listenSet := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "listen" {
+			listenSet = true
+		}
+	})
+	switch {
+	case fs.NArg() > 0 && cmdAt < 0:
+		return nil, usageErrorf("record: missing -- before the server command %q (mcpspy record -o CASSETTE -- %s)", fs.Arg(0), strings.Join(fs.Args(), " "))
+	case fs.NArg() > 0:
+		return nil, usageErrorf("record: unexpected argument %q before --", fs.Arg(0))
+	case o.upstream != "" && cmdAt >= 0:
+		return nil, usageErrorf("record: give either --upstream URL or -- COMMAND, not both")
+	case o.upstream == "" && listenSet:
+		return nil, usageErrorf("record: --listen needs --upstream URL")
+	case o.upstream == "" && cmdAt < 0:
+		return nil, usageErrorf("record: nothing to record: give -- COMMAND [ARG...] (stdio) or --upstream URL (HTTP, WebSocket)")
+	case o.upstream == "" && len(o.command) == 0:
+		return nil, usageErrorf("record: no server command after --")
+	}
+	return o, nil
+}
+
+func runRecord(ctx context.Context, args []string, s streams) error {
+	o, err := parseRecord(args, s)
+	if err != nil {
+		return err
+	}
+	w, err := store.NewWriter(o.cassette, store.WriterOptions{Observe: recorder.ObserveHandshake, Log: s.err})
+	if err != nil {
+		return fmt.Errorf("cassette: %w", err)
+	}
+	if o.upstream != "" {
+		err := recordNet(ctx, s, o, w)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	return recordStdio(ctx, s, o, w)
+}
+
+func recordStdio(ctx context.Context, s streams, o *recordOptions, w *store.Writer) error {
+	sess, err := w.NewSession(store.SessionInfo{
+		Name:      o.session,
+		Transport: store.TransportStdio,
+		Upstream:  recorder.RedactCommandLine(o.command),
+		Recorder:  version,
+	})
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("cassette: %w", err)
+	}
+	p := &recorder.StdioProxy{Command: o.command, Stdin: s.in, Stdout: s.out, Stderr: s.err, Tap: sess}
+	res, runErr := p.Run(ctx)
+	if runErr != nil {
+		res.End = store.EndInfo{Reason: store.EndError, Error: runErr.Error()}
+	}
+	endErr := sess.End(res.End)
+	closeErr := w.Close()
+	switch {
+	case runErr != nil:
+		return runErr
+	case endErr != nil:
+		return fmt.Errorf("cassette: %w", endErr)
+	case closeErr != nil:
+		return fmt.Errorf("cassette: %w", closeErr)
+	case res.ExitCode != 0:
+		return &exitError{res.ExitCode}
+	}
+	return nil
+}

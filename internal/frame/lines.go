@@ -1,0 +1,78 @@
+// Package frame splits byte streams into the frames MCP peers exchange on
+// stdio: one message per line.
+//
+// It keeps every byte: a line is returned with its "\n" (and any "\r"
+// before it), so a proxy can forward exactly what it read. It never parses
+// the JSON inside.
+package frame
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrTooLong is returned for a line longer than the reader's limit.
+var ErrTooLong = errors.New("line too long")
+
+// LineReader reads "\n"-terminated lines of any length up to a limit.
+type LineReader struct {
+	r     *bufio.Reader
+	limit int
+}
+
+// DefaultLimit is far above the 64 MiB mcpspy must carry and the 10 MiB
+// the TypeScript SDK allows, and still bounds what one bad peer can make
+// us hold.
+const DefaultLimit = 1 << 30
+
+// NewLineReader reads from r. limit ≤ 0 means DefaultLimit.
+func NewLineReader(r io.Reader, limit int) *LineReader {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), limit: limit}
+}
+
+// Next returns the next line, "\n" included, in a new slice the caller
+// owns. At end of input a final line without "\n" is returned with a nil
+// error; the call after it returns io.EOF.
+func (l *LineReader) Next() ([]byte, error) {
+	chunk, err := l.r.ReadSlice('\n')
+	if err == nil {
+		return append(make([]byte, 0, len(chunk)), chunk...), nil
+	}
+	// A long line: gather the pieces, then copy them once into an exact fit.
+	var parts [][]byte
+	total := 0
+	for errors.Is(err, bufio.ErrBufferFull) {
+		total += len(chunk)
+		if total > l.limit {
+			return nil, fmt.Errorf("%w: over %d bytes", ErrTooLong, l.limit)
+		}
+		parts = append(parts, append([]byte(nil), chunk...))
+		chunk, err = l.r.ReadSlice('\n')
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	total += len(chunk)
+	if total == 0 {
+		return nil, io.EOF
+	}
+	line := make([]byte, 0, total)
+	for _, p := range parts {
+		line = append(line, p...)
+	}
+	return append(line, chunk...), nil
+}
+
+// Content is the frame inside a line: the line without its final "\n".
+// A "\r" before it stays: it is part of what the peer sent.
+func Content(line []byte) []byte {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		return line[:n-1]
+	}
+	return line
+}

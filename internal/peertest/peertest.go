@@ -1,0 +1,198 @@
+// Package peertest finds and starts the real MCP peers that tests talk to:
+// the mcpspy and mcpmock binaries built from this module, Node.js, and the
+// npm packages pinned in testdata/npm (the TypeScript SDK and
+// server-everything).
+//
+// It is for tests only. A missing peer fails the test with the command that
+// installs it; it never skips, because CI must run every interop test.
+package peertest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// ModuleRoot is the directory holding go.mod.
+func ModuleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// NPMDir returns testdata/npm, failing the test if its packages are not
+// installed.
+func NPMDir(tb testing.TB) string {
+	tb.Helper()
+	dir := filepath.Join(ModuleRoot(), "testdata", "npm")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		tb.Fatalf("npm peers are not installed: run `npm ci --prefix %s` (%v)", dir, err)
+	}
+	return dir
+}
+
+// Node returns the path of the node binary.
+func Node(tb testing.TB) string {
+	tb.Helper()
+	p, err := exec.LookPath("node")
+	if err != nil {
+		tb.Fatalf("node is not on PATH; interop tests need Node.js 20: %v", err)
+	}
+	return p
+}
+
+// NodeScript returns the command line that runs a script in testdata/npm.
+func NodeScript(tb testing.TB, script string, args ...string) []string {
+	tb.Helper()
+	dir := NPMDir(tb)
+	return append([]string{Node(tb), filepath.Join(dir, script)}, args...)
+}
+
+// ServerEverything returns the command line that starts the reference
+// server in the given mode ("stdio", "sse", "streamableHttp"). Its HTTP
+// modes listen on every interface; loopback.cjs pins them to 127.0.0.1.
+// Give the port with FreePortEnv.
+func ServerEverything(tb testing.TB, mode string) []string {
+	tb.Helper()
+	dir := NPMDir(tb)
+	return []string{Node(tb), "--require", filepath.Join(dir, "loopback.cjs"),
+		filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), mode}
+}
+
+var (
+	buildMu sync.Mutex
+	built   = map[string]string{}
+	binDir  string
+)
+
+// Binary builds ./cmd/<name> once per test process (with -race when the
+// tests run with it) and returns its path.
+func Binary(tb testing.TB, name string) string {
+	tb.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if p, ok := built[name]; ok {
+		return p
+	}
+	if binDir == "" {
+		d, err := os.MkdirTemp("", "mcptape-bin-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		binDir = d // removed by the OS's temp cleaning; shared by all tests of this process
+	}
+	out := filepath.Join(binDir, name)
+	args := []string{"build", "-o", out}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	args = append(args, "./cmd/"+name)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = ModuleRoot()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("go build %s: %v\n%s", name, err, b)
+	}
+	built[name] = out
+	return out
+}
+
+// Process is a started command whose stderr is watched for a line.
+type Process struct {
+	Cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr strings.Builder
+	lines  chan string
+}
+
+// Start runs argv with the given stdin/stdout (nil: none), and stops it
+// (SIGTERM, then SIGKILL after 5 s) when the test ends.
+func Start(tb testing.TB, dir string, env []string, stdin io.Reader, stdout io.Writer, argv ...string) *Process {
+	tb.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = stdin
+	cmd.Stdout = stdout
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	p := &Process{Cmd: cmd, lines: make(chan string, 1024)}
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start %v: %v", argv, err)
+	}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.stderr.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			select {
+			case p.lines <- sc.Text():
+			default:
+			}
+		}
+		close(p.lines)
+	}()
+	waited := make(chan struct{})
+	go func() { _ = cmd.Wait(); pw.Close(); close(waited) }()
+	tb.Cleanup(func() {
+		select {
+		case <-waited:
+			return
+		default:
+		}
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-waited
+		}
+	})
+	return p
+}
+
+// Stderr returns everything the process wrote to stderr so far.
+func (p *Process) Stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// WaitLine waits for a stderr line with the given prefix and returns the
+// rest of it, failing the test after timeout.
+func (p *Process) WaitLine(tb testing.TB, prefix string, timeout time.Duration) string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				tb.Fatalf("process ended before printing %q; stderr:\n%s", prefix, p.Stderr())
+			}
+			if rest, found := strings.CutPrefix(l, prefix); found {
+				return rest
+			}
+		case <-ctx.Done():
+			tb.Fatalf("no %q line within %s; stderr:\n%s", prefix, timeout, p.Stderr())
+		}
+	}
+}
+
+// FreePortEnv is a helper for servers that take their port from the
+// environment (server-everything's PORT): it returns "PORT=n" for a port
+// that was free a moment ago on 127.0.0.1.
+func FreePortEnv(tb testing.TB) (env string, port int) {
+	tb.Helper()
+	port = freePort(tb)
+	return fmt.Sprintf("PORT=%d", port), port
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package peertest
+
+const raceEnabled = false

@@ -1,0 +1,176 @@
+package recorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/frame"
+	"github.com/mcptape/mcptape/store"
+)
+
+// StdioProxy stands between a client on (Stdin, Stdout) and a server child
+// process. Every line is handed to the Tap and then forwarded unchanged.
+type StdioProxy struct {
+	Command []string  // the real server: program and arguments
+	Stdin   io.Reader // from the client
+	Stdout  io.Writer // to the client
+	Stderr  io.Writer // the server's stderr goes here untouched
+	Tap     Tap
+	// Grace is how long each shutdown step waits for the child to exit
+	// (close stdin, then SIGTERM, then SIGKILL). Default 5 s.
+	Grace time.Duration
+}
+
+// StdioResult says how the session ended.
+type StdioResult struct {
+	End store.EndInfo
+	// ExitCode is what mcpspy should exit with: the server's exit code, or
+	// 128+signal if it died of a signal.
+	ExitCode int
+}
+
+// Run starts the server and proxies until it exits. The session ends when
+// the server exits, when the client closes its stdin (the server is then
+// shut down in steps), or when ctx is cancelled (mcpspy was signalled:
+// same shutdown). Run returns an error only when the server cannot start.
+func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
+	if len(p.Command) == 0 {
+		return StdioResult{}, errors.New("no server command")
+	}
+	grace := p.Grace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	path, err := exec.LookPath(p.Command[0])
+	if err != nil {
+		return StdioResult{}, fmt.Errorf("server command %q: %w", p.Command[0], err)
+	}
+	cmd := exec.Command(path, p.Command[1:]...)
+	// Own pipes (not StdinPipe/StdoutPipe) so that waiting for the process
+	// does not wait for a grandchild that still holds stdout open.
+	childIn, toChild, err := os.Pipe()
+	if err != nil {
+		return StdioResult{}, err
+	}
+	fromChild, childOut, err := os.Pipe()
+	if err != nil {
+		return StdioResult{}, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, p.Stderr
+	if err := cmd.Start(); err != nil {
+		for _, f := range []*os.File{childIn, toChild, fromChild, childOut} {
+			f.Close()
+		}
+		return StdioResult{}, fmt.Errorf("start server %q: %w", p.Command[0], err)
+	}
+	childIn.Close()
+	childOut.Close()
+
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+
+	// client → server
+	clientEOF := make(chan struct{})
+	var closeOnce sync.Once
+	closeToChild := func() { closeOnce.Do(func() { toChild.Close() }) }
+	go func() {
+		readEnded := pump(p.Stdin, toChild, store.C2S, p.Tap)
+		closeToChild()
+		if readEnded { // the client closed; a write error means the server went
+			close(clientEOF)
+		}
+	}()
+
+	// server → client; done when the server closes stdout.
+	serverEOF := make(chan struct{})
+	go func() {
+		defer close(serverEOF)
+		pump(fromChild, p.Stdout, store.S2C, p.Tap)
+	}()
+
+	reason := store.EndExit
+	stop := func() {
+		closeToChild()
+		if waitOrTimeout(exited, grace) {
+			return
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		if waitOrTimeout(exited, grace) {
+			return
+		}
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	select {
+	case <-exited:
+	case <-clientEOF:
+		reason = store.EndEOF
+		stop()
+	case <-ctx.Done():
+		reason = store.EndSignal
+		stop()
+	}
+	// Take what the server wrote before it exited; a grandchild that keeps
+	// stdout open does not hold us longer than grace.
+	if !waitOrTimeout(serverEOF, grace) {
+		fromChild.Close()
+		<-serverEOF
+	}
+	fromChild.Close()
+	closeToChild()
+
+	res := StdioResult{End: store.EndInfo{Time: time.Now(), Reason: reason}}
+	code := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.End.Signal = ws.Signal().String()
+		if reason == store.EndExit {
+			res.End.Reason = store.EndSignal
+		}
+		code = 128 + int(ws.Signal())
+	} else if waitErr != nil && code < 0 {
+		res.End.Reason = store.EndError
+		res.End.Error = waitErr.Error()
+		code = 1
+	}
+	if reason == store.EndSignal && res.End.Signal == "" {
+		res.End.Signal = "mcpspy interrupted"
+	}
+	res.End.ExitCode = &code
+	res.ExitCode = code
+	return res, nil
+}
+
+// pump forwards lines from r to w, tapping each before it is written. It
+// returns at the end of r (readEnded) or when w fails.
+func pump(r io.Reader, w io.Writer, dir store.Dir, tap Tap) (readEnded bool) {
+	lr := frame.NewLineReader(r, 0)
+	for {
+		line, err := lr.Next()
+		if err != nil {
+			return true
+		}
+		tap.Append(dir, time.Now(), frame.Content(line), nil)
+		if _, err := w.Write(line); err != nil {
+			return false
+		}
+	}
+}
+
+func waitOrTimeout(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}

@@ -1,0 +1,122 @@
+// Package replay is mcpmock: a deterministic fake MCP server. It serves the
+// protocol lifecycle itself and asks its Sources (cassettes, scripts) for
+// every answer, over stdio, Streamable HTTP, legacy HTTP+SSE or WebSocket.
+//
+// It never talks to a real server and never answers from the wall clock or
+// randomness: the same client traffic gets the same bytes back.
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// This file is the contract between the engine (lifecycle, transports,
+// layering, reports) and the sources that answer: the cassette source in
+// this package and the script source in replay/script.
+
+// Request is one message from the client as the engine parsed it.
+type Request struct {
+	// ID is the request id's JSON text; nil for a notification. Sources
+	// never echo it: the engine writes the live id into the answer.
+	ID     json.RawMessage
+	Method string
+	// Params is nil when the message had none.
+	Params json.RawMessage
+	// Frame is the exact bytes received.
+	Frame []byte
+}
+
+// ProgressToken returns the JSON text of params._meta.progressToken, or nil.
+func (r *Request) ProgressToken() json.RawMessage {
+	var p struct {
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if len(r.Params) == 0 || json.Unmarshal(r.Params, &p) != nil || string(p.Meta.ProgressToken) == "null" {
+		return nil
+	}
+	return p.Meta.ProgressToken
+}
+
+// RPCError is a JSON-RPC error object.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
+
+// Outgoing is a message the server sends on its own: a notification, or
+// (when ID is set by the engine) a request.
+type Outgoing struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Reply is a Source's answer to one request. Exactly one of Result, Error,
+// Raw or NoReply applies.
+type Reply struct {
+	Result json.RawMessage
+	Error  *RPCError
+	// Raw frames are written verbatim instead of a response (faults: a
+	// malformed frame, a duplicated response, a wrong id).
+	Raw [][]byte
+	// NoReply leaves the request unanswered (a hung call).
+	NoReply bool
+	// CloseAfter drops the connection after the reply (a fault).
+	CloseAfter bool
+	// After are sent once the reply is written, as session-level messages
+	// (over HTTP on the GET stream; on stdio, stdout): list_changed after
+	// the call that caused it.
+	After []Outgoing
+}
+
+// Peer is the client of one session, as a Source sees it while answering
+// a request. Its methods are safe for concurrent use.
+type Peer interface {
+	// Notify sends a notification related to the request being answered
+	// (over HTTP, on that request's SSE stream): progress, logging.
+	Notify(method string, params json.RawMessage) error
+	// NotifySession sends a notification not tied to a request.
+	NotifySession(method string, params json.RawMessage) error
+	// Call sends a server→client request with a fresh id and waits for the
+	// client's reply, or for ctx.
+	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// ProtocolVersion is the version this session negotiated ("" before
+	// initialize; the request's _meta version in the stateless era).
+	ProtocolVersion() string
+}
+
+// Source answers requests from one origin: a cassette or a script. Several
+// layer: the first whose session answers wins.
+type Source interface {
+	// Name identifies the source in errors and reports (its file name).
+	Name() string
+	// Open starts answering one client session.
+	Open() SessionSource
+	// Unused describes the recorded interactions no session used, for
+	// --report and --strict. Scripts return nil.
+	Unused() []string
+}
+
+// SessionSource answers the requests of one client session.
+type SessionSource interface {
+	// Answer returns ok=false when this source has nothing for req, and the
+	// engine asks the next source. It may block (delays, progress) and must
+	// return when ctx ends (the request was cancelled or the session
+	// closed). For a client notification (req.ID == nil) the reply is
+	// ignored but ok still says whether the source took it.
+	Answer(ctx context.Context, peer Peer, req *Request) (reply Reply, ok bool)
+}
+
+// Nearer is implemented by sources that can point at the recorded request
+// closest to one nothing matched, for the error the client gets.
+type Nearer interface {
+	// Nearest describes the closest recorded request and how req differs
+	// from it (a short diff); ok=false if there is nothing comparable.
+	Nearest(req *Request) (nearest, diff string, ok bool)
+}
