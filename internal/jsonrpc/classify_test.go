@@ -1,0 +1,72 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name  string
+		frame string
+		want  Summary
+	}{
+		{"request", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, Summary{Kind: Request, Method: "tools/list", ID: "1"}},
+		{"string id stays quoted", `{"jsonrpc":"2.0","id":"1","method":"ping"}`, Summary{Kind: Request, Method: "ping", ID: `"1"`}},
+		{"tool call with progress token", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":"tok"}}}`,
+			Summary{Kind: Request, Method: "tools/call", ID: "2", Tool: "echo", ProgressToken: `"tok"`}},
+		{"notification", `{"method":"notifications/initialized","jsonrpc":"2.0"}`, Summary{Kind: Notification, Method: "notifications/initialized"}},
+		{"progress notification", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":5,"progress":1}}`,
+			Summary{Kind: Notification, Method: "notifications/progress", ProgressToken: "5"}},
+		{"result first, as the TS SDK writes", `{"result":{},"jsonrpc":"2.0","id":3}`, Summary{Kind: Response, ID: "3"}},
+		{"isError result", `{"jsonrpc":"2.0","id":3,"result":{"content":[],"isError":true}}`, Summary{Kind: Response, ID: "3", IsError: true}},
+		{"error", `{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"x"}}`, Summary{Kind: Error, ID: "4", IsError: true, ErrorCode: -32601}},
+		{"error with null id", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`, Summary{Kind: Error, IsError: true, ErrorCode: -32700}},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, Summary{Kind: Batch}},
+		{"surrounding space and CR", " {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r", Summary{Kind: Request, Method: "ping", ID: "1"}},
+		{"not json", `hello`, Summary{Kind: Malformed, Reason: "not a JSON object"}},
+		{"empty", ``, Summary{Kind: Malformed, Reason: "empty frame"}},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"x"}`, Summary{Kind: Malformed, Reason: `jsonrpc is not "2.0"`}},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"x"}`, Summary{Kind: Malformed, Reason: "id is neither a string nor a number"}},
+		{"result without id", `{"jsonrpc":"2.0","result":{}}`, Summary{Kind: Malformed, Reason: "result without id"}},
+		{"nothing", `{"jsonrpc":"2.0","id":1}`, Summary{Kind: Malformed, ID: "1", Reason: "neither method, result nor error"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Classify([]byte(tt.frame)); got != tt.want {
+				t.Errorf("Classify(%s)\n got %+v\nwant %+v", tt.frame, got, tt.want)
+			}
+		})
+	}
+	if got := Classify([]byte(`{"jsonrpc":"2.0","id":1,"method":`)); got.Kind != Malformed {
+		t.Errorf("truncated JSON classified as %v", got.Kind)
+	}
+}
+
+func TestKindNames(t *testing.T) {
+	for k := Malformed; k <= Batch; k++ {
+		if back, ok := ParseKind(k.String()); !ok || back != k {
+			t.Errorf("ParseKind(%q) = %v, %v", k.String(), back, ok)
+		}
+	}
+}
+
+// FuzzClassify: never panics; a frame it calls a message is valid JSON and
+// its id text, if any, is valid JSON too.
+func FuzzClassify(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"x"}`, `[]`, `{"jsonrpc":"2.0","id":"a","result":{"isError":true}}`, "\xff", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := Classify(b)
+		if s.Kind != Malformed && !json.Valid(b) {
+			t.Fatalf("invalid JSON classified as %v", s.Kind)
+		}
+		if s.ID != "" && !json.Valid([]byte(s.ID)) {
+			t.Fatalf("id %q is not JSON", s.ID)
+		}
+		if s.Kind == Malformed && s.Reason == "" {
+			t.Fatalf("malformed without a reason")
+		}
+	})
+}

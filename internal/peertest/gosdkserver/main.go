@@ -1,0 +1,94 @@
+// Command gosdkserver is a small MCP server built on go-sdk, the real Go
+// peer that tests and benchmarks record and compare against. It serves
+// stdio by default, or Streamable HTTP on 127.0.0.1 with -http.
+//
+// Tools: echo (text back), add (a+b, with structured output), progress
+// (sends -steps progress notifications to the caller's token).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type echoIn struct {
+	Text string `json:"text" jsonschema:"the text to echo"`
+}
+
+type addIn struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+type addOut struct {
+	Sum int `json:"sum"`
+}
+
+type progressIn struct {
+	Steps int `json:"steps"`
+}
+
+// NewServer builds the server every mode serves.
+func newServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "gosdkserver", Version: "1.0.0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two integers"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+			return nil, addOut{Sum: in.A + in.B}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Reports progress in steps"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
+			tok := req.Params.GetProgressToken()
+			for i := 1; i <= in.Steps; i++ {
+				if tok != nil {
+					err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+						ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps),
+						Message: fmt.Sprintf("step %d", i),
+					})
+					if err != nil {
+						return nil, nil, err
+					}
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done %d steps", in.Steps)}}}, nil, nil
+		})
+	return s
+}
+
+func main() {
+	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address (127.0.0.1:0 picks a port) instead of stdio")
+	stateless := flag.Bool("stateless", false, "with -http: no sessions")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s := newServer()
+	if *httpAddr == "" {
+		if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	l, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: *stateless})
+	srv := &http.Server{Handler: h}
+	fmt.Fprintf(os.Stderr, "gosdkserver: listening on http://%s/\n", l.Addr())
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.Serve(l); err != nil && err != http.ErrServerClosed {
+		log.Fatal(err)
+	}
+}

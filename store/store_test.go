@@ -1,0 +1,385 @@
+package store_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+	bolt "go.etcd.io/bbolt"
+)
+
+func newWriter(t *testing.T, path string) *store.Writer {
+	t.Helper()
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// oddFrames are frames a proxy must keep byte for byte.
+var oddFrames = [][]byte{
+	[]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`),
+	[]byte(`{ "id" : "1" , "result":{ "x":"\u00e9<&>" } ,"jsonrpc":"2.0"}`),
+	[]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1}}` + "\r"),
+	[]byte("{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 2,\n  \"result\": {}\n}"),
+	[]byte(`[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"ping"}]`),
+	[]byte("not json at all"),
+	{0xff, 0xfe, '{', '}'},
+	[]byte(`{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"nope"}}`),
+}
+
+func TestCassette_AppendAndRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	w := newWriter(t, path)
+	s, err := w.NewSession(store.SessionInfo{Name: "demo", Transport: store.TransportStdio, Upstream: "srv --flag"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 21, 10, 0, 0, 123456789, time.UTC)
+	meta := &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 200, RequestHeader: http.Header{"Accept": {"text/event-stream"}}, EventID: "e1"}
+	for i, f := range oddFrames {
+		var m *store.HTTPMeta
+		if i == 1 {
+			m = meta
+		}
+		if seq := s.Append(store.Dir(i%2), t0.Add(time.Duration(i)), f, m); seq != uint64(i+1) {
+			t.Fatalf("Append #%d returned seq %d", i, seq)
+		}
+	}
+	code := 0
+	if err := s.End(store.EndInfo{Reason: store.EndEOF, ExitCode: &code}); err != nil {
+		t.Fatal(err)
+	}
+
+	err = store.View(path, func(r *store.Reader) error {
+		infos, err := r.Sessions()
+		if err != nil {
+			return err
+		}
+		if len(infos) != 1 || infos[0].ID != "s1" || infos[0].Name != "demo" || infos[0].End == nil || infos[0].End.Reason != "eof" {
+			t.Errorf("sessions = %+v", infos)
+		}
+		if got := r.LastSeq("s1"); got != uint64(len(oddFrames)) {
+			t.Errorf("LastSeq = %d", got)
+		}
+		i := 0
+		err = r.Messages("s1", 1, func(m *store.Message) error {
+			if !bytes.Equal(m.Frame, oddFrames[i]) {
+				t.Errorf("frame %d = %q, want %q", i, m.Frame, oddFrames[i])
+			}
+			if m.Seq != uint64(i+1) || m.Dir != store.Dir(i%2) || !m.Time.Equal(t0.Add(time.Duration(i))) {
+				t.Errorf("message %d: seq %d dir %v time %v", i, m.Seq, m.Dir, m.Time)
+			}
+			if i == 1 && !cmp.Equal(m.HTTP, meta) {
+				t.Errorf("http meta: %s", cmp.Diff(meta, m.HTTP))
+			}
+			i++
+			return nil
+		})
+		if i != len(oddFrames) {
+			t.Errorf("read %d messages, want %d", i, len(oddFrames))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCassette_Summaries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	w := newWriter(t, path)
+	s, _ := w.NewSession(store.SessionInfo{Transport: store.TransportStdio})
+	frames := []string{
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","_meta":{"progressToken":9}}}`,
+		`{"jsonrpc":"2.0","id":"a","result":{"content":[],"isError":true}}`,
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad"}}`,
+		`garbage`,
+	}
+	for i, f := range frames {
+		s.Append(store.Dir(min(i, 1)), time.Now(), []byte(f), nil)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Kind            jsonrpc.Kind
+		Method, ID, Tok string
+		Tool            string
+		IsError         bool
+		Code, Size      int
+	}
+	want := []row{
+		{jsonrpc.Request, "tools/call", `"a"`, "9", "echo", false, 0, len(frames[0])},
+		{jsonrpc.Response, "", `"a"`, "", "", true, 0, len(frames[1])},
+		{jsonrpc.Error, "", "2", "", "", true, -32602, len(frames[2])},
+		{jsonrpc.Malformed, "", "", "", "", false, 0, len(frames[3])},
+	}
+	var got []row
+	err := store.View(path, func(r *store.Reader) error {
+		return r.Summaries("s1", 1, nil, func(s *store.Summary) error {
+			got = append(got, row{s.Kind, s.Method, s.ID, s.ProgressToken, s.Tool, s.IsError, s.ErrorCode, s.Size})
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("summaries (-want +got):\n%s", d)
+	}
+}
+
+func TestCassette_BadFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	foreignBolt := filepath.Join(dir, "foreign.db")
+	db, err := bolt.Open(foreignBolt, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("other-app")); return err })
+	db.Close()
+
+	newer := filepath.Join(dir, "newer.db")
+	if err := store.Init(newer); err != nil {
+		t.Fatal(err)
+	}
+	db, _ = bolt.Open(newer, 0o600, nil)
+	_ = db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("version"), []byte("99")) })
+	db.Close()
+
+	good := filepath.Join(dir, "good.db")
+	w := newWriter(t, good)
+	s, _ := w.NewSession(store.SessionInfo{Transport: store.TransportStdio})
+	s.Append(store.C2S, time.Now(), []byte(`{}`), nil)
+	w.Close()
+	raw, _ := os.ReadFile(good)
+	garbled := bytes.Clone(raw)
+	for i := 0; i < 64 && i < len(garbled); i++ { // both meta pages' headers
+		garbled[i] ^= 0x5a
+		if 4096+i < len(garbled) {
+			garbled[4096+i] ^= 0x5a
+		}
+	}
+
+	tests := []struct {
+		name string
+		path string
+		want error
+	}{
+		{"text file", write("notes.db", []byte("hello, this is not a database\n")), store.ErrNotCassette},
+		{"empty file", write("empty.db", nil), store.ErrNotCassette},
+		{"another program's bbolt file", foreignBolt, store.ErrNotCassette},
+		{"newer format", newer, store.ErrNewerFormat},
+		{"missing", filepath.Join(dir, "nope.db"), store.ErrNotFound},
+		{"garbled meta pages", write("garbled.db", garbled), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := store.Load(tt.path)
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			if tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("error %v, want %v", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.path) {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
+	}
+	// A writer must refuse a foreign or newer file too, before any traffic.
+	for _, p := range []string{foreignBolt, newer} {
+		if _, err := store.NewWriter(p, store.WriterOptions{}); err == nil {
+			t.Errorf("NewWriter(%s) accepted it", p)
+		}
+	}
+}
+
+func TestJSONL_RoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	w := newWriter(t, path)
+	for n := range 2 {
+		s, _ := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: fmt.Sprint("http://127.0.0.1/", n)})
+		for i, f := range oddFrames {
+			var meta *store.HTTPMeta
+			if i%3 == 0 {
+				meta = &store.HTTPMeta{Method: "POST", Stream: "post-sse", EventID: fmt.Sprint(i), Priming: []string{"p0"}}
+			}
+			s.Append(store.Dir(i%2), time.Unix(1700000000, int64(i*1000+n)), f, meta)
+		}
+		s.End(store.EndInfo{Reason: store.EndClosed, CloseCode: 1000})
+	}
+	w.Close()
+
+	var first bytes.Buffer
+	if err := store.Export(path, &first, nil); err != nil {
+		t.Fatal(err)
+	}
+	tape, err := store.ReadJSONL(bytes.NewReader(first.Bytes()), "export.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported := filepath.Join(dir, "imported.db")
+	if err := store.Import(imported, tape); err != nil {
+		t.Fatal(err)
+	}
+	var second bytes.Buffer
+	if err := store.Export(imported, &second, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(first.String(), second.String()); d != "" {
+		t.Fatalf("export → import → export differs:\n%s", d)
+	}
+	// Every frame survives the trip byte for byte.
+	back, err := store.Load(imported)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range back.Sessions {
+		for i, m := range s.Messages {
+			if !bytes.Equal(m.Frame, oddFrames[i]) {
+				t.Errorf("%s seq %d: %q, want %q", s.Info.ID, m.Seq, m.Frame, oddFrames[i])
+			}
+		}
+	}
+	// Each line is one JSON object.
+	for i, line := range strings.Split(strings.TrimSuffix(first.String(), "\n"), "\n") {
+		if !jsonValid(line) {
+			t.Errorf("line %d is not JSON: %s", i+1, line)
+		}
+	}
+	// New recordings into the imported cassette do not reuse imported ids.
+	w2 := newWriter(t, imported)
+	s, err := w2.NewSession(store.SessionInfo{Transport: store.TransportStdio})
+	if err != nil || s.ID() != "s3" {
+		t.Errorf("new session after import: %v %v", s, err)
+	}
+}
+
+func TestReadJSONL_Errors(t *testing.T) {
+	hdr := `{"session":"s1","info":{"transport":"stdio","upstream":"x","start":"2026-01-01T00:00:00Z"}}` + "\n"
+	tests := []struct{ name, in, want string }{
+		{"not json", "{oops\n", "x.jsonl:1:"},
+		{"message before header", `{"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":{}}` + "\n", "before its header"},
+		{"gap in seq", hdr + `{"session":"s1","seq":2,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":{}}` + "\n", "x.jsonl:2:"},
+		{"bad dir", hdr + `{"session":"s1","seq":1,"dir":"up","time":"2026-01-01T00:00:00Z","message":{}}` + "\n", `dir "up"`},
+		{"unknown field", hdr + `{"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":{},"extra":1}` + "\n", "extra"},
+		{"no frame", hdr + `{"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z"}` + "\n", `neither "message" nor "raw"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := store.ReadJSONL(strings.NewReader(tt.in), "x.jsonl")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// Two writers on one file behave like two recording processes: each holds
+// the file only while committing. A reader polling meanwhile always sees a
+// gap-free prefix of each session.
+func TestWriter_SharedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	const perWriter = 3000
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	readerErr := make(chan error, 1)
+	go func() {
+		defer close(readerErr)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			err := store.View(path, func(r *store.Reader) error {
+				infos, err := r.Sessions()
+				for _, in := range infos {
+					n := r.Count(in.ID)
+					if last := r.LastSeq(in.ID); uint64(n) != last {
+						return fmt.Errorf("session %s: %d messages but last seq %d", in.ID, n, last)
+					}
+				}
+				return err
+			})
+			if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrNotCassette) {
+				readerErr <- err
+				return
+			}
+		}
+	}()
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range perWriter {
+				s.Append(store.C2S, time.Now(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"n","params":{"i":%d}}`, i)), nil)
+			}
+			s.End(store.EndInfo{Reason: store.EndEOF})
+			if err := w.Close(); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-readerErr; err != nil {
+		t.Fatal(err)
+	}
+	tape, err := store.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tape.Sessions) != 2 {
+		t.Fatalf("%d sessions", len(tape.Sessions))
+	}
+	for _, s := range tape.Sessions {
+		if len(s.Messages) != perWriter {
+			t.Errorf("%s has %d messages, want %d", s.Info.ID, len(s.Messages), perWriter)
+		}
+	}
+}
+
+func TestWriter_FileMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	newWriter(t, path)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("cassette mode %v, want 0600", st.Mode().Perm())
+	}
+}
