@@ -1,0 +1,228 @@
+// Package sse reads a server-sent event stream one event at a time while
+// keeping the exact bytes of each event, so that a proxy can forward them
+// unchanged and still know what each event said.
+//
+// It follows the WHATWG parsing rules (lines end in "\r\n", "\n" or "\r";
+// a leading space after the colon is dropped; data lines are joined with
+// "\n"; lines starting with ":" are comments). It never waits for more input
+// than the event it is reading, so a live stream is never buffered whole.
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Event is one event as it arrived.
+type Event struct {
+	// Raw is every byte read for this event: fields, comments and line
+	// ends, up to and including the blank line that ended it. Concatenating
+	// the Raw of all events gives back the stream.
+	Raw []byte
+	// ID is the id field; HasID says one was present (an empty id resets
+	// the last event id, which differs from none).
+	ID    string
+	HasID bool
+	// Type is the event field ("" means the default, "message").
+	Type string
+	// Data is the data lines joined with "\n". HasData says a data field
+	// was present, even an empty one.
+	Data    []byte
+	HasData bool
+	// Retry is the retry field as sent.
+	Retry string
+	// Complete is false for bytes the stream ended on without the blank
+	// line that dispatches an event. Browsers drop such an event; a
+	// recorder may still want to see it.
+	Complete bool
+}
+
+// ErrTooLong is returned when one event exceeds the reader's maximum size.
+var ErrTooLong = errors.New("sse: event too long")
+
+// DefaultMaxEvent bounds one event. MCP messages can be large (the TS SDK
+// accepts 10 MiB lines on stdio); this leaves ample room.
+const DefaultMaxEvent = 64 << 20
+
+// Reader parses events from a stream. It is not safe for concurrent use.
+type Reader struct {
+	src    io.Reader
+	buf    []byte
+	r, w   int
+	err    error
+	skipLF bool // the last line ended in "\r": a "\n" right after belongs to it
+	max    int
+	done   bool
+}
+
+// NewReader reads events from src. max bounds one event's raw size;
+// 0 means DefaultMaxEvent.
+func NewReader(src io.Reader, max int) *Reader {
+	if max <= 0 {
+		max = DefaultMaxEvent
+	}
+	return &Reader{src: src, buf: make([]byte, 32<<10), max: max}
+}
+
+// Next returns the next event. At the end of the stream it returns
+// io.EOF (or the read error) with no event. Bytes left after the last
+// complete event come back first as an Event with Complete false.
+//
+// When an event exceeds the maximum size, Next returns ErrTooLong with the
+// bytes read so far in Raw; the rest of the stream is still available
+// through Buffered and the underlying reader.
+func (rd *Reader) Next() (Event, error) {
+	var ev Event
+	if rd.done {
+		return ev, rd.err
+	}
+	var raw []byte
+	var data []span
+	for {
+		start := len(raw)
+		var a, b int
+		var term bool
+		var err error
+		raw, a, b, term, err = rd.line(raw)
+		if err != nil && (errors.Is(err, ErrTooLong) || len(raw) == start) {
+			if errors.Is(err, ErrTooLong) {
+				ev.Raw = raw
+				return ev, err
+			}
+			rd.done = true
+			if len(raw) == 0 {
+				return ev, err
+			}
+			ev.Raw = raw
+			ev.Data = joinData(raw, data)
+			return ev, nil
+		}
+		content := raw[a:b]
+		if len(content) == 0 && term {
+			ev.Raw = raw
+			ev.Complete = true
+			ev.Data = joinData(raw, data)
+			return ev, nil
+		}
+		name, value := content, []byte(nil)
+		if i := bytes.IndexByte(content, ':'); i >= 0 {
+			name, value = content[:i], content[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch {
+		case len(content) > 0 && content[0] == ':': // comment
+		case string(name) == "data":
+			ev.HasData = true
+			off := a + (len(content) - len(value))
+			data = append(data, span{off, off + len(value)})
+		case string(name) == "id":
+			ev.ID, ev.HasID = string(value), true
+		case string(name) == "event":
+			ev.Type = string(value)
+		case string(name) == "retry":
+			ev.Retry = string(value)
+		}
+		if !term { // the stream ended inside this line
+			rd.done = true
+			ev.Raw = raw
+			ev.Data = joinData(raw, data)
+			return ev, nil
+		}
+	}
+}
+
+// span is a data field's value within an event's raw bytes.
+type span struct{ a, b int }
+
+func joinData(raw []byte, parts []span) []byte {
+	switch len(parts) {
+	case 0:
+		return nil
+	case 1:
+		p := parts[0]
+		return raw[p.a:p.b:p.b]
+	}
+	n := len(parts) - 1
+	for _, p := range parts {
+		n += p.b - p.a
+	}
+	out := make([]byte, 0, n)
+	for i, p := range parts {
+		if i > 0 {
+			out = append(out, '\n')
+		}
+		out = append(out, raw[p.a:p.b]...)
+	}
+	return out
+}
+
+// line appends the next line, terminator included, to dst and returns the
+// content's bounds in dst. term is false if the stream ended first.
+func (rd *Reader) line(dst []byte) (out []byte, a, b int, term bool, err error) {
+	if rd.skipLF {
+		if rd.r == rd.w && rd.err == nil {
+			rd.fill()
+		}
+		if rd.r < rd.w {
+			rd.skipLF = false
+			if rd.buf[rd.r] == '\n' {
+				dst = append(dst, '\n')
+				rd.r++
+			}
+		}
+	}
+	a = len(dst)
+	for {
+		chunk := rd.buf[rd.r:rd.w]
+		if i := bytes.IndexAny(chunk, "\r\n"); i >= 0 {
+			dst = append(dst, chunk[:i+1]...)
+			rd.r += i + 1
+			b = len(dst) - 1
+			if chunk[i] == '\r' {
+				if rd.r < rd.w {
+					if rd.buf[rd.r] == '\n' {
+						dst = append(dst, '\n')
+						rd.r++
+					}
+				} else {
+					rd.skipLF = true
+				}
+			}
+			if len(dst) > rd.max {
+				return dst, a, b, true, fmt.Errorf("%w (more than %d bytes)", ErrTooLong, rd.max)
+			}
+			return dst, a, b, true, nil
+		}
+		dst = append(dst, chunk...)
+		rd.r = rd.w
+		if len(dst) > rd.max {
+			return dst, a, len(dst), false, fmt.Errorf("%w (more than %d bytes)", ErrTooLong, rd.max)
+		}
+		if rd.err != nil {
+			return dst, a, len(dst), false, rd.err
+		}
+		rd.fill()
+	}
+}
+
+func (rd *Reader) fill() {
+	for tries := 0; tries < 100; tries++ {
+		n, err := rd.src.Read(rd.buf)
+		rd.r, rd.w = 0, n
+		if err != nil {
+			rd.err = err
+		}
+		if n > 0 || err != nil {
+			return
+		}
+	}
+	rd.err = io.ErrNoProgress
+}
+
+// Buffered returns bytes read from the source but not yet returned in an
+// event (after ErrTooLong, the caller forwards them, then the source).
+func (rd *Reader) Buffered() []byte { return rd.buf[rd.r:rd.w] }
