@@ -12,7 +12,7 @@ import (
 
 // RawSummary is a Summary whose string fields are left as bytes.
 type RawSummary struct {
-	Summary                                  // its string fields stay empty
+	Summary                                // its string fields stay empty
 	Method, ID, Tool, ProgressToken []byte // valid only during the callback
 }
 

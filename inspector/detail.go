@@ -1,0 +1,141 @@
+package inspector
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// Detail builds the detail pane for a message and, when it has one, its
+// pair: a heading, the HTTP metadata, the pretty JSON; then the same for
+// the pair. pairMsg may be nil (no pair, or it could not be read).
+func Detail(r Row, msg *store.Message, pair *Row, pairMsg *store.Message, unfold bool) []Line {
+	out := messageLines(r, msg, unfold, "")
+	if pair != nil && pairMsg != nil {
+		role := "response"
+		if pair.Index < r.Index {
+			role = "request"
+		}
+		out = append(out, Line{})
+		out = append(out, messageLines(*pair, pairMsg, unfold, role)...)
+	}
+	return out
+}
+
+func messageLines(r Row, msg *store.Message, unfold bool, role string) []Line {
+	head := fmt.Sprintf("%s #%d  %s  %s  %s", r.Session, r.Seq, dirArrow(r.Dir), r.Kind, r.Time.UTC().Format("2006-01-02 15:04:05.000000"))
+	if role != "" {
+		head = "paired " + role + ": " + head
+	}
+	lines := []Line{{{Heading, head}}}
+	facts := []string{sizeText(r.Size)}
+	if r.Method != "" {
+		facts = append(facts, r.Method)
+	}
+	if r.Tool != "" {
+		facts = append(facts, "tool "+r.Tool)
+	}
+	if r.ID != "" {
+		facts = append(facts, "id "+r.ID)
+	}
+	if r.Pair >= 0 {
+		facts = append(facts, "latency "+durText(r.Latency))
+	}
+	if r.IsError {
+		e := "error"
+		if r.ErrCode != 0 {
+			e = fmt.Sprintf("error %d", r.ErrCode)
+		}
+		facts = append(facts, e)
+	}
+	lines = append(lines, Line{{Label, strings.Join(facts, " · ")}})
+	if msg == nil {
+		return append(lines, Line{{Bad, "(message could not be read)"}})
+	}
+	if msg.Note != "" {
+		lines = append(lines, Line{{Label, "note: "}, {Plain, msg.Note}})
+	}
+	if h := msg.HTTP; h != nil {
+		lines = append(lines, httpLines(h)...)
+	}
+	return append(lines, Pretty(msg.Frame, unfold)...)
+}
+
+func httpLines(h *store.HTTPMeta) []Line {
+	var out []Line
+	first := strings.TrimSpace(strings.Join([]string{h.Method, h.Path}, " "))
+	if h.Status != 0 {
+		first += fmt.Sprintf(" → %d", h.Status)
+	}
+	if h.Stream != "" {
+		first += "  stream " + h.Stream
+		if h.StreamID != 0 {
+			first += fmt.Sprintf("#%d", h.StreamID)
+		}
+	}
+	if h.WSOpcode != 0 {
+		first += fmt.Sprintf("  opcode %d", h.WSOpcode)
+	}
+	out = append(out, Line{{Label, "http: "}, {Plain, first}})
+	if h.EventID != "" || h.EventType != "" || h.Retry != "" {
+		out = append(out, Line{{Label, "sse: "}, {Plain, fmt.Sprintf("id=%q event=%q retry=%q", h.EventID, h.EventType, h.Retry)}})
+	}
+	if len(h.Priming) > 0 {
+		out = append(out, Line{{Label, "priming events: "}, {Plain, strings.Join(h.Priming, ", ")}})
+	}
+	out = append(out, headerLines("> ", h.RequestHeader)...)
+	out = append(out, headerLines("< ", h.ResponseHeader)...)
+	return out
+}
+
+func headerLines(prefix string, h http.Header) []Line {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []Line
+	for _, k := range keys {
+		for _, v := range h[k] {
+			out = append(out, Line{{Punct, prefix}, {Key, k}, {Punct, ": "}, {Plain, v}})
+		}
+	}
+	return out
+}
+
+func dirArrow(d store.Dir) string {
+	if d == store.S2C {
+		return "←"
+	}
+	return "→"
+}
+
+// durText prints a latency compactly: 850µs, 12.3ms, 1.20s, 3m05s.
+func durText(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d/time.Microsecond)
+	case d < 100*time.Millisecond:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d/time.Millisecond)
+	case d < time.Minute:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// Plain text of lines, for tests and copying.
+func (l Line) String() string {
+	var b strings.Builder
+	for _, s := range l {
+		b.WriteString(s.Text)
+	}
+	return b.String()
+}

@@ -1,0 +1,89 @@
+package inspector
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// Export writes the messages with the given stable indexes as JSONL, in
+// the store's export format: per session a header line, then its messages
+// in seq order. Sessions come in the model's order.
+func (m *Model) Export(w io.Writer, src Source, idxs []int) error {
+	bySess := make([][]uint64, len(m.Sessions))
+	for _, idx := range idxs {
+		if idx < 0 || idx >= len(m.rows) {
+			return fmt.Errorf("export: no message %d", idx)
+		}
+		r := &m.rows[idx]
+		bySess[r.sess] = append(bySess[r.sess], r.seq)
+	}
+	for s, seqs := range bySess {
+		if len(seqs) == 0 {
+			continue
+		}
+		sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+		ts := store.TapeSession{Info: m.Sessions[s].Info}
+		k := 0
+		err := src.Messages(ts.Info.ID, seqs[0], seqs[len(seqs)-1], func(msg *store.Message) error {
+			for k < len(seqs) && seqs[k] < msg.Seq {
+				k++
+			}
+			if k < len(seqs) && seqs[k] == msg.Seq {
+				ts.Messages = append(ts.Messages, msg)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := store.WriteJSONL(w, &store.Tape{Sessions: []store.TapeSession{ts}}); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
+	return nil
+}
+
+// VisibleIndexes returns the stable indexes of the visible rows.
+func (m *Model) VisibleIndexes() []int {
+	out := make([]int, len(m.visible))
+	for i, v := range m.visible {
+		out[i] = int(v)
+	}
+	return out
+}
+
+// ExportFile exports to path atomically: a temp file beside it, synced,
+// then renamed, so a failed export leaves no half file.
+func (m *Model) ExportFile(path string, src Source, idxs []int) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = tmp.Chmod(0o600); err != nil {
+		return err
+	}
+	if err = m.Export(tmp, src, idxs); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}

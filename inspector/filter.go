@@ -1,0 +1,406 @@
+package inspector
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+)
+
+// The filter language (docs/INSPECTOR.md): terms separated by spaces must
+// all hold; "!" before a term negates it.
+//
+//	method:tools/call   method name; "*" matches any run of characters
+//	tool:echo           tool name of a tools/call and of its response
+//	dir:c2s  dir:s2c    direction
+//	kind:error          request, response, notification, error, malformed, batch
+//	id:1  id:"1"        the id's JSON text (id:abc means id:"abc")
+//	session:s2          session id or name
+//	error               JSON-RPC errors and results with isError
+//	slow:>100ms         request/response latency (>, >=, <, <=; no operator: >=)
+//	/regexp/            regular expression over the message JSON
+//	text  "two words"   text in the message JSON; all lower case: any case
+//
+// Values of method, tool, dir, kind, id and session take alternatives
+// with "|": kind:request|notification.
+
+type termKind uint8
+
+const (
+	tMethod termKind = iota
+	tTool
+	tDir
+	tKind
+	tID
+	tSession
+	tError
+	tSlow
+	tRegexp
+	tText
+)
+
+type term struct {
+	kind  termKind
+	neg   bool
+	vals  []string // alternatives
+	dirs  [2]bool
+	kinds [8]bool
+	cmp   string // slow: ">", ">=", "<", "<="
+	dur   time.Duration
+	re    *regexp.Regexp
+	text  []byte // lower-cased when fold
+	fold  bool
+
+	// strOK caches, per entry of Model.strs (method and tool names), whether
+	// it matches; sessOK the same per session.
+	strOK  []bool
+	sessOK []bool
+}
+
+// Filter is a parsed filter expression.
+type Filter struct {
+	Text  string
+	terms []term
+}
+
+// errFilterPrefix starts every filter error, which then names the term
+// and says why it does not parse.
+const errFilterPrefix = "filter"
+
+// ParseFilter parses the filter language. An empty string matches all.
+func ParseFilter(s string) (*Filter, error) {
+	f := &Filter{Text: s}
+	toks, err := tokenize(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, tok := range toks {
+		t, err := parseTerm(tok)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", errFilterPrefix, tok, err)
+		}
+		f.terms = append(f.terms, t)
+	}
+	return f, nil
+}
+
+// tokenize splits on spaces outside double quotes; quotes stay in the
+// tokens (id:"1" needs them).
+func tokenize(s string) ([]string, error) {
+	var toks []string
+	var cur strings.Builder
+	inQuote := false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			inQuote = !inQuote
+			cur.WriteRune(r)
+		case !inQuote && (r == ' ' || r == '\t'):
+			if cur.Len() > 0 {
+				toks = append(toks, cur.String())
+				cur.Reset()
+			}
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	if inQuote {
+		return nil, fmt.Errorf("%s: unclosed quote in %q", errFilterPrefix, s)
+	}
+	if cur.Len() > 0 {
+		toks = append(toks, cur.String())
+	}
+	return toks, nil
+}
+
+var keys = "method, tool, dir, kind, id, session, slow"
+
+func parseTerm(tok string) (term, error) {
+	var t term
+	if strings.HasPrefix(tok, "!") {
+		t.neg = true
+		tok = tok[1:]
+		if tok == "" {
+			return t, fmt.Errorf("nothing after !")
+		}
+	}
+	if len(tok) >= 2 && tok[0] == '/' && tok[len(tok)-1] == '/' {
+		re, err := regexp.Compile(tok[1 : len(tok)-1])
+		if err != nil {
+			return t, fmt.Errorf("bad regexp: %v", err)
+		}
+		t.kind, t.re = tRegexp, re
+		return t, nil
+	}
+	if tok == "error" {
+		t.kind = tError
+		return t, nil
+	}
+	key, val, found := strings.Cut(tok, ":")
+	if !found || tok[0] == '"' || strings.ContainsAny(key, `"/{}[],`) {
+		return textTerm(t, tok), nil
+	}
+	alts := strings.Split(val, "|")
+	if val == "" {
+		return t, fmt.Errorf("%s: needs a value", key)
+	}
+	t.vals = alts
+	switch key {
+	case "method":
+		t.kind = tMethod
+	case "tool":
+		t.kind = tTool
+	case "session":
+		t.kind = tSession
+	case "id":
+		t.kind = tID
+		for i, v := range alts {
+			if !strings.HasPrefix(v, `"`) && !isNumber(v) {
+				alts[i] = `"` + v + `"`
+			}
+		}
+	case "dir":
+		t.kind = tDir
+		for _, v := range alts {
+			d, ok := store.ParseDir(v)
+			if !ok {
+				return t, fmt.Errorf("dir must be c2s or s2c, not %q", v)
+			}
+			t.dirs[d] = true
+		}
+	case "kind":
+		t.kind = tKind
+		for _, v := range alts {
+			k, ok := jsonrpc.ParseKind(v)
+			if !ok {
+				return t, fmt.Errorf("unknown kind %q (want request, response, notification, error, malformed or batch)", v)
+			}
+			t.kinds[k] = true
+		}
+	case "slow":
+		t.kind = tSlow
+		v := val
+		for _, op := range []string{">=", "<=", ">", "<"} {
+			if strings.HasPrefix(v, op) {
+				t.cmp, v = op, v[len(op):]
+				break
+			}
+		}
+		if t.cmp == "" {
+			t.cmp = ">="
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return t, fmt.Errorf("slow needs a duration like >100ms: %v", err)
+		}
+		t.dur = d
+	default:
+		return t, fmt.Errorf("unknown key %q (want %s; quote text to search for it)", key, keys)
+	}
+	return t, nil
+}
+
+func textTerm(t term, tok string) term {
+	if len(tok) >= 2 && tok[0] == '"' && tok[len(tok)-1] == '"' {
+		tok = tok[1 : len(tok)-1]
+	}
+	t.kind = tText
+	t.fold = tok == strings.ToLower(tok)
+	t.text = []byte(tok)
+	return t
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r >= '0' && r <= '9' || r == '-' && i == 0 || r == '.' || r == 'e' || r == 'E' || r == '+') {
+			return false
+		}
+	}
+	return true
+}
+
+// NeedsBody says whether matching reads message bytes, which costs a pass
+// over the cassette's frames.
+func (f *Filter) NeedsBody() bool {
+	if f == nil {
+		return false
+	}
+	for i := range f.terms {
+		if k := f.terms[i].kind; k == tText || k == tRegexp {
+			return true
+		}
+	}
+	return false
+}
+
+// Empty says whether the filter matches everything.
+func (f *Filter) Empty() bool { return f == nil || len(f.terms) == 0 }
+
+// prepare refreshes the per-string and per-session caches.
+func (f *Filter) prepare(m *Model) {
+	for i := range f.terms {
+		t := &f.terms[i]
+		switch t.kind {
+		case tMethod, tTool:
+			for len(t.strOK) < len(m.strs) {
+				s := m.strs[len(t.strOK)]
+				ok := false
+				for _, v := range t.vals {
+					ok = ok || s != "" && glob(v, s)
+				}
+				t.strOK = append(t.strOK, ok)
+			}
+		case tSession:
+			for len(t.sessOK) < len(m.Sessions) {
+				info := &m.Sessions[len(t.sessOK)].Info
+				ok := false
+				for _, v := range t.vals {
+					ok = ok || v == info.ID || v == info.Name
+				}
+				t.sessOK = append(t.sessOK, ok)
+			}
+		}
+	}
+}
+
+// match reports whether row r passes. frame is the message's bytes, nil
+// when the filter does not need them.
+func (f *Filter) match(m *Model, r *row, frame []byte) bool {
+	for i := range f.terms {
+		t := &f.terms[i]
+		if t.eval(m, r, frame) == t.neg {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *term) eval(m *Model, r *row, frame []byte) bool {
+	switch t.kind {
+	case tMethod:
+		return t.strOK[r.method]
+	case tTool:
+		return t.strOK[r.tool]
+	case tDir:
+		return t.dirs[r.dir&1]
+	case tKind:
+		return int(r.kind) < len(t.kinds) && t.kinds[r.kind]
+	case tID:
+		id := m.ids[r.idOff : r.idOff+uint32(r.idLen)]
+		for _, v := range t.vals {
+			if string(id) == v {
+				return true
+			}
+		}
+		return false
+	case tSession:
+		return t.sessOK[r.sess]
+	case tError:
+		return r.isError || r.kind == jsonrpc.Error
+	case tSlow:
+		if r.pair < 0 {
+			return false
+		}
+		d := m.latency(r)
+		switch t.cmp {
+		case ">":
+			return d > t.dur
+		case "<":
+			return d < t.dur
+		case "<=":
+			return d <= t.dur
+		}
+		return d >= t.dur
+	case tRegexp:
+		return t.re.Match(frame)
+	case tText:
+		if t.fold {
+			return indexFold(frame, t.text) >= 0
+		}
+		return bytes.Contains(frame, t.text)
+	}
+	return false
+}
+
+// glob matches s against a pattern where "*" stands for any run.
+func glob(pattern, s string) bool {
+	if !strings.Contains(pattern, "*") {
+		return pattern == s
+	}
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return strings.HasSuffix(s, parts[len(parts)-1])
+}
+
+// indexFold finds lower-case ASCII sub in s ignoring ASCII case. It looks
+// for the first byte in both cases with IndexByte, which is fast, and
+// remembers where each case occurs next so no byte is scanned twice.
+func indexFold(s, sub []byte) int {
+	if len(sub) == 0 {
+		return 0
+	}
+	lo, up := sub[0], sub[0]
+	if lo >= 'a' && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	nextLo, nextUp := -2, -2
+	for i := 0; i+len(sub) <= len(s); {
+		if nextLo != -1 && nextLo < i {
+			if j := bytes.IndexByte(s[i:], lo); j >= 0 {
+				nextLo = i + j
+			} else {
+				nextLo = -1
+			}
+		}
+		if up == lo {
+			nextUp = nextLo
+		} else if nextUp != -1 && nextUp < i {
+			if j := bytes.IndexByte(s[i:], up); j >= 0 {
+				nextUp = i + j
+			} else {
+				nextUp = -1
+			}
+		}
+		c := nextLo
+		if c < 0 || nextUp >= 0 && nextUp < c {
+			c = nextUp
+		}
+		if c < 0 || c+len(sub) > len(s) {
+			return -1
+		}
+		if equalFoldASCII(s[c+1:c+len(sub)], sub[1:]) {
+			return c
+		}
+		i = c + 1
+	}
+	return -1
+}
+
+func equalFoldASCII(a, lower []byte) bool {
+	for i, c := range a {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}

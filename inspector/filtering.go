@@ -1,0 +1,367 @@
+package inspector
+
+import (
+	"container/heap"
+	"sort"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+)
+
+// Apply adds what a Poll found. New rows go after every row already shown,
+// so positions in the visible list do not move: follow mode keeps the
+// selection and scroll. frames is read when the filter looks at message
+// bodies.
+func (m *Model) Apply(b *Batch, frames Source) error {
+	for _, info := range b.Sessions {
+		m.session(info)
+	}
+	start := len(m.rows)
+	for i := range b.Msgs {
+		bm := &b.Msgs[i]
+		sess := m.session0(bm.Session)
+		if bm.Sum.Seq <= m.Sessions[sess].LastSeq && m.Sessions[sess].Messages > 0 {
+			continue // seen already (a poll that raced a previous one)
+		}
+		m.add(sess, &bm.Sum, []byte(bm.Sum.Method), []byte(bm.Sum.ID), []byte(bm.Sum.Tool))
+	}
+	if len(m.rows) == start {
+		return nil
+	}
+	added := m.mergeByTime(start)
+	m.order = append(m.order, added...)
+	keep, err := m.matches(added, m.filter, frames)
+	if err != nil {
+		return err
+	}
+	for i, idx := range added {
+		if keep[i] && m.inScope(idx) {
+			m.visible = append(m.visible, idx)
+		}
+	}
+	return nil
+}
+
+// session0 returns the index of a session known by id, adding a bare one
+// if a summary arrives before its info.
+func (m *Model) session0(id string) uint32 {
+	if i, ok := m.sessIdx[id]; ok {
+		return i
+	}
+	return m.session(store.SessionInfo{ID: id})
+}
+
+// After returns the last seq seen per session, for the next Poll.
+func (m *Model) After() map[string]uint64 {
+	out := make(map[string]uint64, len(m.Sessions))
+	for _, s := range m.Sessions {
+		out[s.Info.ID] = s.LastSeq
+	}
+	return out
+}
+
+// mergeByTime orders rows[start:], which come as runs of one session in
+// seq order, by time, keeping each session's seq order (a k-way merge).
+func (m *Model) mergeByTime(start int) []int32 {
+	var h runHeap
+	h.rows = m.rows
+	for i := start; i < len(m.rows); {
+		j := i + 1
+		for j < len(m.rows) && m.rows[j].sess == m.rows[i].sess && m.rows[j].seq > m.rows[j-1].seq {
+			j++
+		}
+		h.runs = append(h.runs, [2]int32{int32(i), int32(j)})
+		i = j
+	}
+	out := make([]int32, 0, len(m.rows)-start)
+	if len(h.runs) == 1 {
+		for i := start; i < len(m.rows); i++ {
+			out = append(out, int32(i))
+		}
+		return out
+	}
+	heap.Init(&h)
+	for len(h.runs) > 0 {
+		r := &h.runs[0]
+		out = append(out, r[0])
+		r[0]++
+		if r[0] == r[1] {
+			heap.Pop(&h)
+		} else {
+			heap.Fix(&h, 0)
+		}
+	}
+	return out
+}
+
+type runHeap struct {
+	rows []row
+	runs [][2]int32 // [next, end)
+}
+
+func (h *runHeap) Len() int { return len(h.runs) }
+func (h *runHeap) Less(i, j int) bool {
+	a, b := h.runs[i][0], h.runs[j][0]
+	if h.rows[a].time != h.rows[b].time {
+		return h.rows[a].time < h.rows[b].time
+	}
+	return a < b
+}
+func (h *runHeap) Swap(i, j int) { h.runs[i], h.runs[j] = h.runs[j], h.runs[i] }
+func (h *runHeap) Push(x any)    { h.runs = append(h.runs, x.([2]int32)) }
+func (h *runHeap) Pop() any {
+	x := h.runs[len(h.runs)-1]
+	h.runs = h.runs[:len(h.runs)-1]
+	return x
+}
+
+func (m *Model) inScope(idx int32) bool {
+	return m.scope < 0 || int(m.rows[idx].sess) == m.scope
+}
+
+// Filter returns the filter in force (nil: none).
+func (m *Model) Filter() *Filter { return m.filter }
+
+// Scope returns the session index the table is limited to, -1 for all.
+func (m *Model) Scope() int { return m.scope }
+
+// SetFilter applies a filter (nil for none). frames is read when the
+// filter looks at message bodies. On error the previous filter stays.
+func (m *Model) SetFilter(f *Filter, frames Source) error {
+	if f.Empty() {
+		f = nil
+	}
+	old := m.filter
+	m.filter = f
+	if err := m.refilter(frames); err != nil {
+		m.filter = old
+		return err
+	}
+	return nil
+}
+
+// SetScope limits the table to one session (-1: all).
+func (m *Model) SetScope(sess int, frames Source) error {
+	if sess >= len(m.Sessions) {
+		sess = -1
+	}
+	m.scope = sess
+	return m.refilter(frames)
+}
+
+func (m *Model) refilter(frames Source) error {
+	if !m.filter.NeedsBody() {
+		m.refilterFields()
+		return nil
+	}
+	keep, err := m.matchAll(m.filter, frames)
+	if err != nil {
+		return err
+	}
+	vis := make([]int32, 0, len(m.visible))
+	for _, idx := range m.order {
+		if keep[idx] && m.inScope(idx) {
+			vis = append(vis, idx)
+		}
+	}
+	m.visible = vis
+	return nil
+}
+
+// refilterFields recomputes the visible rows from summaries alone.
+func (m *Model) refilterFields() {
+	f := m.filter
+	if f == nil && m.scope < 0 {
+		m.visible = append(m.visible[:0], m.order...)
+		return
+	}
+	if f != nil {
+		f.prepare(m)
+	}
+	vis := make([]int32, 0, len(m.order)/4)
+	for _, idx := range m.order {
+		if m.inScope(idx) && (f == nil || f.match(m, &m.rows[idx], nil)) {
+			vis = append(vis, idx)
+		}
+	}
+	m.visible = vis
+}
+
+// matchAll evaluates f on every row in scope; the result is indexed by
+// row. Body filters read the frames one session at a time.
+func (m *Model) matchAll(f *Filter, frames Source) ([]bool, error) {
+	keep := make([]bool, len(m.rows))
+	if f == nil {
+		for i := range keep {
+			keep[i] = true
+		}
+		return keep, nil
+	}
+	f.prepare(m)
+	for s := range m.Sessions {
+		if m.scope >= 0 && s != m.scope {
+			continue
+		}
+		if err := m.scanSession(f, frames, m.sessRows[s], keep, nil); err != nil {
+			return nil, err
+		}
+	}
+	return keep, nil
+}
+
+// matches evaluates f on the given rows (any sessions, any order).
+func (m *Model) matches(idxs []int32, f *Filter, frames Source) ([]bool, error) {
+	out := make([]bool, len(idxs))
+	if f == nil {
+		for i := range out {
+			out[i] = true
+		}
+		return out, nil
+	}
+	f.prepare(m)
+	if !f.NeedsBody() {
+		for i, idx := range idxs {
+			out[i] = f.match(m, &m.rows[idx], nil)
+		}
+		return out, nil
+	}
+	// Group by session, in seq order, to read each session's frames once.
+	pos := make(map[int32]int, len(idxs))
+	bySess := map[uint32][]int32{}
+	for i, idx := range idxs {
+		pos[idx] = i
+		s := m.rows[idx].sess
+		bySess[s] = append(bySess[s], idx)
+	}
+	keep := map[int32]bool{}
+	for _, list := range bySess {
+		sort.Slice(list, func(a, b int) bool { return m.rows[list[a]].seq < m.rows[list[b]].seq })
+		if err := m.scanSession(f, frames, list, nil, keep); err != nil {
+			return nil, err
+		}
+	}
+	for idx, ok := range keep {
+		out[pos[idx]] = ok
+	}
+	return out, nil
+}
+
+// scanSession evaluates f on rows (one session, seq order), reading their
+// frames; results go to keep (by row) or keepMap.
+func (m *Model) scanSession(f *Filter, frames Source, rows []int32, keep []bool, keepMap map[int32]bool) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	set := func(idx int32, ok bool) {
+		if keep != nil {
+			keep[idx] = ok
+		} else {
+			keepMap[idx] = ok
+		}
+	}
+	if !f.NeedsBody() {
+		for _, idx := range rows {
+			set(idx, f.match(m, &m.rows[idx], nil))
+		}
+		return nil
+	}
+	if frames == nil {
+		for _, idx := range rows {
+			set(idx, f.match(m, &m.rows[idx], nil))
+		}
+		return nil
+	}
+	first, last := m.rows[rows[0]], m.rows[rows[len(rows)-1]]
+	id := m.Sessions[first.sess].Info.ID
+	j := 0
+	return frames.Frames(id, first.seq, last.seq, func(seq uint64, frame []byte) error {
+		for j < len(rows) && m.rows[rows[j]].seq < seq {
+			set(rows[j], f.match(m, &m.rows[rows[j]], nil))
+			j++
+		}
+		if j < len(rows) && m.rows[rows[j]].seq == seq {
+			set(rows[j], f.match(m, &m.rows[rows[j]], frame))
+			j++
+		}
+		return nil
+	})
+}
+
+// Matches returns, for search (/ with n and N), which rows f matches.
+func (m *Model) Matches(f *Filter, frames Source) ([]bool, error) {
+	return m.matchAll(f, frames)
+}
+
+// NextMatch returns the visible position after (dir 1) or before (dir -1)
+// from whose row is marked, wrapping around; -1 if none is.
+func (m *Model) NextMatch(marks []bool, from, dir int) int {
+	n := len(m.visible)
+	for k := 1; k <= n; k++ {
+		i := ((from+dir*k)%n + n) % n
+		if idx := m.visible[i]; int(idx) < len(marks) && marks[idx] {
+			return i
+		}
+	}
+	return -1
+}
+
+// ToolStat is one line of the tools summary.
+type ToolStat struct {
+	Tool     string
+	Calls    int
+	Errors   int // JSON-RPC errors and isError results
+	Pending  int // calls without a response (yet)
+	P50, P95 time.Duration
+}
+
+// ToolStats summarises tools/call per tool over the sessions in scope,
+// by name.
+func (m *Model) ToolStats() []ToolStat {
+	type acc struct {
+		ToolStat
+		lat []time.Duration
+	}
+	by := map[uint32]*acc{}
+	for i := range m.rows {
+		r := &m.rows[i]
+		if r.kind != jsonrpc.Request || m.strs[r.method] != "tools/call" || !m.inScope(int32(i)) {
+			continue
+		}
+		a := by[r.tool]
+		if a == nil {
+			a = &acc{ToolStat: ToolStat{Tool: m.strs[r.tool]}}
+			by[r.tool] = a
+		}
+		a.Calls++
+		if r.pair < 0 {
+			a.Pending++
+			continue
+		}
+		p := &m.rows[r.pair]
+		if p.isError || p.kind == jsonrpc.Error {
+			a.Errors++
+		}
+		a.lat = append(a.lat, m.latency(r))
+	}
+	out := make([]ToolStat, 0, len(by))
+	for _, a := range by {
+		sort.Slice(a.lat, func(i, j int) bool { return a.lat[i] < a.lat[j] })
+		a.P50, a.P95 = percentile(a.lat, 50), percentile(a.lat, 95)
+		out = append(out, a.ToolStat)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tool < out[j].Tool })
+	return out
+}
+
+// percentile is the nearest-rank percentile of sorted durations.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100 // ceil(p/100 * n)
+	if rank < 1 {
+		rank = 1
+	}
+	return sorted[rank-1]
+}

@@ -1,0 +1,288 @@
+package inspector
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+)
+
+// Source is where messages come from: a cassette read in short views, or
+// a JSONL export held in memory. Its methods may be called from any
+// goroutine.
+type Source interface {
+	// Poll returns every session's current info and the summaries stored
+	// after after[session] (0 for a session not seen yet).
+	Poll(after map[string]uint64) (*Batch, error)
+	// Message returns one message with its frame and metadata.
+	Message(ref Ref) (*store.Message, error)
+	// Frames calls fn with the bytes of the messages of a session with seq
+	// in [from, to]; frame is valid only during the call.
+	Frames(session string, from, to uint64, fn func(seq uint64, frame []byte) error) error
+	// Messages calls fn for the messages of a session with seq in
+	// [from, to], in seq order.
+	Messages(session string, from, to uint64, fn func(m *store.Message) error) error
+	// Live says whether the source can grow (a .db another process writes).
+	Live() bool
+}
+
+// Batch is what one Poll found.
+type Batch struct {
+	Sessions []store.SessionInfo
+	Msgs     []BatchMsg // per session in seq order
+	// More is set when Poll stopped early to keep its view short.
+	More bool
+}
+
+// BatchMsg is one new summary.
+type BatchMsg struct {
+	Session string
+	Sum     store.Summary
+}
+
+// chunk bounds how many messages one read transaction touches, so that a
+// recorder in another process never waits long for the file.
+const chunk = 50_000
+
+type dbSource struct{ path string }
+
+func (d dbSource) Live() bool { return true }
+
+func (d dbSource) Poll(after map[string]uint64) (*Batch, error) {
+	b := &Batch{}
+	err := store.View(d.path, func(r *store.Reader) error {
+		infos, err := r.Sessions()
+		if err != nil {
+			return err
+		}
+		b.Sessions = infos
+		budget := chunk * 2
+		for _, info := range infos {
+			if budget <= 0 {
+				b.More = true
+				break
+			}
+			err := r.RawSummaries(info.ID, after[info.ID]+1, 0, func(s *store.RawSummary) error {
+				sum := s.Summary
+				sum.Method, sum.ID, sum.Tool = string(s.Method), string(s.ID), string(s.Tool)
+				b.Msgs = append(b.Msgs, BatchMsg{Session: info.ID, Sum: sum})
+				if budget--; budget <= 0 {
+					b.More = true
+					return errStopScan
+				}
+				return nil
+			})
+			if err != nil && err != errStopScan {
+				return err
+			}
+		}
+		return nil
+	})
+	return b, err
+}
+
+var errStopScan = fmt.Errorf("stop scan")
+
+func (d dbSource) Message(ref Ref) (*store.Message, error) {
+	var m *store.Message
+	err := store.View(d.path, func(r *store.Reader) error {
+		var err error
+		m, err = r.Message(ref.Session, ref.Seq)
+		return err
+	})
+	return m, err
+}
+
+func (d dbSource) Frames(session string, from, to uint64, fn func(seq uint64, frame []byte) error) error {
+	for {
+		hi := from + chunk - 1
+		if to != 0 && hi > to {
+			hi = to
+		}
+		var n int
+		err := store.View(d.path, func(r *store.Reader) error {
+			return r.Frames(session, from, hi, func(seq uint64, frame []byte) error {
+				n++
+				return fn(seq, frame)
+			})
+		})
+		if err != nil || n == 0 || hi == to {
+			return err
+		}
+		from = hi + 1
+	}
+}
+
+func (d dbSource) Messages(session string, from, to uint64, fn func(m *store.Message) error) error {
+	for {
+		hi := from + chunk - 1
+		if to != 0 && hi > to {
+			hi = to
+		}
+		var n int
+		err := store.View(d.path, func(r *store.Reader) error {
+			return r.Messages(session, from, func(m *store.Message) error {
+				if m.Seq > hi {
+					return errStopScan
+				}
+				n++
+				return fn(m)
+			})
+		})
+		if err == errStopScan {
+			err = nil
+		}
+		if err != nil || n == 0 || hi == to {
+			return err
+		}
+		from = hi + 1
+	}
+}
+
+// tapeSource serves a JSONL export read whole.
+type tapeSource struct {
+	tape  *store.Tape
+	index map[string]int
+}
+
+func (t *tapeSource) Live() bool { return false }
+
+func (t *tapeSource) Poll(after map[string]uint64) (*Batch, error) {
+	b := &Batch{}
+	for _, s := range t.tape.Sessions {
+		b.Sessions = append(b.Sessions, s.Info)
+		for _, msg := range s.Messages {
+			if msg.Seq > after[s.Info.ID] {
+				b.Msgs = append(b.Msgs, BatchMsg{Session: s.Info.ID, Sum: summarize(msg)})
+			}
+		}
+	}
+	return b, nil
+}
+
+func (t *tapeSource) session(id string) (*store.TapeSession, error) {
+	i, ok := t.index[id]
+	if !ok {
+		return nil, fmt.Errorf("no session %q", id)
+	}
+	return &t.tape.Sessions[i], nil
+}
+
+func (t *tapeSource) Message(ref Ref) (*store.Message, error) {
+	s, err := t.session(ref.Session)
+	if err != nil {
+		return nil, err
+	}
+	if ref.Seq == 0 || ref.Seq > uint64(len(s.Messages)) {
+		return nil, fmt.Errorf("session %s has no message %d", ref.Session, ref.Seq)
+	}
+	return s.Messages[ref.Seq-1], nil
+}
+
+func (t *tapeSource) Frames(session string, from, to uint64, fn func(seq uint64, frame []byte) error) error {
+	s, err := t.session(session)
+	if err != nil {
+		return err
+	}
+	for _, m := range s.Messages {
+		if m.Seq < from || to != 0 && m.Seq > to {
+			continue
+		}
+		if err := fn(m.Seq, m.Frame); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tapeSource) Messages(session string, from, to uint64, fn func(m *store.Message) error) error {
+	s, err := t.session(session)
+	if err != nil {
+		return err
+	}
+	for _, m := range s.Messages {
+		if m.Seq < from || to != 0 && m.Seq > to {
+			continue
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summarize is what the store keeps in its index, for messages that come
+// from a JSONL file instead.
+func summarize(m *store.Message) store.Summary {
+	c := jsonrpc.Classify(m.Frame)
+	return store.Summary{
+		Seq: m.Seq, Dir: m.Dir, Time: m.Time, Kind: c.Kind, IsError: c.IsError,
+		ErrorCode: c.ErrorCode, Size: len(m.Frame), Method: c.Method, ID: c.ID,
+		Tool: c.Tool, ProgressToken: c.ProgressToken,
+	}
+}
+
+// Open reads a cassette (.db) or an export (.jsonl) into a new model. A
+// foreign, newer or damaged file gives the store's one-line error.
+func Open(path string) (*Model, Source, error) {
+	m := NewModel(path)
+	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+		tape, err := store.Load(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		src := &tapeSource{tape: tape, index: map[string]int{}}
+		for i, s := range tape.Sessions {
+			src.index[s.Info.ID] = i
+		}
+		b, _ := src.Poll(nil)
+		if err := m.Apply(b, nil); err != nil {
+			return nil, nil, err
+		}
+		return m, src, nil
+	}
+	src := dbSource{path: path}
+	if err := m.loadDB(path); err != nil {
+		return nil, nil, err
+	}
+	return m, src, nil
+}
+
+// loadDB reads every summary straight into the model, without building a
+// Batch: at a million messages the copies would cost more than the rows.
+func (m *Model) loadDB(path string) error {
+	var infos []store.SessionInfo
+	last := map[string]uint64{}
+	err := store.View(path, func(r *store.Reader) error {
+		var err error
+		if infos, err = r.Sessions(); err != nil {
+			return err
+		}
+		for _, info := range infos {
+			last[info.ID] = r.LastSeq(info.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, info := range infos {
+		sess := m.session(info)
+		for from := uint64(1); from <= last[info.ID]; from += chunk {
+			err := store.View(path, func(r *store.Reader) error {
+				return r.RawSummaries(info.ID, from, min(from+chunk-1, last[info.ID]), func(s *store.RawSummary) error {
+					m.add(sess, &s.Summary, s.Method, s.ID, s.Tool)
+					return nil
+				})
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	m.order = m.mergeByTime(0)
+	m.refilterFields()
+	return nil
+}
