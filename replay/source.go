@@ -55,6 +55,10 @@ func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", 
 type Outgoing struct {
 	Method string
 	Params json.RawMessage
+	// Request marks a server→client request (roots/list, sampling): the
+	// engine sends it with a fresh id and awaits the client's reply with a
+	// timeout, then drops the reply.
+	Request bool
 }
 
 // Reply is a Source's answer to one request. Exactly one of Result, Error,
@@ -109,7 +113,9 @@ type SessionSource interface {
 	// engine asks the next source. It may block (delays, progress) and must
 	// return when ctx ends (the request was cancelled or the session
 	// closed). For a client notification (req.ID == nil) the reply is
-	// ignored but ok still says whether the source took it.
+	// ignored, except After (what the server sent after it, such as
+	// list_changed after notifications/initialized), but ok still says
+	// whether the source took it.
 	Answer(ctx context.Context, peer Peer, req *Request) (reply Reply, ok bool)
 }
 

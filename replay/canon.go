@@ -1,0 +1,154 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// Canonical params: the form in which a live request and a recorded one are
+// compared. Two clients asking the same thing differ in key order, white
+// space, ids, progress tokens, tracing headers and who they say they are;
+// none of that may stop a match.
+
+// volatileMetaKeys are _meta keys that change from run to run.
+var volatileMetaKeys = map[string]bool{
+	"progressToken": true,
+	"traceparent":   true,
+	"tracestate":    true,
+	"baggage":       true,
+	"sentry-trace":  true,
+}
+
+// isVolatileMetaKey: the fixed set, the 2026-07-28 per-request client
+// fields (io.modelcontextprotocol/…: version, clientInfo, capabilities) and
+// OpenTelemetry keys.
+func isVolatileMetaKey(k string) bool {
+	return volatileMetaKeys[k] || strings.HasPrefix(k, "io.modelcontextprotocol/") || strings.HasPrefix(k, "otel")
+}
+
+// volatileTopKeys are params fields ignored for one method: who the client
+// is and what it can do. initialize's protocolVersion is ignored too; the
+// engine warns when the recording answers another version.
+var volatileTopKeys = map[string][]string{
+	"initialize": {"clientInfo", "capabilities", "protocolVersion"},
+}
+
+// canonParams returns params in canonical form: parsed, volatile fields
+// removed, re-encoded with sorted keys. Absent, null and {} params are all
+// "". ok is false when params is not valid JSON.
+func canonParams(method string, params json.RawMessage) (canon string, ok bool) {
+	p := bytes.TrimSpace(params)
+	if len(p) == 0 || string(p) == "null" || string(p) == "{}" {
+		return "", true
+	}
+	v, err := decodeJSON(p)
+	if err != nil {
+		return "", false
+	}
+	if m, isObj := v.(map[string]any); isObj {
+		for _, k := range volatileTopKeys[method] {
+			delete(m, k)
+		}
+		if meta, isMeta := m["_meta"].(map[string]any); isMeta {
+			for k := range meta {
+				if isVolatileMetaKey(k) {
+					delete(meta, k)
+				}
+			}
+			if len(meta) == 0 {
+				delete(m, "_meta")
+			}
+		}
+		if len(m) == 0 {
+			return "", true
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// decodeJSON parses one JSON value keeping numbers as written (1 and 1.0
+// stay different, large integers stay exact).
+func decodeJSON(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, &json.SyntaxError{}
+	}
+	return v, nil
+}
+
+// matchKey joins a method and canonical params into one map key.
+func matchKey(method, canon string) string { return method + "\x00" + canon }
+
+// flatten lists the leaves of a canonical JSON value as path=value, sorted,
+// for distances and diffs.
+func flatten(canon string) []string {
+	if canon == "" {
+		return nil
+	}
+	v, err := decodeJSON([]byte(canon))
+	if err != nil {
+		return []string{canon}
+	}
+	var out []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			if len(t) == 0 {
+				out = append(out, path+"={}")
+			}
+			for k, c := range t {
+				walk(path+"."+k, c)
+			}
+		case []any:
+			if len(t) == 0 {
+				out = append(out, path+"=[]")
+			}
+			for i, c := range t {
+				walk(path+"["+itoa(i)+"]", c)
+			}
+		default:
+			b, _ := json.Marshal(t)
+			out = append(out, path+"="+string(b))
+		}
+	}
+	walk("params", v)
+	sort.Strings(out)
+	return out
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}
+
+// leafDiff compares two flattened values: the leaves only in want (the
+// recording, "-") and only in got (the live request, "+").
+func leafDiff(want, got []string) (minus, plus []string) {
+	i, j := 0, 0
+	for i < len(want) || j < len(got) {
+		switch {
+		case j == len(got) || (i < len(want) && want[i] < got[j]):
+			minus = append(minus, want[i])
+			i++
+		case i == len(want) || got[j] < want[i]:
+			plus = append(plus, got[j])
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	return minus, plus
+}

@@ -1,0 +1,349 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// A cassette source is built once, at load: every recorded request becomes
+// an interaction holding its answer and the server-initiated traffic that
+// belongs to it, and the interactions are indexed by method plus canonical
+// params. Answering is then a map look-up, whatever the cassette's size.
+
+// CassetteOption configures LoadCassette.
+type CassetteOption func(*cassetteConfig)
+
+type cassetteConfig struct {
+	sessions []string
+}
+
+// Sessions replays only the recorded sessions with these ids or names
+// (default: all of them, pooled in recorded order).
+func Sessions(names ...string) CassetteOption {
+	return func(c *cassetteConfig) { c.sessions = append(c.sessions, names...) }
+}
+
+// Cassette is a Source answering from a recording.
+type Cassette struct {
+	name  string
+	match matcher
+
+	reqs     []*interaction            // requests in recorded order
+	byKey    map[string][]*interaction // method+canonical params → occurrences
+	byMethod map[string][]*interaction
+	notes    map[string][]*interaction // client notifications with traffic after them
+	dropped  int                       // server messages with nothing to attach to
+}
+
+// interaction is one recorded request (or client notification) and what
+// the server did about it.
+type interaction struct {
+	where  string // "file s1#12", for reports
+	method string
+	canon  string
+	key    string
+	token  string // the recorded progressToken
+	stream uint64 // HTTP stream the request travelled on
+	t0     time.Time
+
+	answered bool
+	result   json.RawMessage
+	rpcErr   *RPCError
+	sse      bool // the answer was an SSE stream over Streamable HTTP
+	replyAt  time.Duration
+	during   []step
+	after    []Outgoing
+	used     atomic.Bool
+}
+
+// step is a message the server sent while a request was in flight.
+type step struct {
+	out      Outgoing
+	progress bool // notifications/progress: re-keyed to the live token
+	at       time.Duration
+}
+
+// LoadCassette reads a cassette (.db) or its JSONL export (.jsonl).
+func LoadCassette(path string, opts ...CassetteOption) (*Cassette, error) {
+	var cfg cassetteConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	tape, err := store.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("load cassette: %w", err)
+	}
+	return newCassette(filepath.Base(path), tape, cfg)
+}
+
+// NewCassette builds a source from a tape already in memory.
+func NewCassette(name string, tape *store.Tape, opts ...CassetteOption) (*Cassette, error) {
+	var cfg cassetteConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return newCassette(name, tape, cfg)
+}
+
+func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, error) {
+	sessions := tape.Sessions
+	if len(cfg.sessions) > 0 {
+		sessions = nil
+		for _, want := range cfg.sessions {
+			found := false
+			for _, s := range tape.Sessions {
+				if s.Info.ID == want || s.Info.Name == want {
+					sessions = append(sessions, s)
+					found = true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("%s: %w %q", name, store.ErrNoSession, want)
+			}
+		}
+	}
+	c := &Cassette{
+		name:     name,
+		byKey:    map[string][]*interaction{},
+		byMethod: map[string][]*interaction{},
+		notes:    map[string][]*interaction{},
+	}
+	for i := range sessions {
+		c.addSession(&sessions[i])
+	}
+	return c, nil
+}
+
+// parsed is one frame taken apart.
+type parsed struct {
+	ok      bool
+	id      string
+	method  string
+	hasMeth bool
+	params  json.RawMessage
+	result  json.RawMessage
+	err     json.RawMessage
+	canon   string
+	token   string
+}
+
+type wireMsg struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+func parseFrame(frame []byte, dir store.Dir) parsed {
+	var w wireMsg
+	b := bytes.TrimSpace(frame)
+	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &w) != nil {
+		return parsed{}
+	}
+	p := parsed{ok: true, params: w.Params, result: w.Result, err: w.Error}
+	if len(w.ID) > 0 && string(w.ID) != "null" {
+		p.id = string(w.ID)
+	}
+	if w.Method != nil {
+		p.hasMeth = true
+		p.method = *w.Method
+		if dir == store.C2S {
+			p.canon, _ = canonParams(p.method, w.Params)
+			p.token = string((&Request{Params: w.Params}).ProgressToken())
+		} else if p.method == "notifications/progress" {
+			var t struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			}
+			_ = json.Unmarshal(w.Params, &t)
+			p.token = string(t.ProgressToken)
+		}
+	}
+	return p
+}
+
+// parseAll parses frames on every core: loading a large cassette is
+// dominated by JSON decoding.
+func parseAll(msgs []*store.Message) []parsed {
+	out := make([]parsed, len(msgs))
+	workers := runtime.GOMAXPROCS(0)
+	if len(msgs) < 1024 || workers < 2 {
+		for i, m := range msgs {
+			out[i] = parseFrame(m.Frame, m.Dir)
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	chunk := (len(msgs) + workers - 1) / workers
+	for lo := 0; lo < len(msgs); lo += chunk {
+		hi := min(lo+chunk, len(msgs))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				out[i] = parseFrame(msgs[i].Frame, msgs[i].Dir)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (c *Cassette) addSession(s *store.TapeSession) {
+	ps := parseAll(s.Messages)
+	inflight := map[string]*interaction{}
+	var open []*interaction // in flight, oldest first
+	var last *interaction   // what session-level server traffic follows
+	for i, m := range s.Messages {
+		p := ps[i]
+		if !p.ok {
+			continue
+		}
+		switch {
+		case m.Dir == store.C2S && p.hasMeth && p.id != "":
+			it := &interaction{
+				where:  fmt.Sprintf("%s %s#%d", c.name, s.Info.ID, m.Seq),
+				method: p.method, canon: p.canon, key: matchKey(p.method, p.canon),
+				token: p.token, t0: m.Time,
+			}
+			if m.HTTP != nil {
+				it.stream = m.HTTP.StreamID
+			}
+			inflight[p.id] = it
+			open = append(open, it)
+			c.reqs = append(c.reqs, it)
+			c.byKey[it.key] = append(c.byKey[it.key], it)
+			c.byMethod[it.method] = append(c.byMethod[it.method], it)
+		case m.Dir == store.C2S && p.hasMeth:
+			if p.method == "notifications/cancelled" {
+				continue // names a recorded id: never matches a live one
+			}
+			it := &interaction{
+				where:  fmt.Sprintf("%s %s#%d", c.name, s.Info.ID, m.Seq),
+				method: p.method, canon: p.canon, key: matchKey(p.method, p.canon), t0: m.Time,
+			}
+			c.notes[it.key] = append(c.notes[it.key], it)
+			last = it
+		case m.Dir == store.S2C && !p.hasMeth && p.id != "":
+			it := inflight[p.id]
+			if it == nil {
+				continue
+			}
+			delete(inflight, p.id)
+			open = removeInteraction(open, it)
+			it.answered = true
+			it.replyAt = m.Time.Sub(it.t0)
+			if len(p.err) > 0 {
+				it.rpcErr = &RPCError{}
+				if json.Unmarshal(p.err, it.rpcErr) != nil {
+					it.rpcErr = &RPCError{Code: -32603, Message: "unreadable recorded error: " + string(p.err)}
+				}
+			} else {
+				it.result = p.result
+			}
+			it.sse = m.HTTP != nil && m.HTTP.Stream == "post-sse"
+			last = it
+		case m.Dir == store.S2C && p.hasMeth:
+			out := Outgoing{Method: p.method, Params: p.params, Request: p.id != ""}
+			target := c.during(open, m, &p)
+			switch {
+			case target != nil:
+				target.during = append(target.during, step{
+					out: out, progress: p.method == "notifications/progress", at: m.Time.Sub(target.t0),
+				})
+			case last != nil && p.method != "notifications/progress":
+				last.after = append(last.after, out)
+			default:
+				c.dropped++
+			}
+		}
+	}
+}
+
+// during picks the in-flight request a server message belongs to, or nil
+// when it is session-level.
+func (c *Cassette) during(open []*interaction, m *store.Message, p *parsed) *interaction {
+	if len(open) == 0 {
+		return nil
+	}
+	if p.method == "notifications/progress" {
+		for _, it := range open {
+			if it.token != "" && it.token == p.token {
+				return it
+			}
+		}
+		return nil
+	}
+	if m.HTTP != nil {
+		switch m.HTTP.Stream {
+		case "post-sse":
+			for _, it := range open {
+				if it.stream == m.HTTP.StreamID {
+					return it
+				}
+			}
+			return nil
+		case "get-sse":
+			return nil
+		}
+	}
+	return open[len(open)-1]
+}
+
+func removeInteraction(s []*interaction, it *interaction) []*interaction {
+	for i, x := range s {
+		if x == it {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+// Name implements Source.
+func (c *Cassette) Name() string { return c.name }
+
+// Len is the number of recorded requests.
+func (c *Cassette) Len() int { return len(c.reqs) }
+
+// Unused implements Source: recorded requests no session used. ping and
+// server/discover are left out: the engine answers ping itself, and only
+// clients of the stateless era send server/discover.
+func (c *Cassette) Unused() []string {
+	var out []string
+	for _, it := range c.reqs {
+		if it.used.Load() || it.method == "ping" || it.method == "server/discover" {
+			continue
+		}
+		out = append(out, it.where+" "+describe(it.method, it.canon))
+	}
+	return out
+}
+
+// describe shows a request in one short line.
+func describe(method, canon string) string {
+	if canon == "" {
+		return method
+	}
+	const max = 160
+	if len(canon) > max {
+		canon = canon[:max] + "…"
+	}
+	return method + " " + canon
+}
+
+// Open implements Source.
+func (c *Cassette) Open() SessionSource {
+	return &cassetteSession{c: c, next: map[string]int{}}
+}
+
+// setMatch is how the engine hands its --match mode to cassettes.
+func (c *Cassette) setMatch(m matcher) { c.match = m }

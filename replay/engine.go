@@ -1,0 +1,222 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Match is the matching mode: "default" (or ""), "strict",
+	// "ignore-params" or "ignore-params=METHOD[,METHOD...]". See
+	// docs/REPLAY.md.
+	Match string
+	// Timing is "none" (or ""): answer at once, or "recorded": wait as long
+	// as the recorded server did before each progress step and answer.
+	Timing string
+	// Log receives warnings (unmatched requests, protocol version
+	// mismatches, unanswered server→client requests). nil: discarded.
+	Log io.Writer
+	// CallTimeout bounds the wait for the client's reply to a
+	// server→client request (roots/list, sampling). Default 10 s.
+	CallTimeout time.Duration
+	// AllowedOrigins are Origin values accepted over HTTP besides loopback
+	// ones ("http://localhost:3000"); "*" accepts any.
+	AllowedOrigins []string
+}
+
+// Server is a fake MCP server answering from its Sources. One Server can
+// serve any number of client sessions over any mix of transports.
+type Server struct {
+	sources []Source
+	opts    Options
+	match   matcher
+
+	logMu sync.Mutex
+
+	mu        sync.Mutex
+	matched   int
+	unmatched []Unmatched
+
+	http httpState
+	ws   wsState
+}
+
+// Unmatched is one request nothing answered.
+type Unmatched struct {
+	Method  string `json:"method"`
+	Params  string `json:"params,omitempty"`
+	Nearest string `json:"nearest,omitempty"`
+	Diff    string `json:"diff,omitempty"`
+}
+
+// Report says how a replay went: for --report and --strict.
+type Report struct {
+	Matched   int         `json:"matched"`
+	Unmatched []Unmatched `json:"unmatched"`
+	// Unused lists recorded requests no session asked for, as
+	// "SOURCE SESSION#SEQ METHOD PARAMS".
+	Unused []string `json:"unused"`
+}
+
+// Clean says whether everything asked was answered and everything recorded
+// was asked: what --strict demands.
+func (r Report) Clean() bool { return len(r.Unmatched) == 0 && len(r.Unused) == 0 }
+
+// ErrNoSources is returned by NewServer without sources.
+var ErrNoSources = errors.New("no sources to answer from")
+
+// NewServer makes a server answering from sources, the first that answers
+// winning.
+func NewServer(sources []Source, opts Options) (*Server, error) {
+	if len(sources) == 0 {
+		return nil, ErrNoSources
+	}
+	m, err := parseMatch(opts.Match)
+	if err != nil {
+		return nil, err
+	}
+	switch opts.Timing {
+	case "", "none":
+	case "recorded":
+		m.timing = true
+	default:
+		return nil, fmt.Errorf("unknown timing %q (want none or recorded)", opts.Timing)
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 10 * time.Second
+	}
+	for i, src := range sources {
+		if src == nil {
+			return nil, fmt.Errorf("source %d is nil", i)
+		}
+		if c, ok := src.(interface{ setMatch(matcher) }); ok {
+			c.setMatch(m)
+		}
+	}
+	return &Server{sources: sources, opts: opts, match: m}, nil
+}
+
+// Report returns what happened so far.
+func (s *Server) Report() Report {
+	s.mu.Lock()
+	r := Report{Matched: s.matched, Unmatched: append([]Unmatched{}, s.unmatched...)}
+	s.mu.Unlock()
+	r.Unused = []string{}
+	for _, src := range s.sources {
+		r.Unused = append(r.Unused, src.Unused()...)
+	}
+	return r
+}
+
+func (s *Server) countMatched() {
+	s.mu.Lock()
+	s.matched++
+	s.mu.Unlock()
+}
+
+func (s *Server) addUnmatched(u Unmatched) {
+	s.mu.Lock()
+	s.unmatched = append(s.unmatched, u)
+	s.mu.Unlock()
+}
+
+// warnf writes one warning line to Options.Log.
+func (s *Server) warnf(format string, a ...any) {
+	if s.opts.Log == nil {
+		return
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.opts.Log, "mcpmock: "+format+"\n", a...)
+}
+
+// Messages the engine writes. They are built by hand: answering is the hot
+// path, and the recorded result is copied in as it is.
+
+func appendID(b []byte, id json.RawMessage) []byte {
+	if len(id) == 0 {
+		return append(b, "null"...)
+	}
+	return append(b, id...)
+}
+
+func resultMessage(id, result json.RawMessage) []byte {
+	result = oneLine(result)
+	if len(result) == 0 {
+		result = json.RawMessage("{}")
+	}
+	b := make([]byte, 0, len(result)+len(id)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendID(b, id)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+func errorMessage(id json.RawMessage, e *RPCError) []byte {
+	eb, err := json.Marshal(struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data,omitempty"`
+	}{e.Code, e.Message, oneLine(e.Data)})
+	if err != nil { // Data was not JSON
+		eb, _ = json.Marshal(RPCError{Code: e.Code, Message: e.Message})
+	}
+	b := make([]byte, 0, len(eb)+len(id)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendID(b, id)
+	b = append(b, `,"error":`...)
+	b = append(b, eb...)
+	return append(b, '}')
+}
+
+func notificationMessage(method string, params json.RawMessage) []byte {
+	mb, _ := json.Marshal(method)
+	b := append([]byte(`{"jsonrpc":"2.0","method":`), mb...)
+	if p := oneLine(params); len(p) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, p...)
+	}
+	return append(b, '}')
+}
+
+func requestMessage(id int64, method string, params json.RawMessage) []byte {
+	mb, _ := json.Marshal(method)
+	b := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":`, id)
+	b = append(b, mb...)
+	if p := oneLine(params); len(p) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, p...)
+	}
+	return append(b, '}')
+}
+
+// oneLine makes a JSON value fit one stdio line (a recording made over HTTP
+// may hold pretty-printed bodies). Values that are not JSON become null, so
+// a bad source cannot break the framing.
+func oneLine(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return v
+	}
+	clean := true
+	for _, c := range v {
+		if c == '\n' || c == '\r' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return v
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		return json.RawMessage("null")
+	}
+	return buf.Bytes()
+}

@@ -1,0 +1,294 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// matcher is a parsed --match mode.
+type matcher struct {
+	strict bool
+	// ignore lists methods matched on the method alone; ignoreAll: every
+	// method.
+	ignore    map[string]bool
+	ignoreAll bool
+	timing    bool // --timing recorded
+}
+
+// Match modes, as --match spells them.
+const (
+	MatchDefault      = "default"
+	MatchStrict       = "strict"
+	MatchIgnoreParams = "ignore-params"
+)
+
+// parseMatch reads "default", "strict", "ignore-params" or
+// "ignore-params=METHOD[,METHOD...]".
+func parseMatch(mode string) (matcher, error) {
+	name, list, hasList := strings.Cut(mode, "=")
+	switch {
+	case mode == "" || mode == MatchDefault:
+		return matcher{}, nil
+	case mode == MatchStrict:
+		return matcher{strict: true}, nil
+	case name == MatchIgnoreParams && !hasList:
+		return matcher{ignoreAll: true}, nil
+	case name == MatchIgnoreParams:
+		m := matcher{ignore: map[string]bool{}}
+		for _, meth := range strings.Split(list, ",") {
+			if meth = strings.TrimSpace(meth); meth == "" {
+				return m, fmt.Errorf("match mode %q: empty method name in the list", mode)
+			}
+			m.ignore[meth] = true
+		}
+		return m, nil
+	}
+	return matcher{}, fmt.Errorf("unknown match mode %q (want default, strict, ignore-params or ignore-params=METHOD,...)", mode)
+}
+
+func (m *matcher) ignores(method string) bool { return m.ignoreAll || m.ignore[method] }
+
+// cassetteSession is one live client's cursor over a cassette. Each live
+// session replays the cassette from the start: the n-th identical request
+// of a session gets the n-th recorded answer.
+type cassetteSession struct {
+	c    *Cassette
+	mu   sync.Mutex
+	next map[string]int // key → how many occurrences this session used
+	pos  int            // strict: index of the next expected request
+}
+
+// prepared is a matched request: the answer now, or a play function when
+// answering takes time (progress, server→client calls, recorded timing).
+type prepared struct {
+	reply Reply
+	play  func(ctx context.Context, peer Peer, req *Request) Reply
+	sse   bool
+}
+
+// preparer is the engine's fast path: matching runs on the reading
+// goroutine, in arrival order, so that identical requests in flight at once
+// still get the recorded answers in recorded order.
+type preparer interface {
+	prepare(req *Request) (*prepared, bool)
+}
+
+// Answer implements SessionSource.
+func (s *cassetteSession) Answer(ctx context.Context, peer Peer, req *Request) (Reply, bool) {
+	p, ok := s.prepare(req)
+	if !ok {
+		return Reply{}, false
+	}
+	if p.play != nil {
+		return p.play(ctx, peer, req), true
+	}
+	return p.reply, true
+}
+
+func (s *cassetteSession) prepare(req *Request) (*prepared, bool) {
+	c := s.c
+	canon, valid := canonParams(req.Method, req.Params)
+	if !valid {
+		return nil, false
+	}
+	key := matchKey(req.Method, canon)
+	if req.ID == nil {
+		return s.prepareNote(key)
+	}
+	var occ []*interaction
+	listKey := key
+	if c.match.ignores(req.Method) {
+		occ, listKey = c.byMethod[req.Method], req.Method
+	} else {
+		occ = c.byKey[key]
+	}
+	if len(occ) == 0 {
+		return nil, false
+	}
+	s.mu.Lock()
+	var it *interaction
+	if c.match.strict {
+		if s.pos >= len(c.reqs) {
+			s.mu.Unlock()
+			return nil, false
+		}
+		it = c.reqs[s.pos]
+		if it.method != req.Method || (it.key != key && !c.match.ignores(req.Method)) {
+			s.mu.Unlock()
+			return nil, false
+		}
+		s.pos++
+	} else {
+		n := s.next[listKey]
+		if n < len(occ) {
+			s.next[listKey] = n + 1
+			it = occ[n]
+		} else {
+			it = occ[len(occ)-1] // ran out: the last answer again
+		}
+	}
+	s.mu.Unlock()
+	it.used.Store(true)
+	return s.plan(it), true
+}
+
+func (s *cassetteSession) prepareNote(key string) (*prepared, bool) {
+	occ := s.c.notes[key]
+	if len(occ) == 0 {
+		return nil, false
+	}
+	s.mu.Lock()
+	n := s.next[key]
+	if n < len(occ) {
+		s.next[key] = n + 1
+	}
+	s.mu.Unlock()
+	if n >= len(occ) {
+		return &prepared{}, true // after-traffic is replayed once
+	}
+	it := occ[n]
+	it.used.Store(true)
+	return &prepared{reply: Reply{After: it.after}}, true
+}
+
+// plan turns an interaction into a prepared answer.
+func (s *cassetteSession) plan(it *interaction) *prepared {
+	var r Reply
+	switch {
+	case !it.answered:
+		r.NoReply = true
+	case it.rpcErr != nil:
+		r.Error = it.rpcErr
+	default:
+		r.Result = it.result
+	}
+	r.After = it.after
+	p := &prepared{reply: r, sse: it.sse}
+	timing := s.c.match.timing
+	if len(it.during) == 0 && (!timing || it.replyAt <= 0) {
+		return p
+	}
+	p.play = func(ctx context.Context, peer Peer, req *Request) Reply {
+		start := time.Now()
+		live := req.ProgressToken()
+		for _, st := range it.during {
+			if timing && !waitUntil(ctx, start.Add(st.at)) {
+				return Reply{NoReply: true}
+			}
+			if ctx.Err() != nil {
+				return Reply{NoReply: true}
+			}
+			switch {
+			case st.progress:
+				if live == nil {
+					continue // the live client did not ask for progress
+				}
+				_ = peer.Notify(st.out.Method, rekey(st.out.Params, live))
+			case st.out.Request:
+				_, _ = peer.Call(ctx, st.out.Method, st.out.Params)
+			default:
+				_ = peer.Notify(st.out.Method, st.out.Params)
+			}
+		}
+		if timing && !waitUntil(ctx, start.Add(it.replyAt)) {
+			return Reply{NoReply: true}
+		}
+		return r
+	}
+	return p
+}
+
+// rekey puts the live progress token into recorded progress params.
+func rekey(params json.RawMessage, token json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(params, &m) != nil || m == nil {
+		return params
+	}
+	m["progressToken"] = token
+	b, err := json.Marshal(m)
+	if err != nil {
+		return params
+	}
+	return b
+}
+
+func waitUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// nearestScan bounds the work spent on an error message.
+const nearestScan = 2000
+
+// Nearest implements Nearer: among recorded requests with the same method,
+// the one whose canonical params differ in the fewest leaves.
+func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) {
+	c := s.c
+	canon, _ := canonParams(req.Method, req.Params)
+	live := flatten(canon)
+	if c.match.strict {
+		s.mu.Lock()
+		pos := s.pos
+		s.mu.Unlock()
+		if pos >= len(c.reqs) {
+			return "", "", false
+		}
+		it := c.reqs[pos]
+		minus, plus := leafDiff(flatten(it.canon), live)
+		d := formatDiff(minus, plus)
+		if it.method != req.Method {
+			d = fmt.Sprintf("- method=%s\n+ method=%s", it.method, req.Method)
+		}
+		return "next in recorded order: " + it.where + " " + describe(it.method, it.canon), d, true
+	}
+	cands := c.byMethod[req.Method]
+	if len(cands) == 0 {
+		return "", "", false
+	}
+	var best *interaction
+	var bestMinus, bestPlus []string
+	for i, it := range cands {
+		if i == nearestScan {
+			break
+		}
+		minus, plus := leafDiff(flatten(it.canon), live)
+		if best == nil || len(minus)+len(plus) < len(bestMinus)+len(bestPlus) {
+			best, bestMinus, bestPlus = it, minus, plus
+		}
+	}
+	d := formatDiff(bestMinus, bestPlus)
+	if d == "" {
+		d = "(same params: every recorded answer to it was used)"
+	}
+	return best.where + " " + describe(best.method, best.canon), d, true
+}
+
+// formatDiff shows at most a few differing leaves: "-" recorded, "+" live.
+func formatDiff(minus, plus []string) string {
+	const max = 6
+	var lines []string
+	for _, l := range minus {
+		lines = append(lines, "- "+l)
+	}
+	for _, l := range plus {
+		lines = append(lines, "+ "+l)
+	}
+	if len(lines) > max {
+		lines = append(lines[:max], fmt.Sprintf("… %d more", len(lines)-max))
+	}
+	return strings.Join(lines, "\n")
+}

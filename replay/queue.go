@@ -1,0 +1,118 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// queue holds messages for a stream the client may not have opened yet:
+// the Streamable HTTP GET stream (list_changed sent right after initialize
+// arrives before the client opens it) and the legacy SSE stream.
+type queue struct {
+	mu     sync.Mutex
+	msgs   [][]byte
+	wake   chan struct{}
+	closed chan struct{}
+	once   sync.Once
+	warn   func(string, ...any)
+}
+
+// maxQueued bounds what waits for a client that never reads.
+const maxQueued = 10000
+
+var errQueueClosed = errors.New("session closed")
+
+func newQueue(warn func(string, ...any)) *queue {
+	return &queue{wake: make(chan struct{}, 1), closed: make(chan struct{}), warn: warn}
+}
+
+func (q *queue) push(msg []byte) error {
+	select {
+	case <-q.closed:
+		return errQueueClosed
+	default:
+	}
+	q.mu.Lock()
+	if len(q.msgs) >= maxQueued {
+		q.msgs = q.msgs[1:]
+		if q.warn != nil {
+			q.warn("client is not reading its event stream; dropped the oldest of %d queued messages", maxQueued)
+		}
+	}
+	q.msgs = append(q.msgs, msg)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (q *queue) take() [][]byte {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	m := q.msgs
+	q.msgs = nil
+	return m
+}
+
+func (q *queue) close() { q.once.Do(func() { close(q.closed) }) }
+
+// sseWriter writes Server-Sent Events, flushing after each.
+type sseWriter struct {
+	w  io.Writer
+	fl http.Flusher
+	n  int // event ids, unique per stream
+}
+
+func startSSE(w http.ResponseWriter, status int) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(status)
+	fl, _ := w.(http.Flusher)
+	s := &sseWriter{w: w, fl: fl}
+	s.flush()
+	return s
+}
+
+func (s *sseWriter) flush() {
+	if s.fl != nil {
+		s.fl.Flush()
+	}
+}
+
+func (s *sseWriter) event(typ string, data []byte) error {
+	s.n++
+	var err error
+	if typ != "" {
+		_, err = fmt.Fprintf(s.w, "event: %s\nid: %d\ndata: %s\n\n", typ, s.n, data)
+	} else {
+		_, err = fmt.Fprintf(s.w, "id: %d\ndata: %s\n\n", s.n, data)
+	}
+	s.flush()
+	return err
+}
+
+// pump writes queued messages as events until the client goes, the queue
+// closes or stop ends.
+func (q *queue) pump(sw *sseWriter, typ string, stop <-chan struct{}) {
+	for {
+		for _, m := range q.take() {
+			if sw.event(typ, m) != nil {
+				return
+			}
+		}
+		select {
+		case <-q.wake:
+		case <-q.closed:
+			return
+		case <-stop:
+			return
+		}
+	}
+}

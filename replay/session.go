@@ -1,0 +1,475 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// exchange is where the messages about one client frame go. Over stdio and
+// WebSocket everything goes to the one connection; over Streamable HTTP an
+// exchange is one POST and its response.
+//
+// send and reply may be called from any goroutine, but the session calls
+// them for one exchange from one goroutine at a time, and done exactly once,
+// last.
+type exchange interface {
+	// send writes a message tied to the request before its reply
+	// (progress, a server→client request).
+	send(msg []byte) error
+	// reply writes the response. sse asks Streamable HTTP for an event
+	// stream even when nothing else was sent (the recording had one).
+	reply(msg []byte, sse bool) error
+	// done says nothing more will be written for this frame.
+	done()
+}
+
+// session is one live client: its sources' cursors, the requests it has in
+// flight, and the server→client requests waiting for its replies.
+type session struct {
+	srv  *Server
+	srcs []SessionSource
+	// out sends a session-level message (Streamable HTTP: the GET stream).
+	out func(msg []byte) error
+	// hangup ends the connection (a CloseAfter fault); may be nil.
+	hangup func()
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	nextID atomic.Int64
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // request id → cancel
+	waiters  map[string]chan callReply     // our request id → reply
+	version  string
+}
+
+type callReply struct {
+	result json.RawMessage
+	err    *RPCError
+}
+
+func (srv *Server) newSession(parent context.Context, out func([]byte) error, hangup func()) *session {
+	ctx, cancel := context.WithCancel(parent)
+	s := &session{
+		srv: srv, out: out, hangup: hangup, ctx: ctx, cancel: cancel,
+		inflight: map[string]context.CancelFunc{},
+		waiters:  map[string]chan callReply{},
+	}
+	for _, src := range srv.sources {
+		s.srcs = append(s.srcs, src.Open())
+	}
+	return s
+}
+
+// close cancels everything in flight and waits for it.
+func (s *session) close() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+var (
+	errParse   = &RPCError{Code: -32700, Message: "Parse error"}
+	errBatch   = &RPCError{Code: -32600, Message: "Invalid Request: batches are not supported"}
+	errNotObj  = &RPCError{Code: -32600, Message: "Invalid Request: not a JSON-RPC object"}
+	errVersion = &RPCError{Code: -32600, Message: `Invalid Request: jsonrpc must be "2.0"`}
+	errID      = &RPCError{Code: -32600, Message: "Invalid Request: id must be a string or a number"}
+	errShape   = &RPCError{Code: -32600, Message: "Invalid Request: neither a request, a notification nor a response"}
+	errMethod  = &RPCError{Code: -32600, Message: "Invalid Request: method must be a string"}
+)
+
+// handle takes one frame from the client. Matching happens here, in
+// arrival order; answers that take time continue on their own goroutine.
+func (s *session) handle(frame []byte, ex exchange) {
+	b := bytes.TrimSpace(frame)
+	if len(b) == 0 {
+		ex.done()
+		return
+	}
+	var w struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Params  json.RawMessage `json:"params"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
+	}
+	var fail *RPCError
+	switch {
+	case !json.Valid(b):
+		fail = errParse
+	case b[0] == '[':
+		fail = errBatch
+	case b[0] != '{':
+		fail = errNotObj
+	case json.Unmarshal(b, &w) != nil:
+		fail = errNotObj
+	}
+	if fail != nil {
+		s.fail(ex, nil, fail)
+		return
+	}
+	id := w.ID
+	if string(id) == "null" {
+		id = nil
+	}
+	if len(id) > 0 && id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		s.fail(ex, nil, errID)
+		return
+	}
+	if w.JSONRPC != "2.0" {
+		s.fail(ex, id, errVersion)
+		return
+	}
+	var method string
+	if len(w.Method) > 0 && json.Unmarshal(w.Method, &method) != nil {
+		s.fail(ex, id, errMethod)
+		return
+	}
+	switch {
+	case len(w.Method) > 0 && id != nil:
+		s.request(&Request{ID: id, Method: method, Params: w.Params, Frame: frame}, ex)
+	case len(w.Method) > 0:
+		s.notification(&Request{Method: method, Params: w.Params, Frame: frame}, ex)
+	case id != nil && (len(w.Result) > 0 || len(w.Error) > 0):
+		s.response(string(id), w.Result, w.Error)
+		ex.done()
+	default:
+		s.fail(ex, id, errShape)
+	}
+}
+
+func (s *session) fail(ex exchange, id json.RawMessage, e *RPCError) {
+	_ = ex.reply(errorMessage(id, e), false)
+	ex.done()
+}
+
+// response routes the client's reply to one of our requests.
+func (s *session) response(id string, result, rpcErr json.RawMessage) {
+	s.mu.Lock()
+	ch := s.waiters[id]
+	delete(s.waiters, id)
+	s.mu.Unlock()
+	if ch == nil {
+		s.srv.warnf("client answered request %s, which mcpmock did not send or no longer waits for", id)
+		return
+	}
+	r := callReply{result: result}
+	if len(rpcErr) > 0 {
+		r.err = &RPCError{}
+		if json.Unmarshal(rpcErr, r.err) != nil {
+			r.err = &RPCError{Code: -32603, Message: string(rpcErr)}
+		}
+	}
+	ch <- r
+}
+
+func (s *session) notification(req *Request, ex exchange) {
+	defer ex.done()
+	if req.Method == "notifications/cancelled" {
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			s.cancelRequest(string(p.RequestID))
+		}
+		return
+	}
+	for i, src := range s.srcs {
+		if p, ok := src.(preparer); ok {
+			if pr, ok := p.prepare(req); ok {
+				s.sendAfter(pr.reply.After)
+				return
+			}
+			continue
+		}
+		// A source that may block: ask it and the rest off this goroutine.
+		rest := s.srcs[i:]
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for _, src := range rest {
+				if r, ok := src.Answer(s.ctx, &peer{s: s, ex: nopExchange{}, req: req}, req); ok {
+					s.sendAfter(r.After)
+					return
+				}
+			}
+		}()
+		return
+	}
+}
+
+func (s *session) request(req *Request, ex exchange) {
+	if req.Method == "ping" {
+		_ = ex.reply(resultMessage(req.ID, nil), false)
+		ex.done()
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	idKey := string(req.ID)
+	s.mu.Lock()
+	s.inflight[idKey] = cancel
+	s.mu.Unlock()
+	end := func() {
+		s.mu.Lock()
+		delete(s.inflight, idKey)
+		s.mu.Unlock()
+		cancel()
+	}
+	for i, src := range s.srcs {
+		p, isPrep := src.(preparer)
+		if !isPrep {
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				defer end()
+				s.answerFrom(ctx, s.srcs[i:], req, ex)
+			}()
+			return
+		}
+		pr, ok := p.prepare(req)
+		if !ok {
+			continue
+		}
+		if pr.play == nil && !pr.reply.NoReply {
+			s.finish(ctx, req, ex, pr.reply, pr.sse)
+			end()
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer end()
+			r := pr.reply
+			if pr.play != nil {
+				r = pr.play(ctx, &peer{s: s, ex: ex, req: req}, req)
+			}
+			s.finish(ctx, req, ex, r, pr.sse)
+		}()
+		return
+	}
+	s.unmatched(req, ex)
+	end()
+}
+
+// answerFrom asks sources in turn, on a goroutine of its own.
+func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Request, ex exchange) {
+	pe := &peer{s: s, ex: ex, req: req}
+	for _, src := range srcs {
+		if p, ok := src.(preparer); ok {
+			pr, ok := p.prepare(req)
+			if !ok {
+				continue
+			}
+			r := pr.reply
+			if pr.play != nil {
+				r = pr.play(ctx, pe, req)
+			}
+			s.finish(ctx, req, ex, r, pr.sse)
+			return
+		}
+		if r, ok := src.Answer(ctx, pe, req); ok {
+			s.finish(ctx, req, ex, r, false)
+			return
+		}
+	}
+	s.unmatched(req, ex)
+}
+
+// finish writes a source's reply and what follows it.
+func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply, sse bool) {
+	s.srv.countMatched()
+	if r.NoReply {
+		<-ctx.Done() // a hung call: until cancelled or the session ends
+		ex.done()
+		return
+	}
+	if ctx.Err() != nil {
+		ex.done() // cancelled: no answer
+		return
+	}
+	switch {
+	case len(r.Raw) > 0:
+		for _, f := range r.Raw {
+			_ = ex.send(f)
+		}
+	case r.Error != nil:
+		_ = ex.reply(errorMessage(req.ID, r.Error), sse)
+	default:
+		if req.Method == "initialize" {
+			s.initialized(req, r.Result)
+		}
+		_ = ex.reply(resultMessage(req.ID, r.Result), sse)
+	}
+	ex.done()
+	s.sendAfter(r.After)
+	if r.CloseAfter && s.hangup != nil {
+		s.hangup()
+	}
+}
+
+// initialized notes the negotiated version and warns when the recording
+// answers another one than the client asked for.
+func (s *session) initialized(req *Request, result json.RawMessage) {
+	var asked, got struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(req.Params, &asked)
+	_ = json.Unmarshal(result, &got)
+	s.mu.Lock()
+	s.version = got.ProtocolVersion
+	s.mu.Unlock()
+	if asked.ProtocolVersion != "" && got.ProtocolVersion != "" && asked.ProtocolVersion != got.ProtocolVersion {
+		s.srv.warnf("client asked for protocol version %s; the recording answers %s", asked.ProtocolVersion, got.ProtocolVersion)
+	}
+}
+
+// sendAfter sends session-level messages; requests among them are sent
+// with fresh ids and their replies awaited off this goroutine.
+func (s *session) sendAfter(after []Outgoing) {
+	for _, o := range after {
+		if !o.Request {
+			_ = s.out(notificationMessage(o.Method, o.Params))
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			_, _ = s.call(s.ctx, s.out, o.Method, o.Params)
+		}()
+	}
+}
+
+// unmatched answers a request no source took.
+func (s *session) unmatched(req *Request, ex exchange) {
+	defer ex.done()
+	if req.Method == "server/discover" {
+		// Handshake-era recording: 2026-07-28 clients fall back to initialize.
+		_ = ex.reply(errorMessage(req.ID, &RPCError{Code: -32601, Message: "Method not found: server/discover"}), false)
+		return
+	}
+	canon, _ := canonParams(req.Method, req.Params)
+	u := Unmatched{Method: req.Method, Params: describe("", canon)}
+	for _, src := range s.srcs {
+		if n, ok := src.(Nearer); ok {
+			if near, diff, ok := n.Nearest(req); ok {
+				u.Nearest, u.Diff = near, diff
+				break
+			}
+		}
+	}
+	s.srv.addUnmatched(u)
+	var e *RPCError
+	if u.Nearest == "" {
+		e = &RPCError{Code: -32601, Message: fmt.Sprintf("Method not found: %s (mcpmock: nothing recorded or scripted answers it)", req.Method)}
+		s.srv.warnf("unmatched %s: no source knows this method", describe(req.Method, canon))
+	} else {
+		data, _ := json.Marshal(u)
+		e = &RPCError{Code: -32602, Data: data, Message: fmt.Sprintf("mcpmock: no recorded answer for %s; nearest recorded request: %s\n%s", req.Method, u.Nearest, u.Diff)}
+		s.srv.warnf("unmatched %s\n  nearest: %s\n  %s", describe(req.Method, canon), u.Nearest, indent(u.Diff))
+	}
+	_ = ex.reply(errorMessage(req.ID, e), false)
+}
+
+func indent(s string) string {
+	return string(bytes.ReplaceAll([]byte(s), []byte("\n"), []byte("\n  ")))
+}
+
+// errCallTimeout: the client did not answer a server→client request.
+var errCallTimeout = errors.New("client did not answer in time")
+
+// call sends a server→client request through send and waits for the reply.
+func (s *session) call(ctx context.Context, send func([]byte) error, method string, params json.RawMessage) (json.RawMessage, error) {
+	id := s.nextID.Add(1)
+	key := fmt.Sprint(id)
+	ch := make(chan callReply, 1)
+	s.mu.Lock()
+	s.waiters[key] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.waiters, key)
+		s.mu.Unlock()
+	}()
+	if err := send(requestMessage(id, method, params)); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.srv.opts.CallTimeout)
+	defer cancel()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		if s.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			s.srv.warnf("%s (id %d): %v after %s", method, id, errCallTimeout, s.srv.opts.CallTimeout)
+			return nil, errCallTimeout
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// peer is the Peer a source sees while answering one request.
+type peer struct {
+	s   *session
+	ex  exchange
+	req *Request
+	mu  sync.Mutex // one exchange writer at a time
+}
+
+func (p *peer) send(msg []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ex.send(msg)
+}
+
+func (p *peer) Notify(method string, params json.RawMessage) error {
+	return p.send(notificationMessage(method, params))
+}
+
+func (p *peer) NotifySession(method string, params json.RawMessage) error {
+	return p.s.out(notificationMessage(method, params))
+}
+
+func (p *peer) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return p.s.call(ctx, p.send, method, params)
+}
+
+func (p *peer) ProtocolVersion() string {
+	var m struct {
+		Meta struct {
+			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(p.req.Params, &m) == nil && m.Meta.Version != "" {
+		return m.Meta.Version
+	}
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	return p.s.version
+}
+
+type nopExchange struct{}
+
+func (nopExchange) send([]byte) error        { return nil }
+func (nopExchange) reply([]byte, bool) error { return nil }
+func (nopExchange) done()                    {}
+
+// cancelRequest cancels a request in flight, as notifications/cancelled
+// does (the HTTP client went away).
+func (s *session) cancelRequest(id string) {
+	s.mu.Lock()
+	cancel := s.inflight[id]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
