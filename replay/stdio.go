@@ -33,7 +33,7 @@ func (l *lineWriter) write(msg []byte) error {
 // legacy SSE).
 type connExchange struct{ write func([]byte) error }
 
-func (c connExchange) send(msg []byte) error         { return c.write(msg) }
+func (c connExchange) send(msg []byte) error          { return c.write(msg) }
 func (c connExchange) reply(msg []byte, _ bool) error { return c.write(msg) }
 func (connExchange) done()                            {}
 
