@@ -1,20 +1,99 @@
 // Package script is mcpmock's hand-written fake server: a YAML (or JSON)
 // script of tools, answers, errors, delays, progress, pagination, faults
 // and list_changed events, served as a replay.Source.
+//
+// A script is checked completely when it loads: every problem is reported
+// with file:line and the field path, and nothing is served half-configured.
+// Serving never reads the clock or random numbers (delays only wait), so the
+// same client traffic always gets the same bytes. docs/SCRIPTS.md describes
+// the format for users.
 package script
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mcptape/mcptape/replay"
 )
 
-// errNotYet marks the script source as not built yet.
-var errNotYet = errors.New("mcpmock scripts are not implemented yet")
-
 // Load reads and validates a script and returns it as a source. Errors name
-// file:line and the field path.
-func Load(path string) (replay.Source, error) { return nil, errNotYet }
+// file:line and the field path; a script with any error is refused whole.
+func Load(path string) (replay.Source, error) {
+	s, err := loadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
 
 // Check validates a script without serving it.
-func Check(path string) error { return errNotYet }
+func Check(path string) error {
+	_, err := loadFile(path)
+	return err
+}
+
+func loadFile(path string) (*Script, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read script: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse compiles a script held in memory; name is used in errors. The
+// result is a replay.Source.
+func Parse(name string, data []byte) (*Script, error) {
+	d := &decoder{file: name}
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: name, Pos: Pos{Line: 1, Col: 1}, Msg: "the script is empty"}
+		}
+		return nil, yamlError(name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &Error{File: name, Pos: Pos{Line: extra.Line, Col: extra.Column}, Msg: "a script is one YAML document; found a second one"}
+	}
+	d.decode(&root, "", reflectValue(&f))
+	if len(d.errs) > 0 {
+		return nil, d.errs
+	}
+	s := compile(d, &f)
+	if len(d.errs) > 0 {
+		return nil, d.errs
+	}
+	return s, nil
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError turns yaml.v3's "yaml: line N: msg" into file:line form.
+func yamlError(name string, err error) error {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{File: name, Pos: Pos{Line: line, Col: 1}, Msg: "not valid YAML or JSON: " + m[2]}
+	}
+	return &Error{File: name, Pos: Pos{Line: 1, Col: 1}, Msg: "not valid YAML or JSON: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+}
+
+// Name implements replay.Source.
+func (s *Script) Name() string { return filepath.Base(s.file) }
+
+// Unused implements replay.Source: a script has no recorded interactions.
+func (s *Script) Unused() []string { return nil }
+
+// Open implements replay.Source: each session starts from the script's
+// initial state (its tools, call counts at zero, no event fired).
+func (s *Script) Open() replay.SessionSource { return newSession(s) }

@@ -1,0 +1,757 @@
+package script
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// This file checks a decoded File and compiles it into a Script: schemas
+// resolved, templates parsed, regexes compiled, JSON rendered once. All
+// problems are collected, so that `mcpmock check` lists them all at once.
+
+// knownVersions are the protocol versions a script may speak, newest first.
+var knownVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+const statelessVersion = "2026-07-28"
+
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+var faults = []string{"hang", "close", "malformed", "duplicate", "wrong-id"}
+
+// Script is a compiled, valid script. It is immutable: sessions keep their
+// own state.
+type Script struct {
+	file  string
+	owner bool // the script has a server section: it is the whole server
+
+	serverInfo   json.RawMessage
+	instructions string
+	versions     []string // newest first
+	capabilities json.RawMessage
+	listChanged  struct{ tools, resources, prompts bool }
+	logging      bool
+	pageSize     int
+
+	tools     []*tool
+	resources []*resource
+	prompts   []*prompt
+	events    []*event
+}
+
+type tool struct {
+	name           string
+	def            json.RawMessage // the tools/list entry
+	in             *jsonschema.Resolved
+	invalidAsError bool
+	answers        []*answer
+	sequence       bool
+}
+
+type answer struct {
+	at         Pos
+	exact      any
+	hasExact   bool
+	subset     map[string]any
+	regex      []argRegex
+	hasWhen    bool
+	content    []block
+	structured any
+	hasStruct  bool
+	isError    bool
+	meta       any
+	err        *rpcErr
+	delay      time.Duration
+	progress   []step
+	log        []logEntry
+	fault      string
+}
+
+type argRegex struct {
+	arg string
+	re  *regexp.Regexp
+}
+
+// block is a content block; the templates fill its text fields per call.
+type block struct {
+	v        map[string]any
+	text     *template.Template // v["text"] for text blocks
+	resource *template.Template // v["resource"]["text"] for embedded text resources
+}
+
+type rpcErr struct {
+	code int
+	msg  *template.Template
+	data any
+}
+
+type step struct {
+	progress, total float64
+	msg             *template.Template
+	delay           time.Duration
+}
+
+type logEntry struct {
+	level, logger string
+	data          any
+	text          *template.Template // data when it is a string
+}
+
+type resource struct {
+	uri      string
+	def      json.RawMessage
+	contents json.RawMessage
+}
+
+type prompt struct {
+	name     string
+	def      json.RawMessage
+	required []string
+	messages []promptMsg
+}
+
+type promptMsg struct {
+	role    string
+	text    *template.Template
+	content any
+}
+
+type event struct {
+	tool            string
+	calls, requests int
+	addTools        []*tool
+	removeTools     []string
+	replaceTools    []*tool
+	addResources    []*resource
+	removeResources []string
+	addPrompts      []*prompt
+	removePrompts   []string
+}
+
+type compiler struct {
+	d *decoder
+	s *Script
+}
+
+func (c *compiler) errorf(p Pos, format string, args ...any) { c.d.errorf(p, format, args...) }
+
+func compile(d *decoder, f *File) *Script {
+	c := &compiler{d: d, s: &Script{file: d.file}}
+	s := c.s
+	defaultInvalid := false
+	if f.Server != nil {
+		s.owner = true
+		defaultInvalid = c.server(f.Server)
+	}
+	names := map[string]Pos{}
+	for _, t := range f.Tools {
+		if p, dup := names[t.Name]; dup && t.Name != "" {
+			c.errorf(t.Pos, "duplicate tool name %q (first at line %d)", t.Name, p.Line)
+		}
+		names[t.Name] = t.Pos
+		s.tools = append(s.tools, c.tool(&t, defaultInvalid))
+	}
+	uris := map[string]Pos{}
+	for _, r := range f.Resources {
+		if p, dup := uris[r.URI]; dup && r.URI != "" {
+			c.errorf(r.Pos, "duplicate resource uri %q (first at line %d)", r.URI, p.Line)
+		}
+		uris[r.URI] = r.Pos
+		s.resources = append(s.resources, c.resource(&r))
+	}
+	pnames := map[string]Pos{}
+	for _, p := range f.Prompts {
+		if q, dup := pnames[p.Name]; dup && p.Name != "" {
+			c.errorf(p.Pos, "duplicate prompt name %q (first at line %d)", p.Name, q.Line)
+		}
+		pnames[p.Name] = p.Pos
+		s.prompts = append(s.prompts, c.prompt(&p))
+	}
+	c.events(f.Events, names, uris, pnames, defaultInvalid)
+	if s.owner {
+		c.capabilities(f)
+	}
+	return s
+}
+
+func (c *compiler) server(sv *Server) (invalidAsError bool) {
+	s := c.s
+	if sv.Name == "" {
+		c.errorf(sv.Pos, "server.name is required")
+	}
+	if sv.Version == "" {
+		c.errorf(sv.Pos, "server.version is required")
+	}
+	info := map[string]any{"name": sv.Name, "version": sv.Version}
+	if sv.Title != "" {
+		info["title"] = sv.Title
+	}
+	if sv.WebsiteURL != "" {
+		info["websiteUrl"] = sv.WebsiteURL
+	}
+	if sv.Icons.Set {
+		c.kind(sv.Icons, "list")
+		info["icons"] = sv.Icons.V
+	}
+	s.serverInfo = mustJSON(info)
+	s.instructions = sv.Instructions
+	if sv.PageSize < 0 {
+		c.errorf(Pos{Line: sv.Line, Col: sv.Col, Path: "server.pageSize"}, "page size must be 0 (no pages) or more")
+	}
+	s.pageSize = sv.PageSize
+	if len(sv.Protocols) == 0 {
+		s.versions = slices.Clone(knownVersions)
+	}
+	for _, v := range knownVersions {
+		if slices.Contains(sv.Protocols, v) {
+			s.versions = append(s.versions, v)
+		}
+	}
+	for i, v := range sv.Protocols {
+		if !slices.Contains(knownVersions, v) {
+			c.errorf(Pos{Line: sv.Line, Col: sv.Col, Path: fmt.Sprintf("server.protocolVersions[%d]", i)},
+				"unknown protocol version %q (known: %s)", v, strings.Join(knownVersions, ", "))
+		}
+	}
+	return c.invalidMode(sv.InvalidArguments, Pos{Line: sv.Line, Col: sv.Col, Path: "server.invalidArguments"}, false)
+}
+
+func (c *compiler) invalidMode(mode string, p Pos, def bool) bool {
+	switch mode {
+	case "":
+		return def
+	case "isError":
+		return false
+	case "error":
+		return true
+	}
+	c.errorf(p, "want \"isError\" or \"error\", got %q", mode)
+	return def
+}
+
+// capabilities derives what the server declares from what the script
+// contains, unless the script spells them out.
+func (c *compiler) capabilities(f *File) {
+	s := c.s
+	var touch struct{ tools, resources, prompts bool }
+	for _, e := range f.Events {
+		touch.tools = touch.tools || len(e.AddTools)+len(e.RemoveTools)+len(e.ReplaceTools) > 0
+		touch.resources = touch.resources || len(e.AddResources)+len(e.RemoveResources) > 0
+		touch.prompts = touch.prompts || len(e.AddPrompts)+len(e.RemovePrompts) > 0
+	}
+	for _, t := range s.allTools() {
+		for _, a := range t.answers {
+			s.logging = s.logging || len(a.log) > 0
+		}
+	}
+	if sv := f.Server; sv.Capabilities.Set {
+		m, ok := sv.Capabilities.V.(map[string]any)
+		if !ok {
+			c.errorf(sv.Capabilities.Pos, "want a mapping of capabilities")
+			return
+		}
+		s.capabilities = mustJSON(m)
+		flag := func(k string) bool {
+			sub, _ := m[k].(map[string]any)
+			b, _ := sub["listChanged"].(bool)
+			return b
+		}
+		s.listChanged.tools, s.listChanged.resources, s.listChanged.prompts = flag("tools"), flag("resources"), flag("prompts")
+		_, s.logging = m["logging"]
+		return
+	}
+	caps := map[string]any{}
+	if len(f.Tools) > 0 || touch.tools {
+		caps["tools"] = map[string]any{"listChanged": touch.tools}
+		s.listChanged.tools = touch.tools
+	}
+	if len(f.Resources) > 0 || touch.resources {
+		caps["resources"] = map[string]any{"listChanged": touch.resources}
+		s.listChanged.resources = touch.resources
+	}
+	if len(f.Prompts) > 0 || touch.prompts {
+		caps["prompts"] = map[string]any{"listChanged": touch.prompts}
+		s.listChanged.prompts = touch.prompts
+	}
+	if s.logging {
+		caps["logging"] = map[string]any{}
+	}
+	s.capabilities = mustJSON(caps)
+}
+
+func (s *Script) allTools() []*tool {
+	all := slices.Clone(s.tools)
+	for _, e := range s.events {
+		all = append(all, e.addTools...)
+		all = append(all, e.replaceTools...)
+	}
+	return all
+}
+
+// kind reports a Value that is not of the wanted JSON kind.
+func (c *compiler) kind(v Value, want string) bool {
+	ok := false
+	switch want {
+	case "object":
+		_, ok = v.V.(map[string]any)
+	case "list":
+		_, ok = v.V.([]any)
+	}
+	if !ok {
+		c.errorf(v.Pos, "want a %s", map[string]string{"object": "mapping", "list": "list"}[want])
+	}
+	return ok
+}
+
+func sub(p Pos, field string) Pos { return Pos{Line: p.Line, Col: p.Col, Path: join(p.Path, field)} }
+
+func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
+	ct := &tool{name: t.Name}
+	switch {
+	case t.Name == "":
+		c.errorf(t.Pos, "tool name is required")
+	case !toolNameRE.MatchString(t.Name):
+		c.errorf(sub(t.Pos, "name"), "tool name %q must be 1 to 128 characters of A-Z a-z 0-9 _ . -", t.Name)
+	}
+	def := map[string]any{"name": t.Name}
+	in := t.InputSchema
+	if !in.Set {
+		in = Value{V: map[string]any{"type": "object"}, Set: true, Pos: sub(t.Pos, "inputSchema")}
+	}
+	ct.in = c.schema(in, true)
+	def["inputSchema"] = in.V
+	var out *jsonschema.Resolved
+	if t.OutputSchema.Set {
+		out = c.schema(t.OutputSchema, true)
+		def["outputSchema"] = t.OutputSchema.V
+	}
+	for k, v := range map[string]string{"title": t.Title, "description": t.Description} {
+		if v != "" {
+			def[k] = v
+		}
+	}
+	for k, v := range map[string]struct {
+		v    Value
+		kind string
+	}{"annotations": {t.Annotations, "object"}, "icons": {t.Icons, "list"}, "execution": {t.Execution, "object"}, "_meta": {t.Meta, "object"}} {
+		if v.v.Set && c.kind(v.v, v.kind) {
+			def[k] = v.v.V
+		}
+	}
+	ct.def = mustJSON(def)
+	ct.invalidAsError = c.invalidMode(t.InvalidArguments, sub(t.Pos, "invalidArguments"), defaultInvalid)
+	answers := t.Answers
+	switch {
+	case len(t.Answers) > 0 && len(t.Sequence) > 0:
+		c.errorf(t.Pos, "give answers or sequence, not both")
+	case len(t.Sequence) > 0:
+		ct.sequence = true
+		answers = t.Sequence
+	case len(t.Answers) == 0:
+		c.errorf(t.Pos, "tool %q has no answers: give answers or sequence", t.Name)
+	}
+	for i := range answers {
+		a := c.answer(&answers[i], ct.sequence, out)
+		ct.answers = append(ct.answers, a)
+	}
+	return ct
+}
+
+// schema compiles a JSON Schema (2020-12 by default, or draft-07 when its
+// $schema says so) as the validator will use it.
+func (c *compiler) schema(v Value, object bool) *jsonschema.Resolved {
+	m, ok := v.V.(map[string]any)
+	if !ok {
+		c.errorf(v.Pos, "a schema must be a mapping")
+		return nil
+	}
+	if object && m["type"] != "object" {
+		c.errorf(v.Pos, "a tool schema must have type: object")
+	}
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(mustJSON(m), &sch); err != nil {
+		c.errorf(v.Pos, "schema does not compile: %v", err)
+		return nil
+	}
+	switch sch.Schema {
+	case "", "https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema":
+	default:
+		c.errorf(sub(v.Pos, "$schema"), "unsupported $schema %q: use JSON Schema 2020-12 or draft-07", sch.Schema)
+		return nil
+	}
+	r, err := sch.Resolve(nil)
+	if err != nil {
+		c.errorf(v.Pos, "schema does not compile: %v", err)
+		return nil
+	}
+	return r
+}
+
+var funcs = template.FuncMap{
+	"json": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	},
+	"upper": strings.ToUpper,
+	"lower": strings.ToLower,
+	"trim":  strings.TrimSpace,
+}
+
+func (c *compiler) template(p Pos, text string) *template.Template {
+	t, err := template.New(p.Path).Funcs(funcs).Option("missingkey=zero").Parse(text)
+	if err != nil {
+		c.errorf(p, "template does not parse: %v", strings.TrimPrefix(err.Error(), "template: "))
+		return nil
+	}
+	return t
+}
+
+func (c *compiler) answer(a *Answer, inSequence bool, out *jsonschema.Resolved) *answer {
+	ca := &answer{at: a.Pos, isError: a.IsError, delay: a.Delay.D, fault: a.Fault}
+	if a.When != nil {
+		if inSequence {
+			c.errorf(sub(a.Pos, "when"), "answers in a sequence are chosen by call count; when applies only under answers")
+		}
+		c.when(a.When, ca)
+	}
+	result := a.Text != "" || len(a.Content) > 0 || a.StructuredContent.Set || a.IsError || a.Meta.Set
+	if a.Text != "" && len(a.Content) > 0 {
+		c.errorf(a.Pos, "give text or content, not both")
+	}
+	if a.Error != nil && result {
+		c.errorf(sub(a.Pos, "error"), "a JSON-RPC error cannot also carry a result (text, content, structuredContent, isError)")
+	}
+	if a.Fault != "" && !slices.Contains(faults, a.Fault) {
+		c.errorf(sub(a.Pos, "fault"), "unknown fault %q (known: %s)", a.Fault, strings.Join(faults, ", "))
+	}
+	if (a.Fault == "hang" || a.Fault == "close") && (result || a.Error != nil) {
+		c.errorf(sub(a.Pos, "fault"), "fault %q sends no answer; remove the result or error", a.Fault)
+	}
+	if a.Text != "" {
+		ca.content = append(ca.content, block{v: map[string]any{"type": "text"}, text: c.template(sub(a.Pos, "text"), a.Text)})
+	}
+	for i, v := range a.Content {
+		ca.content = append(ca.content, c.block(v, fmt.Sprintf("content[%d]", i)))
+	}
+	if a.StructuredContent.Set {
+		ca.structured, ca.hasStruct = a.StructuredContent.V, true
+		c.kind(a.StructuredContent, "object")
+		if out != nil {
+			if err := out.Validate(a.StructuredContent.V); err != nil {
+				c.errorf(a.StructuredContent.Pos, "structuredContent does not match the tool's outputSchema: %v", err)
+			}
+		}
+	}
+	if out != nil && !a.IsError && a.Error == nil && a.Fault != "hang" && a.Fault != "close" && !a.StructuredContent.Set {
+		c.errorf(a.Pos, "the tool declares an outputSchema, so a successful answer needs structuredContent")
+	}
+	if a.Meta.Set && c.kind(a.Meta, "object") {
+		ca.meta = a.Meta.V
+	}
+	if e := a.Error; e != nil {
+		if e.Code == 0 {
+			c.errorf(sub(e.Pos, "code"), "a JSON-RPC error needs a non-zero code")
+		}
+		if e.Message == "" {
+			c.errorf(sub(e.Pos, "message"), "a JSON-RPC error needs a message")
+		}
+		ca.err = &rpcErr{code: e.Code, msg: c.template(sub(e.Pos, "message"), e.Message)}
+		if e.Data.Set {
+			ca.err.data = e.Data.V
+		}
+	}
+	last := 0.0
+	for i, st := range a.Progress {
+		if i > 0 && st.Progress <= last {
+			c.errorf(sub(st.Pos, "progress"), "progress must increase (%g after %g)", st.Progress, last)
+		}
+		last = st.Progress
+		s := step{progress: st.Progress, total: st.Total, delay: st.Delay.D}
+		if st.Message != "" {
+			s.msg = c.template(sub(st.Pos, "message"), st.Message)
+		}
+		ca.progress = append(ca.progress, s)
+	}
+	for _, l := range a.Log {
+		if !slices.Contains(logLevels, l.Level) {
+			c.errorf(sub(l.Pos, "level"), "unknown log level %q (known: %s)", l.Level, strings.Join(logLevels, ", "))
+		}
+		if !l.Data.Set {
+			c.errorf(l.Pos, "a log entry needs data")
+		}
+		le := logEntry{level: l.Level, logger: l.Logger, data: l.Data.V}
+		if s, ok := l.Data.V.(string); ok {
+			le.text = c.template(l.Data.Pos, s)
+		}
+		ca.log = append(ca.log, le)
+	}
+	return ca
+}
+
+func (c *compiler) when(w *When, ca *answer) {
+	ca.hasWhen = true
+	if w.Exact.Set && w.Subset.Set {
+		c.errorf(w.Pos, "give exact or subset, not both")
+	}
+	if w.Exact.Set && c.kind(w.Exact, "object") {
+		ca.exact, ca.hasExact = w.Exact.V, true
+	}
+	if w.Subset.Set && c.kind(w.Subset, "object") {
+		ca.subset = w.Subset.V.(map[string]any)
+	}
+	for _, k := range sortedKeys(w.Regex) {
+		re, err := regexp.Compile(w.Regex[k])
+		if err != nil {
+			c.errorf(sub(sub(w.Pos, "regex"), k), "regex does not compile: %v", err)
+			continue
+		}
+		ca.regex = append(ca.regex, argRegex{arg: k, re: re})
+	}
+	if !w.Exact.Set && !w.Subset.Set && len(w.Regex) == 0 {
+		c.errorf(w.Pos, "when needs exact, subset or regex")
+	}
+}
+
+var blockFields = map[string][]string{
+	"text":          {"text"},
+	"image":         {"data", "mimeType"},
+	"audio":         {"data", "mimeType"},
+	"resource_link": {"uri", "name"},
+	"resource":      {"resource"},
+}
+
+func (c *compiler) block(v Value, field string) block {
+	p := Pos{Line: v.Line, Col: v.Col, Path: v.Path}
+	m, ok := v.V.(map[string]any)
+	if !ok {
+		c.errorf(p, "a content block must be a mapping")
+		return block{v: map[string]any{}}
+	}
+	b := block{v: m}
+	typ, _ := m["type"].(string)
+	need, known := blockFields[typ]
+	if !known {
+		c.errorf(p, "content block type %q is not one of text, image, audio, resource_link, resource", typ)
+		return b
+	}
+	for _, f := range need {
+		if _, ok := m[f]; !ok {
+			c.errorf(p, "a %s block needs %s", typ, f)
+		}
+	}
+	switch typ {
+	case "text":
+		if s, ok := m["text"].(string); ok {
+			b.text = c.template(sub(p, "text"), s)
+		} else if m["text"] != nil {
+			c.errorf(sub(p, "text"), "want a string")
+		}
+	case "image", "audio":
+		if s, _ := m["data"].(string); s != "" {
+			if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+				c.errorf(sub(p, "data"), "data is not base64: %v", err)
+			}
+		}
+	case "resource":
+		r, ok := m["resource"].(map[string]any)
+		if !ok {
+			c.errorf(sub(p, "resource"), "want a mapping with uri and text or blob")
+			break
+		}
+		if _, ok := r["uri"].(string); !ok {
+			c.errorf(sub(p, "resource"), "an embedded resource needs a uri")
+		}
+		if s, ok := r["text"].(string); ok {
+			b.resource = c.template(sub(p, "resource.text"), s)
+		}
+	}
+	return b
+}
+
+func (c *compiler) resource(r *Resource) *resource {
+	if r.URI == "" {
+		c.errorf(r.Pos, "a resource needs a uri")
+	}
+	if r.Name == "" {
+		c.errorf(r.Pos, "a resource needs a name")
+	}
+	if r.Text != "" && r.Blob != "" {
+		c.errorf(r.Pos, "give text or blob, not both")
+	}
+	if r.Blob != "" {
+		if _, err := base64.StdEncoding.DecodeString(r.Blob); err != nil {
+			c.errorf(sub(r.Pos, "blob"), "blob is not base64: %v", err)
+		}
+	}
+	def := map[string]any{"uri": r.URI, "name": r.Name}
+	content := map[string]any{"uri": r.URI}
+	for k, v := range map[string]string{"title": r.Title, "description": r.Description, "mimeType": r.MimeType} {
+		if v != "" {
+			def[k] = v
+		}
+	}
+	if r.MimeType != "" {
+		content["mimeType"] = r.MimeType
+	}
+	if r.Blob != "" {
+		content["blob"] = r.Blob
+	} else {
+		content["text"] = r.Text
+	}
+	for k, v := range map[string]Value{"annotations": r.Annotations, "icons": r.Icons, "_meta": r.Meta} {
+		if v.Set {
+			def[k] = v.V
+		}
+	}
+	return &resource{uri: r.URI, def: mustJSON(def), contents: mustJSON(map[string]any{"contents": []any{content}})}
+}
+
+func (c *compiler) prompt(p *Prompt) *prompt {
+	if p.Name == "" {
+		c.errorf(p.Pos, "a prompt needs a name")
+	}
+	cp := &prompt{name: p.Name}
+	def := map[string]any{"name": p.Name}
+	for k, v := range map[string]string{"title": p.Title, "description": p.Description} {
+		if v != "" {
+			def[k] = v
+		}
+	}
+	var args []any
+	seen := map[string]bool{}
+	for _, a := range p.Arguments {
+		if a.Name == "" || seen[a.Name] {
+			c.errorf(a.Pos, "a prompt argument needs a unique name")
+		}
+		seen[a.Name] = true
+		m := map[string]any{"name": a.Name}
+		if a.Title != "" {
+			m["title"] = a.Title
+		}
+		if a.Description != "" {
+			m["description"] = a.Description
+		}
+		if a.Required {
+			m["required"] = true
+			cp.required = append(cp.required, a.Name)
+		}
+		args = append(args, m)
+	}
+	if args != nil {
+		def["arguments"] = args
+	}
+	for k, v := range map[string]Value{"icons": p.Icons, "_meta": p.Meta} {
+		if v.Set {
+			def[k] = v.V
+		}
+	}
+	cp.def = mustJSON(def)
+	for _, m := range p.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			c.errorf(sub(m.Pos, "role"), "role must be user or assistant, got %q", m.Role)
+		}
+		pm := promptMsg{role: m.Role}
+		switch {
+		case m.Text != "" && m.Content.Set:
+			c.errorf(m.Pos, "give text or content, not both")
+		case m.Text != "":
+			pm.text = c.template(sub(m.Pos, "text"), m.Text)
+		case m.Content.Set:
+			c.block(m.Content, "content")
+			pm.content = m.Content.V
+		default:
+			c.errorf(m.Pos, "a prompt message needs text or content")
+		}
+		cp.messages = append(cp.messages, pm)
+	}
+	return cp
+}
+
+func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defaultInvalid bool) {
+	// Names any event may refer to: the initial ones and every added one.
+	known := map[string]bool{}
+	for n := range tools {
+		known[n] = true
+	}
+	removed := map[string]bool{}
+	for _, e := range evs {
+		for _, t := range e.AddTools {
+			known[t.Name] = true
+		}
+		for _, n := range e.RemoveTools {
+			removed[n] = true
+		}
+	}
+	for i := range evs {
+		e := &evs[i]
+		ce := &event{tool: e.After.Tool, calls: e.After.Calls, requests: e.After.Requests}
+		tp := e.After.Pos
+		switch {
+		case e.After.Requests > 0 && (e.After.Tool != "" || e.After.Calls != 0):
+			c.errorf(tp, "after: give requests, or tool and calls, not both")
+		case e.After.Requests > 0:
+		case e.After.Tool == "" || e.After.Calls < 1:
+			c.errorf(tp, "after needs requests: N (N ≥ 1), or tool: NAME with calls: N (N ≥ 1)")
+		case !known[e.After.Tool]:
+			c.errorf(sub(tp, "tool"), "no tool %q in the script", e.After.Tool)
+		}
+		seen := map[string]bool{}
+		for _, t := range e.AddTools {
+			if _, initial := tools[t.Name]; initial && !removed[t.Name] {
+				c.errorf(t.Pos, "tool %q already exists; use replaceTools", t.Name)
+			}
+			if seen[t.Name] {
+				c.errorf(t.Pos, "duplicate tool name %q in this event", t.Name)
+			}
+			seen[t.Name] = true
+			ce.addTools = append(ce.addTools, c.tool(&t, defaultInvalid))
+		}
+		for _, t := range e.ReplaceTools {
+			if !known[t.Name] {
+				c.errorf(sub(t.Pos, "name"), "no tool %q to replace", t.Name)
+			}
+			if seen[t.Name] {
+				c.errorf(t.Pos, "duplicate tool name %q in this event", t.Name)
+			}
+			seen[t.Name] = true
+			ce.replaceTools = append(ce.replaceTools, c.tool(&t, defaultInvalid))
+		}
+		for j, n := range e.RemoveTools {
+			if !known[n] {
+				c.errorf(Pos{Line: e.Line, Col: e.Col, Path: fmt.Sprintf("%s.removeTools[%d]", e.Path, j)}, "no tool %q to remove", n)
+			}
+		}
+		ce.removeTools = e.RemoveTools
+		for _, r := range e.AddResources {
+			ce.addResources = append(ce.addResources, c.resource(&r))
+		}
+		ce.removeResources = e.RemoveResources
+		for _, p := range e.AddPrompts {
+			ce.addPrompts = append(ce.addPrompts, c.prompt(&p))
+		}
+		ce.removePrompts = e.RemovePrompts
+		c.s.events = append(c.s.events, ce)
+	}
+}
+
+// mustJSON encodes values decoded from YAML, which are always encodable
+// (the decoder refuses NaN and infinities).
+func mustJSON(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("script: encode %T: %v", v, err))
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}

@@ -1,0 +1,179 @@
+package script
+
+// The script format, as decoded from YAML or JSON. docs/SCRIPTS.md is the
+// user's description of these types and docs/script.schema.json the
+// editor's; keep the three in step.
+
+// File is a whole script.
+type File struct {
+	Pos
+	// Server makes the script a whole server: it answers initialize and
+	// server/discover, and every tools/list. Without it the script is an
+	// override layered over a cassette and answers only the tools,
+	// resources and prompts it names.
+	Server    *Server    `yaml:"server"`
+	Tools     []Tool     `yaml:"tools"`
+	Resources []Resource `yaml:"resources"`
+	Prompts   []Prompt   `yaml:"prompts"`
+	Events    []Event    `yaml:"events"`
+}
+
+// Server is the server's identity and behaviour.
+type Server struct {
+	Pos
+	Name         string   `yaml:"name"`
+	Title        string   `yaml:"title"`
+	Version      string   `yaml:"version"`
+	Instructions string   `yaml:"instructions"`
+	Icons        Value    `yaml:"icons"`
+	WebsiteURL   string   `yaml:"websiteUrl"`
+	Protocols    []string `yaml:"protocolVersions"`
+	// Capabilities replaces the capabilities derived from the script.
+	Capabilities Value `yaml:"capabilities"`
+	// PageSize is the page size of every list; 0 means one page.
+	PageSize int `yaml:"pageSize"`
+	// InvalidArguments is "isError" (the default, 2025-11-25 behaviour) or
+	// "error" (a -32602 JSON-RPC error).
+	InvalidArguments string `yaml:"invalidArguments"`
+}
+
+// Tool is one tool, with every field of the newest spec, and its answers.
+type Tool struct {
+	Pos
+	Name         string `yaml:"name"`
+	Title        string `yaml:"title"`
+	Description  string `yaml:"description"`
+	InputSchema  Value  `yaml:"inputSchema"`
+	OutputSchema Value  `yaml:"outputSchema"`
+	Annotations  Value  `yaml:"annotations"`
+	Icons        Value  `yaml:"icons"`
+	Execution    Value  `yaml:"execution"`
+	Meta         Value  `yaml:"_meta"`
+	// InvalidArguments overrides Server.InvalidArguments for this tool.
+	InvalidArguments string `yaml:"invalidArguments"`
+	// Answers are tried in order; the first whose When matches is used.
+	Answers []Answer `yaml:"answers"`
+	// Sequence answers the first call with Sequence[0], the second with
+	// Sequence[1], and repeats the last one after that.
+	Sequence []Answer `yaml:"sequence"`
+}
+
+// Answer is one way to answer a tools/call.
+type Answer struct {
+	Pos
+	When *When `yaml:"when"`
+	// Text is a shorthand for one text content block; it is a template.
+	Text              string    `yaml:"text"`
+	Content           []Value   `yaml:"content"`
+	StructuredContent Value     `yaml:"structuredContent"`
+	IsError           bool      `yaml:"isError"`
+	Meta              Value     `yaml:"_meta"`
+	Error             *RPCError `yaml:"error"`
+	Delay             Duration  `yaml:"delay"`
+	Progress          []Step    `yaml:"progress"`
+	Log               []Log     `yaml:"log"`
+	// Fault is "hang", "close", "malformed", "duplicate" or "wrong-id".
+	Fault string `yaml:"fault"`
+}
+
+// When says which arguments an answer is for. Exact and Subset exclude
+// each other; Regex may join either.
+type When struct {
+	Pos
+	Exact  Value             `yaml:"exact"`
+	Subset Value             `yaml:"subset"`
+	Regex  map[string]string `yaml:"regex"`
+}
+
+// RPCError is a JSON-RPC error answer.
+type RPCError struct {
+	Pos
+	Code    int    `yaml:"code"`
+	Message string `yaml:"message"`
+	Data    Value  `yaml:"data"`
+}
+
+// Step is one progress notification, sent after its delay.
+type Step struct {
+	Pos
+	Progress float64  `yaml:"progress"`
+	Total    float64  `yaml:"total"`
+	Message  string   `yaml:"message"`
+	Delay    Duration `yaml:"delay"`
+}
+
+// Log is one notifications/message.
+type Log struct {
+	Pos
+	Level  string `yaml:"level"`
+	Logger string `yaml:"logger"`
+	Data   Value  `yaml:"data"`
+}
+
+// Resource is one resource and its contents.
+type Resource struct {
+	Pos
+	URI         string `yaml:"uri"`
+	Name        string `yaml:"name"`
+	Title       string `yaml:"title"`
+	Description string `yaml:"description"`
+	MimeType    string `yaml:"mimeType"`
+	Annotations Value  `yaml:"annotations"`
+	Icons       Value  `yaml:"icons"`
+	Meta        Value  `yaml:"_meta"`
+	Text        string `yaml:"text"`
+	Blob        string `yaml:"blob"`
+}
+
+// Prompt is one prompt and the messages prompts/get returns.
+type Prompt struct {
+	Pos
+	Name        string      `yaml:"name"`
+	Title       string      `yaml:"title"`
+	Description string      `yaml:"description"`
+	Arguments   []PromptArg `yaml:"arguments"`
+	Icons       Value       `yaml:"icons"`
+	Meta        Value       `yaml:"_meta"`
+	Messages    []PromptMsg `yaml:"messages"`
+}
+
+// PromptArg is one argument of a prompt.
+type PromptArg struct {
+	Pos
+	Name        string `yaml:"name"`
+	Title       string `yaml:"title"`
+	Description string `yaml:"description"`
+	Required    bool   `yaml:"required"`
+}
+
+// PromptMsg is one message of a prompt; Text is a template over the
+// prompt's arguments.
+type PromptMsg struct {
+	Pos
+	Role    string `yaml:"role"`
+	Text    string `yaml:"text"`
+	Content Value  `yaml:"content"`
+}
+
+// Event changes the server once, after a number of calls of one tool or a
+// number of requests of any kind.
+type Event struct {
+	Pos
+	After           Trigger    `yaml:"after"`
+	AddTools        []Tool     `yaml:"addTools"`
+	RemoveTools     []string   `yaml:"removeTools"`
+	ReplaceTools    []Tool     `yaml:"replaceTools"`
+	AddResources    []Resource `yaml:"addResources"`
+	RemoveResources []string   `yaml:"removeResources"`
+	AddPrompts      []Prompt   `yaml:"addPrompts"`
+	RemovePrompts   []string   `yaml:"removePrompts"`
+}
+
+// Trigger is when an event fires: after Calls calls of Tool, or after the
+// Requests-th request.
+type Trigger struct {
+	Pos
+	Tool     string `yaml:"tool"`
+	Calls    int    `yaml:"calls"`
+	Requests int    `yaml:"requests"`
+}

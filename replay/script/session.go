@@ -1,0 +1,505 @@
+package script
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcptape/mcptape/replay"
+)
+
+// This file answers the protocol around the tools: the handshake in both
+// eras, the paginated lists, resources, prompts, logging/setLevel and the
+// 2026-07-28 subscriptions/listen stream, and it applies events.
+
+// JSON-RPC error codes the script answers with.
+const (
+	codeMethodNotFound     = -32601
+	codeInvalidParams      = -32602
+	codeInternal           = -32603
+	codeResourceNotFound   = -32002
+	codeUnsupportedVersion = -32022
+)
+
+const (
+	metaVersion      = "io.modelcontextprotocol/protocolVersion"
+	metaServerInfo   = "io.modelcontextprotocol/serverInfo"
+	metaSubscription = "io.modelcontextprotocol/subscriptionId"
+)
+
+// session is one client's view of a script: the current tool, resource
+// and prompt sets, call counts and which events have fired. Answer may run
+// concurrently (HTTP); mu guards the state, never a wait.
+type session struct {
+	s *Script
+
+	mu        sync.Mutex
+	requests  int
+	calls     map[string]int
+	tools     []*tool
+	resources []*resource
+	prompts   []*prompt
+	fired     []bool
+	minLevel  int // index into logLevels
+	listeners map[*listener]struct{}
+}
+
+// listener is an open 2026-07-28 subscriptions/listen stream.
+type listener struct {
+	peer                      replay.Peer
+	id                        json.RawMessage
+	tools, resources, prompts bool
+}
+
+func newSession(s *Script) *session {
+	return &session{
+		s:         s,
+		calls:     map[string]int{},
+		tools:     slices.Clone(s.tools),
+		resources: slices.Clone(s.resources),
+		prompts:   slices.Clone(s.prompts),
+		fired:     make([]bool, len(s.events)),
+		listeners: map[*listener]struct{}{},
+	}
+}
+
+// call is what one request carries, parsed once.
+type call struct {
+	req       *replay.Request
+	params    map[string]json.RawMessage
+	version   string // the _meta protocol version of a stateless request
+	stateless bool
+	number    int // this request's number in the session, from 1
+}
+
+func (c *call) str(key string) (string, bool) {
+	raw, ok := c.params[key]
+	if !ok {
+		return "", true
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
+// Answer implements replay.SessionSource.
+func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, bool) {
+	s := ss.s
+	if req.ID == nil {
+		return replay.Reply{}, s.owner && req.Method == "notifications/initialized"
+	}
+	c := &call{req: req}
+	if len(req.Params) > 0 && string(req.Params) != "null" {
+		if err := json.Unmarshal(req.Params, &c.params); err != nil {
+			if !s.owner {
+				return replay.Reply{}, false
+			}
+			return errReply(codeInvalidParams, req.Method+": params must be an object", nil), true
+		}
+	}
+	if raw, ok := c.params["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(raw, &meta) == nil {
+			if v, ok := meta[metaVersion]; ok && json.Unmarshal(v, &c.version) == nil && c.version != "" {
+				c.stateless = c.version >= statelessVersion
+			}
+		}
+	}
+	ss.mu.Lock()
+	ss.requests++
+	c.number = ss.requests
+	ss.mu.Unlock()
+
+	if s.owner && c.version != "" && !slices.Contains(s.versions, c.version) {
+		return errReply(codeUnsupportedVersion, fmt.Sprintf("unsupported protocol version %q", c.version),
+			map[string]any{"supported": s.versions, "requested": c.version}), true
+	}
+	reply, ok := ss.dispatch(ctx, peer, c)
+	if !ok {
+		return reply, false
+	}
+	if c.stateless && reply.Result != nil {
+		reply.Result = ss.stateless(reply.Result)
+	}
+	reply.After = append(reply.After, ss.fire(c)...)
+	return reply, true
+}
+
+func (ss *session) dispatch(ctx context.Context, peer replay.Peer, c *call) (replay.Reply, bool) {
+	s := ss.s
+	switch c.req.Method {
+	case "tools/call":
+		return ss.callTool(ctx, peer, c)
+	case "resources/read":
+		return ss.readResource(c)
+	case "prompts/get":
+		return ss.getPrompt(c)
+	}
+	if !s.owner {
+		return replay.Reply{}, false
+	}
+	switch c.req.Method {
+	case "initialize":
+		return ss.initialize(c), true
+	case "server/discover":
+		return ss.discover(), true
+	case "subscriptions/listen":
+		return ss.listen(ctx, peer, c), true
+	case "ping":
+		return resultReply(map[string]any{}), true
+	case "logging/setLevel":
+		return ss.setLevel(c), true
+	case "tools/list":
+		ss.mu.Lock()
+		defs := make([]json.RawMessage, len(ss.tools))
+		for i, t := range ss.tools {
+			defs[i] = t.def
+		}
+		ss.mu.Unlock()
+		return ss.list(c, "tools", defs), true
+	case "resources/list":
+		ss.mu.Lock()
+		defs := make([]json.RawMessage, len(ss.resources))
+		for i, r := range ss.resources {
+			defs[i] = r.def
+		}
+		ss.mu.Unlock()
+		return ss.list(c, "resources", defs), true
+	case "resources/templates/list":
+		return ss.list(c, "resourceTemplates", nil), true
+	case "prompts/list":
+		ss.mu.Lock()
+		defs := make([]json.RawMessage, len(ss.prompts))
+		for i, p := range ss.prompts {
+			defs[i] = p.def
+		}
+		ss.mu.Unlock()
+		return ss.list(c, "prompts", defs), true
+	}
+	return replay.Reply{}, false
+}
+
+func resultReply(v any) replay.Reply { return replay.Reply{Result: mustJSON(v)} }
+
+func errReply(code int, msg string, data any) replay.Reply {
+	e := &replay.RPCError{Code: code, Message: msg}
+	if data != nil {
+		e.Data = mustJSON(data)
+	}
+	return replay.Reply{Error: e}
+}
+
+// stateless adds what 2026-07-28 results carry: resultType and the
+// server's identity in _meta.
+func (ss *session) stateless(result json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(result, &m) != nil {
+		return result
+	}
+	if _, ok := m["resultType"]; !ok {
+		m["resultType"] = json.RawMessage(`"complete"`)
+	}
+	var meta map[string]json.RawMessage
+	if raw, ok := m["_meta"]; ok {
+		_ = json.Unmarshal(raw, &meta)
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	if _, ok := meta[metaServerInfo]; !ok {
+		meta[metaServerInfo] = ss.s.serverInfo
+	}
+	m["_meta"] = mustJSON(meta)
+	return mustJSON(m)
+}
+
+func (ss *session) initialize(c *call) replay.Reply {
+	s := ss.s
+	asked, _ := c.str("protocolVersion")
+	version := ""
+	if asked < statelessVersion && slices.Contains(s.versions, asked) {
+		version = asked
+	} else {
+		for _, v := range s.versions {
+			if v < statelessVersion {
+				version = v
+				break
+			}
+		}
+	}
+	if version == "" {
+		return errReply(codeUnsupportedVersion, "this server speaks only the 2026-07-28 protocol: use server/discover",
+			map[string]any{"supported": s.versions, "requested": asked})
+	}
+	res := map[string]any{
+		"protocolVersion": version,
+		"capabilities":    s.capabilities,
+		"serverInfo":      s.serverInfo,
+	}
+	if s.instructions != "" {
+		res["instructions"] = s.instructions
+	}
+	return resultReply(res)
+}
+
+func (ss *session) discover() replay.Reply {
+	s := ss.s
+	if !slices.Contains(s.versions, statelessVersion) {
+		return errReply(codeMethodNotFound, "server/discover: this server speaks only handshake-era versions; use initialize", nil)
+	}
+	res := map[string]any{
+		"supportedVersions": s.versions,
+		"capabilities":      s.capabilities,
+	}
+	if s.instructions != "" {
+		res["instructions"] = s.instructions
+	}
+	return resultReply(res)
+}
+
+func (ss *session) setLevel(c *call) replay.Reply {
+	level, _ := c.str("level")
+	i := slices.Index(logLevels, level)
+	if i < 0 {
+		return errReply(codeInvalidParams, fmt.Sprintf("logging/setLevel: unknown level %q", level), nil)
+	}
+	ss.mu.Lock()
+	ss.minLevel = i
+	ss.mu.Unlock()
+	return resultReply(map[string]any{})
+}
+
+// Cursors are opaque to clients but plain to us: the list's name and the
+// offset of the page, base64-encoded. The same traffic gives the same
+// cursors.
+func cursorFor(kind string, offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("mcpmock:" + kind + ":" + strconv.Itoa(offset)))
+}
+
+func parseCursor(kind, cursor string) (int, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return 0, false
+	}
+	rest, ok := strings.CutPrefix(string(b), "mcpmock:"+kind+":")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 || strconv.Itoa(n) != rest {
+		return 0, false
+	}
+	return n, true
+}
+
+func (ss *session) list(c *call, kind string, defs []json.RawMessage) replay.Reply {
+	start := 0
+	if raw, ok := c.params["cursor"]; ok && string(raw) != "null" {
+		var cur string
+		n, valid := 0, json.Unmarshal(raw, &cur) == nil
+		if valid {
+			n, valid = parseCursor(kind, cur)
+		}
+		if !valid {
+			return errReply(codeInvalidParams, fmt.Sprintf("%s: invalid cursor %s", c.req.Method, raw), nil)
+		}
+		start = min(n, len(defs)) // the list may have shrunk since
+	}
+	end := len(defs)
+	if size := ss.s.pageSize; size > 0 && start+size < end {
+		end = start + size
+	}
+	page := defs[start:end]
+	if page == nil {
+		page = []json.RawMessage{}
+	}
+	res := map[string]any{kind: page}
+	if end < len(defs) {
+		res["nextCursor"] = cursorFor(kind, end)
+	}
+	return resultReply(res)
+}
+
+func (ss *session) readResource(c *call) (replay.Reply, bool) {
+	uri, _ := c.str("uri")
+	ss.mu.Lock()
+	i := slices.IndexFunc(ss.resources, func(r *resource) bool { return r.uri == uri })
+	var r *resource
+	if i >= 0 {
+		r = ss.resources[i]
+	}
+	ss.mu.Unlock()
+	switch {
+	case r != nil:
+		return replay.Reply{Result: r.contents}, true
+	case ss.s.owner:
+		return errReply(codeResourceNotFound, fmt.Sprintf("resource not found: %q", uri), map[string]any{"uri": uri}), true
+	}
+	return replay.Reply{}, false
+}
+
+func (ss *session) getPrompt(c *call) (replay.Reply, bool) {
+	name, _ := c.str("name")
+	ss.mu.Lock()
+	i := slices.IndexFunc(ss.prompts, func(p *prompt) bool { return p.name == name })
+	var p *prompt
+	if i >= 0 {
+		p = ss.prompts[i]
+	}
+	ss.mu.Unlock()
+	if p == nil {
+		if ss.s.owner {
+			return errReply(codeInvalidParams, fmt.Sprintf("prompts/get: unknown prompt %q", name), nil), true
+		}
+		return replay.Reply{}, false
+	}
+	args := map[string]any{}
+	if raw, ok := c.params["arguments"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return errReply(codeInvalidParams, "prompts/get: arguments must be an object", nil), true
+		}
+	}
+	for _, r := range p.required {
+		if _, ok := args[r]; !ok {
+			return errReply(codeInvalidParams, fmt.Sprintf("prompts/get %s: missing required argument %q", name, r), nil), true
+		}
+	}
+	data := map[string]any{"args": args, "prompt": name, "request": c.number}
+	msgs := []any{}
+	for _, m := range p.messages {
+		content := m.content
+		if m.text != nil {
+			text, err := render(m.text, data)
+			if err != nil {
+				return errReply(codeInternal, err.Error(), nil), true
+			}
+			content = map[string]any{"type": "text", "text": text}
+		}
+		msgs = append(msgs, map[string]any{"role": m.role, "content": content})
+	}
+	res := map[string]any{"messages": msgs}
+	var def map[string]any
+	if json.Unmarshal(p.def, &def) == nil && def["description"] != nil {
+		res["description"] = def["description"]
+	}
+	return resultReply(res), true
+}
+
+// listen serves a 2026-07-28 subscriptions/listen stream: acknowledge what
+// the script can send, then hold the request open until the client ends
+// it. Change notifications of stateless requests go to these streams.
+func (ss *session) listen(ctx context.Context, peer replay.Peer, c *call) replay.Reply {
+	var p struct {
+		Notifications struct {
+			Tools     bool `json:"toolsListChanged"`
+			Prompts   bool `json:"promptsListChanged"`
+			Resources bool `json:"resourcesListChanged"`
+		} `json:"notifications"`
+	}
+	_ = json.Unmarshal(c.req.Params, &p)
+	lc := ss.s.listChanged
+	l := &listener{peer: peer, id: c.req.ID,
+		tools: p.Notifications.Tools && lc.tools, prompts: p.Notifications.Prompts && lc.prompts,
+		resources: p.Notifications.Resources && lc.resources}
+	agreed := map[string]any{}
+	for k, v := range map[string]bool{"toolsListChanged": l.tools, "promptsListChanged": l.prompts, "resourcesListChanged": l.resources} {
+		if v {
+			agreed[k] = true
+		}
+	}
+	meta := map[string]any{metaSubscription: c.req.ID}
+	_ = peer.Notify("notifications/subscriptions/acknowledged", mustJSON(map[string]any{"notifications": agreed, "_meta": meta}))
+	if len(agreed) > 0 {
+		ss.mu.Lock()
+		ss.listeners[l] = struct{}{}
+		ss.mu.Unlock()
+		<-ctx.Done()
+		ss.mu.Lock()
+		delete(ss.listeners, l)
+		ss.mu.Unlock()
+	}
+	return resultReply(map[string]any{"_meta": meta})
+}
+
+// fire applies the events that c makes due and returns the list_changed
+// notifications for the reply. Stateless requests get theirs on the
+// subscriptions/listen streams instead.
+func (ss *session) fire(c *call) []replay.Outgoing {
+	s := ss.s
+	ss.mu.Lock()
+	var changed struct{ tools, resources, prompts bool }
+	for i, e := range s.events {
+		if ss.fired[i] {
+			continue
+		}
+		due := (e.requests > 0 && ss.requests >= e.requests) || (e.tool != "" && ss.calls[e.tool] >= e.calls)
+		if !due {
+			continue
+		}
+		ss.fired[i] = true
+		ss.apply(e)
+		changed.tools = changed.tools || len(e.addTools)+len(e.removeTools)+len(e.replaceTools) > 0
+		changed.resources = changed.resources || len(e.addResources)+len(e.removeResources) > 0
+		changed.prompts = changed.prompts || len(e.addPrompts)+len(e.removePrompts) > 0
+	}
+	listeners := make([]*listener, 0, len(ss.listeners))
+	for l := range ss.listeners {
+		listeners = append(listeners, l)
+	}
+	ss.mu.Unlock()
+	var out []replay.Outgoing
+	send := func(method string, on func(*listener) bool) {
+		if !c.stateless {
+			out = append(out, replay.Outgoing{Method: method})
+			return
+		}
+		for _, l := range listeners {
+			if on(l) {
+				_ = l.peer.Notify(method, mustJSON(map[string]any{"_meta": map[string]any{metaSubscription: l.id}}))
+			}
+		}
+	}
+	if changed.tools && s.listChanged.tools {
+		send("notifications/tools/list_changed", func(l *listener) bool { return l.tools })
+	}
+	if changed.resources && s.listChanged.resources {
+		send("notifications/resources/list_changed", func(l *listener) bool { return l.resources })
+	}
+	if changed.prompts && s.listChanged.prompts {
+		send("notifications/prompts/list_changed", func(l *listener) bool { return l.prompts })
+	}
+	return out
+}
+
+// apply changes the session's sets; mu is held.
+func (ss *session) apply(e *event) {
+	for _, n := range e.removeTools {
+		ss.tools = slices.DeleteFunc(ss.tools, func(t *tool) bool { return t.name == n })
+	}
+	for _, nt := range e.replaceTools {
+		if i := slices.IndexFunc(ss.tools, func(t *tool) bool { return t.name == nt.name }); i >= 0 {
+			ss.tools[i] = nt
+		} else {
+			ss.tools = append(ss.tools, nt)
+		}
+	}
+	for _, nt := range e.addTools {
+		if i := slices.IndexFunc(ss.tools, func(t *tool) bool { return t.name == nt.name }); i >= 0 {
+			ss.tools[i] = nt
+		} else {
+			ss.tools = append(ss.tools, nt)
+		}
+	}
+	for _, u := range e.removeResources {
+		ss.resources = slices.DeleteFunc(ss.resources, func(r *resource) bool { return r.uri == u })
+	}
+	ss.resources = append(ss.resources, e.addResources...)
+	for _, n := range e.removePrompts {
+		ss.prompts = slices.DeleteFunc(ss.prompts, func(p *prompt) bool { return p.name == n })
+	}
+	ss.prompts = append(ss.prompts, e.addPrompts...)
+}

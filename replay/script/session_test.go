@@ -1,0 +1,201 @@
+package script
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestSession_Handshake(t *testing.T) {
+	s := mustLoad(t, "script-basic.yaml")
+	tests := []struct {
+		name, asked, want string
+	}{
+		{"echoes a supported version", "2025-06-18", "2025-06-18"},
+		{"oldest", "2024-11-05", "2024-11-05"},
+		{"unknown version gets the newest handshake version", "2099-01-01", "2025-11-25"},
+		{"the stateless version is not negotiated by initialize", "2026-07-28", "2025-11-25"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t, s)
+			res := c.result("initialize", map[string]any{"protocolVersion": tt.asked, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+			if res["protocolVersion"] != tt.want {
+				t.Errorf("protocolVersion = %v, want %s", res["protocolVersion"], tt.want)
+			}
+			info := res["serverInfo"].(map[string]any)
+			if info["name"] != "demo-tools" || info["title"] != "Demo tools" || info["version"] != "1.2.0" {
+				t.Errorf("serverInfo = %v", info)
+			}
+			if res["instructions"] != "A scripted server for testing MCP hosts." {
+				t.Errorf("instructions = %v", res["instructions"])
+			}
+		})
+	}
+}
+
+func TestSession_Discover(t *testing.T) {
+	s := mustLoad(t, "script-basic.yaml")
+	c := newClient(t, s)
+	meta := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+	res := c.result("server/discover", map[string]any{"_meta": meta})
+	vs, _ := json.Marshal(res["supportedVersions"])
+	if string(vs) != `["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]` {
+		t.Errorf("supportedVersions = %s", vs)
+	}
+	if res["resultType"] != "complete" {
+		t.Errorf("resultType = %v", res["resultType"])
+	}
+	if info := res["_meta"].(map[string]any)["io.modelcontextprotocol/serverInfo"].(map[string]any); info["name"] != "demo-tools" {
+		t.Errorf("serverInfo = %v", info)
+	}
+	// A stateless tools/call carries its version in _meta.
+	res = c.result("tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "Ada"}, "_meta": meta})
+	if got := firstText(t, res); got != "Hello, Ada! (call 1)" {
+		t.Errorf("text = %q", got)
+	}
+	// An unsupported version is refused with the supported list.
+	r, _ := c.ask("tools/list", map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2030-01-01"}})
+	if r.Error == nil || r.Error.Code != -32022 || !strings.Contains(string(r.Error.Data), `"supported"`) {
+		t.Errorf("unsupported version: %+v", r.Error)
+	}
+
+	// A handshake-only script sends 2026-07-28 clients to initialize.
+	js := mustLoad(t, "script-json.json")
+	r, _ = newClient(t, js).ask("server/discover", nil)
+	if r.Error == nil || r.Error.Code != -32601 {
+		t.Errorf("discover on a handshake-only script: %+v", r)
+	}
+}
+
+func TestSession_Pagination(t *testing.T) {
+	s := mustLoad(t, "script-basic.yaml")
+	c := newClient(t, s)
+	var names []string
+	var cursor any
+	pages := 0
+	for {
+		params := map[string]any{}
+		if cursor != nil {
+			params["cursor"] = cursor
+		}
+		res := c.result("tools/list", params)
+		pages++
+		for _, tl := range res["tools"].([]any) {
+			names = append(names, tl.(map[string]any)["name"].(string))
+		}
+		cursor = res["nextCursor"]
+		if cursor == nil {
+			break
+		}
+	}
+	if got := strings.Join(names, ","); got != "greet,weather,picture,add,shout" || pages != 3 {
+		t.Errorf("tools %s in %d pages", got, pages)
+	}
+	for _, bad := range []any{"nope", 12, "bWNwbW9jazpwcm9tcHRzOjI"} {
+		r, _ := c.ask("tools/list", map[string]any{"cursor": bad})
+		if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "invalid cursor") {
+			t.Errorf("cursor %v: %+v", bad, r)
+		}
+	}
+}
+
+func TestSession_ToolFields(t *testing.T) {
+	s := mustLoad(t, "script-basic.yaml")
+	res := newClient(t, s).result("tools/list", nil)
+	greet, _ := json.Marshal(res["tools"].([]any)[0])
+	want := `{"_meta":{"example.com/owner":"docs"},"annotations":{"idempotentHint":true,"readOnlyHint":true},"description":"Says hello to someone.","icons":[{"mimeType":"image/png","src":"https://example.com/greet.png"}],"inputSchema":{"properties":{"name":{"description":"Who to greet","type":"string"}},"required":["name"],"type":"object"},"name":"greet","title":"Greeter"}`
+	if string(greet) != want {
+		t.Errorf("greet =\n%s\nwant\n%s", greet, want)
+	}
+}
+
+func TestSession_Answers(t *testing.T) {
+	tests := []struct {
+		file, tool string
+		args       any
+		want       string // text of the first block, or "error CODE: message"
+		isError    bool
+	}{
+		{"script-basic.yaml", "greet", map[string]any{"name": "Bo"}, "Hello, Bo! (call 1)", false},
+		{"script-basic.yaml", "add", map[string]any{"a": 2, "b": 3.5}, "2 + 3.5", false},
+		{"script-basic.yaml", "shout", map[string]any{"text": "hi"}, "HI", false},
+		{"script-basic.yaml", "weather", map[string]any{"city": "Paris"}, `{"celsius":21.5,"city":"Paris"}`, false},
+		{"script-match.yaml", "lookup", map[string]any{"id": 1}, "user one", false},
+		{"script-match.yaml", "lookup", map[string]any{"id": 1, "name": "x"}, "no such user", false},
+		{"script-match.yaml", "lookup", map[string]any{"id": 7, "options": map[string]any{"verbose": true, "x": 1}}, "verbose lookup of 7", false},
+		{"script-match.yaml", "lookup", map[string]any{"name": "admin"}, "admin is reserved", true},
+		{"script-match.yaml", "lookup", map[string]any{"name": "bob"}, "no such user", false},
+		{"script-errors.yaml", "divide", map[string]any{"a": 1, "b": 0}, "division by zero", true},
+		{"script-errors.yaml", "divide", map[string]any{"a": 1}, `invalid arguments for tool "divide"`, true},
+		{"script-errors.yaml", "divide", map[string]any{"a": 1, "b": 2, "c": 3}, `invalid arguments for tool "divide"`, true},
+		{"script-errors.yaml", "strict", map[string]any{"count": 0}, `error -32602: invalid arguments for tool "strict"`, false},
+		{"script-errors.yaml", "broken", map[string]any{"q": "x"}, `error -32000: upstream said no to {"q":"x"}`, false},
+		{"script-errors.yaml", "nope", nil, `error -32602: tools/call: unknown tool "nope"`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file+"/"+tt.tool, func(t *testing.T) {
+			c := newClient(t, mustLoad(t, tt.file))
+			r, ok := c.ask("tools/call", toolCall(tt.tool, tt.args))
+			if !ok {
+				t.Fatal("not answered")
+			}
+			if r.Error != nil {
+				got := "error " + itoa(r.Error.Code) + ": " + r.Error.Message
+				if !strings.HasPrefix(got, tt.want) {
+					t.Errorf("got %q, want prefix %q", got, tt.want)
+				}
+				return
+			}
+			var res map[string]any
+			if err := json.Unmarshal(r.Result, &res); err != nil {
+				t.Fatal(err)
+			}
+			if got := firstText(t, res); !strings.HasPrefix(got, tt.want) {
+				t.Errorf("text %q, want prefix %q", got, tt.want)
+			}
+			if isErr, _ := res["isError"].(bool); isErr != tt.isError {
+				t.Errorf("isError = %v, want %v", isErr, tt.isError)
+			}
+		})
+	}
+}
+
+func TestSession_InvalidArgumentsNameTheField(t *testing.T) {
+	c := newClient(t, mustLoad(t, "script-errors.yaml"))
+	for _, tc := range []struct {
+		args  map[string]any
+		field string
+	}{
+		{map[string]any{"a": 1}, "b"},
+		{map[string]any{"a": "x", "b": 1}, "a"},
+		{map[string]any{"a": 1, "b": 2, "extra": true}, "extra"},
+	} {
+		res := c.result("tools/call", toolCall("divide", tc.args))
+		if got := firstText(t, res); !strings.Contains(got, tc.field) {
+			t.Errorf("args %v: message %q does not name %q", tc.args, got, tc.field)
+		}
+	}
+}
+
+func TestSession_Sequence(t *testing.T) {
+	c := newClient(t, mustLoad(t, "script-match.yaml"))
+	r, _ := c.ask("tools/call", toolCall("flaky", nil))
+	if r.Error == nil || r.Error.Message != "backend unavailable (call 1)" {
+		t.Fatalf("first call: %+v", r)
+	}
+	res := c.result("tools/call", toolCall("flaky", nil))
+	if firstText(t, res) != "still warming up" || res["isError"] != true {
+		t.Fatalf("second call: %v", res)
+	}
+	for range 3 {
+		if got := firstText(t, c.result("tools/call", toolCall("flaky", nil))); got != "ok" {
+			t.Fatalf("later call: %q", got)
+		}
+	}
+	// A new session starts over.
+	c = newClient(t, mustLoad(t, "script-match.yaml"))
+	if r, _ := c.ask("tools/call", toolCall("flaky", nil)); r.Error == nil {
+		t.Fatal("new session did not start from the first answer")
+	}
+}

@@ -1,0 +1,367 @@
+package script
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/mcptape/mcptape/replay"
+)
+
+// This file answers tools/call: argument validation, choosing an answer,
+// templates, logging, progress, delays and faults.
+
+func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (replay.Reply, bool) {
+	s := ss.s
+	name, ok := c.str("name")
+	if !ok || name == "" {
+		if !s.owner {
+			return replay.Reply{}, false
+		}
+		return errReply(codeInvalidParams, "tools/call: params.name must be a tool name", nil), true
+	}
+	ss.mu.Lock()
+	i := slices.IndexFunc(ss.tools, func(t *tool) bool { return t.name == name })
+	var t *tool
+	n := 0
+	if i >= 0 {
+		t = ss.tools[i]
+		ss.calls[name]++
+		n = ss.calls[name]
+	}
+	ss.mu.Unlock()
+	if t == nil {
+		if !s.owner {
+			return replay.Reply{}, false
+		}
+		return errReply(codeInvalidParams, fmt.Sprintf("tools/call: unknown tool %q", name), nil), true
+	}
+
+	var args map[string]any
+	if raw, ok := c.params["arguments"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return errReply(codeInvalidParams, fmt.Sprintf("tools/call %s: arguments must be an object", name), nil), true
+		}
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if t.in != nil {
+		if err := t.in.Validate(args); err != nil {
+			msg := fmt.Sprintf("invalid arguments for tool %q: %v", name, err)
+			if t.invalidAsError {
+				return errReply(codeInvalidParams, msg, nil), true
+			}
+			return resultReply(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true}), true
+		}
+	}
+
+	var a *answer
+	if t.sequence {
+		a = t.answers[min(n, len(t.answers))-1]
+	} else {
+		for _, cand := range t.answers {
+			if cand.matches(args) {
+				a = cand
+				break
+			}
+		}
+	}
+	if a == nil {
+		if !s.owner {
+			return replay.Reply{}, false
+		}
+		msg := fmt.Sprintf("mcpmock script: no answer of tool %q matches the arguments %s", name, mustJSON(args))
+		return resultReply(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true}), true
+	}
+	data := map[string]any{"args": args, "tool": name, "call": n, "request": c.number}
+	reply, err := ss.perform(ctx, peer, c, a, data)
+	if err != nil {
+		return errReply(codeInternal, fmt.Sprintf("mcpmock script: tool %q, answer at line %d: %v", name, a.at.Line, err), nil), true
+	}
+	return reply, true
+}
+
+// matches says whether the arguments satisfy a's when; an answer without
+// one matches anything (the default).
+func (a *answer) matches(args map[string]any) bool {
+	if !a.hasWhen {
+		return true
+	}
+	if a.hasExact && !jsonEqual(a.exact, args) {
+		return false
+	}
+	if a.subset != nil && !isSubset(a.subset, args) {
+		return false
+	}
+	for _, r := range a.regex {
+		s, ok := args[r.arg].(string)
+		if !ok || !r.re.MatchString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonEqual compares JSON values, numbers by value (the script's 1 and a
+// client's 1.0 are the same argument).
+func jsonEqual(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !jsonEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !jsonEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if fa, ok := number(a); ok {
+		fb, ok := number(b)
+		return ok && fa == fb
+	}
+	return a == b
+}
+
+// isSubset says whether every key of want is in got with an equal value;
+// nested objects are compared as subsets too.
+func isSubset(want, got map[string]any) bool {
+	for k, v := range want {
+		g, ok := got[k]
+		if !ok {
+			return false
+		}
+		if wm, ok := v.(map[string]any); ok {
+			gm, ok := g.(map[string]any)
+			if !ok || !isSubset(wm, gm) {
+				return false
+			}
+			continue
+		}
+		if !jsonEqual(v, g) {
+			return false
+		}
+	}
+	return true
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	}
+	return math.NaN(), false
+}
+
+func render(t *template.Template, data any) (string, error) {
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("template: %w", err)
+	}
+	return b.String(), nil
+}
+
+// wait sleeps for d unless ctx ends first.
+func wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// perform runs an answer: log notifications, progress steps, the delay,
+// then the reply or the fault.
+func (ss *session) perform(ctx context.Context, peer replay.Peer, c *call, a *answer, data map[string]any) (replay.Reply, error) {
+	ss.mu.Lock()
+	minLevel := ss.minLevel
+	ss.mu.Unlock()
+	for _, l := range a.log {
+		if slices.Index(logLevels, l.level) < minLevel {
+			continue
+		}
+		d := l.data
+		if l.text != nil {
+			s, err := render(l.text, data)
+			if err != nil {
+				return replay.Reply{}, err
+			}
+			d = s
+		}
+		p := map[string]any{"level": l.level, "data": d}
+		if l.logger != "" {
+			p["logger"] = l.logger
+		}
+		_ = peer.Notify("notifications/message", mustJSON(p))
+	}
+	token := c.req.ProgressToken()
+	for _, st := range a.progress {
+		if !wait(ctx, st.delay) {
+			return replay.Reply{NoReply: true}, nil
+		}
+		if token == nil {
+			continue
+		}
+		p := map[string]any{"progressToken": token, "progress": st.progress}
+		if st.total > 0 {
+			p["total"] = st.total
+		}
+		if st.msg != nil {
+			m, err := render(st.msg, data)
+			if err != nil {
+				return replay.Reply{}, err
+			}
+			p["message"] = m
+		}
+		_ = peer.Notify("notifications/progress", mustJSON(p))
+	}
+	if !wait(ctx, a.delay) {
+		return replay.Reply{NoReply: true}, nil
+	}
+	switch a.fault {
+	case "hang":
+		return replay.Reply{NoReply: true}, nil
+	case "close":
+		return replay.Reply{NoReply: true, CloseAfter: true}, nil
+	}
+	var reply replay.Reply
+	if a.err != nil {
+		msg, err := render(a.err.msg, data)
+		if err != nil {
+			return replay.Reply{}, err
+		}
+		reply = errReply(a.err.code, msg, a.err.data)
+	} else {
+		res, err := a.result(data)
+		if err != nil {
+			return replay.Reply{}, err
+		}
+		reply.Result = res
+		if c.stateless {
+			reply.Result = ss.stateless(reply.Result)
+		}
+	}
+	if a.fault == "" {
+		return reply, nil
+	}
+	frame := responseFrame(c.req.ID, reply)
+	switch a.fault {
+	case "malformed":
+		// Cut the response in half: a frame that starts right and never ends.
+		return replay.Reply{Raw: [][]byte{frame[:len(frame)/2]}}, nil
+	case "duplicate":
+		return replay.Reply{Raw: [][]byte{frame, bytes.Clone(frame)}}, nil
+	default: // wrong-id
+		return replay.Reply{Raw: [][]byte{responseFrame(wrongID(c.req.ID), reply)}}, nil
+	}
+}
+
+// result renders a successful (or isError) tools/call result.
+func (a *answer) result(data map[string]any) (json.RawMessage, error) {
+	content := make([]any, 0, len(a.content))
+	for _, b := range a.content {
+		m := make(map[string]any, len(b.v))
+		for k, v := range b.v {
+			m[k] = v
+		}
+		if b.text != nil {
+			s, err := render(b.text, data)
+			if err != nil {
+				return nil, err
+			}
+			m["text"] = s
+		}
+		if b.resource != nil {
+			r := map[string]any{}
+			for k, v := range m["resource"].(map[string]any) {
+				r[k] = v
+			}
+			s, err := render(b.resource, data)
+			if err != nil {
+				return nil, err
+			}
+			r["text"] = s
+			m["resource"] = r
+		}
+		content = append(content, m)
+	}
+	res := map[string]any{}
+	if a.hasStruct {
+		res["structuredContent"] = a.structured
+		if len(content) == 0 {
+			// The spec asks for the structured result as text too, for
+			// clients that read only content.
+			content = append(content, map[string]any{"type": "text", "text": string(mustJSON(a.structured))})
+		}
+	}
+	res["content"] = content
+	if a.isError {
+		res["isError"] = true
+	}
+	if a.meta != nil {
+		res["_meta"] = a.meta
+	}
+	return mustJSON(res), nil
+}
+
+// responseFrame writes a JSON-RPC response by hand, for the faults that
+// bypass the engine's writer.
+func responseFrame(id json.RawMessage, r replay.Reply) []byte {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(id)
+	if r.Error != nil {
+		b.WriteString(`,"error":`)
+		b.Write(mustJSON(r.Error))
+	} else {
+		b.WriteString(`,"result":`)
+		b.Write(r.Result)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// wrongID is an id the client did not send: a numeric id turns into the
+// string of the same digits (1 and "1" differ in JSON-RPC), a string id
+// gets a suffix.
+func wrongID(id json.RawMessage) json.RawMessage {
+	var s string
+	if json.Unmarshal(id, &s) == nil {
+		return mustJSON(s + "-wrong")
+	}
+	return mustJSON(string(id))
+}
