@@ -1,0 +1,325 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+)
+
+const (
+	headerSessionID = "Mcp-Session-Id"
+	// maxBody bounds one recorded POST or JSON body. Bodies beyond it are
+	// still forwarded whole; the cassette gets the first maxBody bytes.
+	maxBody = 64 << 20
+)
+
+// HTTPProxy is a recording reverse proxy for an MCP server that speaks
+// Streamable HTTP or the legacy HTTP+SSE transport.
+//
+// Every request under the listener is forwarded to the upstream: "/" goes
+// to the upstream URL itself, any other path to the same path on the
+// upstream host (so a client may use the printed URL, or the upstream's
+// own paths, and legacy /message endpoints keep working). Bodies and SSE
+// events are forwarded exactly as read, an SSE event as soon as it is
+// complete. The one change is the legacy endpoint event: an absolute URI
+// pointing at the upstream is rewritten to the proxy so the client keeps
+// talking through it.
+//
+// Sessions: one per Mcp-Session-Id, one per legacy SSE connection, and one
+// per client connection for traffic without a session id (2026-07-28).
+//
+// Concurrency: ServeHTTP may run on many goroutines; Serve owns them all
+// and returns after every handler has finished and every session has
+// ended.
+type HTTPProxy struct {
+	Upstream *url.URL
+	Writer   *store.Writer
+	// Info is the template of every session's info (Name, Upstream,
+	// Recorder); Transport and HTTPSessionID are filled in here.
+	Info store.SessionInfo
+	// Redact hides credentials in stored headers and paths; nil stores
+	// them as they are.
+	Redact *HTTPRedactor
+	// Transport reaches the upstream. Default: NewUpstreamTransport(false).
+	Transport http.RoundTripper
+	// Log receives warnings (upstream unreachable, cassette errors).
+	Log io.Writer
+
+	initOnce sync.Once
+	mu       sync.Mutex
+	bySID    map[string]*httpSession
+	legacy   map[string]*httpSession // upstream endpoint path?query → session
+	conns    map[net.Conn]*connState
+	all      map[*httpSession]bool
+	closing  bool
+	active   sync.WaitGroup
+}
+
+// NewUpstreamTransport returns the transport the proxies use: no automatic
+// gzip (it would change the bytes the client gets), connection reuse sized
+// for many concurrent clients, and certificate checks unless insecure.
+func NewUpstreamTransport(insecure bool) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DisableCompression = true
+	t.MaxIdleConnsPerHost = 256
+	t.MaxIdleConns = 1024
+	if insecure {
+		t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // explicit --insecure
+	}
+	return t
+}
+
+func (p *HTTPProxy) init() {
+	p.initOnce.Do(func() {
+		p.bySID = map[string]*httpSession{}
+		p.legacy = map[string]*httpSession{}
+		p.conns = map[net.Conn]*connState{}
+		p.all = map[*httpSession]bool{}
+		if p.Transport == nil {
+			p.Transport = NewUpstreamTransport(false)
+		}
+	})
+}
+
+// Serve answers on ln until ctx ends, then stops every stream in
+// progress, waits for the handlers and ends every open session with
+// reason "signal". It returns the listener's error if serving fails.
+func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
+	p.init()
+	base, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := &http.Server{
+		Handler:           p,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ConnContext:       p.connContext,
+		ConnState:         p.connStateHook,
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          nil,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
+	cancel() // ends streams in progress: their upstream requests are cancelled
+	srv.Close()
+	if err == nil {
+		<-errc
+	}
+	p.active.Wait()
+	p.endAll(store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"})
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// target maps a request URL to the upstream.
+func (p *HTTPProxy) target(in *url.URL) *url.URL {
+	u := *p.Upstream
+	if in.Path != "" && in.Path != "/" {
+		u.Path, u.RawPath = in.Path, in.RawPath
+		u.RawQuery = in.RawQuery
+	} else if in.RawQuery != "" {
+		u.RawQuery = in.RawQuery
+	}
+	return &u
+}
+
+func endpointKey(u *url.URL) string {
+	return u.EscapedPath() + "?" + u.RawQuery
+}
+
+// ServeHTTP forwards one request and records its messages.
+func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.init()
+	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		http.Error(w, "mcpspy is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	p.active.Add(1)
+	p.mu.Unlock()
+	defer p.active.Done()
+
+	target := p.target(r.URL)
+	var body []byte
+	if r.Body != nil && r.ContentLength != 0 {
+		var err error
+		body, err = io.ReadAll(r.Body)
+		if err != nil {
+			return // the client went away mid-body
+		}
+	}
+	readAt := time.Now()
+	initialize := r.Header.Get(headerSessionID) == "" && bytes.Contains(body, []byte(`"initialize"`)) &&
+		jsonrpc.Classify(body).Method == "initialize"
+	hs := p.sessionForRequest(r, endpointKey(target), initialize)
+	reqHeader := p.Redact.Header(r.Header)
+	path := p.Redact.PathQuery(target)
+	var streamID uint64
+	if hs != nil {
+		streamID = hs.streams.Add(1)
+	}
+	if len(body) > 0 && hs != nil {
+		stream := "post-body"
+		rec := body
+		if len(rec) > maxBody {
+			rec = rec[:maxBody]
+		}
+		hs.append(store.C2S, readAt, rec, &store.HTTPMeta{
+			Method: r.Method, Path: path, RequestHeader: reqHeader, Stream: stream, StreamID: streamID,
+		})
+	}
+
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), nil)
+	if err != nil {
+		p.badGateway(w, body, err)
+		return
+	}
+	out.Header = forwardHeader(r.Header)
+	if body != nil {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.ContentLength = int64(len(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	resp, err := p.Transport.RoundTrip(out)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client left; nothing to answer
+		}
+		p.badGateway(w, body, err)
+		return
+	}
+	defer resp.Body.Close()
+
+	if sid := resp.Header.Get(headerSessionID); sid != "" && r.Header.Get(headerSessionID) == "" && hs != nil {
+		p.bind(hs, sid)
+	} else if initialize {
+		p.adopt(r, hs)
+	}
+	copyHeader(w.Header(), resp.Header)
+	x := &exchange{p: p, w: w, r: r, resp: resp, target: target, hs: hs, streamID: streamID,
+		base: store.HTTPMeta{Method: r.Method, Path: path, Status: resp.StatusCode,
+			RequestHeader: reqHeader, ResponseHeader: p.Redact.Header(resp.Header)}}
+	if isEventStream(resp.Header) {
+		x.relaySSE()
+		return
+	}
+	x.relayBody()
+	if r.Method == http.MethodDelete && r.Header.Get(headerSessionID) != "" && resp.StatusCode/100 == 2 && hs != nil {
+		hs.end(store.EndInfo{Reason: store.EndClosed})
+	}
+}
+
+// exchange is one forwarded request and its response.
+type exchange struct {
+	p        *HTTPProxy
+	w        http.ResponseWriter
+	r        *http.Request
+	resp     *http.Response
+	target   *url.URL
+	hs       *httpSession
+	streamID uint64
+	base     store.HTTPMeta
+}
+
+func (x *exchange) meta(stream string) *store.HTTPMeta {
+	m := x.base
+	m.Stream = stream
+	m.StreamID = x.streamID
+	return &m
+}
+
+// relayBody forwards a plain response. A non-empty body is a message
+// (or a malformed one, which the store marks) except on 202, which by the
+// spec carries none; it is recorded before it is forwarded.
+func (x *exchange) relayBody() {
+	body, err := io.ReadAll(io.LimitReader(x.resp.Body, maxBody))
+	readAt := time.Now()
+	hs := x.hs
+	if len(body) > 0 && x.resp.StatusCode != http.StatusAccepted && x.r.Method != http.MethodHead {
+		if hs == nil && x.r.Method == http.MethodPost {
+			hs = x.p.connSession(x.r)
+		}
+		if hs != nil {
+			hs.append(store.S2C, readAt, body, x.meta("json"))
+		}
+	}
+	x.w.WriteHeader(x.resp.StatusCode)
+	if _, werr := x.w.Write(body); werr != nil || err != nil {
+		return
+	}
+	if len(body) == maxBody { // larger than we record: pass the rest on
+		_, _ = io.Copy(x.w, x.resp.Body)
+	}
+}
+
+func (p *HTTPProxy) badGateway(w http.ResponseWriter, reqBody []byte, err error) {
+	id := "null"
+	if s := jsonrpc.Classify(reqBody); s.ID != "" {
+		id = s.ID
+	}
+	msg := fmt.Sprintf("mcpspy: upstream %s is unreachable: %v", p.Info.Upstream, err)
+	p.logf("%s", msg)
+	m, _ := json.Marshal(msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadGateway)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%s}}`, id, m)
+}
+
+func isEventStream(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "text/event-stream"
+}
+
+// hopHeaders belong to one connection and are not forwarded (RFC 9110
+// 7.6.1), like the headers the Connection header names.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func forwardHeader(in http.Header) http.Header {
+	out := in.Clone()
+	dropHop(out)
+	return out
+}
+
+func copyHeader(dst, src http.Header) {
+	for k, vs := range src {
+		dst[k] = append([]string(nil), vs...)
+	}
+	dropHop(dst)
+}
+
+func dropHop(h http.Header) {
+	for _, v := range h.Values("Connection") {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, k := range hopHeaders {
+		h.Del(k)
+	}
+}

@@ -1,0 +1,219 @@
+package recorder_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// recorded is one session read back from a cassette.
+type recorded struct {
+	info store.SessionInfo
+	msgs []*store.Message
+}
+
+func readCassette(tb testing.TB, path string) []recorded {
+	tb.Helper()
+	var out []recorded
+	err := store.View(path, func(r *store.Reader) error {
+		infos, err := r.Sessions()
+		if err != nil {
+			return err
+		}
+		for _, info := range infos {
+			rs := recorded{info: info}
+			if err := r.Messages(info.ID, 1, func(m *store.Message) error { rs.msgs = append(rs.msgs, m); return nil }); err != nil {
+				return err
+			}
+			out = append(out, rs)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("read cassette: %v", err)
+	}
+	return out
+}
+
+// methods lists "dir kind method/id" of each message, for readable diffs.
+func methods(msgs []*store.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		s := jsonrpc.Classify(m.Frame)
+		what := s.Method
+		if what == "" {
+			what = "id=" + s.ID
+		}
+		out = append(out, fmt.Sprintf("%s %s %s", m.Dir, s.Kind, what))
+	}
+	return out
+}
+
+// proxyRun is an HTTPProxy serving on 127.0.0.1 for one test.
+type proxyRun struct {
+	URL      string // http://127.0.0.1:port
+	Cassette string
+	Proxy    *recorder.HTTPProxy
+	stop     func()
+}
+
+// Stop ends the proxy (as SIGINT would) and waits for it; safe to repeat.
+func (r *proxyRun) Stop() { r.stop() }
+
+func startHTTPProxy(tb testing.TB, upstream string, configure ...func(*recorder.HTTPProxy)) *proxyRun {
+	tb.Helper()
+	u, err := url.Parse(upstream)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cassette := filepath.Join(tb.TempDir(), "c.db")
+	w, err := store.NewWriter(cassette, store.WriterOptions{Observe: recorder.ObserveHandshake, NoSync: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &recorder.HTTPProxy{
+		Upstream: u, Writer: w, Redact: recorder.NewHTTPRedactor(nil),
+		Info: store.SessionInfo{Upstream: upstream, Recorder: "test"},
+	}
+	for _, c := range configure {
+		c(p)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				tb.Errorf("proxy Serve: %v", err)
+			}
+			if err := w.Close(); err != nil {
+				tb.Errorf("close cassette: %v", err)
+			}
+		})
+	}
+	tb.Cleanup(stop)
+	return &proxyRun{URL: "http://" + ln.Addr().String(), Cassette: cassette, Proxy: p, stop: stop}
+}
+
+// serveHTTP serves h on 127.0.0.1 until the test ends and returns its URL.
+func serveHTTP(tb testing.TB, h http.Handler) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	tb.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+type stepsIn struct {
+	Steps int `json:"steps"`
+}
+
+// goSDKServer is a real go-sdk MCP server with an echo tool and a tool that
+// reports progress.
+func goSDKServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "upstream-go", Version: "1.0.0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "reports progress"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in stepsIn) (*mcp.CallToolResult, any, error) {
+			tok := req.Params.GetProgressToken()
+			for i := 1; i <= in.Steps; i++ {
+				if tok != nil {
+					if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps)}); err != nil {
+						return nil, nil, err
+					}
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+		})
+	return s
+}
+
+// bodyLog remembers every POST body a server received, in order, and the
+// session ids it issued.
+type bodyLog struct {
+	mu     sync.Mutex
+	bodies [][]byte
+	sids   []string
+}
+
+func (l *bodyLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			l.mu.Lock()
+			l.bodies = append(l.bodies, b)
+			l.mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		h.ServeHTTP(&sidSpy{ResponseWriter: w, l: l}, r)
+	})
+}
+
+func (l *bodyLog) snapshot() ([][]byte, []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([][]byte(nil), l.bodies...), append([]string(nil), l.sids...)
+}
+
+type sidSpy struct {
+	http.ResponseWriter
+	l    *bodyLog
+	done bool
+}
+
+func (s *sidSpy) WriteHeader(code int) {
+	if !s.done {
+		s.done = true
+		if sid := s.Header().Get("Mcp-Session-Id"); sid != "" {
+			s.l.mu.Lock()
+			s.l.sids = append(s.l.sids, sid)
+			s.l.mu.Unlock()
+		}
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *sidSpy) Write(b []byte) (int, error) {
+	if !s.done {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *sidSpy) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func (s *sidSpy) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}

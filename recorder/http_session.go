@@ -1,0 +1,252 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// httpSession is one cassette session of the HTTP proxy: one Mcp-Session-Id,
+// one legacy SSE connection, or one client connection's sessionless
+// traffic. Its store session is made on the first frame, so requests that
+// carry no message (a 405 GET) leave no empty session behind.
+type httpSession struct {
+	p         *HTTPProxy
+	transport string
+	streams   atomic.Uint64 // StreamID source
+
+	// guarded by p.mu
+	sid       string     // Mcp-Session-Id, once known
+	conn      *connState // set while the session is its connection's sessionless one
+	legacyKey string     // the endpoint this legacy session's POSTs go to
+
+	mu      sync.Mutex
+	sess    *store.Session
+	tried   bool
+	endOnce sync.Once
+}
+
+// connState is what the proxy knows about one client connection.
+type connState struct {
+	sess *httpSession // the connection's sessionless session, guarded by p.mu
+}
+
+type connKey struct{}
+
+func (p *HTTPProxy) connContext(ctx context.Context, c net.Conn) context.Context {
+	cs := &connState{}
+	p.mu.Lock()
+	p.conns[c] = cs
+	p.mu.Unlock()
+	return context.WithValue(ctx, connKey{}, cs)
+}
+
+// connStateHook ends a connection's sessionless session when it closes:
+// 2026-07-28 traffic has no session id, so the connection is the session.
+func (p *HTTPProxy) connStateHook(c net.Conn, st http.ConnState) {
+	if st != http.StateClosed && st != http.StateHijacked {
+		return
+	}
+	p.mu.Lock()
+	cs := p.conns[c]
+	delete(p.conns, c)
+	var hs *httpSession
+	if cs != nil {
+		hs, cs.sess = cs.sess, nil
+		if hs != nil {
+			hs.conn = nil
+		}
+	}
+	p.mu.Unlock()
+	if hs != nil {
+		hs.end(store.EndInfo{Reason: store.EndEOF})
+	}
+}
+
+// newSessionLocked registers a session; p.mu is held.
+func (p *HTTPProxy) newSessionLocked(transport string) *httpSession {
+	hs := &httpSession{p: p, transport: transport}
+	p.all[hs] = true
+	return hs
+}
+
+// sessionForRequest finds the session a request belongs to. It returns nil
+// for a GET without a session id: that stream's first event decides (a
+// legacy endpoint event starts a new session).
+//
+// A sessionless initialize always starts a session of its own: clients
+// share pooled connections, so the connection it came on may have carried
+// another client's sessionless requests (go-sdk's server/discover probe)
+// that must not end up in the session the server is about to issue.
+func (p *HTTPProxy) sessionForRequest(r *http.Request, target string, initialize bool) *httpSession {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sid := r.Header.Get(headerSessionID); sid != "" {
+		hs := p.bySID[sid]
+		if hs == nil { // issued before this proxy started, or unknown: record it anyway
+			hs = p.newSessionLocked(store.TransportHTTP)
+			hs.sid = sid
+			p.bySID[sid] = hs
+		}
+		return hs
+	}
+	if hs := p.legacy[target]; hs != nil {
+		return hs
+	}
+	if r.Method == http.MethodGet {
+		return nil
+	}
+	if initialize {
+		return p.newSessionLocked(store.TransportHTTP)
+	}
+	return p.connSessionLocked(r)
+}
+
+// adopt makes an initialize that got no session id (a server without
+// sessions) its connection's sessionless session, so the requests that
+// follow on that connection join it.
+func (p *HTTPProxy) adopt(r *http.Request, hs *httpSession) {
+	cs, _ := r.Context().Value(connKey{}).(*connState)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cs != nil && cs.sess == nil && hs.sid == "" {
+		cs.sess = hs
+		hs.conn = cs
+	}
+}
+
+// connSessionLocked returns the sessionless session of the request's
+// connection; p.mu is held.
+func (p *HTTPProxy) connSessionLocked(r *http.Request) *httpSession {
+	cs, _ := r.Context().Value(connKey{}).(*connState)
+	if cs == nil { // served without Serve: one session per request
+		return p.newSessionLocked(store.TransportHTTP)
+	}
+	if cs.sess == nil {
+		cs.sess = p.newSessionLocked(store.TransportHTTP)
+		cs.sess.conn = cs
+	}
+	return cs.sess
+}
+
+func (p *HTTPProxy) connSession(r *http.Request) *httpSession {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.connSessionLocked(r)
+}
+
+// bind gives hs the Mcp-Session-Id the server just issued. The session
+// stops being its connection's sessionless session: later requests name it.
+func (p *HTTPProxy) bind(hs *httpSession, sid string) {
+	p.mu.Lock()
+	if p.bySID[sid] != nil || hs.sid != "" {
+		p.mu.Unlock()
+		return
+	}
+	hs.sid = sid
+	p.bySID[sid] = hs
+	if hs.conn != nil && hs.conn.sess == hs {
+		hs.conn.sess = nil
+	}
+	hs.conn = nil
+	p.mu.Unlock()
+	if s := hs.store(); s != nil {
+		s.Update(func(info *store.SessionInfo) { info.HTTPSessionID = sid })
+	}
+}
+
+// newLegacy starts the session of one legacy SSE connection.
+func (p *HTTPProxy) newLegacy(key string) *httpSession {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hs := p.newSessionLocked(store.TransportLegacySSE)
+	if key != "" {
+		hs.legacyKey = key
+		p.legacy[key] = hs
+	}
+	return hs
+}
+
+// store returns the cassette session, creating it on first use. A cassette
+// that cannot be written is reported once; traffic still flows.
+func (hs *httpSession) store() *store.Session {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.tried {
+		return hs.sess
+	}
+	hs.tried = true
+	p := hs.p
+	info := p.Info
+	info.Transport = hs.transport
+	p.mu.Lock()
+	info.HTTPSessionID = hs.sid
+	p.mu.Unlock()
+	s, err := p.Writer.NewSession(info)
+	if err != nil {
+		p.logf("mcpspy: cannot record a new session: %v (traffic still flows)", err)
+		return nil
+	}
+	hs.sess = s
+	return s
+}
+
+func (hs *httpSession) append(dir store.Dir, t time.Time, frame []byte, meta *store.HTTPMeta) {
+	if s := hs.store(); s != nil {
+		s.Append(dir, t, frame, meta)
+	}
+}
+
+// end records how the session ended (once) and forgets it.
+func (hs *httpSession) end(e store.EndInfo) {
+	hs.endOnce.Do(func() {
+		p := hs.p
+		p.mu.Lock()
+		delete(p.all, hs)
+		if hs.sid != "" && p.bySID[hs.sid] == hs {
+			delete(p.bySID, hs.sid)
+		}
+		if hs.legacyKey != "" && p.legacy[hs.legacyKey] == hs {
+			delete(p.legacy, hs.legacyKey)
+		}
+		p.mu.Unlock()
+		hs.mu.Lock()
+		s := hs.sess
+		hs.tried = true // a late frame after the end starts nothing
+		hs.mu.Unlock()
+		if s == nil {
+			return
+		}
+		if e.Time.IsZero() {
+			e.Time = time.Now()
+		}
+		if err := s.End(e); err != nil {
+			p.logf("mcpspy: end session %s: %v", s.ID(), err)
+		}
+	})
+}
+
+// endAll ends every session still open (mcpspy is stopping).
+func (p *HTTPProxy) endAll(e store.EndInfo) {
+	p.mu.Lock()
+	all := make([]*httpSession, 0, len(p.all))
+	for hs := range p.all {
+		all = append(all, hs)
+	}
+	p.mu.Unlock()
+	for _, hs := range all {
+		hs.end(e)
+	}
+}
+
+func (p *HTTPProxy) logf(format string, a ...any) {
+	if p.Log != nil {
+		fmt.Fprintf(p.Log, format+"\n", a...)
+	}
+}

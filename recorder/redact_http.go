@@ -1,0 +1,99 @@
+package recorder
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// HTTPRedactor hides credentials in what the HTTP and WebSocket recorders
+// store: header values and query parameters whose names look secret
+// (IsSecretName), plus any names added with --redact. The forwarded traffic
+// is never touched; only the stored copy is. The zero value redacts the
+// defaults; a nil *HTTPRedactor redacts nothing (--no-redact).
+type HTTPRedactor struct {
+	extra map[string]bool // lower-case names
+}
+
+// NewHTTPRedactor redacts the default names and the given extra ones
+// (case-insensitive).
+func NewHTTPRedactor(extra []string) *HTTPRedactor {
+	r := &HTTPRedactor{extra: map[string]bool{}}
+	for _, n := range extra {
+		r.extra[strings.ToLower(n)] = true
+	}
+	return r
+}
+
+func (r *HTTPRedactor) secret(name string) bool {
+	if r == nil {
+		return false
+	}
+	return IsSecretName(name) || r.extra[strings.ToLower(name)]
+}
+
+// Header returns a copy of h with secret values replaced.
+func (r *HTTPRedactor) Header(h http.Header) http.Header {
+	if h == nil {
+		return nil
+	}
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		if r.secret(k) {
+			red := make([]string, len(vs))
+			for i := range red {
+				red[i] = Redacted
+			}
+			out[k] = red
+			continue
+		}
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+// Query returns a raw query with secret values replaced. Order, encoding
+// and unparseable pieces are kept as they were.
+func (r *HTTPRedactor) Query(raw string) string {
+	if r == nil || raw == "" {
+		return raw
+	}
+	parts := strings.Split(raw, "&")
+	for i, p := range parts {
+		name, _, hasValue := strings.Cut(p, "=")
+		if un, err := url.QueryUnescape(name); err == nil {
+			name = un
+		}
+		if hasValue && r.secret(name) {
+			parts[i] = p[:strings.IndexByte(p, '=')+1] + Redacted
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+// PathQuery renders a request target (path and query) for the cassette.
+func (r *HTTPRedactor) PathQuery(u *url.URL) string {
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if u.RawQuery != "" {
+		p += "?" + r.Query(u.RawQuery)
+	}
+	return p
+}
+
+// URL renders a URL for the cassette with its password and secret query
+// parameters hidden.
+func (r *HTTPRedactor) URL(u *url.URL) string {
+	c := *u
+	if r != nil {
+		if c.User != nil {
+			if _, has := c.User.Password(); has {
+				c.User = url.UserPassword(c.User.Username(), Redacted)
+			}
+		}
+		c.RawQuery = r.Query(c.RawQuery)
+	}
+	return c.String()
+}

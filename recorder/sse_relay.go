@@ -1,0 +1,116 @@
+package recorder
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/sse"
+	"github.com/mcptape/mcptape/store"
+)
+
+// relaySSE forwards an event stream event by event, flushing after each,
+// and records every event that carries data. Data-less events with an id
+// (2025-11-25 priming events) are not messages; their ids go into the next
+// recorded frame's Priming. The stream is never held whole: memory is one
+// event.
+func (x *exchange) relaySSE() {
+	rc := http.NewResponseController(x.w)
+	x.w.WriteHeader(x.resp.StatusCode)
+	if rc.Flush() != nil {
+		return
+	}
+	stream := "post-sse"
+	if x.r.Method == http.MethodGet {
+		stream = "get-sse"
+	}
+	hs := x.hs
+	legacy := false
+	var priming []string
+	retry := ""
+	rd := sse.NewReader(x.resp.Body, 0)
+	first := true
+	for {
+		ev, err := rd.Next()
+		readAt := time.Now()
+		if len(ev.Raw) > 0 {
+			raw := ev.Raw
+			if first {
+				first = false
+				if hs == nil && ev.Type == "endpoint" {
+					// A legacy (2024-11-05) SSE connection: a session of its own.
+					key, rewritten := x.legacyEndpoint(ev)
+					hs = x.p.newLegacy(key)
+					legacy = true
+					stream = "legacy-sse"
+					if rewritten != nil {
+						raw = rewritten
+					}
+					defer func() { hs.end(x.streamEnd()) }()
+				}
+				if hs == nil {
+					hs = x.p.connSession(x.r)
+				}
+				if x.streamID == 0 {
+					x.streamID = hs.streams.Add(1)
+				}
+			}
+			if ev.Retry != "" {
+				retry = ev.Retry
+			}
+			if ev.HasData && len(ev.Data) > 0 {
+				m := x.meta(stream)
+				m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, retry, priming
+				priming = nil
+				hs.append(store.S2C, readAt, ev.Data, m)
+			} else if ev.HasID {
+				priming = append(priming, ev.ID)
+			}
+			if _, werr := x.w.Write(raw); werr != nil {
+				return
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		}
+		if err != nil {
+			if errors.Is(err, sse.ErrTooLong) {
+				// Too big to parse: keep the stream going byte for byte.
+				x.p.logf("mcpspy: %v on %s; forwarding the rest of the stream unrecorded", err, x.base.Path)
+				if _, werr := x.w.Write(rd.Buffered()); werr == nil {
+					_, _ = io.Copy(flushWriter{x.w, rc}, x.resp.Body)
+				}
+			}
+			_ = legacy
+			return
+		}
+	}
+}
+
+// streamEnd says why a legacy SSE connection (and so its session) ended.
+func (x *exchange) streamEnd() store.EndInfo {
+	x.p.mu.Lock()
+	closing := x.p.closing
+	x.p.mu.Unlock()
+	switch {
+	case closing:
+		return store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"}
+	case x.r.Context().Err() != nil:
+		return store.EndInfo{Reason: store.EndEOF}
+	}
+	return store.EndInfo{Reason: store.EndClosed}
+}
+
+type flushWriter struct {
+	w  io.Writer
+	rc *http.ResponseController
+}
+
+func (f flushWriter) Write(b []byte) (int, error) {
+	n, err := f.w.Write(b)
+	if err == nil {
+		err = f.rc.Flush()
+	}
+	return n, err
+}
