@@ -66,16 +66,26 @@ func ObserveHandshake(info *store.SessionInfo, m *store.Message, s *store.Summar
 		h.ClientInfo = req.Params.Meta.ClientInfo
 		return true
 	case s.Kind == jsonrpc.Response && h.ServerInfo == nil && h.Method != "":
+		// The stateless era carries serverInfo in every result's _meta.
 		var resp struct {
 			Result struct {
 				ProtocolVersion string          `json:"protocolVersion"`
 				ServerInfo      json.RawMessage `json:"serverInfo"`
+				Meta            struct {
+					ServerInfo json.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
+				} `json:"_meta"`
 			} `json:"result"`
 		}
-		if json.Unmarshal(m.Frame, &resp) != nil || resp.Result.ServerInfo == nil {
+		if json.Unmarshal(m.Frame, &resp) != nil {
 			return false
 		}
 		h.ServerInfo = resp.Result.ServerInfo
+		if h.ServerInfo == nil {
+			h.ServerInfo = resp.Result.Meta.ServerInfo
+		}
+		if h.ServerInfo == nil {
+			return false
+		}
 		if resp.Result.ProtocolVersion != "" {
 			h.ProtocolVersion = resp.Result.ProtocolVersion
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
@@ -23,6 +24,7 @@ type recordOptions struct {
 	redact   multiFlag
 	noRedact bool
 	insecure bool
+	grace    time.Duration
 	command  []string
 }
 
@@ -39,6 +41,7 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	fs.Var(&o.redact, "redact", "also redact this header or query parameter (repeatable)")
 	fs.BoolVar(&o.noRedact, "no-redact", false, "store credentials as they are (they are redacted by default)")
 	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the upstream's TLS certificate")
+	fs.DurationVar(&o.grace, "grace", 5*time.Second, "stdio: how long each shutdown step (close stdin, SIGTERM) waits for the server to exit")
 
 	// Everything after "--" is the server's command line, flags included.
 	cmdAt := slices.Index(args, "--")
@@ -102,7 +105,7 @@ func recordStdio(ctx context.Context, s streams, o *recordOptions, w *store.Writ
 		w.Close()
 		return fmt.Errorf("cassette: %w", err)
 	}
-	p := &recorder.StdioProxy{Command: o.command, Stdin: s.in, Stdout: s.out, Stderr: s.err, Tap: sess}
+	p := &recorder.StdioProxy{Command: o.command, Stdin: s.in, Stdout: s.out, Stderr: s.err, Tap: sess, Grace: o.grace}
 	res, runErr := p.Run(ctx)
 	if runErr != nil {
 		res.End = store.EndInfo{Reason: store.EndError, Error: runErr.Error()}

@@ -77,6 +77,13 @@ var (
 // tests run with it) and returns its path.
 func Binary(tb testing.TB, name string) string {
 	tb.Helper()
+	return BinaryPkg(tb, name, "./cmd/"+name)
+}
+
+// BinaryPkg builds the main package pkg (relative to the module root) as
+// name, once per test process.
+func BinaryPkg(tb testing.TB, name, pkg string) string {
+	tb.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	if p, ok := built[name]; ok {
@@ -94,7 +101,7 @@ func Binary(tb testing.TB, name string) string {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	args = append(args, "./cmd/"+name)
+	args = append(args, pkg)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = ModuleRoot()
 	if b, err := cmd.CombinedOutput(); err != nil {
