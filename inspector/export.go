@@ -12,7 +12,8 @@ import (
 
 // Export writes the messages with the given stable indexes as JSONL, in
 // the store's export format: per session a header line, then its messages
-// in seq order. Sessions come in the model's order.
+// in seq order, renumbered from 1 so the file imports and replays like any
+// export; each message's note names its original seq.
 func (m *Model) Export(w io.Writer, src Source, idxs []int) error {
 	bySess := make([][]uint64, len(m.Sessions))
 	for _, idx := range idxs {
@@ -34,7 +35,17 @@ func (m *Model) Export(w io.Writer, src Source, idxs []int) error {
 				k++
 			}
 			if k < len(seqs) && seqs[k] == msg.Seq {
-				ts.Messages = append(ts.Messages, msg)
+				// A selection has gaps, but a cassette's seqs run from 1
+				// without gaps: renumber, and say where it came from.
+				c := *msg
+				c.Seq = uint64(len(ts.Messages) + 1)
+				from := fmt.Sprintf("exported from %s %s #%d", filepath.Base(m.Path), msg.Session, msg.Seq)
+				if c.Note == "" {
+					c.Note = from
+				} else {
+					c.Note += "; " + from
+				}
+				ts.Messages = append(ts.Messages, &c)
 			}
 			return nil
 		})

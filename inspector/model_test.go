@@ -1,0 +1,240 @@
+package inspector
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcptape/mcptape/store"
+)
+
+func visibleSeqs(m *Model) []string {
+	var out []string
+	for i := 0; i < m.Visible(); i++ {
+		r, _ := m.Row(i)
+		out = append(out, fmt.Sprintf("%s:%d", r.Session, r.Seq))
+	}
+	return out
+}
+
+func TestModel_Pairing(t *testing.T) {
+	m, _ := openModel(t, writeCassette(t, sampleSession))
+	tests := []struct {
+		name    string
+		seq     uint64
+		pair    uint64 // 0: none
+		latency time.Duration
+		method  string
+	}{
+		{"initialize request", 1, 2, 2 * time.Millisecond, "initialize"},
+		{"initialize response takes the method", 2, 1, 2 * time.Millisecond, "initialize"},
+		{"notification has no pair", 3, 0, 0, "notifications/initialized"},
+		{"number id 2 pairs with number id 2 from the server", 4, 9, 5 * time.Millisecond, "tools/call"},
+		{"string id \"2\" is a different request", 5, 10, 300 * time.Millisecond, "tools/call"},
+		{"server→client id 2 has its own id space", 7, 8, time.Millisecond, "roots/list"},
+		{"client's reply to roots/list", 8, 7, time.Millisecond, "roots/list"},
+		{"error response pairs", 12, 11, time.Millisecond, "resources/read"},
+		{"malformed has no pair", 13, 0, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, ok := m.ByIndex(int(tt.seq - 1))
+			if !ok {
+				t.Fatalf("no row %d", tt.seq)
+			}
+			var pair uint64
+			if p, ok := m.ByIndex(r.Pair); ok {
+				pair = p.Seq
+			}
+			if pair != tt.pair || r.Latency != tt.latency || r.Method != tt.method {
+				t.Errorf("seq %d: pair %d latency %v method %q; want %d %v %q", tt.seq, pair, r.Latency, r.Method, tt.pair, tt.latency, tt.method)
+			}
+		})
+	}
+}
+
+func TestModel_Filter(t *testing.T) {
+	m, src := openModel(t, writeCassette(t, sampleSession, sampleSession[:3]))
+	tests := []struct {
+		name, filter string
+		want         []string
+	}{
+		{"empty shows all in time order", "", nil},
+		{"method with its responses", "method:initialize", []string{"s1:1", "s1:2", "s2:1", "s2:2"}},
+		{"method glob", "method:notifications/* session:s1", []string{"s1:3", "s1:6"}},
+		{"tool includes the response", "tool:echo", []string{"s1:4", "s1:9"}},
+		{"alternatives", "tool:echo|slow-op kind:response", []string{"s1:9", "s1:10"}},
+		{"dir and kind", "dir:c2s kind:response", []string{"s1:8"}},
+		{"number id", "id:2 session:s1", []string{"s1:4", "s1:7", "s1:8", "s1:9"}},
+		{"string id", `id:"2"`, []string{"s1:5", "s1:10"}},
+		{"bare word id means a string id", `id:abc`, nil},
+		{"error covers JSON-RPC errors and isError", "error", []string{"s1:10", "s1:12"}},
+		{"not", "session:s1 !kind:request !kind:response !kind:notification", []string{"s1:12", "s1:13"}},
+		{"slow", "slow:>100ms", []string{"s1:5", "s1:10"}},
+		{"slow at most", "slow:<=1ms kind:request", []string{"s1:7", "s1:11"}},
+		{"text with a capital matches case", "Echo", []string{"s1:9"}},
+		{"lower case text ignores case", "hello session:s1", []string{"s1:4", "s1:9"}},
+		{"text with a colon is quoted", `"Echo:"`, []string{"s1:9"}},
+		{"quoted text with a space", `"not json"`, []string{"s1:13"}},
+		{"regexp", `/"progress":\d/`, []string{"s1:6"}},
+		{"session by id", "session:s2", []string{"s2:1", "s2:2", "s2:3"}},
+	}
+	all := visibleSeqs(m)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := ParseFilter(tt.filter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.SetFilter(f, src); err != nil {
+				t.Fatal(err)
+			}
+			want := tt.want
+			if tt.filter == "" {
+				want = all
+			}
+			if diff := cmp.Diff(want, visibleSeqs(m)); diff != "" {
+				t.Errorf("filter %q (-want +got):\n%s", tt.filter, diff)
+			}
+		})
+	}
+	if len(all) != 16 || all[0] != "s1:1" || all[13] != "s2:1" {
+		t.Errorf("time order across sessions: %v", all)
+	}
+}
+
+func TestParseFilter_Errors(t *testing.T) {
+	tests := []struct{ name, filter, want string }{
+		{"unknown key", "foo:bar", `unknown key "foo"`},
+		{"bad kind", "kind:reply", `unknown kind "reply"`},
+		{"bad dir", "dir:up", `dir must be c2s or s2c`},
+		{"bad duration", "slow:>fast", `slow needs a duration`},
+		{"bad regexp", "/(/", `bad regexp`},
+		{"unclosed quote", `"abc`, `unclosed quote`},
+		{"lonely not", "!", `nothing after !`},
+		{"empty value", "method:", `needs a value`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseFilter(tt.filter)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ParseFilter(%q) = %v, want an error with %q", tt.filter, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestModel_ApplyKeepsPositions(t *testing.T) {
+	m, src := openModel(t, writeCassette(t, sampleSession[:4]))
+	f, _ := ParseFilter("kind:request")
+	if err := m.SetFilter(f, src); err != nil {
+		t.Fatal(err)
+	}
+	before := visibleSeqs(m)
+	b := &Batch{Msgs: []BatchMsg{
+		{Session: "s1", Sum: store.Summary{Seq: 5, Dir: store.S2C, Time: t0.Add(time.Second), Kind: 2, ID: "2"}},
+		{Session: "s1", Sum: store.Summary{Seq: 6, Dir: store.C2S, Time: t0.Add(2 * time.Second), Kind: 1, ID: "3", Method: "ping"}},
+		{Session: "s1", Sum: store.Summary{Seq: 6, Dir: store.C2S, Time: t0.Add(2 * time.Second), Kind: 1, ID: "3", Method: "ping"}},
+	}}
+	if err := m.Apply(b, src); err != nil {
+		t.Fatal(err)
+	}
+	got := visibleSeqs(m)
+	if diff := cmp.Diff(append(before, "s1:6"), got); diff != "" {
+		t.Errorf("after Apply (-want +got):\n%s", diff)
+	}
+	if r, _ := m.ByIndex(3); r.Latency != time.Second-10*time.Millisecond {
+		t.Errorf("tools/call latency after its response arrived: %v", r.Latency)
+	}
+	if m.Len() != 6 {
+		t.Errorf("duplicate seq applied: %d rows", m.Len())
+	}
+}
+
+func TestModel_ToolStats(t *testing.T) {
+	m, _ := openModel(t, writeCassette(t, sampleSession))
+	want := []ToolStat{
+		{Tool: "echo", Calls: 1, P50: 5 * time.Millisecond, P95: 5 * time.Millisecond},
+		{Tool: "slow-op", Calls: 1, Errors: 1, P50: 300 * time.Millisecond, P95: 300 * time.Millisecond},
+	}
+	if diff := cmp.Diff(want, m.ToolStats()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i))
+	}
+	tests := []struct {
+		name string
+		in   []time.Duration
+		p    int
+		want time.Duration
+	}{
+		{"empty", nil, 50, 0},
+		{"one", d[:1], 95, 1},
+		{"p50 of 100", d, 50, 50},
+		{"p95 of 100", d, 95, 95},
+		{"p95 of 10", d[:10], 95, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentile(tt.in, tt.p); got != tt.want {
+				t.Errorf("got %v want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestModel_ExportRoundTrip(t *testing.T) {
+	m, src := openModel(t, writeCassette(t, sampleSession, sampleSession[:3]))
+	f, _ := ParseFilter("tool:echo")
+	if err := m.SetFilter(f, src); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := m.Export(&buf, src, m.VisibleIndexes()); err != nil {
+		t.Fatal(err)
+	}
+	tape, err := store.ReadJSONL(&buf, "export")
+	if err != nil {
+		t.Fatalf("export does not read back: %v\n%s", err, buf.String())
+	}
+	if len(tape.Sessions) != 1 || len(tape.Sessions[0].Messages) != 2 {
+		t.Fatalf("exported %+v", tape)
+	}
+	msg := tape.Sessions[0].Messages[1]
+	if got := string(msg.Frame); got != sampleSession[8].json {
+		t.Errorf("frame changed: %s", got)
+	}
+	if msg.Seq != 2 || msg.Note != "exported from test.db s1 #9" {
+		t.Errorf("seq %d note %q", msg.Seq, msg.Note)
+	}
+}
+
+func TestIndexFold(t *testing.T) {
+	tests := []struct {
+		s, sub string
+		want   int
+	}{
+		{"Hello World", "world", 6},
+		{"hello", "hello", 0},
+		{"xxHELLO", "hello", 2},
+		{"abc", "abcd", -1},
+		{"aaaab", "aab", 2},
+		{"123-x", "-x", 3},
+		{"", "a", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.s+"/"+tt.sub, func(t *testing.T) {
+			if got := indexFold([]byte(tt.s), []byte(tt.sub)); got != tt.want {
+				t.Errorf("got %d want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,273 @@
+package inspector
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+)
+
+// Options configure Run.
+type Options struct {
+	// Follow polls the cassette for messages other processes record.
+	Follow bool
+	// PollInterval is how often follow mode looks; default 250 ms, so new
+	// messages show within a second.
+	PollInterval time.Duration
+	// Screen replaces the terminal (tests use a simulation screen).
+	Screen tcell.Screen
+	// ExportPath is the default file name offered by export.
+	ExportPath string
+}
+
+// Run opens the cassette at path and shows it until the user quits or ctx
+// ends. Opening errors (a foreign, newer or damaged file) come back before
+// the terminal is touched.
+func Run(ctx context.Context, path string, opts Options) error {
+	m, src, err := Open(path)
+	if err != nil {
+		return err
+	}
+	return New(m, src, opts).Run(ctx)
+}
+
+// App is the inspector's window: panes over one model. Everything in it
+// runs on tview's event goroutine; other goroutines reach it only through
+// post.
+type App struct {
+	app    *tview.Application
+	screen tcell.Screen
+	model  *Model
+	src    Source
+	opts   Options
+
+	pages    *tview.Pages
+	main     *tview.Flex
+	sessions *tview.Table
+	table    *tview.Table
+	detail   *tview.TextView
+	status   *tview.TextView
+	bottom   *tview.Pages
+	input    *tview.InputField
+	tools    *tview.Table
+
+	unfold    bool
+	zoomed    bool
+	marked    map[int]bool
+	search    *Filter
+	searchHit []bool
+	note      string // last message in the status line
+	noteErr   bool
+	shownIdx  int // stable index shown in the detail pane, -1 none
+	promptFn  func(text string)
+}
+
+// New builds the window over a loaded model.
+func New(m *Model, src Source, opts Options) *App {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 250 * time.Millisecond
+	}
+	if opts.ExportPath == "" {
+		opts.ExportPath = "mcpspy-export.jsonl"
+	}
+	a := &App{app: tview.NewApplication(), model: m, src: src, opts: opts, marked: map[int]bool{}, shownIdx: -1}
+	a.build()
+	return a
+}
+
+func (a *App) build() {
+	a.sessions = tview.NewTable().SetSelectable(true, false).SetFixed(1, 0)
+	a.sessions.SetSelectionChangedFunc(func(row, _ int) { a.scopeTo(row - 2) })
+
+	a.table = tview.NewTable().SetSelectable(true, false).SetFixed(1, 0)
+	a.table.SetContent(&messageContent{a: a})
+	a.table.SetSelectionChangedFunc(func(int, int) { a.showDetail() })
+	a.table.SetSelectedFunc(func(int, int) { a.toggleZoom() })
+
+	a.detail = tview.NewTextView().SetDynamicColors(true).SetWrap(true).SetScrollable(true)
+
+	a.status = tview.NewTextView().SetDynamicColors(true).SetWrap(false)
+	a.input = tview.NewInputField().SetFieldBackgroundColor(tcell.ColorDefault)
+	a.input.SetDoneFunc(a.promptDone)
+	a.bottom = tview.NewPages().
+		AddPage("status", a.status, true, true).
+		AddPage("input", a.input, true, false)
+
+	a.tools = tview.NewTable().SetSelectable(true, false).SetFixed(1, 0)
+
+	a.main = tview.NewFlex().SetDirection(tview.FlexRow)
+	a.layout()
+	a.pages = tview.NewPages().
+		AddPage("main", a.main, true, true).
+		AddPage("tools", framed(a.tools, " tools (t or Esc closes) "), true, false).
+		AddPage("help", centered(helpView(), 64, 22), true, false)
+
+	a.app.SetRoot(a.pages, true).SetFocus(a.table).EnableMouse(true)
+	a.app.SetInputCapture(a.keys)
+	a.refreshSessions()
+	a.refreshStatus()
+	if a.model.Visible() > 0 {
+		a.table.Select(1, 0)
+	}
+}
+
+// layout arranges the main page: sessions, messages, detail, status line.
+// Enter zooms the detail pane over the messages.
+func (a *App) layout() {
+	a.main.Clear()
+	h := min(len(a.model.Sessions)+2, 6)
+	if !a.zoomed {
+		a.main.AddItem(a.sessions, h, 0, false)
+		a.main.AddItem(a.table, 0, 1, true)
+	}
+	a.main.AddItem(a.detail, 0, 1, false)
+	a.main.AddItem(a.bottom, 1, 0, false)
+}
+
+func framed(p tview.Primitive, title string) tview.Primitive {
+	f := tview.NewFrame(p).SetBorders(0, 0, 0, 0, 1, 1)
+	f.SetBorder(true).SetTitle(title)
+	return f
+}
+
+func centered(p tview.Primitive, w, h int) tview.Primitive {
+	return tview.NewFlex().
+		AddItem(nil, 0, 1, false).
+		AddItem(tview.NewFlex().SetDirection(tview.FlexRow).
+			AddItem(nil, 0, 1, false).
+			AddItem(p, h, 1, true).
+			AddItem(nil, 0, 1, false), w, 1, true).
+		AddItem(nil, 0, 1, false)
+}
+
+// Run shows the window until quit or ctx ends. In follow mode a poller
+// goroutine reads new messages and hands them over through post.
+func (a *App) Run(ctx context.Context) error {
+	a.screen = a.opts.Screen
+	if a.screen == nil {
+		s, err := tcell.NewScreen()
+		if err != nil {
+			return fmt.Errorf("inspect: terminal: %w", err)
+		}
+		a.screen = s
+	}
+	a.app.SetScreen(a.screen)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-ctx.Done()
+		a.app.Stop()
+	}()
+	if a.opts.Follow && a.src.Live() {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.follow(ctx) }()
+	}
+	return a.app.Run()
+}
+
+// post is the one way other goroutines change the window.
+func (a *App) post(fn func()) { a.app.QueueUpdateDraw(fn) }
+
+// follow polls the source and posts what it finds. It keeps its own copy
+// of how far it has read, so it never touches the model.
+func (a *App) follow(ctx context.Context) {
+	after := a.model.After()
+	t := time.NewTicker(a.opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for {
+			b, err := a.src.Poll(after)
+			if err != nil {
+				a.post(func() { a.setNote(fmt.Sprintf("follow: %v", err), true) })
+				break
+			}
+			for _, bm := range b.Msgs {
+				after[bm.Session] = max(after[bm.Session], bm.Sum.Seq)
+			}
+			a.post(func() { a.applyBatch(b) })
+			if !b.More || ctx.Err() != nil {
+				break
+			}
+		}
+	}
+}
+
+// applyBatch adds new messages without moving the selection or scroll.
+func (a *App) applyBatch(b *Batch) {
+	row, col := a.table.GetSelection()
+	off, coff := a.table.GetOffset()
+	nSess := len(a.model.Sessions)
+	if err := a.model.Apply(b, a.src); err != nil {
+		a.setNote(err.Error(), true)
+	}
+	if len(a.model.Sessions) != nSess {
+		a.layout()
+	}
+	a.refreshSessions()
+	if a.model.Visible() > 0 && row < 1 {
+		a.table.Select(1, 0)
+	} else {
+		a.table.SetOffset(off, coff)
+		a.table.Select(row, col)
+	}
+	a.table.SetOffset(off, coff)
+	a.refreshStatus()
+}
+
+func (a *App) setNote(s string, isErr bool) {
+	a.note, a.noteErr = s, isErr
+	a.refreshStatus()
+}
+
+func (a *App) refreshStatus() {
+	m := a.model
+	s := fmt.Sprintf("[::b]%s[::-] %s/%s", tview.Escape(baseName(m.Path)), count(m.Visible()), count(m.Len()))
+	if f := m.Filter(); f != nil {
+		s += " [yellow]filter:[-] " + tview.Escape(f.Text)
+	}
+	if len(a.marked) > 0 {
+		s += fmt.Sprintf(" [aqua]%d marked[-]", len(a.marked))
+	}
+	if a.opts.Follow && a.src.Live() {
+		s += " [green]● follow[-]"
+	}
+	if a.note != "" {
+		c := "aqua"
+		if a.noteErr {
+			c = "red"
+		}
+		s += " [" + c + "]" + tview.Escape(a.note) + "[-]"
+	} else {
+		s += " [gray]? help[-]"
+	}
+	a.status.SetText(s)
+}
+
+func baseName(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return p[i+1:]
+		}
+	}
+	return p
+}
+
+// count prints 1234567 as 1,234,567.
+func count(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,312 @@
+package inspector
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+)
+
+// helpText lists the keys; docs/INSPECTOR.md says the same at length.
+const helpText = `[::b]keys[::-]
+ j k ↑ ↓ PgUp PgDn g G   move in the focused pane
+ Tab / Shift-Tab          sessions → messages → detail
+ Enter                    zoom the detail pane (Esc back)
+ p                        jump to the paired request/response
+ f                        filter (empty clears)
+ / n N                    search, next, previous match
+ z                        unfold long strings and base64
+ Space                    mark a message for export
+ e                        export marked (else filtered) to JSONL
+ c                        copy the message JSON (OSC 52)
+ t                        tools summary
+ ?                        this help      q  quit
+
+[::b]filter[::-]  terms joined by spaces must all hold; !term negates
+ method:tools/call  tool:echo  dir:c2s|s2c  kind:error
+ id:1  id:"1"  session:s2  error  slow:>100ms
+ /regexp/  text  "two words"  (lower case: any case)`
+
+func helpView() tview.Primitive {
+	t := tview.NewTextView().SetDynamicColors(true).SetText(helpText)
+	t.SetBorder(true).SetTitle(" help (? or Esc closes) ")
+	return t
+}
+
+// keys handles the inspector's keys before the focused pane does. While a
+// prompt is open, keys go to it.
+func (a *App) keys(ev *tcell.EventKey) *tcell.EventKey {
+	if a.input.HasFocus() {
+		return ev
+	}
+	front, _ := a.pages.GetFrontPage()
+	if front == "help" {
+		if ev.Key() == tcell.KeyEscape || ev.Rune() == '?' || ev.Rune() == 'q' {
+			a.pages.HidePage("help")
+			return nil
+		}
+		return nil
+	}
+	if front == "tools" {
+		if ev.Key() == tcell.KeyEscape || ev.Rune() == 't' || ev.Rune() == 'q' {
+			a.pages.HidePage("tools")
+			a.app.SetFocus(a.table)
+			return nil
+		}
+		return ev
+	}
+	switch ev.Key() {
+	case tcell.KeyTab:
+		a.cycleFocus(1)
+		return nil
+	case tcell.KeyBacktab:
+		a.cycleFocus(-1)
+		return nil
+	case tcell.KeyEscape:
+		if a.zoomed {
+			a.toggleZoom()
+		}
+		a.setNote("", false)
+		return nil
+	case tcell.KeyCtrlC:
+		a.app.Stop()
+		return nil
+	case tcell.KeyEnter:
+		if a.detail.HasFocus() {
+			a.toggleZoom()
+			return nil
+		}
+		return ev
+	case tcell.KeyRune:
+	default:
+		return ev
+	}
+	switch ev.Rune() {
+	case 'q':
+		a.app.Stop()
+	case '?':
+		a.pages.ShowPage("help")
+	case 't':
+		a.showTools()
+	case 'f':
+		a.prompt("filter: ", filterText(a.model.Filter()), a.applyFilter)
+	case '/':
+		a.prompt("/", filterText(a.search), a.applySearch)
+	case 'n':
+		a.nextMatch(1)
+	case 'N':
+		a.nextMatch(-1)
+	case 'p':
+		a.jumpToPair()
+	case 'z':
+		a.unfold = !a.unfold
+		a.shownIdx = -1
+		a.showDetail()
+	case ' ':
+		if r, ok := a.selected(); ok {
+			if a.marked[r.Index] {
+				delete(a.marked, r.Index)
+			} else {
+				a.marked[r.Index] = true
+			}
+			a.table.SetContent(&messageContent{a: a})
+			a.refreshStatus()
+		}
+	case 'e':
+		a.prompt("export to: ", a.opts.ExportPath, a.export)
+	case 'c':
+		a.copyMessage()
+	default:
+		return ev
+	}
+	return nil
+}
+
+func filterText(f *Filter) string {
+	if f == nil {
+		return ""
+	}
+	return f.Text
+}
+
+func (a *App) cycleFocus(dir int) {
+	panes := []tview.Primitive{a.sessions, a.table, a.detail}
+	if a.zoomed {
+		panes = []tview.Primitive{a.detail}
+	}
+	cur := 0
+	for i, p := range panes {
+		if p.HasFocus() {
+			cur = i
+		}
+	}
+	a.app.SetFocus(panes[(cur+dir+len(panes))%len(panes)])
+}
+
+func (a *App) toggleZoom() {
+	a.zoomed = !a.zoomed
+	a.layout()
+	if a.zoomed {
+		a.app.SetFocus(a.detail)
+	} else {
+		a.app.SetFocus(a.table)
+	}
+}
+
+// prompt opens the input line; done gets the text on Enter.
+func (a *App) prompt(label, text string, done func(string)) {
+	a.input.SetLabel(label).SetText(text)
+	a.promptFn = done
+	a.bottom.SwitchToPage("input")
+	a.app.SetFocus(a.input)
+}
+
+func (a *App) promptDone(key tcell.Key) {
+	fn := a.promptFn
+	a.promptFn = nil
+	a.bottom.SwitchToPage("status")
+	a.app.SetFocus(a.table)
+	if key == tcell.KeyEnter && fn != nil {
+		fn(a.input.GetText())
+	}
+}
+
+func (a *App) applyFilter(text string) {
+	f, err := ParseFilter(text)
+	if err != nil {
+		a.setNote(err.Error(), true)
+		return
+	}
+	if err := a.model.SetFilter(f, a.src); err != nil {
+		a.setNote(err.Error(), true)
+		return
+	}
+	a.note = ""
+	a.afterRefilter()
+}
+
+func (a *App) applySearch(text string) {
+	f, err := ParseFilter(text)
+	if err != nil {
+		a.setNote(err.Error(), true)
+		return
+	}
+	if f.Empty() {
+		a.search, a.searchHit = nil, nil
+		a.setNote("", false)
+		return
+	}
+	hits, err := a.model.Matches(f, a.src)
+	if err != nil {
+		a.setNote(err.Error(), true)
+		return
+	}
+	a.search, a.searchHit = f, hits
+	a.nextMatch(1)
+}
+
+func (a *App) nextMatch(dir int) {
+	if a.searchHit == nil {
+		if a.search == nil {
+			a.setNote("no search: press / first", true)
+			return
+		}
+		hits, err := a.model.Matches(a.search, a.src)
+		if err != nil {
+			a.setNote(err.Error(), true)
+			return
+		}
+		a.searchHit = hits
+	}
+	row, _ := a.table.GetSelection()
+	i := a.model.NextMatch(a.searchHit, row-1, dir)
+	if i < 0 {
+		a.setNote("no match for "+a.search.Text, true)
+		return
+	}
+	a.table.Select(i+1, 0)
+	a.setNote(fmt.Sprintf("match at row %s", count(i+1)), false)
+}
+
+func (a *App) jumpToPair() {
+	r, ok := a.selected()
+	if !ok || r.Pair < 0 {
+		a.setNote("this message has no pair", true)
+		return
+	}
+	i := a.model.VisibleIndex(r.Pair)
+	if i < 0 {
+		a.setNote("its pair is hidden by the filter", true)
+		return
+	}
+	a.table.Select(i+1, 0)
+}
+
+func (a *App) export(path string) {
+	path = strings.TrimSpace(path)
+	if path == "" {
+		return
+	}
+	idxs := make([]int, 0, len(a.marked))
+	what := "marked"
+	for i := range a.marked {
+		idxs = append(idxs, i)
+	}
+	if len(idxs) == 0 {
+		idxs, what = a.model.VisibleIndexes(), "shown"
+	}
+	sort.Ints(idxs)
+	if err := a.model.ExportFile(path, a.src, idxs); err != nil {
+		a.setNote(err.Error(), true)
+		return
+	}
+	a.opts.ExportPath = path
+	a.setNote(fmt.Sprintf("exported %s %s messages to %s", count(len(idxs)), what, path), false)
+}
+
+// copyMessage puts the selected frame on the clipboard; tcell sends it as
+// an OSC 52 sequence, which terminals honour over ssh too.
+func (a *App) copyMessage() {
+	r, ok := a.selected()
+	if !ok {
+		return
+	}
+	msg, err := a.src.Message(r.Ref)
+	if err != nil {
+		a.setNote(err.Error(), true)
+		return
+	}
+	a.screen.SetClipboard(msg.Frame)
+	a.setNote(fmt.Sprintf("copied %s #%d (%s) to the clipboard", r.Session, r.Seq, sizeText(len(msg.Frame))), false)
+}
+
+func (a *App) showTools() {
+	t := a.tools
+	t.Clear()
+	for i, h := range []string{"tool", "calls", "errors", "pending", "p50", "p95"} {
+		c := tview.NewTableCell(h).SetSelectable(false).SetAttributes(tcell.AttrBold).SetTextColor(tcell.ColorYellow)
+		if i > 0 {
+			c.SetAlign(tview.AlignRight)
+		}
+		t.SetCell(0, i, c)
+	}
+	for i, s := range a.model.ToolStats() {
+		name := s.Tool
+		if name == "" {
+			name = "(no name)"
+		}
+		t.SetCell(i+1, 0, tview.NewTableCell(tview.Escape(name)).SetExpansion(1))
+		t.SetCell(i+1, 1, tview.NewTableCell(count(s.Calls)).SetAlign(tview.AlignRight))
+		t.SetCell(i+1, 2, errCell(s.Errors))
+		t.SetCell(i+1, 3, tview.NewTableCell(count(s.Pending)).SetAlign(tview.AlignRight))
+		t.SetCell(i+1, 4, tview.NewTableCell(durText(s.P50)).SetAlign(tview.AlignRight))
+		t.SetCell(i+1, 5, tview.NewTableCell(durText(s.P95)).SetAlign(tview.AlignRight))
+	}
+	if t.GetRowCount() == 1 {
+		t.SetCell(1, 0, tview.NewTableCell("no tools/call in view").SetSelectable(false))
+	}
+	a.pages.ShowPage("tools")
+	a.app.SetFocus(t)
+}

@@ -1,0 +1,321 @@
+package inspector
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+	"github.com/rivo/tview"
+)
+
+// messageContent is the message table's data: it builds cells for the
+// rows on screen only, so a million messages cost what is visible.
+type messageContent struct {
+	tview.TableContentReadOnly
+	a      *App
+	cached int // table row of cells
+	cells  []*tview.TableCell
+}
+
+// Columns and their fixed widths; the method column takes what is left.
+// Fixed widths keep columns from jumping while scrolling.
+var columns = []struct {
+	title string
+	width int
+	right bool
+}{
+	{"", 1, false}, // mark
+	{"seq", 7, true},
+	{"time", 12, false},
+	{"Δ", 7, true},
+	{"", 1, false}, // direction
+	{"kind", 5, false},
+	{"method / tool", 0, false},
+	{"id", 6, true},
+	{"latency", 7, true},
+	{"size", 6, true},
+}
+
+func (c *messageContent) GetRowCount() int    { return c.a.model.Visible() + 1 }
+func (c *messageContent) GetColumnCount() int { return len(columns) }
+
+func (c *messageContent) GetCell(row, col int) *tview.TableCell {
+	if col < 0 || col >= len(columns) {
+		return nil
+	}
+	if row == 0 {
+		cell := tview.NewTableCell(pad(columns[col].title, columns[col].width, columns[col].right)).
+			SetSelectable(false).SetAttributes(tcell.AttrBold).SetTextColor(tcell.ColorYellow)
+		if columns[col].width == 0 {
+			cell.SetExpansion(1)
+		}
+		return cell
+	}
+	if c.cells == nil || c.cached != row {
+		r, ok := c.a.model.Row(row - 1)
+		if !ok {
+			return nil
+		}
+		c.cells = c.a.rowCells(r, c.cells[:0])
+		c.cached = row
+	}
+	return c.cells[col]
+}
+
+// invalidate drops the cached row after the model changed.
+func (c *messageContent) invalidate() { c.cells, c.cached = nil, 0 }
+
+// rowCells turns a model row into cells (pure but for the marks).
+func (a *App) rowCells(r Row, out []*tview.TableCell) []*tview.TableCell {
+	color := kindColor(r)
+	mark := " "
+	if a.marked[r.Index] {
+		mark = "●"
+	}
+	seq := fmt.Sprint(r.Seq)
+	if len(a.model.Sessions) > 1 && a.model.Scope() < 0 {
+		seq = r.Session + ":" + seq
+	}
+	name := r.Method
+	if r.Tool != "" {
+		name += " " + r.Tool
+	}
+	if r.IsError && r.ErrCode != 0 {
+		name += fmt.Sprintf(" [%d]", r.ErrCode)
+	}
+	lat := ""
+	if r.Pair >= 0 {
+		lat = durText(r.Latency)
+	}
+	delta := ""
+	if r.Delta > 0 {
+		delta = "+" + durText(r.Delta)
+	}
+	texts := []string{mark, seq, r.Time.Local().Format("15:04:05.000"), delta, dirArrow(r.Dir), kindShort(r.Kind), name, r.ID, lat, sizeShort(r.Size)}
+	for i, t := range texts {
+		cell := tview.NewTableCell(pad(t, columns[i].width, columns[i].right)).SetTextColor(color)
+		if columns[i].width == 0 {
+			cell.SetExpansion(1)
+		} else {
+			cell.SetMaxWidth(columns[i].width)
+		}
+		out = append(out, cell)
+	}
+	return out
+}
+
+func pad(s string, w int, right bool) string {
+	s = tview.Escape(s)
+	n := tview.TaggedStringWidth(s)
+	if w == 0 || n >= w {
+		return s
+	}
+	if right {
+		return strings.Repeat(" ", w-n) + s
+	}
+	return s + strings.Repeat(" ", w-n)
+}
+
+func kindShort(k jsonrpc.Kind) string {
+	switch k {
+	case jsonrpc.Request:
+		return "req"
+	case jsonrpc.Response:
+		return "resp"
+	case jsonrpc.Notification:
+		return "notif"
+	case jsonrpc.Error:
+		return "error"
+	case jsonrpc.Batch:
+		return "batch"
+	}
+	return "bad"
+}
+
+func kindColor(r Row) tcell.Color {
+	switch {
+	case r.Kind == jsonrpc.Malformed:
+		return tcell.ColorFuchsia
+	case r.IsError || r.Kind == jsonrpc.Error:
+		return tcell.ColorRed
+	case r.Kind == jsonrpc.Response:
+		return tcell.ColorGreen
+	case r.Kind == jsonrpc.Notification:
+		return tcell.ColorAqua
+	}
+	return tcell.ColorWhite
+}
+
+func sizeShort(n int) string {
+	switch {
+	case n >= 10<<20:
+		return fmt.Sprintf("%dM", n>>20)
+	case n >= 10<<10:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprint(n)
+}
+
+// refreshSessions rebuilds the sessions pane: a header, "all", then one
+// row per session.
+func (a *App) refreshSessions() {
+	t := a.sessions
+	sel, _ := t.GetSelection()
+	t.Clear()
+	for i, h := range []string{"session", "transport", "server", "start", "msgs", "errors", "state"} {
+		t.SetCell(0, i, tview.NewTableCell(h).SetSelectable(false).SetAttributes(tcell.AttrBold).SetTextColor(tcell.ColorYellow))
+	}
+	total, errs := 0, 0
+	for _, s := range a.model.Sessions {
+		total += s.Messages
+		errs += s.Errors
+	}
+	t.SetCell(1, 0, tview.NewTableCell("all"))
+	t.SetCell(1, 4, tview.NewTableCell(count(total)).SetAlign(tview.AlignRight))
+	t.SetCell(1, 5, errCell(errs))
+	for i, s := range a.model.Sessions {
+		name := s.Info.ID
+		if s.Info.Name != "" {
+			name += " " + s.Info.Name
+		}
+		cells := []*tview.TableCell{
+			tview.NewTableCell(tview.Escape(name)).SetMaxWidth(16),
+			tview.NewTableCell(s.Info.Transport),
+			tview.NewTableCell(tview.Escape(serverName(s.Info))).SetMaxWidth(24).SetExpansion(1),
+			tview.NewTableCell(startText(s.Info.Start)),
+			tview.NewTableCell(count(s.Messages)).SetAlign(tview.AlignRight),
+			errCell(s.Errors),
+			tview.NewTableCell(endText(s.Info.End)),
+		}
+		for j, c := range cells {
+			t.SetCell(i+2, j, c)
+		}
+	}
+	if sel < 1 {
+		sel = 1
+	}
+	t.Select(min(sel, t.GetRowCount()-1), 0)
+}
+
+func errCell(n int) *tview.TableCell {
+	c := tview.NewTableCell(count(n)).SetAlign(tview.AlignRight)
+	if n > 0 {
+		c.SetTextColor(tcell.ColorRed)
+	}
+	return c
+}
+
+func serverName(info store.SessionInfo) string {
+	if len(info.Handshake.ServerInfo) > 0 {
+		var si struct{ Name, Version string }
+		if json.Unmarshal(info.Handshake.ServerInfo, &si) == nil && si.Name != "" {
+			if si.Version != "" {
+				return si.Name + "@" + si.Version
+			}
+			return si.Name
+		}
+	}
+	return info.Upstream
+}
+
+func startText(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("01-02 15:04:05")
+}
+
+func endText(e *store.EndInfo) string {
+	if e == nil {
+		return "recording"
+	}
+	switch {
+	case e.ExitCode != nil && e.Signal == "":
+		return fmt.Sprintf("%s(%d)", e.Reason, *e.ExitCode)
+	case e.Signal != "":
+		return e.Reason + "(" + e.Signal + ")"
+	}
+	return e.Reason
+}
+
+// scopeTo limits the table to one session (-1 all) when the sessions pane
+// selection moves.
+func (a *App) scopeTo(sess int) {
+	if sess == a.model.Scope() || sess < -1 {
+		return
+	}
+	if err := a.model.SetScope(sess, a.src); err != nil {
+		a.setNote(err.Error(), true)
+	}
+	a.afterRefilter()
+}
+
+func (a *App) afterRefilter() {
+	a.table.SetContent(&messageContent{a: a}) // drops cached cells
+	a.searchHit = nil
+	a.table.SetOffset(0, 0)
+	if a.model.Visible() > 0 {
+		a.table.Select(1, 0)
+	} else {
+		a.shownIdx = -1
+		a.detail.SetText("")
+	}
+	a.refreshStatus()
+}
+
+// selected returns the selected row.
+func (a *App) selected() (Row, bool) {
+	row, _ := a.table.GetSelection()
+	return a.model.Row(row - 1)
+}
+
+// showDetail fills the detail pane with the selected message and its pair.
+func (a *App) showDetail() {
+	r, ok := a.selected()
+	if !ok {
+		a.detail.SetText("")
+		a.shownIdx = -1
+		return
+	}
+	msg, err := a.src.Message(r.Ref)
+	if err != nil {
+		a.setNote(err.Error(), true)
+	}
+	var pair *Row
+	var pairMsg *store.Message
+	if p, ok := a.model.ByIndex(r.Pair); ok {
+		pair = &p
+		pairMsg, _ = a.src.Message(p.Ref)
+	}
+	a.detail.SetText(renderLines(Detail(r, msg, pair, pairMsg, a.unfold)))
+	if a.shownIdx != r.Index {
+		a.detail.ScrollToBeginning()
+	}
+	a.shownIdx = r.Index
+}
+
+var classTags = map[Class]string{
+	Plain: "", Key: "[aqua]", String: "[green]", Number: "[fuchsia]", Literal: "[yellow]",
+	Punct: "[gray]", Folded: "[black:gray]", Heading: "[::b]", Label: "[gray]", Bad: "[red]",
+}
+
+// renderLines turns classed lines into tview's colour tags.
+func renderLines(lines []Line) string {
+	var b strings.Builder
+	for _, l := range lines {
+		for _, s := range l {
+			tag := classTags[s.Class]
+			b.WriteString(tag)
+			b.WriteString(tview.Escape(s.Text))
+			if tag != "" {
+				b.WriteString("[-:-:-]")
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
