@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/script"
+)
+
+const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--strict] [--timing recorded|none] SOURCE...`
+
+type serveOptions struct {
+	http, ws    string
+	match       string
+	report      string
+	strict      bool
+	timing      string
+	sessions    multiFlag
+	callTimeout time.Duration
+	sources     []string
+}
+
+func parseServe(args []string, s streams) (*serveOptions, error) {
+	o := &serveOptions{}
+	fs := newFlags("serve", serveSynopsis, s)
+	fs.StringVar(&o.http, "http", "", "serve Streamable HTTP on ADDR at /mcp (and legacy HTTP+SSE at /sse, /message); a bare port binds 127.0.0.1")
+	fs.StringVar(&o.ws, "ws", "", "serve WebSocket (subprotocol mcp) on ADDR; a bare port binds 127.0.0.1")
+	fs.StringVar(&o.match, "match", "default", "how requests match recordings: default, strict, ignore-params, ignore-params=METHOD,... (see docs/REPLAY.md)")
+	fs.StringVar(&o.report, "report", "", "write a JSON report to FILE at exit: matched, unmatched, unused")
+	fs.BoolVar(&o.strict, "strict", false, "exit 1 if any request was unmatched or any recorded request unused")
+	fs.StringVar(&o.timing, "timing", "none", "none: answer at once; recorded: keep the recorded delays")
+	fs.Var(&o.sessions, "session", "replay only this recorded session (id or name; repeatable; cassettes only)")
+	fs.DurationVar(&o.callTimeout, "call-timeout", 10*time.Second, "how long to wait for the client's reply to a server→client request")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	o.sources = pos
+	switch {
+	case len(o.sources) == 0:
+		return nil, usageErrorf("serve: no SOURCE given (a cassette .db/.jsonl or a script .yaml/.yml/.json)")
+	case o.http != "" && o.ws != "":
+		return nil, usageErrorf("serve: give --http or --ws, not both")
+	}
+	for _, src := range o.sources {
+		if _, err := sourceKind(src); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// sourceKind tells cassettes from scripts by extension.
+func sourceKind(path string) (string, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".db", ".jsonl":
+		return "cassette", nil
+	case ".yaml", ".yml", ".json":
+		return "script", nil
+	}
+	return "", usageErrorf("source %q: unknown kind (want a cassette .db or .jsonl, or a script .yaml, .yml or .json)", path)
+}
+
+func loadSources(o *serveOptions) ([]replay.Source, error) {
+	var out []replay.Source
+	for _, path := range o.sources {
+		kind, _ := sourceKind(path)
+		if kind == "script" {
+			src, err := script.Load(path)
+			if err != nil {
+				return nil, fmt.Errorf("script %s: %w", path, err)
+			}
+			out = append(out, src)
+			continue
+		}
+		var opts []replay.CassetteOption
+		if len(o.sessions) > 0 {
+			opts = append(opts, replay.Sessions(o.sessions...))
+		}
+		c, err := replay.LoadCassette(path, opts...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func runServe(ctx context.Context, args []string, s streams) error {
+	o, err := parseServe(args, s)
+	if err != nil {
+		return err
+	}
+	sources, err := loadSources(o)
+	if err != nil {
+		return err
+	}
+	srv, err := replay.NewServer(sources, replay.Options{
+		Match: o.match, Timing: o.timing, Log: s.err, CallTimeout: o.callTimeout,
+	})
+	if err != nil {
+		return usageErrorf("serve: %v", err)
+	}
+	switch {
+	case o.http != "":
+		err = serveNet(ctx, s, srv, o.http, "http", srv.Handler())
+	case o.ws != "":
+		err = serveNet(ctx, s, srv, o.ws, "ws", srv.WebSocketHandler())
+	default:
+		err = srv.ServeStdio(ctx, s.in, s.out)
+		if errors.Is(err, context.Canceled) {
+			err = nil // interrupted: a normal way to stop
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return finish(srv.Report(), o)
+}
+
+// finish writes the report and applies --strict.
+func finish(r replay.Report, o *serveOptions) error {
+	if o.report != "" {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(o.report, append(b, '\n')); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	if o.strict && !r.Clean() {
+		return fmt.Errorf("--strict: %d request(s) unmatched, %d recorded request(s) unused", len(r.Unmatched), len(r.Unused))
+	}
+	return nil
+}
+
+// listenAddr binds loopback unless a host is given.
+func listenAddr(addr string) string {
+	if !strings.Contains(addr, ":") {
+		return "127.0.0.1:" + addr
+	}
+	if strings.HasPrefix(addr, ":") {
+		return "127.0.0.1" + addr
+	}
+	return addr
+}
+
+func serveNet(ctx context.Context, s streams, srv *replay.Server, addr, scheme string, h http.Handler) error {
+	ln, err := net.Listen("tcp", listenAddr(addr))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	fmt.Fprintf(s.err, "mcpmock: listening on %s://%s/mcp\n", scheme, ln.Addr())
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+	}
+	srv.Close() // ends event streams and WebSockets, so Shutdown does not wait on them
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if serr := hs.Shutdown(sctx); serr != nil {
+		hs.Close()
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".mcpmock-report-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+const checkSynopsis = `check SOURCE...`
+
+func runCheck(args []string, s streams) error {
+	fs := newFlags("check", checkSynopsis, s)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageErrorf("check: no SOURCE given")
+	}
+	var errs []error
+	for _, path := range pos {
+		kind, err := sourceKind(path)
+		if err != nil {
+			return err
+		}
+		if kind == "script" {
+			if err := script.Check(path); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			fmt.Fprintf(s.out, "%s: ok\n", path)
+			continue
+		}
+		c, err := replay.LoadCassette(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(s.out, "%s: ok, %d recorded requests\n", path, c.Len())
+	}
+	return errors.Join(errs...)
+}
