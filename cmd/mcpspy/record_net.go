@@ -2,13 +2,106 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
 
+	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
 
 // recordNet records an HTTP or WebSocket upstream (o.upstream) behind a
 // listener on o.listen until ctx ends.
 func recordNet(ctx context.Context, s streams, o *recordOptions, w *store.Writer) error {
-	return errors.New("record --upstream: HTTP and WebSocket recording are not built yet")
+	up, err := url.Parse(o.upstream)
+	if err != nil {
+		return usageErrorf("record: --upstream %q is not a URL: %v", o.upstream, err)
+	}
+	scheme := strings.ToLower(up.Scheme)
+	switch scheme {
+	case "http", "https", "ws", "wss":
+	default:
+		return usageErrorf("record: --upstream %q: unknown scheme %q (want http, https, ws or wss)", o.upstream, up.Scheme)
+	}
+	if up.Host == "" {
+		return usageErrorf("record: --upstream %q has no host", o.upstream)
+	}
+	var red *recorder.HTTPRedactor
+	if !o.noRedact {
+		red = recorder.NewHTTPRedactor(o.redact)
+	} else if len(o.redact) > 0 {
+		return usageErrorf("record: --redact and --no-redact contradict each other")
+	}
+	transport := recorder.NewUpstreamTransport(o.insecure)
+	if err := probeUpstream(ctx, up, transport); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("listen on %s: address already in use", o.listen)
+		}
+		return fmt.Errorf("listen on %s: %w", o.listen, err)
+	}
+	info := store.SessionInfo{Name: o.session, Upstream: red.URL(up), Recorder: version}
+	var serve func(context.Context, net.Listener) error
+	proto := "http"
+	if scheme == "ws" || scheme == "wss" {
+		proto = "ws"
+		p := &recorder.WSProxy{Upstream: up, Writer: w, Info: info, Redact: red, Insecure: o.insecure, Log: s.err}
+		serve = p.Serve
+	} else {
+		p := &recorder.HTTPProxy{Upstream: up, Writer: w, Info: info, Redact: red, Transport: transport, Log: s.err}
+		serve = p.Serve
+	}
+	fmt.Fprintf(s.err, "mcpspy: listening on %s://%s\n", proto, ln.Addr())
+	return serve(ctx, ln)
+}
+
+// probeUpstream checks once, before listening, that the upstream speaks
+// HTTP, so that a wrong port fails at once with one clear line instead of
+// a 502 per request later. OPTIONS has no side effects on MCP servers (a
+// GET would open a stream, a HEAD on a legacy /sse route a session). An
+// upstream that is down is not an error: it may start later, and clients
+// get a 502 naming it meanwhile.
+func probeUpstream(ctx context.Context, up *url.URL, rt http.RoundTripper) error {
+	u := *up
+	switch strings.ToLower(u.Scheme) {
+	case "ws":
+		u.Scheme = "http"
+	case "wss":
+		u.Scheme = "https"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodOptions, u.String(), nil)
+	if err != nil {
+		return usageErrorf("record: --upstream %q: %v", up, err)
+	}
+	resp, err := rt.RoundTrip(req)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		return nil
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Op == "dial" {
+		return nil // down for now; see above
+	}
+	var certErr *tls.CertificateVerificationError
+	if errors.As(err, &certErr) {
+		return fmt.Errorf("upstream %s: certificate not trusted: %v (--insecure skips the check)", up.Redacted(), certErr.Err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("upstream %s does not answer HTTP (no response within 5s); is it an MCP server over HTTP?", up.Redacted())
+	}
+	return fmt.Errorf("upstream %s does not speak HTTP: %v", up.Redacted(), err)
 }

@@ -1,0 +1,173 @@
+package recorder_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/store"
+)
+
+// startEverything starts server-everything in an HTTP mode on a loopback
+// port and returns its base URL.
+func startEverything(tb testing.TB, mode string) string {
+	tb.Helper()
+	env, port := peertest.FreePortEnv(tb)
+	p := peertest.Start(tb, peertest.NPMDir(tb), []string{env}, nil, nil, peertest.ServerEverything(tb, mode)...)
+	ready := map[string]string{"streamableHttp": "MCP Streamable HTTP Server listening on port", "sse": "Server is running on port"}[mode]
+	p.WaitLine(tb, ready, 30*time.Second)
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// clientOut is what testdata/npm/http-client.mjs prints.
+type clientOut struct {
+	SessionID      string `json:"sessionId"`
+	Server         string `json:"server"`
+	Tools          int    `json:"tools"`
+	Echo           string `json:"echo"`
+	Progress       int    `json:"progress"`
+	ProgressResult string `json:"progressResult"`
+}
+
+// runTSClient runs the TypeScript SDK client script to completion.
+func runTSClient(tb testing.TB, args ...string) clientOut {
+	tb.Helper()
+	argv := peertest.NodeScript(tb, "http-client.mjs", args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = peertest.NPMDir(tb)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			tb.Fatalf("ts client %v: %v\nstderr:\n%s", args, err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		tb.Fatalf("ts client %v did not finish in 60s\nstderr:\n%s", args, stderr.String())
+	}
+	var out clientOut
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &out); err != nil {
+		tb.Fatalf("ts client output %q: %v\nstderr:\n%s", stdout.String(), err, stderr.String())
+	}
+	return out
+}
+
+// The TS SDK client talks to server-everything through the proxy, over
+// Streamable HTTP (with a GET stream, SSE answers with event ids, DELETE
+// at the end) and over legacy HTTP+SSE (endpoint event, POST /message).
+func TestHTTPProxy_ServerEverything(t *testing.T) {
+	tests := []struct {
+		name, mode, path, client string
+	}{
+		{name: "streamable HTTP", mode: "streamableHttp", path: "/mcp", client: "streamable"},
+		{name: "legacy HTTP+SSE", mode: "sse", path: "/sse", client: "sse"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			up := startEverything(t, tt.mode)
+			px := startHTTPProxy(t, up+tt.path)
+			out := runTSClient(t, tt.client, px.URL+tt.path, "echo", `{"message":"hi there"}`,
+				"trigger-long-running-operation", `{"duration":0.3,"steps":3}`)
+			wantProgress := 3
+			if tt.mode == "sse" {
+				// Peer surprise: the TS SDK 1.32.2 SSEClientTransport reports
+				// only 2 of server-everything's 3 progress notifications, with
+				// or without mcpspy in between (checked directly here). The
+				// cassette below holds all 3.
+				direct := runTSClient(t, tt.client, up+tt.path, "echo", `{"message":"direct"}`,
+					"trigger-long-running-operation", `{"duration":0.3,"steps":3}`)
+				wantProgress = direct.Progress
+				if direct.Progress != 2 {
+					t.Logf("the TS SSE client now sees %d of 3 progress notifications directly; update this note", direct.Progress)
+				}
+			}
+			if !strings.Contains(out.Echo, "hi there") || out.Progress != wantProgress || out.Tools == 0 {
+				t.Errorf("client saw %+v, want %d progress notifications", out, wantProgress)
+			}
+			px.Stop()
+			got := readCassette(t, px.Cassette)
+			if testing.Verbose() {
+				for _, s := range got {
+					t.Logf("session %s %s sid=%q end=%+v", s.info.ID, s.info.Transport, s.info.HTTPSessionID, s.info.End)
+					for _, m := range s.msgs {
+						t.Logf("  %d %s %s %s %s st=%d sid=%d ev=%q type=%q retry=%q prim=%q %.70s", m.Seq, m.Dir, m.HTTP.Method, m.HTTP.Path, m.HTTP.Stream, m.HTTP.Status, m.HTTP.StreamID, m.HTTP.EventID, m.HTTP.EventType, m.HTTP.Retry, m.HTTP.Priming, m.Frame)
+					}
+				}
+			}
+			if len(got) != 1 {
+				t.Fatalf("want one session, got %d:\n%s", len(got), strings.Join(flat(got), "\n"))
+			}
+			s := got[0]
+			if h := s.info.Handshake; h.Method != "initialize" || !strings.Contains(string(h.ServerInfo), "everything") {
+				t.Errorf("handshake = %+v", h)
+			}
+			progress := 0
+			streams := map[string]int{}
+			for _, m := range s.msgs {
+				streams[m.HTTP.Stream]++
+				sum := jsonrpc.Classify(m.Frame)
+				if sum.Method == "notifications/progress" {
+					progress++
+				}
+				if m.Dir == store.S2C && m.HTTP.Stream != "json" && m.HTTP.Status != 200 {
+					t.Errorf("seq %d: status %d", m.Seq, m.HTTP.Status)
+				}
+			}
+			if progress != 3 {
+				t.Errorf("recorded %d progress notifications, want 3", progress)
+			}
+			switch tt.mode {
+			case "streamableHttp":
+				if s.info.Transport != store.TransportHTTP || s.info.HTTPSessionID != out.SessionID || out.SessionID == "" {
+					t.Errorf("session info %+v, client session %q", s.info, out.SessionID)
+				}
+				if s.info.End == nil || s.info.End.Reason != store.EndClosed {
+					t.Errorf("end = %+v, want closed (DELETE)", s.info.End)
+				}
+				for _, m := range s.msgs {
+					if m.HTTP.Stream == "post-sse" && m.HTTP.EventID == "" {
+						t.Errorf("seq %d: SSE event without its id (server-everything keeps an event store)", m.Seq)
+					}
+				}
+			case "sse":
+				if s.info.Transport != store.TransportLegacySSE {
+					t.Errorf("transport = %q", s.info.Transport)
+				}
+				first := s.msgs[0]
+				if first.HTTP.EventType != "endpoint" || !bytes.HasPrefix(first.Frame, []byte("/message?sessionId=")) {
+					t.Errorf("first frame = %s (%+v), want the endpoint event", first.Frame, first.HTTP)
+				}
+				for _, m := range s.msgs[1:] {
+					want := "legacy-sse"
+					if m.Dir == store.C2S {
+						want = "post-body"
+						if !strings.HasPrefix(m.HTTP.Path, "/message?sessionId=") {
+							t.Errorf("seq %d posted to %q", m.Seq, m.HTTP.Path)
+						}
+					}
+					if m.HTTP.Stream != want {
+						t.Errorf("seq %d on stream %q, want %q", m.Seq, m.HTTP.Stream, want)
+					}
+				}
+				if s.info.End == nil || !slices.Contains([]string{store.EndEOF, store.EndClosed}, s.info.End.Reason) {
+					t.Errorf("end = %+v", s.info.End)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,264 @@
+package recorder
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/mcptape/mcptape/store"
+)
+
+// WSProxy is a recording proxy for an MCP server over WebSocket (the TS
+// SDK's WebSocketClientTransport: subprotocol "mcp", one JSON-RPC message
+// per text frame).
+//
+// Each client connection is dialled through to the upstream first, so the
+// subprotocol the upstream picks is the one the client gets, and a refused
+// handshake reaches the client as the upstream's own status. Frames pass
+// one to one, pings and pongs included; close frames pass through with
+// their code, which the session's end records.
+//
+// Per connection there are exactly two goroutines: client→upstream (the
+// client's only reader and the upstream's only writer) and the reverse.
+// Control frames go through WriteControl, which gorilla allows alongside.
+type WSProxy struct {
+	Upstream *url.URL
+	Writer   *store.Writer
+	Info     store.SessionInfo // template: Name, Upstream, Recorder
+	Redact   *HTTPRedactor
+	Insecure bool
+	Log      io.Writer
+	// CloseWait bounds how long a side may take to answer a close frame
+	// before its connection is dropped. Default 5 s.
+	CloseWait time.Duration
+
+	mu      sync.Mutex
+	conns   map[*wsPair]bool
+	closing bool
+	active  sync.WaitGroup
+}
+
+type wsPair struct {
+	client, upstream *websocket.Conn
+}
+
+// Serve answers on ln until ctx ends, then drops every connection, waits
+// for them and returns.
+func (p *WSProxy) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	p.mu.Lock()
+	p.closing = true
+	for c := range p.conns {
+		c.client.NetConn().Close()
+		c.upstream.NetConn().Close()
+	}
+	p.mu.Unlock()
+	srv.Close()
+	if err == nil {
+		<-errc
+	}
+	p.active.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (p *WSProxy) target(in *url.URL) *url.URL {
+	u := *p.Upstream
+	if in.Path != "" && in.Path != "/" {
+		u.Path, u.RawPath = in.Path, in.RawPath
+		u.RawQuery = in.RawQuery
+	} else if in.RawQuery != "" {
+		u.RawQuery = in.RawQuery
+	}
+	return &u
+}
+
+// wsHandshakeHeaders are made by the dialer itself.
+var wsHandshakeHeaders = []string{"Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version",
+	"Sec-Websocket-Extensions", "Sec-Websocket-Protocol"}
+
+// ServeHTTP proxies one WebSocket connection.
+func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		http.Error(w, "mcpspy is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	p.active.Add(1)
+	p.mu.Unlock()
+	defer p.active.Done()
+
+	target := p.target(r.URL)
+	if !websocket.IsWebSocketUpgrade(r) {
+		http.Error(w, "mcpspy: this address proxies WebSocket connections to "+p.Info.Upstream+"; connect with a WebSocket client", http.StatusBadRequest)
+		return
+	}
+	hdr := r.Header.Clone()
+	for _, k := range wsHandshakeHeaders {
+		hdr.Del(k)
+	}
+	dialer := &websocket.Dialer{
+		Subprotocols:     websocket.Subprotocols(r),
+		HandshakeTimeout: 30 * time.Second,
+		Proxy:            http.ProxyFromEnvironment,
+	}
+	if p.Insecure {
+		dialer.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // explicit --insecure
+	}
+	up, resp, err := dialer.DialContext(r.Context(), target.String(), hdr)
+	if err != nil {
+		if resp != nil { // the upstream refused the handshake: pass its answer on
+			copyHeader(w.Header(), resp.Header)
+			w.WriteHeader(resp.StatusCode)
+			if resp.Body != nil {
+				_, _ = io.Copy(w, resp.Body)
+				resp.Body.Close()
+			}
+			return
+		}
+		hp := &HTTPProxy{Info: p.Info, Log: p.Log}
+		hp.badGateway(w, nil, err)
+		return
+	}
+	respHdr := http.Header{}
+	if sp := up.Subprotocol(); sp != "" {
+		respHdr.Set("Sec-Websocket-Protocol", sp)
+	}
+	upgrader := websocket.Upgrader{
+		// Origin is passed on and the upstream judges it, as it would
+		// without mcpspy in between.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	cl, err := upgrader.Upgrade(w, r, respHdr)
+	if err != nil {
+		up.Close()
+		return // Upgrade has answered the client
+	}
+	pair := &wsPair{client: cl, upstream: up}
+	p.mu.Lock()
+	if p.conns == nil {
+		p.conns = map[*wsPair]bool{}
+	}
+	p.conns[pair] = true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, pair)
+		p.mu.Unlock()
+		cl.Close()
+		up.Close()
+	}()
+
+	info := p.Info
+	info.Transport = store.TransportWebSocket
+	sess, err := p.Writer.NewSession(info)
+	if err != nil {
+		if p.Log != nil {
+			io.WriteString(p.Log, "mcpspy: cannot record a new session: "+err.Error()+" (traffic still flows)\n")
+		}
+	}
+	base := store.HTTPMeta{Method: r.Method, Path: p.Redact.PathQuery(target), Status: http.StatusSwitchingProtocols,
+		RequestHeader: p.Redact.Header(r.Header), ResponseHeader: p.Redact.Header(resp.Header), Stream: "ws"}
+	end := p.pump(pair, sess, base)
+	if sess != nil {
+		if err := sess.End(end); err != nil && p.Log != nil {
+			io.WriteString(p.Log, "mcpspy: end session "+sess.ID()+": "+err.Error()+"\n")
+		}
+	}
+}
+
+// pump runs both directions and says how the connection ended: the first
+// close frame's code, or 1006 when a side dropped without one.
+func (p *WSProxy) pump(pair *wsPair, sess *store.Session, base store.HTTPMeta) store.EndInfo {
+	wait := p.CloseWait
+	if wait <= 0 {
+		wait = 5 * time.Second
+	}
+	var once sync.Once
+	var end store.EndInfo
+	setEnd := func(e store.EndInfo) { once.Do(func() { end = e }) }
+
+	relayControl := func(from, to *websocket.Conn) {
+		from.SetPingHandler(func(data string) error {
+			return ignoreClosed(to.WriteControl(websocket.PingMessage, []byte(data), time.Now().Add(wait)))
+		})
+		from.SetPongHandler(func(data string) error {
+			return ignoreClosed(to.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(wait)))
+		})
+		// The reply to a close comes from the other peer, not from us.
+		from.SetCloseHandler(func(int, string) error { return nil })
+	}
+	relayControl(pair.client, pair.upstream)
+	relayControl(pair.upstream, pair.client)
+
+	var wg sync.WaitGroup
+	run := func(from, to *websocket.Conn, dir store.Dir) {
+		defer wg.Done()
+		for {
+			mt, data, err := from.ReadMessage()
+			if err != nil {
+				var ce *websocket.CloseError
+				if errors.As(err, &ce) {
+					setEnd(store.EndInfo{Reason: store.EndClosed, CloseCode: ce.Code})
+					msg := []byte{}
+					if ce.Code != websocket.CloseNoStatusReceived {
+						msg = websocket.FormatCloseMessage(ce.Code, ce.Text)
+					}
+					_ = to.WriteControl(websocket.CloseMessage, msg, time.Now().Add(wait))
+					// The other side should answer with its close; if it
+					// does not, drop it.
+					_ = to.NetConn().SetReadDeadline(time.Now().Add(wait))
+					return
+				}
+				p.mu.Lock()
+				closing := p.closing
+				p.mu.Unlock()
+				if closing {
+					setEnd(store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"})
+				} else {
+					setEnd(store.EndInfo{Reason: store.EndClosed, CloseCode: websocket.CloseAbnormalClosure, Error: err.Error()})
+				}
+				to.NetConn().Close()
+				return
+			}
+			if sess != nil {
+				m := base
+				m.WSOpcode = mt
+				sess.Append(dir, time.Now(), data, &m)
+			}
+			if err := to.WriteMessage(mt, data); err != nil {
+				from.NetConn().Close()
+				return
+			}
+		}
+	}
+	wg.Add(2)
+	go run(pair.client, pair.upstream, store.C2S)
+	go run(pair.upstream, pair.client, store.S2C)
+	wg.Wait()
+	return end
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, websocket.ErrCloseSent) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
