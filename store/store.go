@@ -79,6 +79,10 @@ func openDB(path string, write bool) (*bolt.DB, error) {
 	}
 	opts := &bolt.Options{
 		ReadOnly: !write,
+		// A large batch grows the file; each growth past the mapping makes
+		// bbolt remap and copy every dirty node. Mapping 1 GiB up front
+		// (address space only) avoids that for any batch we write.
+		InitialMmapSize: 1 << 30,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 			f, err := os.OpenFile(name, flag, perm)
 			if err != nil {

@@ -5,11 +5,6 @@
 // from here. Ids keep their JSON spelling, so 1 and "1" stay different.
 package jsonrpc
 
-import (
-	"bytes"
-	"encoding/json"
-)
-
 // Kind is what a frame is.
 type Kind uint8
 
@@ -63,118 +58,126 @@ type Summary struct {
 	Reason string
 }
 
-// wire has the fields of any JSON-RPC message; RawMessage keeps each one
-// unparsed until it is needed.
-type wire struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 // Classify summarises one frame. It never fails: a frame that is not a
-// JSON-RPC 2.0 message is Malformed, with the reason.
+// JSON-RPC 2.0 message is Malformed, with the reason. Member names are
+// matched exactly (JSON-RPC is case-sensitive); when a name repeats, the
+// last one counts, as in encoding/json.
 func Classify(frame []byte) Summary {
-	b := bytes.TrimSpace(frame)
-	if len(b) == 0 {
+	s := scanner{b: frame}
+	s.ws()
+	if s.i >= len(frame) {
 		return Summary{Kind: Malformed, Reason: "empty frame"}
 	}
-	if b[0] == '[' {
-		if !json.Valid(b) {
+	var version, id, method, params, result, errObj []byte
+	switch frame[s.i] {
+	case '[':
+		if !s.array() || !s.atEnd() {
 			return Summary{Kind: Malformed, Reason: "invalid JSON"}
 		}
 		return Summary{Kind: Batch}
-	}
-	if b[0] != '{' {
-		return Summary{Kind: Malformed, Reason: "not a JSON object"}
-	}
-	var w wire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return Summary{Kind: Malformed, Reason: "invalid JSON: " + err.Error()}
-	}
-	if w.JSONRPC != "2.0" {
-		return Summary{Kind: Malformed, Reason: `jsonrpc is not "2.0"`}
-	}
-	s := Summary{}
-	if len(w.ID) > 0 && !isNull(w.ID) {
-		if !validID(w.ID) {
-			return Summary{Kind: Malformed, Reason: "id is neither a string nor a number"}
-		}
-		s.ID = string(w.ID)
-	}
-	switch {
-	case w.Method != nil:
-		s.Method = *w.Method
-		if s.ID == "" {
-			s.Kind = Notification
-		} else {
-			s.Kind = Request
-		}
-		s.Tool, s.ProgressToken = paramsSummary(s.Method, w.Params)
-	case len(w.Error) > 0:
-		s.Kind = Error
-		s.IsError = true
-		var e struct {
-			Code int `json:"code"`
-		}
-		if json.Unmarshal(w.Error, &e) != nil {
-			return Summary{Kind: Malformed, ID: s.ID, Reason: "error is not an object"}
-		}
-		s.ErrorCode = e.Code
-	case len(w.Result) > 0:
-		if s.ID == "" {
-			return Summary{Kind: Malformed, Reason: "result without id"}
-		}
-		s.Kind = Response
-		var r struct {
-			IsError bool `json:"isError"`
-		}
-		if bytes.HasPrefix(w.Result, []byte("{")) && json.Unmarshal(w.Result, &r) == nil {
-			s.IsError = r.IsError
+	case '{':
+		ok := s.object(func(key []byte, escaped bool, vs, ve int) {
+			v := frame[vs:ve]
+			switch {
+			case keyIs(key, escaped, "jsonrpc"):
+				version = v
+			case keyIs(key, escaped, "id"):
+				id = v
+			case keyIs(key, escaped, "method"):
+				method = v
+			case keyIs(key, escaped, "params"):
+				params = v
+			case keyIs(key, escaped, "result"):
+				result = v
+			case keyIs(key, escaped, "error"):
+				errObj = v
+			}
+		})
+		if !ok || !s.atEnd() {
+			return Summary{Kind: Malformed, Reason: "invalid JSON"}
 		}
 	default:
-		return Summary{Kind: Malformed, ID: s.ID, Reason: "neither method, result nor error"}
+		if _, _, ok := s.value(); ok && s.atEnd() {
+			return Summary{Kind: Malformed, Reason: "not a JSON object"}
+		}
+		return Summary{Kind: Malformed, Reason: "invalid JSON"}
 	}
-	return s
+
+	if v, ok := stringValue(version); !ok || v != "2.0" {
+		return Summary{Kind: Malformed, Reason: `jsonrpc is not "2.0"`}
+	}
+	out := Summary{}
+	if id != nil && string(id) != "null" {
+		if id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+			return Summary{Kind: Malformed, Reason: "id is neither a string nor a number"}
+		}
+		out.ID = string(id)
+	}
+	switch {
+	case method != nil && string(method) != "null":
+		m, ok := stringValue(method)
+		if !ok {
+			return Summary{Kind: Malformed, ID: out.ID, Reason: "method is not a string"}
+		}
+		out.Method = m
+		out.Kind = Notification
+		if out.ID != "" {
+			out.Kind = Request
+		}
+		out.Tool, out.ProgressToken = paramsSummary(m, params)
+	case errObj != nil:
+		if errObj[0] != '{' {
+			return Summary{Kind: Malformed, ID: out.ID, Reason: "error is not an object"}
+		}
+		out.Kind, out.IsError = Error, true
+		codeOK := true
+		members(errObj, func(key []byte, escaped bool, v []byte) {
+			if keyIs(key, escaped, "code") {
+				out.ErrorCode, codeOK = intValue(v)
+			}
+		})
+		if !codeOK {
+			return Summary{Kind: Malformed, ID: out.ID, Reason: "error code is not an integer"}
+		}
+	case result != nil:
+		if out.ID == "" {
+			return Summary{Kind: Malformed, Reason: "result without id"}
+		}
+		out.Kind = Response
+		members(result, func(key []byte, escaped bool, v []byte) {
+			if keyIs(key, escaped, "isError") {
+				out.IsError = string(v) == "true"
+			}
+		})
+	default:
+		return Summary{Kind: Malformed, ID: out.ID, Reason: "neither method, result nor error"}
+	}
+	return out
 }
 
-func paramsSummary(method string, params json.RawMessage) (tool, progressToken string) {
-	if len(params) == 0 || params[0] != '{' {
-		return "", ""
-	}
-	var p struct {
-		Name          string          `json:"name"`
-		ProgressToken json.RawMessage `json:"progressToken"`
-		Meta          struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return "", ""
-	}
-	if method == "tools/call" {
-		tool = p.Name
-	}
-	tok := p.Meta.ProgressToken
-	if method == "notifications/progress" {
-		tok = p.ProgressToken
-	}
-	if len(tok) > 0 && !isNull(tok) {
+func (s *scanner) atEnd() bool {
+	s.ws()
+	return s.i == len(s.b)
+}
+
+func paramsSummary(method string, params []byte) (tool, progressToken string) {
+	var tok []byte
+	members(params, func(key []byte, escaped bool, v []byte) {
+		switch {
+		case method == "tools/call" && keyIs(key, escaped, "name"):
+			tool, _ = stringValue(v)
+		case method == "notifications/progress" && keyIs(key, escaped, "progressToken"):
+			tok = v
+		case method != "notifications/progress" && keyIs(key, escaped, "_meta"):
+			members(v, func(key []byte, escaped bool, v []byte) {
+				if keyIs(key, escaped, "progressToken") {
+					tok = v
+				}
+			})
+		}
+	})
+	if tok != nil && string(tok) != "null" {
 		progressToken = string(tok)
 	}
 	return tool, progressToken
-}
-
-func isNull(b json.RawMessage) bool { return string(b) == "null" }
-
-func validID(b json.RawMessage) bool {
-	switch b[0] {
-	case '"':
-		return true
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return true
-	}
-	return false
 }

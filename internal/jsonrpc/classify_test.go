@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -24,7 +25,13 @@ func TestClassify(t *testing.T) {
 		{"error with null id", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`, Summary{Kind: Error, IsError: true, ErrorCode: -32700}},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, Summary{Kind: Batch}},
 		{"surrounding space and CR", " {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r", Summary{Kind: Request, Method: "ping", ID: "1"}},
-		{"not json", `hello`, Summary{Kind: Malformed, Reason: "not a JSON object"}},
+		{"not json", `hello`, Summary{Kind: Malformed, Reason: "invalid JSON"}},
+		{"json but not an object", `"hello"`, Summary{Kind: Malformed, Reason: "not a JSON object"}},
+		{"escaped key and method", `{"jsonrpc":"2.0","\u0069d":1,"method":"tools\/list"}`, Summary{Kind: Request, Method: "tools/list", ID: "1"}},
+		{"keys are case-sensitive", `{"jsonrpc":"2.0","ID":1,"method":"x"}`, Summary{Kind: Notification, Method: "x"}},
+		{"last duplicate wins", `{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}`, Summary{Kind: Request, Method: "x", ID: "2"}},
+		{"trailing garbage", `{"jsonrpc":"2.0","id":1,"method":"x"} x`, Summary{Kind: Malformed, Reason: "invalid JSON"}},
+		{"method not a string", `{"jsonrpc":"2.0","id":1,"method":5}`, Summary{Kind: Malformed, ID: "1", Reason: "method is not a string"}},
 		{"empty", ``, Summary{Kind: Malformed, Reason: "empty frame"}},
 		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"x"}`, Summary{Kind: Malformed, Reason: `jsonrpc is not "2.0"`}},
 		{"object id", `{"jsonrpc":"2.0","id":{},"method":"x"}`, Summary{Kind: Malformed, Reason: "id is neither a string nor a number"}},
@@ -40,6 +47,17 @@ func TestClassify(t *testing.T) {
 	}
 	if got := Classify([]byte(`{"jsonrpc":"2.0","id":1,"method":`)); got.Kind != Malformed {
 		t.Errorf("truncated JSON classified as %v", got.Kind)
+	}
+}
+
+// BenchmarkClassify measures the per-frame cost the store pays at commit.
+func BenchmarkClassify(b *testing.B) {
+	frame := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("lorem ipsum ", 80) + `"},"_meta":{"progressToken":"p-42"}}}`)
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		if Classify(frame).Kind != Request {
+			b.Fatal("misclassified")
+		}
 	}
 }
 
@@ -61,6 +79,18 @@ func FuzzClassify(f *testing.F) {
 		s := Classify(b)
 		if s.Kind != Malformed && !json.Valid(b) {
 			t.Fatalf("invalid JSON classified as %v", s.Kind)
+		}
+		// The hand-written validator agrees with encoding/json.
+		if valid := json.Valid(b); valid != (s.Reason != "invalid JSON" && s.Reason != "empty frame") {
+			t.Fatalf("json.Valid = %v but Classify says %+v", valid, s)
+		}
+		// What it extracts is what encoding/json reads (maps keep exact keys).
+		var m map[string]json.RawMessage
+		if (s.Kind == Request || s.Kind == Notification) && json.Unmarshal(b, &m) == nil {
+			var method string
+			if json.Unmarshal(m["method"], &method) != nil || method != s.Method {
+				t.Fatalf("method %q, encoding/json reads %q", s.Method, method)
+			}
 		}
 		if s.ID != "" && !json.Valid([]byte(s.ID)) {
 			t.Fatalf("id %q is not JSON", s.ID)

@@ -1,0 +1,271 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The classifier runs on every recorded frame, so it does not use
+// encoding/json's reflection: it validates the frame in one pass (to the
+// same grammar as json.Valid) and notes where the members it needs lie.
+// A fuzz test holds it to json.Valid.
+
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value validates and skips one JSON value, returning its span.
+func (s *scanner) value() (start, end int, ok bool) {
+	s.ws()
+	start = s.i
+	if s.i >= len(s.b) {
+		return start, start, false
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		ok = s.object(nil)
+	case c == '[':
+		ok = s.array()
+	case c == '"':
+		_, ok = s.str()
+	case c == 't':
+		ok = s.lit("true")
+	case c == 'f':
+		ok = s.lit("false")
+	case c == 'n':
+		ok = s.lit("null")
+	default:
+		ok = s.number()
+	}
+	return start, s.i, ok
+}
+
+// object validates an object at s.i. member, if not nil, is called with
+// each key's raw span (quotes included) and its value's span.
+func (s *scanner) object(member func(key []byte, escaped bool, vs, ve int)) bool {
+	s.i++ // '{'
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return true
+	}
+	for {
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return false
+		}
+		ks := s.i
+		escaped, ok := s.str()
+		if !ok {
+			return false
+		}
+		ke := s.i
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return false
+		}
+		s.i++
+		vs, ve, ok := s.value()
+		if !ok {
+			return false
+		}
+		if member != nil {
+			member(s.b[ks:ke], escaped, vs, ve)
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (s *scanner) array() bool {
+	s.i++ // '['
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		return true
+	}
+	for {
+		if _, _, ok := s.value(); !ok {
+			return false
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str validates a string at s.i (the opening quote) and reports whether it
+// holds escapes.
+func (s *scanner) str() (escaped, ok bool) {
+	s.i++
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return escaped, true
+		case c < 0x20:
+			return escaped, false
+		case c == '\\':
+			escaped = true
+			s.i++
+			if s.i >= len(s.b) {
+				return escaped, false
+			}
+			switch s.b[s.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i++
+			case 'u':
+				if s.i+4 >= len(s.b) {
+					return escaped, false
+				}
+				for _, h := range s.b[s.i+1 : s.i+5] {
+					if !isHex(h) {
+						return escaped, false
+					}
+				}
+				s.i += 5
+			default:
+				return escaped, false
+			}
+		default:
+			s.i++
+		}
+	}
+	return escaped, false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func (s *scanner) lit(word string) bool {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+// number validates the JSON number grammar: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
+func (s *scanner) number() bool {
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.b) && s.b[s.i] == '0':
+		s.i++
+	case s.i < len(s.b) && '1' <= s.b[s.i] && s.b[s.i] <= '9':
+		s.digits()
+	default:
+		return false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if s.digits() == 0 {
+			return false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if s.digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *scanner) digits() int {
+	n := 0
+	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+		s.i++
+		n++
+	}
+	return n
+}
+
+// keyIs compares a raw key span (with quotes) to name.
+func keyIs(key []byte, escaped bool, name string) bool {
+	if !escaped {
+		return len(key) == len(name)+2 && string(key[1:len(key)-1]) == name
+	}
+	var k string
+	return json.Unmarshal(key, &k) == nil && k == name
+}
+
+// members scans an object span and calls fn for each member, by decoded
+// key. The span is known to be valid.
+func members(b []byte, fn func(key []byte, escaped bool, value []byte)) {
+	s := scanner{b: b}
+	s.ws()
+	if s.i >= len(b) || b[s.i] != '{' {
+		return
+	}
+	s.object(func(key []byte, escaped bool, vs, ve int) { fn(key, escaped, b[vs:ve]) })
+}
+
+// stringValue decodes a JSON string span; ok=false if it is not a string.
+func stringValue(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	plain := true
+	for _, c := range inner {
+		if c == '\\' {
+			plain = false
+			break
+		}
+	}
+	// encoding/json turns invalid UTF-8 into U+FFFD; so do we, through it.
+	if plain && utf8.Valid(inner) {
+		return string(inner), true
+	}
+	var out string
+	if json.Unmarshal(v, &out) != nil {
+		return "", false
+	}
+	return out, true
+}
+
+func intValue(v []byte) (int, bool) {
+	n, err := strconv.Atoi(string(v))
+	return n, err == nil
+}
