@@ -15,10 +15,15 @@ import (
 // the pair. pairMsg may be nil (no pair, or it could not be read).
 func Detail(r Row, msg *store.Message, pair *Row, pairMsg *store.Message, unfold bool) []Line {
 	out := messageLines(r, msg, unfold, "")
-	if pair != nil && pairMsg != nil {
+	if pair != nil {
 		role := "response"
 		if pair.Index < r.Index {
 			role = "request"
+		}
+		// Say where the pair is before the body pushes it off screen.
+		out = append(out[:2:2], append([]Line{{{Label, fmt.Sprintf("paired %s %s #%d below · p jumps to it", role, pair.Session, pair.Seq)}}}, out[2:]...)...)
+		if pairMsg == nil {
+			return out
 		}
 		out = append(out, Line{})
 		out = append(out, messageLines(*pair, pairMsg, unfold, role)...)

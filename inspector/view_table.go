@@ -51,7 +51,7 @@ func (c *messageContent) GetCell(row, col int) *tview.TableCell {
 		cell := tview.NewTableCell(pad(columns[col].title, columns[col].width, columns[col].right)).
 			SetSelectable(false).SetAttributes(tcell.AttrBold).SetTextColor(tcell.ColorYellow)
 		if columns[col].width == 0 {
-			cell.SetExpansion(1)
+			cell.SetExpansion(1).SetMaxWidth(c.a.nameWidth())
 		}
 		return cell
 	}
@@ -99,13 +99,24 @@ func (a *App) rowCells(r Row, out []*tview.TableCell) []*tview.TableCell {
 	for i, t := range texts {
 		cell := tview.NewTableCell(pad(t, columns[i].width, columns[i].right)).SetTextColor(color)
 		if columns[i].width == 0 {
-			cell.SetExpansion(1)
+			cell.SetExpansion(1).SetMaxWidth(a.nameWidth())
 		} else {
 			cell.SetMaxWidth(columns[i].width)
 		}
 		out = append(out, cell)
 	}
 	return out
+}
+
+// nameWidth is what the method column may take so that every column
+// fits the table's width.
+func (a *App) nameWidth() int {
+	_, _, w, _ := a.table.GetInnerRect()
+	fixed := len(columns) // separators
+	for _, c := range columns {
+		fixed += c.width
+	}
+	return max(8, w-fixed)
 }
 
 func pad(s string, w int, right bool) string {

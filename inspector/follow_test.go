@@ -1,0 +1,100 @@
+package inspector
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// TestView_Follow appends with a store.Writer, which opens the file for
+// each commit as a recorder in another process does, and checks that the
+// new messages show within a second while the selection and scroll stay.
+func TestView_Follow(t *testing.T) {
+	path := writeCassette(t, sampleSession)
+	m, src := openModel(t, path)
+	h := startApp(t, m, src, Options{Follow: true}, 80, 24)
+	h.waitFor(wait, []string{"13/13", "● follow"})
+	h.keys("jj")
+	h.waitFor(wait, []string{"s1 #3  →"})
+	var off int
+	h.onUI(func() { off, _ = h.app.table.GetOffset() })
+
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 30; i++ {
+		s.Append(store.C2S, time.Now(), fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i), nil)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	committed := time.Now()
+	h.waitFor(2*time.Second, []string{"43/43", "live"})
+	if d := time.Since(committed); d > time.Second {
+		t.Errorf("new messages took %v to show; want under 1 s", d)
+	}
+	if r := h.selected(); r.Session != "s1" || r.Seq != 3 {
+		t.Errorf("selection moved to %s #%d", r.Session, r.Seq)
+	}
+	var off2 int
+	h.onUI(func() { off2, _ = h.app.table.GetOffset() })
+	if off2 != off {
+		t.Errorf("scroll moved from %d to %d", off, off2)
+	}
+	h.waitFor(wait, []string{"s1 #3  →"})
+}
+
+// TestOpen_WhileRecording opens a cassette that a writer is committing to
+// as fast as it can.
+func TestOpen_WhileRecording(t *testing.T) {
+	path := writeCassette(t, sampleSession)
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true, CommitInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Start: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s.Append(store.S2C, time.Now(), fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/message","params":{"n":%d}}`, i), nil)
+			if i%50 == 0 {
+				_ = w.Flush()
+			}
+		}
+	}()
+	defer func() { close(stop); <-done; w.Close() }()
+	for i := 0; i < 5; i++ {
+		m, src, err := Open(path)
+		if err != nil {
+			t.Fatalf("open while recording: %v", err)
+		}
+		if m.Len() < 13 {
+			t.Fatalf("only %d messages", m.Len())
+		}
+		b, err := src.Poll(m.After())
+		if err != nil {
+			t.Fatalf("poll while recording: %v", err)
+		}
+		if err := m.Apply(b, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

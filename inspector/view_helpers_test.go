@@ -1,0 +1,117 @@
+package inspector
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+)
+
+// harness runs an App on tcell's simulation screen.
+type harness struct {
+	t   *testing.T
+	sim tcell.SimulationScreen
+	app *App
+}
+
+func startApp(t *testing.T, m *Model, src Source, opts Options, w, h int) *harness {
+	t.Helper()
+	sim := tcell.NewSimulationScreen("UTF-8")
+	opts.Screen = sim
+	a := New(m, src, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("inspector did not stop")
+		}
+	})
+	hs := &harness{t: t, sim: sim, app: a}
+	hs.resize(w, h)
+	return hs
+}
+
+// resize changes the terminal size as a real resize does.
+func (h *harness) resize(w, ht int) {
+	h.t.Helper()
+	h.onUI(func() { h.sim.SetSize(w, ht) })
+	_ = h.sim.PostEvent(tcell.NewEventResize(w, ht))
+}
+
+// onUI runs fn on the UI goroutine and waits; screen contents are read
+// there so reads never race with drawing.
+func (h *harness) onUI(fn func()) {
+	done := make(chan struct{})
+	h.app.app.QueueUpdate(func() { fn(); close(done) })
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		h.t.Fatalf("UI goroutine stuck")
+	}
+}
+
+// screen returns what is on the screen, one string per line.
+func (h *harness) screen() string {
+	var b strings.Builder
+	h.onUI(func() {
+		cells, w, _ := h.sim.GetContents()
+		for i, c := range cells {
+			if i > 0 && i%w == 0 {
+				b.WriteByte('\n')
+			}
+			if len(c.Runes) == 0 {
+				b.WriteByte(' ')
+			} else {
+				b.WriteString(string(c.Runes))
+			}
+		}
+	})
+	return b.String()
+}
+
+// waitFor polls the screen until every want is on it and no notWant is.
+func (h *harness) waitFor(timeout time.Duration, want []string, notWant ...string) string {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		s := h.screen()
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(s, w)
+		}
+		for _, w := range notWant {
+			ok = ok && !strings.Contains(s, w)
+		}
+		if ok {
+			return s
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("screen lacks %q or shows %q within %s:\n%s", want, notWant, timeout, s)
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+func (h *harness) keys(s string) {
+	for _, r := range s {
+		h.sim.InjectKey(tcell.KeyRune, r, tcell.ModNone)
+	}
+}
+
+func (h *harness) key(k tcell.Key) { h.sim.InjectKey(k, 0, tcell.ModNone) }
+
+// selectedSeq reads the selected message on the UI goroutine.
+func (h *harness) selected() Row {
+	var r Row
+	h.onUI(func() { r, _ = h.app.selected() })
+	return r
+}
