@@ -1,0 +1,76 @@
+package script_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+)
+
+// TestTSClient runs the TypeScript SDK client (testdata/npm/script-client.mjs)
+// against the mcpmock binary serving the example scripts, over stdio and
+// Streamable HTTP.
+func TestTSClient(t *testing.T) {
+	mock := peertest.Binary(t, "mcpmock")
+	root := peertest.ModuleRoot()
+	tests := []struct {
+		scenario, script string
+		want             string // JSON the client prints, minus volatile fields
+	}{
+		{"pages", "script-basic.yaml", `{"server":"demo-tools","pages":[["greet","weather"],["picture","add"],["shout"]],
+			"badCursor":{"code":-32602,"message":"MCP error -32602: tools/list: invalid cursor \"not-a-cursor\"","data":null},
+			"structured":{"celsius":21.5,"city":"Paris"}}`},
+		{"events", "script-events.yaml", `{"server":"events-demo","calls":["unlock call 1","unlock call 2"],
+			"changed":{"error":null,"tools":["unlock","status","secret"]},"tools":["unlock","status","secret"],"status":"v2"}`},
+		{"progress", "script-progress.yaml", `{"server":"progress-demo","text":"built app",
+			"progress":[[1,3,"compiling"],[2,3,"linking"],[3,3,"done"]],"logs":["info","debug"]}`},
+		{"errors", "script-errors.yaml", `{"server":"errors-demo","divide":{"isError":true,"text":"division by zero"},
+			"invalid":{"isError":true,"text":"invalid arguments for tool \"divide\": validating root: required: missing properties: [\"b\"]"},
+			"strict":{"code":-32602,"message":"MCP error -32602: invalid arguments for tool \"strict\": validating root: validating /properties/count: minimum: 0/1 is less than 1.000000","data":null},
+			"broken":{"code":-32000,"message":"MCP error -32000: upstream said no to {\"q\":1}","data":{"retryAfterMs":500,"upstream":"inventory"}}}`},
+		{"hang", "script-faults.yaml", `{"server":"faults-demo","hang":{"code":-32001,"message":"MCP error -32001: Request timed out","data":{"timeout":300}},"after":"fine"}`},
+	}
+	for _, transport := range []string{"stdio", "http"} {
+		for _, tt := range tests {
+			t.Run(transport+"/"+tt.scenario, func(t *testing.T) {
+				t.Parallel()
+				path := filepath.Join(root, "cassettes", tt.script)
+				var args []string
+				if transport == "stdio" {
+					args = append([]string{tt.scenario, "--", mock, "serve"}, path)
+				} else {
+					p := peertest.Start(t, root, nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", path)
+					url := strings.TrimSpace(p.WaitLine(t, "mcpmock: listening on ", 30*time.Second))
+					args = []string{tt.scenario, "--url", url}
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				argv := peertest.NodeScript(t, "script-client.mjs", args...)
+				cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+				cmd.Dir = root
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				var got, want map[string]any
+				if jerr := json.Unmarshal(out, &got); err != nil || jerr != nil {
+					t.Fatalf("client: %v; output %q: %v; stderr:\n%s", err, out, jerr, stderr.String())
+				}
+				if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
+					t.Fatal(err)
+				}
+				delete(got, "protocolVersion")
+				if d := cmp.Diff(want, got); d != "" {
+					t.Errorf("TS client saw (-want +got):\n%s\nstderr:\n%s", d, stderr.String())
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,96 @@
+// A TypeScript SDK client that runs one scenario against a scripted
+// mcpmock and prints what it saw as one JSON line on stdout, for
+// replay/script's interop tests.
+//
+// usage: node script-client.mjs SCENARIO --url URL
+//        node script-client.mjs SCENARIO -- COMMAND [ARG...]
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const [scenario, how, ...rest] = process.argv.slice(2);
+const transport = how === "--url"
+  ? new StreamableHTTPClientTransport(new URL(rest[0]))
+  : new StdioClientTransport({ command: rest[0], args: rest.slice(1), stderr: "inherit" });
+
+let toolsChanged;
+const changed = new Promise((resolve) => { toolsChanged = resolve; });
+const client = new Client({ name: "script-ts-client", version: "1.0.0" }, {
+  listChanged: {
+    tools: {
+      autoRefresh: true,
+      debounceMs: 0,
+      onChanged: (error, tools) => toolsChanged({ error: error ? String(error) : null, tools: (tools || []).map((t) => t.name) }),
+    },
+  },
+});
+const logs = [];
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logs.push(n.params.level); });
+
+function errorOf(e) {
+  return { code: e.code ?? null, message: String(e.message ?? e), data: e.data ?? null };
+}
+const firstText = (r) => (r.content && r.content[0] && r.content[0].text) || null;
+
+const out = {};
+try {
+  await client.connect(transport);
+  out.server = client.getServerVersion()?.name;
+  out.protocolVersion = transport.protocolVersion ?? null;
+  switch (scenario) {
+    case "pages": {
+      const pages = [];
+      let cursor;
+      do {
+        const r = await client.listTools(cursor ? { cursor } : {});
+        pages.push(r.tools.map((t) => t.name));
+        cursor = r.nextCursor;
+      } while (cursor);
+      out.pages = pages;
+      try { await client.listTools({ cursor: "not-a-cursor" }); out.badCursor = null; } catch (e) { out.badCursor = errorOf(e); }
+      const w = await client.callTool({ name: "weather", arguments: { city: "Paris" } });
+      out.structured = w.structuredContent;
+      break;
+    }
+    case "events": {
+      out.calls = [];
+      for (let i = 0; i < 2; i++) out.calls.push(firstText(await client.callTool({ name: "unlock", arguments: {} })));
+      out.changed = await changed;
+      out.tools = (await client.listTools()).tools.map((t) => t.name);
+      out.status = firstText(await client.callTool({ name: "status", arguments: {} }));
+      break;
+    }
+    case "progress": {
+      const progress = [];
+      const r = await client.callTool({ name: "build", arguments: { target: "app" } }, undefined, {
+        onprogress: (p) => progress.push([p.progress, p.total, p.message]),
+      });
+      out.text = firstText(r);
+      out.progress = progress;
+      out.logs = logs;
+      break;
+    }
+    case "errors": {
+      const d = await client.callTool({ name: "divide", arguments: { a: 1, b: 0 } });
+      out.divide = { isError: d.isError ?? false, text: firstText(d) };
+      const inv = await client.callTool({ name: "divide", arguments: { a: 1 } });
+      out.invalid = { isError: inv.isError ?? false, text: firstText(inv) };
+      try { await client.callTool({ name: "strict", arguments: { count: 0 } }); out.strict = null; } catch (e) { out.strict = errorOf(e); }
+      try { await client.callTool({ name: "broken", arguments: { q: 1 } }); out.broken = null; } catch (e) { out.broken = errorOf(e); }
+      break;
+    }
+    case "hang": {
+      try { await client.callTool({ name: "hang", arguments: {} }, undefined, { timeout: 300 }); out.hang = null; } catch (e) { out.hang = errorOf(e); }
+      out.after = firstText(await client.callTool({ name: "ok", arguments: {} }));
+      break;
+    }
+    default:
+      throw new Error(`unknown scenario ${scenario}`);
+  }
+} catch (e) {
+  out.fatal = errorOf(e);
+}
+process.stdout.write(JSON.stringify(out) + "\n");
+await client.close().catch(() => {});
+process.exit(0);
