@@ -83,21 +83,13 @@ func TestHTTPProxy_ServerEverything(t *testing.T) {
 			px := startHTTPProxy(t, up+tt.path)
 			out := runTSClient(t, tt.client, px.URL+tt.path, "echo", `{"message":"hi there"}`,
 				"trigger-long-running-operation", `{"duration":0.3,"steps":3}`)
-			wantProgress := 3
-			if tt.mode == "sse" {
-				// Peer surprise: the TS SDK 1.32.2 SSEClientTransport reports
-				// only 2 of server-everything's 3 progress notifications, with
-				// or without mcpspy in between (checked directly here). The
-				// cassette below holds all 3.
-				direct := runTSClient(t, tt.client, up+tt.path, "echo", `{"message":"direct"}`,
-					"trigger-long-running-operation", `{"duration":0.3,"steps":3}`)
-				wantProgress = direct.Progress
-				if direct.Progress != 2 {
-					t.Logf("the TS SSE client now sees %d of 3 progress notifications directly; update this note", direct.Progress)
-				}
-			}
-			if !strings.Contains(out.Echo, "hi there") || out.Progress != wantProgress || out.Tools == 0 {
-				t.Errorf("client saw %+v, want %d progress notifications", out, wantProgress)
+			// Peer surprise (TS SDK 1.32.2): the client dispatches
+			// notifications a task later than responses, so progress that
+			// arrives in the same read as the result is dropped ("unknown
+			// token"), with or without mcpspy (TestTSClient_ProgressRace).
+			// The client's count is a lower bound; the cassette's is exact.
+			if !strings.Contains(out.Echo, "hi there") || out.Progress > 3 || out.Progress < 1 || out.Tools == 0 {
+				t.Errorf("client saw %+v", out)
 			}
 			px.Stop()
 			got := readCassette(t, px.Cassette)

@@ -39,6 +39,9 @@ if (progressTool) {
     undefined,
     { onprogress: () => { progress++; } },
   );
+  // Progress callbacks may run after the result has resolved: let pending
+  // tasks run before counting.
+  await new Promise((r) => setImmediate(r));
   out.progress = progress;
   out.progressResult = res.content?.[0]?.text;
 }
