@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -89,8 +90,11 @@ func (p *printer) print(frame []byte) error {
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			if err.Error() == "EOF" && len(p.stack) == 0 && len(p.lines) > 0 {
-				return nil
+			if err == io.EOF {
+				if len(p.stack) == 0 && len(p.lines) > 0 {
+					return nil
+				}
+				return io.ErrUnexpectedEOF
 			}
 			return err
 		}

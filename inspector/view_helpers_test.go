@@ -115,3 +115,8 @@ func (h *harness) selected() Row {
 	h.onUI(func() { r, _ = h.app.selected() })
 	return r
 }
+
+const (
+	keyEnter = tcell.KeyEnter
+	ctrlU    = tcell.KeyCtrlU
+)
