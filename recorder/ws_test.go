@@ -16,8 +16,8 @@ import (
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdkrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // wsConn carries go-sdk's JSON-RPC over one WebSocket, one message per
