@@ -184,11 +184,16 @@ func TestServer_Replay(t *testing.T) {
 	for _, want := range []string{
 		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"progressToken":"live-tok","total":2}}`,
 		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":2,"progressToken":"live-tok","total":2}}`,
-		`{"id":20,"jsonrpc":"2.0","result":{"content":[]}}`,
+		// the progress barrier: the reply waits until the client answers a ping
+		`{"id":1,"jsonrpc":"2.0","method":"ping"}`,
 	} {
 		if got := norm(t, c.recv()); got != want {
 			t.Errorf("progress: got %s, want %s", got, want)
 		}
+	}
+	c.send(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+	if got, want := norm(t, c.recv()), `{"id":20,"jsonrpc":"2.0","result":{"content":[]}}`; got != want {
+		t.Errorf("after progress: got %s, want %s", got, want)
 	}
 
 	// list_changed after the call that caused it

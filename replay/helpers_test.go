@@ -51,6 +51,7 @@ func (t *transcript) addf(format string, a ...any) { *t = append(*t, fmt.Sprintf
 
 // notes collects notifications a Go SDK client receives.
 type notes struct {
+	token       string // the progress token the client sent
 	progress    chan string
 	listChanged chan struct{}
 }
@@ -62,7 +63,11 @@ func newNotes() *notes {
 func (n *notes) clientOptions() *mcp.ClientOptions {
 	return &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			n.progress <- fmt.Sprintf("progress %v %.0f/%.0f %s", req.Params.ProgressToken, req.Params.Progress, req.Params.Total, req.Params.Message)
+			tok := "other token"
+			if fmt.Sprint(req.Params.ProgressToken) == n.token {
+				tok = "own token"
+			}
+			n.progress <- fmt.Sprintf("progress (%s) %.0f/%.0f %s", tok, req.Params.Progress, req.Params.Total, req.Params.Message)
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			n.listChanged <- struct{}{}
@@ -84,11 +89,12 @@ func waitFor[T any](tb testing.TB, ch <-chan T, what string) T {
 
 // goScenario drives a Go SDK client through tools, progress, list_changed
 // and repeated calls, and returns what it saw.
-func goScenario(tb testing.TB, t mcp.Transport, version string) transcript {
+func goScenario(tb testing.TB, t mcp.Transport, version, token string) transcript {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	n := newNotes()
+	n.token = token
 	c := mcp.NewClient(&mcp.Implementation{Name: "scenario", Version: "1.0.0"}, n.clientOptions())
 	var so *mcp.ClientSessionOptions
 	if version != "" {
@@ -114,7 +120,7 @@ func goScenario(tb testing.TB, t mcp.Transport, version string) transcript {
 	call("sum", map[string]any{"a": 2, "b": 40}, nil)
 	call("counter", map[string]any{}, nil)
 	call("counter", map[string]any{}, nil)
-	call("slow", map[string]any{}, mcp.Meta{"progressToken": "tok-1"})
+	call("slow", map[string]any{}, mcp.Meta{"progressToken": token})
 	for range 3 {
 		out.addf("%s", waitFor(tb, n.progress, "progress notification"))
 	}

@@ -1,51 +1,145 @@
 package replay_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/replay"
 )
 
 func filepathTemp() (string, error) { return os.MkdirTemp("", "mcptape-replay-") }
 
-// recordGo records goScenario against the Go SDK server through mcpspy
-// (stdio) and returns the cassette and what the client saw live.
-func recordGo(t *testing.T, version string) (string, transcript) {
+// recordGo records goScenario against the Go SDK server through mcpspy,
+// over stdio or Streamable HTTP, and returns the cassette and what the
+// client saw live.
+func recordGo(t *testing.T, transport, version string) (string, transcript) {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "gosdk.db")
 	spy := peertest.Binary(t, "mcpspy")
-	cmd := exec.Command(spy, "record", "-o", db, "--", goServer(t))
-	cmd.Stderr = os.Stderr
-	live := goScenario(t, &mcp.CommandTransport{Command: cmd}, version)
+	if transport == "stdio" {
+		cmd := exec.Command(spy, "record", "-o", db, "--", goServer(t))
+		cmd.Stderr = os.Stderr
+		return db, goScenario(t, &mcp.CommandTransport{Command: cmd}, version, "tok-rec")
+	}
+	srv := peertest.Start(t, "", nil, nil, nil, goServer(t), "-http", "127.0.0.1:0")
+	url := srv.WaitLine(t, "listening on ", 20*time.Second)
+	p := peertest.Start(t, "", nil, nil, nil, spy, "record", "-o", db, "--listen", "127.0.0.1:0", "--upstream", strings.TrimSuffix(url, "/mcp"))
+	purl := p.WaitLine(t, "mcpspy: listening on ", 20*time.Second)
+	live := goScenario(t, &mcp.StreamableClientTransport{Endpoint: purl + "/mcp"}, version, "tok-rec")
+	stopAndWait(t, p)
 	return db, live
 }
 
-func TestReplay_GoSDKOverStdio(t *testing.T) {
-	tests := []struct {
-		name    string
-		version string // "" = go-sdk's default: server/discover first
-	}{
-		{"stateless era (server/discover)", ""},
-		{"handshake era", "2025-11-25"},
+// stopAndWait interrupts a process started with peertest.Start and waits
+// until it is gone, so that what it wrote is complete.
+func stopAndWait(t *testing.T, p *peertest.Process) {
+	t.Helper()
+	pid := p.Cmd.Process.Pid
+	_ = syscall.Kill(pid, syscall.SIGINT)
+	deadline := time.Now().Add(15 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not exit after SIGINT; stderr:\n%s", pid, p.Stderr())
+		}
+		time.Sleep(10 * time.Millisecond) // polling for exit, with a deadline
 	}
+}
+
+// mockTransport starts mcpmock on a cassette and returns a Go SDK
+// transport to it.
+func mockTransport(t *testing.T, transport, db, report string) mcp.Transport {
+	t.Helper()
 	mock := peertest.Binary(t, "mcpmock")
+	switch transport {
+	case "stdio":
+		cmd := exec.Command(mock, "serve", "--report", report, db)
+		cmd.Stderr = os.Stderr
+		return &mcp.CommandTransport{Command: cmd}
+	case "http":
+		p := peertest.Start(t, "", nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", "--report", report, db)
+		url := p.WaitLine(t, "mcpmock: listening on ", 20*time.Second)
+		t.Cleanup(func() { stopAndWait(t, p) })
+		return &mcp.StreamableClientTransport{Endpoint: url}
+	}
+	t.Fatalf("unknown transport %q", transport)
+	return nil
+}
+
+func readReport(t *testing.T, path string) replay.Report {
+	t.Helper()
+	var r replay.Report
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("report %s: %v", path, err)
+	}
+	return r
+}
+
+// TestReplay_GoSDK records the Go SDK server with mcpspy and replays it with
+// mcpmock to the same Go SDK client code, across transports and eras. The
+// client sends another progress token when replaying.
+func TestReplay_GoSDK(t *testing.T) {
+	tests := []struct {
+		name              string
+		recordOver        string
+		recordVersion     string // "" = go-sdk's default: server/discover first
+		replayOver        string
+		replayVersion     string
+		wantUnusedMethods []string
+	}{
+		{name: "stdio, stateless era", recordOver: "stdio", replayOver: "stdio"},
+		{name: "stdio, handshake era", recordOver: "stdio", recordVersion: "2025-11-25", replayOver: "stdio", replayVersion: "2025-11-25"},
+		{name: "handshake-era cassette, client probing server/discover", recordOver: "stdio", recordVersion: "2025-11-25", replayOver: "stdio"},
+		{name: "recorded on stdio, replayed over HTTP", recordOver: "stdio", recordVersion: "2025-11-25", replayOver: "http", replayVersion: "2025-11-25"},
+		{name: "recorded over HTTP, replayed over HTTP", recordOver: "http", recordVersion: "2025-11-25", replayOver: "http", replayVersion: "2025-11-25"},
+		{name: "recorded over HTTP, replayed on stdio", recordOver: "http", recordVersion: "2025-11-25", replayOver: "stdio", replayVersion: "2025-11-25"},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			db, live := recordGo(t, tt.version)
+			db, live := recordGo(t, tt.recordOver, tt.recordVersion)
 			report := filepath.Join(t.TempDir(), "report.json")
-			cmd := exec.Command(mock, "serve", "--report", report, db)
-			cmd.Stderr = os.Stderr
-			replayed := goScenario(t, &mcp.CommandTransport{Command: cmd}, tt.version)
+			replayed := goScenario(t, mockTransport(t, tt.replayOver, db, report), tt.replayVersion, "tok-replay")
 			if d := cmp.Diff(live, replayed); d != "" {
 				t.Errorf("replay differs from live (-live +replay):\n%s", d)
 			}
-			t.Logf("live transcript:\n%v", live)
+			if tt.replayOver == "stdio" { // the HTTP mock writes its report when stopped
+				waitReport(t, report)
+			}
 		})
+	}
+}
+
+// waitReport waits for mcpmock to write its report and checks it.
+func waitReport(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no report at %s", path)
+		}
+		time.Sleep(10 * time.Millisecond) // polling for a file, with a deadline
+	}
+	r := readReport(t, path)
+	if len(r.Unmatched) > 0 {
+		t.Errorf("unmatched requests: %+v", r.Unmatched)
+	}
+	if r.Matched == 0 {
+		t.Errorf("report counts no matched request: %+v", r)
 	}
 }

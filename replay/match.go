@@ -175,6 +175,7 @@ func (s *cassetteSession) plan(it *interaction) *prepared {
 	p.play = func(ctx context.Context, peer Peer, req *Request) Reply {
 		start := time.Now()
 		live := req.ProgressToken()
+		sentProgress := false
 		for _, st := range it.during {
 			if timing && !waitUntil(ctx, start.Add(st.at)) {
 				return Reply{NoReply: true}
@@ -188,6 +189,7 @@ func (s *cassetteSession) plan(it *interaction) *prepared {
 					continue // the live client did not ask for progress
 				}
 				_ = peer.Notify(st.out.Method, rekey(st.out.Params, live))
+				sentProgress = true
 			case st.out.Request:
 				_, _ = peer.Call(ctx, st.out.Method, st.out.Params)
 			default:
@@ -197,9 +199,28 @@ func (s *cassetteSession) plan(it *interaction) *prepared {
 		if timing && !waitUntil(ctx, start.Add(it.replyAt)) {
 			return Reply{NoReply: true}
 		}
+		if sentProgress {
+			progressBarrier(ctx, peer)
+		}
 		return r
 	}
 	return p
+}
+
+// barrierTimeout bounds the wait for a client that does not answer ping.
+const barrierTimeout = time.Second
+
+// progressBarrier pings the client and waits for its answer before the
+// reply is written. The TypeScript SDK handles notifications in a
+// microtask but responses at once, and forgets a request's progress
+// handler with its response: progress read in the same chunk as the
+// response is dropped ("unknown token"). A real server is slower than
+// that; a replay is not. The client answers ping only after it has run the
+// handlers of what it read before, so the progress is seen.
+func progressBarrier(ctx context.Context, peer Peer) {
+	bctx, cancel := context.WithTimeout(ctx, barrierTimeout)
+	defer cancel()
+	_, _ = peer.Call(bctx, "ping", nil)
 }
 
 // rekey puts the live progress token into recorded progress params.

@@ -41,6 +41,11 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// draining closes when the client has stopped sending (stdio EOF):
+	// answers still being worked on are finished, but hung calls and
+	// server→client requests stop waiting.
+	draining  chan struct{}
+	drainOnce sync.Once
 
 	nextID atomic.Int64
 
@@ -58,7 +63,7 @@ type callReply struct {
 func (srv *Server) newSession(parent context.Context, out func([]byte) error, hangup func()) *session {
 	ctx, cancel := context.WithCancel(parent)
 	s := &session{
-		srv: srv, out: out, hangup: hangup, ctx: ctx, cancel: cancel,
+		srv: srv, out: out, hangup: hangup, ctx: ctx, cancel: cancel, draining: make(chan struct{}),
 		inflight: map[string]context.CancelFunc{},
 		waiters:  map[string]chan callReply{},
 	}
@@ -72,6 +77,13 @@ func (srv *Server) newSession(parent context.Context, out func([]byte) error, ha
 func (s *session) close() {
 	s.cancel()
 	s.wg.Wait()
+}
+
+// drain lets the answers in flight finish, then closes the session.
+func (s *session) drain() {
+	s.drainOnce.Do(func() { close(s.draining) })
+	s.wg.Wait()
+	s.close()
 }
 
 var (
@@ -286,7 +298,10 @@ func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Req
 func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply, sse bool) {
 	s.srv.countMatched()
 	if r.NoReply {
-		<-ctx.Done() // a hung call: until cancelled or the session ends
+		select { // a hung call: until cancelled or the session ends
+		case <-ctx.Done():
+		case <-s.draining:
+		}
 		ex.done()
 		return
 	}
@@ -408,6 +423,8 @@ func (s *session) call(ctx context.Context, send func([]byte) error, method stri
 			return nil, r.err
 		}
 		return r.result, nil
+	case <-s.draining:
+		return nil, errQueueClosed
 	case <-ctx.Done():
 		if s.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			s.srv.warnf("%s (id %d): %v after %s", method, id, errCallTimeout, s.srv.opts.CallTimeout)

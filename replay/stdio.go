@@ -57,7 +57,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		})
 	}
 	sess := s.newSession(ctx, out.write, hangup)
-	defer sess.close()
+	defer sess.drain()
 	watchDone := make(chan struct{})
 	defer close(watchDone)
 	go func() {
