@@ -1,0 +1,224 @@
+package recorder_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func post(tb testing.TB, url, body string, hdr map[string]string) (*http.Response, string) {
+	tb.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+// An upstream that is down gets the client a 502 whose JSON-RPC error
+// answers the request's id and names the upstream.
+func TestHTTPProxy_UpstreamDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	px := startHTTPProxy(t, dead)
+	resp, body := post(t, px.URL+"/mcp", `{"jsonrpc":"2.0","id":"x7","method":"tools/list"}`, nil)
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("status %d, want 502", resp.StatusCode)
+	}
+	s := jsonrpc.Classify([]byte(body))
+	if s.Kind != jsonrpc.Error || s.ID != `"x7"` || !strings.Contains(body, dead) {
+		t.Errorf("body %s: want a JSON-RPC error for id \"x7\" naming %s", body, dead)
+	}
+}
+
+// Malformed bodies and broken SSE pass through untouched and are recorded
+// (the store marks them malformed); credentials are redacted in the
+// cassette but reach the server as sent.
+func TestHTTPProxy_MalformedAndRedaction(t *testing.T) {
+	var mu sync.Mutex
+	var seenAuth, seenQuery string
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		switch string(b) {
+		case "{broken":
+			mu.Lock()
+			seenAuth, seenQuery = r.Header.Get("Authorization"), r.URL.RawQuery
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte("not json at all"))
+		case `{"jsonrpc":"2.0","id":1,"method":"sse"}`:
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte("id: e1\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\ndata: {trunc"))
+		}
+	}))
+	px := startHTTPProxy(t, up+"/mcp", func(p *recorder.HTTPProxy) { p.Redact = recorder.NewHTTPRedactor([]string{"X-Tenant"}) })
+	hdr := map[string]string{"Authorization": "Bearer s3cret", "X-Api-Key": "k", "X-Tenant": "acme", "X-Plain": "visible"}
+	if _, body := post(t, px.URL+"/mcp?access_token=abc&page=2", "{broken", hdr); body != "not json at all" {
+		t.Errorf("malformed answer came through as %q", body)
+	}
+	if _, body := post(t, px.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"sse"}`, nil); body != "id: e1\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\ndata: {trunc" {
+		t.Errorf("broken SSE came through as %q", body)
+	}
+	mu.Lock()
+	if seenAuth != "Bearer s3cret" || seenQuery != "access_token=abc&page=2" {
+		t.Errorf("server saw Authorization %q query %q: forwarding must not redact", seenAuth, seenQuery)
+	}
+	mu.Unlock()
+	px.Stop()
+	got := readCassette(t, px.Cassette)
+	var frames []string
+	for _, s := range got {
+		for _, m := range s.msgs {
+			frames = append(frames, fmt.Sprintf("%s %s %s", m.Dir, jsonrpc.Classify(m.Frame).Kind, m.Frame))
+			h := m.HTTP
+			if h.RequestHeader.Get("X-Plain") == "visible" {
+				for _, k := range []string{"Authorization", "X-Api-Key", "X-Tenant"} {
+					if v := h.RequestHeader.Get(k); v != recorder.Redacted {
+						t.Errorf("stored %s = %q, want redacted", k, v)
+					}
+				}
+				if h.Path != "/mcp?access_token=[redacted]&page=2" {
+					t.Errorf("stored path %q", h.Path)
+				}
+			}
+		}
+	}
+	want := []string{
+		"c2s malformed {broken",
+		"s2c malformed not json at all",
+		`c2s request {"jsonrpc":"2.0","id":1,"method":"sse"}`,
+		`s2c response {"jsonrpc":"2.0","id":1,"result":{}}`,
+		"s2c malformed {trunc",
+	}
+	if strings.Join(frames, "\n") != strings.Join(want, "\n") {
+		t.Errorf("recorded:\n%s\nwant:\n%s", strings.Join(frames, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A client that disconnects cancels its upstream request.
+func TestHTTPProxy_ClientDisconnectCancelsUpstream(t *testing.T) {
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		close(started)
+		<-r.Context().Done()
+		close(cancelled)
+	}))
+	px := startHTTPProxy(t, up)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", px.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"slow"}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	cancel()
+	resp.Body.Close()
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("upstream request still running 10s after the client left")
+	}
+}
+
+// 50 go-sdk clients at once, each with its own session and its own
+// marker text: every recorded frame that carries a marker sits in the
+// session of the client that sent it.
+func TestHTTPProxy_ConcurrentSessions(t *testing.T) {
+	srv := goSDKServer()
+	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	px := startHTTPProxy(t, up+"/mcp")
+	const n = 50
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// One shared HTTP client, as a host would have: pooled connections
+	// carry requests of different sessions.
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	sids := make([]string, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("c%d", i), Version: "1"}, nil)
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: i%2 == 0}, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			sids[i] = cs.ID()
+			for k := range 3 {
+				if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": fmt.Sprintf("marker-%d-%d", i, k)}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			cs.Close()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	px.Stop()
+	got := readCassette(t, px.Cassette)
+	bySID := map[string]recorded{}
+	for _, s := range got {
+		if s.info.HTTPSessionID != "" {
+			bySID[s.info.HTTPSessionID] = s
+		}
+	}
+	for i, sid := range sids {
+		s, ok := bySID[sid]
+		if !ok {
+			t.Errorf("client %d: no session for %s", i, sid)
+			continue
+		}
+		if !strings.Contains(string(s.info.Handshake.ClientInfo), fmt.Sprintf(`"c%d"`, i)) {
+			t.Errorf("client %d's session has clientInfo %s", i, s.info.Handshake.ClientInfo)
+		}
+		markers := 0
+		for _, m := range s.msgs {
+			f := string(m.Frame)
+			if j := strings.Index(f, "marker-"); j >= 0 {
+				markers++
+				if !strings.HasPrefix(f[j:], fmt.Sprintf("marker-%d-", i)) {
+					t.Errorf("session of client %d holds %s", i, f)
+				}
+			}
+		}
+		if markers != 6 { // 3 calls and 3 answers
+			t.Errorf("client %d: %d marker frames, want 6", i, markers)
+		}
+		if s.info.End == nil || s.info.End.Reason != store.EndClosed {
+			t.Errorf("client %d: end %+v", i, s.info.End)
+		}
+	}
+}
