@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/store"
+)
+
+// spy is a running mcpspy binary.
+type spy struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	done   chan error
+	url    string
+}
+
+// startSpy runs mcpspy record with args and waits for its listening line.
+func startSpy(t *testing.T, args ...string) *spy {
+	t.Helper()
+	bin := peertest.Binary(t, "mcpspy")
+	cmd := exec.Command(bin, append([]string{"record"}, args...)...)
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	s := &spy{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		close(lines)
+	}()
+	go func() { err := cmd.Wait(); pw.Close(); s.done <- err }()
+	t.Cleanup(func() { s.stop(t) })
+	deadline := time.After(30 * time.Second)
+	for s.url == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("mcpspy ended before listening")
+			}
+			if rest, ok := strings.CutPrefix(l, "mcpspy: listening on "); ok {
+				s.url = rest
+			}
+		case <-deadline:
+			t.Fatal("mcpspy did not print its listening line in 30s")
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	return s
+}
+
+// stop interrupts mcpspy and returns its exit error; safe to repeat.
+func (s *spy) stop(t *testing.T) error {
+	t.Helper()
+	if s.cmd.ProcessState != nil {
+		return nil
+	}
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-s.done:
+		return err
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+		t.Errorf("mcpspy did not stop within 15s of SIGINT")
+		return errors.New("killed")
+	}
+}
+
+// Bad input: one clear line on stderr and a non-zero exit.
+func TestRecordNet_BadInput(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	// A server that answers in something other than HTTP.
+	notHTTP, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notHTTP.Close()
+	go func() {
+		for {
+			c, err := notHTTP.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
+			c.Close()
+		}
+	}()
+	dead, _ := net.Listen("tcp", "127.0.0.1:0")
+	deadURL := "http://" + dead.Addr().String() + "/mcp"
+	dead.Close()
+
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantMsg  string
+	}{
+		{"unknown scheme", []string{"--upstream", "ftp://127.0.0.1/x"}, 2, `unknown scheme "ftp"`},
+		{"no host", []string{"--upstream", "http:///mcp"}, 2, "has no host"},
+		{"listen address in use", []string{"--listen", busy.Addr().String(), "--upstream", deadURL}, 1, "address already in use"},
+		{"non-HTTP upstream", []string{"--upstream", "http://" + notHTTP.Addr().String() + "/mcp"}, 1, "does not speak HTTP"},
+		{"redact with no-redact", []string{"--no-redact", "--redact", "x", "--upstream", deadURL}, 2, "contradict"},
+	}
+	bin := peertest.Binary(t, "mcpspy")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"record", "-o", filepath.Join(t.TempDir(), "c.db")}, tt.args...)
+			cmd := exec.Command(bin, args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			go func() { <-ctx.Done(); _ = cmd.Process.Kill() }()
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != tt.wantCode {
+				t.Fatalf("exit %v, want code %d; stderr:\n%s", err, tt.wantCode, stderr.String())
+			}
+			out := strings.TrimRight(stderr.String(), "\n")
+			if strings.Count(out, "\n") != 0 || !strings.Contains(out, tt.wantMsg) || !strings.HasPrefix(out, "mcpspy: ") {
+				t.Errorf("stderr %q: want one line containing %q", out, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// End to end through the binary: server-everything over Streamable HTTP,
+// the TS SDK client, SIGINT, and a cassette with one ended session whose
+// upstream is stored with its secret query parameter redacted.
+func TestRecordNet_ServerEverythingThroughBinary(t *testing.T) {
+	env, port := peertest.FreePortEnv(t)
+	se := peertest.Start(t, peertest.NPMDir(t), []string{env}, nil, nil, peertest.ServerEverything(t, "streamableHttp")...)
+	se.WaitLine(t, "MCP Streamable HTTP Server listening on port", 30*time.Second)
+	cassette := filepath.Join(t.TempDir(), "c.db")
+	up := fmt.Sprintf("http://127.0.0.1:%d/mcp?api_key=hush", port)
+	s := startSpy(t, "-o", cassette, "--session", "e2e", "--upstream", up)
+	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
+		t.Fatalf("listening on %q, want loopback by default", s.url)
+	}
+	argv := peertest.NodeScript(t, "http-client.mjs", "streamable", s.url+"/mcp", "echo", `{"message":"e2e"}`)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = peertest.NPMDir(t)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("Echo: e2e")) {
+		t.Fatalf("client: %v\n%s", err, out)
+	}
+	if err := s.stop(t); err != nil {
+		t.Fatalf("mcpspy exit: %v", err)
+	}
+	var infos []store.SessionInfo
+	if err := store.View(cassette, func(r *store.Reader) error { infos, err = r.Sessions(); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 1 {
+		t.Fatalf("sessions %+v", infos)
+	}
+	in := infos[0]
+	if in.Name != "e2e" || in.End == nil || strings.Contains(in.Upstream, "hush") || !strings.Contains(in.Upstream, "api_key=") {
+		t.Errorf("session info %+v", in)
+	}
+}
+
+// A ws:// upstream: the listening line says ws://, frames pass one to one.
+func TestRecordNet_WebSocketThroughBinary(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := websocket.Upgrader{Subprotocols: []string{"mcp"}}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			mt, b, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			if err := c.WriteMessage(mt, bytes.Replace(b, []byte(`"method":"ping"`), []byte(`"result":{}`), 1)); err != nil {
+				return
+			}
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	cassette := filepath.Join(t.TempDir(), "ws.db")
+	s := startSpy(t, "-o", cassette, "--upstream", "ws://"+ln.Addr().String())
+	if !strings.HasPrefix(s.url, "ws://127.0.0.1:") {
+		t.Fatalf("listening on %q, want ws://", s.url)
+	}
+	c, _, err := (&websocket.Dialer{Subprotocols: []string{"mcp"}}).Dial(s.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, b, err := c.ReadMessage(); err != nil || string(b) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Fatalf("read %s, %v", b, err)
+	}
+	c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
+	c.ReadMessage()
+	c.Close()
+	if err := s.stop(t); err != nil {
+		t.Fatalf("mcpspy exit: %v", err)
+	}
+	n := 0
+	err = store.View(cassette, func(r *store.Reader) error {
+		infos, err := r.Sessions()
+		if err != nil || len(infos) != 1 {
+			return fmt.Errorf("sessions %v %v", infos, err)
+		}
+		n = r.Count(infos[0].ID)
+		return nil
+	})
+	if err != nil || n != 2 {
+		t.Fatalf("cassette: %v, %d messages, want 2", err, n)
+	}
+}
