@@ -206,7 +206,7 @@ func (c *compiler) server(sv *Server) (invalidAsError bool) {
 	s.serverInfo = mustJSON(info)
 	s.instructions = sv.Instructions
 	if sv.PageSize < 0 {
-		c.errorf(Pos{Line: sv.Line, Col: sv.Col, Path: "server.pageSize"}, "page size must be 0 (no pages) or more")
+		c.errorf(sub(sv.Pos, "pageSize"), "page size must be 0 (no pages) or more")
 	}
 	s.pageSize = sv.PageSize
 	if len(sv.Protocols) == 0 {
@@ -219,11 +219,11 @@ func (c *compiler) server(sv *Server) (invalidAsError bool) {
 	}
 	for i, v := range sv.Protocols {
 		if !slices.Contains(knownVersions, v) {
-			c.errorf(Pos{Line: sv.Line, Col: sv.Col, Path: fmt.Sprintf("server.protocolVersions[%d]", i)},
+			c.errorf(Pos{Line: sub(sv.Pos, "protocolVersions").Line, Col: sub(sv.Pos, "protocolVersions").Col, Path: fmt.Sprintf("server.protocolVersions[%d]", i)},
 				"unknown protocol version %q (known: %s)", v, strings.Join(knownVersions, ", "))
 		}
 	}
-	return c.invalidMode(sv.InvalidArguments, Pos{Line: sv.Line, Col: sv.Col, Path: "server.invalidArguments"}, false)
+	return c.invalidMode(sv.InvalidArguments, sub(sv.Pos, "invalidArguments"), false)
 }
 
 func (c *compiler) invalidMode(mode string, p Pos, def bool) bool {
@@ -313,7 +313,14 @@ func (c *compiler) kind(v Value, want string) bool {
 	return ok
 }
 
-func sub(p Pos, field string) Pos { return Pos{Line: p.Line, Col: p.Col, Path: join(p.Path, field)} }
+// sub locates a field of the mapping at p: the field's own value when it
+// was written, else the mapping.
+func sub(p Pos, field string) Pos {
+	if f, ok := p.fields[field]; ok {
+		return f
+	}
+	return Pos{Line: p.Line, Col: p.Col, Path: join(p.Path, field)}
+}
 
 func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 	ct := &tool{name: t.Name}
@@ -410,7 +417,8 @@ var funcs = template.FuncMap{
 func (c *compiler) template(p Pos, text string) *template.Template {
 	t, err := template.New(p.Path).Funcs(funcs).Option("missingkey=zero").Parse(text)
 	if err != nil {
-		c.errorf(p, "template does not parse: %v", strings.TrimPrefix(err.Error(), "template: "))
+		msg := strings.TrimPrefix(err.Error(), "template: "+p.Path+":")
+		c.errorf(p, "template does not parse: line %s", msg)
 		return nil
 	}
 	return t
@@ -728,7 +736,8 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 		}
 		for j, n := range e.RemoveTools {
 			if !known[n] {
-				c.errorf(Pos{Line: e.Line, Col: e.Col, Path: fmt.Sprintf("%s.removeTools[%d]", e.Path, j)}, "no tool %q to remove", n)
+				rp := sub(e.Pos, "removeTools")
+				c.errorf(Pos{Line: rp.Line, Col: rp.Col, Path: fmt.Sprintf("%s.removeTools[%d]", e.Path, j)}, "no tool %q to remove", n)
 			}
 		}
 		ce.removeTools = e.RemoveTools

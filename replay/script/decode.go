@@ -22,11 +22,18 @@ import (
 type Pos struct {
 	Line, Col int
 	Path      string
+	// fields locates the values of a mapping's keys, for errors found
+	// after decoding.
+	fields map[string]Pos
 }
 
 // maxNodes bounds the work of one decode: aliases can make a small file
-// describe a huge tree ("billion laughs").
-const maxNodes = 1 << 20
+// describe a huge tree ("billion laughs"). maxDepth bounds nesting, which
+// an alias to an enclosing value makes infinite.
+const (
+	maxNodes = 1 << 18
+	maxDepth = 100
+)
 
 // Error is one problem in a script, located.
 type Error struct {
@@ -61,6 +68,26 @@ type decoder struct {
 	file  string
 	errs  Errors
 	nodes int
+	depth int
+}
+
+// enter counts one more value and one more level; it reports false (once,
+// as an error) when the script is too large or too deep.
+func (d *decoder) enter(n *yaml.Node, path string) bool {
+	d.nodes++
+	d.depth++
+	switch {
+	case d.nodes > maxNodes:
+		if d.nodes == maxNodes+1 {
+			d.errorf(at(n, path), "script is too large (more than %d values after aliases)", maxNodes)
+		}
+		return false
+	case d.depth > maxDepth:
+		d.errorf(at(n, path), "nested more than %d levels deep (an alias inside itself?)", maxDepth)
+		d.nodes = maxNodes + 2 // one error is enough: stop everything
+		return false
+	}
+	return true
 }
 
 func (d *decoder) errorf(p Pos, format string, args ...any) {
@@ -80,7 +107,10 @@ var (
 )
 
 func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && (n.Kind == yaml.AliasNode || n.Kind == yaml.DocumentNode) {
+	for hops := 0; n != nil && (n.Kind == yaml.AliasNode || n.Kind == yaml.DocumentNode); hops++ {
+		if hops > 100 {
+			return nil // an alias cycle
+		}
 		if n.Kind == yaml.AliasNode {
 			n = n.Alias
 		} else if len(n.Content) > 0 {
@@ -123,10 +153,8 @@ func (d *decoder) decode(n *yaml.Node, path string, v reflect.Value) {
 	if n == nil {
 		return
 	}
-	if d.nodes++; d.nodes > maxNodes {
-		if d.nodes == maxNodes+1 {
-			d.errorf(at(n, path), "script is too large (more than %d values after aliases)", maxNodes)
-		}
+	defer func() { d.depth-- }()
+	if !d.enter(n, path) {
 		return
 	}
 	if v.CanAddr() && v.Addr().Type().Implements(nodeDecoderType) {
@@ -229,10 +257,8 @@ func fieldsOf(t reflect.Type) (map[string]int, []string) {
 }
 
 func (d *decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
-	for i := range v.NumField() {
-		if v.Type().Field(i).Type == posType {
-			v.Field(i).Set(reflect.ValueOf(at(n, path)))
-		}
+	if pf := posField(v); pf.IsValid() {
+		pf.Set(reflect.ValueOf(at(n, path)))
 	}
 	if n.Kind != yaml.MappingNode {
 		d.errorf(at(n, path), "want a mapping, got %s", kindName(n))
@@ -251,7 +277,23 @@ func (d *decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
 			continue
 		}
 		d.decode(n.Content[i+1], join(path, k.Value), v.Field(fi))
+		if pf := posField(v); pf.IsValid() {
+			p := pf.Addr().Interface().(*Pos)
+			if p.fields == nil {
+				p.fields = map[string]Pos{}
+			}
+			p.fields[k.Value] = at(resolve(n.Content[i+1]), join(path, k.Value))
+		}
 	}
+}
+
+func posField(v reflect.Value) reflect.Value {
+	for i := range v.NumField() {
+		if v.Type().Field(i).Type == posType {
+			return v.Field(i)
+		}
+	}
+	return reflect.Value{}
 }
 
 // Value is a free-form JSON value written in YAML: a schema, a content
@@ -274,10 +316,8 @@ func (d *decoder) value(n *yaml.Node, path string) any {
 	if n == nil {
 		return nil
 	}
-	if d.nodes++; d.nodes > maxNodes {
-		if d.nodes == maxNodes+1 {
-			d.errorf(at(n, path), "script is too large (more than %d values after aliases)", maxNodes)
-		}
+	defer func() { d.depth-- }()
+	if !d.enter(n, path) {
 		return nil
 	}
 	switch n.Kind {

@@ -1,0 +1,160 @@
+package script
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+)
+
+func TestLoad_Examples(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(peertest.ModuleRoot(), "cassettes", "script-*"))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("example scripts: %v %v", files, err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			if err := Check(f); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestLoad_BadInput: every refusal names file:line:col and the field path.
+func TestLoad_BadInput(t *testing.T) {
+	tests := []struct {
+		name, script string
+		want         []string // substrings of the error, in order
+	}{
+		{"unknown field", `
+server: {name: s, version: "1"}
+tools:
+  - name: a
+    answers: [{txt: hi}]
+`, []string{"test.yaml:4:16: tools[0].answers[0].txt: unknown field \"txt\""}},
+		{"unknown top-level field", `
+servr: {name: s}
+`, []string{"test.yaml:1:1: servr: unknown field \"servr\""}},
+		{"wrong type", `
+server: {name: s, version: 1.0}
+`, []string{"test.yaml:1:28: server.version: want a string, got a number"}},
+		{"wrong type in list", `
+server: {name: s, version: "1", pageSize: two}
+`, []string{"test.yaml:1:43: server.pageSize: want an integer, got a string"}},
+		{"schema does not compile", `
+tools:
+  - name: a
+    inputSchema: {type: object, properties: {x: {type: 5}}}
+    answers: [{text: hi}]
+`, []string{"test.yaml:3:18: tools[0].inputSchema: schema does not compile"}},
+		{"schema with a bad $ref", `
+tools:
+  - name: a
+    inputSchema: {type: object, properties: {x: {$ref: "#/nope"}}}
+    answers: [{text: hi}]
+`, []string{"tools[0].inputSchema: schema does not compile"}},
+		{"duplicate tool name", `
+tools:
+  - name: a
+    answers: [{text: hi}]
+  - name: a
+    answers: [{text: hi}]
+`, []string{"test.yaml:4:5: tools[1]: duplicate tool name \"a\" (first at line 2)"}},
+		{"template does not parse", `
+tools:
+  - name: a
+    answers: [{text: "hi {{.args.name"}]
+`, []string{"test.yaml:3:22: tools[0].answers[0].text: template does not parse: line 1: unclosed action"}},
+		{"structuredContent against outputSchema", `
+tools:
+  - name: a
+    outputSchema: {type: object, properties: {n: {type: integer}}, required: [n]}
+    answers: [{structuredContent: {n: "x"}}]
+`, []string{"tools[0].answers[0].structuredContent: structuredContent does not match the tool's outputSchema"}},
+		{"several type errors at once", `
+server: {name: s, version: 2}
+tools:
+  - name: a
+    answers: [{text: x, delay: soon}]
+`, []string{"test.yaml:1:28: server.version: want a string", "test.yaml:4:32: tools[0].answers[0].delay: want a duration"}},
+		{"several problems at once", `
+server: {name: s, version: "1", protocolVersions: ["1999-01-01"], invalidArguments: maybe}
+tools:
+  - name: "bad name"
+    answers: [{fault: explode}]
+`, []string{"test.yaml:1:51: server.protocolVersions[0]: unknown protocol version", "test.yaml:1:85: server.invalidArguments: want \"isError\" or \"error\"", "test.yaml:3:11: tools[0].name: tool name \"bad name\" must be", "test.yaml:4:23: tools[0].answers[0].fault: unknown fault \"explode\""}},
+		{"bad regex", `
+tools:
+  - name: a
+    answers: [{when: {regex: {q: "(["}}, text: x}]
+`, []string{"tools[0].answers[0].when.regex.q: regex does not compile"}},
+		{"event on an unknown tool", `
+tools:
+  - name: a
+    answers: [{text: x}]
+events:
+  - after: {tool: b, calls: 1}
+    removeTools: [c]
+`, []string{"events[0].after.tool: no tool \"b\"", "events[0].removeTools[0]: no tool \"c\" to remove"}},
+		{"not YAML", "tools: [a, b\n", []string{"test.yaml:", "not valid YAML or JSON"}},
+		{"alias cycle", "tools: &a [{name: x, answers: [{content: [*a]}]}]\n", []string{"nested more than 100 levels deep"}},
+		{"billion laughs", "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\nserver: {capabilities: {x: *f}}\n", []string{"too large"}},
+		{"empty", "", []string{"test.yaml:1:1: (top level): the script is empty"}},
+		{"bad JSON", `{"tools": [{"name": "a", "answers": [{"text": 5}]}]}`, []string{"test.yaml:1:47: tools[0].answers[0].text: want a string, got a number"}},
+		{"error and result together", `
+tools:
+  - name: a
+    answers: [{text: x, error: {code: 1, message: m}}]
+`, []string{"tools[0].answers[0].error: a JSON-RPC error cannot also carry a result"}},
+		{"no answers", `
+tools:
+  - name: a
+`, []string{"tools[0]: tool \"a\" has no answers"}},
+		{"outputSchema needs structuredContent", `
+tools:
+  - name: a
+    outputSchema: {type: object}
+    answers: [{text: x}]
+`, []string{"tools[0].answers[0]: the tool declares an outputSchema"}},
+		{"decreasing progress", `
+tools:
+  - name: a
+    answers: [{text: x, progress: [{progress: 2}, {progress: 1}]}]
+`, []string{"tools[0].answers[0].progress[1].progress: progress must increase"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("test.yaml", []byte(strings.TrimPrefix(tt.script, "\n")))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error\n%s\ndoes not contain\n%s", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func TestCheck_File(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(path, []byte("tools:\n  - name: a\n    answers: [{text: x}]\n  - name: a\n    answers: [{text: y}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := Check(path)
+	if err == nil || !strings.Contains(err.Error(), path+":4:5: tools[1]: duplicate tool name") {
+		t.Fatalf("Check: %v", err)
+	}
+	if src, err := Load(path); err == nil || src != nil {
+		t.Fatalf("Load served a bad script: %v %v", src, err)
+	}
+	if err := Check(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Fatalf("missing file: %v", err)
+	}
+}
