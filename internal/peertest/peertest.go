@@ -84,6 +84,18 @@ func Binary(tb testing.TB, name string) string {
 // name, once per test process.
 func BinaryPkg(tb testing.TB, name, pkg string) string {
 	tb.Helper()
+	return build(tb, name, pkg, raceEnabled)
+}
+
+// ReleaseBinary builds ./cmd/<name> without the race detector, for tests
+// that hold the program to a time bound (the detector slows it 5-10×).
+func ReleaseBinary(tb testing.TB, name string) string {
+	tb.Helper()
+	return build(tb, name+"-release", "./cmd/"+name, false)
+}
+
+func build(tb testing.TB, name, pkg string, race bool) string {
+	tb.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	if p, ok := built[name]; ok {
@@ -98,7 +110,7 @@ func BinaryPkg(tb testing.TB, name, pkg string) string {
 	}
 	out := filepath.Join(binDir, name)
 	args := []string{"build", "-o", out}
-	if raceEnabled {
+	if race {
 		args = append(args, "-race")
 	}
 	args = append(args, pkg)

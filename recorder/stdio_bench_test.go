@@ -1,0 +1,55 @@
+package recorder_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkStdio_ToolsCall: tools/call round trips, go-sdk client and
+// go-sdk server over stdio, direct and through mcpspy, interleaved call by
+// call in one run so that both see the same machine. Reports each rate and
+// proxied/direct (target ≥ 0.9).
+func BenchmarkStdio_ToolsCall(b *testing.B) {
+	spy := peertest.Binary(b, "mcpspy")
+	server := peertest.BinaryPkg(b, "gosdkserver", "./internal/peertest/gosdkserver")
+	db := filepath.Join(b.TempDir(), "bench.db")
+	ctx := context.Background()
+	connect := func(cmd *exec.Cmd) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	direct := connect(exec.Command(server))
+	proxied := connect(exec.Command(spy, "record", "-o", db, "--", server))
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "ping"}}
+	call := func(cs *mcp.ClientSession) time.Duration {
+		t0 := time.Now()
+		if _, err := cs.CallTool(ctx, params); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	for range 50 { // warm both paths
+		call(direct)
+		call(proxied)
+	}
+	var dt, pt time.Duration
+	for b.Loop() {
+		dt += call(direct)
+		pt += call(proxied)
+	}
+	n := float64(b.N)
+	b.ReportMetric(n/dt.Seconds(), "direct-calls/s")
+	b.ReportMetric(n/pt.Seconds(), "proxied-calls/s")
+	b.ReportMetric(dt.Seconds()/pt.Seconds(), "proxied/direct")
+}
