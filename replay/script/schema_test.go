@@ -1,0 +1,68 @@
+package script
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+)
+
+// TestSchema_Examples: docs/script.schema.json, the editors' view of the
+// format, accepts every example script and knows the same fields as the
+// loader.
+func TestSchema_Examples(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(peertest.ModuleRoot(), "docs", "script.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(raw, &sch); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := sch.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(peertest.ModuleRoot(), "cassettes", "script-*"))
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n yaml.Node
+			if err := yaml.Unmarshal(b, &n); err != nil {
+				t.Fatal(err)
+			}
+			d := &decoder{file: f}
+			v := d.value(&n, "")
+			if err := rs.Validate(v); err != nil {
+				t.Errorf("the schema refuses %s: %v", filepath.Base(f), err)
+			}
+		})
+	}
+	// Same field names as the Go types.
+	defs := map[string]reflect.Type{
+		"tool": reflect.TypeFor[Tool](), "answer": reflect.TypeFor[Answer](), "resource": reflect.TypeFor[Resource](),
+		"prompt": reflect.TypeFor[Prompt](), "when": reflect.TypeFor[When](), "event": reflect.TypeFor[Event](),
+	}
+	for name, typ := range defs {
+		_, fields := fieldsOf(typ)
+		var inSchema []string
+		for k := range sch.Defs[name].Properties {
+			inSchema = append(inSchema, k)
+		}
+		slices.Sort(fields)
+		slices.Sort(inSchema)
+		if !slices.Equal(fields, inSchema) {
+			t.Errorf("$defs/%s has %v; the loader knows %v", name, inSchema, fields)
+		}
+	}
+}
