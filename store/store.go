@@ -99,6 +99,9 @@ func openDB(path string, write bool) (*bolt.DB, error) {
 	if err != nil {
 		return nil, classifyOpenError(path, err)
 	}
+	// Grow the file in 1 MiB steps, not bbolt's 16 MiB: most cassettes are
+	// small and some are committed to git.
+	db.AllocSize = 1 << 20
 	return db, nil
 }
 

@@ -297,6 +297,7 @@ func (w *Writer) commit(batch []*Message, encoded []encodedMessage, infos []Sess
 		return err
 	}
 	db.NoSync = w.opts.NoSync
+	db.NoGrowSync = w.opts.NoSync
 	err = guard(w.path, func() error {
 		return db.Update(func(tx *bolt.Tx) error {
 			if err := checkFormat(w.path, tx); err != nil {
