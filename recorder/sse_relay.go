@@ -18,15 +18,17 @@ import (
 func (x *exchange) relaySSE() {
 	rc := http.NewResponseController(x.w)
 	x.w.WriteHeader(x.resp.StatusCode)
-	if rc.Flush() != nil {
-		return
-	}
 	stream := "post-sse"
 	if x.r.Method == http.MethodGet {
+		// A GET stream may stay quiet for long: the client learns at once
+		// that it is open. A POST's headers go out with its first event,
+		// one write instead of two on the hot path.
 		stream = "get-sse"
+		if rc.Flush() != nil {
+			return
+		}
 	}
 	hs := x.hs
-	legacy := false
 	var priming []string
 	retry := ""
 	rd := sse.NewReader(x.resp.Body, 0)
@@ -42,7 +44,6 @@ func (x *exchange) relaySSE() {
 					// A legacy (2024-11-05) SSE connection: a session of its own.
 					key, rewritten := x.legacyEndpoint(ev)
 					hs = x.p.newLegacy(key)
-					legacy = true
 					stream = "legacy-sse"
 					if rewritten != nil {
 						raw = rewritten
@@ -82,7 +83,6 @@ func (x *exchange) relaySSE() {
 					_, _ = io.Copy(flushWriter{x.w, rc}, x.resp.Body)
 				}
 			}
-			_ = legacy
 			return
 		}
 	}

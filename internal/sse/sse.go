@@ -63,7 +63,7 @@ func NewReader(src io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = DefaultMaxEvent
 	}
-	return &Reader{src: src, buf: make([]byte, 32<<10), max: max}
+	return &Reader{src: src, buf: make([]byte, 4<<10), max: max}
 }
 
 // Next returns the next event. At the end of the stream it returns
