@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -220,5 +221,40 @@ func TestHTTPProxy_ConcurrentSessions(t *testing.T) {
 		if s.info.End == nil || s.info.End.Reason != store.EndClosed {
 			t.Errorf("client %d: end %+v", i, s.info.End)
 		}
+	}
+}
+
+// An https upstream with a certificate the proxy does not trust: refused
+// (502) by default, proxied with the explicit insecure transport.
+func TestHTTPProxy_HTTPSUpstream(t *testing.T) {
+	srv := goSDKServer()
+	ts := httptest.NewTLSServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	tests := []struct {
+		name     string
+		insecure bool
+	}{{"certificate checked", false}, {"--insecure", true}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			px := startHTTPProxy(t, ts.URL+"/mcp", func(p *recorder.HTTPProxy) { p.Transport = recorder.NewUpstreamTransport(tt.insecure) })
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c := mcp.NewClient(&mcp.Implementation{Name: "tls", Version: "1"}, nil)
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp", MaxRetries: -1}, nil)
+			if !tt.insecure {
+				if err == nil {
+					cs.Close()
+					t.Fatal("connected through an untrusted certificate without --insecure")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "tls"}}); err != nil {
+				t.Fatal(err)
+			}
+			cs.Close()
+		})
 	}
 }
