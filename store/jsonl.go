@@ -111,7 +111,7 @@ func (e *jsonlEncoder) message(m *Message) error {
 
 	trimmed := bytes.TrimSpace(m.Frame)
 	switch {
-	case json.Valid(trimmed) && bytes.IndexAny(trimmed, "\r\n") < 0:
+	case json.Valid(trimmed) && !bytes.ContainsAny(trimmed, "\r\n"):
 		line = append(line, `,"message":`...)
 		line = append(line, trimmed...)
 		if len(trimmed) != len(m.Frame) {

@@ -28,15 +28,57 @@ func ModuleRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// NPMDir returns testdata/npm, failing the test if its packages are not
-// installed.
+// NPMDir returns testdata/npm with its packages installed. On a fresh
+// clone the first test to ask installs them from the lockfile (`npm ci`),
+// under a file lock so that test packages running in parallel install once.
 func NPMDir(tb testing.TB) string {
 	tb.Helper()
 	dir := filepath.Join(ModuleRoot(), "testdata", "npm")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		tb.Fatalf("npm peers are not installed: run `npm ci --prefix %s` (%v)", dir, err)
+	if err := ensureNPM(dir); err != nil {
+		tb.Fatalf("npm peers are not installed and `npm ci --prefix %s` failed: %v", dir, err)
 	}
 	return dir
+}
+
+var npmOnce struct {
+	sync.Once
+	err error
+}
+
+func ensureNPM(dir string) error {
+	npmOnce.Do(func() { npmOnce.err = installNPM(dir) })
+	return npmOnce.err
+}
+
+func installNPM(dir string) error {
+	marker := filepath.Join(dir, "node_modules", ".package-lock.json")
+	if upToDate(marker, filepath.Join(dir, "package-lock.json")) {
+		return nil
+	}
+	unlock, err := lockFile(filepath.Join(dir, ".install.lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if upToDate(marker, filepath.Join(dir, "package-lock.json")) { // another process did it
+		return nil
+	}
+	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v\n%s", err, out)
+	}
+	return nil
+}
+
+// upToDate: the installed tree's marker is newer than the lockfile.
+func upToDate(marker, lock string) bool {
+	m, err := os.Stat(marker)
+	if err != nil {
+		return false
+	}
+	l, err := os.Stat(lock)
+	return err == nil && !m.ModTime().Before(l.ModTime())
 }
 
 // Node returns the path of the node binary.
