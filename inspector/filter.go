@@ -125,7 +125,7 @@ func parseTerm(tok string) (term, error) {
 		t.neg = true
 		tok = tok[1:]
 		if tok == "" {
-			return t, fmt.Errorf("nothing after !")
+			return t, fmt.Errorf("! must be followed by a term to negate")
 		}
 	}
 	if len(tok) >= 2 && tok[0] == '/' && tok[len(tok)-1] == '/' {

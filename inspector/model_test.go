@@ -114,7 +114,7 @@ func TestParseFilter_Errors(t *testing.T) {
 		{"bad duration", "slow:>fast", `slow needs a duration`},
 		{"bad regexp", "/(/", `bad regexp`},
 		{"unclosed quote", `"abc`, `unclosed quote`},
-		{"lonely not", "!", `nothing after !`},
+		{"lonely not", "!", `! must be followed by a term`},
 		{"empty value", "method:", `needs a value`},
 	}
 	for _, tt := range tests {

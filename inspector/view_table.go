@@ -66,9 +66,6 @@ func (c *messageContent) GetCell(row, col int) *tview.TableCell {
 	return c.cells[col]
 }
 
-// invalidate drops the cached row after the model changed.
-func (c *messageContent) invalidate() { c.cells, c.cached = nil, 0 }
-
 // rowCells turns a model row into cells (pure but for the marks).
 func (a *App) rowCells(r Row, out []*tview.TableCell) []*tview.TableCell {
 	color := kindColor(r)
