@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/store"
+)
+
+// Each mistake gets one clear line naming what and where, and the right
+// exit code: 2 for usage, 1 for runtime.
+func TestMcpspy_BadInput(t *testing.T) {
+	spy := peertest.Binary(t, "mcpspy")
+	dir := t.TempDir()
+	notCassette := filepath.Join(dir, "notes.db")
+	if err := os.WriteFile(notCassette, []byte("just some notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A path whose parent is a file cannot be created, even by root.
+	unwritable := filepath.Join(notCassette, "c.db")
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantMsg  []string
+	}{
+		{"no command", nil, 2, []string{"no command given"}},
+		{"unknown command", []string{"recrod"}, 2, []string{`unknown command "recrod"`}},
+		{"missing --", []string{"record", "-o", filepath.Join(dir, "a.db"), "npx", "server"}, 2, []string{"missing --", `"npx"`}},
+		{"nothing to record", []string{"record"}, 2, []string{"nothing to record"}},
+		{"no command after --", []string{"record", "--"}, 2, []string{"no server command after --"}},
+		{"bad flag", []string{"record", "--bogus", "--", "true"}, 2, []string{"flag provided but not defined: -bogus"}},
+		{"server command does not exist", []string{"record", "-o", filepath.Join(dir, "b.db"), "--", "no-such-mcp-server-xyz"}, 1, []string{`"no-such-mcp-server-xyz"`, "not found"}},
+		{"file is not a cassette", []string{"record", "-o", notCassette, "--", "true"}, 1, []string{notCassette, "not an mcptape cassette"}},
+		{"unwritable cassette path", []string{"record", "-o", unwritable, "--", "true"}, 1, []string{unwritable, "not a directory"}},
+		{"ls of a missing file", []string{"ls", filepath.Join(dir, "missing.db")}, 1, []string{"missing.db", "does not exist"}},
+		{"ls of a non-cassette", []string{"ls", notCassette}, 1, []string{notCassette, "not an mcptape cassette"}},
+		{"export without a cassette", []string{"export"}, 2, []string{"want exactly one CASSETTE"}},
+		{"import without -o", []string{"import", "x.jsonl"}, 2, []string{"-o CASSETTE is required"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(spy, tt.args...)
+			cmd.Dir = dir
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr.String())
+			}
+			msg := stderr.String()
+			for _, w := range tt.wantMsg {
+				if !strings.Contains(msg, w) {
+					t.Errorf("stderr %q does not contain %q", msg, w)
+				}
+			}
+			if lines := strings.Count(strings.TrimSpace(lastBlock(msg)), "\n"); lines > 0 && tt.wantCode == 1 {
+				t.Errorf("runtime error takes %d lines, want one:\n%s", lines+1, msg)
+			}
+		})
+	}
+	// A file that was not a cassette is left as it was.
+	if b, _ := os.ReadFile(notCassette); string(b) != "just some notes\n" {
+		t.Errorf("the non-cassette file was changed: %q", b)
+	}
+}
+
+// lastBlock drops the usage text a usage error prints before its line.
+func lastBlock(s string) string {
+	if i := strings.LastIndex(s, "\n\n"); i >= 0 {
+		return s[i+2:]
+	}
+	return s
+}
+
+func TestMcpspy_ExportImportRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	shipped := filepath.Join(peertest.ModuleRoot(), "cassettes", "everything-stdio.db")
+	first := filepath.Join(dir, "first.jsonl")
+	db := filepath.Join(dir, "back.db")
+	second := filepath.Join(dir, "second.jsonl")
+	var out, errs bytes.Buffer
+	s := streams{in: strings.NewReader(""), out: &out, err: &errs}
+	for _, args := range [][]string{
+		{"export", "-o", first, shipped},
+		{"import", "-o", db, first},
+		{"export", "-o", second, db},
+	} {
+		if err := run(context.Background(), args, s); err != nil {
+			t.Fatalf("mcpspy %v: %v\n%s", args, err, errs.String())
+		}
+	}
+	a, _ := os.ReadFile(first)
+	b, _ := os.ReadFile(second)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("export → import → export differs (%d vs %d bytes)", len(a), len(b))
+	}
+	// The shipped JSONL twin is exactly the export of the shipped cassette.
+	twin, _ := os.ReadFile(filepath.Join(peertest.ModuleRoot(), "cassettes", "everything-stdio.jsonl"))
+	if !bytes.Equal(a, twin) {
+		t.Errorf("cassettes/everything-stdio.jsonl is not the export of everything-stdio.db: run make cassettes")
+	}
+	// Importing the same sessions again is refused, and the cassette is
+	// left whole.
+	err := run(context.Background(), []string{"import", "-o", db, first}, s)
+	if err == nil || !strings.Contains(err.Error(), "exists already") {
+		t.Errorf("second import: %v", err)
+	}
+	if _, err := store.Load(db); err != nil {
+		t.Errorf("cassette damaged by a refused import: %v", err)
+	}
+	// ls names the session and what the handshake told.
+	out.Reset()
+	if err := run(context.Background(), []string{"ls", db}, s); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "mcp-servers/everything@2.0.0") || !strings.Contains(out.String(), "2025-11-25") {
+		t.Errorf("ls: %s", out.String())
+	}
+	if st, err := os.Stat(first); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("export -o file mode: %v %v", st.Mode(), err)
+	}
+}
