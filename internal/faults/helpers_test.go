@@ -1,0 +1,132 @@
+package faults_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/store"
+)
+
+// spy is an mcpspy process recording a stdio server, with the client's
+// ends of its stdin and stdout.
+type spy struct {
+	*peertest.Process
+	in  *os.File      // the client writes here
+	out *bufio.Reader // and reads here
+}
+
+// startStdioSpy runs `bin record -o db -- <this test binary>` with the
+// fake server chosen by env.
+func startStdioSpy(t *testing.T, bin, db string, env ...string) *spy {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := peertest.Start(t, t.TempDir(), env, inR, outW, bin, "record", "-o", db, "--", self)
+	inR.Close()
+	outW.Close()
+	t.Cleanup(func() { inW.Close(); outR.Close() })
+	return &spy{Process: p, in: inW, out: bufio.NewReaderSize(outR, 64<<10)}
+}
+
+// loadTape reads a whole cassette, failing the test if it does not open.
+func loadTape(t *testing.T, db string) *store.Tape {
+	t.Helper()
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatalf("cassette %s does not open: %v", db, err)
+	}
+	return tape
+}
+
+// statusKB reads a "VmHWM:"-style field of /proc/PID/status in KiB; ok is
+// false once the process is gone (or a zombie, which has no memory).
+func statusKB(pid int, field string) (kb int, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, found := strings.CutPrefix(line, field+":"); found {
+			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// hwmWatcher polls a process's peak RSS (VmHWM) until it exits, so the
+// last value read is the peak of its whole life, taken just before exit.
+type hwmWatcher struct {
+	done     chan struct{}
+	peak     int // KiB; valid after done
+	peakFile int // the largest file-backed part of RSS seen (bbolt's mmap), KiB
+}
+
+func watchHWM(pid int) *hwmWatcher {
+	w := &hwmWatcher{done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for range tick.C {
+			kb, ok := statusKB(pid, "VmHWM")
+			if !ok {
+				return
+			}
+			w.peak = max(w.peak, kb)
+			if f, ok := statusKB(pid, "RssFile"); ok {
+				w.peakFile = max(w.peakFile, f)
+			}
+		}
+	}()
+	return w
+}
+
+// Peak waits for the process to have exited and returns its peak RSS.
+func (w *hwmWatcher) Peak() int { <-w.done; return w.peak }
+
+// waitGoroutines polls until no more goroutines run than before, and
+// fails with every goroutine's stack if that does not happen in time.
+func waitGoroutines(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			var buf bytes.Buffer
+			_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+			t.Fatalf("goroutine leak: %d running, %d before\n%s", runtime.NumGoroutine(), before, buf.String())
+		}
+		time.Sleep(5 * time.Millisecond) // polling, not synchronising
+	}
+}
+
+// waitFor polls cond until it holds or fails the test after d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,206 @@
+package faults_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/store"
+)
+
+const (
+	frameSize = 64 << 20
+	// rssLimit is the issue's bound: peak RSS under 3× the frame.
+	rssLimit = 3 * frameSize
+)
+
+// bigRequest is a JSON-RPC request of exactly size bytes.
+func bigRequest(size int) []byte {
+	const head = `{"jsonrpc":"2.0","id":2,"method":"upload","params":{"blob":"`
+	const tail = `"}}`
+	b := bytes.Repeat([]byte{'B'}, size)
+	copy(b, head)
+	copy(b[size-len(tail):], tail)
+	return b
+}
+
+// countLine reads one line without keeping it and returns its length.
+func readLineLen(r *bufio.Reader) (int, error) {
+	n := 0
+	for {
+		chunk, err := r.ReadSlice('\n')
+		n += len(chunk)
+		if err != bufio.ErrBufferFull {
+			return n, err
+		}
+	}
+}
+
+// waitRecorded polls the cassette until it holds want frames in all and
+// returns the sizes of the frames recorded.
+func waitRecorded(t *testing.T, db string, want int) []int {
+	t.Helper()
+	var sizes []int
+	waitFor(t, 60*time.Second, fmt.Sprintf("%d frames in %s", want, db), func() bool {
+		sizes = sizes[:0]
+		err := store.View(db, func(r *store.Reader) error {
+			infos, err := r.Sessions()
+			for _, in := range infos {
+				err = r.Summaries(in.ID, 1, nil, func(s *store.Summary) error { sizes = append(sizes, s.Size); return nil })
+			}
+			return err
+		})
+		return err == nil && len(sizes) >= want
+	})
+	return sizes
+}
+
+func checkPeak(t *testing.T, what string, w *hwmWatcher, sizes []int) {
+	t.Helper()
+	if !containsSize(sizes, frameSize) {
+		t.Errorf("%s: the %d-byte frame is not in the cassette (frame sizes %v)", what, frameSize, sizes)
+	}
+	peak := w.Peak() << 10
+	t.Logf("%s: file-backed RSS (the cassette's mmap) peaked at %.1f MiB", what, float64(w.peakFile)/(1<<10))
+	t.Logf("%s: mcpspy peak RSS %.1f MiB for a %d MiB frame (%.2f×; limit 3×)", what, float64(peak)/(1<<20), frameSize>>20, float64(peak)/frameSize)
+	if peak >= rssLimit {
+		t.Errorf("%s: mcpspy peak RSS %d MiB, want under %d MiB (3× the %d MiB frame)", what, peak>>20, rssLimit>>20, frameSize>>20)
+	}
+}
+
+func containsSize(sizes []int, n int) bool {
+	for _, s := range sizes {
+		if s == n {
+			return true
+		}
+	}
+	return false
+}
+
+// A 64 MiB frame passes through mcpspy on stdio, in either direction, with
+// mcpspy's peak RSS under 3× the frame. The release binary is measured:
+// the race detector's shadow memory would distort the numbers.
+func TestMemory_BigFrameStdio(t *testing.T) {
+	bin := peertest.ReleaseBinary(t, "mcpspy")
+	for _, tc := range []struct {
+		name string
+		send func(s *spy) error // sends the client's side and reads the answer
+	}{
+		{"s2c", func(s *spy) error {
+			if _, err := io.WriteString(s.in, `{"jsonrpc":"2.0","id":1,"method":"big"}`+"\n"); err != nil {
+				return err
+			}
+			n, err := readLineLen(s.out)
+			if err == nil && n != frameSize+1 {
+				err = fmt.Errorf("client got a %d-byte line, want %d", n, frameSize+1)
+			}
+			return err
+		}},
+		{"c2s", func(s *spy) error {
+			errc := make(chan error, 1)
+			go func() {
+				_, err := s.in.Write(append(bigRequest(frameSize), '\n'))
+				errc <- err
+			}()
+			line, err := s.out.ReadString('\n')
+			if err != nil {
+				return err
+			}
+			if want := fmt.Sprintf(`"len":%d`, frameSize+1); !strings.Contains(line, want) {
+				return fmt.Errorf("server answered %q, want %s", line, want)
+			}
+			return <-errc
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "big.db")
+			s := startStdioSpy(t, bin, db, "MCPTAPE_FAKE_SERVER=big", fmt.Sprintf("MCPTAPE_BIG_SIZE=%d", frameSize))
+			hwm := watchHWM(s.Cmd.Process.Pid)
+			if err := tc.send(s); err != nil {
+				t.Fatalf("%v; mcpspy stderr:\n%s", err, s.Stderr())
+			}
+			sizes := waitRecorded(t, db, 2)
+			s.in.Close()
+			checkPeak(t, "stdio "+tc.name, hwm, sizes)
+		})
+	}
+}
+
+// bigUpstream answers a POST whose body asks for "big" with a 64 MiB JSON
+// response, and any other POST with the body's length. It never holds a
+// whole body.
+func bigUpstream(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		head := make([]byte, 256)
+		k, _ := io.ReadFull(r.Body, head)
+		rest, _ := io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if bytes.Contains(head[:k], []byte(`"method":"big"`)) {
+			w.Header().Set("Content-Length", fmt.Sprint(frameSize))
+			w.Write(bigFrame(1, frameSize))
+			return
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":2,"result":{"len":%d}}`, int64(k)+rest)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// The same 64 MiB frame through mcpspy's HTTP proxy, as a request body
+// and as a response body.
+func TestMemory_BigFrameHTTP(t *testing.T) {
+	bin := peertest.ReleaseBinary(t, "mcpspy")
+	up := bigUpstream(t)
+	for _, tc := range []struct {
+		name    string
+		body    func() []byte
+		wantLen int
+	}{
+		{"s2c", func() []byte { return []byte(`{"jsonrpc":"2.0","id":1,"method":"big"}`) }, frameSize},
+		{"c2s", func() []byte { return bigRequest(frameSize) }, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "big.db")
+			p := peertest.Start(t, t.TempDir(), nil, nil, nil, bin, "record", "-o", db, "--upstream", up.URL)
+			addr := p.WaitLine(t, "mcpspy: listening on ", 30*time.Second)
+			hwm := watchHWM(p.Cmd.Process.Pid)
+			body := tc.body()
+			req, _ := http.NewRequest(http.MethodPost, addr, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("POST through mcpspy: %v\n%s", err, p.Stderr())
+			}
+			n, err := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			body = nil
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("response: status %d, %d bytes, %v", resp.StatusCode, n, err)
+			}
+			if tc.wantLen > 0 && n != int64(tc.wantLen) {
+				t.Fatalf("client got %d bytes, want %d", n, tc.wantLen)
+			}
+			http.DefaultClient.CloseIdleConnections()
+			sizes := waitRecorded(t, db, 2)
+			if err := p.Cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			checkPeak(t, "http "+tc.name, hwm, sizes)
+		})
+	}
+}
