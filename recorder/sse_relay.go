@@ -18,15 +18,16 @@ import (
 func (x *exchange) relaySSE() {
 	rc := http.NewResponseController(x.w)
 	x.w.WriteHeader(x.resp.StatusCode)
+	// Headers go out at once, even before any event: a long tool call may
+	// send nothing for minutes, and clients time out waiting for headers
+	// (undici's default is 300 s). Holding them to save one write per
+	// answer hung TestHTTPProxy_ClientDisconnectCancelsUpstream.
+	if rc.Flush() != nil {
+		return
+	}
 	stream := "post-sse"
 	if x.r.Method == http.MethodGet {
-		// A GET stream may stay quiet for long: the client learns at once
-		// that it is open. A POST's headers go out with its first event,
-		// one write instead of two on the hot path.
 		stream = "get-sse"
-		if rc.Flush() != nil {
-			return
-		}
 	}
 	hs := x.hs
 	var priming []string
