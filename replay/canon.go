@@ -39,37 +39,34 @@ var volatileTopKeys = map[string][]string{
 // removed, re-encoded with sorted keys. Absent, null and {} params are all
 // "". ok is false when params is not valid JSON.
 func canonParams(method string, params json.RawMessage) (canon string, ok bool) {
-	p := bytes.TrimSpace(params)
+	p := bytes.Trim(params, " \t\r\n") // JSON's white space, no more
 	if len(p) == 0 || string(p) == "null" || string(p) == "{}" {
 		return "", true
 	}
-	v, err := decodeJSON(p)
-	if err != nil {
-		return "", false
-	}
-	if m, isObj := v.(map[string]any); isObj {
-		for _, k := range volatileTopKeys[method] {
-			delete(m, k)
+	if p[0] != '{' { // objects check their own end
+		if end, err := skipValue(p, 0); err != nil || end != len(p) {
+			return "", false
 		}
-		if meta, isMeta := m["_meta"].(map[string]any); isMeta {
-			for k := range meta {
-				if isVolatileMetaKey(k) {
-					delete(meta, k)
+	}
+	top := volatileTopKeys[method]
+	drop := func(depth int, key string) bool {
+		switch depth {
+		case metaDepth:
+			return isVolatileMetaKey(key)
+		case 0:
+			for _, k := range top {
+				if k == key {
+					return true
 				}
 			}
-			if len(meta) == 0 {
-				delete(m, "_meta")
-			}
 		}
-		if len(m) == 0 {
-			return "", true
-		}
+		return false
 	}
-	b, err := json.Marshal(v)
+	out, err := appendCanon(make([]byte, 0, len(p)), p, 0, drop)
 	if err != nil {
 		return "", false
 	}
-	return string(b), true
+	return string(out), true
 }
 
 // decodeJSON parses one JSON value keeping numbers as written (1 and 1.0

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -46,7 +45,9 @@ type Cassette struct {
 // interaction is one recorded request (or client notification) and what
 // the server did about it.
 type interaction struct {
-	where  string // "file s1#12", for reports
+	sess   string // recorded session id
+	seq    uint64
+	src    *Cassette
 	method string
 	canon  string
 	key    string
@@ -135,38 +136,47 @@ type parsed struct {
 	token   string
 }
 
-type wireMsg struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 func parseFrame(frame []byte, dir store.Dir) parsed {
-	var w wireMsg
-	b := bytes.TrimSpace(frame)
-	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &w) != nil {
+	var p parsed
+	var id, method []byte
+	err := objectFields(frame, func(k, v []byte) {
+		switch string(k) {
+		case `"id"`:
+			id = v
+		case `"method"`:
+			method = v
+		case `"params"`:
+			p.params = v
+		case `"result"`:
+			p.result = v
+		case `"error"`:
+			p.err = v
+		}
+	})
+	if err != nil || (method != nil && method[0] != '"') {
 		return parsed{}
 	}
-	p := parsed{ok: true, params: w.Params, result: w.Result, err: w.Error}
-	if len(w.ID) > 0 && string(w.ID) != "null" {
-		p.id = string(w.ID)
+	p.ok = true
+	if len(id) > 0 && string(id) != "null" {
+		p.id = string(id)
 	}
-	if w.Method != nil {
-		p.hasMeth = true
-		p.method = *w.Method
-		if dir == store.C2S {
-			p.canon, _ = canonParams(p.method, w.Params)
-			p.token = string((&Request{Params: w.Params}).ProgressToken())
-		} else if p.method == "notifications/progress" {
-			var t struct {
-				ProgressToken json.RawMessage `json:"progressToken"`
-			}
-			_ = json.Unmarshal(w.Params, &t)
-			p.token = string(t.ProgressToken)
+	if method == nil {
+		return p
+	}
+	p.hasMeth = true
+	p.method = keyString(method)
+	var tok []byte
+	switch {
+	case dir == store.C2S:
+		p.canon, _ = canonParams(p.method, p.params)
+		if meta := fieldOf(p.params, "_meta"); meta != nil {
+			tok = fieldOf(meta, "progressToken")
 		}
+	case p.method == "notifications/progress":
+		tok = fieldOf(p.params, "progressToken")
+	}
+	if len(tok) > 0 && string(tok) != "null" {
+		p.token = string(tok)
 	}
 	return p
 }
@@ -211,7 +221,7 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 		switch {
 		case m.Dir == store.C2S && p.hasMeth && p.id != "":
 			it := &interaction{
-				where:  fmt.Sprintf("%s %s#%d", c.name, s.Info.ID, m.Seq),
+				sess: s.Info.ID, seq: m.Seq, src: c,
 				method: p.method, canon: p.canon, key: matchKey(p.method, p.canon),
 				token: p.token, t0: m.Time,
 			}
@@ -228,7 +238,7 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 				continue // names a recorded id: never matches a live one
 			}
 			it := &interaction{
-				where:  fmt.Sprintf("%s %s#%d", c.name, s.Info.ID, m.Seq),
+				sess: s.Info.ID, seq: m.Seq, src: c,
 				method: p.method, canon: p.canon, key: matchKey(p.method, p.canon), t0: m.Time,
 			}
 			c.notes[it.key] = append(c.notes[it.key], it)
@@ -323,7 +333,7 @@ func (c *Cassette) Unused() []string {
 		if it.used.Load() || it.method == "ping" || it.method == "server/discover" {
 			continue
 		}
-		out = append(out, it.where+" "+describe(it.method, it.canon))
+		out = append(out, it.where()+" "+describe(it.method, it.canon))
 	}
 	return out
 }
@@ -347,3 +357,6 @@ func (c *Cassette) Open() SessionSource {
 
 // setMatch is how the engine hands its --match mode to cassettes.
 func (c *Cassette) setMatch(m matcher) { c.match = m }
+
+// where names the recorded request: "file s1#12".
+func (it *interaction) where() string { return fmt.Sprintf("%s %s#%d", it.src.name, it.sess, it.seq) }

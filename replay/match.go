@@ -274,7 +274,7 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 		if it.method != req.Method {
 			d = fmt.Sprintf("- method=%s\n+ method=%s", it.method, req.Method)
 		}
-		return "next in recorded order: " + it.where + " " + describe(it.method, it.canon), d, true
+		return "next in recorded order: " + it.where() + " " + describe(it.method, it.canon), d, true
 	}
 	cands := c.byMethod[req.Method]
 	if len(cands) == 0 {
@@ -295,7 +295,7 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 	if d == "" {
 		d = "(same params: every recorded answer to it was used)"
 	}
-	return best.where + " " + describe(best.method, best.canon), d, true
+	return best.where() + " " + describe(best.method, best.canon), d, true
 }
 
 // formatDiff shows at most a few differing leaves: "-" recorded, "+" live.

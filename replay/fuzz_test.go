@@ -1,0 +1,184 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// recordingExchange collects what the session writes for one frame.
+type recordingExchange struct {
+	mu    sync.Mutex
+	msgs  [][]byte
+	dones    int
+	finished chan struct{}
+}
+
+func newRecordingExchange() *recordingExchange {
+	return &recordingExchange{finished: make(chan struct{}, 1)}
+}
+
+func (e *recordingExchange) send(m []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.msgs = append(e.msgs, m)
+	return nil
+}
+
+func (e *recordingExchange) reply(m []byte, _ bool) error { return e.send(m) }
+
+func (e *recordingExchange) done() {
+	e.mu.Lock()
+	e.dones++
+	e.mu.Unlock()
+	e.finished <- struct{}{}
+}
+
+func fuzzCassette(tb testing.TB) *Cassette {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},"_meta":{"progressToken":1}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+	}
+	s := store.TapeSession{Info: store.SessionInfo{ID: "s1"}}
+	for i, l := range lines {
+		dir := store.C2S
+		if i == 1 || i == 3 || i == 4 {
+			dir = store.S2C
+		}
+		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(i + 1), Dir: dir, Frame: []byte(l)})
+	}
+	c, err := NewCassette("fuzz.db", &store.Tape{Sessions: []store.TapeSession{s}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// FuzzHandle: whatever a client sends, the session answers with valid
+// JSON-RPC (or nothing), finishes the exchange exactly once, and never
+// panics or stalls.
+func FuzzHandle(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"},"_meta":{"progressToken":"t"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":null,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":3}`,
+		`{"jsonrpc":`, `null`, ``, `"\u0000"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	srv, err := NewServer([]Source{fuzzCassette(f)}, Options{CallTimeout: 50 * time.Millisecond})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		sess := srv.newSession(context.Background(), func([]byte) error { return nil }, nil)
+		ex := newRecordingExchange()
+		sess.handle(frame, ex)
+		select {
+		case <-ex.finished:
+		case <-time.After(5 * time.Second):
+			// A hung (NoReply) request, or a progress barrier waiting for
+			// a ping reply, only ends with the session.
+			sess.close()
+			<-ex.finished
+		}
+		sess.close()
+		ex.mu.Lock()
+		defer ex.mu.Unlock()
+		if ex.dones != 1 {
+			t.Fatalf("exchange finished %d times", ex.dones)
+		}
+		for _, m := range ex.msgs {
+			if !json.Valid(m) {
+				t.Fatalf("wrote invalid JSON %q for %q", m, frame)
+			}
+		}
+	})
+}
+
+// FuzzCanonParams: canonical params are valid JSON, stable, and accepted
+// exactly when the input is valid JSON.
+func FuzzCanonParams(f *testing.F) {
+	for _, seed := range []string{
+		`{"b":1,"a":[1,2,{"y":"\u00e9","x":null}],"_meta":{"progressToken":3,"k":"v"}}`,
+		`{"_meta":{"progressToken":1}}`, `[1, 2]`, `"s"`, `{"a":"\/<>&"}`, `{"a":1e5,"b":-0.5}`, `{`, `{"a":01}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		canon, ok := canonParams("tools/call", params)
+		if ok != json.Valid(params) && len(bytes.Trim(params, " \t\r\n")) > 0 { // blank = absent
+			t.Fatalf("canonParams(%q) ok=%v, json.Valid=%v", params, ok, json.Valid(params))
+		}
+		if !ok || canon == "" {
+			return
+		}
+		if !json.Valid([]byte(canon)) {
+			t.Fatalf("canonParams(%q) = %q: not JSON", params, canon)
+		}
+		again, _ := canonParams("tools/call", json.RawMessage(canon))
+		if again != canon {
+			t.Fatalf("not stable: %q → %q → %q", params, canon, again)
+		}
+	})
+}
+
+func TestCanonParams(t *testing.T) {
+	tests := []struct {
+		name, method, a, b string
+		same               bool
+	}{
+		{"key order and space", "tools/call", `{"name":"e","arguments":{"x":1,"y":2}}`, `{ "arguments" : {"y":2, "x":1}, "name":"e" }`, true},
+		{"string escapes", "tools/call", `{"name":"\u00e9\/"}`, `{"name":"é/"}`, true},
+		{"progress token and tracing", "tools/call", `{"name":"e","_meta":{"progressToken":1,"traceparent":"00-a"}}`, `{"name":"e"}`, true},
+		{"stateless-era meta", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x"}}}`, ``, true},
+		{"other meta kept", "tools/call", `{"name":"e","_meta":{"app":1}}`, `{"name":"e"}`, false},
+		{"initialize client", "initialize", `{"protocolVersion":"2025-06-18","clientInfo":{"name":"a"},"capabilities":{"roots":{}}}`, `{"protocolVersion":"2025-11-25","clientInfo":{"name":"b"},"capabilities":{}}`, true},
+		{"clientInfo elsewhere kept", "tools/call", `{"clientInfo":1}`, `{"clientInfo":2}`, false},
+		{"numbers as written", "tools/call", `{"n":1}`, `{"n":1.0}`, false},
+		{"absent, null, empty", "tools/list", `null`, `{}`, true},
+		{"values differ", "tools/call", `{"name":"a"}`, `{"name":"b"}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, okA := canonParams(tt.method, json.RawMessage(tt.a))
+			b, okB := canonParams(tt.method, json.RawMessage(tt.b))
+			if !okA || !okB {
+				t.Fatalf("canonParams failed: %v %v", okA, okB)
+			}
+			if (a == b) != tt.same {
+				t.Errorf("canon %q vs %q: same=%v, want %v", a, b, a == b, tt.same)
+			}
+		})
+	}
+}
+
+func TestParseMatch(t *testing.T) {
+	tests := []struct {
+		mode    string
+		wantErr bool
+	}{
+		{"", false}, {"default", false}, {"strict", false}, {"ignore-params", false},
+		{"ignore-params=tools/list,resources/read", false},
+		{"ignore-params=", true}, {"ignore-params=a,,b", true}, {"loose", true},
+	}
+	for _, tt := range tests {
+		_, err := parseMatch(tt.mode)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("parseMatch(%q) error = %v, want error %v", tt.mode, err, tt.wantErr)
+		}
+	}
+}
