@@ -13,8 +13,8 @@ import (
 
 // recordingExchange collects what the session writes for one frame.
 type recordingExchange struct {
-	mu    sync.Mutex
-	msgs  [][]byte
+	mu       sync.Mutex
+	msgs     [][]byte
 	dones    int
 	finished chan struct{}
 }
