@@ -9,6 +9,8 @@ package mocktest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -23,10 +25,12 @@ import (
 // Server is a fake MCP server for one test.
 type Server struct {
 	*replay.Server
-	tb  testing.TB
+	tb  testing.TB // nil when made by Start
 	log *syncBuffer
 
-	wg sync.WaitGroup
+	mu      sync.Mutex
+	closers []func()
+	wg      sync.WaitGroup
 }
 
 // Option changes the replay.Options a Server starts with.
@@ -35,7 +39,7 @@ type Option func(*replay.Options)
 // WithMatch sets the matching mode (see replay.Options.Match).
 func WithMatch(mode string) Option { return func(o *replay.Options) { o.Match = mode } }
 
-// WithLog sends mcpmock's warnings to w as well as to the test log.
+// WithLog sends mcpmock's warnings to w too.
 func WithLog(w io.Writer) Option { return func(o *replay.Options) { o.Log = w } }
 
 // Load reads cassettes (.db or .jsonl), failing the test on error.
@@ -52,11 +56,10 @@ func Load(tb testing.TB, paths ...string) []replay.Source {
 	return out
 }
 
-// New makes a server answering from sources; it is closed when the test
-// ends.
-func New(tb testing.TB, sources []replay.Source, opts ...Option) *Server {
-	tb.Helper()
-	s := &Server{tb: tb, log: &syncBuffer{}}
+// Start makes a server answering from sources, outside a test (examples,
+// TestMain). Close it when done.
+func Start(sources []replay.Source, opts ...Option) (*Server, error) {
+	s := &Server{log: &syncBuffer{}}
 	o := replay.Options{}
 	for _, f := range opts {
 		f(&o)
@@ -68,13 +71,22 @@ func New(tb testing.TB, sources []replay.Source, opts ...Option) *Server {
 	o.Log = logTo
 	srv, err := replay.NewServer(sources, o)
 	if err != nil {
-		tb.Fatalf("mocktest: %v", err)
+		return nil, err
 	}
 	s.Server = srv
-	tb.Cleanup(func() {
-		srv.Close()
-		s.wg.Wait()
-	})
+	return s, nil
+}
+
+// New is Start for a test: a failure fails the test, and the server is
+// closed when the test ends.
+func New(tb testing.TB, sources []replay.Source, opts ...Option) *Server {
+	tb.Helper()
+	s, err := Start(sources, opts...)
+	if err != nil {
+		tb.Fatalf("mocktest: %v", err)
+	}
+	s.tb = tb
+	tb.Cleanup(s.Close)
 	return s
 }
 
@@ -82,6 +94,25 @@ func New(tb testing.TB, sources []replay.Source, opts ...Option) *Server {
 func NewFromCassette(tb testing.TB, path string, opts ...Option) *Server {
 	tb.Helper()
 	return New(tb, Load(tb, path), opts...)
+}
+
+// Close stops everything the server started and waits for it.
+func (s *Server) Close() {
+	s.mu.Lock()
+	closers := s.closers
+	s.closers = nil
+	s.mu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
+	s.Server.Close()
+	s.wg.Wait()
+}
+
+func (s *Server) onClose(fn func()) {
+	s.mu.Lock()
+	s.closers = append(s.closers, fn)
+	s.mu.Unlock()
 }
 
 // Pipes starts a stdio session: write requests to in, read answers from
@@ -96,7 +127,7 @@ func (s *Server) Pipes() (in io.WriteCloser, out io.ReadCloser) {
 		_ = s.ServeStdio(ctx, cr, sw)
 		sw.Close()
 	}()
-	s.tb.Cleanup(func() {
+	s.onClose(func() {
 		cancel()
 		cw.Close()
 		sr.Close()
@@ -115,7 +146,7 @@ func (s *Server) Transport() mcp.Transport {
 // endpoint (".../mcp"); legacy HTTP+SSE is at ".../sse".
 func (s *Server) URL() string {
 	hs := httptest.NewServer(s.Handler())
-	s.tb.Cleanup(func() { s.Server.Close(); hs.Close() })
+	s.onClose(func() { s.Server.Close(); hs.Close() })
 	return hs.URL + "/mcp"
 }
 
@@ -123,23 +154,36 @@ func (s *Server) URL() string {
 // ws:// URL.
 func (s *Server) WebSocketURL() string {
 	hs := httptest.NewServer(s.WebSocketHandler())
-	s.tb.Cleanup(func() { s.Server.Close(); hs.Close() })
+	s.onClose(func() { s.Server.Close(); hs.Close() })
 	return "ws" + strings.TrimPrefix(hs.URL, "http") + "/mcp"
 }
 
 // Warnings returns what the server wrote to its log so far.
 func (s *Server) Warnings() string { return s.log.String() }
 
-// AssertAllUsed fails the test if a request went unmatched or a recorded
-// request was never asked for.
-func (s *Server) AssertAllUsed() {
-	s.tb.Helper()
+// Check returns an error listing unmatched requests and recorded
+// requests never asked for, or nil.
+func (s *Server) Check() error {
 	r := s.Report()
+	var errs []error
 	for _, u := range r.Unmatched {
-		s.tb.Errorf("mocktest: unmatched %s %s; nearest: %s\n%s", u.Method, u.Params, u.Nearest, u.Diff)
+		errs = append(errs, fmt.Errorf("unmatched %s %s; nearest: %s\n%s", u.Method, u.Params, u.Nearest, u.Diff))
 	}
 	for _, u := range r.Unused {
-		s.tb.Errorf("mocktest: recorded but never used: %s", u)
+		errs = append(errs, fmt.Errorf("recorded but never used: %s", u))
+	}
+	return errors.Join(errs...)
+}
+
+// AssertAllUsed fails the test if a request went unmatched or a recorded
+// request was never asked for. It needs a Server made by New.
+func (s *Server) AssertAllUsed() {
+	if s.tb == nil {
+		panic("mocktest: AssertAllUsed needs a Server made by New; use Check")
+	}
+	s.tb.Helper()
+	if err := s.Check(); err != nil {
+		s.tb.Errorf("mocktest: %v", err)
 	}
 }
 

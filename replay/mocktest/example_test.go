@@ -1,0 +1,116 @@
+package mocktest_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/mocktest"
+	"github.com/mcptape/mcptape/store"
+)
+
+const cassette = `{"session":"s1","info":{"transport":"stdio","upstream":"server","start":"2026-11-21T10:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00.000000000Z","message":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}}
+{"session":"s1","seq":2,"dir":"s2c","time":"2026-11-21T10:00:00.001000000Z","message":{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"weather","version":"2.0"}}}}
+{"session":"s1","seq":3,"dir":"c2s","time":"2026-11-21T10:00:00.002000000Z","message":{"jsonrpc":"2.0","method":"notifications/initialized"}}
+{"session":"s1","seq":4,"dir":"c2s","time":"2026-11-21T10:00:00.003000000Z","message":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"forecast","arguments":{"city":"Oslo"}}}}
+{"session":"s1","seq":5,"dir":"s2c","time":"2026-11-21T10:00:00.004000000Z","message":{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"snow"}]}}}
+`
+
+// writeCassette puts the example cassette in a file, as mcpspy would have.
+func writeCassette() (path string, cleanup func()) {
+	dir, err := os.MkdirTemp("", "mocktest-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	path = filepath.Join(dir, "weather.jsonl")
+	if err := os.WriteFile(path, []byte(cassette), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := store.Load(path); err != nil {
+		log.Fatal(err)
+	}
+	return path, func() { os.RemoveAll(dir) }
+}
+
+// A Go SDK client talks to a replayed cassette in process. (The client
+// probes server/discover first; the mock answers -32601 and the client
+// falls back to initialize, as with a real handshake-era server.) In a
+// test, use mocktest.NewFromCassette(t, path) and srv.AssertAllUsed().
+func ExampleServer_Transport() {
+	path, cleanup := writeCassette()
+	defer cleanup()
+	c, err := mocktestLoad(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := mocktest.Start(c)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, srv.Transport(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": "Oslo"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	cs.Close()
+	fmt.Println(cs.InitializeResult().ServerInfo.Name, res.Content[0].(*mcp.TextContent).Text)
+	fmt.Println("all used:", srv.Check() == nil)
+	// Output:
+	// weather snow
+	// all used: true
+}
+
+// The same cassette over Streamable HTTP, for clients that take a URL.
+func ExampleServer_URL() {
+	path, cleanup := writeCassette()
+	defer cleanup()
+	c, err := mocktestLoad(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := mocktest.Start(c)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	url := srv.URL()
+	fmt.Println(strings.HasPrefix(url, "http://127.0.0.1:"), strings.HasSuffix(url, "/mcp"))
+
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": "Oslo"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// true true
+	// snow
+}
+
+func mocktestLoad(path string) ([]replay.Source, error) {
+	c, err := replay.LoadCassette(path)
+	if err != nil {
+		return nil, err
+	}
+	return []replay.Source{c}, nil
+}
