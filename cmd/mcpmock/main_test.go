@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/replay"
+)
+
+const tape = `{"session":"s1","info":{"transport":"stdio","upstream":"server","start":"2026-11-21T10:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00.000000000Z","message":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}
+{"session":"s1","seq":2,"dir":"s2c","time":"2026-11-21T10:00:00.001000000Z","message":{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}}
+{"session":"s1","seq":3,"dir":"c2s","time":"2026-11-21T10:00:00.002000000Z","message":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}}
+{"session":"s1","seq":4,"dir":"s2c","time":"2026-11-21T10:00:00.003000000Z","message":{"jsonrpc":"2.0","id":2,"result":{"content":[]}}}
+`
+
+func writeTape(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "c.jsonl")
+	if err := os.WriteFile(p, []byte(tape), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runWith(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, streams{strings.NewReader(stdin), &out, &errb})
+	code = exitCode(err, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRun_Usage(t *testing.T) {
+	db := writeTape(t)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"no command", nil, 2, "no command given"},
+		{"unknown command", []string{"play"}, 2, `unknown command "play"`},
+		{"help", []string{"-h"}, 0, ""},
+		{"serve help", []string{"serve", "-h"}, 0, "Usage: mcpmock serve"},
+		{"no source", []string{"serve"}, 2, "no SOURCE given"},
+		{"unknown kind", []string{"serve", "x.txt"}, 2, `source "x.txt": unknown kind`},
+		{"both transports", []string{"serve", "--http", ":0", "--ws", ":0", db}, 2, "give --http or --ws, not both"},
+		{"bad match", []string{"serve", "--match", "fuzzy", db}, 2, `unknown match mode "fuzzy"`},
+		{"bad timing", []string{"serve", "--timing", "slow", db}, 2, `unknown timing "slow"`},
+		{"bad flag", []string{"serve", "--nope", db}, 2, "flag provided but not defined"},
+		{"missing cassette", []string{"serve", "missing.db"}, 1, "cassette does not exist"},
+		{"unknown session", []string{"serve", "--session", "s9", db}, 1, `no such session "s9"`},
+		{"check ok", []string{"check", db}, 0, ""},
+		{"check missing", []string{"check", "missing.jsonl"}, 1, "missing.jsonl"},
+		{"check no source", []string{"check"}, 2, "no SOURCE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runWith(t, "", tt.args...)
+			if code != tt.wantCode || !strings.Contains(stderr, tt.wantErr) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tt.wantCode, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestServe_StdioReportStrict(t *testing.T) {
+	db := writeTape(t)
+	tests := []struct {
+		name      string
+		stdin     string
+		strict    bool
+		wantCode  int
+		wantUnmat int
+		wantUnuse int
+	}{
+		{"all used", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n" + `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a"}}` + "\n", true, 0, 0, 0},
+		{"unused, strict", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n", true, 1, 0, 1},
+		{"unused, not strict", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n", false, 0, 0, 1},
+		{"unmatched, strict", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"b"}}` + "\n", true, 1, 1, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			report := filepath.Join(t.TempDir(), "r.json")
+			args := []string{"serve", "--report", report}
+			if tt.strict {
+				args = append(args, "--strict")
+			}
+			code, stdout, stderr := runWith(t, tt.stdin, append(args, db)...)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr)
+			}
+			if n := strings.Count(stdout, "\n"); n != strings.Count(tt.stdin, "\n") {
+				t.Errorf("%d answers for %d requests:\n%s", n, strings.Count(tt.stdin, "\n"), stdout)
+			}
+			var r replay.Report
+			b, err := os.ReadFile(report)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Unmatched) != tt.wantUnmat || len(r.Unused) != tt.wantUnuse {
+				t.Errorf("report: %d unmatched, %d unused; want %d, %d\n%s", len(r.Unmatched), len(r.Unused), tt.wantUnmat, tt.wantUnuse, b)
+			}
+		})
+	}
+}
+
+func TestListenAddr(t *testing.T) {
+	for in, want := range map[string]string{"8080": "127.0.0.1:8080", ":0": "127.0.0.1:0", "0.0.0.0:9": "0.0.0.0:9", "localhost:1": "localhost:1"} {
+		if got := listenAddr(in); got != want {
+			t.Errorf("listenAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
