@@ -121,4 +121,3 @@ func TestListenAddr(t *testing.T) {
 		}
 	}
 }
-
