@@ -261,13 +261,14 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 	c := s.c
 	canon, _ := canonParams(req.Method, req.Params)
 	live := flatten(canon)
-	if c.match.strict {
-		s.mu.Lock()
-		pos := s.pos
-		s.mu.Unlock()
-		if pos >= len(c.reqs) {
-			return "", "", false
-		}
+	prefix := ""
+	s.mu.Lock()
+	pos := s.pos
+	s.mu.Unlock()
+	if c.match.strict && pos >= len(c.reqs) {
+		prefix = "(every recorded request was already answered) "
+	}
+	if c.match.strict && pos < len(c.reqs) {
 		it := c.reqs[pos]
 		minus, plus := leafDiff(flatten(it.canon), live)
 		d := formatDiff(minus, plus)
@@ -295,7 +296,7 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 	if d == "" {
 		d = "(same params: every recorded answer to it was used)"
 	}
-	return best.where() + " " + describe(best.method, best.canon), d, true
+	return prefix + best.where() + " " + describe(best.method, best.canon), d, true
 }
 
 // formatDiff shows at most a few differing leaves: "-" recorded, "+" live.
