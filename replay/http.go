@@ -76,8 +76,9 @@ func (s *Server) statelessSession() *httpSession {
 	defer st.mu.Unlock()
 	if st.stateless == nil {
 		h := &httpSession{id: "", q: newQueue(nil)}
-		h.q.close() // no GET stream in the stateless era: session messages go nowhere
-		h.sess = s.newSession(context.Background(), func([]byte) error { return nil }, nil)
+		h.q.close() // no GET stream in the stateless era: subscriptions/listen carries them
+		h.sess = s.newSession(context.Background(), nil, nil)
+		h.sess.out = h.sess.toListeners
 		st.stateless = h
 	}
 	return st.stateless

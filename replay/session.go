@@ -51,6 +51,9 @@ type session struct {
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // request id → cancel
+	// listeners are the in-flight subscriptions/listen requests: in the
+	// stateless era over HTTP, session-level messages travel on them.
+	listeners map[string]exchange
 	waiters  map[string]chan callReply     // our request id → reply
 	version  string
 }
@@ -64,7 +67,7 @@ func (srv *Server) newSession(parent context.Context, out func([]byte) error, ha
 	ctx, cancel := context.WithCancel(parent)
 	s := &session{
 		srv: srv, out: out, hangup: hangup, ctx: ctx, cancel: cancel, draining: make(chan struct{}),
-		inflight: map[string]context.CancelFunc{},
+		inflight: map[string]context.CancelFunc{}, listeners: map[string]exchange{},
 		waiters:  map[string]chan callReply{},
 	}
 	for _, src := range srv.sources {
@@ -225,12 +228,20 @@ func (s *session) request(req *Request, ex exchange) {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	idKey := string(req.ID)
+	listen := req.Method == "subscriptions/listen"
 	s.mu.Lock()
 	s.inflight[idKey] = cancel
+	if listen {
+		ex = &lockedExchange{ex: ex}
+		s.listeners[idKey] = ex
+	}
 	s.mu.Unlock()
 	end := func() {
 		s.mu.Lock()
 		delete(s.inflight, idKey)
+		if listen {
+			delete(s.listeners, idKey)
+		}
 		s.mu.Unlock()
 		cancel()
 	}
@@ -490,3 +501,40 @@ func (s *session) cancelRequest(id string) {
 		cancel()
 	}
 }
+
+// toListeners sends a session-level message on every open
+// subscriptions/listen stream (2026-07-28 over HTTP, where there is no
+// GET stream).
+func (s *session) toListeners(msg []byte) error {
+	s.mu.Lock()
+	var exs []exchange
+	for _, ex := range s.listeners {
+		exs = append(exs, ex)
+	}
+	s.mu.Unlock()
+	for _, ex := range exs {
+		_ = ex.send(msg)
+	}
+	return nil
+}
+
+// lockedExchange lets other requests' session-level messages share a
+// listen request's exchange with its own answer.
+type lockedExchange struct {
+	mu sync.Mutex
+	ex exchange
+}
+
+func (l *lockedExchange) send(m []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ex.send(m)
+}
+
+func (l *lockedExchange) reply(m []byte, sse bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ex.reply(m, sse)
+}
+
+func (l *lockedExchange) done() { l.ex.done() }
