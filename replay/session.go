@@ -54,8 +54,8 @@ type session struct {
 	// listeners are the in-flight subscriptions/listen requests: in the
 	// stateless era over HTTP, session-level messages travel on them.
 	listeners map[string]exchange
-	waiters  map[string]chan callReply     // our request id → reply
-	version  string
+	waiters   map[string]chan callReply // our request id → reply
+	version   string
 }
 
 type callReply struct {
@@ -68,7 +68,7 @@ func (srv *Server) newSession(parent context.Context, out func([]byte) error, ha
 	s := &session{
 		srv: srv, out: out, hangup: hangup, ctx: ctx, cancel: cancel, draining: make(chan struct{}),
 		inflight: map[string]context.CancelFunc{}, listeners: map[string]exchange{},
-		waiters:  map[string]chan callReply{},
+		waiters: map[string]chan callReply{},
 	}
 	for _, src := range srv.sources {
 		s.srcs = append(s.srcs, src.Open())
