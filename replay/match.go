@@ -122,6 +122,8 @@ func (s *cassetteSession) prepare(req *Request) (*prepared, bool) {
 			return nil, false
 		}
 		s.pos++
+	} else if len(occ) == 1 {
+		it = occ[0] // first and last: no cursor to keep
 	} else {
 		n := s.next[listKey]
 		if n < len(occ) {

@@ -102,35 +102,46 @@ var (
 // handle takes one frame from the client. Matching happens here, in
 // arrival order; answers that take time continue on their own goroutine.
 func (s *session) handle(frame []byte, ex exchange) {
-	b := bytes.TrimSpace(frame)
+	b := bytes.Trim(frame, " \t\r\n")
 	if len(b) == 0 {
 		ex.done()
 		return
 	}
-	var w struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  json.RawMessage `json:"method"`
-		Params  json.RawMessage `json:"params"`
-		Result  json.RawMessage `json:"result"`
-		Error   json.RawMessage `json:"error"`
-	}
+	// One pass over the frame: validate and slice (see jsonscan.go).
+	var w struct{ jsonrpc, id, method, params, result, err []byte }
 	var fail *RPCError
 	switch {
+	case b[0] == '{':
+		if objectFields(b, func(k, v []byte) {
+			switch string(k) {
+			case `"jsonrpc"`:
+				w.jsonrpc = v
+			case `"id"`:
+				w.id = v
+			case `"method"`:
+				w.method = v
+			case `"params"`:
+				w.params = v
+			case `"result"`:
+				w.result = v
+			case `"error"`:
+				w.err = v
+			}
+		}) != nil {
+			fail = errParse
+		}
 	case !json.Valid(b):
 		fail = errParse
 	case b[0] == '[':
 		fail = errBatch
-	case b[0] != '{':
-		fail = errNotObj
-	case json.Unmarshal(b, &w) != nil:
+	default:
 		fail = errNotObj
 	}
 	if fail != nil {
 		s.fail(ex, nil, fail)
 		return
 	}
-	id := w.ID
+	id := json.RawMessage(w.id)
 	if string(id) == "null" {
 		id = nil
 	}
@@ -138,16 +149,20 @@ func (s *session) handle(frame []byte, ex exchange) {
 		s.fail(ex, nil, errID)
 		return
 	}
-	if w.JSONRPC != "2.0" {
+	if len(w.jsonrpc) == 0 || w.jsonrpc[0] != '"' || keyString(w.jsonrpc) != "2.0" {
 		s.fail(ex, id, errVersion)
 		return
 	}
 	var method string
-	if len(w.Method) > 0 && json.Unmarshal(w.Method, &method) != nil {
-		s.fail(ex, id, errMethod)
-		return
+	if len(w.method) > 0 {
+		if w.method[0] != '"' {
+			s.fail(ex, id, errMethod)
+			return
+		}
+		method = keyString(w.method)
 	}
-	switch {
+	w2 := struct{ Method, Params, Result, Error json.RawMessage }{w.method, w.params, w.result, w.err}
+	switch w := w2; {
 	case len(w.Method) > 0 && id != nil:
 		s.request(&Request{ID: id, Method: method, Params: w.Params, Frame: frame}, ex)
 	case len(w.Method) > 0:
