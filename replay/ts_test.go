@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,13 +19,16 @@ import (
 
 // runTSClient runs testdata/npm/replay-client.mjs to completion and
 // returns what it saw.
-func runTSClient(t *testing.T, token string, args ...string) []string {
+func runTSClient(t *testing.T, token string, waitListChanged bool, args ...string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	argv := peertest.NodeScript(t, "replay-client.mjs", args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "TOKEN="+token)
+	if !waitListChanged {
+		cmd.Env = append(cmd.Env, "WAIT_LIST_CHANGED=0")
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -44,13 +48,39 @@ func runTSClient(t *testing.T, token string, args ...string) []string {
 // WebSocket: progress (re-keyed), list_changed after initialized and the
 // roots/list request the server sends are all replayed.
 func TestReplay_ServerEverythingTSClient(t *testing.T) {
-	spy := peertest.Binary(t, "mcpspy")
 	mock := peertest.Binary(t, "mcpmock")
-	db := filepath.Join(t.TempDir(), "everything.db")
-	rec := append([]string{"stdio", spy, "record", "-o", db, "--"}, peertest.ServerEverything(t, "stdio")...)
-	live := runTSClient(t, "rec-token", rec...)
-	t.Logf("live: %q", live)
+	for _, recordOver := range []string{"stdio", "http"} {
+		t.Run("recorded over "+recordOver, func(t *testing.T) {
+			db, live := recordEverything(t, recordOver)
+			replayEverything(t, mock, db, live, recordOver == "stdio")
+		})
+	}
+}
 
+// recordEverything records the TS client against server-everything
+// through mcpspy, over stdio or Streamable HTTP.
+func recordEverything(t *testing.T, over string) (string, []string) {
+	t.Helper()
+	spy := peertest.Binary(t, "mcpspy")
+	db := filepath.Join(t.TempDir(), "everything.db")
+	if over == "stdio" {
+		rec := append([]string{"stdio", spy, "record", "-o", db, "--"}, peertest.ServerEverything(t, "stdio")...)
+		return db, runTSClient(t, "rec-token", true, rec...)
+	}
+	env, port := peertest.FreePortEnv(t)
+	se := peertest.Start(t, "", []string{env}, nil, nil, peertest.ServerEverything(t, "streamableHttp")...)
+	se.WaitLine(t, "MCP Streamable HTTP Server listening", 30*time.Second)
+	p := peertest.Start(t, "", nil, nil, nil, spy, "record", "-o", db, "--upstream", fmt.Sprintf("http://127.0.0.1:%d", port))
+	url := p.WaitLine(t, "mcpspy: listening on ", 20*time.Second)
+	live := runTSClient(t, "rec-token", false, "http", url+"/mcp")
+	stopAndWait(t, p)
+	return db, live
+}
+
+// replayEverything replays a server-everything cassette to the TS client
+// over every transport and compares with what it saw live.
+func replayEverything(t *testing.T, mock, db string, live []string, waitListChanged bool) {
+	t.Helper()
 	tests := []struct{ name, mode, flag string }{
 		{"stdio", "stdio", ""},
 		{"streamable HTTP", "http", "--http"},
@@ -62,7 +92,7 @@ func TestReplay_ServerEverythingTSClient(t *testing.T) {
 			report := filepath.Join(t.TempDir(), "report.json")
 			var got []string
 			if tt.flag == "" {
-				got = runTSClient(t, "replay-token", "stdio", mock, "serve", "--report", report, db)
+				got = runTSClient(t, "replay-token", waitListChanged, "stdio", mock, "serve", "--report", report, db)
 				waitReport(t, report)
 			} else {
 				p := peertest.Start(t, "", nil, nil, nil, mock, "serve", tt.flag, "127.0.0.1:0", db)
@@ -70,7 +100,7 @@ func TestReplay_ServerEverythingTSClient(t *testing.T) {
 				if tt.mode == "sse" {
 					url = url[:len(url)-len("/mcp")] + "/sse"
 				}
-				got = runTSClient(t, "replay-token", tt.mode, url)
+				got = runTSClient(t, "replay-token", waitListChanged, tt.mode, url)
 			}
 			liveRest, liveProgress := splitProgress(live)
 			gotRest, gotProgress := splitProgress(got)
