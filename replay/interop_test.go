@@ -93,12 +93,11 @@ func readReport(t *testing.T, path string) replay.Report {
 // client sends another progress token when replaying.
 func TestReplay_GoSDK(t *testing.T) {
 	tests := []struct {
-		name              string
-		recordOver        string
-		recordVersion     string // "" = go-sdk's default: server/discover first
-		replayOver        string
-		replayVersion     string
-		wantUnusedMethods []string
+		name          string
+		recordOver    string
+		recordVersion string // "" = go-sdk's default: server/discover first
+		replayOver    string
+		replayVersion string
 	}{
 		{name: "stdio, stateless era", recordOver: "stdio", replayOver: "stdio"},
 		{name: "stdio, handshake era", recordOver: "stdio", recordVersion: "2025-11-25", replayOver: "stdio", replayVersion: "2025-11-25"},
@@ -106,6 +105,8 @@ func TestReplay_GoSDK(t *testing.T) {
 		{name: "recorded on stdio, replayed over HTTP", recordOver: "stdio", recordVersion: "2025-11-25", replayOver: "http", replayVersion: "2025-11-25"},
 		{name: "recorded over HTTP, replayed over HTTP", recordOver: "http", recordVersion: "2025-11-25", replayOver: "http", replayVersion: "2025-11-25"},
 		{name: "recorded over HTTP, replayed on stdio", recordOver: "http", recordVersion: "2025-11-25", replayOver: "stdio", replayVersion: "2025-11-25"},
+		{name: "stateless era over HTTP", recordOver: "http", replayOver: "http"},
+		{name: "stateless era, recorded on stdio, replayed over HTTP", recordOver: "stdio", replayOver: "http"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,8 +137,8 @@ func waitReport(t *testing.T, path string) {
 		time.Sleep(10 * time.Millisecond) // polling for a file, with a deadline
 	}
 	r := readReport(t, path)
-	if len(r.Unmatched) > 0 {
-		t.Errorf("unmatched requests: %+v", r.Unmatched)
+	if len(r.Unmatched) > 0 || len(r.Unused) > 0 {
+		t.Errorf("unmatched requests: %+v; unused: %q", r.Unmatched, r.Unused)
 	}
 	if r.Matched == 0 {
 		t.Errorf("report counts no matched request: %+v", r)
