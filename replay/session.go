@@ -336,6 +336,8 @@ func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply
 		return
 	}
 	switch {
+	case len(r.Raw) == 1:
+		_ = ex.reply(r.Raw[0], sse) // over HTTP: the body, as a reply would be
 	case len(r.Raw) > 0:
 		for _, f := range r.Raw {
 			_ = ex.send(f)
