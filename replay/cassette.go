@@ -280,7 +280,10 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 }
 
 // during picks the in-flight request a server message belongs to, or nil
-// when it is session-level.
+// when it is session-level. A 2026-07-28 subscriptions/listen request stays
+// open for the whole session and carries change notifications whenever
+// they happen: only its acknowledgement belongs to it; the rest is
+// session-level, replayed after whatever preceded it.
 func (c *Cassette) during(open []*interaction, m *store.Message, p *parsed) *interaction {
 	if len(open) == 0 {
 		return nil
@@ -293,11 +296,13 @@ func (c *Cassette) during(open []*interaction, m *store.Message, p *parsed) *int
 		}
 		return nil
 	}
+	ack := p.method == "notifications/subscriptions/acknowledged"
+	fits := func(it *interaction) bool { return (it.method == "subscriptions/listen") == ack }
 	if m.HTTP != nil {
 		switch m.HTTP.Stream {
 		case "post-sse":
 			for _, it := range open {
-				if it.stream == m.HTTP.StreamID {
+				if it.stream == m.HTTP.StreamID && fits(it) {
 					return it
 				}
 			}
@@ -306,7 +311,12 @@ func (c *Cassette) during(open []*interaction, m *store.Message, p *parsed) *int
 			return nil
 		}
 	}
-	return open[len(open)-1]
+	for i := len(open) - 1; i >= 0; i-- {
+		if fits(open[i]) {
+			return open[i]
+		}
+	}
+	return nil
 }
 
 func removeInteraction(s []*interaction, it *interaction) []*interaction {

@@ -244,3 +244,35 @@ func TestServer_Replay(t *testing.T) {
 		t.Errorf("report unused = %v", r.Unused)
 	}
 }
+
+// A 2026-07-28 subscriptions/listen stays open for the whole session: only
+// its acknowledgement is replayed on it; a list_changed the server sent
+// while it was open follows the call that preceded it.
+func TestServer_ListenStream(t *testing.T) {
+	s := mocktest.New(t, []replay.Source{cassetteOf(t,
+		`> {"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"grow"}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[]}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+	)})
+	c := dial(t, s)
+	c.send(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
+	if got := norm(t, c.recv()); !strings.Contains(got, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("listen: got %s, want the acknowledgement", got)
+	}
+	// nothing else came with the listen: the next line answers a ping
+	if got := c.roundTrip(`{"jsonrpc":"2.0","id":"q","method":"ping"}`); !strings.Contains(got, `"id":"q"`) {
+		t.Fatalf("after listen: got %s, want the ping answer", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":"g","method":"tools/call","params":{"name":"grow"}}`)
+	for _, want := range []string{`"id":"g"`, "notifications/tools/list_changed"} {
+		if got := c.recv(); !strings.Contains(got, want) {
+			t.Errorf("after grow: got %s, want %s", got, want)
+		}
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"l"}}`)
+	if got := c.roundTrip(`{"jsonrpc":"2.0","id":"p","method":"ping"}`); !strings.Contains(got, `"id":"p"`) {
+		t.Errorf("after cancelling listen: %s", got)
+	}
+}
