@@ -130,3 +130,18 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// waitExit waits until the process is dead (a zombie or reaped).
+// peertest.Start owns Cmd.Wait: a second Wait would race it and hang.
+func waitExit(t *testing.T, pid int) {
+	t.Helper()
+	waitFor(t, 30*time.Second, fmt.Sprintf("process %d to exit", pid), func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return true
+		}
+		// pid (comm) state ...: the state follows the last ')'.
+		i := bytes.LastIndexByte(b, ')')
+		return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+	})
+}
