@@ -39,34 +39,51 @@ var volatileTopKeys = map[string][]string{
 // removed, re-encoded with sorted keys. Absent, null and {} params are all
 // "". ok is false when params is not valid JSON.
 func canonParams(method string, params json.RawMessage) (canon string, ok bool) {
+	out, ok := appendCanonParams(nil, method, params)
+	return string(out), ok
+}
+
+// appendCanonParams appends the canonical params to dst.
+func appendCanonParams(dst []byte, method string, params json.RawMessage) ([]byte, bool) {
+	out, _, ok := appendCanonToken(dst, method, params)
+	return out, ok
+}
+
+// appendCanonToken is appendCanonParams that also returns the raw
+// _meta.progressToken it dropped, if any: loading takes both in one pass.
+func appendCanonToken(dst []byte, method string, params json.RawMessage) (out, token []byte, ok bool) {
 	p := bytes.Trim(params, " \t\r\n") // JSON's white space, no more
 	if len(p) == 0 || string(p) == "null" || string(p) == "{}" {
-		return "", true
+		return dst, nil, true
 	}
 	if p[0] != '{' { // objects check their own end
 		if end, err := skipValue(p, 0); err != nil || end != len(p) {
-			return "", false
+			return dst, nil, false
 		}
 	}
 	top := volatileTopKeys[method]
-	drop := func(depth int, key string) bool {
+	drop := func(depth int, key, val []byte) bool {
 		switch depth {
 		case metaDepth:
-			return isVolatileMetaKey(key)
+			if string(key) == "progressToken" {
+				token = val
+				return true
+			}
+			return isVolatileMetaKey(string(key))
 		case 0:
 			for _, k := range top {
-				if k == key {
+				if k == string(key) {
 					return true
 				}
 			}
 		}
 		return false
 	}
-	out, err := appendCanon(make([]byte, 0, len(p)), p, 0, drop)
+	out, err := appendCanon(dst, p, 0, drop)
 	if err != nil {
-		return "", false
+		return dst, nil, false
 	}
-	return string(out), true
+	return out, token, true
 }
 
 // decodeJSON parses one JSON value keeping numbers as written (1 and 1.0

@@ -133,6 +133,7 @@ type parsed struct {
 	result  json.RawMessage
 	err     json.RawMessage
 	canon   string
+	key     string // matchKey, computed on the parsing workers
 	token   string
 }
 
@@ -168,10 +169,12 @@ func parseFrame(frame []byte, dir store.Dir) parsed {
 	var tok []byte
 	switch {
 	case dir == store.C2S:
-		p.canon, _ = canonParams(p.method, p.params)
-		if meta := fieldOf(p.params, "_meta"); meta != nil {
-			tok = fieldOf(meta, "progressToken")
-		}
+		// One allocation for key and canon: canon is the key's tail.
+		buf := make([]byte, 0, len(p.method)+1+len(p.params))
+		buf = append(append(buf, p.method...), 0)
+		buf, tok, _ = appendCanonToken(buf, p.method, p.params)
+		p.key = string(buf)
+		p.canon = p.key[len(p.method)+1:]
 	case p.method == "notifications/progress":
 		tok = fieldOf(p.params, "progressToken")
 	}
@@ -210,6 +213,10 @@ func parseAll(msgs []*store.Message) []parsed {
 
 func (c *Cassette) addSession(s *store.TapeSession) {
 	ps := parseAll(s.Messages)
+	if len(c.byKey) == 0 && len(ps) > 1024 { // size the index once, not by doubling
+		c.byKey = make(map[string][]*interaction, len(ps)/2)
+		c.reqs = make([]*interaction, 0, len(ps)/2)
+	}
 	inflight := map[string]*interaction{}
 	var open []*interaction // in flight, oldest first
 	var last *interaction   // what session-level server traffic follows
@@ -222,7 +229,7 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 		case m.Dir == store.C2S && p.hasMeth && p.id != "":
 			it := &interaction{
 				sess: s.Info.ID, seq: m.Seq, src: c,
-				method: p.method, canon: p.canon, key: matchKey(p.method, p.canon),
+				method: p.method, canon: p.canon, key: p.key,
 				token: p.token, t0: m.Time,
 			}
 			if m.HTTP != nil {
@@ -239,7 +246,7 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 			}
 			it := &interaction{
 				sess: s.Info.ID, seq: m.Seq, src: c,
-				method: p.method, canon: p.canon, key: matchKey(p.method, p.canon), t0: m.Time,
+				method: p.method, canon: p.canon, key: p.key, t0: m.Time,
 			}
 			c.notes[it.key] = append(c.notes[it.key], it)
 			last = it

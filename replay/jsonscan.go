@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"sort"
 )
 
 // A small JSON scanner for the load path. Loading a 100k-interaction
@@ -212,36 +211,104 @@ func appendString(dst []byte, s string) []byte {
 }
 
 type member struct {
-	key string
+	key []byte // decoded (escapes resolved), for sorting and drop
 	raw []byte // the key as written, quotes included
 	val []byte
 }
+
+// members appends the members of the object b to ms; b must hold that one
+// object and nothing else.
+func members(b []byte, ms []member) ([]member, error) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return ms, errSyntax
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		i++
+	} else {
+		for {
+			i = skipWS(b, i)
+			if i >= len(b) || b[i] != '"' {
+				return ms, errSyntax
+			}
+			ks := i
+			var err error
+			if i, err = skipString(b, i); err != nil {
+				return ms, err
+			}
+			raw := b[ks:i]
+			i = skipWS(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return ms, errSyntax
+			}
+			vs := skipWS(b, i+1)
+			if i, err = skipValue(b, vs); err != nil {
+				return ms, err
+			}
+			key := raw[1 : len(raw)-1]
+			if bytes.IndexByte(raw, '\\') >= 0 {
+				key = []byte(keyString(raw))
+			}
+			ms = append(ms, member{key: key, raw: raw, val: b[vs:i]})
+			i = skipWS(b, i)
+			if i >= len(b) {
+				return ms, errSyntax
+			}
+			if b[i] == '}' {
+				i++
+				break
+			}
+			if b[i] != ',' {
+				return ms, errSyntax
+			}
+			i++
+		}
+	}
+	if skipWS(b, i) != len(b) {
+		return ms, errSyntax
+	}
+	return ms, nil
+}
+
+// sortMembers sorts by key; objects are small, so insertion sort, which
+// also keeps ms on the caller's stack.
+func sortMembers(ms []member) {
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && bytes.Compare(ms[j].key, ms[j-1].key) < 0; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+}
+
+// dropFunc decides whether a member of the top params object (depth 0) or
+// of its _meta (metaDepth) is left out; it sees the raw value too.
+type dropFunc func(depth int, key, val []byte) bool
 
 // appendCanon writes the value b in canonical form: no white space, object
 // keys sorted, strings re-escaped uniformly, numbers as written. drop, if
 // not nil, is asked about each member of the top object (depth 0) and of
 // its "_meta" object.
-func appendCanon(dst, b []byte, depth int, drop func(depth int, key string) bool) ([]byte, error) {
+func appendCanon(dst, b []byte, depth int, drop dropFunc) ([]byte, error) {
 	i := skipWS(b, 0)
 	if i >= len(b) {
 		return nil, errSyntax
 	}
 	switch b[i] {
 	case '{':
-		var ms []member
-		err := objectFields(b[i:], func(k, v []byte) {
-			ks := keyString(k)
-			if drop != nil && drop(depth, ks) {
-				return
-			}
-			ms = append(ms, member{ks, k, v})
-		})
+		var stack [16]member
+		all, err := members(b[i:], stack[:0])
 		if err != nil {
 			return nil, err
 		}
-		if len(ms) > 1 {
-			sort.Slice(ms, func(x, y int) bool { return ms[x].key < ms[y].key })
+		ms := all[:0]
+		for _, m := range all {
+			if drop != nil && (depth == 0 || depth == metaDepth) && drop(depth, m.key, m.val) {
+				continue
+			}
+			ms = append(ms, m)
 		}
+		sortMembers(ms)
 		start := len(dst)
 		dst = append(dst, '{')
 		n := 0
@@ -253,11 +320,11 @@ func appendCanon(dst, b []byte, depth int, drop func(depth int, key string) bool
 			if bytes.IndexByte(m.raw, '\\') < 0 {
 				dst = append(dst, m.raw...)
 			} else {
-				dst = appendString(dst, m.key)
+				dst = appendString(dst, string(m.key))
 			}
 			dst = append(dst, ':')
 			sub := depth + 1
-			if depth == 0 && m.key == "_meta" {
+			if depth == 0 && string(m.key) == "_meta" {
 				sub = metaDepth
 			}
 			var err error
