@@ -55,14 +55,15 @@ type interaction struct {
 	stream uint64 // HTTP stream the request travelled on
 	t0     time.Time
 
-	answered bool
-	result   json.RawMessage
-	rpcErr   *RPCError
-	sse      bool // the answer was an SSE stream over Streamable HTTP
-	replyAt  time.Duration
-	during   []step
-	after    []Outgoing
-	used     atomic.Bool
+	answered  bool
+	cancelled bool // the client cancelled it before any answer
+	result    json.RawMessage
+	rpcErr    *RPCError
+	sse       bool // the answer was an SSE stream over Streamable HTTP
+	replyAt   time.Duration
+	during    []step
+	after     []Outgoing
+	used      atomic.Bool
 }
 
 // step is a message the server sent while a request was in flight.
@@ -242,7 +243,14 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 			c.byMethod[it.method] = append(c.byMethod[it.method], it)
 		case m.Dir == store.C2S && p.hasMeth:
 			if p.method == "notifications/cancelled" {
-				continue // names a recorded id: never matches a live one
+				// It names a recorded id, so it never matches a live one;
+				// but what the server answers after it is caused by the
+				// cancellation, not by the request: a live client cancels
+				// too, and then gets no answer.
+				if it := inflight[string(fieldOf(p.params, "requestId"))]; it != nil {
+					it.cancelled = true
+				}
+				continue
 			}
 			it := &interaction{
 				sess: s.Info.ID, seq: m.Seq, src: c,
@@ -257,6 +265,9 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 			}
 			delete(inflight, p.id)
 			open = removeInteraction(open, it)
+			if it.cancelled {
+				continue // answered because it was cancelled: replayed as unanswered
+			}
 			it.answered = true
 			it.replyAt = m.Time.Sub(it.t0)
 			if len(p.err) > 0 {

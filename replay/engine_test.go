@@ -255,6 +255,9 @@ func TestServer_ListenStream(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"grow"}}`,
 		`< {"jsonrpc":"2.0","id":2,"result":{"content":[]}}`,
 		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		// answered only because it was cancelled: replayed as unanswered
+		`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
 	)})
 	c := dial(t, s)
 	c.send(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)

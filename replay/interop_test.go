@@ -26,6 +26,7 @@ func recordGo(t *testing.T, transport, version string) (string, transcript) {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "gosdk.db")
 	spy := peertest.Binary(t, "mcpspy")
+	t.Cleanup(func() { logCassette(t, spy, db) })
 	if transport == "stdio" {
 		cmd := exec.Command(spy, "record", "-o", db, "--", goServer(t))
 		cmd.Stderr = os.Stderr
@@ -68,7 +69,12 @@ func mockTransport(t *testing.T, transport, db, report string) mcp.Transport {
 	case "http":
 		p := peertest.Start(t, "", nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", "--report", report, db)
 		url := p.WaitLine(t, "mcpmock: listening on ", 20*time.Second)
-		t.Cleanup(func() { stopAndWait(t, p) })
+		t.Cleanup(func() {
+			stopAndWait(t, p)
+			if t.Failed() {
+				t.Logf("mcpmock stderr:\n%s", p.Stderr())
+			}
+		})
 		return &mcp.StreamableClientTransport{Endpoint: url}
 	}
 	t.Fatalf("unknown transport %q", transport)
@@ -143,4 +149,20 @@ func waitReport(t *testing.T, path string) {
 	if r.Matched == 0 {
 		t.Errorf("report counts no matched request: %+v", r)
 	}
+}
+
+// logCassette shows a failed test's cassette, one short line a message.
+func logCassette(t *testing.T, spy, db string) {
+	if !t.Failed() {
+		return
+	}
+	out, err := exec.Command(spy, "export", db).CombinedOutput()
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if len(l) > 240 {
+			l = l[:240] + "…"
+		}
+		lines = append(lines, l)
+	}
+	t.Logf("cassette %s (%v):\n%s", db, err, strings.Join(lines, "\n"))
 }

@@ -53,9 +53,13 @@ type session struct {
 	inflight map[string]context.CancelFunc // request id → cancel
 	// listeners are the in-flight subscriptions/listen requests: in the
 	// stateless era over HTTP, session-level messages travel on them.
-	listeners map[string]exchange
-	waiters   map[string]chan callReply // our request id → reply
-	version   string
+	listeners map[string]*lockedExchange
+	// pendingListen holds session-level messages sent while no listen
+	// stream was ready; the next one to open gets them after its first
+	// message (the acknowledgement).
+	pendingListen [][]byte
+	waiters       map[string]chan callReply // our request id → reply
+	version       string
 }
 
 type callReply struct {
@@ -67,7 +71,7 @@ func (srv *Server) newSession(parent context.Context, out func([]byte) error, ha
 	ctx, cancel := context.WithCancel(parent)
 	s := &session{
 		srv: srv, out: out, hangup: hangup, ctx: ctx, cancel: cancel, draining: make(chan struct{}),
-		inflight: map[string]context.CancelFunc{}, listeners: map[string]exchange{},
+		inflight: map[string]context.CancelFunc{}, listeners: map[string]*lockedExchange{},
 		waiters: map[string]chan callReply{},
 	}
 	for _, src := range srv.sources {
@@ -247,8 +251,9 @@ func (s *session) request(req *Request, ex exchange) {
 	s.mu.Lock()
 	s.inflight[idKey] = cancel
 	if listen {
-		ex = &lockedExchange{ex: ex}
-		s.listeners[idKey] = ex
+		l := &lockedExchange{ex: ex, s: s}
+		s.listeners[idKey] = l
+		ex = l
 	}
 	s.mu.Unlock()
 	end := func() {
@@ -521,31 +526,51 @@ func (s *session) cancelRequest(id string) {
 
 // toListeners sends a session-level message on every open
 // subscriptions/listen stream (2026-07-28 over HTTP, where there is no
-// GET stream).
+// GET stream). With none ready, the message waits for the next one: the
+// Go SDK client opens its listen stream without waiting, so it may arrive
+// after what it should carry.
 func (s *session) toListeners(msg []byte) error {
 	s.mu.Lock()
-	var exs []exchange
-	for _, ex := range s.listeners {
-		exs = append(exs, ex)
+	var exs []*lockedExchange
+	for _, l := range s.listeners {
+		if l.ready.Load() {
+			exs = append(exs, l)
+		}
+	}
+	if len(exs) == 0 && len(s.pendingListen) < maxQueued {
+		s.pendingListen = append(s.pendingListen, msg)
 	}
 	s.mu.Unlock()
-	for _, ex := range exs {
-		_ = ex.send(msg)
+	for _, l := range exs {
+		_ = l.send(msg)
 	}
 	return nil
 }
 
-// lockedExchange lets other requests' session-level messages share a
-// listen request's exchange with its own answer.
+// lockedExchange is a listen request's exchange: other requests'
+// session-level messages share it with the listen's own messages.
 type lockedExchange struct {
-	mu sync.Mutex
-	ex exchange
+	mu    sync.Mutex
+	ex    exchange
+	s     *session
+	ready atomic.Bool // its first message (the acknowledgement) is out
 }
 
 func (l *lockedExchange) send(m []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.ex.send(m)
+	err := l.ex.send(m)
+	if err == nil && !l.ready.Load() {
+		l.s.mu.Lock()
+		l.ready.Store(true)
+		pending := l.s.pendingListen
+		l.s.pendingListen = nil
+		l.s.mu.Unlock()
+		for _, p := range pending {
+			_ = l.ex.send(p)
+		}
+	}
+	return err
 }
 
 func (l *lockedExchange) reply(m []byte, sse bool) error {
