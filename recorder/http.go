@@ -166,7 +166,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body []byte
 	if r.Body != nil && r.ContentLength != 0 {
 		var err error
-		body, err = io.ReadAll(r.Body)
+		body, err = readBody(r.Body, r.ContentLength, maxBody)
 		if err != nil {
 			return // the client went away mid-body
 		}
@@ -255,7 +255,7 @@ func (x *exchange) meta(stream string) *store.HTTPMeta {
 // (or a malformed one, which the store marks) except on 202, which by the
 // spec carries none; it is recorded before it is forwarded.
 func (x *exchange) relayBody() {
-	body, err := io.ReadAll(io.LimitReader(x.resp.Body, maxBody))
+	body, err := readBody(x.resp.Body, x.resp.ContentLength, maxBody)
 	readAt := time.Now()
 	hs := x.hs
 	if len(body) > 0 && x.resp.StatusCode != http.StatusAccepted && x.r.Method != http.MethodHead {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	bolt "go.etcd.io/bbolt"
 )
 
 // A message is stored twice under its 8-byte big-endian seq: the full
@@ -15,15 +16,23 @@ import (
 // messages (the inspector) reads only the summaries, which are about a tenth
 // of the bytes, and never parses JSON.
 //
-// record:  version(1) dir(1) unixnano(8) uvarint(len meta) meta-json
+//	record:  version(1) dir(1) unixnano(8) uvarint(len meta) meta-json
+//	         uvarint(len note) note frame...
+//	summary: version(1) dir(1) unixnano(8) kind(1) flags(1) varint(errcode)
+//	         uvarint(size), then method, id, tool, progress token as
+//	         uvarint-length-prefixed strings.
 //
-//	uvarint(len note) note frame...
-//
-// summary: version(1) dir(1) unixnano(8) kind(1) flags(1) varint(errcode)
-//
-//	uvarint(size) then method, id, tool, progress token as
-//	uvarint-length-prefixed strings.
-const codecVersion = 1
+// A frame over chunkSize is not copied into its record (version 2, whose
+// tail is uvarint(frame length) instead of the frame): it is stored in
+// chunkSize pieces in "blobs" under seq+chunk number, as sub-slices of the
+// frame the proxy read. A large value would otherwise be held three times
+// at commit (frame, record, bbolt's page), and every later commit to the
+// session would rewrite the leaf page that held it.
+const (
+	codecVersion   = 1
+	chunkedVersion = 2
+	chunkSize      = 1 << 20
+)
 
 const flagIsError = 1
 
@@ -35,28 +44,56 @@ func seqKey(seq uint64) []byte {
 	return k[:]
 }
 
-func encodeRecord(m *Message) ([]byte, error) {
+// encodedMessage is a message ready to store: its record, its summary, and
+// the chunks of a large frame.
+type encodedMessage struct {
+	rec, sum []byte
+	chunks   [][]byte
+}
+
+func encodeMessage(m *Message, sum *Summary) (encodedMessage, error) {
 	var meta []byte
 	if m.HTTP != nil {
 		var err error
 		if meta, err = json.Marshal(m.HTTP); err != nil {
-			return nil, err
+			return encodedMessage{}, err
 		}
 	}
-	b := make([]byte, 0, 10+2*binary.MaxVarintLen64+len(meta)+len(m.Note)+len(m.Frame))
-	b = append(b, codecVersion, byte(m.Dir))
+	chunked := len(m.Frame) > chunkSize
+	version, inline := byte(codecVersion), len(m.Frame)
+	if chunked {
+		version, inline = chunkedVersion, 0
+	}
+	b := make([]byte, 0, 10+3*binary.MaxVarintLen64+len(meta)+len(m.Note)+inline)
+	b = append(b, version, byte(m.Dir))
 	b = binary.BigEndian.AppendUint64(b, uint64(m.Time.UnixNano()))
 	b = binary.AppendUvarint(b, uint64(len(meta)))
 	b = append(b, meta...)
 	b = binary.AppendUvarint(b, uint64(len(m.Note)))
 	b = append(b, m.Note...)
-	return append(b, m.Frame...), nil
+	e := encodedMessage{sum: encodeSummary(sum)}
+	if !chunked {
+		e.rec = append(b, m.Frame...)
+		return e, nil
+	}
+	e.rec = binary.AppendUvarint(b, uint64(len(m.Frame)))
+	for off := 0; off < len(m.Frame); off += chunkSize {
+		e.chunks = append(e.chunks, m.Frame[off:min(off+chunkSize, len(m.Frame))])
+	}
+	return e, nil
+}
+
+func chunkKey(seq uint64, i int) []byte {
+	k := make([]byte, 12)
+	binary.BigEndian.PutUint64(k, seq)
+	binary.BigEndian.PutUint32(k[8:], uint32(i))
+	return k
 }
 
 // decodeRecord copies everything out of v: bbolt's bytes die with the
-// transaction.
-func decodeRecord(v []byte, m *Message) error {
-	if len(v) < 10 || v[0] != codecVersion {
+// transaction. blobs is the session's chunk bucket (nil if it has none).
+func decodeRecord(v []byte, m *Message, blobs *bolt.Bucket) error {
+	if len(v) < 10 || (v[0] != codecVersion && v[0] != chunkedVersion) {
 		return errShort
 	}
 	m.Dir = Dir(v[1])
@@ -77,8 +114,32 @@ func decodeRecord(v []byte, m *Message) error {
 		return err
 	}
 	m.Note = string(note)
-	m.Frame = append([]byte(nil), rest...)
-	return nil
+	if v[0] == codecVersion {
+		m.Frame = append([]byte(nil), rest...)
+		return nil
+	}
+	m.Frame, err = joinChunks(rest, m.Seq, blobs)
+	return err
+}
+
+// joinChunks reassembles a chunked frame; tail is the record's tail.
+func joinChunks(tail []byte, seq uint64, blobs *bolt.Bucket) ([]byte, error) {
+	size, k := binary.Uvarint(tail)
+	if k <= 0 || blobs == nil {
+		return nil, errShort
+	}
+	frame := make([]byte, 0, size)
+	for i := 0; uint64(len(frame)) < size; i++ {
+		c := blobs.Get(chunkKey(seq, i))
+		if c == nil {
+			return nil, fmt.Errorf("chunk %d of a %d-byte frame is missing", i, size)
+		}
+		frame = append(frame, c...)
+	}
+	if uint64(len(frame)) != size {
+		return nil, fmt.Errorf("chunks hold %d bytes, record says %d", len(frame), size)
+	}
+	return frame, nil
 }
 
 func readBytes(b []byte) (field, rest []byte, err error) {

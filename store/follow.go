@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	bolt "go.etcd.io/bbolt"
 )
 
 // Read helpers for the inspector, which lists a million messages and
@@ -59,13 +60,14 @@ func (r *Reader) Frames(session string, from, to uint64, fn func(seq uint64, fra
 	if b == nil {
 		return nil
 	}
+	blobs := r.sub(bucketBlobs, session)
 	c := b.Cursor()
 	for k, v := c.Seek(seqKey(from)); k != nil; k, v = c.Next() {
 		seq := binary.BigEndian.Uint64(k)
 		if to != 0 && seq > to {
 			break
 		}
-		frame, err := recordFrame(v)
+		frame, err := recordFrame(v, seq, blobs)
 		if err != nil {
 			return fmt.Errorf("%s: %w: session %s seq %d: %v", r.path, ErrCorrupt, session, seq, err)
 		}
@@ -76,9 +78,10 @@ func (r *Reader) Frames(session string, from, to uint64, fn func(seq uint64, fra
 	return nil
 }
 
-// recordFrame returns the frame part of a record without copying.
-func recordFrame(v []byte) ([]byte, error) {
-	if len(v) < 10 || v[0] != codecVersion {
+// recordFrame returns the frame part of a record, without copying unless
+// the frame is stored in chunks.
+func recordFrame(v []byte, seq uint64, blobs *bolt.Bucket) ([]byte, error) {
+	if len(v) < 10 || (v[0] != codecVersion && v[0] != chunkedVersion) {
 		return nil, errShort
 	}
 	_, rest, err := readBytes(v[10:]) // metadata
@@ -88,6 +91,9 @@ func recordFrame(v []byte) ([]byte, error) {
 	_, rest, err = readBytes(rest) // note
 	if err != nil {
 		return nil, err
+	}
+	if v[0] == chunkedVersion {
+		return joinChunks(rest, seq, blobs)
 	}
 	return rest, nil
 }

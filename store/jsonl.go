@@ -325,25 +325,17 @@ func Import(path string, t *Tape) error {
 					return err
 				}
 			}
-			mb, err := tx.Bucket(bucketMessages).CreateBucketIfNotExists([]byte(s.Info.ID))
+			sb, err := openSessionBuckets(tx, s.Info.ID)
 			if err != nil {
 				return err
 			}
-			ib, err := tx.Bucket(bucketIndex).CreateBucketIfNotExists([]byte(s.Info.ID))
-			if err != nil {
-				return err
-			}
-			mb.FillPercent, ib.FillPercent = 1, 1
 			for _, m := range s.Messages {
-				rec, err := encodeRecord(m)
+				sum := summarize(m)
+				e, err := encodeMessage(m, &sum)
 				if err != nil {
 					return err
 				}
-				sum := summarize(m)
-				if err := mb.Put(seqKey(m.Seq), rec); err != nil {
-					return err
-				}
-				if err := ib.Put(seqKey(m.Seq), encodeSummary(&sum)); err != nil {
+				if err := sb.put(m.Seq, e); err != nil {
 					return err
 				}
 			}

@@ -110,10 +110,11 @@ func (r *Reader) Messages(session string, from uint64, fn func(m *Message) error
 	if b == nil {
 		return nil
 	}
+	blobs := r.sub(bucketBlobs, session)
 	c := b.Cursor()
 	for k, v := c.Seek(seqKey(from)); k != nil; k, v = c.Next() {
 		m := &Message{Session: session, Seq: binary.BigEndian.Uint64(k)}
-		if err := decodeRecord(v, m); err != nil {
+		if err := decodeRecord(v, m, blobs); err != nil {
 			return fmt.Errorf("%s: %w: session %s seq %d: %v", r.path, ErrCorrupt, session, m.Seq, err)
 		}
 		if err := fn(m); err != nil {
@@ -134,7 +135,7 @@ func (r *Reader) Message(session string, seq uint64) (*Message, error) {
 		return nil, fmt.Errorf("%s: session %s has no message %d", r.path, session, seq)
 	}
 	m := &Message{Session: session, Seq: seq}
-	if err := decodeRecord(v, m); err != nil {
+	if err := decodeRecord(v, m, r.sub(bucketBlobs, session)); err != nil {
 		return nil, fmt.Errorf("%s: %w: session %s seq %d: %v", r.path, ErrCorrupt, session, seq, err)
 	}
 	return m, nil

@@ -52,6 +52,7 @@ var (
 	bucketSessions = []byte("sessions") // id -> SessionInfo JSON
 	bucketMessages = []byte("messages") // id -> bucket of seq -> record
 	bucketIndex    = []byte("index")    // id -> bucket of seq -> summary
+	bucketBlobs    = []byte("blobs")    // id -> bucket of seq+chunk -> piece of a large frame
 	keyFormat      = []byte("format")
 	keyVersion     = []byte("version")
 )
@@ -184,7 +185,7 @@ func ensureSchema(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	for _, b := range [][]byte{bucketSessions, bucketMessages, bucketIndex} {
+	for _, b := range [][]byte{bucketSessions, bucketMessages, bucketIndex, bucketBlobs} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
@@ -254,4 +255,38 @@ func Init(path string) error {
 // Check opens the cassette at path read-only and verifies its format.
 func Check(path string) error {
 	return view(path, func(*bolt.Tx) error { return nil })
+}
+
+// sessionBuckets are where one session's messages live.
+type sessionBuckets struct{ msgs, idx, blobs *bolt.Bucket }
+
+func openSessionBuckets(tx *bolt.Tx, session string) (sessionBuckets, error) {
+	var b sessionBuckets
+	var err error
+	for _, x := range []struct {
+		dst **bolt.Bucket
+		top []byte
+	}{{&b.msgs, bucketMessages}, {&b.idx, bucketIndex}, {&b.blobs, bucketBlobs}} {
+		if *x.dst, err = tx.Bucket(x.top).CreateBucketIfNotExists([]byte(session)); err != nil {
+			return b, err
+		}
+		(*x.dst).FillPercent = 1 // keys only ever grow
+	}
+	return b, nil
+}
+
+func (b sessionBuckets) put(seq uint64, e encodedMessage) error {
+	k := seqKey(seq)
+	if err := b.msgs.Put(k, e.rec); err != nil {
+		return err
+	}
+	if err := b.idx.Put(k, e.sum); err != nil {
+		return err
+	}
+	for i, c := range e.chunks {
+		if err := b.blobs.Put(chunkKey(seq, i), c); err != nil {
+			return err
+		}
+	}
+	return nil
 }

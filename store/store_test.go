@@ -38,6 +38,8 @@ var oddFrames = [][]byte{
 	[]byte("not json at all"),
 	{0xff, 0xfe, '{', '}'},
 	[]byte(`{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"nope"}}`),
+	// Over the chunk size, and not a multiple of it: stored in pieces.
+	[]byte(`{"jsonrpc":"2.0","id":6,"result":{"blob":"` + strings.Repeat("Z", 5<<19+17) + `"}}`),
 }
 
 func TestCassette_AppendAndRead(t *testing.T) {
@@ -90,6 +92,43 @@ func TestCassette_AppendAndRead(t *testing.T) {
 		})
 		if i != len(oddFrames) {
 			t.Errorf("read %d messages, want %d", i, len(oddFrames))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A frame stored in chunks reads back whole through every reader.
+func TestCassette_ChunkedFrame(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	w := newWriter(t, path)
+	s, _ := w.NewSession(store.SessionInfo{Transport: store.TransportStdio})
+	big := oddFrames[len(oddFrames)-1]
+	s.Append(store.S2C, time.Now(), big, nil)
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","method":"after"}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	err := store.View(path, func(r *store.Reader) error {
+		m, err := r.Message("s1", 1)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(m.Frame, big) {
+			t.Errorf("Message: %d bytes back, want %d", len(m.Frame), len(big))
+		}
+		var sizes []int
+		err = r.Frames("s1", 1, 0, func(seq uint64, f []byte) error {
+			sizes = append(sizes, len(f))
+			if seq == 1 && !bytes.Equal(f, big) {
+				t.Errorf("Frames: chunked frame differs")
+			}
+			return nil
+		})
+		if len(sizes) != 2 {
+			t.Errorf("Frames saw %v", sizes)
 		}
 		return err
 	})

@@ -258,8 +258,6 @@ func (w *Writer) Flush() error {
 	return nil
 }
 
-type encodedMessage struct{ rec, sum []byte }
-
 // encode prepares a batch outside the file lock, which other processes
 // share, and takes the infos that changed (Observe may change some).
 func (w *Writer) encode(batch []*Message) ([]encodedMessage, []SessionInfo, []*Session, error) {
@@ -273,11 +271,11 @@ func (w *Writer) encode(batch []*Message) ([]encodedMessage, []SessionInfo, []*S
 			}
 			w.mu.Unlock()
 		}
-		rec, err := encodeRecord(m)
+		e, err := encodeMessage(m, &sum)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		encoded[i] = encodedMessage{rec, encodeSummary(&sum)}
+		encoded[i] = e
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -306,26 +304,17 @@ func (w *Writer) commit(batch []*Message, encoded []encodedMessage, infos []Sess
 			if err := ensureSchema(tx); err != nil {
 				return err
 			}
-			msgs, idx := tx.Bucket(bucketMessages), tx.Bucket(bucketIndex)
-			var mb, ib *bolt.Bucket
+			var sb sessionBuckets
 			cur := ""
 			for i, m := range batch {
-				if mb == nil || m.Session != cur {
+				if sb.msgs == nil || m.Session != cur {
 					cur = m.Session
 					var err error
-					if mb, err = msgs.CreateBucketIfNotExists([]byte(cur)); err != nil {
+					if sb, err = openSessionBuckets(tx, cur); err != nil {
 						return err
 					}
-					if ib, err = idx.CreateBucketIfNotExists([]byte(cur)); err != nil {
-						return err
-					}
-					mb.FillPercent, ib.FillPercent = 1, 1 // keys only ever grow
 				}
-				k := seqKey(m.Seq)
-				if err := mb.Put(k, encoded[i].rec); err != nil {
-					return err
-				}
-				if err := ib.Put(k, encoded[i].sum); err != nil {
+				if err := sb.put(m.Seq, encoded[i]); err != nil {
 					return err
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 )
 
 // ErrTooLong is returned for a line longer than the reader's limit.
@@ -62,11 +63,24 @@ func (l *LineReader) Next() ([]byte, error) {
 		return nil, io.EOF
 	}
 	line := make([]byte, 0, total)
-	for _, p := range parts {
+	for i, p := range parts {
 		line = append(line, p...)
+		parts[i] = nil
 	}
-	return append(line, chunk...), nil
+	line = append(line, chunk...)
+	if total >= collectAfter {
+		// The pieces are as large as the line and now garbage. Collect
+		// them before the line's next consumer (the store's commit)
+		// allocates as much again, so a huge line costs about twice its
+		// size at the peak, not three or four times.
+		runtime.GC()
+	}
+	return line, nil
 }
+
+// collectAfter is the line length past which Next collects its garbage at
+// once; lines this long are rare and copying them costs more than a GC.
+const collectAfter = 8 << 20
 
 // Content is the frame inside a line: the line without its final "\n".
 // A "\r" before it stays: it is part of what the peer sent.
