@@ -1,0 +1,155 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// The server's side of talking back to the client: the Peer a source
+// answers through, server→client requests and their replies, and the
+// 2026-07-28 listen streams that carry session-level messages over HTTP.
+
+// errCallTimeout: the client did not answer a server→client request.
+var errCallTimeout = errors.New("client did not answer in time")
+
+// call sends a server→client request through send and waits for the reply.
+func (s *session) call(ctx context.Context, send func([]byte) error, method string, params json.RawMessage) (json.RawMessage, error) {
+	id := s.nextID.Add(1)
+	key := fmt.Sprint(id)
+	ch := make(chan callReply, 1)
+	s.mu.Lock()
+	s.waiters[key] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.waiters, key)
+		s.mu.Unlock()
+	}()
+	if err := send(requestMessage(id, method, params)); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.srv.opts.CallTimeout)
+	defer cancel()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.result, nil
+	case <-s.draining:
+		return nil, errQueueClosed
+	case <-ctx.Done():
+		if s.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			s.srv.warnf("%s (id %d): %v after %s", method, id, errCallTimeout, s.srv.opts.CallTimeout)
+			return nil, errCallTimeout
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// peer is the Peer a source sees while answering one request.
+type peer struct {
+	s   *session
+	ex  exchange
+	req *Request
+	mu  sync.Mutex // one exchange writer at a time
+}
+
+func (p *peer) send(msg []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ex.send(msg)
+}
+
+func (p *peer) Notify(method string, params json.RawMessage) error {
+	return p.send(notificationMessage(method, params))
+}
+
+func (p *peer) NotifySession(method string, params json.RawMessage) error {
+	return p.s.out(notificationMessage(method, params))
+}
+
+func (p *peer) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return p.s.call(ctx, p.send, method, params)
+}
+
+func (p *peer) ProtocolVersion() string {
+	var m struct {
+		Meta struct {
+			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(p.req.Params, &m) == nil && m.Meta.Version != "" {
+		return m.Meta.Version
+	}
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	return p.s.version
+}
+
+type nopExchange struct{}
+
+func (nopExchange) send([]byte) error        { return nil }
+func (nopExchange) reply([]byte, bool) error { return nil }
+func (nopExchange) done()                    {}
+
+// toListeners sends a session-level message on every open
+// subscriptions/listen stream (2026-07-28 over HTTP, where there is no
+// GET stream). With none ready, the message waits for the next one: the
+// Go SDK client opens its listen stream without waiting, so it may arrive
+// after what it should carry.
+func (s *session) toListeners(msg []byte) error {
+	s.mu.Lock()
+	var exs []*lockedExchange
+	for _, l := range s.listeners {
+		if l.ready.Load() {
+			exs = append(exs, l)
+		}
+	}
+	if len(exs) == 0 && len(s.pendingListen) < maxQueued {
+		s.pendingListen = append(s.pendingListen, msg)
+	}
+	s.mu.Unlock()
+	for _, l := range exs {
+		_ = l.send(msg)
+	}
+	return nil
+}
+
+// lockedExchange is a listen request's exchange: other requests'
+// session-level messages share it with the listen's own messages.
+type lockedExchange struct {
+	mu    sync.Mutex
+	ex    exchange
+	s     *session
+	ready atomic.Bool // its first message (the acknowledgement) is out
+}
+
+func (l *lockedExchange) send(m []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.ex.send(m)
+	if err == nil && !l.ready.Load() {
+		l.s.mu.Lock()
+		l.ready.Store(true)
+		pending := l.s.pendingListen
+		l.s.pendingListen = nil
+		l.s.mu.Unlock()
+		for _, p := range pending {
+			_ = l.ex.send(p)
+		}
+	}
+	return err
+}
+
+func (l *lockedExchange) reply(m []byte, sse bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ex.reply(m, sse)
+}
+
+func (l *lockedExchange) done() { l.ex.done() }
