@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,12 @@ func TestReplay_ServerEverythingTSClient(t *testing.T) {
 	for _, recordOver := range []string{"stdio", "http"} {
 		t.Run("recorded over "+recordOver, func(t *testing.T) {
 			db, live := recordEverything(t, recordOver)
+			// A surprise about peers: server-everything sends
+			// tools/list_changed right after initialized on stdio, but over
+			// Streamable HTTP the TS client never sees one.
+			if want := fmt.Sprintf("list_changed %v", recordOver == "stdio"); !slices.Contains(live, want) {
+				t.Errorf("live transcript lacks %q: %q", want, live)
+			}
 			replayEverything(t, mock, db, live, recordOver == "stdio")
 		})
 	}
