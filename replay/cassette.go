@@ -127,7 +127,7 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 // parsed is one frame taken apart.
 type parsed struct {
 	ok      bool
-	id      string
+	id      []byte // raw JSON; nil when absent or null
 	method  string
 	hasMeth bool
 	params  json.RawMessage
@@ -138,7 +138,20 @@ type parsed struct {
 	token   string
 }
 
-func parseFrame(frame []byte, dir store.Dir) parsed {
+// methods interns method names: a cassette repeats a handful of them
+// many thousand times.
+type methods map[string]string
+
+func (m methods) intern(raw []byte) string {
+	if s, ok := m[string(raw)]; ok {
+		return s
+	}
+	s := keyString(raw)
+	m[string(raw)] = s
+	return s
+}
+
+func parseFrame(frame []byte, dir store.Dir, names methods) parsed {
 	var p parsed
 	var id, method []byte
 	err := objectFields(frame, func(k, v []byte) {
@@ -160,13 +173,13 @@ func parseFrame(frame []byte, dir store.Dir) parsed {
 	}
 	p.ok = true
 	if len(id) > 0 && string(id) != "null" {
-		p.id = string(id)
+		p.id = id
 	}
 	if method == nil {
 		return p
 	}
 	p.hasMeth = true
-	p.method = keyString(method)
+	p.method = names.intern(method)
 	var tok []byte
 	switch {
 	case dir == store.C2S:
@@ -191,8 +204,9 @@ func parseAll(msgs []*store.Message) []parsed {
 	out := make([]parsed, len(msgs))
 	workers := runtime.GOMAXPROCS(0)
 	if len(msgs) < 1024 || workers < 2 {
+		names := methods{}
 		for i, m := range msgs {
-			out[i] = parseFrame(m.Frame, m.Dir)
+			out[i] = parseFrame(m.Frame, m.Dir, names)
 		}
 		return out
 	}
@@ -203,8 +217,9 @@ func parseAll(msgs []*store.Message) []parsed {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			names := methods{} // one per worker: no locking
 			for i := lo; i < hi; i++ {
-				out[i] = parseFrame(msgs[i].Frame, msgs[i].Dir)
+				out[i] = parseFrame(msgs[i].Frame, msgs[i].Dir, names)
 			}
 		}()
 	}
@@ -227,7 +242,7 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 			continue
 		}
 		switch {
-		case m.Dir == store.C2S && p.hasMeth && p.id != "":
+		case m.Dir == store.C2S && p.hasMeth && p.id != nil:
 			it := &interaction{
 				sess: s.Info.ID, seq: m.Seq, src: c,
 				method: p.method, canon: p.canon, key: p.key,
@@ -236,7 +251,7 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 			if m.HTTP != nil {
 				it.stream = m.HTTP.StreamID
 			}
-			inflight[p.id] = it
+			inflight[string(p.id)] = it
 			open = append(open, it)
 			c.reqs = append(c.reqs, it)
 			c.byKey[it.key] = append(c.byKey[it.key], it)
@@ -258,12 +273,12 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 			}
 			c.notes[it.key] = append(c.notes[it.key], it)
 			last = it
-		case m.Dir == store.S2C && !p.hasMeth && p.id != "":
-			it := inflight[p.id]
+		case m.Dir == store.S2C && !p.hasMeth && p.id != nil:
+			it := inflight[string(p.id)]
 			if it == nil {
 				continue
 			}
-			delete(inflight, p.id)
+			delete(inflight, string(p.id))
 			open = removeInteraction(open, it)
 			if it.cancelled {
 				continue // answered because it was cancelled: replayed as unanswered
@@ -281,7 +296,7 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 			it.sse = m.HTTP != nil && m.HTTP.Stream == "post-sse"
 			last = it
 		case m.Dir == store.S2C && p.hasMeth:
-			out := Outgoing{Method: p.method, Params: p.params, Request: p.id != ""}
+			out := Outgoing{Method: p.method, Params: p.params, Request: p.id != nil}
 			target := c.during(open, m, &p)
 			switch {
 			case target != nil:
