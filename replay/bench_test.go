@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -214,15 +215,21 @@ type rawClient struct {
 
 func startRaw(b *testing.B, srv *replay.Server) *rawClient {
 	b.Helper()
+	c, stop := startRawStop(srv)
+	b.Cleanup(stop)
+	return c
+}
+
+// startRawStop is startRaw with the stop left to the caller.
+func startRawStop(srv *replay.Server) (*rawClient, func()) {
 	c2sR, c2sW := io.Pipe()
 	s2cR, s2cW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = srv.ServeStdio(ctx, c2sR, s2cW); s2cW.Close(); close(done) }()
-	b.Cleanup(func() { cancel(); c2sW.Close(); s2cR.Close(); <-done })
 	sc := bufio.NewScanner(s2cR)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	return &rawClient{w: c2sW, sc: sc}
+	return &rawClient{w: c2sW, sc: sc}, func() { cancel(); c2sW.Close(); s2cR.Close(); <-done }
 }
 
 func (c *rawClient) call(b *testing.B, id, i int) {
@@ -291,8 +298,14 @@ func BenchmarkFirstAnswer_100k(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				startRaw(b, srv).call(b, 1, 99_999)
+				client, stop := startRawStop(srv)
+				client.call(b, 1, 99_999)
 				total += time.Since(start)
+				stop() // and let this cassette go before the next round
+				srv.Close()
+				b.StopTimer()
+				runtime.GC()
+				b.StartTimer()
 			}
 			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/first-answer")
 		})
