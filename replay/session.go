@@ -328,6 +328,11 @@ func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Req
 func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply, sse bool) {
 	s.srv.countMatched()
 	if r.NoReply {
+		if r.CloseAfter && s.hangup != nil { // "close": drop the connection unanswered
+			ex.done()
+			s.hangup()
+			return
+		}
 		select { // a hung call: until cancelled or the session ends
 		case <-ctx.Done():
 		case <-s.draining:
