@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -50,17 +51,18 @@ type headerLine struct {
 	Info    *SessionInfo `json:"info"`
 }
 
+// messageLine is one line of an export, as parseLine reads it.
 type messageLine struct {
-	Session   string          `json:"session"`
-	Info      json.RawMessage `json:"info"`
-	Seq       uint64          `json:"seq"`
-	Dir       string          `json:"dir"`
-	Time      string          `json:"time"`
-	Message   json.RawMessage `json:"message"`
-	Raw       *string         `json:"raw"`
-	RawBase64 []byte          `json:"raw_base64"`
-	HTTP      *HTTPMeta       `json:"http"`
-	Note      string          `json:"note"`
+	Session   string
+	Info      []byte // the header's raw info object; nil on message lines
+	Seq       uint64
+	Dir       string
+	Time      string
+	Message   []byte
+	Raw       *string
+	RawBase64 []byte
+	HTTP      *HTTPMeta
+	Note      string
 }
 
 // jsonlEncoder writes export lines; strings are not HTML-escaped, so the
@@ -219,10 +221,8 @@ func ReadJSONL(r io.Reader, name string) (*Tape, error) {
 		fail := func(format string, a ...any) error {
 			return fmt.Errorf("%s:%d: %w: %s", name, lineNo, ErrJSONL, fmt.Sprintf(format, a...))
 		}
-		var l messageLine
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l); err != nil {
+		l, err := parseLine(line)
+		if err != nil {
 			return nil, fail("%v", err)
 		}
 		if l.Session == "" {
@@ -269,6 +269,62 @@ func ReadJSONL(r io.Reader, name string) (*Tape, error) {
 		}
 		s.Messages = append(s.Messages, m)
 	}
+}
+
+// parseLine reads one JSONL line without reflection: replaying a 100k-line
+// export starts with reading all of it. Frames share the line's memory.
+func parseLine(line []byte) (messageLine, error) {
+	var l messageLine
+	var err error
+	set := func(what string, e error) {
+		if e != nil && err == nil {
+			err = fmt.Errorf("%s: %v", what, e)
+		}
+	}
+	valid := jsonrpc.Members(line, func(name string, v []byte) {
+		if string(v) == "null" {
+			return
+		}
+		switch name {
+		case "session":
+			var ok bool
+			if l.Session, ok = jsonrpc.String(v); !ok {
+				set("session", errors.New("not a string"))
+			}
+		case "info":
+			l.Info = v
+		case "seq":
+			var e error
+			l.Seq, e = strconv.ParseUint(string(v), 10, 64)
+			set("seq", e)
+		case "dir":
+			l.Dir, _ = jsonrpc.String(v)
+		case "time":
+			l.Time, _ = jsonrpc.String(v)
+		case "message":
+			l.Message = v
+		case "raw":
+			var raw string
+			set("raw", json.Unmarshal(v, &raw))
+			l.Raw = &raw
+		case "raw_base64":
+			set("raw_base64", json.Unmarshal(v, &l.RawBase64))
+		case "http":
+			l.HTTP = new(HTTPMeta)
+			set("http", json.Unmarshal(v, l.HTTP))
+		case "note":
+			var ok bool
+			if l.Note, ok = jsonrpc.String(v); !ok {
+				set("note", errors.New("not a string"))
+			}
+		default:
+			set("unknown field "+strconv.Quote(name), errors.New("not part of the format"))
+		}
+	})
+	if !valid {
+		return l, errors.New("not a JSON object")
+	}
+	return l, err
 }
 
 // Load reads a cassette (.db) or an export (.jsonl) whole.

@@ -269,3 +269,24 @@ func intValue(v []byte) (int, bool) {
 	n, err := strconv.Atoi(string(v))
 	return n, err == nil
 }
+
+// Members validates b as one JSON object (surrounding white space allowed)
+// and calls fn with each member's name, unescaped, and its value's raw
+// bytes, which share b's memory. It reports whether b was a valid object.
+// It is the fast path for line formats built on JSON objects (the JSONL
+// export), where encoding/json's reflection dominates the cost.
+func Members(b []byte, fn func(name string, value []byte)) bool {
+	s := scanner{b: b}
+	s.ws()
+	if s.i >= len(b) || b[s.i] != '{' {
+		return false
+	}
+	ok := s.object(func(key []byte, escaped bool, vs, ve int) {
+		name, _ := stringValue(key)
+		fn(name, b[vs:ve])
+	})
+	return ok && s.atEnd()
+}
+
+// String decodes a JSON string value; ok is false if v is not a string.
+func String(v []byte) (string, bool) { return stringValue(v) }
