@@ -25,7 +25,7 @@ func TestServe_HTTP(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--http", ":0", "--report", report, db}, streams{strings.NewReader(""), io.Discard, pw})
+		done <- run(ctx, []string{"serve", "--http", ":0", "--report", report, db}, streams{In: strings.NewReader(""), Out: io.Discard, Err: pw})
 		pw.Close()
 	}()
 	lines := make(chan string, 10)

@@ -11,24 +11,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/mcptape/mcptape/internal/cli"
 )
 
 // streams are the process's standard files, replaceable in tests.
-type streams struct {
-	in       io.Reader
-	out, err io.Writer
-}
+type streams = cli.Streams
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], streams{os.Stdin, os.Stdout, os.Stderr})
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
-}
+func main() { cli.Main("mcpmock", run) }
 
 const usage = `mcpmock is a fake MCP server that replays cassettes and serves scripts.
 
@@ -45,7 +35,7 @@ Run "mcpmock COMMAND -h" for a command's flags.
 
 func run(ctx context.Context, args []string, s streams) error {
 	if len(args) == 0 {
-		fmt.Fprint(s.err, usage)
+		fmt.Fprint(s.Err, usage)
 		return usageErrorf("no command given")
 	}
 	switch args[0] {
@@ -54,43 +44,16 @@ func run(ctx context.Context, args []string, s streams) error {
 	case "check":
 		return runCheck(args[1:], s)
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(s.out, usage)
+		fmt.Fprint(s.Out, usage)
 		return nil
 	}
 	return usageErrorf("unknown command %q (want serve or check)", args[0])
 }
 
-// usageError is a mistake on the command line: exit 2.
-type usageError struct{ msg string }
+func usageErrorf(format string, a ...any) error { return cli.Usagef(format, a...) }
 
-func (e *usageError) Error() string { return e.msg }
-
-func usageErrorf(format string, a ...any) error {
-	return &usageError{fmt.Sprintf(format, a...)}
-}
-
-func exitCode(err error, stderr io.Writer) int {
-	var ue *usageError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "mcpmock: %v\n", err)
-		return 2
-	}
-	fmt.Fprintf(stderr, "mcpmock: %v\n", err)
-	return 1
-}
-
-// newFlags makes a flag set that reports errors instead of exiting.
 func newFlags(name, synopsis string, s streams) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(s.err)
-	fs.Usage = func() {
-		fmt.Fprintf(s.err, "Usage: mcpmock %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
-	}
-	return fs
+	return cli.NewFlags("mcpmock", name, synopsis, s)
 }
 
 // parseInterleaved parses flags wherever they appear among the

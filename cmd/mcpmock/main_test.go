@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/mcptape/mcptape/internal/cli"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,8 +32,8 @@ func writeTape(t *testing.T) string {
 func runWith(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err := run(context.Background(), args, streams{strings.NewReader(stdin), &out, &errb})
-	code = exitCode(err, &errb)
+	err := run(context.Background(), args, streams{In: strings.NewReader(stdin), Out: &out, Err: &errb})
+	code = cli.ExitCode("mcpmock", err, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -110,7 +110,7 @@ func runServe(ctx context.Context, args []string, s streams) error {
 		return err
 	}
 	srv, err := replay.NewServer(sources, replay.Options{
-		Match: o.match, Timing: o.timing, Log: s.err, CallTimeout: o.callTimeout,
+		Match: o.match, Timing: o.timing, Log: s.Err, CallTimeout: o.callTimeout,
 	})
 	if err != nil {
 		return usageErrorf("serve: %v", err)
@@ -121,7 +121,7 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	case o.ws != "":
 		err = serveNet(ctx, s, srv, o.ws, "ws", srv.WebSocketHandler())
 	default:
-		err = srv.ServeStdio(ctx, s.in, s.out)
+		err = srv.ServeStdio(ctx, s.In, s.Out)
 		if errors.Is(err, context.Canceled) {
 			err = nil // interrupted: a normal way to stop
 		}
@@ -168,7 +168,7 @@ func serveNet(ctx context.Context, s streams, srv *replay.Server, addr, scheme s
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	fmt.Fprintf(s.err, "mcpmock: listening on %s://%s/mcp\n", scheme, ln.Addr())
+	fmt.Fprintf(s.Err, "mcpmock: listening on %s://%s/mcp\n", scheme, ln.Addr())
 	select {
 	case err = <-served:
 	case <-ctx.Done():
@@ -227,7 +227,7 @@ func runCheck(args []string, s streams) error {
 				errs = append(errs, err)
 				continue
 			}
-			fmt.Fprintf(s.out, "%s: ok\n", path)
+			fmt.Fprintf(s.Out, "%s: ok\n", path)
 			continue
 		}
 		c, err := replay.LoadCassette(path)
@@ -235,7 +235,7 @@ func runCheck(args []string, s streams) error {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(s.out, "%s: ok, %d recorded requests\n", path, c.Len())
+		fmt.Fprintf(s.Out, "%s: ok, %d recorded requests\n", path, c.Len())
 	}
 	return errors.Join(errs...)
 }

@@ -24,7 +24,7 @@ func runLs(args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriter(s.out)
+	w := bufio.NewWriter(s.Out)
 	for _, sess := range tape.Sessions {
 		fmt.Fprintln(w, sessionLine(sess.Info, sess.Messages))
 	}
@@ -96,7 +96,7 @@ func runExport(args []string, s streams) error {
 		return usageErrorf("export: want exactly one CASSETTE, got %d arguments", fs.NArg())
 	}
 	if *out == "" {
-		return store.Export(fs.Arg(0), s.out, sessions)
+		return store.Export(fs.Arg(0), s.Out, sessions)
 	}
 	return writeAtomic(*out, 0o600, func(f *os.File) error {
 		return store.Export(fs.Arg(0), f, sessions)

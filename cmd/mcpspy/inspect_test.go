@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/mcptape/mcptape/internal/cli"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,9 +32,9 @@ func TestRunInspect_Errors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			err := run(context.Background(), tt.args, streams{strings.NewReader(""), &out, &errb})
+			err := run(context.Background(), tt.args, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 			var stderr bytes.Buffer
-			if code := exitCode(err, &stderr); code != tt.code {
+			if code := cli.ExitCode("mcpspy", err, &stderr); code != tt.code {
 				t.Errorf("exit %d, want %d (%v)", code, tt.code, err)
 			}
 			msg := strings.TrimSuffix(stderr.String(), "\n")

@@ -90,7 +90,7 @@ func TestMcpspy_ExportImportRoundTrip(t *testing.T) {
 	db := filepath.Join(dir, "back.db")
 	second := filepath.Join(dir, "second.jsonl")
 	var out, errs bytes.Buffer
-	s := streams{in: strings.NewReader(""), out: &out, err: &errs}
+	s := streams{In: strings.NewReader(""), Out: &out, Err: &errs}
 	for _, args := range [][]string{
 		{"export", "-o", first, shipped},
 		{"import", "-o", db, first},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
@@ -82,7 +83,7 @@ func runRecord(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	w, err := store.NewWriter(o.cassette, store.WriterOptions{Observe: recorder.ObserveHandshake, Log: s.err, NoSync: !o.fsync})
+	w, err := store.NewWriter(o.cassette, store.WriterOptions{Observe: recorder.ObserveHandshake, Log: s.Err, NoSync: !o.fsync})
 	if err != nil {
 		return fmt.Errorf("cassette: %w", err)
 	}
@@ -107,7 +108,7 @@ func recordStdio(ctx context.Context, s streams, o *recordOptions, w *store.Writ
 		w.Close()
 		return fmt.Errorf("cassette: %w", err)
 	}
-	p := &recorder.StdioProxy{Command: o.command, Stdin: s.in, Stdout: s.out, Stderr: s.err, Tap: sess, Grace: o.grace}
+	p := &recorder.StdioProxy{Command: o.command, Stdin: s.In, Stdout: s.Out, Stderr: s.Err, Tap: sess, Grace: o.grace}
 	res, runErr := p.Run(ctx)
 	if runErr != nil {
 		res.End = store.EndInfo{Reason: store.EndError, Error: runErr.Error()}
@@ -122,7 +123,7 @@ func recordStdio(ctx context.Context, s streams, o *recordOptions, w *store.Writ
 	case closeErr != nil:
 		return fmt.Errorf("cassette: %w", closeErr)
 	case res.ExitCode != 0:
-		return &exitError{res.ExitCode}
+		return &cli.ExitError{Code: res.ExitCode}
 	}
 	return nil
 }

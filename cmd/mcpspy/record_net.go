@@ -56,13 +56,13 @@ func recordNet(ctx context.Context, s streams, o *recordOptions, w *store.Writer
 	proto := "http"
 	if scheme == "ws" || scheme == "wss" {
 		proto = "ws"
-		p := &recorder.WSProxy{Upstream: up, Writer: w, Info: info, Redact: red, Insecure: o.insecure, Log: s.err}
+		p := &recorder.WSProxy{Upstream: up, Writer: w, Info: info, Redact: red, Insecure: o.insecure, Log: s.Err}
 		serve = p.Serve
 	} else {
-		p := &recorder.HTTPProxy{Upstream: up, Writer: w, Info: info, Redact: red, Transport: transport, Log: s.err}
+		p := &recorder.HTTPProxy{Upstream: up, Writer: w, Info: info, Redact: red, Transport: transport, Log: s.Err}
 		serve = p.Serve
 	}
-	fmt.Fprintf(s.err, "mcpspy: listening on %s://%s\n", proto, ln.Addr())
+	fmt.Fprintf(s.Err, "mcpspy: listening on %s://%s\n", proto, ln.Addr())
 	return serve(ctx, ln)
 }
 

@@ -1,0 +1,93 @@
+// Package cli is the command-line plumbing mcpspy and mcpmock share: the
+// standard streams as a value (so tests can run a command in process),
+// usage errors that exit 2, exit codes chosen elsewhere, and flag sets
+// that report instead of exiting.
+//
+// It holds no product behaviour; each command's flags and wiring stay in
+// its own cmd/ package.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Streams are a process's standard files, replaceable in tests.
+type Streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Main runs a command with the process's streams and arguments, cancels
+// its context on SIGINT or SIGTERM, and exits with the code its error
+// maps to.
+func Main(prog string, run func(ctx context.Context, args []string, s Streams) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	stop()
+	os.Exit(ExitCode(prog, err, os.Stderr))
+}
+
+// UsageError is a mistake on the command line: exit 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef makes a UsageError.
+func Usagef(format string, a ...any) error {
+	return &UsageError{fmt.Sprintf(format, a...)}
+}
+
+// ExitError carries an exit code chosen elsewhere (a server's), with
+// nothing more to say.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// ExitCode maps an error to an exit code, printing it as one line
+// "prog: error" unless it is an ExitError or a request for help: 0 ok,
+// 1 runtime failure, 2 usage error.
+func ExitCode(prog string, err error, stderr io.Writer) int {
+	var ue *UsageError
+	var ee *ExitError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 2
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+	return 1
+}
+
+// NewFlags makes a flag set that reports errors instead of exiting and
+// prints "Usage: prog synopsis" and its flags to s.Err.
+func NewFlags(prog, name, synopsis string, s Streams) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(s.Err)
+	fs.Usage = func() {
+		fmt.Fprintf(s.Err, "Usage: %s %s\n\nFlags:\n", prog, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// Parse parses flags, turning a flag error into a UsageError.
+func Parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return Usagef("%s: %v", fs.Name(), err)
+	}
+	return nil
+}
