@@ -206,6 +206,7 @@ func TestGoSDK_Progress(t *testing.T) {
 					progress = append(progress, r.Params.Progress)
 					mu.Unlock()
 				},
+				//lint:ignore SA1019 scripts still send logging notifications, which clients before 2026-07-28 receive
 				LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 					mu.Lock()
 					logs = append(logs, string(r.Params.Level))

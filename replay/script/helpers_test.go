@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -55,15 +54,6 @@ func mustLoad(tb testing.TB, name string) *Script {
 		tb.Fatalf("load %s: %v", name, err)
 	}
 	return src.(*Script)
-}
-
-func mustParse(tb testing.TB, text string) *Script {
-	tb.Helper()
-	s, err := Parse("test.yaml", []byte(strings.TrimLeft(text, "\n")))
-	if err != nil {
-		tb.Fatalf("parse: %v", err)
-	}
-	return s
 }
 
 // ask sends one request and returns the reply; ids count up per call.
