@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -82,6 +84,9 @@ func probeUpstream(ctx context.Context, up *url.URL, rt http.RoundTripper) error
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if u.Scheme == "http" {
+		return probePlainHTTP(ctx, &u, up)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodOptions, u.String(), nil)
 	if err != nil {
 		return usageErrorf("record: --upstream %q: %v", up, err)
@@ -104,4 +109,39 @@ func probeUpstream(ctx context.Context, up *url.URL, rt http.RoundTripper) error
 		return fmt.Errorf("upstream %s does not answer HTTP (no response within 5s); is it an MCP server over HTTP?", up.Redacted())
 	}
 	return fmt.Errorf("upstream %s does not speak HTTP: %v", up.Redacted(), err)
+}
+
+// probePlainHTTP sends the OPTIONS probe over a bare connection and reads
+// the status line itself. net/http's transport would log an "unsolicited
+// response" line for a server that speaks first (SSH, SMTP) and report a
+// garbled error; this way the user gets one line saying what answered.
+func probePlainHTTP(ctx context.Context, u, shown *url.URL) error {
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "80")
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return nil // down for now: clients get a 502 per request until it is up
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	_ = conn.SetDeadline(deadline)
+	if _, err := fmt.Fprintf(conn, "OPTIONS %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", u.RequestURI(), u.Host); err != nil {
+		return fmt.Errorf("upstream %s closed the connection before an HTTP request could be sent", shown.Redacted())
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	switch {
+	case strings.HasPrefix(line, "HTTP/"):
+		return nil
+	case line == "" && errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("upstream %s does not answer HTTP (no response within 5s); is it an MCP server over HTTP?", shown.Redacted())
+	case line == "":
+		return fmt.Errorf("upstream %s does not speak HTTP: it closed the connection without a response", shown.Redacted())
+	}
+	if len(line) > 40 {
+		line = line[:40] + "…"
+	}
+	return fmt.Errorf("upstream %s does not speak HTTP: it answered %q", shown.Redacted(), strings.TrimSpace(line))
 }
