@@ -62,11 +62,17 @@ type HTTPProxy struct {
 	initOnce sync.Once
 	mu       sync.Mutex
 	bySID    map[string]*httpSession
-	legacy   map[string]*httpSession // upstream endpoint path?query → session
-	conns    map[net.Conn]*connState
-	all      map[*httpSession]bool
-	closing  bool
-	active   sync.WaitGroup
+	// ended remembers sessions that ended by Mcp-Session-Id, so that late
+	// traffic naming one (a GET that reconnects, a request racing the
+	// DELETE) joins its cassette session instead of starting another.
+	// endedOrder bounds it: the oldest is forgotten past maxEnded.
+	ended      map[string]*httpSession
+	endedOrder []string
+	legacy     map[string]*httpSession // upstream endpoint path?query → session
+	conns      map[net.Conn]*connState
+	all        map[*httpSession]bool
+	closing    bool
+	active     sync.WaitGroup
 }
 
 // NewUpstreamTransport returns the transport the proxies use: no automatic
@@ -86,6 +92,7 @@ func NewUpstreamTransport(insecure bool) *http.Transport {
 func (p *HTTPProxy) init() {
 	p.initOnce.Do(func() {
 		p.bySID = map[string]*httpSession{}
+		p.ended = map[string]*httpSession{}
 		p.legacy = map[string]*httpSession{}
 		p.conns = map[net.Conn]*connState{}
 		p.all = map[*httpSession]bool{}

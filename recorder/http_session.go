@@ -89,6 +89,9 @@ func (p *HTTPProxy) sessionForRequest(r *http.Request, target string, initialize
 	defer p.mu.Unlock()
 	if sid := r.Header.Get(headerSessionID); sid != "" {
 		hs := p.bySID[sid]
+		if hs == nil {
+			hs = p.ended[sid] // late traffic of a session that ended
+		}
 		if hs == nil { // issued before this proxy started, or unknown: record it anyway
 			hs = p.newSessionLocked(store.TransportHTTP)
 			hs.sid = sid
@@ -211,6 +214,7 @@ func (hs *httpSession) end(e store.EndInfo) {
 		delete(p.all, hs)
 		if hs.sid != "" && p.bySID[hs.sid] == hs {
 			delete(p.bySID, hs.sid)
+			p.rememberEndedLocked(hs)
 		}
 		if hs.legacyKey != "" && p.legacy[hs.legacyKey] == hs {
 			delete(p.legacy, hs.legacyKey)
@@ -248,5 +252,17 @@ func (p *HTTPProxy) endAll(e store.EndInfo) {
 func (p *HTTPProxy) logf(format string, a ...any) {
 	if p.Log != nil {
 		fmt.Fprintf(p.Log, format+"\n", a...)
+	}
+}
+
+// maxEnded is how many ended sessions stay findable by Mcp-Session-Id.
+const maxEnded = 4096
+
+func (p *HTTPProxy) rememberEndedLocked(hs *httpSession) {
+	p.ended[hs.sid] = hs
+	p.endedOrder = append(p.endedOrder, hs.sid)
+	if len(p.endedOrder) > maxEnded {
+		delete(p.ended, p.endedOrder[0])
+		p.endedOrder = p.endedOrder[1:]
 	}
 }
