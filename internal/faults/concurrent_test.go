@@ -27,37 +27,6 @@ import (
 type upstreamLog struct {
 	mu     sync.Mutex
 	bodies map[string][][]byte
-	gets   map[string]chan struct{} // closed at a session's first GET
-}
-
-// getSeen returns the channel closed when the server gets a GET for sid.
-func (l *upstreamLog) getSeen(sid string) <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.getChanLocked(sid)
-}
-
-func (l *upstreamLog) getChanLocked(sid string) chan struct{} {
-	if l.gets == nil {
-		l.gets = map[string]chan struct{}{}
-	}
-	ch := l.gets[sid]
-	if ch == nil {
-		ch = make(chan struct{})
-		l.gets[sid] = ch
-	}
-	return ch
-}
-
-func (l *upstreamLog) sawGET(sid string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ch := l.getChanLocked(sid)
-	select {
-	case <-ch:
-	default:
-		close(ch)
-	}
 }
 
 func (l *upstreamLog) wrap(h http.Handler) http.Handler {
@@ -66,9 +35,6 @@ func (l *upstreamLog) wrap(h http.Handler) http.Handler {
 		if r.Method == http.MethodPost {
 			body, _ = io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		if sid := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodGet && sid != "" {
-			l.sawGET(sid)
 		}
 		h.ServeHTTP(w, r)
 		if r.Method != http.MethodPost {
@@ -134,7 +100,7 @@ func TestConcurrent_HTTPSessions(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range clients {
 		wg.Go(func() {
-			errs[i] = runClient(ctx, hc, addr, i, calls, &sids[i], log.getSeen)
+			errs[i] = runClient(ctx, hc, addr, i, calls, &sids[i])
 		})
 	}
 	wg.Wait()
@@ -238,13 +204,7 @@ func sortedCopy(s []string) []string {
 
 // runClient connects, calls echo calls times with its own tokens, checks
 // each answer and closes the session.
-//
-// Before closing it waits until the server has its standalone GET stream:
-// go-sdk opens that stream in the background, and under load the GET can
-// reach the proxy after the DELETE, which is the bug
-// TestConcurrent_LateRequestAfterDelete pins down on its own. Here the
-// point is 200 sessions at once, each checked exactly.
-func runClient(ctx context.Context, hc *http.Client, addr string, i, calls int, sid *string, getSeen func(string) <-chan struct{}) error {
+func runClient(ctx context.Context, hc *http.Client, addr string, i, calls int, sid *string) error {
 	c := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("faults-client-%03d", i), Version: "1.0.0"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: addr, HTTPClient: hc}, nil)
 	if err != nil {
@@ -266,12 +226,6 @@ func runClient(ctx context.Context, hc *http.Client, addr string, i, calls int, 
 			cs.Close()
 			return fmt.Errorf("call %d: echo %+v, want %q", k, res.Content[0], tok)
 		}
-	}
-	select {
-	case <-getSeen(*sid):
-	case <-ctx.Done():
-		cs.Close()
-		return fmt.Errorf("the server never got the standalone GET stream: %w", ctx.Err())
 	}
 	return cs.Close()
 }
@@ -324,6 +278,7 @@ func checkClientSession(t *testing.T, s store.TapeSession, i, calls int, bodies 
 		t.Errorf("client %03d: the server got %d bodies, want initialize, notifications/initialized and %d calls", i, len(bodies), calls)
 	}
 	var c2s [][]byte
+	late := 0                 // 404s to GETs after the DELETE
 	asked := map[string]int{} // request id → answers seen
 	for _, m := range s.Messages {
 		for _, o := range frameOwners(m.Frame) {
@@ -344,6 +299,13 @@ func checkClientSession(t *testing.T, s store.TapeSession, i, calls int, bodies 
 				t.Errorf("session %s seq %d: an answer to id %s, not asked before in this session", s.Info.ID, m.Seq, sum.ID)
 			}
 			asked[sum.ID] = n + 1
+		case m.HTTP != nil && m.HTTP.Method == http.MethodGet && m.HTTP.Status == http.StatusNotFound:
+			// go-sdk opens its standalone GET stream in the background
+			// and sometimes reconnects it after the server ends it on
+			// DELETE: under load such a GET arrives after the DELETE and
+			// the server says the session is gone. It is this client's
+			// traffic, so it belongs here (TestConcurrent_LateRequestAfterDelete).
+			late++
 		default:
 			t.Errorf("session %s seq %d: unexpected server message %.200s", s.Info.ID, m.Seq, m.Frame)
 		}
@@ -362,6 +324,9 @@ func checkClientSession(t *testing.T, s store.TapeSession, i, calls int, bodies 
 	if !slices.EqualFunc(c2s, bodies, bytes.Equal) {
 		t.Errorf("session %s of client %03d: recorded client frames\n%s\nthe server got\n%s", s.Info.ID, i, bytes.Join(c2s, []byte("\n")), bytes.Join(bodies, []byte("\n")))
 	}
+	if late > 0 {
+		t.Logf("session %s of client %03d: %d late GETs answered 404 after the DELETE", s.Info.ID, i, late)
+	}
 	if s.Info.End == nil || s.Info.End.Reason != store.EndClosed {
 		t.Errorf("session %s of client %03d: end %+v, want closed (the client's DELETE)", s.Info.ID, i, s.Info.End)
 	}
@@ -369,18 +334,16 @@ func checkClientSession(t *testing.T, s store.TapeSession, i, calls int, bodies 
 
 // A request that names a session the client has already deleted (go-sdk's
 // standalone GET stream, opened in the background, often arrives after a
-// quick client's DELETE) still belongs to that Mcp-Session-Id: the cassette
+// quick client's DELETE, and is sometimes reconnected after it) still belongs to that Mcp-Session-Id: the cassette
 // must not grow a second session for it. The server answers 404.
 //
-// BUG (recorder/http_session.go, httpSession.end and
-// HTTPProxy.sessionForRequest): end forgets the id (delete(p.bySID, ...)),
-// so the late request is taken for an unknown id "issued before this proxy
-// started" and gets a new session with the same HTTPSessionID. That
-// session holds only the 404 and stays open until mcpspy stops (ending
-// "signal: mcpspy interrupted"); a long-running proxy keeps one such entry
-// in p.all and p.bySID per late request. Seen in
-// TestConcurrent_HTTPSessions in most runs before its clients waited for
-// their GET stream.
+// This was a bug, found by TestConcurrent_HTTPSessions in most runs and
+// pinned down here: HTTPProxy forgot an Mcp-Session-Id when the session
+// ended, so a late request was taken for an unknown id "issued before this
+// proxy started" and got a new session holding only the 404, open until
+// mcpspy stopped ("signal: mcpspy interrupted"), one more entry kept per
+// late request. Fixed in 647790f (recorder: ended sessions stay findable
+// by id).
 func TestConcurrent_LateRequestAfterDelete(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
