@@ -55,11 +55,11 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 	cmd := exec.Command(path, p.Command[1:]...)
 	// Own pipes (not StdinPipe/StdoutPipe) so that waiting for the process
 	// does not wait for a grandchild that still holds stdout open.
-	childIn, toChild, err := blockingPipe()
+	childIn, toChild, err := os.Pipe()
 	if err != nil {
 		return StdioResult{}, err
 	}
-	fromChild, childOut, err := blockingPipe()
+	fromChild, childOut, err := os.Pipe()
 	if err != nil {
 		return StdioResult{}, err
 	}
@@ -125,13 +125,14 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 			<-exited
 		}
 	}
-	// Take what the server wrote before it exited. A grandchild that keeps
-	// stdout open does not hold us longer than grace; the reader, blocked
-	// in read(2), is then left behind (closing a blocking pipe does not
-	// wake it) and ends with the process.
-	if waitOrTimeout(serverEOF, grace) {
+	// Take what the server wrote before it exited; a grandchild that keeps
+	// stdout open does not hold us longer than grace (closing the pipe
+	// wakes the reader).
+	if !waitOrTimeout(serverEOF, grace) {
 		fromChild.Close()
+		<-serverEOF
 	}
+	fromChild.Close()
 	closeToChild()
 
 	res := StdioResult{End: store.EndInfo{Time: time.Now(), Reason: reason}}
@@ -180,16 +181,4 @@ func waitOrTimeout(ch <-chan struct{}, d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
-}
-
-// blockingPipe is os.Pipe without O_NONBLOCK. Go then reads and writes it
-// with plain blocking system calls on a thread of their own instead of
-// through the network poller, which saves a park and a wake-up per frame:
-// a round trip through mcpspy crosses four pipes.
-func blockingPipe() (r, w *os.File, err error) {
-	var p [2]int
-	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
-		return nil, nil, fmt.Errorf("pipe: %w", err)
-	}
-	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
 }
