@@ -57,6 +57,9 @@ var targets = []target{
 	{mockRun, "BenchmarkFirstAnswer_100k/jsonl", "ms/first-answer", false, 300, "time to first answer from a 100k-interaction .jsonl (ms)"},
 	{inspectRun, "BenchmarkOpenToFirstPaint", "ns/paint", false, 1e9, "inspector: 1M-message cassette to first paint (ns)"},
 	{inspectRun, "BenchmarkOpenToFirstPaint", "MB-peak-RSS", false, 300, "inspector: peak RSS opening 1M messages (MB)"},
+	{inspectRun, "BenchmarkFilter/tool:echo_error", "ns/filter", false, 1e9, "inspector: filtering 1M messages by fields (ns)"},
+	{inspectRun, "BenchmarkFilter/request_number_4242", "ns/filter", false, 1e9, "inspector: free-text filter over 1M message bodies (ns)"},
+	{inspectRun, "BenchmarkScroll/1M", "x-1k-cassette", false, 1.5, "inspector: one page of scrolling, 1M-message ÷ 1k-message cassette"},
 }
 
 // result is one parsed benchmark line.
