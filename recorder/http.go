@@ -141,8 +141,12 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // target maps a request URL to the upstream.
-func (p *HTTPProxy) target(in *url.URL) *url.URL {
-	u := *p.Upstream
+func (p *HTTPProxy) target(in *url.URL) *url.URL { return upstreamURL(p.Upstream, in) }
+
+// upstreamURL maps a request to the upstream: "/" is the upstream URL
+// itself; any other path goes to that path on the upstream host.
+func upstreamURL(upstream, in *url.URL) *url.URL {
+	u := *upstream
 	if in.Path != "" && in.Path != "/" {
 		u.Path, u.RawPath = in.Path, in.RawPath
 		u.RawQuery = in.RawQuery

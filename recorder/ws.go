@@ -78,16 +78,7 @@ func (p *WSProxy) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-func (p *WSProxy) target(in *url.URL) *url.URL {
-	u := *p.Upstream
-	if in.Path != "" && in.Path != "/" {
-		u.Path, u.RawPath = in.Path, in.RawPath
-		u.RawQuery = in.RawQuery
-	} else if in.RawQuery != "" {
-		u.RawQuery = in.RawQuery
-	}
-	return &u
-}
+func (p *WSProxy) target(in *url.URL) *url.URL { return upstreamURL(p.Upstream, in) }
 
 // wsHandshakeHeaders are made by the dialer itself.
 var wsHandshakeHeaders = []string{"Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version",
