@@ -281,11 +281,11 @@ func parseLine(line []byte) (messageLine, error) {
 			err = fmt.Errorf("%s: %v", what, e)
 		}
 	}
-	valid := jsonrpc.Members(line, func(name string, v []byte) {
+	valid := jsonrpc.Members(line, func(name, v []byte) {
 		if string(v) == "null" {
 			return
 		}
-		switch name {
+		switch string(name) {
 		case "session":
 			var ok bool
 			if l.Session, ok = jsonrpc.String(v); !ok {
@@ -318,7 +318,7 @@ func parseLine(line []byte) (messageLine, error) {
 				set("note", errors.New("not a string"))
 			}
 		default:
-			set("unknown field "+strconv.Quote(name), errors.New("not part of the format"))
+			set("unknown field "+strconv.Quote(string(name)), errors.New("not part of the format"))
 		}
 	})
 	if !valid {
