@@ -62,34 +62,40 @@ type cassetteSession struct {
 	pos  int            // strict: index of the next expected request
 }
 
-// prepared is a matched request: the answer now, or a play function when
-// answering takes time (progress, server→client calls, recorded timing).
-type prepared struct {
-	reply Reply
-	play  func(ctx context.Context, peer Peer, req *Request) Reply
-	sse   bool
+// Prepared is a request a source has matched: the answer now, or a Play
+// function when answering takes time (progress, delays, server→client
+// calls, recorded timing).
+type Prepared struct {
+	Reply Reply
+	Play  func(ctx context.Context, peer Peer, req *Request) Reply
+	// SSE answers over an SSE stream on HTTP even without related messages
+	// (as recorded).
+	SSE bool
 }
 
-// preparer is the engine's fast path: matching runs on the reading
-// goroutine, in arrival order, so that identical requests in flight at once
-// still get the recorded answers in recorded order.
-type preparer interface {
-	prepare(req *Request) (*prepared, bool)
+// Preparer is the engine's fast path, for sources whose answers depend on
+// the order requests arrive (recorded order, call counts, events): the
+// engine calls Prepare on the reading goroutine, in arrival order, writes
+// an immediate Reply at once, and runs Play on a goroutine of its own.
+// Answers without a Play therefore go out in the order their requests came
+// in, which keeps the bytes out the same from run to run.
+type Preparer interface {
+	Prepare(req *Request) (*Prepared, bool)
 }
 
 // Answer implements SessionSource.
 func (s *cassetteSession) Answer(ctx context.Context, peer Peer, req *Request) (Reply, bool) {
-	p, ok := s.prepare(req)
+	p, ok := s.Prepare(req)
 	if !ok {
 		return Reply{}, false
 	}
-	if p.play != nil {
-		return p.play(ctx, peer, req), true
+	if p.Play != nil {
+		return p.Play(ctx, peer, req), true
 	}
-	return p.reply, true
+	return p.Reply, true
 }
 
-func (s *cassetteSession) prepare(req *Request) (*prepared, bool) {
+func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	c := s.c
 	canon, valid := canonParams(req.Method, req.Params)
 	if !valid {
@@ -138,7 +144,7 @@ func (s *cassetteSession) prepare(req *Request) (*prepared, bool) {
 	return s.plan(it), true
 }
 
-func (s *cassetteSession) prepareNote(key string) (*prepared, bool) {
+func (s *cassetteSession) prepareNote(key string) (*Prepared, bool) {
 	occ := s.c.notes[key]
 	if len(occ) == 0 {
 		return nil, false
@@ -150,15 +156,15 @@ func (s *cassetteSession) prepareNote(key string) (*prepared, bool) {
 	}
 	s.mu.Unlock()
 	if n >= len(occ) {
-		return &prepared{}, true // after-traffic is replayed once
+		return &Prepared{}, true // after-traffic is replayed once
 	}
 	it := occ[n]
 	it.used.Store(true)
-	return &prepared{reply: Reply{After: it.after}}, true
+	return &Prepared{Reply: Reply{After: it.after}}, true
 }
 
 // plan turns an interaction into a prepared answer.
-func (s *cassetteSession) plan(it *interaction) *prepared {
+func (s *cassetteSession) plan(it *interaction) *Prepared {
 	var r Reply
 	switch {
 	case !it.answered:
@@ -169,12 +175,12 @@ func (s *cassetteSession) plan(it *interaction) *prepared {
 		r.Result = it.result
 	}
 	r.After = it.after
-	p := &prepared{reply: r, sse: it.sse}
+	p := &Prepared{Reply: r, SSE: it.sse}
 	timing := s.c.match.timing
 	if len(it.during) == 0 && (!timing || it.replyAt <= 0) {
 		return p
 	}
-	p.play = func(ctx context.Context, peer Peer, req *Request) Reply {
+	p.Play = func(ctx context.Context, peer Peer, req *Request) Reply {
 		start := time.Now()
 		live := req.ProgressToken()
 		sentProgress := false

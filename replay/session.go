@@ -215,9 +215,9 @@ func (s *session) notification(req *Request, ex exchange) {
 		return
 	}
 	for i, src := range s.srcs {
-		if p, ok := src.(preparer); ok {
-			if pr, ok := p.prepare(req); ok {
-				s.sendAfter(pr.reply.After)
+		if p, ok := src.(Preparer); ok {
+			if pr, ok := p.Prepare(req); ok {
+				s.sendAfter(pr.Reply.After)
 				return
 			}
 			continue
@@ -265,7 +265,7 @@ func (s *session) request(req *Request, ex exchange) {
 		cancel()
 	}
 	for i, src := range s.srcs {
-		p, isPrep := src.(preparer)
+		p, isPrep := src.(Preparer)
 		if !isPrep {
 			s.wg.Add(1)
 			go func() {
@@ -275,12 +275,12 @@ func (s *session) request(req *Request, ex exchange) {
 			}()
 			return
 		}
-		pr, ok := p.prepare(req)
+		pr, ok := p.Prepare(req)
 		if !ok {
 			continue
 		}
-		if pr.play == nil && !pr.reply.NoReply {
-			s.finish(ctx, req, ex, pr.reply, pr.sse)
+		if pr.Play == nil && !pr.Reply.NoReply {
+			s.finish(ctx, req, ex, pr.Reply, pr.SSE)
 			end()
 			return
 		}
@@ -288,11 +288,11 @@ func (s *session) request(req *Request, ex exchange) {
 		go func() {
 			defer s.wg.Done()
 			defer end()
-			r := pr.reply
-			if pr.play != nil {
-				r = pr.play(ctx, &peer{s: s, ex: ex, req: req}, req)
+			r := pr.Reply
+			if pr.Play != nil {
+				r = pr.Play(ctx, &peer{s: s, ex: ex, req: req}, req)
 			}
-			s.finish(ctx, req, ex, r, pr.sse)
+			s.finish(ctx, req, ex, r, pr.SSE)
 		}()
 		return
 	}
@@ -304,16 +304,16 @@ func (s *session) request(req *Request, ex exchange) {
 func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Request, ex exchange) {
 	pe := &peer{s: s, ex: ex, req: req}
 	for _, src := range srcs {
-		if p, ok := src.(preparer); ok {
-			pr, ok := p.prepare(req)
+		if p, ok := src.(Preparer); ok {
+			pr, ok := p.Prepare(req)
 			if !ok {
 				continue
 			}
-			r := pr.reply
-			if pr.play != nil {
-				r = pr.play(ctx, pe, req)
+			r := pr.Reply
+			if pr.Play != nil {
+				r = pr.Play(ctx, pe, req)
 			}
-			s.finish(ctx, req, ex, r, pr.sse)
+			s.finish(ctx, req, ex, r, pr.SSE)
 			return
 		}
 		if r, ok := src.Answer(ctx, pe, req); ok {

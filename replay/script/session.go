@@ -49,11 +49,39 @@ type session struct {
 	listeners map[*listener]struct{}
 }
 
-// listener is an open 2026-07-28 subscriptions/listen stream.
+// listener is an open 2026-07-28 subscriptions/listen stream. It is
+// registered when the request arrives, before its stream is live (the
+// engine prepares requests in arrival order and plays them later), so
+// what is fired in between waits in pending until attach.
 type listener struct {
-	peer                      replay.Peer
 	id                        json.RawMessage
 	tools, resources, prompts bool
+
+	mu      sync.Mutex
+	peer    replay.Peer // nil until attach
+	pending []string
+}
+
+func (l *listener) notify(method string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.peer == nil {
+		l.pending = append(l.pending, method)
+		return
+	}
+	_ = l.peer.Notify(method, mustJSON(map[string]any{"_meta": map[string]any{metaSubscription: l.id}}))
+}
+
+// attach makes the stream live and sends what waited for it.
+func (l *listener) attach(peer replay.Peer) {
+	l.mu.Lock()
+	l.peer = peer
+	pending := l.pending
+	l.pending = nil
+	l.mu.Unlock()
+	for _, m := range pending {
+		l.notify(m)
+	}
 }
 
 func newSession(s *Script) *session {
@@ -75,6 +103,11 @@ type call struct {
 	version   string // the _meta protocol version of a stateless request
 	stateless bool
 	number    int // this request's number in the session, from 1
+	// prepare marks a call being prepared on the engine's reading
+	// goroutine: what takes time (delays, progress, logging, a listen
+	// stream) goes into play instead of running now.
+	prepare bool
+	play    func(ctx context.Context, peer replay.Peer) replay.Reply
 }
 
 func (c *call) str(key string) (string, bool) {
@@ -88,11 +121,39 @@ func (c *call) str(key string) (string, bool) {
 
 // Answer implements replay.SessionSource.
 func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, bool) {
+	return ss.answer(ctx, peer, &call{req: req})
+}
+
+// Prepare implements replay.Preparer. Request numbers, call counts, the
+// choice of answer and events all happen here, in the order requests
+// arrive, so that pipelined requests get the same answers, in the same
+// order, on every run; only the time an answer takes runs later, in Play.
+func (ss *session) Prepare(req *replay.Request) (*replay.Prepared, bool) {
+	c := &call{req: req, prepare: true}
+	reply, ok := ss.answer(context.Background(), nil, c)
+	if !ok {
+		return nil, false
+	}
+	if c.play == nil {
+		return &replay.Prepared{Reply: reply}, true
+	}
+	after := reply.After
+	return &replay.Prepared{Play: func(ctx context.Context, peer replay.Peer, _ *replay.Request) replay.Reply {
+		r := c.play(ctx, peer)
+		if c.stateless && r.Result != nil {
+			r.Result = ss.stateless(r.Result)
+		}
+		r.After = append(r.After, after...)
+		return r
+	}}, true
+}
+
+func (ss *session) answer(ctx context.Context, peer replay.Peer, c *call) (replay.Reply, bool) {
 	s := ss.s
+	req := c.req
 	if req.ID == nil {
 		return replay.Reply{}, s.owner && req.Method == "notifications/initialized"
 	}
-	c := &call{req: req}
 	if len(req.Params) > 0 && string(req.Params) != "null" {
 		if err := json.Unmarshal(req.Params, &c.params); err != nil {
 			if !s.owner {
@@ -148,6 +209,11 @@ func (ss *session) dispatch(ctx context.Context, peer replay.Peer, c *call) (rep
 	case "server/discover":
 		return ss.discover(), true
 	case "subscriptions/listen":
+		if c.prepare { // registered now; held open until cancelled, later
+			l, agreed := ss.subscribe(c)
+			c.play = func(ctx context.Context, peer replay.Peer) replay.Reply { return ss.serveListen(ctx, peer, l, agreed) }
+			return replay.Reply{}, true
+		}
 		return ss.listen(ctx, peer, c), true
 	case "ping":
 		return resultReply(map[string]any{}), true
@@ -393,6 +459,13 @@ func (ss *session) getPrompt(c *call) (replay.Reply, bool) {
 // the script can send, then hold the request open until the client ends
 // it. Change notifications of stateless requests go to these streams.
 func (ss *session) listen(ctx context.Context, peer replay.Peer, c *call) replay.Reply {
+	l, agreed := ss.subscribe(c)
+	return ss.serveListen(ctx, peer, l, agreed)
+}
+
+// subscribe registers a listen request's listener, if it agreed to any
+// notification, so that events fired by later requests reach it.
+func (ss *session) subscribe(c *call) (*listener, map[string]any) {
 	var p struct {
 		Notifications struct {
 			Tools     bool `json:"toolsListChanged"`
@@ -402,7 +475,7 @@ func (ss *session) listen(ctx context.Context, peer replay.Peer, c *call) replay
 	}
 	_ = json.Unmarshal(c.req.Params, &p)
 	lc := ss.s.listChanged
-	l := &listener{peer: peer, id: c.req.ID,
+	l := &listener{id: c.req.ID,
 		tools: p.Notifications.Tools && lc.tools, prompts: p.Notifications.Prompts && lc.prompts,
 		resources: p.Notifications.Resources && lc.resources}
 	agreed := map[string]any{}
@@ -411,12 +484,21 @@ func (ss *session) listen(ctx context.Context, peer replay.Peer, c *call) replay
 			agreed[k] = true
 		}
 	}
-	meta := map[string]any{metaSubscription: c.req.ID}
-	_ = peer.Notify("notifications/subscriptions/acknowledged", mustJSON(map[string]any{"notifications": agreed, "_meta": meta}))
 	if len(agreed) > 0 {
 		ss.mu.Lock()
 		ss.listeners[l] = struct{}{}
 		ss.mu.Unlock()
+	}
+	return l, agreed
+}
+
+// serveListen acknowledges the subscription, then holds the stream open
+// until the client cancels it.
+func (ss *session) serveListen(ctx context.Context, peer replay.Peer, l *listener, agreed map[string]any) replay.Reply {
+	meta := map[string]any{metaSubscription: l.id}
+	_ = peer.Notify("notifications/subscriptions/acknowledged", mustJSON(map[string]any{"notifications": agreed, "_meta": meta}))
+	l.attach(peer)
+	if len(agreed) > 0 {
 		<-ctx.Done()
 		ss.mu.Lock()
 		delete(ss.listeners, l)
@@ -459,7 +541,7 @@ func (ss *session) fire(c *call) []replay.Outgoing {
 		}
 		for _, l := range listeners {
 			if on(l) {
-				_ = l.peer.Notify(method, mustJSON(map[string]any{"_meta": map[string]any{metaSubscription: l.id}}))
+				l.notify(method)
 			}
 		}
 	}

@@ -81,11 +81,24 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 		return resultReply(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true}), true
 	}
 	data := map[string]any{"args": args, "tool": name, "call": n, "request": c.number}
-	reply, err := ss.perform(ctx, peer, c, a, data)
-	if err != nil {
-		return errReply(codeInternal, fmt.Sprintf("mcpmock script: tool %q, answer at line %d: %v", name, a.at.Line, err), nil), true
+	perform := func(ctx context.Context, peer replay.Peer) replay.Reply {
+		reply, err := ss.perform(ctx, peer, c, a, data)
+		if err != nil {
+			return errReply(codeInternal, fmt.Sprintf("mcpmock script: tool %q, answer at line %d: %v", name, a.at.Line, err), nil)
+		}
+		return reply
 	}
-	return reply, true
+	if c.prepare && !a.immediate() {
+		c.play = perform
+		return replay.Reply{}, true
+	}
+	return perform(ctx, peer), true
+}
+
+// immediate says whether an answer takes no time and needs no peer: no
+// delay, no progress, no logging.
+func (a *answer) immediate() bool {
+	return a.delay == 0 && len(a.progress) == 0 && len(a.log) == 0
 }
 
 // matches says whether the arguments satisfy a's when; an answer without
