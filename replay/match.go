@@ -62,27 +62,6 @@ type cassetteSession struct {
 	pos  int            // strict: index of the next expected request
 }
 
-// Prepared is a request a source has matched: the answer now, or a Play
-// function when answering takes time (progress, delays, server→client
-// calls, recorded timing).
-type Prepared struct {
-	Reply Reply
-	Play  func(ctx context.Context, peer Peer, req *Request) Reply
-	// SSE answers over an SSE stream on HTTP even without related messages
-	// (as recorded).
-	SSE bool
-}
-
-// Preparer is the engine's fast path, for sources whose answers depend on
-// the order requests arrive (recorded order, call counts, events): the
-// engine calls Prepare on the reading goroutine, in arrival order, writes
-// an immediate Reply at once, and runs Play on a goroutine of its own.
-// Answers without a Play therefore go out in the order their requests came
-// in, which keeps the bytes out the same from run to run.
-type Preparer interface {
-	Prepare(req *Request) (*Prepared, bool)
-}
-
 // Answer implements SessionSource.
 func (s *cassetteSession) Answer(ctx context.Context, peer Peer, req *Request) (Reply, bool) {
 	p, ok := s.Prepare(req)
