@@ -58,6 +58,8 @@ type HTTPProxy struct {
 	Transport http.RoundTripper
 	// Log receives warnings (upstream unreachable, cassette errors).
 	Log io.Writer
+	// Origins says which browser origins may use the listener.
+	Origins OriginPolicy
 
 	initOnce sync.Once
 	mu       sync.Mutex
@@ -172,6 +174,10 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.active.Add(1)
 	p.mu.Unlock()
 	defer p.active.Done()
+	if !p.Origins.Permits(r) {
+		refuseOrigin(w, r)
+		return
+	}
 
 	target := p.target(r.URL)
 	var body []byte
@@ -293,10 +299,15 @@ func (p *HTTPProxy) badGateway(w http.ResponseWriter, reqBody []byte, err error)
 	}
 	msg := fmt.Sprintf("mcpspy: upstream %s is unreachable: %v", p.Info.Upstream, err)
 	p.logf("%s", msg)
-	m, _ := json.Marshal(msg)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadGateway)
-	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":%s}}`, id, m)
+	_, _ = w.Write(rpcErrorBody(id, -32603, msg))
+}
+
+// rpcErrorBody is a JSON-RPC error response the proxy itself answers with.
+func rpcErrorBody(id string, code int, msg string) []byte {
+	m, _ := json.Marshal(msg)
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`, id, code, m)
 }
 
 func isEventStream(h http.Header) bool {

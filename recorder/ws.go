@@ -35,6 +35,8 @@ type WSProxy struct {
 	Redact   *HTTPRedactor
 	Insecure bool
 	Log      io.Writer
+	// Origins says which browser origins may use the listener.
+	Origins OriginPolicy
 	// CloseWait bounds how long a side may take to answer a close frame
 	// before its connection is dropped. Default 5 s.
 	CloseWait time.Duration
@@ -95,6 +97,10 @@ func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.active.Add(1)
 	p.mu.Unlock()
 	defer p.active.Done()
+	if !p.Origins.Permits(r) { // before the upstream is dialled
+		refuseOrigin(w, r)
+		return
+	}
 
 	target := p.target(r.URL)
 	if !websocket.IsWebSocketUpgrade(r) {
@@ -133,8 +139,8 @@ func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		respHdr.Set("Sec-Websocket-Protocol", sp)
 	}
 	upgrader := websocket.Upgrader{
-		// Origin is passed on and the upstream judges it, as it would
-		// without mcpspy in between.
+		// Checked above; the Origin header is also passed on for the
+		// upstream to judge, as it would without mcpspy in between.
 		CheckOrigin: func(*http.Request) bool { return true },
 	}
 	cl, err := upgrader.Upgrade(w, r, respHdr)

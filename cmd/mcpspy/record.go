@@ -23,6 +23,7 @@ type recordOptions struct {
 	listen   string
 	upstream string
 	redact   multiFlag
+	origins  multiFlag
 	noRedact bool
 	insecure bool
 	grace    time.Duration
@@ -41,6 +42,7 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "with --upstream: the address to listen on")
 	fs.StringVar(&o.upstream, "upstream", "", "record an HTTP (http://, https://) or WebSocket (ws://, wss://) server at this URL")
 	fs.Var(&o.redact, "redact", "also redact this header or query parameter (repeatable)")
+	fs.Var(&o.origins, "allow-origin", "with --upstream: also proxy browser requests from this origin (repeatable; * allows any); requests without Origin and loopback origins always pass")
 	fs.BoolVar(&o.noRedact, "no-redact", false, "store credentials as they are (they are redacted by default)")
 	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the upstream's TLS certificate")
 	fs.BoolVar(&o.fsync, "fsync", false, "fsync every group commit, so the cassette also survives a power cut (slower); a killed mcpspy loses at most ~50 ms either way")

@@ -58,10 +58,12 @@ func recordNet(ctx context.Context, s streams, o *recordOptions, w *store.Writer
 	proto := "http"
 	if scheme == "ws" || scheme == "wss" {
 		proto = "ws"
-		p := &recorder.WSProxy{Upstream: up, Writer: w, Info: info, Redact: red, Insecure: o.insecure, Log: s.Err}
+		p := &recorder.WSProxy{Upstream: up, Writer: w, Info: info, Redact: red, Insecure: o.insecure, Log: s.Err,
+			Origins: recorder.OriginPolicy{Allowed: o.origins}}
 		serve = p.Serve
 	} else {
-		p := &recorder.HTTPProxy{Upstream: up, Writer: w, Info: info, Redact: red, Transport: transport, Log: s.Err}
+		p := &recorder.HTTPProxy{Upstream: up, Writer: w, Info: info, Redact: red, Transport: transport, Log: s.Err,
+			Origins: recorder.OriginPolicy{Allowed: o.origins}}
 		serve = p.Serve
 	}
 	fmt.Fprintf(s.Err, "mcpspy: listening on %s://%s\n", proto, ln.Addr())
