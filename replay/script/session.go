@@ -49,7 +49,6 @@ type session struct {
 	listeners map[*listener]struct{}
 }
 
-
 func newSession(s *Script) *session {
 	return &session{
 		s:         s,
