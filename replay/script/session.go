@@ -185,33 +185,27 @@ func (ss *session) dispatch(ctx context.Context, peer replay.Peer, c *call) (rep
 	case "logging/setLevel":
 		return ss.setLevel(c), true
 	case "tools/list":
-		ss.mu.Lock()
-		defs := make([]json.RawMessage, len(ss.tools))
-		for i, t := range ss.tools {
-			defs[i] = t.def
-		}
-		ss.mu.Unlock()
-		return ss.list(c, "tools", defs), true
+		return ss.list(c, "tools", defs(&ss.mu, &ss.tools, func(t *tool) json.RawMessage { return t.def })), true
 	case "resources/list":
-		ss.mu.Lock()
-		defs := make([]json.RawMessage, len(ss.resources))
-		for i, r := range ss.resources {
-			defs[i] = r.def
-		}
-		ss.mu.Unlock()
-		return ss.list(c, "resources", defs), true
+		return ss.list(c, "resources", defs(&ss.mu, &ss.resources, func(r *resource) json.RawMessage { return r.def })), true
 	case "resources/templates/list":
 		return ss.list(c, "resourceTemplates", nil), true
 	case "prompts/list":
-		ss.mu.Lock()
-		defs := make([]json.RawMessage, len(ss.prompts))
-		for i, p := range ss.prompts {
-			defs[i] = p.def
-		}
-		ss.mu.Unlock()
-		return ss.list(c, "prompts", defs), true
+		return ss.list(c, "prompts", defs(&ss.mu, &ss.prompts, func(p *prompt) json.RawMessage { return p.def })), true
 	}
 	return replay.Reply{}, false
+}
+
+// defs copies the current definitions of a list the session's events may
+// change, under its lock.
+func defs[T any](mu *sync.Mutex, items *[]T, def func(T) json.RawMessage) []json.RawMessage {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]json.RawMessage, len(*items))
+	for i, it := range *items {
+		out[i] = def(it)
+	}
+	return out
 }
 
 func resultReply(v any) replay.Reply { return replay.Reply{Result: mustJSON(v)} }
