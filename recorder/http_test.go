@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +74,9 @@ func TestHTTPProxy_GoSDK(t *testing.T) {
 
 			bodies, sids := log.snapshot()
 			got := readCassette(t, px.Cassette)
-			var c2s [][]byte
+			// Across sessions (stateless traffic: one per connection) only the
+			// recorded times give the order the proxy read frames in.
+			var c2sMsgs []*store.Message
 			for _, s := range got {
 				if s.info.Transport != store.TransportHTTP {
 					t.Errorf("session %s transport = %q", s.info.ID, s.info.Transport)
@@ -83,12 +86,17 @@ func TestHTTPProxy_GoSDK(t *testing.T) {
 				}
 				for _, m := range s.msgs {
 					if m.Dir == store.C2S {
-						c2s = append(c2s, m.Frame)
+						c2sMsgs = append(c2sMsgs, m)
 					}
 					if m.HTTP == nil || m.HTTP.Method != "POST" && m.HTTP.Method != "GET" || m.HTTP.Path != "/mcp" {
 						t.Errorf("seq %d: http meta %+v", m.Seq, m.HTTP)
 					}
 				}
+			}
+			sort.SliceStable(c2sMsgs, func(i, j int) bool { return c2sMsgs[i].Time.Before(c2sMsgs[j].Time) })
+			var c2s [][]byte
+			for _, m := range c2sMsgs {
+				c2s = append(c2s, m.Frame)
 			}
 			if len(c2s) != len(bodies) {
 				t.Fatalf("recorded %d client frames, server got %d bodies:\n%s", len(c2s), len(bodies), strings.Join(flat(got), "\n"))
