@@ -280,7 +280,7 @@ func (x *exchange) relayBody() {
 			hs = x.p.connSession(x.r)
 		}
 		if hs != nil {
-			hs.append(store.S2C, readAt, body, x.meta("json"))
+			hs.append(store.S2C, readAt, decodedBody(x.resp.Header, body), x.meta("json"))
 		}
 	}
 	x.w.WriteHeader(x.resp.StatusCode)
