@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
-// A small JSON scanner for the load path. Loading a 100k-interaction
-// cassette parses every frame, and encoding/json's generic decoding (maps,
+// Canonical params for matching. Loading a 100k-interaction cassette
+// parses every frame, and encoding/json's generic decoding (maps,
 // interfaces, a validation pass before each decode) made that slower than
-// the 300 ms the first answer may take. This scanner validates and slices
-// in one pass and writes canonical params without building maps.
+// the 300 ms the first answer may take. Validation and slicing come from
+// internal/jsonrpc's one-pass scanner; this file writes canonical params
+// without building maps.
 
 var errSyntax = errors.New("invalid JSON")
 
@@ -24,168 +26,17 @@ func skipWS(b []byte, i int) int {
 // skipValue returns the index just past the JSON value starting at i
 // (white space before it allowed).
 func skipValue(b []byte, i int) (int, error) {
-	i = skipWS(b, i)
-	if i >= len(b) {
+	end, ok := jsonrpc.SkipValue(b, i)
+	if !ok {
 		return 0, errSyntax
 	}
-	switch c := b[i]; {
-	case c == '{':
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, nil
-		}
-		for {
-			i = skipWS(b, i)
-			if i >= len(b) || b[i] != '"' {
-				return 0, errSyntax
-			}
-			var err error
-			if i, err = skipString(b, i); err != nil {
-				return 0, err
-			}
-			i = skipWS(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return 0, errSyntax
-			}
-			if i, err = skipValue(b, i+1); err != nil {
-				return 0, err
-			}
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return 0, errSyntax
-			}
-			if b[i] == '}' {
-				return i + 1, nil
-			}
-			if b[i] != ',' {
-				return 0, errSyntax
-			}
-			i++
-		}
-	case c == '[':
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, nil
-		}
-		for {
-			var err error
-			if i, err = skipValue(b, i); err != nil {
-				return 0, err
-			}
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return 0, errSyntax
-			}
-			if b[i] == ']' {
-				return i + 1, nil
-			}
-			if b[i] != ',' {
-				return 0, errSyntax
-			}
-			i++
-		}
-	case c == '"':
-		return skipString(b, i)
-	case c == 't':
-		return skipLit(b, i, "true")
-	case c == 'f':
-		return skipLit(b, i, "false")
-	case c == 'n':
-		return skipLit(b, i, "null")
-	case c == '-' || (c >= '0' && c <= '9'):
-		j := i + 1
-		for j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || b[j] == '+' || b[j] == '-') {
-			j++
-		}
-		if !validNumber(b[i:j]) {
-			return 0, errSyntax
-		}
-		return j, nil
-	}
-	return 0, errSyntax
-}
-
-func skipLit(b []byte, i int, lit string) (int, error) {
-	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
-		return 0, errSyntax
-	}
-	return i + len(lit), nil
-}
-
-// skipString returns the index past the string starting at b[i] == '"'.
-func skipString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '\\':
-			j++
-			if j >= len(b) {
-				return 0, errSyntax
-			}
-			switch b[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if j+4 >= len(b) || !isHex(b[j+1]) || !isHex(b[j+2]) || !isHex(b[j+3]) || !isHex(b[j+4]) {
-					return 0, errSyntax
-				}
-				j += 4
-			default:
-				return 0, errSyntax
-			}
-		case c == '"':
-			return j + 1, nil
-		case c < 0x20:
-			return 0, errSyntax
-		}
-	}
-	return 0, errSyntax
+	return end, nil
 }
 
 // objectFields calls fn for each member of the object b (raw key bytes
 // with quotes, raw value); b must hold that one object and nothing else.
 func objectFields(b []byte, fn func(key, val []byte)) error {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return errSyntax
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		i++
-	} else {
-		for {
-			i = skipWS(b, i)
-			if i >= len(b) || b[i] != '"' {
-				return errSyntax
-			}
-			ks := i
-			var err error
-			if i, err = skipString(b, i); err != nil {
-				return err
-			}
-			key := b[ks:i]
-			i = skipWS(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return errSyntax
-			}
-			vs := skipWS(b, i+1)
-			if i, err = skipValue(b, vs); err != nil {
-				return err
-			}
-			fn(key, b[vs:i])
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return errSyntax
-			}
-			if b[i] == '}' {
-				i++
-				break
-			}
-			if b[i] != ',' {
-				return errSyntax
-			}
-			i++
-		}
-	}
-	if skipWS(b, i) != len(b) {
+	if !jsonrpc.RawMembers(b, fn) {
 		return errSyntax
 	}
 	return nil
@@ -219,56 +70,14 @@ type member struct {
 // members appends the members of the object b to ms; b must hold that one
 // object and nothing else.
 func members(b []byte, ms []member) ([]member, error) {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return ms, errSyntax
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		i++
-	} else {
-		for {
-			i = skipWS(b, i)
-			if i >= len(b) || b[i] != '"' {
-				return ms, errSyntax
-			}
-			ks := i
-			var err error
-			if i, err = skipString(b, i); err != nil {
-				return ms, err
-			}
-			raw := b[ks:i]
-			i = skipWS(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return ms, errSyntax
-			}
-			vs := skipWS(b, i+1)
-			if i, err = skipValue(b, vs); err != nil {
-				return ms, err
-			}
-			key := raw[1 : len(raw)-1]
-			if bytes.IndexByte(raw, '\\') >= 0 {
-				key = []byte(keyString(raw))
-			}
-			ms = append(ms, member{key: key, raw: raw, val: b[vs:i]})
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return ms, errSyntax
-			}
-			if b[i] == '}' {
-				i++
-				break
-			}
-			if b[i] != ',' {
-				return ms, errSyntax
-			}
-			i++
+	err := objectFields(b, func(raw, val []byte) {
+		key := raw[1 : len(raw)-1]
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			key = []byte(keyString(raw))
 		}
-	}
-	if skipWS(b, i) != len(b) {
-		return ms, errSyntax
-	}
-	return ms, nil
+		ms = append(ms, member{key: key, raw: raw, val: val})
+	})
+	return ms, err
 }
 
 // sortMembers sorts by key; objects are small, so insertion sort, which
@@ -344,33 +153,25 @@ func appendCanon(dst, b []byte, depth int, drop dropFunc) ([]byte, error) {
 		}
 		return dst, nil
 	case '[':
-		end, err := skipValue(b, i)
-		if err != nil {
-			return nil, err
-		}
 		dst = append(dst, '[')
-		j := skipWS(b, i+1)
 		first := true
-		for j < end-1 {
-			ve, err := skipValue(b, j)
+		var err error
+		valid := jsonrpc.Elements(b[i:], func(v []byte) {
 			if err != nil {
-				return nil, err
+				return
 			}
 			if !first {
 				dst = append(dst, ',')
 			}
 			first = false
-			if dst, err = appendCanon(dst, b[skipWS(b, j):ve], depth+1, drop); err != nil {
-				return nil, err
-			}
-			j = skipWS(b, ve)
-			if j < end-1 && b[j] == ',' {
-				j++
-			}
+			dst, err = appendCanon(dst, v, depth+1, drop)
+		})
+		if !valid || err != nil {
+			return nil, errSyntax
 		}
 		return append(dst, ']'), nil
 	case '"':
-		end, err := skipString(b, i)
+		end, err := skipValue(b, i)
 		if err != nil {
 			return nil, err
 		}
@@ -400,50 +201,4 @@ func fieldOf(b []byte, name string) []byte {
 		}
 	})
 	return out
-}
-
-// validNumber checks the JSON number grammar.
-func validNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	return i == len(b)
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }

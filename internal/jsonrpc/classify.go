@@ -71,7 +71,7 @@ func Classify(frame []byte) Summary {
 	var version, id, method, params, result, errObj []byte
 	switch frame[s.i] {
 	case '[':
-		if !s.array() || !s.atEnd() {
+		if !s.array(nil) || !s.atEnd() {
 			return Summary{Kind: Malformed, Reason: "invalid JSON"}
 		}
 		return Summary{Kind: Batch}

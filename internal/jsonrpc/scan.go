@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -38,7 +39,7 @@ func (s *scanner) value() (start, end int, ok bool) {
 	case c == '{':
 		ok = s.object(nil)
 	case c == '[':
-		ok = s.array()
+		ok = s.array(nil)
 	case c == '"':
 		_, ok = s.str()
 	case c == 't':
@@ -101,7 +102,9 @@ func (s *scanner) object(member func(key []byte, escaped bool, vs, ve int)) bool
 	}
 }
 
-func (s *scanner) array() bool {
+// array validates an array at s.i. element, if not nil, is called with
+// each element's span.
+func (s *scanner) array(element func(vs, ve int)) bool {
 	s.i++ // '['
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == ']' {
@@ -109,8 +112,12 @@ func (s *scanner) array() bool {
 		return true
 	}
 	for {
-		if _, _, ok := s.value(); !ok {
+		vs, ve, ok := s.value()
+		if !ok {
 			return false
+		}
+		if element != nil {
+			element(vs, ve)
 		}
 		s.ws()
 		if s.i >= len(s.b) {
@@ -270,6 +277,39 @@ func intValue(v []byte) (int, bool) {
 	return n, err == nil
 }
 
+// SkipValue validates the JSON value that starts at b[i] (white space
+// before it allowed) and returns the index just past it.
+func SkipValue(b []byte, i int) (end int, ok bool) {
+	s := scanner{b: b, i: i}
+	_, end, ok = s.value()
+	return end, ok
+}
+
+// RawMembers validates b as one JSON object (surrounding white space
+// allowed) and calls fn with each member's key as written, quotes
+// included, and its value; both share b's memory. It reports whether b was
+// a valid object.
+func RawMembers(b []byte, fn func(rawKey, value []byte)) bool {
+	s := scanner{b: b}
+	s.ws()
+	if s.i >= len(b) || b[s.i] != '{' {
+		return false
+	}
+	ok := s.object(func(key []byte, _ bool, vs, ve int) { fn(key, b[vs:ve]) })
+	return ok && s.atEnd()
+}
+
+// Elements validates b as one JSON array (surrounding white space allowed)
+// and calls fn with each element's bytes.
+func Elements(b []byte, fn func(value []byte)) bool {
+	s := scanner{b: b}
+	s.ws()
+	if s.i >= len(b) || b[s.i] != '[' {
+		return false
+	}
+	return s.array(func(vs, ve int) { fn(b[vs:ve]) }) && s.atEnd()
+}
+
 // Members validates b as one JSON object (surrounding white space allowed)
 // and calls fn with each member's name, unescaped, and its value's raw
 // bytes; both share b's memory unless the name had escapes. It reports
@@ -278,20 +318,14 @@ func intValue(v []byte) (int, bool) {
 // dominates the cost; compare names with switch string(name), which does
 // not allocate.
 func Members(b []byte, fn func(name, value []byte)) bool {
-	s := scanner{b: b}
-	s.ws()
-	if s.i >= len(b) || b[s.i] != '{' {
-		return false
-	}
-	ok := s.object(func(key []byte, escaped bool, vs, ve int) {
+	return RawMembers(b, func(key, value []byte) {
 		name := key[1 : len(key)-1]
-		if escaped {
+		if bytes.IndexByte(name, '\\') >= 0 {
 			decoded, _ := stringValue(key)
 			name = []byte(decoded)
 		}
-		fn(name, b[vs:ve])
+		fn(name, value)
 	})
-	return ok && s.atEnd()
 }
 
 // String decodes a JSON string value; ok is false if v is not a string.
