@@ -119,6 +119,21 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          nil,
 	}
+	err := serveUntil(ctx, srv, ln, func() {
+		p.mu.Lock()
+		p.closing = true
+		p.mu.Unlock()
+		cancel() // ends streams in progress: their upstream requests are cancelled
+	})
+	p.active.Wait()
+	p.endAll(store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"})
+	return err
+}
+
+// serveUntil runs srv on ln until ctx ends or serving fails, then calls
+// stopping (which refuses new work and ends long-lived streams), closes
+// srv and waits for Serve to return. A closed server is not an error.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, stopping func()) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	var err error
@@ -126,16 +141,11 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
-	p.mu.Lock()
-	p.closing = true
-	p.mu.Unlock()
-	cancel() // ends streams in progress: their upstream requests are cancelled
+	stopping()
 	srv.Close()
 	if err == nil {
 		<-errc
 	}
-	p.active.Wait()
-	p.endAll(store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"})
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

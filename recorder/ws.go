@@ -55,28 +55,16 @@ type wsPair struct {
 // for them and returns.
 func (p *WSProxy) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
-	}
-	p.mu.Lock()
-	p.closing = true
-	for c := range p.conns {
-		c.client.NetConn().Close()
-		c.upstream.NetConn().Close()
-	}
-	p.mu.Unlock()
-	srv.Close()
-	if err == nil {
-		<-errc
-	}
+	err := serveUntil(ctx, srv, ln, func() {
+		p.mu.Lock()
+		p.closing = true
+		for c := range p.conns {
+			c.client.NetConn().Close()
+			c.upstream.NetConn().Close()
+		}
+		p.mu.Unlock()
+	})
 	p.active.Wait()
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
 	return err
 }
 
