@@ -3,10 +3,7 @@ package replay_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,33 +12,11 @@ import (
 	"github.com/mcptape/mcptape/internal/peertest"
 )
 
-var (
-	goServerOnce sync.Once
-	goServerPath string
-	goServerErr  error
-)
-
-// goServer builds testdata/gosdkserver (a Go SDK server) once per test
-// process and returns its path.
+// goServer is the go-sdk test server (internal/peertest/gosdkserver),
+// built once per test process.
 func goServer(tb testing.TB) string {
 	tb.Helper()
-	goServerOnce.Do(func() {
-		dir, err := filepathTemp()
-		if err != nil {
-			goServerErr = err
-			return
-		}
-		goServerPath = filepath.Join(dir, "gosdkserver")
-		cmd := exec.Command("go", "build", "-o", goServerPath, "./replay/testdata/gosdkserver")
-		cmd.Dir = peertest.ModuleRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			goServerErr = fmt.Errorf("go build gosdkserver: %v\n%s", err, out)
-		}
-	})
-	if goServerErr != nil {
-		tb.Fatal(goServerErr)
-	}
-	return goServerPath
+	return peertest.BinaryPkg(tb, "gosdkserver", "./internal/peertest/gosdkserver")
 }
 
 // transcript is what a client saw, compared live against replayed.

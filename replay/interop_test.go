@@ -17,8 +17,6 @@ import (
 	"github.com/mcptape/mcptape/replay"
 )
 
-func filepathTemp() (string, error) { return os.MkdirTemp("", "mcptape-replay-") }
-
 // recordGo records goScenario against the Go SDK server through mcpspy,
 // over stdio or Streamable HTTP, and returns the cassette and what the
 // client saw live.
@@ -33,8 +31,8 @@ func recordGo(t *testing.T, transport, version string) (string, transcript) {
 		return db, goScenario(t, &mcp.CommandTransport{Command: cmd}, version, "tok-rec")
 	}
 	srv := peertest.Start(t, "", nil, nil, nil, goServer(t), "-http", "127.0.0.1:0")
-	url := srv.WaitLine(t, "listening on ", 20*time.Second)
-	p := peertest.Start(t, "", nil, nil, nil, spy, "record", "-o", db, "--listen", "127.0.0.1:0", "--upstream", strings.TrimSuffix(url, "/mcp"))
+	url := srv.WaitLine(t, "gosdkserver: listening on ", 20*time.Second)
+	p := peertest.Start(t, "", nil, nil, nil, spy, "record", "-o", db, "--listen", "127.0.0.1:0", "--upstream", strings.TrimSuffix(url, "/"))
 	purl := p.WaitLine(t, "mcpspy: listening on ", 20*time.Second)
 	live := goScenario(t, &mcp.StreamableClientTransport{Endpoint: purl + "/mcp"}, version, "tok-rec")
 	stopAndWait(t, p)

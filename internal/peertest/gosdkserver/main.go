@@ -2,8 +2,10 @@
 // peer that tests and benchmarks record and compare against. It serves
 // stdio by default, or Streamable HTTP on 127.0.0.1 with -http.
 //
-// Tools: echo (text back), add (a+b, with structured output), progress
-// (sends -steps progress notifications to the caller's token).
+// Tools: echo (text back), add and sum (a+b, with structured output),
+// progress (sends steps progress notifications to the caller's token), slow
+// (three progress notifications), counter (counts its calls), grow (adds a
+// tool "grown", so the server sends tools/list_changed).
 package main
 
 import (
@@ -15,6 +17,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,7 +68,39 @@ func newServer() *mcp.Server {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done %d steps", in.Steps)}}}, nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "sum", Description: "Adds two integers"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+			return nil, addOut{Sum: in.A + in.B}, nil
+		})
+	var calls atomic.Int64
+	mcp.AddTool(s, &mcp.Tool{Name: "counter", Description: "Counts its calls"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return text(strconv.FormatInt(calls.Add(1), 10)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Reports progress in three steps"},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				for i := 1; i <= 3; i++ {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+						ProgressToken: tok, Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i),
+					})
+				}
+			}
+			return text("done"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds the tool grown"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "Added by grow"},
+				func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+					return text("grown"), nil, nil
+				})
+			return text("grew"), nil, nil
+		})
 	return s
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
 func main() {
