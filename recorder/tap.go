@@ -9,6 +9,7 @@
 package recorder
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -65,8 +66,10 @@ func ObserveHandshake(info *store.SessionInfo, m *store.Message, s *store.Summar
 		h.ProtocolVersion = req.Params.Meta.Version
 		h.ClientInfo = req.Params.Meta.ClientInfo
 		return true
-	case s.Kind == jsonrpc.Response && h.ServerInfo == nil && h.Method != "":
-		// The stateless era carries serverInfo in every result's _meta.
+	case s.Kind == jsonrpc.Response && h.ServerInfo == nil && h.Method != "" && bytes.Contains(m.Frame, []byte("serverInfo")):
+		// The stateless era carries serverInfo in every result's _meta. The
+		// byte search spares a full parse of every response of a server
+		// that never names itself.
 		var resp struct {
 			Result struct {
 				ProtocolVersion string          `json:"protocolVersion"`

@@ -23,9 +23,10 @@ type WriterOptions struct {
 	// to wait for the store. Default 256 MiB.
 	MaxPending int
 	// Observe, if set, sees every message (with its summary) on the commit
-	// goroutine, before it is stored, and may update the session's info.
-	// The recorder uses it to note the handshake without slowing the
-	// forwarding path.
+	// goroutine, before it is stored, and may update the session's
+	// Handshake, reporting whether it did. The recorder uses it to note the
+	// handshake without slowing the forwarding path; it runs without the
+	// lock Append takes, so parsing a large frame never stalls forwarding.
 	Observe func(info *SessionInfo, m *Message, s *Summary) (changed bool)
 	// Log receives warnings (a slow store, a failed commit that will be
 	// retried). Default: discarded.
@@ -265,11 +266,7 @@ func (w *Writer) encode(batch []*Message) ([]encodedMessage, []SessionInfo, []*S
 	for i, m := range batch {
 		sum := summarize(m)
 		if w.opts.Observe != nil {
-			w.mu.Lock()
-			if s := w.byID[m.Session]; s != nil && w.opts.Observe(&s.info, m, &sum) {
-				w.dirty[s] = true
-			}
-			w.mu.Unlock()
+			w.observe(m, &sum)
 		}
 		e, err := encodeMessage(m, &sum)
 		if err != nil {
@@ -287,6 +284,25 @@ func (w *Writer) encode(batch []*Message) ([]encodedMessage, []SessionInfo, []*S
 	}
 	w.dirty = map[*Session]bool{}
 	return encoded, infos, dirty, nil
+}
+
+// observe shows m to Observe on a copy of its session's info, outside
+// w.mu, and keeps the handshake it noted.
+func (w *Writer) observe(m *Message, sum *Summary) {
+	w.mu.Lock()
+	s := w.byID[m.Session]
+	var info SessionInfo
+	if s != nil {
+		info = s.info
+	}
+	w.mu.Unlock()
+	if s == nil || !w.opts.Observe(&info, m, sum) {
+		return
+	}
+	w.mu.Lock()
+	s.info.Handshake = info.Handshake
+	w.dirty[s] = true
+	w.mu.Unlock()
 }
 
 func (w *Writer) commit(batch []*Message, encoded []encodedMessage, infos []SessionInfo) error {
