@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"fmt"
+	"github.com/mcptape/mcptape/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -70,30 +71,9 @@ func (m *Model) VisibleIndexes() []int {
 
 // ExportFile exports to path atomically: a temp file beside it, synced,
 // then renamed, so a failed export leaves no half file.
-func (m *Model) ExportFile(path string, src Source, idxs []int) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+func (m *Model) ExportFile(path string, src Source, idxs []int) error {
+	err := atomicfile.Write(path, 0o600, func(f *os.File) error { return m.Export(f, src, idxs) })
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if err = m.Export(tmp, src, idxs); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil

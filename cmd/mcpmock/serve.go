@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcptape/mcptape/internal/atomicfile"
 	"net"
 	"net/http"
 	"os"
@@ -139,7 +140,7 @@ func finish(r replay.Report, o *serveOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(o.report, append(b, '\n')); err != nil {
+		if err := writeReport(o.report, append(b, '\n')); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
@@ -185,26 +186,6 @@ func serveNet(ctx context.Context, s streams, srv *replay.Server, addr, scheme s
 	return err
 }
 
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".mcpmock-report-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
 const checkSynopsis = `check SOURCE...`
 
 func runCheck(args []string, s streams) error {
@@ -238,4 +219,11 @@ func runCheck(args []string, s streams) error {
 		fmt.Fprintf(s.Out, "%s: ok, %d recorded requests\n", path, c.Len())
 	}
 	return errors.Join(errs...)
+}
+
+func writeReport(path string, data []byte) error {
+	return atomicfile.Write(path, 0o644, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
 }

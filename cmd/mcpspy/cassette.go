@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/atomicfile"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -20,30 +21,51 @@ func runLs(args []string, s streams) error {
 	if fs.NArg() != 1 {
 		return usageErrorf("ls: want exactly one CASSETTE, got %d arguments", fs.NArg())
 	}
-	tape, err := loadAny(fs.Arg(0))
+	infos, counts, err := listSessions(fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(s.Out)
-	for _, sess := range tape.Sessions {
-		fmt.Fprintln(w, sessionLine(sess.Info, sess.Messages))
+	for i, info := range infos {
+		fmt.Fprintln(w, sessionLine(info, counts[i]))
 	}
 	return w.Flush()
 }
 
-// loadAny reads a .db or a .jsonl. ls reads everything, which is fine for
-// the sizes a person lists; the inspector reads summaries instead.
-func loadAny(path string) (*store.Tape, error) {
-	t, err := store.Load(path)
-	if err != nil {
-		return nil, err
+// listSessions reads each session's info and message count. From a .db it
+// reads no message at all; a .jsonl has to be read whole.
+func listSessions(path string) ([]store.SessionInfo, []int, error) {
+	var infos []store.SessionInfo
+	var counts []int
+	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+		tape, err := store.Load(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, s := range tape.Sessions {
+			infos = append(infos, s.Info)
+			counts = append(counts, len(s.Messages))
+		}
+		return infos, counts, nil
 	}
-	return t, nil
+	err := store.View(path, func(r *store.Reader) error {
+		var err error
+		if infos, err = r.Sessions(); err != nil {
+			return err
+		}
+		for _, info := range infos {
+			// seqs are dense from 1, so the last one is the count, found
+			// without walking the session.
+			counts = append(counts, int(r.LastSeq(info.ID)))
+		}
+		return nil
+	})
+	return infos, counts, err
 }
 
 // sessionLine is one line of "mcpspy ls": id, name, transport, start,
-// message count, errors, server, how it ended, upstream.
-func sessionLine(info store.SessionInfo, msgs []*store.Message) string {
+// message count, server, protocol version, how it ended, upstream.
+func sessionLine(info store.SessionInfo, messages int) string {
 	name := info.Name
 	if name == "" {
 		name = "-"
@@ -70,7 +92,7 @@ func sessionLine(info store.SessionInfo, msgs []*store.Message) string {
 	}
 	return fmt.Sprintf("%s\t%s\t%s\t%s\t%d msgs\t%s\t%s\t%s\t%s",
 		info.ID, name, info.Transport, info.Start.Local().Format(time.DateTime),
-		len(msgs), server, version, end, info.Upstream)
+		messages, server, version, end, info.Upstream)
 }
 
 func compactServerInfo(raw []byte) string {
@@ -98,7 +120,7 @@ func runExport(args []string, s streams) error {
 	if *out == "" {
 		return store.Export(fs.Arg(0), s.Out, sessions)
 	}
-	return writeAtomic(*out, 0o600, func(f *os.File) error {
+	return atomicfile.Write(*out, 0o600, func(f *os.File) error {
 		return store.Export(fs.Arg(0), f, sessions)
 	})
 }
@@ -127,11 +149,10 @@ func runImport(args []string, s streams) error {
 	// Build the cassette beside the target and rename it into place, so a
 	// failed import leaves nothing half-written. Importing into an existing
 	// cassette adds to a copy of it.
-	return writeAtomic(*out, 0o600, func(tmp *os.File) error {
+	return atomicfile.Write(*out, 0o600, func(tmp *os.File) error {
 		if err := copyExisting(*out, tmp); err != nil {
 			return err
 		}
-		tmp.Close()
 		return store.Import(tmp.Name(), tape)
 	})
 }
@@ -150,46 +171,6 @@ func copyExisting(path string, dst *os.File) error {
 	}
 	_, err = dst.ReadFrom(src)
 	return err
-}
-
-// writeAtomic writes a file the user keeps: into a temp file beside it,
-// synced, then renamed over the target.
-func writeAtomic(path string, mode os.FileMode, fill func(f *os.File) error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err = fill(tmp); err != nil {
-		return err
-	}
-	// fill may have closed tmp to let another writer use the path; reopen
-	// to sync what is there.
-	f, err := os.OpenFile(tmp.Name(), os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	tmp.Close()
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 // multiFlag collects a repeatable string flag.

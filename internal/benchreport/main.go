@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/mcptape/mcptape/internal/atomicfile"
 	"io"
 	"os"
 	"os/exec"
@@ -134,7 +135,10 @@ func report(out string) error {
 		_, err := os.Stdout.WriteString(doc.String())
 		return err
 	}
-	return writeFile(out, doc.String())
+	return atomicfile.Write(out, 0o644, func(f *os.File) error {
+		_, err := f.WriteString(doc.String())
+		return err
+	})
 }
 
 // parse reads `go test -bench` lines: name, iterations, then value/unit pairs.
@@ -206,35 +210,4 @@ func machine() string {
 		}
 	}
 	return fmt.Sprintf("%d cores, %s, %s", runtime.NumCPU(), mem, model)
-}
-
-// writeFile writes atomically: a temp file beside it, synced, renamed.
-func writeFile(path, content string) error {
-	tmp, err := os.CreateTemp(dirOf(path), ".benchmarks-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(content); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-func dirOf(path string) string {
-	if i := strings.LastIndex(path, "/"); i >= 0 {
-		return path[:i]
-	}
-	return "."
 }
