@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"os/exec"
@@ -112,7 +113,6 @@ func ServerEverything(tb testing.TB, mode string) []string {
 var (
 	buildMu sync.Mutex
 	built   = map[string]string{}
-	binDir  string
 )
 
 // Binary builds ./cmd/<name> once per test process (with -race when the
@@ -143,15 +143,26 @@ func build(tb testing.TB, name, pkg string, race bool) string {
 	if p, ok := built[name]; ok {
 		return p
 	}
-	if binDir == "" {
-		d, err := os.MkdirTemp("", "mcptape-bin-")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		binDir = d // removed by the OS's temp cleaning; shared by all tests of this process
+	// One fixed directory per checkout, and fixed names in it: test runs
+	// replace the binaries they need instead of leaving a directory of
+	// them behind each time. Each process builds once (go's build cache
+	// makes that quick) into a temporary name and renames it into place,
+	// so parallel test processes never see half a binary, and one already
+	// running keeps its own.
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("mcptape-test-bin-%08x", crc32.ChecksumIEEE([]byte(ModuleRoot()))))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
 	}
-	out := filepath.Join(binDir, name)
-	args := []string{"build", "-o", out}
+	out := filepath.Join(dir, name)
+	if race {
+		out += "-race"
+	}
+	tmp, err := os.CreateTemp(dir, name+".build-*")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tmp.Close()
+	args := []string{"build", "-o", tmp.Name()}
 	if race {
 		args = append(args, "-race")
 	}
@@ -159,7 +170,12 @@ func build(tb testing.TB, name, pkg string, race bool) string {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = ModuleRoot()
 	if b, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp.Name())
 		tb.Fatalf("go build %s: %v\n%s", name, err, b)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		os.Remove(tmp.Name())
+		tb.Fatal(err)
 	}
 	built[name] = out
 	return out
