@@ -206,6 +206,16 @@ func (hs *httpSession) append(dir store.Dir, t time.Time, frame []byte, meta *st
 	}
 }
 
+// keepPriming stores the priming events a stream ended with in the
+// session's info. A session with nothing else recorded starts here, so a
+// GET stream that only primed (and a client that resumes from its id) is
+// still on record.
+func (hs *httpSession) keepPriming(sp store.StreamPriming) {
+	if s := hs.store(); s != nil {
+		s.Update(func(info *store.SessionInfo) { info.Priming = append(info.Priming, sp) })
+	}
+}
+
 // end records how the session ended (once) and forgets it.
 func (hs *httpSession) end(e store.EndInfo) {
 	hs.endOnce.Do(func() {

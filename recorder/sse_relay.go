@@ -13,7 +13,8 @@ import (
 // relaySSE forwards an event stream event by event, flushing after each,
 // and records every event that carries data. Data-less events with an id
 // (2025-11-25 priming events) are not messages; their ids go into the next
-// recorded frame's Priming. The stream is never held whole: memory is one
+// recorded frame's Priming, or into the session's info when no frame
+// follows them on the stream. The stream is never held whole: memory is one
 // event.
 func (x *exchange) relaySSE() {
 	rc := http.NewResponseController(x.w)
@@ -32,6 +33,15 @@ func (x *exchange) relaySSE() {
 	hs := x.hs
 	var priming []string
 	retry := ""
+	legacy := false
+	defer func() {
+		if len(priming) > 0 && hs != nil { // no frame came after them to carry them
+			hs.keepPriming(store.StreamPriming{Stream: stream, StreamID: x.streamID, Path: x.base.Path, EventIDs: priming, Retry: retry})
+		}
+		if legacy {
+			hs.end(x.streamEnd())
+		}
+	}()
 	rd := sse.NewReader(x.resp.Body, 0)
 	first := true
 	for {
@@ -49,7 +59,7 @@ func (x *exchange) relaySSE() {
 					if rewritten != nil {
 						raw = rewritten
 					}
-					defer func() { hs.end(x.streamEnd()) }()
+					legacy = true
 				}
 				if hs == nil {
 					hs = x.p.connSession(x.r)

@@ -99,6 +99,20 @@ type SessionInfo struct {
 	End           *EndInfo  `json:"end,omitempty"` // nil while recording
 	Handshake     Handshake `json:"handshake,omitzero"`
 	Recorder      string    `json:"recorder,omitempty"` // the program and version that recorded it
+	// Priming keeps the priming events of SSE streams that ended with no
+	// recorded frame after them (a GET stream that carried nothing else),
+	// which no HTTPMeta.Priming holds.
+	Priming []StreamPriming `json:"priming,omitempty"`
+}
+
+// StreamPriming is the priming events (SSE events with an id and no data)
+// that ended one stream: no message followed them on it.
+type StreamPriming struct {
+	Stream   string   `json:"stream"` // as in HTTPMeta.Stream
+	StreamID uint64   `json:"stream_id,omitempty"`
+	Path     string   `json:"path,omitempty"`
+	EventIDs []string `json:"event_ids"`
+	Retry    string   `json:"retry,omitempty"`
 }
 
 // End reasons.
