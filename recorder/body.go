@@ -3,6 +3,8 @@ package recorder
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -21,16 +23,40 @@ func readBody(r io.Reader, length, limit int64) ([]byte, error) {
 	return buf[:n], err // a short body is an error, as io.ReadAll's caller sees it
 }
 
-// decodedBody is what the cassette records of a response body: the message.
-// The client gets the bytes as they came; when the upstream compressed them
-// (it may, if the client asked), the recorded frame is the decompressed
-// JSON, and the stored Content-Encoding header tells how it travelled. A
-// body that does not decompress is recorded as it is.
+// contentCoding is a body's Content-Encoding, lower case; "" when the body
+// travels as it is.
+func contentCoding(h http.Header) string {
+	c := strings.ToLower(strings.TrimSpace(h.Get("Content-Encoding")))
+	if c == "identity" {
+		return ""
+	}
+	return c
+}
+
+// newDecoder undoes a content coding: gzip and deflate, the two the
+// standard library reads. Others (br, zstd) are forwarded but cannot be
+// recorded as messages.
+func newDecoder(coding string, r io.Reader) (io.Reader, error) {
+	switch coding {
+	case "gzip", "x-gzip":
+		return gzip.NewReader(r)
+	case "deflate": // RFC 9110: the zlib format
+		return zlib.NewReader(r)
+	}
+	return nil, fmt.Errorf("content coding %q is not supported", coding)
+}
+
+// decodedBody is what the cassette records of a body: the message. The
+// peer gets the bytes as they came; when they were compressed, the
+// recorded frame is the decompressed JSON, and the stored Content-Encoding
+// header tells how it travelled. A body that does not decompress is
+// recorded as it is.
 func decodedBody(h http.Header, body []byte) []byte {
-	if !strings.EqualFold(strings.TrimSpace(h.Get("Content-Encoding")), "gzip") {
+	coding := contentCoding(h)
+	if coding == "" {
 		return body
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(body))
+	zr, err := newDecoder(coding, bytes.NewReader(body))
 	if err != nil {
 		return body
 	}

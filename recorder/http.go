@@ -199,8 +199,9 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	readAt := time.Now()
-	initialize := r.Header.Get(headerSessionID) == "" && bytes.Contains(body, []byte(`"initialize"`)) &&
-		jsonrpc.Classify(body).Method == "initialize"
+	msg := decodedBody(r.Header, body) // what is recorded and classified; body is what is forwarded
+	initialize := r.Header.Get(headerSessionID) == "" && bytes.Contains(msg, []byte(`"initialize"`)) &&
+		jsonrpc.Classify(msg).Method == "initialize"
 	hs := p.sessionForRequest(r, endpointKey(target), initialize)
 	reqHeader := p.Redact.Header(r.Header)
 	path := p.Redact.PathQuery(target)
@@ -208,24 +209,24 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hs != nil {
 		streamID = hs.streams.Add(1)
 	}
-	if len(body) > 0 && hs != nil {
-		stream := "post-body"
-		rec := body
-		if len(rec) > maxBody {
-			rec = rec[:maxBody]
-		}
-		hs.append(store.C2S, readAt, rec, &store.HTTPMeta{
-			Method: r.Method, Path: path, RequestHeader: reqHeader, Stream: stream, StreamID: streamID,
+	if len(msg) > 0 && hs != nil {
+		hs.append(store.C2S, readAt, msg, &store.HTTPMeta{
+			Method: r.Method, Path: path, RequestHeader: reqHeader, Stream: "post-body", StreamID: streamID,
 		})
 	}
 
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), nil)
 	if err != nil {
-		p.badGateway(w, body, err)
+		p.badGateway(w, msg, err)
 		return
 	}
 	out.Header = forwardHeader(r.Header)
-	if body != nil {
+	switch {
+	case len(body) == maxBody && r.ContentLength != maxBody:
+		// Larger than we record: the rest streams on, unrecorded.
+		out.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+		out.ContentLength = r.ContentLength
+	case body != nil:
 		out.Body = io.NopCloser(bytes.NewReader(body))
 		out.ContentLength = int64(len(body))
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
@@ -235,7 +236,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			return // the client left; nothing to answer
 		}
-		p.badGateway(w, body, err)
+		p.badGateway(w, msg, err)
 		return
 	}
 	defer resp.Body.Close()

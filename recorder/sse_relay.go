@@ -11,11 +11,8 @@ import (
 )
 
 // relaySSE forwards an event stream event by event, flushing after each,
-// and records every event that carries data. Data-less events with an id
-// (2025-11-25 priming events) are not messages; their ids go into the next
-// recorded frame's Priming, or into the session's info when no frame
-// follows them on the stream. The stream is never held whole: memory is one
-// event.
+// and records every event that carries data. The stream is never held
+// whole: memory is one event. A compressed stream goes to relayEncodedSSE.
 func (x *exchange) relaySSE() {
 	rc := http.NewResponseController(x.w)
 	x.w.WriteHeader(x.resp.StatusCode)
@@ -26,59 +23,17 @@ func (x *exchange) relaySSE() {
 	if rc.Flush() != nil {
 		return
 	}
-	stream := "post-sse"
-	if x.r.Method == http.MethodGet {
-		stream = "get-sse"
+	if coding := contentCoding(x.resp.Header); coding != "" {
+		x.relayEncodedSSE(rc, coding)
+		return
 	}
-	hs := x.hs
-	var priming []string
-	retry := ""
-	legacy := false
-	defer func() {
-		if len(priming) > 0 && hs != nil { // no frame came after them to carry them
-			hs.keepPriming(store.StreamPriming{Stream: stream, StreamID: x.streamID, Path: x.base.Path, EventIDs: priming, Retry: retry})
-		}
-		if legacy {
-			hs.end(x.streamEnd())
-		}
-	}()
+	rec := x.newSSERecorder()
+	defer rec.finish()
 	rd := sse.NewReader(x.resp.Body, 0)
-	first := true
 	for {
 		ev, err := rd.Next()
-		readAt := time.Now()
 		if len(ev.Raw) > 0 {
-			raw := ev.Raw
-			if first {
-				first = false
-				if hs == nil && ev.Type == "endpoint" {
-					// A legacy (2024-11-05) SSE connection: a session of its own.
-					key, rewritten := x.legacyEndpoint(ev)
-					hs = x.p.newLegacy(key)
-					stream = "legacy-sse"
-					if rewritten != nil {
-						raw = rewritten
-					}
-					legacy = true
-				}
-				if hs == nil {
-					hs = x.p.connSession(x.r)
-				}
-				if x.streamID == 0 {
-					x.streamID = hs.streams.Add(1)
-				}
-			}
-			if ev.Retry != "" {
-				retry = ev.Retry
-			}
-			if ev.HasData && len(ev.Data) > 0 {
-				m := x.meta(stream)
-				m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, retry, priming
-				priming = nil
-				hs.append(store.S2C, readAt, ev.Data, m)
-			} else if ev.HasID {
-				priming = append(priming, ev.ID)
-			}
+			raw := rec.event(ev, time.Now())
 			if _, werr := x.w.Write(raw); werr != nil {
 				return
 			}
@@ -96,6 +51,75 @@ func (x *exchange) relaySSE() {
 			}
 			return
 		}
+	}
+}
+
+// sseRecorder records the events of one stream. Data-less events with an
+// id (2025-11-25 priming events) are not messages; their ids go into the
+// next recorded frame's Priming, or into the session's info when no frame
+// follows them on the stream.
+type sseRecorder struct {
+	x       *exchange
+	hs      *httpSession
+	stream  string
+	priming []string
+	retry   string
+	started bool // the first event has been seen
+	legacy  bool // the stream is a legacy SSE connection, and so its session
+}
+
+func (x *exchange) newSSERecorder() *sseRecorder {
+	stream := "post-sse"
+	if x.r.Method == http.MethodGet {
+		stream = "get-sse"
+	}
+	return &sseRecorder{x: x, hs: x.hs, stream: stream}
+}
+
+// event records ev, read at readAt, and returns the bytes to forward: the
+// event as it came, or a legacy endpoint event rewritten to the proxy.
+func (s *sseRecorder) event(ev sse.Event, readAt time.Time) []byte {
+	x, raw := s.x, ev.Raw
+	if !s.started {
+		s.started = true
+		if s.hs == nil && ev.Type == "endpoint" {
+			// A legacy (2024-11-05) SSE connection: a session of its own.
+			key, rewritten := x.legacyEndpoint(ev)
+			s.hs = x.p.newLegacy(key)
+			s.stream = "legacy-sse"
+			s.legacy = true
+			if rewritten != nil {
+				raw = rewritten
+			}
+		}
+		if s.hs == nil {
+			s.hs = x.p.connSession(x.r)
+		}
+		if x.streamID == 0 {
+			x.streamID = s.hs.streams.Add(1)
+		}
+	}
+	if ev.Retry != "" {
+		s.retry = ev.Retry
+	}
+	if ev.HasData && len(ev.Data) > 0 {
+		m := x.meta(s.stream)
+		m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, s.retry, s.priming
+		s.priming = nil
+		s.hs.append(store.S2C, readAt, ev.Data, m)
+	} else if ev.HasID {
+		s.priming = append(s.priming, ev.ID)
+	}
+	return raw
+}
+
+// finish runs when the stream has ended.
+func (s *sseRecorder) finish() {
+	if len(s.priming) > 0 && s.hs != nil { // no frame came after them to carry them
+		s.hs.keepPriming(store.StreamPriming{Stream: s.stream, StreamID: s.x.streamID, Path: s.x.base.Path, EventIDs: s.priming, Retry: s.retry})
+	}
+	if s.legacy {
+		s.hs.end(s.x.streamEnd())
 	}
 }
 

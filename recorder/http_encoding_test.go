@@ -1,0 +1,248 @@
+package recorder_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// gzipResponses compresses every response of h for clients that accept
+// gzip, flushing the compressor on every Flush so that SSE events still
+// travel one by one, as compression middleware in front of an MCP server
+// does.
+func gzipResponses(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		gw := &gzipWriter{ResponseWriter: w, zw: gzip.NewWriter(w)}
+		h.ServeHTTP(gw, r)
+		gw.zw.Close()
+	})
+}
+
+type gzipWriter struct {
+	http.ResponseWriter
+	zw *gzip.Writer
+}
+
+func (g *gzipWriter) WriteHeader(code int) {
+	g.Header().Del("Content-Length")
+	g.ResponseWriter.WriteHeader(code)
+}
+func (g *gzipWriter) Write(b []byte) (int, error) { return g.zw.Write(b) }
+func (g *gzipWriter) Flush() {
+	g.zw.Flush()
+	if f, ok := g.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// A go-sdk server behind gzip middleware and a go-sdk client (Go's HTTP
+// client asks for gzip and undoes it): the client gets the compressed
+// bytes untouched and works as it does directly, and the cassette holds
+// the messages decompressed, SSE events and JSON bodies alike, each
+// response after its request and before the next request.
+func TestHTTPProxy_CompressedResponses(t *testing.T) {
+	for _, jsonAnswers := range []bool{false, true} {
+		name := "SSE answers"
+		if jsonAnswers {
+			name = "JSON answers"
+		}
+		t.Run(name, func(t *testing.T) {
+			srv := goSDKServer()
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonAnswers})
+			var mu sync.Mutex
+			var encodings []string
+			up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				encodings = append(encodings, r.Header.Get("Accept-Encoding"))
+				mu.Unlock()
+				gzipResponses(h).ServeHTTP(w, r)
+			}))
+			px := startHTTPProxy(t, up+"/mcp")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			client := mcp.NewClient(&mcp.Implementation{Name: "gz", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp", DisableStandaloneSSE: true}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, text := range []string{"one", "two", "three"} {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+				if err != nil {
+					t.Fatalf("call %d: %v", i, err)
+				}
+				if got := res.Content[0].(*mcp.TextContent).Text; got != text {
+					t.Errorf("call %d answered %q, want %q", i, got, text)
+				}
+			}
+			call := &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{"steps": 3}}
+			if !jsonAnswers { // go-sdk cannot send progress on a JSON answer
+				call.SetProgressToken("p")
+			}
+			if _, err := cs.CallTool(ctx, call); err != nil {
+				t.Fatal(err)
+			}
+			cs.Close()
+			px.Stop()
+			mu.Lock()
+			if len(encodings) == 0 || !strings.Contains(encodings[0], "gzip") {
+				t.Fatalf("upstream saw Accept-Encoding %q: the test needs a client that asks for gzip", encodings)
+			}
+			mu.Unlock()
+
+			var texts []string
+			progress := 0
+			calls := map[string]bool{} // ids of tools/call requests not yet answered
+			for _, sess := range readCassette(t, px.Cassette) {
+				for _, m := range sess.msgs {
+					s := jsonrpc.Classify(m.Frame)
+					if s.Kind == jsonrpc.Malformed {
+						t.Errorf("seq %d recorded malformed (compressed bytes?): %q", m.Seq, m.Frame)
+						continue
+					}
+					switch {
+					case s.Method == "notifications/progress":
+						progress++
+					case s.Method == "tools/call":
+						if len(calls) > 0 {
+							t.Errorf("seq %d: a request before the answer to %v was recorded", m.Seq, calls)
+						}
+						calls[s.ID] = true
+					case s.Kind == jsonrpc.Response && calls[s.ID]:
+						delete(calls, s.ID)
+						if m.HTTP.ResponseHeader.Get("Content-Encoding") != "gzip" {
+							t.Errorf("seq %d: stored Content-Encoding %q, want gzip (how it travelled)", m.Seq, m.HTTP.ResponseHeader.Get("Content-Encoding"))
+						}
+						if i := bytes.Index(m.Frame, []byte(`"text":"`)); i >= 0 {
+							texts = append(texts, string(m.Frame[i+8:i+8+bytes.IndexByte(m.Frame[i+8:], '"')]))
+						}
+					}
+				}
+			}
+			if strings.Join(texts, ",") != "one,two,three,done" {
+				t.Errorf("recorded answers %q, want one,two,three,done decompressed", texts)
+			}
+			if len(calls) > 0 {
+				t.Errorf("unanswered in the cassette: %v", calls)
+			}
+			if want := map[bool]int{false: 3, true: 0}[jsonAnswers]; progress != want {
+				t.Errorf("recorded %d progress notifications, want %d", progress, want)
+			}
+		})
+	}
+}
+
+// A request body the client compressed reaches the upstream as sent and
+// is recorded decompressed.
+func TestHTTPProxy_CompressedRequestBody(t *testing.T) {
+	var got []byte
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	px := startHTTPProxy(t, up+"/mcp")
+	msg := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	var zbuf bytes.Buffer
+	zw := gzip.NewWriter(&zbuf)
+	io.WriteString(zw, msg)
+	zw.Close()
+	sent := bytes.Clone(zbuf.Bytes())
+	req, _ := http.NewRequest("POST", px.URL+"/mcp", &zbuf)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Encoding", "gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	px.Stop()
+	if !bytes.Equal(got, sent) {
+		t.Errorf("upstream got %q, want the compressed bytes as sent", got)
+	}
+	rs := readCassette(t, px.Cassette)
+	if len(rs) != 1 || len(rs[0].msgs) != 2 {
+		t.Fatalf("want one session of 2 frames, got %+v", rs)
+	}
+	if m := rs[0].msgs[0]; m.Dir != store.C2S || string(m.Frame) != msg {
+		t.Errorf("recorded %s %q, want c2s %q", m.Dir, m.Frame, msg)
+	}
+}
+
+// A compressed stream mcpspy cannot read (a coding it does not know, or
+// gzip that is corrupt) still reaches the client byte for byte and never
+// stalls the relay; nothing of it is recorded as a message.
+func TestHTTPProxy_UndecodableStream(t *testing.T) {
+	junk := bytes.Repeat([]byte("\x1f\x8b\x08\x00not really gzip\n\n"), 4000)
+	for _, coding := range []string{"br", "gzip"} {
+		t.Run(coding, func(t *testing.T) {
+			up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Header().Set("Content-Encoding", coding)
+				for chunk := range slices.Chunk(junk, 1000) {
+					w.Write(chunk)
+					w.(http.Flusher).Flush()
+				}
+			}))
+			var logBuf syncBuffer
+			px := startHTTPProxy(t, up+"/mcp", func(p *recorder.HTTPProxy) { p.Log = &logBuf })
+			req, _ := http.NewRequest("POST", px.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+			req.Header.Set("Accept-Encoding", coding) // keeps Go's client from undoing gzip itself
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			px.Stop()
+			if !bytes.Equal(got, junk) {
+				t.Errorf("client got %d bytes, want the %d sent, unchanged", len(got), len(junk))
+			}
+			if !strings.Contains(logBuf.String(), coding+" stream on /mcp") {
+				t.Errorf("log %q: want a warning naming the coding and the path", logBuf.String())
+			}
+			for _, s := range readCassette(t, px.Cassette) {
+				for _, m := range s.msgs {
+					if m.Dir == store.S2C {
+						t.Errorf("recorded s2c frame %q from a stream that cannot be read", m.Frame)
+					}
+				}
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer that the proxy's goroutines may write to
+// while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
