@@ -258,3 +258,33 @@ func TestHTTPProxy_HTTPSUpstream(t *testing.T) {
 		})
 	}
 }
+
+// A request body larger than the 64 MiB the cassette keeps of it reaches
+// the upstream whole; the recorded frame is its first 64 MiB.
+func TestHTTPProxy_OversizedRequestBody(t *testing.T) {
+	const size = 64<<20 + 10
+	var got int64
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	px := startHTTPProxy(t, up+"/mcp")
+	for _, chunked := range []bool{false, true} {
+		var body io.Reader = io.LimitReader(zeros{}, size)
+		if !chunked {
+			body = strings.NewReader(strings.Repeat(" ", size))
+		}
+		resp, err := http.Post(px.URL+"/mcp", "application/json", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got != size {
+			t.Errorf("chunked=%v: upstream got %d bytes, want %d", chunked, got, size)
+		}
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
