@@ -1,31 +1,46 @@
 package recorder_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // BenchmarkHTTPRoundTrip measures tools/call round trips per second over
 // Streamable HTTP (go-sdk client and server, SSE answers), straight to the
-// server and through the recording proxy, side by side in one run: the two
+// server and through the mcpspy binary, side by side in one run: the two
 // paths take turns in small chunks so that machine noise hits both alike.
 // It reports both rates, their ratio (target ≥ 0.85) and the p99 latency
 // the proxy adds.
 //
+// The server and mcpspy run as processes of their own, as they are
+// deployed. In one process with the go-sdk client and server, the proxy's
+// share of the CPU went mostly to collecting the SDK's garbage (half a
+// megabyte of decoder buffers per round trip), which mcpspy never pays.
+//
 //	go test -run '^$' -bench HTTPRoundTrip -benchtime 3000x ./recorder/
 func BenchmarkHTTPRoundTrip(b *testing.B) {
+	spy := peertest.Binary(b, "mcpspy")
+	server := peertest.BinaryPkg(b, "gosdkserver", "./internal/peertest/gosdkserver")
 	for _, clients := range []int{1, 16} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			srv := goSDKServer()
-			up := serveHTTP(b, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-			px := startHTTPProxy(b, up+"/mcp")
+			dir := b.TempDir()
+			upProc := peertest.Start(b, dir, nil, nil, nil, server, "-http", "127.0.0.1:0")
+			up := strings.TrimSuffix(strings.TrimSpace(upProc.WaitLine(b, "gosdkserver: listening on ", 30*time.Second)), "/")
+			spyProc := peertest.Start(b, dir, nil, nil, nil, spy, "record", "-o", filepath.Join(dir, "bench.db"), "--listen", "127.0.0.1:0", "--upstream", up+"/mcp")
+			px := struct{ URL string }{strings.TrimSpace(spyProc.WaitLine(b, "mcpspy: listening on ", 30*time.Second))}
 			ctx := context.Background()
 			connect := func(endpoint string) []*mcp.ClientSession {
 				hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -80,6 +95,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 			run(proxied, 20*clients)
 
 			b.ResetTimer()
+			spyCPU, upCPU := processCPU(b, spyProc.Cmd.Process.Pid), processCPU(b, upProc.Cmd.Process.Pid)
 			var tDirect, tProxy time.Duration
 			var lDirect, lProxy []time.Duration
 			chunk := 50 * clients
@@ -93,6 +109,12 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 				lProxy = append(lProxy, l...)
 			}
 			b.StopTimer()
+			spyCPU = processCPU(b, spyProc.Cmd.Process.Pid) - spyCPU
+			upCPU = processCPU(b, upProc.Cmd.Process.Pid) - upCPU
+			// CPU per round trip: mcpspy's, and the server's (which served
+			// both paths, so twice b.N), for scale.
+			b.ReportMetric(float64(spyCPU.Microseconds())/float64(b.N), "spy_cpu_µs/rt")
+			b.ReportMetric(float64(upCPU.Microseconds())/float64(2*b.N), "server_cpu_µs/rt")
 			rDirect := float64(b.N) / tDirect.Seconds()
 			rProxy := float64(b.N) / tProxy.Seconds()
 			b.ReportMetric(rDirect, "direct_rt/s")
@@ -111,4 +133,20 @@ func p99(l []time.Duration) time.Duration {
 	}
 	slices.Sort(l)
 	return l[(len(l)*99)/100]
+}
+
+// processCPU is the user and system CPU time a process has used so far,
+// from /proc (Linux), in clock ticks of 10 ms: coarse, so measure over
+// thousands of round trips.
+func processCPU(tb testing.TB, pid int) time.Duration {
+	tb.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		tb.Fatalf("read CPU time: %v", err)
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }

@@ -49,6 +49,8 @@ var targets = []target{
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=1", "added_p99_µs", false, 0, "added p99 latency, 1 client (µs; reported, no goal)"},
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=16", "ratio", true, 0.85, "Streamable HTTP round trips through mcpspy ÷ direct, 16 clients"},
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=16", "added_p99_µs", false, 0, "added p99 latency, 16 clients (µs; reported, no goal)"},
+	{httpRun, "BenchmarkHTTPRoundTrip/clients=16", "spy_cpu_µs/rt", false, 0, "mcpspy's CPU per HTTP round trip, 16 clients (µs; reported, no goal)"},
+	{httpRun, "BenchmarkHTTPRoundTrip/clients=16", "server_cpu_µs/rt", false, 0, "the go-sdk server's CPU per round trip, for scale (µs; reported, no goal)"},
 	{recordRun, "BenchmarkWriter_Record1KiB/fsync=false", "msgs/s", true, 100000, "recording 1 KiB messages into a cassette (mcpspy's default), msgs/s"},
 	{recordRun, "BenchmarkWriter_Record1KiB/fsync=true", "msgs/s", false, 0, "the same with --fsync, msgs/s (reported, no goal)"},
 	{mockRun, "BenchmarkToolsCall_VsGoSDK/stdio", "x-gosdk", true, 2, "tools/call round trips, mcpmock ÷ minimal go-sdk server, stdio"},
