@@ -320,15 +320,17 @@ func (w *Writer) commit(batch []*Message, encoded []encodedMessage, infos []Sess
 			if err := ensureSchema(tx); err != nil {
 				return err
 			}
-			var sb sessionBuckets
-			cur := ""
+			// Concurrent HTTP sessions interleave in a batch: open each
+			// session's buckets once, not at every switch.
+			open := map[string]sessionBuckets{}
 			for i, m := range batch {
-				if sb.msgs == nil || m.Session != cur {
-					cur = m.Session
+				sb, ok := open[m.Session]
+				if !ok {
 					var err error
-					if sb, err = openSessionBuckets(tx, cur); err != nil {
+					if sb, err = openSessionBuckets(tx, m.Session); err != nil {
 						return err
 					}
+					open[m.Session] = sb
 				}
 				if err := sb.put(m.Seq, encoded[i]); err != nil {
 					return err
