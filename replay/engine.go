@@ -25,6 +25,10 @@ type Options struct {
 	// CallTimeout bounds the wait for the client's reply to a
 	// server→client request (roots/list, sampling). Default 10 s.
 	CallTimeout time.Duration
+	// SessionIdle ends an HTTP session (Mcp-Session-Id, or a client
+	// client's sessionless requests) nobody has used for this long;
+	// its id then gets 404. 0: 30 minutes; negative: never.
+	SessionIdle time.Duration
 	// AllowedOrigins are Origin values accepted over HTTP besides loopback
 	// ones ("http://localhost:3000"); "*" accepts any.
 	AllowedOrigins []string

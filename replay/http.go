@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Streamable HTTP (2025-03-26 … 2025-11-25, and the stateless 2026-07-28
@@ -21,79 +22,169 @@ const maxBody = 64 << 20
 // httpState is the Server's HTTP sessions. Session ids count up: a mock is
 // deterministic, and it binds loopback.
 type httpState struct {
-	mu        sync.Mutex
-	sessions  map[string]*httpSession
-	legacy    map[string]*httpSession
-	n         int
-	stateless *httpSession
-	closed    bool
+	mu       sync.Mutex
+	sessions map[string]*httpSession // by Mcp-Session-Id
+	legacy   map[string]*httpSession // by the legacy endpoint's sessionId
+	conns    map[string]*httpSession // sessionless traffic, by client (see http_conn.go)
+	n        int
+	closed   bool
+	now      func() time.Time // nil: time.Now; tests set a clock
+	swept    time.Time
+	hub      listenHub
 }
 
+// httpSession is one replay session over HTTP: an Mcp-Session-Id, a legacy
+// SSE connection, or one client connection's sessionless (2026-07-28)
+// requests.
 type httpSession struct {
-	id   string
-	sess *session
-	q    *queue // session-level messages for the GET (or legacy SSE) stream
+	id     string // "" for a sessionless session
+	conn   string // a sessionless session's key
+	byConn bool   // keyed by its client connection
+	sess   *session
+	q      *queue    // legacy: messages for the SSE stream
+	log    *eventLog // Streamable HTTP with a session id: its event streams
 
-	mu      sync.Mutex
-	getOpen bool
+	// guarded by httpState.mu
+	active int       // requests and streams being served
+	used   time.Time // when the last of them ended
 }
 
+// defaultSessionIdle is Options.SessionIdle's default.
+const defaultSessionIdle = 30 * time.Minute
+
+// sessionIdle is how long an unused session lives; 0: for ever.
+func (s *Server) sessionIdle() time.Duration {
+	switch d := s.opts.SessionIdle; {
+	case d == 0:
+		return defaultSessionIdle
+	case d < 0:
+		return 0
+	default:
+		return d
+	}
+}
+
+func (s *Server) clock() time.Time {
+	if s.http.now != nil {
+		return s.http.now()
+	}
+	return time.Now()
+}
+
+// expiredLocked says whether h has been idle too long; s.http.mu is held.
+func (s *Server) expiredLocked(h *httpSession, now time.Time) bool {
+	idle := s.sessionIdle()
+	return idle > 0 && h.active == 0 && now.Sub(h.used) >= idle
+}
+
+// sweepLocked unregisters the expired sessions and returns them, to be
+// dropped once s.http.mu is released. It looks at most a few times per idle
+// period, so that a busy server does not walk every session per request.
+func (s *Server) sweepLocked(now time.Time) []*httpSession {
+	idle := s.sessionIdle()
+	if idle == 0 || now.Sub(s.http.swept) < idle/4 {
+		return nil
+	}
+	s.http.swept = now
+	var gone []*httpSession
+	for _, m := range []map[string]*httpSession{s.http.sessions, s.http.legacy, s.http.conns} {
+		for k, h := range m {
+			if s.expiredLocked(h, now) {
+				delete(m, k)
+				gone = append(gone, h)
+			}
+		}
+	}
+	return gone
+}
+
+func (s *Server) dropAll(hs []*httpSession) {
+	for _, h := range hs {
+		s.dropHTTPSession(h)
+	}
+}
+
+// newHTTPSession starts a session, in use by the caller until doneHTTP.
 func (s *Server) newHTTPSession(legacy bool) (*httpSession, error) {
 	st := &s.http
 	st.mu.Lock()
-	defer st.mu.Unlock()
 	if st.closed {
+		st.mu.Unlock()
 		return nil, errQueueClosed
 	}
+	now := s.clock()
+	gone := s.sweepLocked(now)
 	st.n++
-	h := &httpSession{id: fmt.Sprintf("mcpmock-%d", st.n), q: newQueue(s.warnf)}
-	h.sess = s.newSession(context.Background(), h.q.push, func() { s.dropHTTPSession(h) })
+	h := &httpSession{id: fmt.Sprintf("mcpmock-%d", st.n), active: 1, used: now}
 	m := &st.sessions
+	out := func(msg []byte) error { return h.log.push(msg) }
 	if legacy {
 		m = &st.legacy
+		h.q = newQueue(s.warnf)
+		out = h.q.push
+	} else {
+		h.log = newEventLog(s.warnf)
 	}
+	h.sess = s.newSession(context.Background(), out, func() { s.dropHTTPSession(h) })
 	if *m == nil {
 		*m = map[string]*httpSession{}
 	}
 	(*m)[h.id] = h
+	st.mu.Unlock()
+	s.dropAll(gone)
 	return h, nil
 }
 
-func (s *Server) lookupHTTPSession(id string, legacy bool) *httpSession {
-	s.http.mu.Lock()
-	defer s.http.mu.Unlock()
-	if legacy {
-		return s.http.legacy[id]
-	}
-	return s.http.sessions[id]
-}
-
-// statelessSession serves 2026-07-28 clients, which send no session id.
-// One cursor is shared by all of them.
-func (s *Server) statelessSession() *httpSession {
+// useHTTPSession finds a live session and marks it in use until doneHTTP.
+// An unknown or expired one is nil.
+func (s *Server) useHTTPSession(id string, legacy bool) *httpSession {
 	st := &s.http
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.stateless == nil {
-		h := &httpSession{id: "", q: newQueue(nil)}
-		h.q.close() // no GET stream in the stateless era: subscriptions/listen carries them
-		h.sess = s.newSession(context.Background(), nil, nil)
-		h.sess.out = h.sess.toListeners
-		st.stateless = h
+	m := st.sessions
+	if legacy {
+		m = st.legacy
 	}
-	return st.stateless
+	h := m[id]
+	var gone []*httpSession
+	if h != nil && s.expiredLocked(h, s.clock()) {
+		delete(m, id)
+		gone, h = []*httpSession{h}, nil
+	}
+	if h != nil {
+		h.active++
+	}
+	st.mu.Unlock()
+	s.dropAll(gone)
+	return h
+}
+
+// doneHTTP ends a use of h: its idle time starts when the last one ends.
+func (s *Server) doneHTTP(h *httpSession) {
+	s.http.mu.Lock()
+	h.active--
+	h.used = s.clock()
+	s.http.mu.Unlock()
 }
 
 func (s *Server) dropHTTPSession(h *httpSession) {
-	s.http.mu.Lock()
-	if s.http.sessions[h.id] == h {
-		delete(s.http.sessions, h.id)
+	st := &s.http
+	st.mu.Lock()
+	if h.id != "" && st.sessions[h.id] == h {
+		delete(st.sessions, h.id)
 	}
-	if s.http.legacy[h.id] == h {
-		delete(s.http.legacy, h.id)
+	if h.id != "" && st.legacy[h.id] == h {
+		delete(st.legacy, h.id)
 	}
-	s.http.mu.Unlock()
-	h.q.close()
+	if h.conn != "" && st.conns[h.conn] == h {
+		delete(st.conns, h.conn)
+	}
+	st.mu.Unlock()
+	if h.q != nil {
+		h.q.close()
+	}
+	if h.log != nil {
+		h.log.close()
+	}
 	go h.sess.close() // may be called from one of the session's own goroutines
 }
 
@@ -104,19 +195,20 @@ func (s *Server) Close() {
 	st.mu.Lock()
 	st.closed = true
 	var all []*httpSession
-	for _, h := range st.sessions {
-		all = append(all, h)
+	for _, m := range []map[string]*httpSession{st.sessions, st.legacy, st.conns} {
+		for _, h := range m {
+			all = append(all, h)
+		}
 	}
-	for _, h := range st.legacy {
-		all = append(all, h)
-	}
-	if st.stateless != nil {
-		all = append(all, st.stateless)
-	}
-	st.sessions, st.legacy, st.stateless = nil, nil, nil
+	st.sessions, st.legacy, st.conns = nil, nil, nil
 	st.mu.Unlock()
 	for _, h := range all {
-		h.q.close()
+		if h.q != nil {
+			h.q.close()
+		}
+		if h.log != nil {
+			h.log.close()
+		}
 		h.sess.close()
 	}
 	s.closeWebSockets()
@@ -170,11 +262,12 @@ func (s *Server) serveStreamable(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		s.serveGet(w, r)
 	case http.MethodDelete:
-		h := s.lookupHTTPSession(r.Header.Get(sessionHeader), false)
+		h := s.useHTTPSession(r.Header.Get(sessionHeader), false)
 		if h == nil {
 			http.Error(w, "Not Found: no such session", http.StatusNotFound)
 			return
 		}
+		s.doneHTTP(h)
 		s.dropHTTPSession(h)
 		w.WriteHeader(http.StatusOK)
 	default:
@@ -209,6 +302,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	var p peek
 	_ = json.Unmarshal(body, &p) // a batch or a non-object: the session answers -32600
 	isRequest := len(p.ID) > 0 && string(p.ID) != "null" && p.Method != ""
+	isResponse := len(p.ID) > 0 && string(p.ID) != "null" && p.Method == ""
 	sid := r.Header.Get(sessionHeader)
 	var h *httpSession
 	switch {
@@ -218,25 +312,54 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case sid != "":
-		if h = s.lookupHTTPSession(sid, false); h == nil {
-			http.Error(w, "Not Found: no such session (it ended, or was never issued)", http.StatusNotFound)
+		if h = s.useHTTPSession(sid, false); h == nil {
+			http.Error(w, "Not Found: no such session (it ended, expired, or was never issued)", http.StatusNotFound)
 			return
 		}
 	case statelessEra(r, &p):
-		h = s.statelessSession()
+		if h = s.sessionlessSession(r, &p); h == nil {
+			http.Error(w, "Service Unavailable: server is closing", http.StatusServiceUnavailable)
+			return
+		}
 	default:
 		writeJSON(w, http.StatusBadRequest, errorMessage(nil, &RPCError{Code: -32600, Message: "Bad Request: Mcp-Session-Id header is required (send initialize first)"}))
 		return
 	}
+	defer s.doneHTTP(h)
 	if h.id != "" {
 		w.Header().Set(sessionHeader, h.id)
 	}
-	ex := &httpExchange{w: w, canSSE: acceptsSSE(r), finished: make(chan struct{})}
-	h.sess.handle(body, ex)
+	ex := &httpExchange{w: w, canSSE: acceptsSSE(r), finished: make(chan struct{}), log: h.log}
+	if h.log != nil {
+		ex.wr = &streamWriter{stop: make(chan struct{}), released: make(chan struct{})}
+		ex.prime = primes(s.versionOf(r, h))
+	}
+	var target exchange = ex
+	sess := h.sess
+	if h.conn != "" {
+		switch {
+		case h.byConn && isRequest && p.Method == "subscriptions/listen":
+			l := s.http.hub.add(ex)
+			defer s.http.hub.remove(l)
+			target = l
+		case isResponse:
+			sess = s.waitingSession(h, string(p.ID))
+		}
+	}
+	sess.handle(body, target)
 	select {
 	case <-ex.finished:
+	case <-ex.stopped():
+		// A client resuming this stream took it over: it writes the rest.
+		ex.detach()
+		return
 	case <-r.Context().Done():
-		h.sess.cancelRequest(string(p.ID))
+		if ex.detach() {
+			// The answer is an event stream the client may resume
+			// (Last-Event-ID): a dropped connection is not a cancellation.
+			return
+		}
+		sess.cancelRequest(string(p.ID))
 		<-ex.finished
 	}
 	ex.mu.Lock()
@@ -245,6 +368,18 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 	}
 	ex.closed = true
+	ex.releaseLocked()
+}
+
+// versionOf is the protocol version a request speaks: its header, or what
+// the session negotiated.
+func (s *Server) versionOf(r *http.Request, h *httpSession) string {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
+		return v
+	}
+	h.sess.mu.Lock()
+	defer h.sess.mu.Unlock()
+	return h.sess.version
 }
 
 // statelessEra: a 2026-07-28 request, which comes without a session.
@@ -275,61 +410,133 @@ func writeJSON(w http.ResponseWriter, status int, msg []byte) {
 }
 
 // httpExchange answers one POST: JSON when the reply comes alone, an SSE
-// stream when messages precede it (or the recording used one).
+// stream when messages precede it (or the recording used one). In a session
+// with an event log the stream's events are logged and carry ids, and the
+// exchange outlives a client that drops the stream: what follows is kept
+// for a GET with Last-Event-ID.
 type httpExchange struct {
 	w        http.ResponseWriter
 	canSSE   bool
+	log      *eventLog     // nil: sessionless, no ids
+	wr       *streamWriter // this connection's claim on the stream
+	prime    bool          // start the stream with a priming event
 	finished chan struct{}
 	once     sync.Once
 
-	mu      sync.Mutex
-	started bool
-	closed  bool // the handler returned: w is no longer ours
-	sse     *sseWriter
+	mu       sync.Mutex
+	started  bool
+	closed   bool // the handler returned: w is no longer ours
+	sse      *sseWriter
+	stream   *evStream
+	released bool
+}
+
+// stopped is closed when a resuming client takes the stream over.
+func (e *httpExchange) stopped() <-chan struct{} {
+	if e.wr == nil {
+		return nil
+	}
+	return e.wr.stop
+}
+
+// startLocked opens the event stream; e.mu is held.
+func (e *httpExchange) startLocked() {
+	e.sse = startSSE(e.w, http.StatusOK)
+	e.started = true
+	if e.log == nil {
+		return
+	}
+	e.stream = e.log.openPOST()
+	e.log.claimFresh(e.stream, e.wr)
+	if e.prime {
+		_ = e.sse.prime(eventID(e.stream.id, 0))
+	}
+}
+
+// writeLocked sends one event of the stream; e.mu is held.
+func (e *httpExchange) writeLocked(msg []byte) error {
+	if e.stream == nil {
+		if e.closed {
+			return errQueueClosed
+		}
+		return e.sse.event("message", "", msg)
+	}
+	n := e.log.append(e.stream, msg)
+	if e.closed {
+		return nil // kept for a resume
+	}
+	return e.sse.event("message", eventID(e.stream.id, n), msg)
 }
 
 func (e *httpExchange) send(msg []byte) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
-		return errQueueClosed
-	}
-	if !e.canSSE {
-		return fmt.Errorf("client does not accept text/event-stream: message dropped")
-	}
-	if e.sse == nil {
-		if e.started {
+	if e.stream == nil {
+		switch {
+		case e.closed:
 			return errQueueClosed
+		case !e.canSSE:
+			return fmt.Errorf("client does not accept text/event-stream: message dropped")
+		case e.sse == nil && e.started:
+			return errQueueClosed
+		case e.sse == nil:
+			e.startLocked()
 		}
-		e.sse = startSSE(e.w, http.StatusOK)
-		e.started = true
 	}
-	return e.sse.event("message", msg)
+	return e.writeLocked(msg)
 }
 
 func (e *httpExchange) reply(msg []byte, sse bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch {
-	case e.closed:
-		return errQueueClosed
-	case e.sse != nil:
-		return e.sse.event("message", msg)
-	case e.started:
+	case e.stream != nil, e.sse != nil:
+		return e.writeLocked(msg)
+	case e.closed, e.started:
 		return errQueueClosed
 	case sse && e.canSSE:
-		e.sse = startSSE(e.w, http.StatusOK)
-		e.started = true
-		return e.sse.event("message", msg)
+		e.startLocked()
+		return e.writeLocked(msg)
 	}
 	e.started = true
 	writeJSON(e.w, http.StatusOK, msg)
 	return nil
 }
 
-func (e *httpExchange) done() { e.once.Do(func() { close(e.finished) }) }
+func (e *httpExchange) done() {
+	e.once.Do(func() {
+		e.mu.Lock()
+		if e.stream != nil {
+			e.log.finish(e.stream)
+		}
+		e.mu.Unlock()
+		close(e.finished)
+	})
+}
 
-// serveGet opens the stream for session-level messages.
+// detach lets the handler return while the request goes on, if its answer
+// is a resumable stream: later events are only logged.
+func (e *httpExchange) detach() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stream == nil {
+		return false
+	}
+	e.closed = true
+	e.releaseLocked()
+	return true
+}
+
+// releaseLocked gives up this connection's claim on the stream.
+func (e *httpExchange) releaseLocked() {
+	if e.stream != nil && !e.released {
+		e.released = true
+		e.log.release(e.stream, e.wr)
+	}
+}
+
+// serveGet opens the stream for session-level messages, or resumes a
+// stream (Last-Event-ID).
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 	if !acceptsSSE(r) {
 		http.Error(w, "Not Acceptable: GET needs Accept: text/event-stream", http.StatusNotAcceptable)
@@ -340,26 +547,30 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Request: Mcp-Session-Id header is required", http.StatusBadRequest)
 		return
 	}
-	h := s.lookupHTTPSession(sid, false)
+	h := s.useHTTPSession(sid, false)
 	if h == nil {
-		http.Error(w, "Not Found: no such session", http.StatusNotFound)
+		http.Error(w, "Not Found: no such session (it ended, expired, or was never issued)", http.StatusNotFound)
 		return
 	}
-	h.mu.Lock()
-	if h.getOpen {
-		h.mu.Unlock()
+	defer s.doneHTTP(h)
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		s.serveResume(w, r, h, last)
+		return
+	}
+	st := h.log.get
+	wr, ok := h.log.claim(st, false)
+	if !ok {
 		http.Error(w, "Conflict: this session already has a GET stream", http.StatusConflict)
 		return
 	}
-	h.getOpen = true
-	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		h.getOpen = false
-		h.mu.Unlock()
-	}()
+	defer h.log.release(st, wr)
 	w.Header().Set(sessionHeader, h.id)
-	h.q.pump(startSSE(w, http.StatusOK), "message", r.Context().Done())
+	sw := startSSE(w, http.StatusOK)
+	n := h.log.sentUpTo()
+	if primes(s.versionOf(r, h)) && sw.prime(eventID(0, n)) != nil {
+		return
+	}
+	h.log.pump(sw, st, n, wr, r.Context().Done())
 }
 
 // serveLegacySSE is the 2024-11-05 transport: the stream comes first and
@@ -376,8 +587,9 @@ func (s *Server) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.dropHTTPSession(h)
+	defer s.doneHTTP(h)
 	sw := startSSE(w, http.StatusOK)
-	if sw.event("endpoint", []byte("/message?sessionId="+h.id)) != nil {
+	if sw.counted("endpoint", []byte("/message?sessionId="+h.id)) != nil {
 		return
 	}
 	h.q.pump(sw, "message", r.Context().Done())
@@ -389,11 +601,12 @@ func (s *Server) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	h := s.lookupHTTPSession(r.URL.Query().Get("sessionId"), true)
+	h := s.useHTTPSession(r.URL.Query().Get("sessionId"), true)
 	if h == nil {
 		http.Error(w, "Not Found: no such session", http.StatusNotFound)
 		return
 	}
+	defer s.doneHTTP(h)
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil || len(body) > maxBody {
 		http.Error(w, "Bad Request: body unreadable or over 64 MiB", http.StatusBadRequest)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 )
 
@@ -65,7 +66,7 @@ func (q *queue) close() { q.once.Do(func() { close(q.closed) }) }
 type sseWriter struct {
 	w  io.Writer
 	fl http.Flusher
-	n  int // event ids, unique per stream
+	n  int // legacy streams: event ids, counted per stream
 }
 
 func startSSE(w http.ResponseWriter, status int) *sseWriter {
@@ -86,16 +87,33 @@ func (s *sseWriter) flush() {
 	}
 }
 
-func (s *sseWriter) event(typ string, data []byte) error {
-	s.n++
-	var err error
+// event writes one event; an empty typ or id leaves that field out.
+func (s *sseWriter) event(typ, id string, data []byte) error {
+	b := make([]byte, 0, len(data)+len(typ)+len(id)+24)
 	if typ != "" {
-		_, err = fmt.Fprintf(s.w, "event: %s\nid: %d\ndata: %s\n\n", typ, s.n, data)
-	} else {
-		_, err = fmt.Fprintf(s.w, "id: %d\ndata: %s\n\n", s.n, data)
+		b = append(append(append(b, "event: "...), typ...), '\n')
 	}
+	if id != "" {
+		b = append(append(append(b, "id: "...), id...), '\n')
+	}
+	b = append(append(append(b, "data: "...), data...), "\n\n"...)
+	_, err := s.w.Write(b)
 	s.flush()
 	return err
+}
+
+// prime writes a priming event: an id the client can resume from, and no
+// message (2025-11-25).
+func (s *sseWriter) prime(id string) error {
+	_, err := fmt.Fprintf(s.w, "id: %s\ndata: \n\n", id)
+	s.flush()
+	return err
+}
+
+// counted writes a legacy stream's event, numbered per stream.
+func (s *sseWriter) counted(typ string, data []byte) error {
+	s.n++
+	return s.event(typ, strconv.Itoa(s.n), data)
 }
 
 // pump writes queued messages as events until the client goes, the queue
@@ -103,7 +121,7 @@ func (s *sseWriter) event(typ string, data []byte) error {
 func (q *queue) pump(sw *sseWriter, typ string, stop <-chan struct{}) {
 	for {
 		for _, m := range q.take() {
-			if sw.event(typ, m) != nil {
+			if sw.counted(typ, m) != nil {
 				return
 			}
 		}

@@ -1,0 +1,200 @@
+package replay
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// Sessionless (2026-07-28) traffic over HTTP. Requests carry no session
+// id, yet repeated identical requests are answered in recorded order per
+// session, so mcpmock groups them into replay sessions of their own, one
+// per client, so that two clients replaying at once do not take each
+// other's answers:
+//
+//   - by the client's identity when requests carry one (_meta
+//     io.modelcontextprotocol/clientInfo, which the Go SDK sends on every
+//     request): a client uses several connections at once (the Go SDK's
+//     subscriptions/listen stream holds one while its calls go on another,
+//     and its pool hands out whichever is idle), so the connection alone
+//     would split one client's requests, and its listen stream from the
+//     calls whose change notifications it should carry;
+//   - otherwise by client connection, as mcpspy records such traffic. A
+//     connection is known by its remote address, which works whoever owns
+//     the http.Server; its session ends when it closes (if the server calls
+//     ConnState). Change notifications of these sessions go to every open
+//     listen stream, as a real server's would, since the stream that should
+//     carry them may be on another connection.
+//
+// Either session ends once idle for Options.SessionIdle.
+
+// sessionlessKey names the replay session of a sessionless request.
+func sessionlessKey(r *http.Request, p *peek) (key string, byConn bool) {
+	if ci := p.Params.Meta["io.modelcontextprotocol/clientInfo"]; len(ci) > 0 && string(ci) != "null" {
+		return "client " + string(ci), false
+	}
+	return "conn " + r.RemoteAddr, true
+}
+
+// sessionlessSession returns the session of a sessionless request, marked
+// in use until doneHTTP; nil once the server is closing.
+func (s *Server) sessionlessSession(r *http.Request, p *peek) *httpSession {
+	st := &s.http
+	key, byConn := sessionlessKey(r, p)
+	st.mu.Lock()
+	if st.closed {
+		st.mu.Unlock()
+		return nil
+	}
+	now := s.clock()
+	gone := s.sweepLocked(now)
+	h := st.conns[key]
+	if h != nil && s.expiredLocked(h, now) {
+		delete(st.conns, key)
+		gone, h = append(gone, h), nil
+	}
+	if h == nil {
+		h = &httpSession{conn: key, byConn: byConn, used: now}
+		if byConn {
+			h.sess = s.newSession(context.Background(), s.toListenStreams, nil)
+		} else {
+			h.sess = s.newSession(context.Background(), nil, nil)
+			h.sess.out = h.sess.toListeners
+		}
+		if st.conns == nil {
+			st.conns = map[string]*httpSession{}
+		}
+		st.conns[key] = h
+	}
+	h.active++
+	st.mu.Unlock()
+	s.dropAll(gone)
+	return h
+}
+
+// ConnState ends the sessionless session of a client connection when the
+// connection closes. Set it as the http.Server's ConnState when serving
+// Handler; without it such a session ends once idle (Options.SessionIdle).
+func (s *Server) ConnState(c net.Conn, state http.ConnState) {
+	if state != http.StateClosed && state != http.StateHijacked {
+		return
+	}
+	key := "conn " + c.RemoteAddr().String()
+	s.http.mu.Lock()
+	h := s.http.conns[key]
+	s.http.mu.Unlock()
+	if h != nil {
+		s.dropHTTPSession(h)
+	}
+}
+
+// waitingSession is the sessionless session waiting for the client's reply
+// with this id: the reply may come on another connection than the request
+// it answers went out with.
+func (s *Server) waitingSession(own *httpSession, id string) *session {
+	waits := func(h *httpSession) bool {
+		h.sess.mu.Lock()
+		defer h.sess.mu.Unlock()
+		return h.sess.waiters[id] != nil
+	}
+	if waits(own) {
+		return own.sess
+	}
+	s.http.mu.Lock()
+	var others []*httpSession
+	for _, h := range s.http.conns {
+		if h != own {
+			others = append(others, h)
+		}
+	}
+	s.http.mu.Unlock()
+	for _, h := range others {
+		if waits(h) {
+			return h.sess
+		}
+	}
+	return own.sess
+}
+
+// listenHub is the open subscriptions/listen streams of sessionless
+// clients, and what waits for the first of them.
+type listenHub struct {
+	mu      sync.Mutex
+	listens map[*hubListen]struct{}
+	pending [][]byte
+}
+
+// hubListen is one listen request's exchange. It takes session-level
+// messages once its own first message (the acknowledgement) is out.
+type hubListen struct {
+	ex    exchange
+	hub   *listenHub
+	mu    sync.Mutex // one writer at a time
+	ready atomic.Bool
+}
+
+func (hub *listenHub) add(ex exchange) *hubListen {
+	l := &hubListen{ex: ex, hub: hub}
+	hub.mu.Lock()
+	if hub.listens == nil {
+		hub.listens = map[*hubListen]struct{}{}
+	}
+	hub.listens[l] = struct{}{}
+	hub.mu.Unlock()
+	return l
+}
+
+func (hub *listenHub) remove(l *hubListen) {
+	hub.mu.Lock()
+	delete(hub.listens, l)
+	hub.mu.Unlock()
+}
+
+// toListenStreams is the out of sessionless sessions.
+func (s *Server) toListenStreams(msg []byte) error {
+	hub := &s.http.hub
+	hub.mu.Lock()
+	var ready []*hubListen
+	for l := range hub.listens {
+		if l.ready.Load() {
+			ready = append(ready, l)
+		}
+	}
+	if len(ready) == 0 && len(hub.pending) < maxQueued {
+		hub.pending = append(hub.pending, msg)
+	}
+	hub.mu.Unlock()
+	for _, l := range ready {
+		l.mu.Lock()
+		_ = l.ex.send(msg)
+		l.mu.Unlock()
+	}
+	return nil
+}
+
+func (l *hubListen) send(msg []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.ex.send(msg)
+	if err == nil && !l.ready.Load() {
+		l.hub.mu.Lock()
+		l.ready.Store(true)
+		pending := l.hub.pending
+		l.hub.pending = nil
+		l.hub.mu.Unlock()
+		for _, m := range pending {
+			_ = l.ex.send(m)
+		}
+	}
+	return err
+}
+
+func (l *hubListen) reply(msg []byte, sse bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ex.reply(msg, sse)
+}
+
+func (l *hubListen) done() { l.ex.done() }
