@@ -25,7 +25,7 @@ type Options struct {
 	// CallTimeout bounds the wait for the client's reply to a
 	// server→client request (roots/list, sampling). Default 10 s.
 	CallTimeout time.Duration
-	// SessionIdle ends an HTTP session (Mcp-Session-Id, or a client
+	// SessionIdle ends an HTTP session (Mcp-Session-Id, or one
 	// client's sessionless requests) nobody has used for this long;
 	// its id then gets 404. 0: 30 minutes; negative: never.
 	SessionIdle time.Duration
