@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcptape/mcptape/replay"
 )
@@ -55,6 +56,8 @@ func TestRun_Usage(t *testing.T) {
 		{"bad match", []string{"serve", "--match", "fuzzy", db}, 2, `unknown match mode "fuzzy"`},
 		{"bad timing", []string{"serve", "--timing", "slow", db}, 2, `unknown timing "slow"`},
 		{"bad flag", []string{"serve", "--nope", db}, 2, "flag provided but not defined"},
+		{"serve help names --session-idle", []string{"serve", "-h"}, 0, "-session-idle"},
+		{"bad session idle", []string{"serve", "--session-idle", "soon", db}, 2, `invalid value "soon" for flag -session-idle`},
 		{"missing cassette", []string{"serve", "missing.db"}, 1, "cassette does not exist"},
 		{"unknown session", []string{"serve", "--session", "s9", db}, 1, `no such session "s9"`},
 		{"check ok", []string{"check", db}, 0, ""},
@@ -110,6 +113,25 @@ func TestServe_StdioReportStrict(t *testing.T) {
 			}
 			if len(r.Unmatched) != tt.wantUnmat || len(r.Unused) != tt.wantUnuse {
 				t.Errorf("report: %d unmatched, %d unused; want %d, %d\n%s", len(r.Unmatched), len(r.Unused), tt.wantUnmat, tt.wantUnuse, b)
+			}
+		})
+	}
+}
+
+func TestSessionIdle(t *testing.T) {
+	tests := []struct {
+		name     string
+		flag     time.Duration
+		wantOpts time.Duration
+	}{
+		{"a duration", 5 * time.Minute, 5 * time.Minute},
+		{"0 is never", 0, -1},
+		{"negative is never", -time.Second, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sessionIdle(tt.flag); got != tt.wantOpts {
+				t.Errorf("sessionIdle(%s) = %s, want %s", tt.flag, got, tt.wantOpts)
 			}
 		})
 	}

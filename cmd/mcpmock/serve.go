@@ -17,7 +17,7 @@ import (
 	"github.com/mcptape/mcptape/replay/script"
 )
 
-const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--strict] [--timing recorded|none] SOURCE...`
+const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--strict] [--timing recorded|none] [--session-idle D] SOURCE...`
 
 type serveOptions struct {
 	http, ws    string
@@ -27,6 +27,7 @@ type serveOptions struct {
 	timing      string
 	sessions    multiFlag
 	callTimeout time.Duration
+	sessionIdle time.Duration
 	sources     []string
 }
 
@@ -41,6 +42,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.timing, "timing", "none", "none: answer at once; recorded: keep the recorded delays")
 	fs.Var(&o.sessions, "session", "replay only this recorded session (id or name; repeatable; cassettes only)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 10*time.Second, "how long to wait for the client's reply to a server→client request")
+	fs.DurationVar(&o.sessionIdle, "session-idle", 30*time.Minute, "end an HTTP session unused for this long (its id then gets 404); 0 or negative: never")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
@@ -112,6 +114,7 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	}
 	srv, err := replay.NewServer(sources, replay.Options{
 		Match: o.match, Timing: o.timing, Log: s.Err, CallTimeout: o.callTimeout,
+		SessionIdle: sessionIdle(o.sessionIdle),
 	})
 	if err != nil {
 		return usageErrorf("serve: %v", err)
@@ -131,6 +134,15 @@ func runServe(ctx context.Context, args []string, s streams) error {
 		return err
 	}
 	return finish(srv.Report(), o)
+}
+
+// sessionIdle maps the flag to replay.Options.SessionIdle, where 0 means
+// the default: on the command line 0 means never.
+func sessionIdle(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // finish writes the report and applies --strict.
@@ -166,7 +178,7 @@ func serveNet(ctx context.Context, s streams, srv *replay.Server, addr, scheme s
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ConnState: srv.ConnState}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	fmt.Fprintf(s.Err, "mcpmock: listening on %s://%s/mcp\n", scheme, ln.Addr())
