@@ -145,7 +145,9 @@ func (s *Server) Transport() mcp.Transport {
 // URL starts an HTTP server on 127.0.0.1 and returns its Streamable HTTP
 // endpoint (".../mcp"); legacy HTTP+SSE is at ".../sse".
 func (s *Server) URL() string {
-	hs := httptest.NewServer(s.Handler())
+	hs := httptest.NewUnstartedServer(s.Handler())
+	hs.Config.ConnState = s.ConnState // a closed connection ends its sessionless replay session
+	hs.Start()
 	s.onClose(func() { s.Server.Close(); hs.Close() })
 	return hs.URL + "/mcp"
 }
