@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,25 +97,32 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 
 			b.ResetTimer()
 			spyCPU, upCPU := processCPU(b, spyProc.Cmd.Process.Pid), processCPU(b, upProc.Cmd.Process.Pid)
-			var tDirect, tProxy time.Duration
+			var tDirect, tProxy, cDirect, cProxy time.Duration
 			var lDirect, lProxy []time.Duration
 			chunk := 50 * clients
 			for done := 0; done < b.N; done += chunk {
 				n := min(chunk, b.N-done)
+				c0 := selfCPU()
 				d, l := run(direct, n)
+				c1 := selfCPU()
+				cDirect += c1 - c0
 				tDirect += d
 				lDirect = append(lDirect, l...)
 				d, l = run(proxied, n)
+				cProxy += selfCPU() - c1
 				tProxy += d
 				lProxy = append(lProxy, l...)
 			}
 			b.StopTimer()
 			spyCPU = processCPU(b, spyProc.Cmd.Process.Pid) - spyCPU
 			upCPU = processCPU(b, upProc.Cmd.Process.Pid) - upCPU
-			// CPU per round trip: mcpspy's, and the server's (which served
-			// both paths, so twice b.N), for scale.
+			// CPU per round trip: mcpspy's, the server's (which served both
+			// paths, so twice b.N) and the clients' on each path. On two
+			// cores the ratio follows (client+server) ÷ (client+server+mcpspy).
 			b.ReportMetric(float64(spyCPU.Microseconds())/float64(b.N), "spy_cpu_µs/rt")
 			b.ReportMetric(float64(upCPU.Microseconds())/float64(2*b.N), "server_cpu_µs/rt")
+			b.ReportMetric(float64(cDirect.Microseconds())/float64(b.N), "client_direct_cpu_µs/rt")
+			b.ReportMetric(float64(cProxy.Microseconds())/float64(b.N), "client_proxied_cpu_µs/rt")
 			rDirect := float64(b.N) / tDirect.Seconds()
 			rProxy := float64(b.N) / tProxy.Seconds()
 			b.ReportMetric(rDirect, "direct_rt/s")
@@ -149,4 +157,11 @@ func processCPU(tb testing.TB, pid int) time.Duration {
 	utime, _ := strconv.Atoi(f[11])
 	stime, _ := strconv.Atoi(f[12])
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// selfCPU is the CPU time this process (the clients) has used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
