@@ -101,8 +101,15 @@ func decodeJSON(b []byte) (any, error) {
 	return v, nil
 }
 
-// matchKey joins a method and canonical params into one map key.
-func matchKey(method, canon string) string { return method + "\x00" + canon }
+// appendKey appends the match key of a request to dst: the method, NUL,
+// the canonical params. It also returns the raw _meta.progressToken it
+// dropped, if any.
+func appendKey(dst []byte, method string, params json.RawMessage) (key, token []byte, ok bool) {
+	start := len(dst)
+	dst = append(append(dst, method...), 0)
+	dst, token, ok = appendCanonToken(dst, method, params)
+	return dst[start:], token, ok
+}
 
 // flatten lists the leaves of a canonical JSON value as path=value, sorted,
 // for distances and diffs.

@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -15,7 +16,7 @@ import (
 // A cassette source is built once, at load: every recorded request becomes
 // an interaction holding its answer and the server-initiated traffic that
 // belongs to it, and the interactions are indexed by method plus canonical
-// params. Answering is then a map look-up, whatever the cassette's size.
+// params. Answering is then an index look-up, whatever the cassette's size.
 
 // CassetteOption configures LoadCassette.
 type CassetteOption func(*cassetteConfig)
@@ -35,36 +36,41 @@ type Cassette struct {
 	name  string
 	match matcher
 
-	reqs     []*interaction            // requests in recorded order
-	byKey    map[string][]*interaction // method+canonical params → occurrences
+	reqs     []*interaction // requests in recorded order
+	byKey    *keyIndex      // method+canonical params → occurrences
 	byMethod map[string][]*interaction
-	notes    map[string][]*interaction // client notifications with traffic after them
-	dropped  int                       // server messages with nothing to attach to
+	notes    *keyIndex // client notifications, and the traffic after them
+	dropped  int       // server messages with nothing to attach to
 }
 
 // interaction is one recorded request (or client notification) and what
 // the server did about it.
 type interaction struct {
+	// What answering reads, together at the front.
+	//
+	// prep is the answer, built at load, handed out as it is when it needs
+	// no Play: its Reply's NoReply (not answered), Result or Error, After,
+	// and SSE (the answer was an SSE stream over Streamable HTTP). For a
+	// client notification, only After.
+	prep    Prepared
+	used    atomic.Bool
+	replyAt time.Duration
+	during  []step
+
+	key    []byte // method, NUL, canonical params
+	method string
+	token  string // the recorded progressToken
 	sess   string // recorded session id
 	seq    uint64
 	src    *Cassette
-	method string
-	canon  string
-	key    string
-	token  string // the recorded progressToken
 	stream uint64 // HTTP stream the request travelled on
 	t0     time.Time
 
-	answered  bool
 	cancelled bool // the client cancelled it before any answer
-	result    json.RawMessage
-	rpcErr    *RPCError
-	sse       bool // the answer was an SSE stream over Streamable HTTP
-	replyAt   time.Duration
-	during    []step
-	after     []Outgoing
-	used      atomic.Bool
 }
+
+// canon is the canonical params, for messages.
+func (it *interaction) canon() string { return string(it.key[len(it.method)+1:]) }
 
 // step is a message the server sent while a request was in flight.
 type step struct {
@@ -112,11 +118,17 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 			}
 		}
 	}
+	n := 0
+	for i := range sessions {
+		n += len(sessions[i].Messages)
+	}
+	seed := maphash.MakeSeed()
 	c := &Cassette{
 		name:     name,
-		byKey:    map[string][]*interaction{},
+		byKey:    newKeyIndex(seed, n/2), // at most one request in two messages, mostly
 		byMethod: map[string][]*interaction{},
-		notes:    map[string][]*interaction{},
+		notes:    newKeyIndex(seed, 0),
+		reqs:     make([]*interaction, 0, n/2),
 	}
 	for i := range sessions {
 		c.addSession(&sessions[i])
@@ -133,25 +145,59 @@ type parsed struct {
 	params  json.RawMessage
 	result  json.RawMessage
 	err     json.RawMessage
-	canon   string
-	key     string // matchKey, computed on the parsing workers
+	key     []byte // match key (see appendKey), computed on the parsing workers
+	hash    uint64 // of key
 	token   string
 }
 
-// methods interns method names: a cassette repeats a handful of them
-// many thousand times.
-type methods map[string]string
+// parser is the state of one parsing worker.
+type parser struct {
+	seed maphash.Seed
+	// names interns method names: a cassette repeats a handful of them
+	// many thousand times.
+	names map[string]string
+	// arena holds the match keys, one after the other in recorded order:
+	// one allocation per block instead of one per request, and a replay
+	// reads them in about that order.
+	arena []byte
+}
 
-func (m methods) intern(raw []byte) string {
-	if s, ok := m[string(raw)]; ok {
+func newParser(seed maphash.Seed) *parser {
+	return &parser{seed: seed, names: map[string]string{}}
+}
+
+func (ps *parser) intern(raw []byte) string {
+	if s, ok := ps.names[string(raw)]; ok {
 		return s
 	}
 	s := keyString(raw)
-	m[string(raw)] = s
+	ps.names[string(raw)] = s
 	return s
 }
 
-func parseFrame(frame []byte, dir store.Dir, names methods) parsed {
+// arenaBlock is the size of a block of match keys.
+const arenaBlock = 64 << 10
+
+// key writes the match key of a request into the arena. Params that do
+// not canonicalize get the key of a request without params, as before.
+func (ps *parser) key(method string, params []byte) (key, token []byte) {
+	// Canonical params are seldom longer than params as written.
+	if need := len(method) + 1 + len(params); cap(ps.arena)-len(ps.arena) < need {
+		ps.arena = make([]byte, 0, max(arenaBlock, 2*need))
+	}
+	start := len(ps.arena)
+	key, token, ok := appendKey(ps.arena, method, params)
+	if !ok {
+		key, token = append(ps.arena, method...), nil
+		key = append(key, 0)[start:]
+	}
+	if &key[0] == &ps.arena[:start+1][start] { // still in the block
+		ps.arena = ps.arena[:start+len(key)]
+	}
+	return key[:len(key):len(key)], token
+}
+
+func (ps *parser) parseFrame(frame []byte, dir store.Dir) parsed {
 	var p parsed
 	var id, method []byte
 	err := objectFields(frame, func(k, v []byte) {
@@ -179,16 +225,12 @@ func parseFrame(frame []byte, dir store.Dir, names methods) parsed {
 		return p
 	}
 	p.hasMeth = true
-	p.method = names.intern(method)
+	p.method = ps.intern(method)
 	var tok []byte
 	switch {
 	case dir == store.C2S:
-		// One allocation for key and canon: canon is the key's tail.
-		buf := make([]byte, 0, len(p.method)+1+len(p.params))
-		buf = append(append(buf, p.method...), 0)
-		buf, tok, _ = appendCanonToken(buf, p.method, p.params)
-		p.key = string(buf)
-		p.canon = p.key[len(p.method)+1:]
+		p.key, tok = ps.key(p.method, p.params)
+		p.hash = maphash.Bytes(ps.seed, p.key)
 	case p.method == "notifications/progress":
 		tok = fieldOf(p.params, "progressToken")
 	}
@@ -200,13 +242,13 @@ func parseFrame(frame []byte, dir store.Dir, names methods) parsed {
 
 // parseAll parses frames on every core: loading a large cassette is
 // dominated by JSON decoding.
-func parseAll(msgs []*store.Message) []parsed {
+func parseAll(msgs []*store.Message, seed maphash.Seed) []parsed {
 	out := make([]parsed, len(msgs))
 	workers := runtime.GOMAXPROCS(0)
 	if len(msgs) < 1024 || workers < 2 {
-		names := methods{}
+		ps := newParser(seed)
 		for i, m := range msgs {
-			out[i] = parseFrame(m.Frame, m.Dir, names)
+			out[i] = ps.parseFrame(m.Frame, m.Dir)
 		}
 		return out
 	}
@@ -217,9 +259,9 @@ func parseAll(msgs []*store.Message) []parsed {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			names := methods{} // one per worker: no locking
+			ps := newParser(seed) // one per worker: no locking
 			for i := lo; i < hi; i++ {
-				out[i] = parseFrame(msgs[i].Frame, msgs[i].Dir, names)
+				out[i] = ps.parseFrame(msgs[i].Frame, msgs[i].Dir)
 			}
 		}()
 	}
@@ -228,10 +270,21 @@ func parseAll(msgs []*store.Message) []parsed {
 }
 
 func (c *Cassette) addSession(s *store.TapeSession) {
-	ps := parseAll(s.Messages)
-	if len(c.byKey) == 0 && len(ps) > 1024 { // size the index once, not by doubling
-		c.byKey = make(map[string][]*interaction, len(ps)/2)
-		c.reqs = make([]*interaction, 0, len(ps)/2)
+	ps := parseAll(s.Messages, c.byKey.seed)
+	// The session's interactions in one block, in recorded order.
+	n := 0
+	for i, m := range s.Messages {
+		if ps[i].ok && ps[i].hasMeth && m.Dir == store.C2S {
+			n++
+		}
+	}
+	slab := make([]interaction, n)
+	newInteraction := func(m *store.Message, p *parsed) *interaction {
+		it := &slab[0]
+		slab = slab[1:]
+		it.sess, it.seq, it.src, it.t0 = s.Info.ID, m.Seq, c, m.Time
+		it.method, it.key = p.method, p.key
+		return it
 	}
 	inflight := map[string]*interaction{}
 	var open []*interaction // in flight, oldest first
@@ -243,18 +296,16 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 		}
 		switch {
 		case m.Dir == store.C2S && p.hasMeth && p.id != nil:
-			it := &interaction{
-				sess: s.Info.ID, seq: m.Seq, src: c,
-				method: p.method, canon: p.canon, key: p.key,
-				token: p.token, t0: m.Time,
-			}
+			it := newInteraction(m, &p)
+			it.token = p.token
+			it.prep.Reply.NoReply = true // until its answer comes
 			if m.HTTP != nil {
 				it.stream = m.HTTP.StreamID
 			}
 			inflight[string(p.id)] = it
 			open = append(open, it)
 			c.reqs = append(c.reqs, it)
-			c.byKey[it.key] = append(c.byKey[it.key], it)
+			c.byKey.add(p.hash, it.key, it)
 			c.byMethod[it.method] = append(c.byMethod[it.method], it)
 		case m.Dir == store.C2S && p.hasMeth:
 			if p.method == "notifications/cancelled" {
@@ -267,11 +318,8 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 				}
 				continue
 			}
-			it := &interaction{
-				sess: s.Info.ID, seq: m.Seq, src: c,
-				method: p.method, canon: p.canon, key: p.key, t0: m.Time,
-			}
-			c.notes[it.key] = append(c.notes[it.key], it)
+			it := newInteraction(m, &p)
+			c.notes.add(p.hash, it.key, it)
 			last = it
 		case m.Dir == store.S2C && !p.hasMeth && p.id != nil:
 			it := inflight[string(p.id)]
@@ -283,17 +331,18 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 			if it.cancelled {
 				continue // answered because it was cancelled: replayed as unanswered
 			}
-			it.answered = true
+			r := &it.prep.Reply
+			r.NoReply = false
 			it.replyAt = m.Time.Sub(it.t0)
 			if len(p.err) > 0 {
-				it.rpcErr = &RPCError{}
-				if json.Unmarshal(p.err, it.rpcErr) != nil {
-					it.rpcErr = &RPCError{Code: -32603, Message: "unreadable recorded error: " + string(p.err)}
+				r.Error = &RPCError{}
+				if json.Unmarshal(p.err, r.Error) != nil {
+					r.Error = &RPCError{Code: -32603, Message: "unreadable recorded error: " + string(p.err)}
 				}
 			} else {
-				it.result = p.result
+				r.Result = p.result
 			}
-			it.sse = m.HTTP != nil && m.HTTP.Stream == "post-sse"
+			it.prep.SSE = m.HTTP != nil && m.HTTP.Stream == "post-sse"
 			last = it
 		case m.Dir == store.S2C && p.hasMeth:
 			out := Outgoing{Method: p.method, Params: p.params, Request: p.id != nil}
@@ -304,7 +353,7 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 					out: out, progress: p.method == "notifications/progress", at: m.Time.Sub(target.t0),
 				})
 			case last != nil && p.method != "notifications/progress":
-				last.after = append(last.after, out)
+				last.prep.Reply.After = append(last.prep.Reply.After, out)
 			default:
 				c.dropped++
 			}
@@ -376,7 +425,7 @@ func (c *Cassette) Unused() []string {
 		if it.used.Load() || it.method == "ping" || it.method == "server/discover" {
 			continue
 		}
-		out = append(out, it.where()+" "+describe(it.method, it.canon))
+		out = append(out, it.where()+" "+describe(it.method, it.canon()))
 	}
 	return out
 }
@@ -395,7 +444,7 @@ func describe(method, canon string) string {
 
 // Open implements Source.
 func (c *Cassette) Open() SessionSource {
-	return &cassetteSession{c: c, next: map[string]int{}}
+	return &cassetteSession{c: c}
 }
 
 // setMatch is how the engine hands its --match mode to cassettes.

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -56,11 +57,19 @@ func (m *matcher) ignores(method string) bool { return m.ignoreAll || m.ignore[m
 // session replays the cassette from the start: the n-th identical request
 // of a session gets the n-th recorded answer.
 type cassetteSession struct {
-	c    *Cassette
-	mu   sync.Mutex
-	next map[string]int // key → how many occurrences this session used
-	pos  int            // strict: index of the next expected request
+	c  *Cassette
+	mu sync.Mutex
+	// How many occurrences of a key this session used: of a request's
+	// match key, of a method (ignore-params), of a notification's key.
+	next       map[*keyEntry]int
+	nextMethod map[string]int
+	nextNote   map[*keyEntry]int
+	pos        int // strict: index of the next expected request
 }
+
+// keyBuf is room for a typical match key on the stack: answering a
+// request allocates nothing here.
+const keyBuf = 512
 
 // Answer implements SessionSource.
 func (s *cassetteSession) Answer(ctx context.Context, peer Peer, req *Request) (Reply, bool) {
@@ -76,89 +85,102 @@ func (s *cassetteSession) Answer(ctx context.Context, peer Peer, req *Request) (
 
 func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	c := s.c
-	canon, valid := canonParams(req.Method, req.Params)
+	var buf [keyBuf]byte
+	key, _, valid := appendKey(buf[:0], req.Method, req.Params)
 	if !valid {
 		return nil, false
 	}
-	key := matchKey(req.Method, canon)
 	if req.ID == nil {
 		return s.prepareNote(key)
 	}
-	var occ []*interaction
-	listKey := key
-	if c.match.ignores(req.Method) {
-		occ, listKey = c.byMethod[req.Method], req.Method
-	} else {
-		occ = c.byKey[key]
-	}
-	if len(occ) == 0 {
+	ignores := c.match.ignores(req.Method)
+	var (
+		e     *keyEntry      // the key's occurrences, or
+		byMet []*interaction // with ignore-params, the method's
+	)
+	if ignores {
+		if byMet = c.byMethod[req.Method]; len(byMet) == 0 {
+			return nil, false
+		}
+	} else if e = c.byKey.find(c.byKey.hash(key), key); e == nil {
 		return nil, false
 	}
 	s.mu.Lock()
 	var it *interaction
-	if c.match.strict {
+	switch {
+	case c.match.strict:
 		if s.pos >= len(c.reqs) {
 			s.mu.Unlock()
 			return nil, false
 		}
 		it = c.reqs[s.pos]
-		if it.method != req.Method || (it.key != key && !c.match.ignores(req.Method)) {
+		if it.method != req.Method || (!ignores && !bytes.Equal(it.key, key)) {
 			s.mu.Unlock()
 			return nil, false
 		}
 		s.pos++
-	} else if len(occ) == 1 {
-		it = occ[0] // first and last: no cursor to keep
-	} else {
-		n := s.next[listKey]
-		if n < len(occ) {
-			s.next[listKey] = n + 1
-			it = occ[n]
-		} else {
-			it = occ[len(occ)-1] // ran out: the last answer again
-		}
+	case ignores:
+		it = byMet[nextOf(&s.nextMethod, req.Method, len(byMet))]
+	case e.len() == 1:
+		it = e.first // first and last: no cursor to keep
+	default:
+		it = e.at(nextOf(&s.next, e, e.len()))
 	}
 	s.mu.Unlock()
 	it.used.Store(true)
 	return s.plan(it), true
 }
 
-func (s *cassetteSession) prepareNote(key string) (*Prepared, bool) {
-	occ := s.c.notes[key]
-	if len(occ) == 0 {
+// nextOf takes the next of n occurrences of k; once they ran out, the last
+// one again.
+func nextOf[K comparable](next *map[K]int, k K, n int) int {
+	if *next == nil {
+		*next = map[K]int{}
+	}
+	i := (*next)[k]
+	if i < n-1 {
+		(*next)[k] = i + 1
+		return i
+	}
+	(*next)[k] = n
+	return n - 1
+}
+
+// noAfter is the answer to a notification whose recorded traffic was
+// already replayed.
+var noAfter Prepared
+
+func (s *cassetteSession) prepareNote(key []byte) (*Prepared, bool) {
+	e := s.c.notes.find(s.c.notes.hash(key), key)
+	if e == nil {
 		return nil, false
 	}
 	s.mu.Lock()
-	n := s.next[key]
-	if n < len(occ) {
-		s.next[key] = n + 1
+	if s.nextNote == nil {
+		s.nextNote = map[*keyEntry]int{}
+	}
+	n := s.nextNote[e]
+	if n < e.len() {
+		s.nextNote[e] = n + 1
 	}
 	s.mu.Unlock()
-	if n >= len(occ) {
-		return &Prepared{}, true // after-traffic is replayed once
+	if n >= e.len() {
+		return &noAfter, true // after-traffic is replayed once
 	}
-	it := occ[n]
+	it := e.at(n)
 	it.used.Store(true)
-	return &Prepared{Reply: Reply{After: it.after}}, true
+	return &it.prep, true
 }
 
-// plan turns an interaction into a prepared answer.
+// plan turns an interaction into a prepared answer: the one built at load,
+// unless answering takes time.
 func (s *cassetteSession) plan(it *interaction) *Prepared {
-	var r Reply
-	switch {
-	case !it.answered:
-		r.NoReply = true
-	case it.rpcErr != nil:
-		r.Error = it.rpcErr
-	default:
-		r.Result = it.result
-	}
-	r.After = it.after
-	p := &Prepared{Reply: r, SSE: it.sse}
 	timing := s.c.match.timing
 	if len(it.during) == 0 && (!timing || it.replyAt <= 0) {
-		return p
+		return &it.prep
 	}
+	r := it.prep.Reply
+	p := &Prepared{Reply: r, SSE: it.prep.SSE}
 	p.Play = func(ctx context.Context, peer Peer, req *Request) Reply {
 		start := time.Now()
 		live := req.ProgressToken()
@@ -257,12 +279,12 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 	}
 	if c.match.strict && pos < len(c.reqs) {
 		it := c.reqs[pos]
-		minus, plus := leafDiff(flatten(it.canon), live)
+		minus, plus := leafDiff(flatten(it.canon()), live)
 		d := formatDiff(minus, plus)
 		if it.method != req.Method {
 			d = fmt.Sprintf("- method=%s\n+ method=%s", it.method, req.Method)
 		}
-		return "next in recorded order: " + it.where() + " " + describe(it.method, it.canon), d, true
+		return "next in recorded order: " + it.where() + " " + describe(it.method, it.canon()), d, true
 	}
 	cands := c.byMethod[req.Method]
 	if len(cands) == 0 {
@@ -274,7 +296,7 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 		if i == nearestScan {
 			break
 		}
-		minus, plus := leafDiff(flatten(it.canon), live)
+		minus, plus := leafDiff(flatten(it.canon()), live)
 		if best == nil || len(minus)+len(plus) < len(bestMinus)+len(bestPlus) {
 			best, bestMinus, bestPlus = it, minus, plus
 		}
@@ -283,7 +305,7 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 	if d == "" {
 		d = "(same params: every recorded answer to it was used)"
 	}
-	return prefix + best.where() + " " + describe(best.method, best.canon), d, true
+	return prefix + best.where() + " " + describe(best.method, best.canon()), d, true
 }
 
 // formatDiff shows at most a few differing leaves: "-" recorded, "+" live.

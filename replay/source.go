@@ -143,7 +143,8 @@ type Prepared struct {
 // engine calls Prepare on the reading goroutine, in arrival order, writes
 // an immediate Reply at once, and runs Play on a goroutine of its own.
 // Answers without a Play therefore go out in the order their requests came
-// in, which keeps the bytes out the same from run to run.
+// in, which keeps the bytes out the same from run to run. The engine only
+// reads a Prepared: a source may hand out the same one again.
 type Preparer interface {
 	Prepare(req *Request) (*Prepared, bool)
 }
