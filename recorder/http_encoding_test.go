@@ -200,8 +200,9 @@ func TestHTTPProxy_UndecodableStream(t *testing.T) {
 					w.(http.Flusher).Flush()
 				}
 			}))
-			var logBuf syncBuffer
-			px := startHTTPProxy(t, up+"/mcp", func(p *recorder.HTTPProxy) { p.Log = &logBuf })
+			var logText bytes.Buffer
+			logW := &lockedWriter{w: &logText}
+			px := startHTTPProxy(t, up+"/mcp", func(p *recorder.HTTPProxy) { p.Log = logW })
 			req, _ := http.NewRequest("POST", px.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 			req.Header.Set("Accept-Encoding", coding) // keeps Go's client from undoing gzip itself
 			resp, err := http.DefaultClient.Do(req)
@@ -214,8 +215,9 @@ func TestHTTPProxy_UndecodableStream(t *testing.T) {
 			if !bytes.Equal(got, junk) {
 				t.Errorf("client got %d bytes, want the %d sent, unchanged", len(got), len(junk))
 			}
-			if !strings.Contains(logBuf.String(), coding+" stream on /mcp") {
-				t.Errorf("log %q: want a warning naming the coding and the path", logBuf.String())
+			px.Stop() // the proxy writes no more to logText
+			if !strings.Contains(logText.String(), coding+" stream on /mcp") {
+				t.Errorf("log %q: want a warning naming the coding and the path", logText.String())
 			}
 			for _, s := range readCassette(t, px.Cassette) {
 				for _, m := range s.msgs {
@@ -226,23 +228,4 @@ func TestHTTPProxy_UndecodableStream(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer that the proxy's goroutines may write to
-// while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
