@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -202,78 +204,193 @@ var ErrJSONL = errors.New("bad JSONL cassette")
 
 // ReadJSONL reads an export. name is used in errors ("file.jsonl:12: …").
 // Lines may be of any length. Seqs must be dense from 1 per session, and a
-// session's header must come before its messages.
+// session's header must come before its messages. Frames share the memory
+// of the text read.
 func ReadJSONL(r io.Reader, name string) (*Tape, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return readJSONL(data, name)
+}
+
+// jsonlChunk is the least text worth a parsing worker of its own.
+const jsonlChunk = 1 << 20
+
+// readJSONL parses the lines on every core, in chunks of whole lines, then
+// checks what depends on the lines before (headers, seqs) in one pass in
+// file order: replaying a 100k-line export starts with reading all of it.
+// The first error in file order wins, as in a line-by-line read.
+func readJSONL(data []byte, name string) (*Tape, error) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(data)/jsonlChunk))
+	var chunks [][]byte
+	for rest := data; len(rest) > 0; {
+		n := len(rest)
+		if len(chunks) < workers-1 {
+			n = min(n, len(data)/workers)
+			if nl := bytes.IndexByte(rest[n:], '\n'); nl >= 0 {
+				n += nl + 1
+			} else {
+				n = len(rest)
+			}
+		}
+		chunks = append(chunks, rest[:n])
+		rest = rest[n:]
+	}
+	parsed := make([][]jsonlRecord, len(chunks))
+	var wg sync.WaitGroup
+	for i, c := range chunks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parsed[i] = parseChunk(c)
+		}()
+	}
+	wg.Wait()
+
 	t := &Tape{}
 	index := map[string]int{}
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) == 0 && err == io.EOF {
-			return t, nil
+	lineBase := 0
+	for ci, recs := range parsed {
+		for k := range recs {
+			rec := &recs[k]
+			fail := func(format string, a ...any) error {
+				return fmt.Errorf("%s:%d: %w: %s", name, lineBase+rec.line, ErrJSONL, fmt.Sprintf(format, a...))
+			}
+			if rec.early != "" {
+				return nil, fail("%s", rec.early)
+			}
+			if rec.info != nil {
+				if _, dup := index[rec.session]; dup {
+					return nil, fail("second header for session %q", rec.session)
+				}
+				if rec.late != "" {
+					return nil, fail("%s", rec.late)
+				}
+				index[rec.session] = len(t.Sessions)
+				t.Sessions = append(t.Sessions, TapeSession{Info: *rec.info})
+				continue
+			}
+			i, ok := index[rec.session]
+			if !ok {
+				return nil, fail("message for session %q before its header line", rec.session)
+			}
+			s := &t.Sessions[i]
+			if want := uint64(len(s.Messages) + 1); rec.msg.Seq != want {
+				return nil, fail("seq %d, want %d (seqs run from 1 without gaps)", rec.msg.Seq, want)
+			}
+			if rec.late != "" {
+				return nil, fail("%s", rec.late)
+			}
+			s.Messages = append(s.Messages, rec.msg)
 		}
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("%s:%d: %w", name, lineNo, err)
+		lineBase += bytes.Count(chunks[ci], []byte{'\n'})
+	}
+	return t, nil
+}
+
+// jsonlRecord is one line, parsed on its own. Errors are kept apart by
+// when a line-by-line reader would report them: early before the checks
+// that depend on earlier lines, late after them.
+type jsonlRecord struct {
+	line    int // within its chunk, from 1
+	session string
+	info    *SessionInfo // header lines
+	msg     *Message     // message lines
+	early   string
+	late    string
+}
+
+// parseChunk parses whole lines up to the first with an error: nothing
+// after it can matter.
+func parseChunk(text []byte) []jsonlRecord {
+	var recs []jsonlRecord
+	names := map[string]string{} // session ids and dirs: a few, many times over
+	var slab []Message           // messages in blocks, not one by one
+	for lineNo := 1; len(text) > 0; lineNo++ {
+		line := text
+		if nl := bytes.IndexByte(text, '\n'); nl >= 0 {
+			line = text[:nl+1]
 		}
+		text = text[len(line):]
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		fail := func(format string, a ...any) error {
-			return fmt.Errorf("%s:%d: %w: %s", name, lineNo, ErrJSONL, fmt.Sprintf(format, a...))
-		}
-		l, err := parseLine(line)
-		if err != nil {
-			return nil, fail("%v", err)
-		}
-		if l.Session == "" {
-			return nil, fail(`missing "session"`)
-		}
-		if l.Info != nil {
-			if _, dup := index[l.Session]; dup {
-				return nil, fail("second header for session %q", l.Session)
-			}
-			var info SessionInfo
-			if err := json.Unmarshal(l.Info, &info); err != nil {
-				return nil, fail("info: %v", err)
-			}
-			info.ID = l.Session
-			index[l.Session] = len(t.Sessions)
-			t.Sessions = append(t.Sessions, TapeSession{Info: info})
-			continue
-		}
-		i, ok := index[l.Session]
-		if !ok {
-			return nil, fail("message for session %q before its header line", l.Session)
-		}
-		s := &t.Sessions[i]
-		m := &Message{Session: l.Session, Seq: l.Seq, HTTP: l.HTTP, Note: l.Note}
-		if want := uint64(len(s.Messages) + 1); l.Seq != want {
-			return nil, fail("seq %d, want %d (seqs run from 1 without gaps)", l.Seq, want)
-		}
-		if m.Dir, ok = ParseDir(l.Dir); !ok {
-			return nil, fail(`dir %q (want "c2s" or "s2c")`, l.Dir)
-		}
-		if m.Time, err = time.Parse(time.RFC3339Nano, l.Time); err != nil {
-			return nil, fail("time: %v", err)
-		}
-		m.Time = m.Time.UTC()
+		rec := jsonlRecord{line: lineNo}
+		l, err := parseLine(line, names)
 		switch {
-		case l.Raw != nil:
-			m.Frame = []byte(*l.Raw)
-		case l.RawBase64 != nil:
-			m.Frame = l.RawBase64
-		case l.Message != nil:
-			m.Frame = []byte(l.Message)
+		case err != nil:
+			rec.early = err.Error()
+		case l.Session == "":
+			rec.early = `missing "session"`
+		case l.Info != nil:
+			rec.session = l.Session
+			rec.info = new(SessionInfo)
+			if err := json.Unmarshal(l.Info, rec.info); err != nil {
+				rec.late = fmt.Sprintf("info: %v", err)
+			}
+			rec.info.ID = l.Session
 		default:
-			return nil, fail(`neither "message" nor "raw"`)
+			rec.session = l.Session
+			if len(slab) == cap(slab) {
+				slab = make([]Message, 0, 1024)
+			}
+			slab = append(slab, Message{Session: l.Session, Seq: l.Seq, HTTP: l.HTTP, Note: l.Note})
+			m := &slab[len(slab)-1]
+			rec.msg = m
+			rec.late = l.finish(m)
 		}
-		s.Messages = append(s.Messages, m)
+		recs = append(recs, rec)
+		if rec.early != "" || rec.late != "" {
+			break
+		}
 	}
+	return recs
 }
 
-// parseLine reads one JSONL line without reflection: replaying a 100k-line
-// export starts with reading all of it. Frames share the line's memory.
-func parseLine(line []byte) (messageLine, error) {
+// finish fills in m's direction, time and frame from l; it returns what is
+// wrong, if anything.
+func (l *messageLine) finish(m *Message) string {
+	var ok bool
+	if m.Dir, ok = ParseDir(l.Dir); !ok {
+		return fmt.Sprintf(`dir %q (want "c2s" or "s2c")`, l.Dir)
+	}
+	t, err := time.Parse(time.RFC3339Nano, l.Time)
+	if err != nil {
+		return fmt.Sprintf("time: %v", err)
+	}
+	m.Time = t.UTC()
+	switch {
+	case l.Raw != nil:
+		m.Frame = []byte(*l.Raw)
+	case l.RawBase64 != nil:
+		m.Frame = l.RawBase64
+	case l.Message != nil:
+		m.Frame = l.Message
+	default:
+		return `neither "message" nor "raw"`
+	}
+	return ""
+}
+
+// internString decodes a JSON string value, handing out one copy of each
+// plain string it sees often.
+func internString(v []byte, names map[string]string) (string, bool) {
+	if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 {
+		if s, ok := names[string(v[1:len(v)-1])]; ok {
+			return s, true
+		}
+	}
+	s, ok := jsonrpc.String(v)
+	if ok && len(names) < 64 {
+		names[s] = s
+	}
+	return s, ok
+}
+
+// parseLine reads one JSONL line without reflection. Frames share the
+// line's memory. names interns session ids and dirs.
+func parseLine(line []byte, names map[string]string) (messageLine, error) {
 	var l messageLine
 	var err error
 	set := func(what string, e error) {
@@ -288,7 +405,7 @@ func parseLine(line []byte) (messageLine, error) {
 		switch string(name) {
 		case "session":
 			var ok bool
-			if l.Session, ok = jsonrpc.String(v); !ok {
+			if l.Session, ok = internString(v, names); !ok {
 				set("session", errors.New("not a string"))
 			}
 		case "info":
@@ -298,7 +415,7 @@ func parseLine(line []byte) (messageLine, error) {
 			l.Seq, e = strconv.ParseUint(string(v), 10, 64)
 			set("seq", e)
 		case "dir":
-			l.Dir, _ = jsonrpc.String(v)
+			l.Dir, _ = internString(v, names)
 		case "time":
 			l.Time, _ = jsonrpc.String(v)
 		case "message":
@@ -330,12 +447,11 @@ func parseLine(line []byte) (messageLine, error) {
 // Load reads a cassette (.db) or an export (.jsonl) whole.
 func Load(path string) (*Tape, error) {
 	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
-		f, err := os.Open(path)
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		return ReadJSONL(f, path)
+		return readJSONL(data, path)
 	}
 	t := &Tape{}
 	err := View(path, func(r *Reader) error {

@@ -1,0 +1,89 @@
+package store_test
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// bigExport is an export of n messages in two sessions, long enough to be
+// read in several chunks.
+func bigExport(tb testing.TB, n int) []byte {
+	tb.Helper()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tape := &store.Tape{}
+	for _, id := range []string{"s1", "s2"} {
+		s := store.TapeSession{Info: store.SessionInfo{ID: id, Transport: store.TransportStdio, Start: t0}}
+		for i := range n / 2 {
+			s.Messages = append(s.Messages, &store.Message{
+				Session: id, Seq: uint64(i + 1), Dir: store.Dir(i % 2), Time: t0.Add(time.Duration(i)),
+				Frame: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"padding padding padding padding"}}}`, i),
+			})
+		}
+		s.Messages[3].Frame = []byte("not json\r") // a raw line
+		tape.Sessions = append(tape.Sessions, s)
+	}
+	var b bytes.Buffer
+	if err := store.WriteJSONL(&b, tape); err != nil {
+		tb.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestReadJSONL_Chunks: an export read on several cores reads back as the
+// same text, and an error far into it names the same line as a
+// line-by-line read would.
+func TestReadJSONL_Chunks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	text := bigExport(t, 40_000)
+	if len(text) < 4<<20 {
+		t.Fatalf("export of %d bytes: too short for several chunks", len(text))
+	}
+	tape, err := store.ReadJSONL(bytes.NewReader(text), "big.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back bytes.Buffer
+	if err := store.WriteJSONL(&back, tape); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back.Bytes(), text) {
+		t.Fatal("export → read → export changed the text")
+	}
+
+	lines := strings.SplitAfter(string(text), "\n")
+	tests := []struct {
+		name string
+		line int // 1-based
+		edit func(string) string
+		want string
+	}{
+		{"not json", 30_001, func(string) string { return "{oops\n" }, "not a JSON object"},
+		{"gap in seq", 25_000, func(l string) string { return strings.Replace(l, `"seq":`, `"seq":9`, 1) }, "want"},
+		{"bad dir late", 39_999, func(l string) string {
+			return strings.NewReplacer(`"c2s"`, `"up"`, `"s2c"`, `"up"`).Replace(l)
+		}, `dir "up"`},
+		{"blank lines before", 35_000, func(string) string { return "\n\n{oops\n" }, "not a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			edited := append([]string(nil), lines...)
+			edited[tt.line-1] = tt.edit(edited[tt.line-1])
+			// A second error further on must not win.
+			edited[len(edited)-2] = "{oops\n"
+			_, err := store.ReadJSONL(strings.NewReader(strings.Join(edited, "")), "big.jsonl")
+			line := tt.line
+			if tt.name == "blank lines before" {
+				line += 2
+			}
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("big.jsonl:%d: ", line)) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want line %d and %q", err, line, tt.want)
+			}
+		})
+	}
+}
