@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,35 +19,44 @@ import (
 )
 
 // BenchmarkHTTPRoundTrip measures tools/call round trips per second over
-// Streamable HTTP (go-sdk client and server, SSE answers), straight to the
-// server and through the mcpspy binary, side by side in one run: the two
-// paths take turns in small chunks so that machine noise hits both alike.
-// It reports both rates, their ratio (target ≥ 0.85) and the p99 latency
-// the proxy adds.
+// Streamable HTTP (go-sdk client and server, SSE answers) on three paths
+// side by side in one run: straight to the server, through the mcpspy
+// binary, and through tcprelay, a hop that only copies bytes. The paths
+// take turns in small chunks so that machine noise hits all alike.
 //
-// The server and mcpspy run as processes of their own, as they are
-// deployed. In one process with the go-sdk client and server, the proxy's
-// share of the CPU went mostly to collecting the SDK's garbage (half a
-// megabyte of decoder buffers per round trip), which mcpspy never pays.
+// It reports the target ratio, mcpspy ÷ direct (≥ 0.85), and beside it
+// the relay's ratio: what any extra hop costs on this machine, the floor
+// under mcpspy's own overhead. "vs-relay" is mcpspy ÷ relay, the part
+// that is mcpspy's. Also the p99 latency mcpspy adds, and CPU per round
+// trip of mcpspy, the relay and the server (from /proc).
+//
+// The server, mcpspy and the relay run as processes of their own, as they
+// are deployed. In one process with the go-sdk client and server, the
+// proxy's share of the CPU went mostly to collecting the SDK's garbage
+// (half a megabyte of decoder buffers per round trip).
 //
 //	go test -run '^$' -bench HTTPRoundTrip -benchtime 3000x ./recorder/
 func BenchmarkHTTPRoundTrip(b *testing.B) {
 	spy := peertest.Binary(b, "mcpspy")
+	relay := peertest.BinaryPkg(b, "tcprelay", "./internal/peertest/tcprelay")
 	server := peertest.BinaryPkg(b, "gosdkserver", "./internal/peertest/gosdkserver")
 	for _, clients := range []int{1, 16} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			dir := b.TempDir()
+			listening := func(p *peertest.Process, prefix string) string {
+				return strings.TrimSuffix(strings.TrimSpace(p.WaitLine(b, prefix, 30*time.Second)), "/")
+			}
 			upProc := peertest.Start(b, dir, nil, nil, nil, server, "-http", "127.0.0.1:0")
-			up := strings.TrimSuffix(strings.TrimSpace(upProc.WaitLine(b, "gosdkserver: listening on ", 30*time.Second)), "/")
+			up := listening(upProc, "gosdkserver: listening on ")
 			spyProc := peertest.Start(b, dir, nil, nil, nil, spy, "record", "-o", filepath.Join(dir, "bench.db"), "--listen", "127.0.0.1:0", "--upstream", up+"/mcp")
-			px := struct{ URL string }{strings.TrimSpace(spyProc.WaitLine(b, "mcpspy: listening on ", 30*time.Second))}
+			relayProc := peertest.Start(b, dir, nil, nil, nil, relay, "-upstream", strings.TrimPrefix(up, "http://"))
 			ctx := context.Background()
-			connect := func(endpoint string) []*mcp.ClientSession {
+			connect := func(base string) []*mcp.ClientSession {
 				hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 				out := make([]*mcp.ClientSession, clients)
 				for i := range out {
 					c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-					cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+					cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, nil)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -57,82 +65,90 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 				}
 				return out
 			}
-			direct, proxied := connect(up+"/mcp"), connect(px.URL+"/mcp")
-			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "benchmark payload"}}
-
-			// run makes n round trips spread over the sessions and returns
-			// the wall time and every call's latency.
-			run := func(sessions []*mcp.ClientSession, n int) (time.Duration, []time.Duration) {
-				var mu sync.Mutex
-				var lat []time.Duration
-				var wg sync.WaitGroup
-				start := time.Now()
-				for i, cs := range sessions {
-					share := n / len(sessions)
-					if i < n%len(sessions) {
-						share++
-					}
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						mine := make([]time.Duration, 0, share)
-						for range share {
-							t0 := time.Now()
-							if _, err := cs.CallTool(ctx, params); err != nil {
-								b.Error(err)
-								return
-							}
-							mine = append(mine, time.Since(t0))
-						}
-						mu.Lock()
-						lat = append(lat, mine...)
-						mu.Unlock()
-					}()
-				}
-				wg.Wait()
-				return time.Since(start), lat
+			paths := []*benchPath{
+				{sessions: connect(up)},
+				{sessions: connect(listening(spyProc, "mcpspy: listening on ")), pid: spyProc.Cmd.Process.Pid},
+				{sessions: connect(listening(relayProc, "tcprelay: listening on ")), pid: relayProc.Cmd.Process.Pid},
 			}
-			run(direct, 20*clients) // warm up both paths
-			run(proxied, 20*clients)
+			direct, proxied, relayed := paths[0], paths[1], paths[2]
+			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "benchmark payload"}}
+			for _, p := range paths { // warm up
+				p.run(b, params, 20*clients)
+			}
 
 			b.ResetTimer()
-			spyCPU, upCPU := processCPU(b, spyProc.Cmd.Process.Pid), processCPU(b, upProc.Cmd.Process.Pid)
-			var tDirect, tProxy, cDirect, cProxy time.Duration
-			var lDirect, lProxy []time.Duration
+			serverCPU := processCPU(b, upProc.Cmd.Process.Pid)
+			for _, p := range paths {
+				p.elapsed, p.lat = 0, nil
+				if p.pid != 0 {
+					p.cpu = processCPU(b, p.pid)
+				}
+			}
 			chunk := 50 * clients
 			for done := 0; done < b.N; done += chunk {
-				n := min(chunk, b.N-done)
-				c0 := selfCPU()
-				d, l := run(direct, n)
-				c1 := selfCPU()
-				cDirect += c1 - c0
-				tDirect += d
-				lDirect = append(lDirect, l...)
-				d, l = run(proxied, n)
-				cProxy += selfCPU() - c1
-				tProxy += d
-				lProxy = append(lProxy, l...)
+				for _, p := range paths {
+					p.run(b, params, min(chunk, b.N-done))
+				}
 			}
 			b.StopTimer()
-			spyCPU = processCPU(b, spyProc.Cmd.Process.Pid) - spyCPU
-			upCPU = processCPU(b, upProc.Cmd.Process.Pid) - upCPU
-			// CPU per round trip: mcpspy's, the server's (which served both
-			// paths, so twice b.N) and the clients' on each path. On two
-			// cores the ratio follows (client+server) ÷ (client+server+mcpspy).
-			b.ReportMetric(float64(spyCPU.Microseconds())/float64(b.N), "spy_cpu_µs/rt")
-			b.ReportMetric(float64(upCPU.Microseconds())/float64(2*b.N), "server_cpu_µs/rt")
-			b.ReportMetric(float64(cDirect.Microseconds())/float64(b.N), "client_direct_cpu_µs/rt")
-			b.ReportMetric(float64(cProxy.Microseconds())/float64(b.N), "client_proxied_cpu_µs/rt")
-			rDirect := float64(b.N) / tDirect.Seconds()
-			rProxy := float64(b.N) / tProxy.Seconds()
-			b.ReportMetric(rDirect, "direct_rt/s")
-			b.ReportMetric(rProxy, "proxy_rt/s")
-			b.ReportMetric(rProxy/rDirect, "ratio")
-			p99d, p99p := p99(lDirect), p99(lProxy)
+			n := float64(b.N)
+			perRT := func(d time.Duration, rts float64) float64 { return float64(d.Microseconds()) / rts }
+			b.ReportMetric(perRT(processCPU(b, upProc.Cmd.Process.Pid)-serverCPU, 3*n), "server_cpu_µs/rt")
+			b.ReportMetric(perRT(processCPU(b, proxied.pid)-proxied.cpu, n), "spy_cpu_µs/rt")
+			b.ReportMetric(perRT(processCPU(b, relayed.pid)-relayed.cpu, n), "relay_cpu_µs/rt")
+			b.ReportMetric(direct.rate(b.N), "direct_rt/s")
+			b.ReportMetric(proxied.rate(b.N), "proxy_rt/s")
+			b.ReportMetric(proxied.rate(b.N)/direct.rate(b.N), "ratio")
+			b.ReportMetric(relayed.rate(b.N)/direct.rate(b.N), "relay-ratio")
+			b.ReportMetric(proxied.rate(b.N)/relayed.rate(b.N), "vs-relay")
+			p99d := p99(direct.lat)
 			b.ReportMetric(float64(p99d.Microseconds()), "direct_p99_µs")
-			b.ReportMetric(float64((p99p - p99d).Microseconds()), "added_p99_µs")
+			b.ReportMetric(float64((p99(proxied.lat) - p99d).Microseconds()), "added_p99_µs")
 		})
 	}
+}
+
+// benchPath is one way to the server, with what its round trips took.
+type benchPath struct {
+	sessions []*mcp.ClientSession
+	pid      int           // the hop's process, 0 when direct
+	cpu      time.Duration // the hop's CPU time when the timer started
+	elapsed  time.Duration
+	lat      []time.Duration
+}
+
+func (p *benchPath) rate(n int) float64 { return float64(n) / p.elapsed.Seconds() }
+
+// run makes n round trips spread over the sessions, adding the wall time
+// and every call's latency.
+func (p *benchPath) run(b *testing.B, params *mcp.CallToolParams, n int) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, cs := range p.sessions {
+		share := n / len(p.sessions)
+		if i < n%len(p.sessions) {
+			share++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := make([]time.Duration, 0, share)
+			for range share {
+				t0 := time.Now()
+				if _, err := cs.CallTool(context.Background(), params); err != nil {
+					b.Error(err)
+					return
+				}
+				mine = append(mine, time.Since(t0))
+			}
+			mu.Lock()
+			p.lat = append(p.lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	p.elapsed += time.Since(start)
 }
 
 func p99(l []time.Duration) time.Duration {
@@ -157,11 +173,4 @@ func processCPU(tb testing.TB, pid int) time.Duration {
 	utime, _ := strconv.Atoi(f[11])
 	stime, _ := strconv.Atoi(f[12])
 	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
-// selfCPU is the CPU time this process (the clients) has used so far.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
