@@ -46,25 +46,27 @@ type Cassette struct {
 // interaction is one recorded request (or client notification) and what
 // the server did about it.
 type interaction struct {
-	// What answering reads, together at the front.
+	// What answering reads, together at the front: two cache lines, as
+	// interactions are 256 bytes in a block (see addSession).
 	//
 	// prep is the answer, built at load, handed out as it is when it needs
 	// no Play: its Reply's NoReply (not answered), Result or Error, After,
 	// and SSE (the answer was an SSE stream over Streamable HTTP). For a
 	// client notification, only After.
-	prep    Prepared
-	used    atomic.Bool
+	prep  Prepared
+	used  atomic.Bool
+	plays bool // len(during) > 0
+	timed bool // replyAt > 0
+
 	replyAt time.Duration
 	during  []step
-
-	key    []byte // method, NUL, canonical params
-	method string
-	token  string // the recorded progressToken
-	sess   string // recorded session id
-	seq    uint64
-	src    *Cassette
-	stream uint64 // HTTP stream the request travelled on
-	t0     time.Time
+	key     []byte // method, NUL, canonical params
+	method  string
+	sess    string // recorded session id
+	seq     uint64
+	src     *Cassette
+	stream  uint64 // HTTP stream the request travelled on
+	t0      time.Time
 
 	cancelled bool // the client cancelled it before any answer
 }
@@ -286,9 +288,15 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 		it.method, it.key = p.method, p.key
 		return it
 	}
+	defer func(all []interaction) {
+		for i := range all {
+			all[i].plays, all[i].timed = len(all[i].during) > 0, all[i].replyAt > 0
+		}
+	}(slab)
 	inflight := map[string]*interaction{}
-	var open []*interaction // in flight, oldest first
-	var last *interaction   // what session-level server traffic follows
+	tokens := map[*interaction]string{} // recorded progressTokens
+	var open []*interaction             // in flight, oldest first
+	var last *interaction               // what session-level server traffic follows
 	for i, m := range s.Messages {
 		p := ps[i]
 		if !p.ok {
@@ -297,7 +305,9 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 		switch {
 		case m.Dir == store.C2S && p.hasMeth && p.id != nil:
 			it := newInteraction(m, &p)
-			it.token = p.token
+			if p.token != "" {
+				tokens[it] = p.token
+			}
 			it.prep.Reply.NoReply = true // until its answer comes
 			if m.HTTP != nil {
 				it.stream = m.HTTP.StreamID
@@ -346,7 +356,7 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 			last = it
 		case m.Dir == store.S2C && p.hasMeth:
 			out := Outgoing{Method: p.method, Params: p.params, Request: p.id != nil}
-			target := c.during(open, m, &p)
+			target := c.during(open, tokens, m, &p)
 			switch {
 			case target != nil:
 				target.during = append(target.during, step{
@@ -366,13 +376,13 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 // open for the whole session and carries change notifications whenever
 // they happen: only its acknowledgement belongs to it; the rest is
 // session-level, replayed after whatever preceded it.
-func (c *Cassette) during(open []*interaction, m *store.Message, p *parsed) *interaction {
+func (c *Cassette) during(open []*interaction, tokens map[*interaction]string, m *store.Message, p *parsed) *interaction {
 	if len(open) == 0 {
 		return nil
 	}
 	if p.method == "notifications/progress" {
 		for _, it := range open {
-			if it.token != "" && it.token == p.token {
+			if tok := tokens[it]; tok != "" && tok == p.token {
 				return it
 			}
 		}

@@ -176,7 +176,7 @@ func (s *cassetteSession) prepareNote(key []byte) (*Prepared, bool) {
 // unless answering takes time.
 func (s *cassetteSession) plan(it *interaction) *Prepared {
 	timing := s.c.match.timing
-	if len(it.during) == 0 && (!timing || it.replyAt <= 0) {
+	if !it.plays && (!timing || !it.timed) {
 		return &it.prep
 	}
 	r := it.prep.Reply
