@@ -12,12 +12,15 @@ import (
 )
 
 // BenchmarkStdio_ToolsCall: tools/call round trips, go-sdk client and
-// go-sdk server over stdio, direct and through mcpspy, interleaved call by
-// call in one run so that both see the same machine. Reports each rate and
-// proxied/direct (target ≥ 0.9).
+// go-sdk server over stdio, direct, through mcpspy and through piperelay
+// (a process that only copies bytes), interleaved call by call in one run
+// so that all see the same machine. Reports each rate, proxied/direct
+// (target ≥ 0.9), and relay/direct: what any process in the middle costs
+// here, the floor under mcpspy's own overhead.
 func BenchmarkStdio_ToolsCall(b *testing.B) {
 	spy := peertest.Binary(b, "mcpspy")
 	server := peertest.BinaryPkg(b, "gosdkserver", "./internal/peertest/gosdkserver")
+	relay := peertest.BinaryPkg(b, "piperelay", "./internal/peertest/piperelay")
 	db := filepath.Join(b.TempDir(), "bench.db")
 	ctx := context.Background()
 	connect := func(cmd *exec.Cmd) *mcp.ClientSession {
@@ -31,6 +34,7 @@ func BenchmarkStdio_ToolsCall(b *testing.B) {
 	}
 	direct := connect(exec.Command(server))
 	proxied := connect(exec.Command(spy, "record", "-o", db, "--", server))
+	relayed := connect(exec.Command(relay, server))
 	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "ping"}}
 	call := func(cs *mcp.ClientSession) time.Duration {
 		t0 := time.Now()
@@ -39,17 +43,20 @@ func BenchmarkStdio_ToolsCall(b *testing.B) {
 		}
 		return time.Since(t0)
 	}
-	for range 50 { // warm both paths
+	for range 50 { // warm all paths
 		call(direct)
 		call(proxied)
+		call(relayed)
 	}
-	var dt, pt time.Duration
+	var dt, pt, rt time.Duration
 	for b.Loop() {
 		dt += call(direct)
 		pt += call(proxied)
+		rt += call(relayed)
 	}
 	n := float64(b.N)
 	b.ReportMetric(n/dt.Seconds(), "direct-calls/s")
 	b.ReportMetric(n/pt.Seconds(), "proxied-calls/s")
 	b.ReportMetric(dt.Seconds()/pt.Seconds(), "proxied/direct")
+	b.ReportMetric(dt.Seconds()/rt.Seconds(), "relay/direct")
 }

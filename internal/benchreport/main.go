@@ -45,6 +45,7 @@ var (
 
 var targets = []target{
 	{stdioRun, "BenchmarkStdio_ToolsCall", "proxied/direct", true, 0.9, "stdio tools/call round trips through mcpspy ÷ direct (go-sdk ↔ go-sdk)"},
+	{stdioRun, "BenchmarkStdio_ToolsCall", "relay/direct", false, 0, "the same through a process that only copies bytes ÷ direct: what any middle costs here (no goal)"},
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=1", "ratio", true, 0.85, "Streamable HTTP round trips through mcpspy ÷ direct, 1 client"},
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=1", "relay-ratio", false, 0, "the same through a bare TCP relay ÷ direct: what any hop costs here (no goal)"},
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=1", "added_p99_µs", false, 0, "added p99 latency, 1 client (µs; reported, no goal)"},
