@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,5 +248,52 @@ func TestRecordNet_WebSocketThroughBinary(t *testing.T) {
 	})
 	if err != nil || n != 2 {
 		t.Fatalf("cassette: %v, %d messages, want 2", err, n)
+	}
+}
+
+// --allow-origin lets one more browser origin through; any other foreign
+// origin gets 403 and never reaches the upstream.
+func TestRecordNet_AllowOrigin(t *testing.T) {
+	var hits []string
+	var mu sync.Mutex
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost { // not mcpspy's start-up probe
+			mu.Lock()
+			hits = append(hits, r.Header.Get("Origin"))
+			mu.Unlock()
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	s := startSpy(t, "-o", filepath.Join(t.TempDir(), "c.db"), "--allow-origin", "https://app.example", "--upstream", "http://"+ln.Addr().String()+"/mcp")
+	for _, tt := range []struct {
+		origin string
+		status int
+	}{
+		{"https://app.example", 200},
+		{"https://evil.example", 403},
+		{"http://127.0.0.1:9", 200}, // loopback origins always pass
+	} {
+		req, _ := http.NewRequest("POST", s.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Origin", tt.origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("Origin %s: status %d, want %d", tt.origin, resp.StatusCode, tt.status)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(hits, " ") != "https://app.example http://127.0.0.1:9" {
+		t.Errorf("upstream saw origins %q, want only the allowed ones", hits)
 	}
 }
