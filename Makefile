@@ -33,6 +33,7 @@ cassettes: build peers
 	rm -f cassettes/everything-stdio.db cassettes/everything-stdio.jsonl
 	node $(NPM_DIR)/stdio-everything.mjs bin/mcpspy record -o cassettes/everything-stdio.db --session everything -- $(EVERYTHING) stdio > /dev/null
 	bin/mcpspy export -o cassettes/everything-stdio.jsonl cassettes/everything-stdio.db
+	sh testdata/record-http-cassette.sh
 
 clean:
 	rm -rf bin

@@ -1,0 +1,47 @@
+package mocktest_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/replay/mocktest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The cassettes the project ships, recorded from server-everything by the
+// TypeScript SDK over stdio and over Streamable HTTP, replay to a go-sdk
+// client on stdio and on HTTP: another SDK, another transport, and for a
+// go-sdk v1.8 client another protocol era (it probes server/discover first
+// and falls back to initialize).
+func TestShippedCassettes(t *testing.T) {
+	for _, name := range []string{"everything-stdio.db", "everything-stdio.jsonl", "everything-http.db", "everything-http.jsonl"} {
+		for _, overHTTP := range []bool{false, true} {
+			t.Run(name+map[bool]string{false: " on stdio", true: " on HTTP"}[overHTTP], func(t *testing.T) {
+				srv := mocktest.NewFromCassette(t, filepath.Join("..", "..", "cassettes", name))
+				var tr mcp.Transport = srv.Transport()
+				if overHTTP {
+					tr = &mcp.StreamableClientTransport{Endpoint: srv.URL()}
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, tr, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+				if got := cs.InitializeResult().ServerInfo.Name; got != "mcp-servers/everything" {
+					t.Errorf("server name %q", got)
+				}
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello from mcptape"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := res.Content[0].(*mcp.TextContent).Text; got != "Echo: hello from mcptape" {
+					t.Errorf("echo answered %q", got)
+				}
+			})
+		}
+	}
+}
