@@ -3,6 +3,7 @@ package recorder_test
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"io"
 	"net/http"
@@ -148,40 +149,80 @@ func TestHTTPProxy_CompressedResponses(t *testing.T) {
 	}
 }
 
-// A request body the client compressed reaches the upstream as sent and
-// is recorded decompressed.
-func TestHTTPProxy_CompressedRequestBody(t *testing.T) {
-	var got []byte
-	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, _ = io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
-	}))
-	px := startHTTPProxy(t, up+"/mcp")
-	msg := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
-	var zbuf bytes.Buffer
-	zw := gzip.NewWriter(&zbuf)
-	io.WriteString(zw, msg)
+// compress encodes b with a content coding, flushing the compressor after
+// each part as a streaming server does after each event.
+func compress(tb testing.TB, coding string, parts ...string) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	var zw interface {
+		io.WriteCloser
+		Flush() error
+	}
+	switch coding {
+	case "gzip":
+		zw = gzip.NewWriter(&buf)
+	case "deflate":
+		zw = zlib.NewWriter(&buf)
+	default:
+		tb.Fatalf("no coding %q", coding)
+	}
+	for _, p := range parts {
+		io.WriteString(zw, p)
+		zw.Flush()
+	}
 	zw.Close()
-	sent := bytes.Clone(zbuf.Bytes())
-	req, _ := http.NewRequest("POST", px.URL+"/mcp", &zbuf)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Content-Encoding", "gzip")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	px.Stop()
-	if !bytes.Equal(got, sent) {
-		t.Errorf("upstream got %q, want the compressed bytes as sent", got)
-	}
-	rs := readCassette(t, px.Cassette)
-	if len(rs) != 1 || len(rs[0].msgs) != 2 {
-		t.Fatalf("want one session of 2 frames, got %+v", rs)
-	}
-	if m := rs[0].msgs[0]; m.Dir != store.C2S || string(m.Frame) != msg {
-		t.Errorf("recorded %s %q, want c2s %q", m.Dir, m.Frame, msg)
+	return buf.Bytes()
+}
+
+// A request body and an SSE answer that the peers compressed (gzip, or
+// deflate, which Go's client does not undo by itself) reach the other side
+// as sent and are recorded decompressed, each SSE event a frame.
+func TestHTTPProxy_CompressedBodyAndStream(t *testing.T) {
+	request := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`
+	progress := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`
+	result := `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`
+	for _, coding := range []string{"gzip", "deflate"} {
+		t.Run(coding, func(t *testing.T) {
+			stream := compress(t, coding, "id: e1\ndata: "+progress+"\n\n", "id: e2\ndata: "+result+"\n\n")
+			var got []byte
+			up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got, _ = io.ReadAll(r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Header().Set("Content-Encoding", coding)
+				w.Write(stream)
+			}))
+			px := startHTTPProxy(t, up+"/mcp")
+			sent := compress(t, coding, request)
+			req, _ := http.NewRequest("POST", px.URL+"/mcp", bytes.NewReader(sent))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Content-Encoding", coding)
+			req.Header.Set("Accept-Encoding", coding) // Go's client then leaves the answer as it came
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			answer, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			px.Stop()
+			if !bytes.Equal(got, sent) {
+				t.Errorf("upstream got %q, want the compressed bytes as sent", got)
+			}
+			if !bytes.Equal(answer, stream) {
+				t.Errorf("client got %q, want the compressed stream as sent", answer)
+			}
+			rs := readCassette(t, px.Cassette)
+			if len(rs) != 1 {
+				t.Fatalf("want one session, got %d", len(rs))
+			}
+			var frames []string
+			for _, m := range rs[0].msgs {
+				frames = append(frames, m.Dir.String()+" "+string(m.Frame))
+			}
+			want := []string{"c2s " + request, "s2c " + progress, "s2c " + result}
+			if !slices.Equal(frames, want) {
+				t.Errorf("recorded\n%q\nwant\n%q", frames, want)
+			}
+		})
 	}
 }
 
