@@ -73,8 +73,7 @@ type HTTPProxy struct {
 	legacy     map[string]*httpSession // upstream endpoint path?query → session
 	conns      map[net.Conn]*connState
 	all        map[*httpSession]bool
-	closing    bool
-	active     sync.WaitGroup
+	gate       shutdownGate
 }
 
 // NewUpstreamTransport returns the transport the proxies use: no automatic
@@ -120,12 +119,10 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          nil,
 	}
 	err := serveUntil(ctx, srv, ln, func() {
-		p.mu.Lock()
-		p.closing = true
-		p.mu.Unlock()
+		p.gate.close()
 		cancel() // ends streams in progress: their upstream requests are cancelled
 	})
-	p.active.Wait()
+	p.gate.wait()
 	p.endAll(store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"})
 	return err
 }
@@ -175,15 +172,10 @@ func endpointKey(u *url.URL) string {
 // ServeHTTP forwards one request and records its messages.
 func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.init()
-	p.mu.Lock()
-	if p.closing {
-		p.mu.Unlock()
-		http.Error(w, "mcpspy is shutting down", http.StatusServiceUnavailable)
+	if !p.gate.enter(w) {
 		return
 	}
-	p.active.Add(1)
-	p.mu.Unlock()
-	defer p.active.Done()
+	defer p.gate.leave()
 	if !p.Origins.Permits(r) {
 		refuseOrigin(w, r)
 		return

@@ -125,11 +125,8 @@ func (s *sseRecorder) finish() {
 
 // streamEnd says why a legacy SSE connection (and so its session) ended.
 func (x *exchange) streamEnd() store.EndInfo {
-	x.p.mu.Lock()
-	closing := x.p.closing
-	x.p.mu.Unlock()
 	switch {
-	case closing:
+	case x.p.gate.closed():
 		return store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"}
 	case x.r.Context().Err() != nil:
 		return store.EndInfo{Reason: store.EndEOF}

@@ -41,10 +41,9 @@ type WSProxy struct {
 	// before its connection is dropped. Default 5 s.
 	CloseWait time.Duration
 
-	mu      sync.Mutex
-	conns   map[*wsPair]bool
-	closing bool
-	active  sync.WaitGroup
+	mu    sync.Mutex
+	conns map[*wsPair]bool
+	gate  shutdownGate
 }
 
 type wsPair struct {
@@ -56,15 +55,15 @@ type wsPair struct {
 func (p *WSProxy) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	err := serveUntil(ctx, srv, ln, func() {
+		p.gate.close()
 		p.mu.Lock()
-		p.closing = true
 		for c := range p.conns {
 			c.client.NetConn().Close()
 			c.upstream.NetConn().Close()
 		}
 		p.mu.Unlock()
 	})
-	p.active.Wait()
+	p.gate.wait()
 	return err
 }
 
@@ -76,15 +75,10 @@ var wsHandshakeHeaders = []string{"Upgrade", "Connection", "Sec-Websocket-Key", 
 
 // ServeHTTP proxies one WebSocket connection.
 func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	if p.closing {
-		p.mu.Unlock()
-		http.Error(w, "mcpspy is shutting down", http.StatusServiceUnavailable)
+	if !p.gate.enter(w) {
 		return
 	}
-	p.active.Add(1)
-	p.mu.Unlock()
-	defer p.active.Done()
+	defer p.gate.leave()
 	if !p.Origins.Permits(r) { // before the upstream is dialled
 		refuseOrigin(w, r)
 		return
@@ -212,10 +206,7 @@ func (p *WSProxy) pump(pair *wsPair, sess *store.Session, base store.HTTPMeta) s
 					_ = to.NetConn().SetReadDeadline(time.Now().Add(wait))
 					return
 				}
-				p.mu.Lock()
-				closing := p.closing
-				p.mu.Unlock()
-				if closing {
+				if p.gate.closed() {
 					setEnd(store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"})
 				} else {
 					setEnd(store.EndInfo{Reason: store.EndClosed, CloseCode: websocket.CloseAbnormalClosure, Error: err.Error()})
