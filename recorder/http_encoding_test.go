@@ -136,7 +136,7 @@ func TestHTTPProxy_CompressedResponses(t *testing.T) {
 					}
 				}
 			}
-			if strings.Join(texts, ",") != "one,two,three,done" {
+			if strings.Join(texts, ",") != "one,two,three,done 3 steps" {
 				t.Errorf("recorded answers %q, want one,two,three,done decompressed", texts)
 			}
 			if len(calls) > 0 {

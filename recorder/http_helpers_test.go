@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -127,36 +128,9 @@ func serveHTTP(tb testing.TB, h http.Handler) string {
 	return "http://" + ln.Addr().String()
 }
 
-type echoIn struct {
-	Text string `json:"text"`
-}
-
-type stepsIn struct {
-	Steps int `json:"steps"`
-}
-
-// goSDKServer is a real go-sdk MCP server with an echo tool and a tool that
-// reports progress.
-func goSDKServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "upstream-go", Version: "1.0.0"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes"},
-		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
-		})
-	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "reports progress"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in stepsIn) (*mcp.CallToolResult, any, error) {
-			tok := req.Params.GetProgressToken()
-			for i := 1; i <= in.Steps; i++ {
-				if tok != nil {
-					if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps)}); err != nil {
-						return nil, nil, err
-					}
-				}
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
-		})
-	return s
-}
+// goSDKServer is a real go-sdk MCP server (echo, progress and more; see
+// package gosdk), named "upstream-go".
+func goSDKServer() *mcp.Server { return gosdk.NewServer("upstream-go") }
 
 // bodyLog remembers every POST body a server received, in order, and the
 // session ids it issued.

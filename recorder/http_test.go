@@ -175,7 +175,7 @@ func TestHTTPProxy_GoSDK(t *testing.T) {
 						t.Errorf("progress on stream %q, want %q", m.HTTP.Stream, wantStream)
 					}
 				}
-				if m.Dir == store.S2C && sum.Kind == jsonrpc.Response && strings.Contains(string(m.Frame), `"done"`) {
+				if m.Dir == store.S2C && sum.Kind == jsonrpc.Response && strings.Contains(string(m.Frame), `"done 3 steps"`) {
 					callResp = i
 				}
 			}

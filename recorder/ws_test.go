@@ -222,7 +222,7 @@ func TestWSProxy_CloseCodeAndSubprotocol(t *testing.T) {
 func TestTSClient_ProgressRace(t *testing.T) {
 	up, _ := wsServer(t)
 	direct := runTSClient(t, "ws", up, "echo", `{"text":"direct"}`, "progress", `{"steps":2}`)
-	if direct.ProgressResult != "done" || direct.Progress > 2 {
+	if direct.ProgressResult != "done 2 steps" || direct.Progress > 2 {
 		t.Fatalf("client saw %+v", direct)
 	}
 	t.Logf("TS client directly on a go-sdk server over WebSocket saw %d of 2 progress notifications sent back to back with the result", direct.Progress)
