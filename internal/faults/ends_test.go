@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -139,55 +138,15 @@ func TestEnds_Stdio(t *testing.T) {
 }
 
 func runStdioCase(t *testing.T, tc stdioCase) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, kv := range tc.env {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
 	before := runtime.NumGoroutine()
 	db := filepath.Join(t.TempDir(), "c.db")
-	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "fake"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	p := &recorder.StdioProxy{Command: []string{self}, Stdin: inR, Stdout: outW, Stderr: io.Discard, Tap: sess, Grace: 200 * time.Millisecond}
-	type result struct {
-		res recorder.StdioResult
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := p.Run(context.Background())
-		outW.Close()
-		done <- result{res, err}
-	}()
-	tc.client(t, inW, bufio.NewReader(outR), outR)
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the proxy did not end")
-	}
-	inW.Close()
-	outR.Close()
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if err := sess.End(r.res.End); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	pp := startPipedProxy(t, db, store.WriterOptions{NoSync: true}, "fake", 200*time.Millisecond)
+	tc.client(t, pp.In, bufio.NewReader(pp.Out), pp.Out)
+	pp.end(t, 30*time.Second)
 	tape := loadTape(t, db)
 	s := tape.Sessions[0]
 	if s.Info.End == nil {

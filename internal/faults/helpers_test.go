@@ -3,7 +3,9 @@ package faults_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -144,4 +147,71 @@ func waitExit(t *testing.T, pid int) {
 		i := bytes.LastIndexByte(b, ')')
 		return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
 	})
+}
+
+// pipedProxy is a StdioProxy in this process, in front of this test
+// binary as the fake server, recording into its own cassette. The test is
+// the client: it writes In and reads Out.
+type pipedProxy struct {
+	W    *store.Writer
+	In   *io.PipeWriter
+	Out  *io.PipeReader
+	sess *store.Session
+	done chan pipedResult
+}
+
+type pipedResult struct {
+	res recorder.StdioResult
+	err error
+}
+
+// startPipedProxy starts the proxy; the fake server is chosen by the
+// environment (t.Setenv) as in TestMain.
+func startPipedProxy(t *testing.T, db string, opts store.WriterOptions, upstream string, grace time.Duration) *pipedProxy {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := store.NewWriter(db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: upstream})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &recorder.StdioProxy{Command: []string{self}, Stdin: inR, Stdout: outW, Stderr: io.Discard, Tap: sess, Grace: grace}
+	pp := &pipedProxy{W: w, In: inW, Out: outR, sess: sess, done: make(chan pipedResult, 1)}
+	go func() {
+		res, err := p.Run(context.Background())
+		outW.Close()
+		pp.done <- pipedResult{res, err}
+	}()
+	return pp
+}
+
+// end waits up to d for the proxy to end, closes the client's pipes,
+// records how the session ended and closes the cassette.
+func (pp *pipedProxy) end(t *testing.T, d time.Duration) {
+	t.Helper()
+	var r pipedResult
+	select {
+	case r = <-pp.done:
+	case <-time.After(d):
+		t.Fatalf("the proxy did not end within %v", d)
+	}
+	pp.In.Close()
+	pp.Out.Close()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if err := pp.sess.End(r.res.End); err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.W.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

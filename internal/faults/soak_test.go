@@ -3,7 +3,6 @@ package faults_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
-	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -99,41 +97,18 @@ func TestSoak_Stdio(t *testing.T) {
 }
 
 func runSoak(t *testing.T, n int, drive func(*testing.T, int, io.WriteCloser, *bufio.Reader, func(int)), check func(*store.Message, *soakCheck) error) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	before := runtime.NumGoroutine()
 	db := filepath.Join(t.TempDir(), "soak.db")
 	// MaxPending 8 MiB instead of mcpspy's 256: when the store lags (it
 	// does under -race, see below), the proxy waits for it after 8 MiB
 	// rather than 256, so the transient backlog stays small next to what
 	// is measured, and the soak also runs through that back-pressure path.
-	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true, MaxPending: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "soak"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	p := &recorder.StdioProxy{Command: []string{self}, Stdin: inR, Stdout: outW, Stderr: io.Discard, Tap: sess}
-	type result struct {
-		res recorder.StdioResult
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := p.Run(context.Background())
-		outW.Close()
-		done <- result{res, err}
-	}()
+	pp := startPipedProxy(t, db, store.WriterOptions{NoSync: true, MaxPending: 8 << 20}, "soak", 0)
+	w := pp.W
 
 	var samples []soakSample
 	next := 1
-	drive(t, n, inW, bufio.NewReaderSize(outR, 64<<10), func(k int) {
+	drive(t, n, pp.In, bufio.NewReaderSize(pp.Out, 64<<10), func(k int) {
 		// Samples at 20%, 40%, … 100% of the messages, each once the
 		// store has caught up. The client is not reading meanwhile, so the
 		// proxy is held up by the pipes, and Flush commits what it has.
@@ -158,23 +133,8 @@ func runSoak(t *testing.T, n int, drive func(*testing.T, int, io.WriteCloser, *b
 			next++
 		}
 	})
-	inW.Close()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the proxy did not end after the client closed")
-	}
-	outR.Close()
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if err := sess.End(r.res.End); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	pp.In.Close() // the client is done: the proxy ends
+	pp.end(t, 60*time.Second)
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -216,7 +176,7 @@ func runSoak(t *testing.T, n int, drive func(*testing.T, int, io.WriteCloser, *b
 	// proxy read them. Streamed: the long form's 1M frames are not loaded
 	// at once.
 	c := &soakCheck{}
-	err = store.View(db, func(rd *store.Reader) error {
+	err := store.View(db, func(rd *store.Reader) error {
 		infos, err := rd.Sessions()
 		if err != nil {
 			return err
