@@ -80,11 +80,7 @@ func startHTTPProxy(tb testing.TB, upstream string, configure ...func(*recorder.
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cassette := filepath.Join(tb.TempDir(), "c.db")
-	w, err := store.NewWriter(cassette, store.WriterOptions{Observe: recorder.ObserveHandshake, NoSync: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	cassette, w := testWriter(tb, "c.db")
 	p := &recorder.HTTPProxy{
 		Upstream: u, Writer: w, Redact: recorder.NewHTTPRedactor(nil),
 		Info: store.SessionInfo{Upstream: upstream, Recorder: "test"},
@@ -92,15 +88,36 @@ func startHTTPProxy(tb testing.TB, upstream string, configure ...func(*recorder.
 	for _, c := range configure {
 		c(p)
 	}
+	addr, stop := runProxy(tb, p.Serve, w)
+	return &proxyRun{URL: "http://" + addr, Cassette: cassette, Proxy: p, stop: stop}
+}
+
+// testWriter opens a new cassette in the test's temp dir, as mcpspy
+// record does (handshakes noted), without fsync.
+func testWriter(tb testing.TB, name string) (path string, w *store.Writer) {
+	tb.Helper()
+	path = filepath.Join(tb.TempDir(), name)
+	w, err := store.NewWriter(path, store.WriterOptions{Observe: recorder.ObserveHandshake, NoSync: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return path, w
+}
+
+// runProxy serves a proxy on 127.0.0.1 until stop is called or the test
+// ends, then closes its cassette. stop waits for Serve; it is safe to
+// call again.
+func runProxy(tb testing.TB, serve func(context.Context, net.Listener) error, w *store.Writer) (addr string, stop func()) {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, ln) }()
+	go func() { done <- serve(ctx, ln) }()
 	var once sync.Once
-	stop := func() {
+	stop = func() {
 		once.Do(func() {
 			cancel()
 			if err := <-done; err != nil {
@@ -112,7 +129,7 @@ func startHTTPProxy(tb testing.TB, upstream string, configure ...func(*recorder.
 		})
 	}
 	tb.Cleanup(stop)
-	return &proxyRun{URL: "http://" + ln.Addr().String(), Cassette: cassette, Proxy: p, stop: stop}
+	return ln.Addr().String(), stop
 }
 
 // serveHTTP serves h on 127.0.0.1 until the test ends and returns its URL.

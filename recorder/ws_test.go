@@ -3,10 +3,8 @@ package recorder_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -82,34 +80,11 @@ func wsServer(tb testing.TB) (string, <-chan int) {
 func startWSProxy(tb testing.TB, upstream string) (wsURL, cassette string, stop func()) {
 	tb.Helper()
 	u, _ := url.Parse(upstream)
-	cassette = filepath.Join(tb.TempDir(), "ws.db")
-	w, err := store.NewWriter(cassette, store.WriterOptions{Observe: recorder.ObserveHandshake, NoSync: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	cassette, w := testWriter(tb, "ws.db")
 	p := &recorder.WSProxy{Upstream: u, Writer: w, Redact: recorder.NewHTTPRedactor(nil),
 		Info: store.SessionInfo{Upstream: upstream, Recorder: "test"}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, ln) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				tb.Errorf("ws proxy: %v", err)
-			}
-			if err := w.Close(); err != nil {
-				tb.Errorf("close cassette: %v", err)
-			}
-		})
-	}
-	tb.Cleanup(stop)
-	return "ws://" + ln.Addr().String(), cassette, stop
+	addr, stop := runProxy(tb, p.Serve, w)
+	return "ws://" + addr, cassette, stop
 }
 
 // The TS SDK's WebSocketClientTransport (which insists on subprotocol
