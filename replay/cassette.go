@@ -200,22 +200,9 @@ func (ps *parser) key(method string, params []byte) (key, token []byte) {
 }
 
 func (ps *parser) parseFrame(frame []byte, dir store.Dir) parsed {
-	var p parsed
-	var id, method []byte
-	err := objectFields(frame, func(k, v []byte) {
-		switch string(k) {
-		case `"id"`:
-			id = v
-		case `"method"`:
-			method = v
-		case `"params"`:
-			p.params = v
-		case `"result"`:
-			p.result = v
-		case `"error"`:
-			p.err = v
-		}
-	})
+	f, err := splitRPC(frame)
+	id, method := f.id, f.method
+	p := parsed{params: f.params, result: f.result, err: f.err}
 	if err != nil || (method != nil && method[0] != '"') {
 		return parsed{}
 	}

@@ -202,3 +202,29 @@ func fieldOf(b []byte, name string) []byte {
 	})
 	return out
 }
+
+// rpcFields are the top-level members of a JSON-RPC message that replay
+// looks at, as raw values; nil when absent.
+type rpcFields struct{ jsonrpc, id, method, params, result, err []byte }
+
+// splitRPC validates the object b and slices out its rpcFields in one pass.
+func splitRPC(b []byte) (rpcFields, error) {
+	var f rpcFields
+	err := objectFields(b, func(k, v []byte) {
+		switch string(k) {
+		case `"jsonrpc"`:
+			f.jsonrpc = v
+		case `"id"`:
+			f.id = v
+		case `"method"`:
+			f.method = v
+		case `"params"`:
+			f.params = v
+		case `"result"`:
+			f.result = v
+		case `"error"`:
+			f.err = v
+		}
+	})
+	return f, err
+}

@@ -111,26 +111,12 @@ func (s *session) handle(frame []byte, ex exchange) {
 		return
 	}
 	// One pass over the frame: validate and slice (see jsonscan.go).
-	var w struct{ jsonrpc, id, method, params, result, err []byte }
+	var w rpcFields
 	var fail *RPCError
 	switch {
 	case b[0] == '{':
-		if objectFields(b, func(k, v []byte) {
-			switch string(k) {
-			case `"jsonrpc"`:
-				w.jsonrpc = v
-			case `"id"`:
-				w.id = v
-			case `"method"`:
-				w.method = v
-			case `"params"`:
-				w.params = v
-			case `"result"`:
-				w.result = v
-			case `"error"`:
-				w.err = v
-			}
-		}) != nil {
+		var err error
+		if w, err = splitRPC(b); err != nil {
 			fail = errParse
 		}
 	case !json.Valid(b):
