@@ -50,6 +50,33 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// TestClassify_NestingLimit pins the one place a hand-written validator
+// easily parts from json.Valid: encoding/json rejects values nested more
+// than 10000 deep, and so must Classify, or a frame the replay engine cannot
+// decode would be recorded as a message.
+func TestClassify_NestingLimit(t *testing.T) {
+	nest := func(depth int) string { return strings.Repeat("[", depth) + strings.Repeat("]", depth) }
+	for _, tt := range []struct {
+		name  string
+		frame string
+	}{
+		{"batch at the limit", nest(maxDepth)},
+		{"batch past the limit", nest(maxDepth + 1)},
+		{"params past the limit", `{"jsonrpc":"2.0","method":"x","params":` + nest(maxDepth) + `}`},
+		{"params at the limit", `{"jsonrpc":"2.0","method":"x","params":` + nest(maxDepth-1) + `}`},
+		{"objects past the limit", strings.Repeat(`{"a":`, maxDepth+1) + "1" + strings.Repeat("}", maxDepth+1)},
+		{"siblings do not add up", `[` + strings.Repeat(nest(maxDepth-1)+",", 3) + `1]`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Classify([]byte(tt.frame))
+			valid := json.Valid([]byte(tt.frame))
+			if valid != (got.Reason != "invalid JSON") {
+				t.Errorf("json.Valid = %v, Classify = %+v", valid, got)
+			}
+		})
+	}
+}
+
 // BenchmarkClassify measures the per-frame cost the store pays at commit.
 func BenchmarkClassify(b *testing.B) {
 	frame := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("lorem ipsum ", 80) + `"},"_meta":{"progressToken":"p-42"}}}`)

@@ -15,7 +15,13 @@ import (
 type scanner struct {
 	b []byte
 	i int
+	// depth counts the objects and arrays open at i.
+	depth int
 }
+
+// maxDepth is encoding/json's nesting limit: json.Valid rejects a value
+// nested deeper, so the scanner does too (found by FuzzClassify).
+const maxDepth = 10000
 
 func (s *scanner) ws() {
 	for s.i < len(s.b) {
@@ -58,9 +64,13 @@ func (s *scanner) value() (start, end int, ok bool) {
 // each key's raw span (quotes included) and its value's span.
 func (s *scanner) object(member func(key []byte, escaped bool, vs, ve int)) bool {
 	s.i++ // '{'
+	if s.depth++; s.depth > maxDepth {
+		return false
+	}
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
 		s.i++
+		s.depth--
 		return true
 	}
 	for {
@@ -95,6 +105,7 @@ func (s *scanner) object(member func(key []byte, escaped bool, vs, ve int)) bool
 			s.i++
 		case '}':
 			s.i++
+			s.depth--
 			return true
 		default:
 			return false
@@ -106,9 +117,13 @@ func (s *scanner) object(member func(key []byte, escaped bool, vs, ve int)) bool
 // each element's span.
 func (s *scanner) array(element func(vs, ve int)) bool {
 	s.i++ // '['
+	if s.depth++; s.depth > maxDepth {
+		return false
+	}
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == ']' {
 		s.i++
+		s.depth--
 		return true
 	}
 	for {
@@ -128,6 +143,7 @@ func (s *scanner) array(element func(vs, ve int)) bool {
 			s.i++
 		case ']':
 			s.i++
+			s.depth--
 			return true
 		default:
 			return false
