@@ -62,7 +62,11 @@ type App struct {
 	note      string // last message in the status line
 	noteErr   bool
 	shownIdx  int // stable index shown in the detail pane, -1 none
-	promptFn  func(text string)
+	// sessDetail: the detail pane shows the sessions pane's selection, as
+	// it does from when that pane gets focus until the table does.
+	sessDetail bool
+	shownSess  int // session shown in the detail pane, -1 all, noSession none
+	promptFn   func(text string)
 }
 
 // New builds the window over a loaded model.
@@ -73,7 +77,7 @@ func New(m *Model, src Source, opts Options) *App {
 	if opts.ExportPath == "" {
 		opts.ExportPath = "mcpspy-export.jsonl"
 	}
-	a := &App{app: tview.NewApplication(), model: m, src: src, opts: opts, marked: map[int]bool{}, shownIdx: -1}
+	a := &App{app: tview.NewApplication(), model: m, src: src, opts: opts, marked: map[int]bool{}, shownIdx: -1, shownSess: noSession}
 	a.build()
 	return a
 }
@@ -81,11 +85,21 @@ func New(m *Model, src Source, opts Options) *App {
 func (a *App) build() {
 	a.sessions = tview.NewTable().SetSelectable(true, false).SetFixed(1, 0)
 	a.sessions.SetSelectionChangedFunc(func(row, _ int) { a.scopeTo(row - 2) })
+	// Focus, not selection, switches the detail pane: scoping by the
+	// sessions pane must not hide the message detail, and the detail pane
+	// itself gets focus to scroll whichever it shows.
+	a.sessions.SetFocusFunc(func() { a.sessDetail = true; a.showDetail() })
 
 	a.table = tview.NewTable().SetSelectable(true, false).SetFixed(1, 0)
 	a.table.SetContent(&messageContent{a: a})
 	a.table.SetSelectionChangedFunc(func(int, int) { a.showDetail() })
 	a.table.SetSelectedFunc(func(int, int) { a.toggleZoom() })
+	a.table.SetFocusFunc(func() {
+		if a.sessDetail {
+			a.sessDetail = false
+			a.showDetail()
+		}
+	})
 
 	a.detail = tview.NewTextView().SetDynamicColors(true).SetWrap(true).SetScrollable(true)
 

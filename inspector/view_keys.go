@@ -13,6 +13,7 @@ import (
 const helpText = `[::b]keys[::-]
  j k ↑ ↓ PgUp PgDn g G   move in the focused pane
  Tab / Shift-Tab          sessions → messages → detail
+                          on sessions: the session's details
  Enter                    zoom the detail pane (Esc back)
  p                        jump to the paired request/response
  f                        filter (empty clears)

@@ -269,8 +269,7 @@ func (a *App) afterRefilter() {
 	if a.model.Visible() > 0 {
 		a.table.Select(1, 0)
 	} else {
-		a.shownIdx = -1
-		a.detail.SetText("")
+		a.showDetail() // a session with no messages may still have info to show
 	}
 	a.refreshStatus()
 }
@@ -281,8 +280,14 @@ func (a *App) selected() (Row, bool) {
 	return a.model.Row(row - 1)
 }
 
-// showDetail fills the detail pane with the selected message and its pair.
+// showDetail fills the detail pane with the selected message and its
+// pair, or with the selected session while the sessions pane leads.
 func (a *App) showDetail() {
+	if a.sessDetail {
+		a.showSession()
+		return
+	}
+	a.shownSess = noSession
 	r, ok := a.selected()
 	if !ok {
 		a.detail.SetText("")
@@ -304,6 +309,19 @@ func (a *App) showDetail() {
 		a.detail.ScrollToBeginning()
 	}
 	a.shownIdx = r.Index
+}
+
+// noSession is shownSess when the detail pane shows no session.
+const noSession = -2
+
+func (a *App) showSession() {
+	row, _ := a.sessions.GetSelection()
+	sess := row - 2 // row 1 is "all"
+	a.detail.SetText(renderLines(SessionDetail(a.model.Sessions, sess)))
+	if a.shownIdx != -1 || a.shownSess != sess {
+		a.detail.ScrollToBeginning()
+	}
+	a.shownIdx, a.shownSess = -1, sess
 }
 
 var classTags = map[Class]string{

@@ -1,0 +1,103 @@
+package inspector
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// SessionDetail builds the detail pane for the sessions pane's selection:
+// sessions[sess], or every session in turn when sess is -1 ("all").
+func SessionDetail(sessions []Session, sess int) []Line {
+	if sess >= 0 {
+		if sess >= len(sessions) {
+			return nil
+		}
+		return sessionLines(sessions[sess].Info)
+	}
+	var out []Line
+	for i, s := range sessions {
+		if i > 0 {
+			out = append(out, Line{})
+		}
+		out = append(out, sessionLines(s.Info)...)
+	}
+	return out
+}
+
+func sessionLines(info store.SessionInfo) []Line {
+	head := "session " + info.ID
+	if info.Name != "" {
+		head += " " + info.Name
+	}
+	if info.Transport != "" {
+		head += "  " + info.Transport
+	}
+	out := []Line{{{Heading, head}}}
+	if info.Upstream != "" {
+		out = append(out, Line{{Label, "upstream: "}, {Plain, info.Upstream}})
+	}
+	if info.HTTPSessionID != "" {
+		out = append(out, Line{{Label, "mcp-session-id: "}, {Plain, info.HTTPSessionID}})
+	}
+	for _, p := range info.Priming {
+		out = append(out, Line{{Label, "priming: "}, {Plain, primingText(p)}})
+	}
+	return out
+}
+
+// primingText prints one stream's priming events on one line:
+// "get-sse#3 /mcp · ids 0, 1 · retry 5000".
+func primingText(p store.StreamPriming) string {
+	stream := p.Stream
+	if stream == "" {
+		stream = "stream"
+	}
+	if p.StreamID != 0 {
+		stream += fmt.Sprintf("#%d", p.StreamID)
+	}
+	parts := []string{stream}
+	if p.Path != "" {
+		parts[0] += " " + p.Path
+	}
+	if len(p.EventIDs) > 0 {
+		parts = append(parts, idList(p.EventIDs))
+	}
+	if p.Retry != "" {
+		parts = append(parts, "retry "+p.Retry)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// maxIDs bounds the ids shown for one stream: a server that sends id-only
+// events as heartbeats on a long GET stream leaves thousands.
+const maxIDs = 6
+
+// idList prints event ids, eliding the middle of a long list.
+func idList(ids []string) string {
+	var q []string
+	for i, id := range ids {
+		switch {
+		case len(ids) <= maxIDs || i < 3 || i >= len(ids)-2:
+			q = append(q, eventID(id))
+		case i == 3:
+			q = append(q, "…")
+		}
+	}
+	s := "ids " + strings.Join(q, ", ")
+	if len(ids) > maxIDs {
+		s += fmt.Sprintf(" (%d)", len(ids))
+	}
+	return s
+}
+
+// eventID quotes an id only when it would be ambiguous in a list: empty,
+// with a comma, space or quote, or not printable.
+func eventID(id string) string {
+	if id == "" || strings.ContainsAny(id, ", \"…") || strconv.Quote(id) != `"`+id+`"` {
+		return strconv.Quote(id)
+	}
+	return id
+}

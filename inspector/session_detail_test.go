@@ -1,0 +1,208 @@
+package inspector
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcptape/mcptape/store"
+)
+
+// webInfo is a Streamable HTTP session whose GET stream carried only
+// priming events, so the recorder kept them in the session info.
+var webInfo = store.SessionInfo{
+	ID: "s2", Name: "web", Transport: store.TransportHTTP, Upstream: "http://127.0.0.1:9/mcp",
+	HTTPSessionID: "abc123",
+	Priming: []store.StreamPriming{
+		{Stream: "get-sse", StreamID: 3, Path: "/mcp", EventIDs: []string{"0", "1"}, Retry: "3000"},
+	},
+}
+
+func TestSessionDetail(t *testing.T) {
+	stdio := store.SessionInfo{ID: "s1", Transport: store.TransportStdio, Upstream: "server --flag"}
+	prime := func(ps ...store.StreamPriming) store.SessionInfo {
+		info := store.SessionInfo{ID: "s3", Transport: store.TransportHTTP}
+		info.Priming = ps
+		return info
+	}
+	tests := []struct {
+		name     string
+		sessions []store.SessionInfo
+		sess     int
+		want     []string
+	}{
+		{name: "no priming", sessions: []store.SessionInfo{stdio}, want: []string{
+			"session s1  stdio",
+			"upstream: server --flag",
+		}},
+		{name: "stream, path, ids and retry", sessions: []store.SessionInfo{webInfo}, want: []string{
+			"session s2 web  streamable-http",
+			"upstream: http://127.0.0.1:9/mcp",
+			"mcp-session-id: abc123",
+			"priming: get-sse#3 /mcp · ids 0, 1 · retry 3000",
+		}},
+		{name: "one line per stream, absent fields left out", sessions: []store.SessionInfo{prime(
+			store.StreamPriming{Stream: "get-sse", EventIDs: []string{"a"}},
+			store.StreamPriming{Stream: "post-sse", StreamID: 7, Path: "/mcp?x=1", EventIDs: []string{"b"}},
+		)}, want: []string{
+			"session s3  streamable-http",
+			"priming: get-sse · ids a",
+			"priming: post-sse#7 /mcp?x=1 · ids b",
+		}},
+		{name: "ids that would be ambiguous are quoted", sessions: []store.SessionInfo{prime(
+			store.StreamPriming{Stream: "get-sse", EventIDs: []string{"", "a b", "x,y", `q"`, "tab\t", "ok"}},
+		)}, want: []string{
+			"session s3  streamable-http",
+			`priming: get-sse · ids "", "a b", "x,y", "q\"", "tab\t", ok`,
+		}},
+		{name: "a long id list keeps its ends and count", sessions: []store.SessionInfo{prime(
+			store.StreamPriming{Stream: "get-sse", EventIDs: strings.Fields("0 1 2 3 4 5 6 7 8 9")},
+		)}, want: []string{
+			"session s3  streamable-http",
+			"priming: get-sse · ids 0, 1, 2, …, 8, 9 (10)",
+		}},
+		{name: "all shows every session", sessions: []store.SessionInfo{stdio, webInfo}, sess: -1, want: []string{
+			"session s1  stdio",
+			"upstream: server --flag",
+			"",
+			"session s2 web  streamable-http",
+			"upstream: http://127.0.0.1:9/mcp",
+			"mcp-session-id: abc123",
+			"priming: get-sse#3 /mcp · ids 0, 1 · retry 3000",
+		}},
+		{name: "no such session", sessions: []store.SessionInfo{stdio}, sess: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ss []Session
+			for _, info := range tt.sessions {
+				ss = append(ss, Session{Info: info})
+			}
+			var got []string
+			for _, l := range SessionDetail(ss, tt.sess) {
+				got = append(got, l.String())
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("SessionDetail (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// primingCassette holds sampleSession as s1 and webInfo, with no
+// messages, as s2.
+func primingCassette(tb testing.TB) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "test.db")
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "server", Start: t0})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range sampleSession {
+		s.Append(f.dir, t0.Add(f.at), []byte(f.json), nil)
+	}
+	info := webInfo
+	info.Start = t0.Add(time.Second)
+	web, err := w.NewSession(info)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, s := range []*store.Session{s, web} {
+		if err := s.End(store.EndInfo{Reason: store.EndEOF, Time: t0.Add(2 * time.Second)}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+func TestView_SessionDetail(t *testing.T) {
+	const priming = "priming: get-sse#3 /mcp · ids 0, 1 · retry 3000"
+	type step struct {
+		keys    string    // runes to type
+		key     tcell.Key // or one special key
+		want    []string
+		notWant []string
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{name: "sessions pane focus shows all sessions", steps: []step{
+			{key: tcell.KeyBacktab, want: []string{"session s1  stdio", "session s2 web  streamable-http", priming}},
+		}},
+		{name: "a session with only priming shows it", steps: []step{
+			{key: tcell.KeyBacktab}, {keys: "jj", want: []string{"0/13", "mcp-session-id: abc123", priming}},
+		}},
+		{name: "a session without priming", steps: []step{
+			{key: tcell.KeyBacktab}, {keys: "j", want: []string{"13/13", "session s1  stdio"}, notWant: []string{priming}},
+		}},
+		{name: "the table takes the detail back", steps: []step{
+			{key: tcell.KeyBacktab, want: []string{priming}},
+			{key: tcell.KeyTab, want: []string{"s1 #1  →  request"}, notWant: []string{priming}},
+		}},
+		{name: "the detail pane keeps the session to scroll it", steps: []step{
+			{key: tcell.KeyBacktab, want: []string{priming}},
+			{key: tcell.KeyBacktab, want: []string{priming}},
+			{key: tcell.KeyEnter, want: []string{priming}, notWant: []string{"method / tool"}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, src := openModel(t, primingCassette(t))
+			h := startApp(t, m, src, Options{}, 80, 24)
+			h.waitFor(wait, []string{"s1 #1  →  request"}, priming)
+			for _, st := range tt.steps {
+				if st.keys != "" {
+					h.keys(st.keys)
+				} else {
+					h.key(st.key)
+				}
+				if st.want != nil || st.notWant != nil {
+					h.waitFor(wait, st.want, st.notWant...)
+				}
+			}
+		})
+	}
+}
+
+// TestView_SessionDetailFollow: a recorder keeps priming in the session
+// info when the stream ends, after the session first showed; the detail
+// pane picks it up on the next poll.
+func TestView_SessionDetailFollow(t *testing.T) {
+	path := writeCassette(t, sampleSession)
+	m, src := openModel(t, path)
+	h := startApp(t, m, src, Options{Follow: true}, 80, 24)
+	h.waitFor(wait, []string{"13/13", "● follow"})
+
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://live/mcp", Start: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.key(tcell.KeyBacktab)
+	h.waitFor(wait, []string{"upstream: http://live/mcp"})
+	h.keys("jj")
+	h.waitFor(wait, []string{"0/13", "session s2  streamable-http"})
+
+	s.Update(func(info *store.SessionInfo) {
+		info.Priming = append(info.Priming, store.StreamPriming{Stream: "get-sse", StreamID: 1, Path: "/mcp", EventIDs: []string{"7"}})
+	})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(wait, []string{"session s2  streamable-http", "priming: get-sse#1 /mcp · ids 7"})
+}
