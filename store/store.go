@@ -1,10 +1,10 @@
 // Package store is the cassette: a bbolt file holding recorded MCP sessions.
 //
 // Many processes share one cassette. bbolt locks the whole file while a
-// handle is open (exclusively for writers), so no one here keeps it open:
-// a writer opens it for one group commit and closes it again, and a reader
-// opens it for one read. A recorder therefore never waits on the file while
-// forwarding; see SessionWriter.
+// handle is open (exclusively for writers), so no one here keeps it for
+// long: a reader opens it for one read, and a writer keeps it only while it
+// is committing often and nobody else asks for it (see dbLease). A recorder
+// never waits on the file while forwarding; see Writer.
 //
 // Only this package imports bbolt. It never interprets a frame beyond the
 // summary it keeps for fast listing (internal/jsonrpc).
@@ -66,18 +66,26 @@ var LockTimeout = 10 * time.Second
 // polling every millisecond, because bbolt's own wait sleeps 50 ms between
 // tries, which would stall group commits behind a concurrent writer.
 func openDB(path string, write bool) (*bolt.DB, error) {
+	db, _, err := openDBFile(path, write)
+	return db, err
+}
+
+// openDBFile is openDB that also returns the handle's file, which a writer
+// holding the file between commits watches for waiters.
+func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
 	if !write {
 		st, err := os.Stat(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+			return nil, nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if st.Size() == 0 {
-			return nil, fmt.Errorf("%s: %w (empty file)", path, ErrNotCassette)
+			return nil, nil, fmt.Errorf("%s: %w (empty file)", path, ErrNotCassette)
 		}
 	}
+	var file *os.File
 	opts := &bolt.Options{
 		ReadOnly: !write,
 		// A large batch grows the file; each growth past the mapping makes
@@ -93,17 +101,18 @@ func openDB(path string, write bool) (*bolt.DB, error) {
 				f.Close()
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
+			file = f
 			return f, nil
 		},
 	}
 	db, err := bolt.Open(path, 0o600, opts)
 	if err != nil {
-		return nil, classifyOpenError(path, err)
+		return nil, nil, classifyOpenError(path, err)
 	}
 	// Grow the file in 1 MiB steps, not bbolt's 16 MiB: most cassettes are
 	// small and some are committed to git.
 	db.AllocSize = 1 << 20
-	return db, nil
+	return db, file, nil
 }
 
 func waitLock(f *os.File, exclusive bool) error {
@@ -112,9 +121,12 @@ func waitLock(f *os.File, exclusive bool) error {
 		how = syscall.LOCK_EX
 	}
 	deadline := time.Now().Add(LockTimeout)
-	for {
+	for marked := false; ; marked = true {
 		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
+			if marked {
+				unmarkWaiting(f)
+			}
 			return nil
 		}
 		if err != syscall.EWOULDBLOCK {
@@ -122,6 +134,9 @@ func waitLock(f *os.File, exclusive bool) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w (waited %s)", ErrLocked, LockTimeout)
+		}
+		if !marked {
+			markWaiting(f) // a writer between commits lets go when it sees this
 		}
 		time.Sleep(time.Millisecond)
 	}

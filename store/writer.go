@@ -16,11 +16,10 @@ type WriterOptions struct {
 	// CommitInterval is the shortest gap between two group commits. A
 	// commit starts as soon as a message is waiting and the gap has
 	// passed, so a message waits at most this long plus one commit.
-	// Default 25 ms: inside "committed within 50 ms of forwarding",
-	// while leaving the file free between commits for other processes.
-	// Each commit opens and maps the file, so the interval sets most of
-	// the store's cost under load: 10 ms cost mcpspy about 85 µs of CPU
-	// per HTTP round trip more than 25 ms does.
+	// Default 25 ms: inside "committed within 50 ms of forwarding". The
+	// writer keeps the file open between commits while it is busy and no
+	// other process waits for it (see dbLease); when it must reopen the
+	// file for each commit, the interval sets most of the store's cost.
 	CommitInterval time.Duration
 	// MaxPending is the number of frame bytes buffered before Append starts
 	// to wait for the store. Default 256 MiB.
@@ -58,6 +57,7 @@ type Writer struct {
 	warnedFull   bool
 
 	flushMu sync.Mutex // serialises commits, so a session's batches land in order
+	lease   dbLease    // guarded by flushMu
 
 	kick chan struct{}
 	done chan struct{}
@@ -88,6 +88,7 @@ func NewWriter(path string, opts WriterOptions) (*Writer, error) {
 	}
 	w := &Writer{
 		path:  path,
+		lease: dbLease{path: path},
 		opts:  opts,
 		dirty: map[*Session]bool{},
 		byID:  map[string]*Session{},
@@ -109,7 +110,8 @@ func (w *Writer) NewSession(info SessionInfo) (*Session, error) {
 	if info.Start.IsZero() {
 		info.Start = time.Now()
 	}
-	err := update(w.path, func(tx *bolt.Tx) error {
+	w.flushMu.Lock()
+	err := w.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSessions)
 		n, err := b.NextSequence()
 		if err != nil {
@@ -124,6 +126,7 @@ func (w *Writer) NewSession(info SessionInfo) (*Session, error) {
 		}
 		return putInfo(tx, &info)
 	})
+	w.flushMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
@@ -203,17 +206,26 @@ func (w *Writer) loop() {
 	defer w.wg.Done()
 	retry := time.NewTicker(w.opts.CommitInterval * 10)
 	defer retry.Stop()
+	// The lease is also checked between commits, so that a writer gone
+	// quiet (or one that took the file outside this loop, in NewSession
+	// or End) gives it up.
+	idle := time.NewTicker(leaseIdle)
+	defer idle.Stop()
 	for {
 		select {
 		case <-w.done:
 			return
 		case <-w.kick:
 		case <-retry.C:
+		case <-idle.C:
+			w.yieldLease()
+			continue
 		}
 		start := time.Now()
 		if err := w.Flush(); err != nil {
 			fmt.Fprintf(w.opts.Log, "mcpspy: commit to %s failed, will retry: %v\n", w.path, err)
 		}
+		w.yieldLease()
 		if gap := w.opts.CommitInterval - time.Since(start); gap > 0 {
 			select {
 			case <-w.done:
@@ -309,7 +321,37 @@ func (w *Writer) observe(m *Message, sum *Summary) {
 }
 
 func (w *Writer) commit(batch []*Message, encoded []encodedMessage, infos []SessionInfo) error {
-	db, err := openDB(w.path, true)
+	return w.update(func(tx *bolt.Tx) error {
+		// Concurrent HTTP sessions interleave in a batch: open each
+		// session's buckets once, not at every switch.
+		open := map[string]sessionBuckets{}
+		for i, m := range batch {
+			sb, ok := open[m.Session]
+			if !ok {
+				var err error
+				if sb, err = openSessionBuckets(tx, m.Session); err != nil {
+					return err
+				}
+				open[m.Session] = sb
+			}
+			if err := sb.put(m.Seq, encoded[i]); err != nil {
+				return err
+			}
+		}
+		for i := range infos {
+			if err := putInfo(tx, &infos[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// update runs fn in one write transaction on the leased handle. The caller
+// holds flushMu. A failed transaction gives the handle up, so the next try
+// starts from a fresh open.
+func (w *Writer) update(fn func(tx *bolt.Tx) error) error {
+	db, err := w.lease.get()
 	if err != nil {
 		return err
 	}
@@ -323,34 +365,23 @@ func (w *Writer) commit(batch []*Message, encoded []encodedMessage, infos []Sess
 			if err := ensureSchema(tx); err != nil {
 				return err
 			}
-			// Concurrent HTTP sessions interleave in a batch: open each
-			// session's buckets once, not at every switch.
-			open := map[string]sessionBuckets{}
-			for i, m := range batch {
-				sb, ok := open[m.Session]
-				if !ok {
-					var err error
-					if sb, err = openSessionBuckets(tx, m.Session); err != nil {
-						return err
-					}
-					open[m.Session] = sb
-				}
-				if err := sb.put(m.Seq, encoded[i]); err != nil {
-					return err
-				}
-			}
-			for i := range infos {
-				if err := putInfo(tx, &infos[i]); err != nil {
-					return err
-				}
-			}
-			return nil
+			return fn(tx)
 		})
 	})
-	if cerr := db.Close(); err == nil && cerr != nil {
-		err = cerr
+	if err != nil {
+		_ = w.lease.release()
 	}
 	return err
+}
+
+// yieldLease lets the file go if another process waits for it or the
+// writer has been idle; see dbLease.
+func (w *Writer) yieldLease() {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	if err := w.lease.yield(); err != nil {
+		fmt.Fprintf(w.opts.Log, "mcpspy: closing cassette %s: %v\n", w.path, err)
+	}
 }
 
 // Close flushes what is left and stops the commit goroutine. Sessions not
@@ -369,10 +400,19 @@ func (w *Writer) Close() error {
 	var err error
 	for range 3 { // a lock held by another process may clear
 		if err = w.Flush(); err == nil {
-			return nil
+			break
 		}
 	}
-	return fmt.Errorf("final commit to %s: %w", w.path, err)
+	w.flushMu.Lock()
+	cerr := w.lease.release()
+	w.flushMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("final commit to %s: %w", w.path, err)
+	}
+	if cerr != nil {
+		return fmt.Errorf("close cassette %s: %w", w.path, cerr)
+	}
+	return nil
 }
 
 func putInfo(tx *bolt.Tx, info *SessionInfo) error {

@@ -1,0 +1,157 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// setLease sets the lease timing and LockTimeout for one test.
+func setLease(t *testing.T, idle, maxHold, lockTimeout time.Duration) {
+	t.Helper()
+	oldIdle, oldHold, oldLock := leaseIdle, maxLeaseHold, LockTimeout
+	leaseIdle, maxLeaseHold, LockTimeout = idle, maxHold, lockTimeout
+	t.Cleanup(func() { leaseIdle, maxLeaseHold, LockTimeout = oldIdle, oldHold, oldLock })
+}
+
+// busyWriter appends to one session every millisecond until the test ends,
+// and returns the writer once its first message is committed.
+func busyWriter(t *testing.T, path string) *Writer {
+	t.Helper()
+	w, err := NewWriter(path, WriterOptions{NoSync: true, CommitInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			s.Append(C2S, time.Now(), fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"n","params":{"i":%d}}`, i), nil)
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		wg.Wait()
+		if err := w.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func countMessages(t *testing.T, path string) int {
+	t.Helper()
+	n := 0
+	err := View(path, func(r *Reader) error {
+		infos, err := r.Sessions()
+		for _, in := range infos {
+			n += r.Count(in.ID)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("read while the writer is busy: %v", err)
+	}
+	return n
+}
+
+// A busy writer keeps one handle: the whole point of the lease.
+func TestLease_BusyWriterKeepsTheFile(t *testing.T) {
+	setLease(t, time.Hour, time.Hour, 10*time.Second)
+	w := busyWriter(t, filepath.Join(t.TempDir(), "c.db"))
+	for range 20 {
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	w.flushMu.Lock()
+	opens := w.lease.opens
+	w.flushMu.Unlock()
+	if opens != 1 {
+		t.Errorf("the file was opened %d times for 20 commits, want once", opens)
+	}
+}
+
+// A reader gets in while a writer keeps committing, by its wait mark alone:
+// the lease would otherwise outlast the reader's lock timeout.
+func TestLease_ReaderGetsInByWaitMark(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("wait marks are open-file-description locks, which only Linux has; elsewhere readers wait for maxLeaseHold")
+	}
+	setLease(t, time.Hour, time.Hour, 2*time.Second)
+	path := filepath.Join(t.TempDir(), "c.db")
+	busyWriter(t, path)
+	last := 0
+	for i := range 5 {
+		n := countMessages(t, path)
+		if n < last || n == 0 {
+			t.Fatalf("read %d: %d messages after %d", i, n, last)
+		}
+		last = n
+	}
+}
+
+// A process that does not mark its wait (here bbolt itself) still gets in:
+// when the writer goes idle, and when a busy writer's lease runs out.
+func TestLease_UnmarkedWaiterGetsIn(t *testing.T) {
+	tests := []struct {
+		name          string
+		idle, maxHold time.Duration
+		busy          bool
+	}{
+		{name: "idle writer", idle: 20 * time.Millisecond, maxHold: time.Hour},
+		{name: "busy writer past its longest lease", idle: time.Hour, maxHold: 20 * time.Millisecond, busy: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			setLease(t, tt.idle, tt.maxHold, 10*time.Second)
+			path := filepath.Join(t.TempDir(), "c.db")
+			if tt.busy {
+				busyWriter(t, path)
+			} else {
+				w, err := NewWriter(path, WriterOptions{NoSync: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close()
+				s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Append(C2S, time.Now(), []byte(`{"jsonrpc":"2.0","method":"n"}`), nil)
+				if err := w.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+			if errors.Is(err, bolt.ErrTimeout) {
+				t.Fatal("the writer never let go of the file")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+		})
+	}
+}
