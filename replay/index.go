@@ -12,7 +12,8 @@ import (
 // cassette's size. Here a look-up is one probe into a flat table of
 // hash-tagged entry numbers, then the entry, its key bytes and its first
 // occurrence, which all lie in recorded order: a replay, which asks in
-// about that order, reads them as streams.
+// about that order, reads them as streams. The probe's slot is the one
+// random read left; findNext skips it when the session's guess is right.
 type keyIndex struct {
 	seed maphash.Seed
 	// slots: high 32 bits the hash's tag, low 32 the entry number + 1;
@@ -57,22 +58,33 @@ func slotsFor(n int) int {
 
 func (x *keyIndex) hash(key []byte) uint64 { return maphash.Bytes(x.seed, key) }
 
-// find returns the entry for key (of hash h), or nil.
-func (x *keyIndex) find(h uint64, key []byte) *keyEntry {
+// findNext is find, trying entry number guess first, which costs no hash
+// and no read of the slot table. A replay asks mostly in recorded order,
+// so the entry after the one matched last is usually right; on a 100k
+// cassette the slot's cache miss was most of what a look-up cost.
+func (x *keyIndex) findNext(key []byte, guess uint32) (*keyEntry, uint32) {
+	if guess < uint32(len(x.entries)) && bytes.Equal(x.entries[guess].key, key) {
+		return &x.entries[guess], guess
+	}
+	return x.find(x.hash(key), key)
+}
+
+// find returns the entry for key (of hash h) and its number, or nil.
+func (x *keyIndex) find(h uint64, key []byte) (*keyEntry, uint32) {
 	if len(x.entries) == 0 {
-		return nil
+		return nil, 0
 	}
 	mask := uint64(len(x.slots) - 1)
 	tag := h >> 32
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := x.slots[i]
 		if s == 0 {
-			return nil
+			return nil, 0
 		}
 		if s>>32 == tag {
-			e := &x.entries[uint32(s)-1]
-			if bytes.Equal(e.key, key) {
-				return e
+			n := uint32(s) - 1
+			if e := &x.entries[n]; bytes.Equal(e.key, key) {
+				return e, n
 			}
 		}
 	}
@@ -80,7 +92,7 @@ func (x *keyIndex) find(h uint64, key []byte) *keyEntry {
 
 // add records it under key (of hash h).
 func (x *keyIndex) add(h uint64, key []byte, it *interaction) {
-	if e := x.find(h, key); e != nil {
+	if e, _ := x.find(h, key); e != nil {
 		e.more = append(e.more, it)
 		return
 	}

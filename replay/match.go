@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,6 +66,9 @@ type cassetteSession struct {
 	nextMethod map[string]int
 	nextNote   map[*keyEntry]int
 	pos        int // strict: index of the next expected request
+	// guess is the number of the byKey entry after the one matched last:
+	// see keyIndex.findNext. Only a hint, so not under mu.
+	guess atomic.Uint32
 }
 
 // keyBuf is room for a typical match key on the stack: answering a
@@ -102,8 +106,12 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 		if byMet = c.byMethod[req.Method]; len(byMet) == 0 {
 			return nil, false
 		}
-	} else if e = c.byKey.find(c.byKey.hash(key), key); e == nil {
-		return nil, false
+	} else {
+		var n uint32
+		if e, n = c.byKey.findNext(key, s.guess.Load()); e == nil {
+			return nil, false
+		}
+		s.guess.Store(n + 1)
 	}
 	s.mu.Lock()
 	var it *interaction
@@ -151,7 +159,7 @@ func nextOf[K comparable](next *map[K]int, k K, n int) int {
 var noAfter Prepared
 
 func (s *cassetteSession) prepareNote(key []byte) (*Prepared, bool) {
-	e := s.c.notes.find(s.c.notes.hash(key), key)
+	e, _ := s.c.notes.find(s.c.notes.hash(key), key)
 	if e == nil {
 		return nil, false
 	}
