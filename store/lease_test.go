@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // setLease sets the lease timing and LockTimeout for one test.
@@ -145,7 +146,7 @@ func TestLease_UnmarkedWaiterGetsIn(t *testing.T) {
 				}
 			}
 			db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
-			if errors.Is(err, bolt.ErrTimeout) {
+			if errors.Is(err, bolterrors.ErrTimeout) {
 				t.Fatal("the writer never let go of the file")
 			}
 			if err != nil {
