@@ -151,6 +151,55 @@ func TestHTTP_ResumePOSTStream(t *testing.T) {
 	}
 }
 
+// A client that resumes a POST stream it already had whole (the TS SDK
+// client does after an error answer) gets an open stream with nothing on
+// it, as from the TS SDK's own server, until the session ends; ending it
+// at once sends that client into reconnecting until it gives up.
+func TestHTTP_ResumeFinishedPOSTStream(t *testing.T) {
+	srv := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)})
+	c := initSession(t, srv.URL())
+	r := c.do("POST", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`, nil)
+	var last sseEvent
+	for e := range sseStream(r.Body) {
+		if strings.Contains(e.data, `"method":"ping"`) {
+			id := e.data[strings.Index(e.data, `"id":`)+5 : strings.Index(e.data, `,"method"`)]
+			bodyOf(t, c.do("POST", `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`, nil))
+		}
+		last = e
+	}
+	r.Body.Close()
+	if !strings.Contains(last.data, `"id":4`) {
+		t.Fatalf("the stream ended with %+v, want the answer", last)
+	}
+
+	resumed := c.do("GET", "", map[string]string{"Accept": "text/event-stream", "Last-Event-ID": last.id})
+	defer resumed.Body.Close()
+	if resumed.StatusCode != http.StatusOK {
+		t.Fatalf("resume: %s", resumed.Status)
+	}
+	events := sseStream(resumed.Body)
+	// Another round trip on the session: by its end the resume has been
+	// handled, and a stream ended at once would most likely be seen ended.
+	bodyOf(t, c.do("POST", `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil))
+	select {
+	case e, ok := <-events:
+		if ok {
+			t.Fatalf("the resumed stream carried %+v, want nothing", e)
+		}
+		t.Fatal("the resumed stream ended while the session lives")
+	default:
+	}
+	bodyOf(t, c.do("DELETE", "", nil))
+	select {
+	case e, ok := <-events:
+		if ok {
+			t.Fatalf("the resumed stream carried %+v, want nothing", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the resumed stream outlived its session by 10 s")
+	}
+}
+
 func TestHTTP_ResumeBadEventID(t *testing.T) {
 	srv := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)})
 	c := initSession(t, srv.URL())

@@ -292,7 +292,8 @@ func primes(version string) bool {
 }
 
 // serveResume answers a GET with Last-Event-ID: the events that followed it
-// on its stream, then, for the GET stream, whatever comes next.
+// on its stream, then, for the GET stream, whatever comes next. A POST
+// stream the client already had whole is held open until the client goes.
 func (s *Server) serveResume(w http.ResponseWriter, r *http.Request, h *httpSession, lastEventID string) {
 	st, n, err := h.log.resumePoint(lastEventID)
 	if err != nil {
@@ -303,5 +304,19 @@ func (s *Server) serveResume(w http.ResponseWriter, r *http.Request, h *httpSess
 	wr, _ := h.log.claim(st, true)
 	defer h.log.release(st, wr)
 	w.Header().Set(sessionHeader, h.id)
-	h.log.pump(startSSE(w, http.StatusOK), st, n, wr, r.Context().Done())
+	sw := startSSE(w, http.StatusOK)
+	if evs, _, _, done, err := h.log.after(st, n); err == nil && done && len(evs) == 0 {
+		// The client had the whole stream, answer included, and resumes it
+		// anyway: the TS SDK client does after an answer that is an error.
+		// Keep the stream open, as the TS SDK's own server does; ending it
+		// sends that client into reconnecting with a plain GET (409 while
+		// the session's GET stream is open) until it gives up.
+		select {
+		case <-r.Context().Done():
+		case <-wr.stop:
+		case <-h.log.end:
+		}
+		return
+	}
+	h.log.pump(sw, st, n, wr, r.Context().Done())
 }

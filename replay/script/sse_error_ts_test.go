@@ -107,6 +107,12 @@ func TestTSClient_SSEErrorResumes(t *testing.T) {
 	if d := cmp.Diff([]string{"GET " + failEnd}, resumes); d != "" {
 		t.Errorf("requests with Last-Event-ID (-want +got):\n%s", d)
 	}
+	// The resumed stream stays open, as the TS SDK's own server keeps it:
+	// ending it made the client try again with a plain GET (409, the
+	// session's GET stream being open) and give up through onerror.
+	if len(got.TransportErrors) != 0 {
+		t.Errorf("the client reported transport errors after the resume: %q", got.TransportErrors)
+	}
 }
 
 // clientView is what sse-error-client.mjs prints.
@@ -119,7 +125,8 @@ type clientView struct {
 		AtMS        int64  `json:"atMs"` // from the client's start
 		Status      int    `json:"status"`
 	} `json:"resume"`
-	Fatal string `json:"fatal"`
+	Fatal           string   `json:"fatal"`
+	TransportErrors []string `json:"transportErrors"`
 }
 
 type clientError struct {

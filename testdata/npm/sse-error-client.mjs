@@ -5,7 +5,9 @@
 // error). It keeps the session open until the transport resumes a stream
 // (a GET with Last-Event-ID) or RESUME_WAIT_MS pass, then prints one JSON
 // line: the timeline of what the caller saw, each call's last event id,
-// the error and the resume.
+// the error and the resume. After a resume it stays AFTER_RESUME_MS longer
+// (3000 by default), past the SDK's next reconnection delays, so that
+// reconnections that follow the resume show up in transportErrors.
 //
 // usage: node sse-error-client.mjs URL
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -16,6 +18,7 @@ const url = process.argv[2];
 // The SDK's default first reconnection delay is 1000 ms (mcpmock sends no
 // retry field); wait well past it before concluding there is no resume.
 const resumeWait = Number(process.env.RESUME_WAIT_MS || 10000);
+const afterResume = Number(process.env.AFTER_RESUME_MS || 3000);
 
 const t0 = Date.now();
 const timeline = [];
@@ -73,6 +76,7 @@ try {
     new Promise((resolve) => setTimeout(() => resolve(false), resumeWait)),
   ]);
   if (!waited) note(`no resume within ${resumeWait} ms`);
+  else await new Promise((resolve) => setTimeout(resolve, afterResume));
 } catch (e) {
   out.fatal = String(e?.stack ?? e);
 }
