@@ -219,6 +219,12 @@ func update(path string, fn func(tx *bolt.Tx) error) (err error) {
 			err = fmt.Errorf("close cassette %s: %w", path, cerr)
 		}
 	}()
+	return writeTx(path, db, fn)
+}
+
+// writeTx runs fn in one write transaction on db, the cassette at path,
+// after checking its format and buckets.
+func writeTx(path string, db *bolt.DB, fn func(tx *bolt.Tx) error) error {
 	return guard(path, func() error {
 		return db.Update(func(tx *bolt.Tx) error {
 			if err := checkFormat(path, tx); err != nil {

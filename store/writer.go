@@ -357,18 +357,7 @@ func (w *Writer) update(fn func(tx *bolt.Tx) error) error {
 	}
 	db.NoSync = w.opts.NoSync
 	db.NoGrowSync = w.opts.NoSync
-	err = guard(w.path, func() error {
-		return db.Update(func(tx *bolt.Tx) error {
-			if err := checkFormat(w.path, tx); err != nil {
-				return err
-			}
-			if err := ensureSchema(tx); err != nil {
-				return err
-			}
-			return fn(tx)
-		})
-	})
-	if err != nil {
+	if err = writeTx(w.path, db, fn); err != nil {
 		_ = w.lease.release()
 	}
 	return err
