@@ -36,6 +36,8 @@ type Cassette struct {
 	name  string
 	match matcher
 
+	// slab holds every interaction, in recorded order.
+	slab     []interaction
 	reqs     []*interaction // requests in recorded order
 	byKey    *keyIndex      // method+canonical params → occurrences
 	byMethod map[string][]*interaction
@@ -47,16 +49,20 @@ type Cassette struct {
 // the server did about it.
 type interaction struct {
 	// What answering reads, together at the front: two cache lines, as
-	// interactions are 256 bytes in a block (see addSession).
+	// interactions are 256 bytes in a block (see Cassette.slab).
 	//
 	// prep is the answer, built at load, handed out as it is when it needs
 	// no Play: its Reply's NoReply (not answered), Result or Error, After,
 	// and SSE (the answer was an SSE stream over Streamable HTTP). For a
 	// client notification, only After.
-	prep  Prepared
-	used  atomic.Bool
-	plays bool // len(during) > 0
-	timed bool // replyAt > 0
+	prep      Prepared
+	used      atomic.Bool
+	n         uint32 // its number in Cassette.slab
+	dup       uint32 // its key's list in keyIndex.dups, from 1; 0: recorded once
+	plays     bool   // len(during) > 0
+	timed     bool   // replyAt > 0
+	cancelled bool   // the client cancelled it before any answer
+	note      bool   // a client notification
 
 	replyAt time.Duration
 	during  []step
@@ -67,8 +73,6 @@ type interaction struct {
 	src     *Cassette
 	stream  uint64 // HTTP stream the request travelled on
 	t0      time.Time
-
-	cancelled bool // the client cancelled it before any answer
 }
 
 // canon is the canonical params, for messages.
@@ -120,22 +124,39 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 			}
 		}
 	}
-	n := 0
-	for i := range sessions {
-		n += len(sessions[i].Messages)
-	}
 	seed := maphash.MakeSeed()
+	all := make([][]parsed, len(sessions))
+	n := 0 // client messages with a method: at most one interaction each
+	for i := range sessions {
+		all[i] = parseAll(sessions[i].Messages, seed)
+		for j, m := range sessions[i].Messages {
+			if all[i][j].ok && all[i][j].hasMeth && m.Dir == store.C2S {
+				n++
+			}
+		}
+	}
 	c := &Cassette{
 		name:     name,
-		byKey:    newKeyIndex(seed, n/2), // at most one request in two messages, mostly
+		slab:     make([]interaction, n),
 		byMethod: map[string][]*interaction{},
-		notes:    newKeyIndex(seed, 0),
-		reqs:     make([]*interaction, 0, n/2),
+		reqs:     make([]*interaction, 0, n),
 	}
+	b := building{reqHash: make([]uint64, 0, n)}
 	for i := range sessions {
-		c.addSession(&sessions[i])
+		c.addSession(&sessions[i], all[i], &b)
 	}
+	c.slab = c.slab[:b.used]
+	c.byKey = buildKeyIndex(seed, c.slab, c.reqs, b.reqHash)
+	c.notes = buildKeyIndex(seed, c.slab, b.notes, b.noteHash)
 	return c, nil
+}
+
+// building is what newCassette collects for its indexes.
+type building struct {
+	used     int // interactions taken from the slab
+	reqHash  []uint64
+	notes    []*interaction
+	noteHash []uint64
 }
 
 // parsed is one frame taken apart.
@@ -158,9 +179,9 @@ type parser struct {
 	// names interns method names: a cassette repeats a handful of them
 	// many thousand times.
 	names map[string]string
-	// arena holds the match keys, one after the other in recorded order:
-	// one allocation per block instead of one per request, and a replay
-	// reads them in about that order.
+	// arena holds the match keys, one after the other: one allocation per
+	// block instead of one per request. The indexes copy them in recorded
+	// order (see buildKeyIndex), and let these go.
 	arena []byte
 }
 
@@ -258,28 +279,23 @@ func parseAll(msgs []*store.Message, seed maphash.Seed) []parsed {
 	return out
 }
 
-func (c *Cassette) addSession(s *store.TapeSession) {
-	ps := parseAll(s.Messages, c.byKey.seed)
-	// The session's interactions in one block, in recorded order.
-	n := 0
-	for i, m := range s.Messages {
-		if ps[i].ok && ps[i].hasMeth && m.Dir == store.C2S {
-			n++
-		}
-	}
-	slab := make([]interaction, n)
+// addSession adds the interactions of s, parsed as ps, to the slab.
+func (c *Cassette) addSession(s *store.TapeSession, ps []parsed, b *building) {
+	start := b.used
 	newInteraction := func(m *store.Message, p *parsed) *interaction {
-		it := &slab[0]
-		slab = slab[1:]
+		it := &c.slab[b.used]
+		it.n = uint32(b.used)
+		b.used++
 		it.sess, it.seq, it.src, it.t0 = s.Info.ID, m.Seq, c, m.Time
 		it.method, it.key = p.method, p.key
 		return it
 	}
-	defer func(all []interaction) {
-		for i := range all {
-			all[i].plays, all[i].timed = len(all[i].during) > 0, all[i].replyAt > 0
+	defer func() {
+		for i := start; i < b.used; i++ {
+			it := &c.slab[i]
+			it.plays, it.timed = len(it.during) > 0, it.replyAt > 0
 		}
-	}(slab)
+	}()
 	inflight := map[string]*interaction{}
 	tokens := map[*interaction]string{} // recorded progressTokens
 	var open []*interaction             // in flight, oldest first
@@ -302,7 +318,7 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 			inflight[string(p.id)] = it
 			open = append(open, it)
 			c.reqs = append(c.reqs, it)
-			c.byKey.add(p.hash, it.key, it)
+			b.reqHash = append(b.reqHash, p.hash)
 			c.byMethod[it.method] = append(c.byMethod[it.method], it)
 		case m.Dir == store.C2S && p.hasMeth:
 			if p.method == "notifications/cancelled" {
@@ -316,7 +332,9 @@ func (c *Cassette) addSession(s *store.TapeSession) {
 				continue
 			}
 			it := newInteraction(m, &p)
-			c.notes.add(p.hash, it.key, it)
+			it.note = true
+			b.notes = append(b.notes, it)
+			b.noteHash = append(b.noteHash, p.hash)
 			last = it
 		case m.Dir == store.S2C && !p.hasMeth && p.id != nil:
 			it := inflight[string(p.id)]

@@ -2,49 +2,103 @@ package replay
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 )
 
 // keyIndex finds recorded requests by their match key (method, NUL,
-// canonical params). A Go map keyed by those strings costs several cache
-// misses per look-up on a 100k-interaction cassette (control word, slot,
-// key bytes, the slice of occurrences): answering slowed down with the
-// cassette's size. Here a look-up is one probe into a flat table of
-// hash-tagged entry numbers, then the entry, its key bytes and its first
-// occurrence, which all lie in recorded order: a replay, which asks in
-// about that order, reads them as streams. The probe's slot is the one
-// random read left; findNext skips it when the session's guess is right.
+// canonical params). It is built once, at load, and only read after.
+//
+// On a large cassette, a request asked out of recorded order costs what
+// its cache misses cost: each read whose address comes from the one
+// before waits for it, 100 to 300 ns from memory. A Go map made that
+// several misses (control word, slot, key bytes, the slice of
+// occurrences); a table of entry numbers, then the entry, its key bytes,
+// the interaction and the frame holding its answer, five. Here a slot of
+// the table (which mostly stays in the last-level cache) says both where
+// the key's record is and which interaction it belongs to; the record
+// holds the key and, before it, a small recorded result: one miss for
+// both, then the interaction's. findNext spares the probe when the
+// session's guess is right.
 type keyIndex struct {
 	seed maphash.Seed
-	// slots: high 32 bits the hash's tag, low 32 the entry number + 1;
-	// 0 is empty. Open addressing, linear probing, at most half full.
-	slots   []uint64
-	entries []keyEntry
+	// slots: open addressing, linear probing, at most half full.
+	slots []keySlot
+	// slab holds the interactions; a slot names one by its number (n).
+	slab []interaction
+	// recs holds a record per indexed interaction, in recorded order: the
+	// key's length (4 bytes, little-endian), the recorded result when it is
+	// small (see keptResult), then the key. Reading the key's length and
+	// the key reads a small result too.
+	recs []byte
+	// dups lists the occurrences of each key recorded more than once, in
+	// recorded order; interaction.dup numbers them from 1.
+	dups [][]*interaction
 }
 
-// keyEntry is one distinct match key and the interactions recorded with
-// it, in recorded order.
-type keyEntry struct {
-	key   []byte
-	first *interaction
-	more  []*interaction
+// keySlot is one slot of the table; the zero value is empty.
+type keySlot struct {
+	// item: high 32 bits the hash's tag, low 32 the interaction's number
+	// in slab + 1.
+	item uint64
+	// rec: where its record starts in recs, shifted left 12 bits; the low
+	// 12 its result's length there, so that the key's place is known
+	// before the record is read.
+	rec uint64
 }
 
-func (e *keyEntry) len() int { return 1 + len(e.more) }
+const resultBits = 12
 
-// at returns the n-th occurrence, n < len().
-func (e *keyEntry) at(n int) *interaction {
-	if n == 0 {
-		return e.first
+// keptResult is the largest result copied next to its key: a larger one
+// fills cache lines of its own anyway, and is left where it was recorded.
+const keptResult = 1<<resultBits - 1
+
+// buildKeyIndex indexes items, interactions of slab in recorded order, by
+// their keys (of hashes hashes). It moves their keys, and their results
+// when small, into the index's records: a replay reads them in about that
+// order, and a request asked out of order finds its answer next to its
+// key. Items recorded under a key already seen become its later
+// occurrences.
+func buildKeyIndex(seed maphash.Seed, slab []interaction, items []*interaction, hashes []uint64) *keyIndex {
+	x := &keyIndex{seed: seed, slab: slab, slots: make([]keySlot, slotsFor(len(items)))}
+	size := 0
+	for _, it := range items {
+		size += 4 + len(it.key) + len(keptOf(it))
 	}
-	return e.more[n-1]
+	x.recs = make([]byte, 0, size)
+	for i, it := range items {
+		start := len(x.recs)
+		x.recs = binary.LittleEndian.AppendUint32(x.recs, uint32(len(it.key)))
+		r := keptOf(it)
+		if len(r) > 0 {
+			x.recs = append(x.recs, r...)
+			it.prep.Reply.Result = x.recs[start+4 : len(x.recs) : len(x.recs)]
+		}
+		at := len(x.recs)
+		x.recs = append(x.recs, it.key...)
+		it.key = x.recs[at:len(x.recs):len(x.recs)]
+		first := x.find(hashes[i], it.key)
+		switch {
+		case first == nil:
+			x.put(hashes[i], keySlot{item: uint64(it.n) + 1, rec: uint64(start)<<resultBits | uint64(len(r))})
+		case first.dup == 0:
+			x.dups = append(x.dups, []*interaction{first, it})
+			first.dup = uint32(len(x.dups))
+			it.dup = first.dup
+		default:
+			x.dups[first.dup-1] = append(x.dups[first.dup-1], it)
+			it.dup = first.dup
+		}
+	}
+	return x
 }
 
-func newKeyIndex(seed maphash.Seed, capacity int) *keyIndex {
-	x := &keyIndex{seed: seed}
-	x.entries = make([]keyEntry, 0, capacity)
-	x.slots = make([]uint64, slotsFor(capacity))
-	return x
+// keptOf is the result to copy next to its key, if any.
+func keptOf(it *interaction) []byte {
+	if r := it.prep.Reply.Result; len(r) <= keptResult {
+		return r
+	}
+	return nil
 }
 
 // slotsFor keeps the table at most half full.
@@ -58,64 +112,61 @@ func slotsFor(n int) int {
 
 func (x *keyIndex) hash(key []byte) uint64 { return maphash.Bytes(x.seed, key) }
 
-// findNext is find, trying entry number guess first, which costs no hash
-// and no read of the slot table. A replay asks mostly in recorded order,
-// so the entry after the one matched last is usually right; on a 100k
-// cassette the slot's cache miss was most of what a look-up cost.
-func (x *keyIndex) findNext(key []byte, guess uint32) (*keyEntry, uint32) {
-	if guess < uint32(len(x.entries)) && bytes.Equal(x.entries[guess].key, key) {
-		return &x.entries[guess], guess
+// occurrences returns the interactions recorded with its key, it being
+// one of them, in recorded order; nil when it is the only one.
+func (x *keyIndex) occurrences(it *interaction) []*interaction {
+	if it.dup == 0 {
+		return nil
+	}
+	return x.dups[it.dup-1]
+}
+
+// findNext is find in the index of requests, trying guess first: the
+// number of an interaction in slab, which costs no hash and no probe. A
+// replay asks mostly in recorded order, so the interaction after the one
+// matched last is usually right. It returns the interaction recorded first
+// with the key, or nil.
+func (x *keyIndex) findNext(key []byte, guess uint32) *interaction {
+	if guess < uint32(len(x.slab)) {
+		if it := &x.slab[guess]; !it.note && bytes.Equal(it.key, key) {
+			if it.dup != 0 {
+				return x.dups[it.dup-1][0]
+			}
+			return it
+		}
 	}
 	return x.find(x.hash(key), key)
 }
 
-// find returns the entry for key (of hash h) and its number, or nil.
-func (x *keyIndex) find(h uint64, key []byte) (*keyEntry, uint32) {
-	if len(x.entries) == 0 {
-		return nil, 0
-	}
+// find returns the interaction recorded first with key (of hash h), or
+// nil.
+func (x *keyIndex) find(h uint64, key []byte) *interaction {
 	mask := uint64(len(x.slots) - 1)
 	tag := h >> 32
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := x.slots[i]
-		if s == 0 {
-			return nil, 0
+		if s.item == 0 {
+			return nil
 		}
-		if s>>32 == tag {
-			n := uint32(s) - 1
-			if e := &x.entries[n]; bytes.Equal(e.key, key) {
-				return e, n
-			}
+		if s.item>>32 != tag {
+			continue
+		}
+		// The key's place does not depend on the length read from the
+		// record: the two reads go together.
+		r, k := x.recs[s.rec>>resultBits:], 4+int(s.rec&keptResult)
+		if len(r) >= k+len(key) && binary.LittleEndian.Uint32(r) == uint32(len(key)) && bytes.Equal(r[k:k+len(key)], key) {
+			return &x.slab[uint32(s.item)-1]
 		}
 	}
 }
 
-// add records it under key (of hash h).
-func (x *keyIndex) add(h uint64, key []byte, it *interaction) {
-	if e, _ := x.find(h, key); e != nil {
-		e.more = append(e.more, it)
-		return
-	}
-	if 2*(len(x.entries)+1) > len(x.slots) {
-		x.grow()
-	}
-	x.entries = append(x.entries, keyEntry{key: key, first: it})
-	x.put(h, uint32(len(x.entries)))
-}
-
-// put stores entry number n (1-based) for hash h in a free slot.
-func (x *keyIndex) put(h uint64, n uint32) {
+// put stores s for hash h in a free slot.
+func (x *keyIndex) put(h uint64, s keySlot) {
 	mask := uint64(len(x.slots) - 1)
 	i := h & mask
-	for x.slots[i] != 0 {
+	for x.slots[i].item != 0 {
 		i = (i + 1) & mask
 	}
-	x.slots[i] = h>>32<<32 | uint64(n)
-}
-
-func (x *keyIndex) grow() {
-	x.slots = make([]uint64, 2*len(x.slots))
-	for i := range x.entries {
-		x.put(x.hash(x.entries[i].key), uint32(i+1))
-	}
+	s.item |= h >> 32 << 32
+	x.slots[i] = s
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"fmt"
 	"hash/maphash"
 	"testing"
@@ -10,43 +11,77 @@ import (
 )
 
 // TestKeyIndex_FindNext: a guess only saves work; right or wrong, the
-// answer is find's.
+// answer is find's: the key's first occurrence.
 func TestKeyIndex_FindNext(t *testing.T) {
-	x := newKeyIndex(maphash.MakeSeed(), 0)
-	keys := []string{"m\x00{\"a\":1}", "m\x00{\"a\":2}", "m\x00{\"b\":22}", "n\x00"}
+	seed := maphash.MakeSeed()
+	keys := []string{"m\x00{\"a\":1}", "m\x00{\"a\":2}", "m\x00{\"b\":22}", "n\x00", "m\x00{\"a\":2}"}
+	slab := make([]interaction, len(keys)+1)
+	var items []*interaction
+	var hashes []uint64
 	for i, k := range keys {
-		x.add(x.hash([]byte(k)), []byte(k), &interaction{seq: uint64(i)})
+		it := &slab[i]
+		it.n, it.key = uint32(i), []byte(k)
+		it.prep.Reply.Result = []byte(fmt.Sprint(i))
+		items = append(items, it)
+		hashes = append(hashes, maphash.Bytes(seed, it.key))
 	}
+	// The last one is a client notification with a request's key: the
+	// requests' index does not know it.
+	note := &slab[len(keys)]
+	note.n, note.key, note.note = uint32(len(keys)), []byte("x\x00"), true
+	x := buildKeyIndex(seed, slab, items, hashes)
 	tests := []struct {
 		name  string
 		key   string
 		guess uint32
-		want  int // entry number, -1 for none
+		want  int // the first occurrence's number, -1 for none
 	}{
 		{name: "right guess", key: keys[1], guess: 1, want: 1},
+		{name: "right guess of a later occurrence", key: keys[1], guess: 4, want: 1},
 		{name: "guess of another key of the same length", key: keys[1], guess: 0, want: 1},
 		{name: "guess of a longer key", key: keys[0], guess: 2, want: 0},
-		{name: "guess past the end", key: keys[3], guess: 4, want: 3},
+		{name: "guess past the end", key: keys[3], guess: 6, want: 3},
 		{name: "guess far past the end", key: keys[2], guess: 1 << 31, want: 2},
 		{name: "absent key", key: "m\x00{\"a\":3}", guess: 0, want: -1},
-		{name: "absent key, guess past the end", key: "x\x00", guess: 4, want: -1},
+		{name: "absent key, guess past the end", key: "y\x00", guess: 6, want: -1},
+		{name: "a prefix of a key", key: "m\x00{\"a\"", guess: 1 << 31, want: -1},
+		{name: "a key and more", key: keys[0] + "0", guess: 1 << 31, want: -1},
+		{name: "guess of a notification", key: "x\x00", guess: 5, want: -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, n := x.findNext([]byte(tt.key), tt.guess)
+			it := x.findNext([]byte(tt.key), tt.guess)
 			if tt.want < 0 {
-				if e != nil {
-					t.Fatalf("found entry %d for an absent key", n)
+				if it != nil {
+					t.Fatalf("found interaction %d for an absent key", it.n)
 				}
 				return
 			}
-			if e == nil || int(n) != tt.want || e != &x.entries[tt.want] {
-				t.Fatalf("got entry %d (%v), want %d", n, e != nil, tt.want)
+			if it != &slab[tt.want] {
+				t.Fatalf("got %v, want interaction %d", it, tt.want)
 			}
 		})
 	}
-	if e, _ := newKeyIndex(maphash.MakeSeed(), 0).findNext([]byte(keys[0]), 0); e != nil {
+	for i, it := range items {
+		if string(it.key) != keys[i] || string(it.prep.Reply.Result) != fmt.Sprint(i) {
+			t.Errorf("interaction %d: key %q, result %q after indexing", i, it.key, it.prep.Reply.Result)
+		}
+	}
+	if all := x.occurrences(&slab[1]); len(all) != 2 || all[0] != &slab[1] || all[1] != &slab[4] {
+		t.Errorf("occurrences of a key recorded twice: %v", all)
+	}
+	if all := x.occurrences(&slab[0]); all != nil {
+		t.Errorf("occurrences of a key recorded once: %v", all)
+	}
+	if it := buildKeyIndex(seed, nil, nil, nil).findNext([]byte(keys[0]), 0); it != nil {
 		t.Error("an empty index found a key")
+	}
+	// A result too large to keep next to its key stays where it was.
+	big := &interaction{key: []byte(keys[0])}
+	big.prep.Reply.Result = bytes.Repeat([]byte("7"), keptResult+1)
+	y := buildKeyIndex(seed, []interaction{}, []*interaction{big}, []uint64{hashes[0]})
+	if len(y.recs) != 4+len(keys[0]) || len(big.prep.Reply.Result) != keptResult+1 || big.prep.Reply.Result[0] != '7' {
+		t.Errorf("a large result: %d bytes of records, result of %d", len(y.recs), len(big.prep.Reply.Result))
 	}
 }
 

@@ -15,7 +15,7 @@ func TestInteraction_Layout(t *testing.T) {
 	if got := unsafe.Sizeof(it); got != 256 {
 		t.Errorf("interaction is %d bytes, want 256", got)
 	}
-	if end := unsafe.Offsetof(it.timed) + 1; end > 128 {
+	if end := unsafe.Offsetof(it.note) + 1; end > 128 {
 		t.Errorf("hot fields end at byte %d, past 128", end)
 	}
 }

@@ -61,13 +61,15 @@ type cassetteSession struct {
 	c  *Cassette
 	mu sync.Mutex
 	// How many occurrences of a key this session used: of a request's
-	// match key, of a method (ignore-params), of a notification's key.
-	next       map[*keyEntry]int
+	// match key, of a method (ignore-params), of a notification's key. A
+	// key is named by its first occurrence.
+	next       map[*interaction]int
 	nextMethod map[string]int
-	nextNote   map[*keyEntry]int
+	nextNote   map[*interaction]int
 	pos        int // strict: index of the next expected request
-	// guess is the number of the byKey entry after the one matched last:
-	// see keyIndex.findNext. Only a hint, so not under mu.
+	// guess is the number (in the cassette's slab) of the interaction
+	// after the one matched last: see keyIndex.findNext. Only a hint, so
+	// not under mu.
 	guess atomic.Uint32
 }
 
@@ -99,7 +101,7 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	}
 	ignores := c.match.ignores(req.Method)
 	var (
-		e     *keyEntry      // the key's occurrences, or
+		first *interaction   // the key's first occurrence, or
 		byMet []*interaction // with ignore-params, the method's
 	)
 	if ignores {
@@ -107,11 +109,16 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 			return nil, false
 		}
 	} else {
-		var n uint32
-		if e, n = c.byKey.findNext(key, s.guess.Load()); e == nil {
+		if first = c.byKey.findNext(key, s.guess.Load()); first == nil {
 			return nil, false
 		}
-		s.guess.Store(n + 1)
+		if !c.match.strict && first.dup == 0 {
+			// Recorded once: no cursor to keep, so no lock.
+			p := s.plan(first)
+			markUsed(first)
+			s.guess.Store(first.n + 1)
+			return p, true
+		}
 	}
 	s.mu.Lock()
 	var it *interaction
@@ -129,14 +136,26 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 		s.pos++
 	case ignores:
 		it = byMet[nextOf(&s.nextMethod, req.Method, len(byMet))]
-	case e.len() == 1:
-		it = e.first // first and last: no cursor to keep
+	case first.dup == 0:
+		it = first // first and last: no cursor to keep
 	default:
-		it = e.at(nextOf(&s.next, e, e.len()))
+		all := c.byKey.occurrences(first)
+		it = all[nextOf(&s.next, first, len(all))]
 	}
 	s.mu.Unlock()
-	it.used.Store(true)
+	if !ignores {
+		s.guess.Store(it.n + 1)
+	}
+	markUsed(it)
 	return s.plan(it), true
+}
+
+// markUsed notes it for Unused. It reads first: a replay asks most
+// requests once, but an atomic write waits for every read before it.
+func markUsed(it *interaction) {
+	if !it.used.Load() {
+		it.used.Store(true)
+	}
 }
 
 // nextOf takes the next of n occurrences of k; once they ran out, the last
@@ -159,24 +178,29 @@ func nextOf[K comparable](next *map[K]int, k K, n int) int {
 var noAfter Prepared
 
 func (s *cassetteSession) prepareNote(key []byte) (*Prepared, bool) {
-	e, _ := s.c.notes.find(s.c.notes.hash(key), key)
-	if e == nil {
+	notes := s.c.notes
+	first := notes.find(notes.hash(key), key)
+	if first == nil {
 		return nil, false
+	}
+	all := notes.occurrences(first)
+	if all == nil {
+		all = []*interaction{first}
 	}
 	s.mu.Lock()
 	if s.nextNote == nil {
-		s.nextNote = map[*keyEntry]int{}
+		s.nextNote = map[*interaction]int{}
 	}
-	n := s.nextNote[e]
-	if n < e.len() {
-		s.nextNote[e] = n + 1
+	n := s.nextNote[first]
+	if n < len(all) {
+		s.nextNote[first] = n + 1
 	}
 	s.mu.Unlock()
-	if n >= e.len() {
+	if n >= len(all) {
 		return &noAfter, true // after-traffic is replayed once
 	}
-	it := e.at(n)
-	it.used.Store(true)
+	it := all[n]
+	markUsed(it)
 	return &it.prep, true
 }
 

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -43,6 +44,46 @@ func BenchmarkPrepare(b *testing.B) {
 				p, ok := s.Prepare(reqs[i%n])
 				if !ok || len(p.Reply.Result) == 0 {
 					b.Fatal("no answer")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPrepare_Shuffled: the matching, and a read of the answer's
+// bytes as the engine copies them, against 10 and 100k interactions, the
+// requests asked in a scattered order (stride 7919, as
+// BenchmarkThroughput_100kVs10's x-small-shuffled), so that the session's
+// guess is wrong and every request goes through the index. The request is
+// written into one buffer, so that only the cassette's memory is
+// scattered.
+func BenchmarkPrepare_Shuffled(b *testing.B) {
+	for _, n := range []int{10, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			c, err := NewCassette("bench", prepTape(n))
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := c.Open().(*cassetteSession)
+			req := &Request{ID: []byte("1"), Method: "tools/call"}
+			var params []byte
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				params = append(params[:0], `{"arguments":{"text":"some words to make the request realistic","i":`...)
+				params = strconv.AppendInt(params, int64(100000+i*7919%n), 10)
+				params = append(params, `},"name":"echo"}`...)
+				req.Params = params
+				p, ok := s.Prepare(req)
+				if !ok || len(p.Reply.Result) == 0 {
+					b.Fatal("no answer")
+				}
+				sum := 0
+				for _, c := range p.Reply.Result {
+					sum += int(c)
+				}
+				if sum == 0 {
+					b.Fatal("empty answer")
 				}
 			}
 		})
