@@ -61,6 +61,7 @@ var targets = []target{
 	{mockRun, "BenchmarkToolsCall_VsGoSDK/http", "x-gosdk", true, 2, "tools/call round trips, mcpmock ÷ minimal go-sdk server, HTTP"},
 	{mockRun, "BenchmarkThroughput_100kVs10", "x-small", true, 0.9, "mcpmock throughput, 100k-interaction cassette ÷ 10-interaction one"},
 	{mockRun, "BenchmarkThroughput_100kVs10", "x-small-same-requests", false, 0, "the same, both asked the 10-case's requests (shows the index; no goal)"},
+	{mockRun, "BenchmarkThroughput_100kVs10", "x-small-shuffled", false, 0, "the same, the 100k cassette asked in a scattered order, every request through the hash index (no goal)"},
 	{mockRun, "BenchmarkFirstAnswer_100k/db", "ms/first-answer", false, 300, "time to first answer from a 100k-interaction .db (ms)"},
 	{mockRun, "BenchmarkFirstAnswer_100k/jsonl", "ms/first-answer", false, 300, "time to first answer from a 100k-interaction .jsonl (ms)"},
 	{inspectRun, "BenchmarkOpenToFirstPaint", "ns/paint", false, 1e9, "inspector: 1M-message cassette to first paint (ns)"},
