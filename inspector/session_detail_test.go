@@ -127,30 +127,24 @@ func primingCassette(tb testing.TB) string {
 
 func TestView_SessionDetail(t *testing.T) {
 	const priming = "priming: get-sse#3 /mcp · ids 0, 1 · retry 3000"
-	type step struct {
-		keys    string    // runes to type
-		key     tcell.Key // or one special key
-		want    []string
-		notWant []string
-	}
 	tests := []struct {
 		name  string
-		steps []step
+		steps []keyStep
 	}{
-		{name: "sessions pane focus shows all sessions", steps: []step{
+		{name: "sessions pane focus shows all sessions", steps: []keyStep{
 			{key: tcell.KeyBacktab, want: []string{"session s1  stdio", "session s2 web  streamable-http", priming}},
 		}},
-		{name: "a session with only priming shows it", steps: []step{
+		{name: "a session with only priming shows it", steps: []keyStep{
 			{key: tcell.KeyBacktab}, {keys: "jj", want: []string{"0/13", "mcp-session-id: abc123", priming}},
 		}},
-		{name: "a session without priming", steps: []step{
+		{name: "a session without priming", steps: []keyStep{
 			{key: tcell.KeyBacktab}, {keys: "j", want: []string{"13/13", "session s1  stdio"}, notWant: []string{priming}},
 		}},
-		{name: "the table takes the detail back", steps: []step{
+		{name: "the table takes the detail back", steps: []keyStep{
 			{key: tcell.KeyBacktab, want: []string{priming}},
 			{key: tcell.KeyTab, want: []string{"s1 #1  →  request"}, notWant: []string{priming}},
 		}},
-		{name: "the detail pane keeps the session to scroll it", steps: []step{
+		{name: "the detail pane keeps the session to scroll it", steps: []keyStep{
 			{key: tcell.KeyBacktab, want: []string{priming}},
 			{key: tcell.KeyBacktab, want: []string{priming}},
 			{key: tcell.KeyEnter, want: []string{priming}, notWant: []string{"method / tool"}},
@@ -161,16 +155,7 @@ func TestView_SessionDetail(t *testing.T) {
 			m, src := openModel(t, primingCassette(t))
 			h := startApp(t, m, src, Options{}, 80, 24)
 			h.waitFor(wait, []string{"s1 #1  →  request"}, priming)
-			for _, st := range tt.steps {
-				if st.keys != "" {
-					h.keys(st.keys)
-				} else {
-					h.key(st.key)
-				}
-				if st.want != nil || st.notWant != nil {
-					h.waitFor(wait, st.want, st.notWant...)
-				}
-			}
+			h.play(wait, tt.steps)
 		})
 	}
 }

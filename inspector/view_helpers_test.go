@@ -120,3 +120,26 @@ const (
 	keyEnter = tcell.KeyEnter
 	ctrlU    = tcell.KeyCtrlU
 )
+
+// keyStep is one step of a scripted session: type runes or press one
+// special key, then wait until the screen shows every want and no notWant.
+type keyStep struct {
+	keys    string    // runes to type
+	key     tcell.Key // or one special key
+	want    []string
+	notWant []string
+}
+
+// play runs steps in order, waiting up to timeout at each for its screen.
+func (h *harness) play(timeout time.Duration, steps []keyStep) {
+	for _, st := range steps {
+		if st.keys != "" {
+			h.keys(st.keys)
+		} else {
+			h.key(st.key)
+		}
+		if st.want != nil || st.notWant != nil {
+			h.waitFor(timeout, st.want, st.notWant...)
+		}
+	}
+}

@@ -33,48 +33,42 @@ func TestView_80x24(t *testing.T) {
 }
 
 func TestView_Keys(t *testing.T) {
-	type step struct {
-		keys    string    // runes to type
-		key     tcell.Key // or one special key
-		want    []string
-		notWant []string
-	}
 	tests := []struct {
 		name  string
-		steps []step
+		steps []keyStep
 		check func(t *testing.T, h *harness)
 	}{
-		{name: "filter", steps: []step{
+		{name: "filter", steps: []keyStep{
 			{keys: "f"}, {keys: "tool:echo"}, {key: tcell.KeyEnter, want: []string{"filter: tool:echo", "2/13"}},
 			{keys: "f"}, {key: tcell.KeyCtrlU}, {key: tcell.KeyEnter, want: []string{"13/13"}, notWant: []string{"filter:"}},
 		}},
-		{name: "bad filter says why", steps: []step{
+		{name: "bad filter says why", steps: []keyStep{
 			{keys: "f"}, {keys: "kind:reply"}, {key: tcell.KeyEnter, want: []string{`unknown kind "reply"`, "13/13"}},
 		}},
-		{name: "pair jump", steps: []step{
+		{name: "pair jump", steps: []keyStep{
 			{keys: "jjj", want: []string{"s1 #4", "paired response s1 #9 below"}},
 			{keys: "p", want: []string{"s1 #9", "paired request s1 #4 below"}},
 			{keys: "p", want: []string{"s1 #4  →"}},
 		}},
-		{name: "search with n and N", steps: []step{
+		{name: "search with n and N", steps: []keyStep{
 			{keys: "/"}, {keys: "method:tools/call kind:request"}, {key: tcell.KeyEnter, want: []string{"match at row 4"}},
 			{keys: "n", want: []string{"match at row 5"}},
 			{keys: "n", want: []string{"match at row 4"}},
 			{keys: "N", want: []string{"match at row 5"}},
 		}},
-		{name: "help overlay", steps: []step{
+		{name: "help overlay", steps: []keyStep{
 			{keys: "?", want: []string{"help (? or Esc closes)", "slow:>100ms"}},
 			{key: tcell.KeyEscape, notWant: []string{"help (? or Esc closes)"}},
 		}},
-		{name: "tools summary", steps: []step{
+		{name: "tools summary", steps: []keyStep{
 			{keys: "t", want: []string{"tools (t or Esc closes)", "slow-op", "300ms", "5.0ms"}},
 			{keys: "t", notWant: []string{"tools (t or Esc closes)"}},
 		}},
-		{name: "zoom the detail", steps: []step{
+		{name: "zoom the detail", steps: []keyStep{
 			{key: tcell.KeyEnter, notWant: []string{"method / tool"}, want: []string{`"clientInfo": {`}},
 			{key: tcell.KeyEscape, want: []string{"method / tool"}},
 		}},
-		{name: "mark and copy", steps: []step{
+		{name: "mark and copy", steps: []keyStep{
 			{keys: " ", want: []string{"1 marked", "●"}},
 			{keys: "c", want: []string{"copied s1 #1"}},
 		}, check: func(t *testing.T, h *harness) {
@@ -84,7 +78,7 @@ func TestView_Keys(t *testing.T) {
 				t.Errorf("clipboard %q", got)
 			}
 		}},
-		{name: "sessions pane scopes the table", steps: []step{
+		{name: "sessions pane scopes the table", steps: []keyStep{
 			{key: tcell.KeyBacktab}, {keys: "j", want: []string{"13/13"}},
 			{keys: "k"}, {keys: "j", want: []string{"13/13"}},
 		}},
@@ -94,16 +88,7 @@ func TestView_Keys(t *testing.T) {
 			m, src := openModel(t, writeCassette(t, sampleSession))
 			h := startApp(t, m, src, Options{}, 80, 24)
 			h.waitFor(wait, []string{"initialize"})
-			for _, st := range tt.steps {
-				if st.keys != "" {
-					h.keys(st.keys)
-				} else {
-					h.key(st.key)
-				}
-				if st.want != nil || st.notWant != nil {
-					h.waitFor(wait, st.want, st.notWant...)
-				}
-			}
+			h.play(wait, tt.steps)
 			if tt.check != nil {
 				tt.check(t, h)
 			}
