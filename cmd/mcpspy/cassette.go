@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/inspector"
 	"github.com/mcptape/mcptape/internal/atomicfile"
 	"github.com/mcptape/mcptape/store"
 )
@@ -106,10 +108,14 @@ func compactServerInfo(raw []byte) string {
 	return si.Name + "@" + si.Version
 }
 
+const exportSynopsis = "export [--session ID] [--filter EXPR] [-o FILE] CASSETTE"
+
 func runExport(args []string, s streams) error {
-	fs := newFlags("export", "export [--session ID] [-o FILE] CASSETTE", s)
+	fs := newFlags("export", exportSynopsis, s)
 	var sessions multiFlag
 	fs.Var(&sessions, "session", "export only this session (id or name); repeatable")
+	filter := fs.String("filter", "", "export only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md), renumbered\n"+
+		"as the inspector's e key writes them; the CASSETTE may then be a .jsonl export too")
 	out := fs.String("o", "", "write to FILE atomically instead of stdout")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -117,12 +123,86 @@ func runExport(args []string, s streams) error {
 	if fs.NArg() != 1 {
 		return usageErrorf("export: want exactly one CASSETTE, got %d arguments", fs.NArg())
 	}
+	filtered := false
+	fs.Visit(func(f *flag.Flag) { filtered = filtered || f.Name == "filter" })
+	if filtered {
+		return exportFiltered(fs.Arg(0), *filter, sessions, *out, s)
+	}
 	if *out == "" {
 		return store.Export(fs.Arg(0), s.Out, sessions)
 	}
 	return atomicfile.Write(*out, 0o600, func(f *os.File) error {
 		return store.Export(fs.Arg(0), f, sessions)
 	})
+}
+
+// exportFiltered writes what the inspector's e key writes with nothing
+// marked: the messages the filter lets through in the sessions asked for
+// (all when none), through the same model and Model.Export, so the two
+// never differ. Several sessions give the union of each one's view.
+func exportFiltered(path, expr string, sessions []string, out string, s streams) error {
+	f, err := inspector.ParseFilter(expr)
+	if err != nil {
+		// ParseFilter's errors start "filter: " and then name the term.
+		return usageErrorf("export: --filter %s", strings.TrimPrefix(err.Error(), "filter: "))
+	}
+	m, src, err := inspector.Open(path)
+	if err != nil {
+		return err
+	}
+	scopes, err := exportScopes(m, path, sessions)
+	if err != nil {
+		return err
+	}
+	var idxs []int
+	for i, scope := range scopes {
+		if err := m.SetScope(scope, src); err != nil {
+			return err
+		}
+		if i == 0 { // after the scope, so a body filter reads only its session
+			if err := m.SetFilter(f, src); err != nil {
+				return err
+			}
+		}
+		idxs = append(idxs, m.VisibleIndexes()...)
+	}
+	if len(idxs) == 0 {
+		fmt.Fprintln(s.Err, "mcpspy: export: the filter matched no message")
+	}
+	if out == "" {
+		return m.Export(s.Out, src, idxs)
+	}
+	// No match still writes the (empty) file, so an older export at that
+	// path is not mistaken for this one.
+	return atomicfile.Write(out, 0o600, func(f *os.File) error { return m.Export(f, src, idxs) })
+}
+
+// exportScopes turns --session values (id or name, as for the plain
+// export) into the model's session indexes, each once, in cassette order;
+// none means all (-1).
+func exportScopes(m *inspector.Model, path string, sessions []string) ([]int, error) {
+	if len(sessions) == 0 {
+		return []int{-1}, nil
+	}
+	want := make([]bool, len(m.Sessions))
+	for _, n := range sessions {
+		found := false
+		for i, ss := range m.Sessions {
+			if ss.Info.ID == n || ss.Info.Name == n {
+				want[i], found = true, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%s: %w %q", path, store.ErrNoSession, n)
+		}
+	}
+	var scopes []int
+	for i, ok := range want {
+		if ok {
+			scopes = append(scopes, i)
+		}
+	}
+	return scopes, nil
 }
 
 func runImport(args []string, s streams) error {

@@ -24,7 +24,7 @@ Usage:
   mcpspy record [-o CASSETTE] [--session NAME] --listen ADDR --upstream URL
   mcpspy inspect [--follow] CASSETTE
   mcpspy ls CASSETTE
-  mcpspy export [--session ID] [-o FILE] CASSETTE
+  mcpspy export [--session ID] [--filter EXPR] [-o FILE] CASSETTE
   mcpspy import -o CASSETTE FILE.jsonl
 
 Run "mcpspy COMMAND -h" for a command's flags.
