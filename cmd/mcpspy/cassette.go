@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mcptape/mcptape/inspector"
 	"github.com/mcptape/mcptape/internal/atomicfile"
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -169,6 +171,7 @@ func exportFiltered(path, expr string, sessions []string, out string, s streams)
 	if len(idxs) == 0 {
 		fmt.Fprintln(s.Err, "mcpspy: export: the filter matched no message")
 	}
+	warnNoHandshake(m, idxs, s.Err)
 	if out == "" {
 		return m.Export(s.Out, src, idxs)
 	}
@@ -258,3 +261,36 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// warnNoHandshake names each exported session whose recorded initialize
+// exchange the filter left out: mcpmock answers initialize only from the
+// recording, so a handshake-era client could not connect to the export.
+// Sessions recorded without one (2026-07-28 traffic) need none.
+func warnNoHandshake(m *inspector.Model, idxs []int, w io.Writer) {
+	in := make(map[int]bool, len(idxs))
+	exported := map[string]bool{}
+	for _, idx := range idxs {
+		in[idx] = true
+		if r, ok := m.ByIndex(idx); ok {
+			exported[r.Session] = true
+		}
+	}
+	lost := map[string]bool{}
+	var order []string
+	for idx := range m.Len() {
+		r, _ := m.ByIndex(idx)
+		if !exported[r.Session] || r.Kind != jsonrpc.Request || r.Method != "initialize" || r.Dir != store.C2S {
+			continue
+		}
+		if in[idx] && (r.Pair < 0 || in[r.Pair]) {
+			continue
+		}
+		if !lost[r.Session] {
+			lost[r.Session] = true
+			order = append(order, r.Session)
+		}
+	}
+	for _, id := range order {
+		fmt.Fprintf(w, "mcpspy: export: session %s keeps no initialize exchange; mcpmock needs one to answer a client's handshake (add method:initialize to the filter)\n", id)
+	}
+}

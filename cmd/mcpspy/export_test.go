@@ -419,3 +419,31 @@ func TestMcpspy_ExportHelp(t *testing.T) {
 		})
 	}
 }
+
+// A filtered export that leaves out a session's initialize exchange loads,
+// but a handshake-era client cannot connect to it: say so, per session.
+func TestMcpspy_ExportFilterWarnsNoHandshake(t *testing.T) {
+	db := shippedCassette(t, "everything-stdio.db")
+	const warning = "mcpspy: export: session s1 keeps no initialize exchange; mcpmock needs one to answer a client's handshake (add method:initialize to the filter)\n"
+	tests := []struct {
+		name, filter string
+		wantStderr   string
+	}{
+		{"the handshake filtered out", "tool:echo", warning},
+		{"the handshake kept", "method:initialize|tools/call", ""},
+		{"the request kept, its answer not", "dir:c2s method:initialize|tools/call", warning},
+		{"nothing of the session", "tool:echo error", "mcpspy: export: the filter matched no message\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			err := run(context.Background(), []string{"export", "--filter", tt.filter, db}, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if errb.String() != tt.wantStderr {
+				t.Errorf("stderr %q, want %q", errb.String(), tt.wantStderr)
+			}
+		})
+	}
+}
