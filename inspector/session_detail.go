@@ -1,9 +1,11 @@
 package inspector
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcptape/mcptape/store"
 )
@@ -42,10 +44,55 @@ func sessionLines(info store.SessionInfo) []Line {
 	if info.HTTPSessionID != "" {
 		out = append(out, Line{{Label, "mcp-session-id: "}, {Plain, info.HTTPSessionID}})
 	}
+	if !info.Start.IsZero() {
+		out = append(out, Line{{Label, "start: "}, {Plain, detailTime(info.Start)}})
+	}
+	if e := info.End; e != nil {
+		end := e.Short()
+		if !e.Time.IsZero() {
+			end += " at " + detailTime(e.Time)
+		}
+		if e.Error != "" {
+			end += " · " + e.Error
+		}
+		out = append(out, Line{{Label, "end: "}, {Plain, end}})
+	}
+	if h := info.Handshake; h.Method != "" {
+		parts := []string{h.Method}
+		if h.ProtocolVersion != "" {
+			parts[0] += " " + h.ProtocolVersion
+		}
+		if c := implementation(h.ClientInfo); c != "" {
+			parts = append(parts, "client "+c)
+		}
+		if sv := implementation(h.ServerInfo); sv != "" {
+			parts = append(parts, "server "+sv)
+		}
+		out = append(out, Line{{Label, "handshake: "}, {Plain, strings.Join(parts, " · ")}})
+	}
+	if info.Recorder != "" {
+		out = append(out, Line{{Label, "recorder: "}, {Plain, info.Recorder}})
+	}
 	for _, p := range info.Priming {
 		out = append(out, Line{{Label, "priming: "}, {Plain, primingText(p)}})
 	}
 	return out
+}
+
+// detailTime is a session's start or end, to the millisecond, local time.
+func detailTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05.000") }
+
+// implementation prints a clientInfo or serverInfo as "name version", or
+// its JSON when it has no name.
+func implementation(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var impl struct{ Name, Version string }
+	if json.Unmarshal(raw, &impl) != nil || impl.Name == "" {
+		return string(raw)
+	}
+	return strings.TrimSpace(impl.Name + " " + impl.Version)
 }
 
 // primingText prints one stream's priming events on one line:

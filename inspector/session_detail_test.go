@@ -74,6 +74,26 @@ func TestSessionDetail(t *testing.T) {
 			"priming: get-sse#3 /mcp · ids 0, 1 · retry 3000",
 		}},
 		{name: "no such session", sessions: []store.SessionInfo{stdio}, sess: 1},
+		{name: "start, end, handshake and recorder", sessions: []store.SessionInfo{{
+			ID: "s4", Transport: store.TransportStdio, Upstream: "srv",
+			Start: t0, End: &store.EndInfo{Reason: store.EndExit, ExitCode: new(2), Time: t0.Add(1500 * time.Millisecond), Error: "broken pipe"},
+			Handshake: store.Handshake{Method: "initialize", ProtocolVersion: "2025-11-25",
+				ClientInfo: []byte(`{"name":"host","version":"1.0.0"}`), ServerInfo: []byte(`{"title":"no name"}`)},
+			Recorder: "mcpspy dev",
+		}}, want: []string{
+			"session s4  stdio",
+			"upstream: srv",
+			"start: " + t0.Local().Format("2006-01-02 15:04:05.000"),
+			"end: exit(2) at " + t0.Add(1500*time.Millisecond).Local().Format("2006-01-02 15:04:05.000") + " · broken pipe",
+			`handshake: initialize 2025-11-25 · client host 1.0.0 · server {"title":"no name"}`,
+			"recorder: mcpspy dev",
+		}},
+		{name: "a WebSocket's close code", sessions: []store.SessionInfo{{
+			ID: "s5", Transport: store.TransportWebSocket, End: &store.EndInfo{Reason: store.EndClosed, CloseCode: 1000},
+		}}, want: []string{
+			"session s5  websocket",
+			"end: closed(1000)",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,7 +152,7 @@ func TestView_SessionDetail(t *testing.T) {
 		steps []keyStep
 	}{
 		{name: "sessions pane focus shows all sessions", steps: []keyStep{
-			{key: tcell.KeyBacktab, want: []string{"session s1  stdio", "session s2 web  streamable-http", priming}},
+			{key: tcell.KeyBacktab, want: []string{"session s1  stdio", "session s2 web  streamable-http", priming, "end: eof at "}},
 		}},
 		{name: "a session with only priming shows it", steps: []keyStep{
 			{key: tcell.KeyBacktab}, {keys: "jj", want: []string{"0/13", "mcp-session-id: abc123", priming}},
@@ -153,7 +173,8 @@ func TestView_SessionDetail(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m, src := openModel(t, primingCassette(t))
-			h := startApp(t, m, src, Options{}, 80, 24)
+			// Tall enough for both sessions' details in the "all" view.
+			h := startApp(t, m, src, Options{}, 80, 40)
 			h.waitFor(wait, []string{"s1 #1  →  request"}, priming)
 			h.play(wait, tt.steps)
 		})

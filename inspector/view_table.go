@@ -197,7 +197,7 @@ func (a *App) refreshSessions() {
 			tview.NewTableCell(startText(s.Info.Start)),
 			tview.NewTableCell(count(s.Messages)).SetAlign(tview.AlignRight),
 			errCell(s.Errors),
-			tview.NewTableCell(endText(s.Info.End)),
+			tview.NewTableCell(s.Info.End.Short()),
 		}
 		for j, c := range cells {
 			t.SetCell(i+2, j, c)
@@ -235,19 +235,6 @@ func startText(t time.Time) string {
 		return "-"
 	}
 	return t.Local().Format("01-02 15:04:05")
-}
-
-func endText(e *store.EndInfo) string {
-	if e == nil {
-		return "recording"
-	}
-	switch {
-	case e.ExitCode != nil && e.Signal == "":
-		return fmt.Sprintf("%s(%d)", e.Reason, *e.ExitCode)
-	case e.Signal != "":
-		return e.Reason + "(" + e.Signal + ")"
-	}
-	return e.Reason
 }
 
 // scopeTo limits the table to one session (-1 all) when the sessions pane

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -132,6 +133,23 @@ type EndInfo struct {
 	Signal    string    `json:"signal,omitempty"`
 	CloseCode int       `json:"close_code,omitempty"`
 	Error     string    `json:"error,omitempty"`
+}
+
+// Short is the end in a few characters, for listings: the reason and,
+// in parentheses, its exit code, signal or close code ("exit(1)",
+// "signal(SIGTERM)", "closed(1000)"); "recording" while it has not ended.
+func (e *EndInfo) Short() string {
+	switch {
+	case e == nil:
+		return "recording"
+	case e.ExitCode != nil && e.Signal == "":
+		return fmt.Sprintf("%s(%d)", e.Reason, *e.ExitCode)
+	case e.Signal != "":
+		return e.Reason + "(" + e.Signal + ")"
+	case e.CloseCode != 0:
+		return fmt.Sprintf("%s(%d)", e.Reason, e.CloseCode)
+	}
+	return e.Reason
 }
 
 // Handshake is what the session's opening exchange told: the initialize

@@ -78,25 +78,13 @@ func sessionLine(info store.SessionInfo, messages int) string {
 	if len(info.Handshake.ServerInfo) > 0 {
 		server = compactServerInfo(info.Handshake.ServerInfo)
 	}
-	end := "recording"
-	if e := info.End; e != nil {
-		end = e.Reason
-		switch {
-		case e.ExitCode != nil && e.Signal == "":
-			end += fmt.Sprintf("(%d)", *e.ExitCode)
-		case e.Signal != "":
-			end += "(" + e.Signal + ")"
-		case e.CloseCode != 0:
-			end += fmt.Sprintf("(%d)", e.CloseCode)
-		}
-	}
 	version := info.Handshake.ProtocolVersion
 	if version == "" {
 		version = "-"
 	}
 	return fmt.Sprintf("%s\t%s\t%s\t%s\t%d msgs\t%s\t%s\t%s\t%s",
 		info.ID, name, info.Transport, info.Start.Local().Format(time.DateTime),
-		messages, server, version, end, info.Upstream)
+		messages, server, version, info.End.Short(), info.Upstream)
 }
 
 func compactServerInfo(raw []byte) string {
