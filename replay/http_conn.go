@@ -122,41 +122,42 @@ func (s *Server) waitingSession(own *httpSession, id string) *session {
 // clients, and what waits for the first of them.
 type listenHub struct {
 	mu      sync.Mutex
-	listens map[*hubListen]struct{}
+	listens map[*lockedExchange]struct{}
 	pending [][]byte
 }
 
-// hubListen is one listen request's exchange. It takes session-level
-// messages once its own first message (the acknowledgement) is out.
-type hubListen struct {
-	ex    exchange
-	hub   *listenHub
-	mu    sync.Mutex // one writer at a time
-	ready atomic.Bool
-}
-
-func (hub *listenHub) add(ex exchange) *hubListen {
-	l := &hubListen{ex: ex, hub: hub}
+func (hub *listenHub) add(ex exchange) *lockedExchange {
+	l := &lockedExchange{ex: ex, takeQueued: hub.takeQueued}
 	hub.mu.Lock()
 	if hub.listens == nil {
-		hub.listens = map[*hubListen]struct{}{}
+		hub.listens = map[*lockedExchange]struct{}{}
 	}
 	hub.listens[l] = struct{}{}
 	hub.mu.Unlock()
 	return l
 }
 
-func (hub *listenHub) remove(l *hubListen) {
+func (hub *listenHub) remove(l *lockedExchange) {
 	hub.mu.Lock()
 	delete(hub.listens, l)
 	hub.mu.Unlock()
+}
+
+// takeQueued is a hub listen's lockedExchange.takeQueued.
+func (hub *listenHub) takeQueued(ready *atomic.Bool) [][]byte {
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	ready.Store(true)
+	queued := hub.pending
+	hub.pending = nil
+	return queued
 }
 
 // toListenStreams is the out of sessionless sessions.
 func (s *Server) toListenStreams(msg []byte) error {
 	hub := &s.http.hub
 	hub.mu.Lock()
-	var ready []*hubListen
+	var ready []*lockedExchange
 	for l := range hub.listens {
 		if l.ready.Load() {
 			ready = append(ready, l)
@@ -167,34 +168,7 @@ func (s *Server) toListenStreams(msg []byte) error {
 	}
 	hub.mu.Unlock()
 	for _, l := range ready {
-		l.mu.Lock()
-		_ = l.ex.send(msg)
-		l.mu.Unlock()
+		_ = l.send(msg)
 	}
 	return nil
 }
-
-func (l *hubListen) send(msg []byte) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	err := l.ex.send(msg)
-	if err == nil && !l.ready.Load() {
-		l.hub.mu.Lock()
-		l.ready.Store(true)
-		pending := l.hub.pending
-		l.hub.pending = nil
-		l.hub.mu.Unlock()
-		for _, m := range pending {
-			_ = l.ex.send(m)
-		}
-	}
-	return err
-}
-
-func (l *hubListen) reply(msg []byte, sse bool) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ex.reply(msg, sse)
-}
-
-func (l *hubListen) done() { l.ex.done() }

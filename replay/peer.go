@@ -121,12 +121,16 @@ func (s *session) toListeners(msg []byte) error {
 }
 
 // lockedExchange is a listen request's exchange: other requests'
-// session-level messages share it with the listen's own messages.
+// session-level messages share it with the listen's own messages, and
+// those sent before any listen stream was ready wait in its owner's queue
+// (a session's, or the sessionless clients' hub).
 type lockedExchange struct {
-	mu    sync.Mutex
+	mu    sync.Mutex // one writer at a time
 	ex    exchange
-	s     *session
 	ready atomic.Bool // its first message (the acknowledgement) is out
+	// takeQueued marks it ready and takes the owner's queue, both under
+	// the lock that guards the queue, so no message falls between them.
+	takeQueued func(ready *atomic.Bool) [][]byte
 }
 
 func (l *lockedExchange) send(m []byte) error {
@@ -134,12 +138,7 @@ func (l *lockedExchange) send(m []byte) error {
 	defer l.mu.Unlock()
 	err := l.ex.send(m)
 	if err == nil && !l.ready.Load() {
-		l.s.mu.Lock()
-		l.ready.Store(true)
-		pending := l.s.pendingListen
-		l.s.pendingListen = nil
-		l.s.mu.Unlock()
-		for _, p := range pending {
+		for _, p := range l.takeQueued(&l.ready) {
 			_ = l.ex.send(p)
 		}
 	}
@@ -153,3 +152,13 @@ func (l *lockedExchange) reply(m []byte, sse bool) error {
 }
 
 func (l *lockedExchange) done() { l.ex.done() }
+
+// takeQueuedListen is a session listen's lockedExchange.takeQueued.
+func (s *session) takeQueuedListen(ready *atomic.Bool) [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ready.Store(true)
+	queued := s.pendingListen
+	s.pendingListen = nil
+	return queued
+}

@@ -236,7 +236,7 @@ func (s *session) request(req *Request, ex exchange) {
 	s.mu.Lock()
 	s.inflight[idKey] = cancel
 	if listen {
-		l := &lockedExchange{ex: ex, s: s}
+		l := &lockedExchange{ex: ex, takeQueued: s.takeQueuedListen}
 		s.listeners[idKey] = l
 		ex = l
 	}
