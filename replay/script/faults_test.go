@@ -14,10 +14,7 @@ func TestFaults_OverStdio(t *testing.T) {
 	srv := serve(t, "script-faults.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeStdio(ctx, sr, sw); sw.Close() }()
+	cw, cr, done := servePipes(ctx, srv)
 	defer func() { cw.Close(); <-done }()
 	lines := bufio.NewScanner(cr)
 	tests := []struct {
@@ -50,10 +47,7 @@ func TestFaults_CloseOverStdio(t *testing.T) {
 	srv := serve(t, "script-faults.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeStdio(ctx, sr, sw); sw.Close() }()
+	cw, cr, done := servePipes(ctx, srv)
 	defer cw.Close()
 	if _, err := io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"close"}}`+"\n"); err != nil {
 		t.Fatal(err)

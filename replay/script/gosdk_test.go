@@ -51,6 +51,17 @@ func serve(t *testing.T, file string) *replay.Server {
 	return srv
 }
 
+// servePipes runs srv on stdio pipes: the client writes to toServer
+// (closing it ends the session) and reads fromServer; done gets
+// ServeStdio's result once it returns.
+func servePipes(ctx context.Context, srv *replay.Server) (toServer io.WriteCloser, fromServer io.ReadCloser, done <-chan error) {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	result := make(chan error, 1)
+	go func() { result <- srv.ServeStdio(ctx, sr, sw); sw.Close() }()
+	return cw, cr, result
+}
+
 // connect starts a server for the script and connects a go-sdk client.
 func connect(t *testing.T, tc transportCase, file string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
@@ -63,10 +74,7 @@ func connect(t *testing.T, tc transportCase, file string, opts *mcp.ClientOption
 		t.Cleanup(func() { srv.Close(); hs.Close() })
 		tr = &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp"}
 	} else {
-		cr, sw := io.Pipe()
-		sr, cw := io.Pipe()
-		done := make(chan error, 1)
-		go func() { done <- srv.ServeStdio(ctx, sr, sw); sw.Close() }()
+		cw, cr, done := servePipes(ctx, srv)
 		t.Cleanup(func() {
 			cw.Close()
 			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
