@@ -3,6 +3,7 @@ package recorder
 import (
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // RedactCommandLine renders a server command line for the cassette with
@@ -34,19 +35,56 @@ func RedactCommandLine(argv []string) string {
 const Redacted = "[redacted]"
 
 // IsSecretName says whether a header, query parameter or flag name usually
-// carries a credential.
+// carries a credential. It runs for every header of every recorded
+// message, so ASCII names (all header names) are compared in place rather
+// than lower-cased into a new string.
 func IsSecretName(name string) bool {
-	n := strings.ToLower(name)
-	switch n {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie", "password", "passwd", "auth":
-		return true
+	for _, s := range secretNames {
+		if strings.EqualFold(name, s) {
+			return true
+		}
 	}
-	for _, w := range []string{"token", "key", "secret"} {
-		if strings.Contains(n, w) {
+	for _, w := range secretWords {
+		if containsFold(name, w) {
 			return true
 		}
 	}
 	return false
+}
+
+var (
+	secretNames = []string{"authorization", "proxy-authorization", "cookie", "set-cookie", "password", "passwd", "auth"}
+	secretWords = []string{"token", "key", "secret"}
+)
+
+// containsFold reports whether s contains word (lower-case ASCII) in any
+// case, as strings.Contains(strings.ToLower(s), word) would.
+func containsFold(s, word string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf { // Unicode case folding: take the slow road
+			return strings.Contains(strings.ToLower(s), word)
+		}
+	}
+	for i := 0; i+len(word) <= len(s); i++ {
+		if equalFoldASCII(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
+}
+
+// equalFoldASCII compares ASCII s with lower-case ASCII word.
+func equalFoldASCII(s, word string) bool {
+	for i := 0; i < len(word); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != word[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func redactURLPassword(s string) string {

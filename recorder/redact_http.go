@@ -29,25 +29,39 @@ func (r *HTTPRedactor) secret(name string) bool {
 	if r == nil {
 		return false
 	}
-	return IsSecretName(name) || r.extra[strings.ToLower(name)]
+	if IsSecretName(name) {
+		return true
+	}
+	return len(r.extra) > 0 && r.extra[strings.ToLower(name)]
 }
 
-// Header returns a copy of h with secret values replaced.
+// Header returns a copy of h with secret values replaced. The copy's
+// values share one backing array: this runs for every recorded message.
 func (r *HTTPRedactor) Header(h http.Header) http.Header {
 	if h == nil {
 		return nil
 	}
+	n := 0
+	for _, vs := range h {
+		n += len(vs)
+	}
 	out := make(http.Header, len(h))
+	backing := make([]string, n)
 	for k, vs := range h {
-		if r.secret(k) {
-			red := make([]string, len(vs))
-			for i := range red {
-				red[i] = Redacted
-			}
-			out[k] = red
+		if len(vs) == 0 && !r.secret(k) {
+			out[k] = nil // as a copy by append would be
 			continue
 		}
-		out[k] = append([]string(nil), vs...)
+		dst := backing[:len(vs):len(vs)]
+		backing = backing[len(vs):]
+		if r.secret(k) {
+			for i := range dst {
+				dst[i] = Redacted
+			}
+		} else {
+			copy(dst, vs)
+		}
+		out[k] = dst
 	}
 	return out
 }

@@ -1,0 +1,128 @@
+package recorder
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestIsSecretName(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"authorization header", "Authorization", true},
+		{"proxy authorization", "PROXY-AUTHORIZATION", true},
+		{"cookie", "Cookie", true},
+		{"set-cookie", "Set-Cookie", true},
+		{"token inside", "X-Upstream-Token", true},
+		{"key at end", "X-Api-Key", true},
+		{"key mixed case", "apiKEY", true},
+		{"secret", "client_secret", true},
+		{"password flag", "password", true},
+		{"word at the very end", "xtoken", true},
+		{"content type", "Content-Type", false},
+		{"session id", "Mcp-Session-Id", false},
+		{"almost a word", "X-Toke", false},
+		{"empty", "", false},
+		{"authorization as a prefix is not the name", "Authorizations-Count", false},
+		{"non-ASCII around a word", "çlé-TOKEN", true},
+		{"non-ASCII, no word", "çlé", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := IsSecretName(tc.in); got != tc.want {
+				t.Errorf("IsSecretName(%q) = %v, want %v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+// The in-place ASCII comparison must decide as lower-casing would.
+func TestIsSecretName_MatchesLowerCasing(t *testing.T) {
+	lowered := func(name string) bool {
+		n := strings.ToLower(name)
+		for _, s := range secretNames {
+			if n == s {
+				return true
+			}
+		}
+		for _, w := range secretWords {
+			if strings.Contains(n, w) {
+				return true
+			}
+		}
+		return false
+	}
+	alphabet := "aeikKnOsStTyY-_zZ"
+	for n := range 200000 {
+		var b strings.Builder
+		for x := n; x > 0; x /= len(alphabet) {
+			b.WriteByte(alphabet[x%len(alphabet)])
+		}
+		name := b.String()
+		if IsSecretName(name) != lowered(name) {
+			t.Fatalf("IsSecretName(%q) = %v, lower-casing says %v", name, IsSecretName(name), lowered(name))
+		}
+	}
+}
+
+func BenchmarkHTTPRedactor_Header(b *testing.B) {
+	r := NewHTTPRedactor(nil)
+	h := map[string][]string{
+		"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Mcp-Session-Id": {"abc"}, "Mcp-Protocol-Version": {"2025-11-25"}, "User-Agent": {"Go-http-client/1.1"},
+		"Content-Length": {"120"}, "Authorization": {"Bearer x"},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Header(h)
+	}
+}
+
+func TestHTTPRedactor_Header(t *testing.T) {
+	in := map[string][]string{
+		"Authorization": {"Bearer abc"},
+		"X-Tenant":      {"acme", "beta"},
+		"Accept":        {"application/json", "text/event-stream"},
+		"X-Empty":       nil,
+		"X-Api-Key":     {},
+	}
+	out := NewHTTPRedactor([]string{"x-tenant"}).Header(in)
+	want := map[string][]string{
+		"Authorization": {Redacted},
+		"X-Tenant":      {Redacted, Redacted},
+		"Accept":        {"application/json", "text/event-stream"},
+		"X-Empty":       nil,
+		"X-Api-Key":     {},
+	}
+	if len(out) != len(want) {
+		t.Fatalf("got %d headers, want %d: %v", len(out), len(want), out)
+	}
+	for k, vs := range want {
+		got, ok := out[k]
+		if !ok || strings.Join(got, "|") != strings.Join(vs, "|") || (got == nil) != (vs == nil) {
+			t.Errorf("%s: got %#v, want %#v", k, got, vs)
+		}
+	}
+	// The copy is the recorder's own: appending to one value must not
+	// reach the next header's values or the forwarded header.
+	out["Accept"] = append(out["Accept"], "x")
+	out["Accept"][0] = "changed"
+	if in["Accept"][0] != "application/json" {
+		t.Errorf("changing the copy changed the original: %v", in["Accept"])
+	}
+	for k, vs := range out {
+		for _, v := range vs {
+			if v == "x" && k != "Accept" {
+				t.Errorf("append to Accept reached %s: %v", k, vs)
+			}
+		}
+	}
+	if got := (*HTTPRedactor)(nil).Header(in)["Authorization"]; got[0] != "Bearer abc" {
+		t.Errorf("--no-redact (nil redactor) stored %v", got)
+	}
+	if NewHTTPRedactor(nil).Header(nil) != nil {
+		t.Error("a nil header must stay nil")
+	}
+}
