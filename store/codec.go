@@ -54,10 +54,7 @@ type encodedMessage struct {
 func encodeMessage(m *Message, sum *Summary) (encodedMessage, error) {
 	var meta []byte
 	if m.HTTP != nil {
-		var err error
-		if meta, err = json.Marshal(m.HTTP); err != nil {
-			return encodedMessage{}, err
-		}
+		meta = appendHTTPMeta(nil, m.HTTP)
 	}
 	chunked := len(m.Frame) > chunkSize
 	version, inline := byte(codecVersion), len(m.Frame)
