@@ -3,6 +3,8 @@ package inspector
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +72,9 @@ func sessionLines(info store.SessionInfo) []Line {
 		}
 		out = append(out, Line{{Label, "handshake: "}, {Plain, strings.Join(parts, " · ")}})
 	}
+	if c := capabilityList(info.Handshake.Capabilities); c != "" {
+		out = append(out, Line{{Label, "capabilities: "}, {Plain, c}})
+	}
 	if info.Recorder != "" {
 		out = append(out, Line{{Label, "recorder: "}, {Plain, info.Recorder}})
 	}
@@ -93,6 +98,37 @@ func implementation(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return strings.TrimSpace(impl.Name + " " + impl.Version)
+}
+
+// capabilityList prints server capabilities as
+// "logging · resources(listChanged, subscribe) · tools(listChanged)": each
+// capability with the flags it sets, or the JSON when it is not an object.
+func capabilityList(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(raw, &caps) != nil {
+		return string(raw)
+	}
+	names := slices.Sorted(maps.Keys(caps))
+	for i, name := range names {
+		var flags map[string]any
+		_ = json.Unmarshal(caps[name], &flags)
+		var on []string
+		for _, f := range slices.Sorted(maps.Keys(flags)) {
+			if flags[f] == true {
+				on = append(on, f)
+			}
+		}
+		if len(on) > 0 {
+			names[i] += "(" + strings.Join(on, ", ") + ")"
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, " · ")
 }
 
 // primingText prints one stream's priming events on one line:

@@ -78,7 +78,8 @@ func TestSessionDetail(t *testing.T) {
 			ID: "s4", Transport: store.TransportStdio, Upstream: "srv",
 			Start: t0, End: &store.EndInfo{Reason: store.EndExit, ExitCode: new(2), Time: t0.Add(1500 * time.Millisecond), Error: "broken pipe"},
 			Handshake: store.Handshake{Method: "initialize", ProtocolVersion: "2025-11-25",
-				ClientInfo: []byte(`{"name":"host","version":"1.0.0"}`), ServerInfo: []byte(`{"title":"no name"}`)},
+				ClientInfo: []byte(`{"name":"host","version":"1.0.0"}`), ServerInfo: []byte(`{"title":"no name"}`),
+				Capabilities: []byte(`{"tools":{"listChanged":true},"resources":{"subscribe":true,"listChanged":false},"logging":{},"experimental":{"x":{}}}`)},
 			Recorder: "mcpspy dev",
 		}}, want: []string{
 			"session s4  stdio",
@@ -86,6 +87,7 @@ func TestSessionDetail(t *testing.T) {
 			"start: " + t0.Local().Format("2006-01-02 15:04:05.000"),
 			"end: exit(2) at " + t0.Add(1500*time.Millisecond).Local().Format("2006-01-02 15:04:05.000") + " · broken pipe",
 			`handshake: initialize 2025-11-25 · client host 1.0.0 · server {"title":"no name"}`,
+			"capabilities: experimental · logging · resources(subscribe) · tools(listChanged)",
 			"recorder: mcpspy dev",
 		}},
 		{name: "a WebSocket's close code", sessions: []store.SessionInfo{{

@@ -155,7 +155,7 @@ func TestHTTPProxy_GoSDK(t *testing.T) {
 			if s.info.HTTPSessionID != sids[0] {
 				t.Errorf("HTTPSessionID = %q, server issued %q", s.info.HTTPSessionID, sids[0])
 			}
-			if h := s.info.Handshake; h.Method != "initialize" || !strings.Contains(string(h.ServerInfo), "upstream-go") {
+			if h := s.info.Handshake; h.Method != "initialize" || !strings.Contains(string(h.ServerInfo), "upstream-go") || !strings.Contains(string(h.Capabilities), `"tools"`) {
 				t.Errorf("handshake = %+v", h)
 			}
 			if s.info.End.Reason != store.EndClosed {

@@ -111,8 +111,8 @@ func TestStdio_GoSDKThroughMcpspy(t *testing.T) {
 	// go-sdk v1.8 on both ends speaks the stateless 2026-07-28 era: no
 	// initialize, serverInfo in each result's _meta.
 	h := s.Info.Handshake
-	if h.Method != "server/discover" || h.ProtocolVersion != "2026-07-28" || !strings.Contains(string(h.ServerInfo), "gosdkserver") || !strings.Contains(string(h.ClientInfo), "mcptape-test") {
-		t.Errorf("handshake not recorded: %s %s server %s client %s", h.Method, h.ProtocolVersion, h.ServerInfo, h.ClientInfo)
+	if h.Method != "server/discover" || h.ProtocolVersion != "2026-07-28" || !strings.Contains(string(h.ServerInfo), "gosdkserver") || !strings.Contains(string(h.ClientInfo), "mcptape-test") || !strings.Contains(string(h.Capabilities), `"tools"`) {
+		t.Errorf("handshake not recorded: %s %s server %s client %s capabilities %s", h.Method, h.ProtocolVersion, h.ServerInfo, h.ClientInfo, h.Capabilities)
 	}
 	methods := assertPaired(t, s.Messages)
 	for _, want := range []string{"server/discover", "tools/list", "tools/call", "notifications/progress"} {

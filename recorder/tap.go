@@ -74,6 +74,7 @@ func ObserveHandshake(info *store.SessionInfo, m *store.Message, s *store.Summar
 			Result struct {
 				ProtocolVersion string          `json:"protocolVersion"`
 				ServerInfo      json.RawMessage `json:"serverInfo"`
+				Capabilities    json.RawMessage `json:"capabilities"`
 				Meta            struct {
 					ServerInfo json.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
 				} `json:"_meta"`
@@ -92,6 +93,7 @@ func ObserveHandshake(info *store.SessionInfo, m *store.Message, s *store.Summar
 		if resp.Result.ProtocolVersion != "" {
 			h.ProtocolVersion = resp.Result.ProtocolVersion
 		}
+		h.Capabilities = resp.Result.Capabilities
 		return true
 	}
 	return false

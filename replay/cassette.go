@@ -43,6 +43,9 @@ type Cassette struct {
 	byMethod map[string][]*interaction
 	notes    *keyIndex // client notifications, and the traffic after them
 	dropped  int       // server messages with nothing to attach to
+	// intro answers initialize when the cassette recorded none (see
+	// handshake.go); nil when it did.
+	intro *introduction
 }
 
 // interaction is one recorded request (or client notification) and what
@@ -141,13 +144,18 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 		byMethod: map[string][]*interaction{},
 		reqs:     make([]*interaction, 0, n),
 	}
-	b := building{reqHash: make([]uint64, 0, n)}
+	b := building{reqHash: make([]uint64, 0, n), serverMethods: map[string]bool{}}
 	for i := range sessions {
 		c.addSession(&sessions[i], all[i], &b)
 	}
 	c.slab = c.slab[:b.used]
 	c.byKey = buildKeyIndex(seed, c.slab, c.reqs, b.reqHash)
 	c.notes = buildKeyIndex(seed, c.slab, b.notes, b.noteHash)
+	clientMethods := make(map[string]bool, len(c.byMethod))
+	for m := range c.byMethod {
+		clientMethods[m] = true
+	}
+	c.intro = buildIntroduction(name, sessions, clientMethods, b.serverMethods)
 	return c, nil
 }
 
@@ -157,6 +165,9 @@ type building struct {
 	reqHash  []uint64
 	notes    []*interaction
 	noteHash []uint64
+	// serverMethods are the methods the server sent, for capabilities
+	// when no handshake was recorded.
+	serverMethods map[string]bool
 }
 
 // parsed is one frame taken apart.
@@ -360,6 +371,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps []parsed, b *building) {
 			it.prep.SSE = m.HTTP != nil && m.HTTP.Stream == "post-sse"
 			last = it
 		case m.Dir == store.S2C && p.hasMeth:
+			b.serverMethods[p.method] = true
 			out := Outgoing{Method: p.method, Params: p.params, Request: p.id != nil}
 			target := c.during(open, tokens, m, &p)
 			switch {

@@ -387,6 +387,9 @@ func (s *session) sendAfter(after []Outgoing) {
 // unmatched answers a request no source took.
 func (s *session) unmatched(req *Request, ex exchange) {
 	defer ex.done()
+	if req.Method == "initialize" && s.introduce(req, ex) {
+		return
+	}
 	if req.Method == "server/discover" {
 		// Handshake-era recording: 2026-07-28 clients fall back to initialize.
 		_ = ex.reply(errorMessage(req.ID, &RPCError{Code: -32601, Message: "Method not found: server/discover"}), false)
@@ -413,6 +416,30 @@ func (s *session) unmatched(req *Request, ex exchange) {
 		s.srv.warnf("unmatched %s\n  nearest: %s\n  %s", describe(req.Method, canon), u.Nearest, indent(u.Diff))
 	}
 	_ = ex.reply(errorMessage(req.ID, e), false)
+}
+
+// introduce answers initialize from a source that recorded none (a
+// cassette whose handshake was cut out), as the recorded server would have
+// introduced itself.
+func (s *session) introduce(req *Request, ex exchange) bool {
+	for _, src := range s.srcs {
+		h, ok := src.(Handshaker)
+		if !ok {
+			continue
+		}
+		result, warning, ok := h.Handshake(req)
+		if !ok {
+			continue
+		}
+		if warning != "" {
+			s.srv.warnf("%s", warning)
+		}
+		s.srv.countMatched()
+		s.initialized(req, result)
+		_ = ex.reply(resultMessage(req.ID, result), false)
+		return true
+	}
+	return false
 }
 
 func indent(s string) string {

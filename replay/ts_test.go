@@ -145,3 +145,51 @@ func splitProgress(seen []string) (rest []string, progress string) {
 	}
 	return rest, progress
 }
+
+// TestReplay_TSClientWithoutRecordedHandshake cuts the initialize exchange
+// out of the shipped server-everything cassette (mcpspy export --filter)
+// and replays both to the TypeScript SDK client: it connects to the cut one
+// and sees exactly what it sees on the whole one, serverInfo included
+// (mcpmock introduces itself from the session info).
+func TestReplay_TSClientWithoutRecordedHandshake(t *testing.T) {
+	mock := peertest.Binary(t, "mcpmock")
+	spy := peertest.Binary(t, "mcpspy")
+	whole, err := filepath.Abs(filepath.Join("..", "cassettes", "everything-stdio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.jsonl")
+	if out, err := exec.Command(spy, "export", "--filter", "!method:initialize", "-o", cut, whole).CombinedOutput(); err != nil {
+		t.Fatalf("export: %v\n%s", err, out)
+	}
+	b, _ := os.ReadFile(cut)
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, `"info":`) && (strings.Contains(line, `"initialize"`) || strings.Contains(line, `"serverInfo"`)) {
+			t.Fatalf("the cut cassette still holds the initialize exchange: %.200s", line)
+		}
+	}
+	see := func(cassette string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		argv := peertest.NodeScript(t, "stdio-everything.mjs", mock, "serve", cassette)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("TS client on %s: %v; stderr:\n%s", filepath.Base(cassette), err, stderr.String())
+		}
+		if cassette == cut && !strings.Contains(stderr.String(), "recorded no initialize exchange") {
+			t.Errorf("mcpmock did not say it answered initialize from the session info; stderr:\n%s", stderr.String())
+		}
+		return string(out)
+	}
+	want, got := see(whole), see(cut)
+	if !strings.Contains(want, `"server":{"name":"mcp-servers/everything"`) {
+		t.Errorf("the whole cassette's replay: %s", want)
+	}
+	if got != want {
+		t.Errorf("the client saw on the cut cassette\n%s\non the whole one\n%s", got, want)
+	}
+}

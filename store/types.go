@@ -159,4 +159,8 @@ type Handshake struct {
 	ProtocolVersion string          `json:"protocol_version,omitempty"`
 	ClientInfo      json.RawMessage `json:"client_info,omitempty"`
 	ServerInfo      json.RawMessage `json:"server_info,omitempty"`
+	// Capabilities is what the server declared in its initialize (or
+	// server/discover) result, so that a cassette whose handshake was cut
+	// out (a filtered export) can still introduce itself on replay.
+	Capabilities json.RawMessage `json:"capabilities,omitempty"`
 }

@@ -63,13 +63,17 @@ func TestServe_HTTP(t *testing.T) {
 		}
 		return resp
 	}
-	// No initialize was recorded: the mock still issues a session for it,
-	// and answers it with -32601.
-	r := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, "")
+	// No initialize was recorded: the mock issues a session for it, and
+	// introduces itself with what the tape shows (tools/list, tools/call).
+	r := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`, "")
 	sid := r.Header.Get("Mcp-Session-Id")
-	r.Body.Close()
-	r = post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, sid)
 	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if sid == "" || !strings.Contains(string(b), `"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}}`) {
+		t.Errorf("initialize: session %q, answer %s", sid, b)
+	}
+	r = post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, sid)
+	b, _ = io.ReadAll(r.Body)
 	r.Body.Close()
 	if !strings.Contains(string(b), `"tools":[]`) {
 		t.Errorf("tools/list: %s", b)
@@ -91,7 +95,7 @@ func TestServe_HTTP(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Matched != 1 || len(rep.Unmatched) != 1 || len(rep.Unused) != 1 {
+	if rep.Matched != 2 || len(rep.Unmatched) != 0 || len(rep.Unused) != 1 {
 		t.Errorf("report %s", data)
 	}
 }

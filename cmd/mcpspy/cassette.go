@@ -250,10 +250,11 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// warnNoHandshake names each exported session whose recorded initialize
-// exchange the filter left out: mcpmock answers initialize only from the
-// recording, so a handshake-era client could not connect to the export.
-// Sessions recorded without one (2026-07-28 traffic) need none.
+// warnNoHandshake names each exported session that keeps its initialize
+// request but not the answer: mcpmock replays that as recorded, an
+// initialize left unanswered, and a client would wait for it. (An export
+// without the request at all is fine: mcpmock then answers initialize from
+// the session info.)
 func warnNoHandshake(m *inspector.Model, idxs []int, w io.Writer) {
 	in := make(map[int]bool, len(idxs))
 	exported := map[string]bool{}
@@ -270,7 +271,7 @@ func warnNoHandshake(m *inspector.Model, idxs []int, w io.Writer) {
 		if !exported[r.Session] || r.Kind != jsonrpc.Request || r.Method != "initialize" || r.Dir != store.C2S {
 			continue
 		}
-		if in[idx] && (r.Pair < 0 || in[r.Pair]) {
+		if !in[idx] || r.Pair < 0 || in[r.Pair] {
 			continue
 		}
 		if !lost[r.Session] {
@@ -279,6 +280,6 @@ func warnNoHandshake(m *inspector.Model, idxs []int, w io.Writer) {
 		}
 	}
 	for _, id := range order {
-		fmt.Fprintf(w, "mcpspy: export: session %s keeps no initialize exchange; mcpmock needs one to answer a client's handshake (add method:initialize to the filter)\n", id)
+		fmt.Fprintf(w, "mcpspy: export: session %s keeps the initialize request but not its answer; mcpmock would leave a client's initialize unanswered (keep both, or neither)\n", id)
 	}
 }

@@ -1,0 +1,163 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// A cassette cut from a longer recording (mcpspy export --filter, a
+// hand-trimmed bug report) may have lost its initialize exchange. A
+// handshake-era client could then not get past connecting, although every
+// call it goes on to make is on tape. So when nothing answers initialize
+// and a cassette recorded none, the cassette introduces itself from what
+// its sessions' info kept: the negotiated version, serverInfo and the
+// server's capabilities. Recordings older than the capabilities field, or
+// made in the stateless era, get capabilities inferred from the methods on
+// tape.
+
+// Handshaker is implemented by session sources that can answer initialize
+// without a recorded initialize exchange.
+type Handshaker interface {
+	// Handshake returns an initialize result and, the first time, a line
+	// for stderr saying where it came from; ok=false when it cannot.
+	Handshake(req *Request) (result json.RawMessage, warning string, ok bool)
+}
+
+// handshakeVersions are the protocol versions initialize can negotiate,
+// newest first.
+var handshakeVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// introduction is how a cassette without a recorded initialize answers one.
+type introduction struct {
+	version      string          // as recorded; "" when none was (pick from the request)
+	serverInfo   json.RawMessage // as recorded, or naming mcpmock and the cassette
+	capabilities json.RawMessage
+	sources      string // what the answer is made of, for the warning
+	warned       atomic.Bool
+}
+
+// buildIntroduction collects what the sessions' info kept about the
+// handshake. clientMethods and serverMethods are the methods on tape in
+// each direction, for capabilities no info kept. It returns nil when the
+// cassette recorded an initialize exchange: that is answered as recorded.
+func buildIntroduction(name string, sessions []store.TapeSession, clientMethods, serverMethods map[string]bool) *introduction {
+	if clientMethods["initialize"] {
+		return nil
+	}
+	in := &introduction{}
+	var from []string
+	for i := range sessions {
+		h := sessions[i].Info.Handshake
+		if in.version == "" && h.Method == "initialize" && slices.Contains(handshakeVersions, h.ProtocolVersion) {
+			in.version = h.ProtocolVersion
+		}
+		if in.serverInfo == nil && len(h.ServerInfo) > 0 && json.Valid(h.ServerInfo) {
+			in.serverInfo = h.ServerInfo
+		}
+		if in.capabilities == nil && len(h.Capabilities) > 0 && json.Valid(h.Capabilities) {
+			in.capabilities = h.Capabilities
+		}
+	}
+	if in.version != "" {
+		from = append(from, "version "+in.version+" as recorded")
+	} else {
+		from = append(from, "the version the client asks for")
+	}
+	if in.serverInfo != nil {
+		from = append(from, "serverInfo as recorded")
+	} else {
+		in.serverInfo, _ = json.Marshal(map[string]string{"name": "mcpmock", "version": name})
+		from = append(from, "serverInfo naming mcpmock")
+	}
+	if in.capabilities != nil {
+		from = append(from, "capabilities as recorded")
+	} else {
+		caps := inferCapabilities(clientMethods, serverMethods)
+		in.capabilities, _ = json.Marshal(caps)
+		names := make([]string, 0, len(caps))
+		for k := range caps {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		if len(names) == 0 {
+			names = []string{"none"}
+		}
+		from = append(from, "capabilities inferred from the methods on tape ("+strings.Join(names, ", ")+")")
+	}
+	in.sources = strings.Join(from, ", ")
+	return in
+}
+
+// inferCapabilities declares what the recorded traffic shows the server
+// did: a family of requests it answered, or a notification it sent.
+func inferCapabilities(client, server map[string]bool) map[string]any {
+	has := func(methods map[string]bool, prefix string) bool {
+		for m := range methods {
+			if strings.HasPrefix(m, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	caps := map[string]any{}
+	family := func(name string) {
+		if !has(client, name+"/") && !server["notifications/"+name+"/list_changed"] {
+			return
+		}
+		c := map[string]any{}
+		if server["notifications/"+name+"/list_changed"] {
+			c["listChanged"] = true
+		}
+		if name == "resources" && (client["resources/subscribe"] || server["notifications/resources/updated"]) {
+			c["subscribe"] = true
+		}
+		caps[name] = c
+	}
+	family("tools")
+	family("resources")
+	family("prompts")
+	if client["logging/setLevel"] || server["notifications/message"] {
+		caps["logging"] = map[string]any{}
+	}
+	if client["completion/complete"] {
+		caps["completions"] = map[string]any{}
+	}
+	return caps
+}
+
+// answer builds the initialize result for req.
+func (in *introduction) answer(name string, req *Request) (json.RawMessage, string) {
+	version := in.version
+	if version == "" {
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		version = handshakeVersions[0] // a server answers its latest when it cannot echo
+		if slices.Contains(handshakeVersions, p.ProtocolVersion) {
+			version = p.ProtocolVersion
+		}
+	}
+	v, _ := json.Marshal(version)
+	result := fmt.Appendf(nil, `{"protocolVersion":%s,"capabilities":%s,"serverInfo":%s}`, v, in.capabilities, in.serverInfo)
+	var warning string
+	if !in.warned.Swap(true) {
+		warning = fmt.Sprintf("%s recorded no initialize exchange; answering initialize from its session info: %s", name, in.sources)
+	}
+	return result, warning
+}
+
+// Handshake implements Handshaker.
+func (s *cassetteSession) Handshake(req *Request) (json.RawMessage, string, bool) {
+	in := s.c.intro
+	if in == nil || req.Method != "initialize" {
+		return nil, "", false
+	}
+	result, warning := in.answer(s.c.name, req)
+	return result, warning, true
+}
