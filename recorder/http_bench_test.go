@@ -19,16 +19,19 @@ import (
 )
 
 // BenchmarkHTTPRoundTrip measures tools/call round trips per second over
-// Streamable HTTP (go-sdk client and server, SSE answers) on three paths
+// Streamable HTTP (go-sdk client and server, SSE answers) on four paths
 // side by side in one run: straight to the server, through the mcpspy
-// binary, and through tcprelay, a hop that only copies bytes. The paths
+// binary, through tcprelay (a hop that only copies bytes) and through
+// goproxy (Go's own httputil.ReverseProxy, recording nothing). The paths
 // take turns in small chunks so that machine noise hits all alike.
 //
 // It reports the target ratio, mcpspy ÷ direct (≥ 0.85), and beside it
 // the relay's ratio: what any extra hop costs on this machine, the floor
 // under mcpspy's own overhead. "vs-relay" is mcpspy ÷ relay, the part
-// that is mcpspy's. Also the p99 latency mcpspy adds, and CPU per round
-// trip of mcpspy, the relay and the server (from /proc).
+// that is mcpspy's; "vs-goproxy" is mcpspy ÷ Go's reverse proxy, what
+// recording costs over the Go HTTP stack alone. Also the p99 latency
+// mcpspy adds, and CPU per round trip of the hops and the server (from
+// /proc).
 //
 // The server, mcpspy and the relay run as processes of their own, as they
 // are deployed. In one process with the go-sdk client and server, the
@@ -40,6 +43,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 	spy := peertest.Binary(b, "mcpspy")
 	relay := peertest.BinaryPkg(b, "tcprelay", "./internal/peertest/tcprelay")
 	server := peertest.BinaryPkg(b, "gosdkserver", "./internal/peertest/gosdkserver")
+	goproxy := peertest.BinaryPkg(b, "goproxy", "./internal/peertest/goproxy")
 	for _, clients := range []int{1, 16} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			dir := b.TempDir()
@@ -50,6 +54,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 			up := listening(upProc, "gosdkserver: listening on ")
 			spyProc := peertest.Start(b, dir, nil, nil, nil, spy, "record", "-o", filepath.Join(dir, "bench.db"), "--listen", "127.0.0.1:0", "--upstream", up+"/mcp")
 			relayProc := peertest.Start(b, dir, nil, nil, nil, relay, "-upstream", strings.TrimPrefix(up, "http://"))
+			goproxyProc := peertest.Start(b, dir, nil, nil, nil, goproxy, "-upstream", up)
 			ctx := context.Background()
 			connect := func(base string) []*mcp.ClientSession {
 				hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -69,8 +74,9 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 				{sessions: connect(up)},
 				{sessions: connect(listening(spyProc, "mcpspy: listening on ")), pid: spyProc.Cmd.Process.Pid},
 				{sessions: connect(listening(relayProc, "tcprelay: listening on ")), pid: relayProc.Cmd.Process.Pid},
+				{sessions: connect(listening(goproxyProc, "goproxy: listening on ")), pid: goproxyProc.Cmd.Process.Pid},
 			}
-			direct, proxied, relayed := paths[0], paths[1], paths[2]
+			direct, proxied, relayed, stdlib := paths[0], paths[1], paths[2], paths[3]
 			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "benchmark payload"}}
 			for _, p := range paths { // warm up
 				p.run(b, params, 20*clients)
@@ -93,14 +99,17 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 			b.StopTimer()
 			n := float64(b.N)
 			perRT := func(d time.Duration, rts float64) float64 { return float64(d.Microseconds()) / rts }
-			b.ReportMetric(perRT(processCPU(b, upProc.Cmd.Process.Pid)-serverCPU, 3*n), "server_cpu_µs/rt")
+			b.ReportMetric(perRT(processCPU(b, upProc.Cmd.Process.Pid)-serverCPU, float64(len(paths))*n), "server_cpu_µs/rt")
 			b.ReportMetric(perRT(processCPU(b, proxied.pid)-proxied.cpu, n), "spy_cpu_µs/rt")
 			b.ReportMetric(perRT(processCPU(b, relayed.pid)-relayed.cpu, n), "relay_cpu_µs/rt")
+			b.ReportMetric(perRT(processCPU(b, stdlib.pid)-stdlib.cpu, n), "goproxy_cpu_µs/rt")
 			b.ReportMetric(direct.rate(b.N), "direct_rt/s")
 			b.ReportMetric(proxied.rate(b.N), "proxy_rt/s")
 			b.ReportMetric(proxied.rate(b.N)/direct.rate(b.N), "ratio")
 			b.ReportMetric(relayed.rate(b.N)/direct.rate(b.N), "relay-ratio")
 			b.ReportMetric(proxied.rate(b.N)/relayed.rate(b.N), "vs-relay")
+			b.ReportMetric(stdlib.rate(b.N)/direct.rate(b.N), "goproxy-ratio")
+			b.ReportMetric(proxied.rate(b.N)/stdlib.rate(b.N), "vs-goproxy")
 			p99d := p99(direct.lat)
 			b.ReportMetric(float64(p99d.Microseconds()), "direct_p99_µs")
 			b.ReportMetric(float64((p99(proxied.lat) - p99d).Microseconds()), "added_p99_µs")
