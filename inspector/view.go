@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -163,10 +164,13 @@ func (a *App) Run(ctx context.Context) error {
 	a.screen = a.opts.Screen
 	if a.screen == nil {
 		s, err := tcell.NewScreen()
-		if err != nil {
-			return fmt.Errorf("inspect: terminal: %w", err)
+		if err == nil {
+			err = s.Init()
 		}
-		a.screen = s
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNoTerminal, err)
+		}
+		a.screen = initializedScreen{s}
 	}
 	a.app.SetScreen(a.screen)
 	ctx, cancel := context.WithCancel(ctx)
@@ -184,6 +188,19 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	return a.app.Run()
 }
+
+// ErrNoTerminal is returned by Run when there is no terminal to draw on
+// (a pipe, a CI job, no controlling tty).
+var ErrNoTerminal = errors.New("inspect needs a terminal")
+
+// initializedScreen is a screen whose Init has run. tview's SetScreen
+// calls Init itself and drops its error, then draws on a screen that
+// failed to start (a nil-pointer panic without a tty); so Run starts the
+// screen first, where the error can be returned, and this keeps tview from
+// starting it twice.
+type initializedScreen struct{ tcell.Screen }
+
+func (initializedScreen) Init() error { return nil }
 
 // post is the one way other goroutines change the window.
 func (a *App) post(fn func()) { a.app.QueueUpdateDraw(fn) }

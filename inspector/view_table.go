@@ -73,26 +73,8 @@ func (a *App) rowCells(r Row, out []*tview.TableCell) []*tview.TableCell {
 	if a.marked[r.Index] {
 		mark = "●"
 	}
-	seq := fmt.Sprint(r.Seq)
-	if len(a.model.Sessions) > 1 && a.model.Scope() < 0 {
-		seq = r.Session + ":" + seq
-	}
-	name := r.Method
-	if r.Tool != "" {
-		name += " " + r.Tool
-	}
-	if r.IsError && r.ErrCode != 0 {
-		name += fmt.Sprintf(" [%d]", r.ErrCode)
-	}
-	lat := ""
-	if r.Pair >= 0 {
-		lat = durText(r.Latency)
-	}
-	delta := ""
-	if r.Delta > 0 {
-		delta = "+" + durText(r.Delta)
-	}
-	texts := []string{mark, seq, r.Time.Local().Format("15:04:05.000"), delta, dirArrow(r.Dir), kindShort(r.Kind), name, r.ID, lat, sizeShort(r.Size)}
+	cells := a.model.cellTexts(r)
+	texts := append([]string{mark}, cells[:]...)
 	for i, t := range texts {
 		cell := tview.NewTableCell(pad(t, columns[i].width, columns[i].right)).SetTextColor(color)
 		if columns[i].width == 0 {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -14,15 +17,72 @@ import (
 func runInspect(ctx context.Context, args []string, s streams) error {
 	fs := newFlags("inspect", "inspect [--follow] CASSETTE", s)
 	follow := fs.Bool("follow", false, "show messages that recorders in other processes add, as they arrive (.db only)")
-	if err := parseFlags(fs, args); err != nil {
+	path, err := followedCassette(fs, args, follow)
+	if err != nil {
 		return err
 	}
+	err = inspector.Run(ctx, path, inspector.Options{Follow: *follow})
+	if errors.Is(err, inspector.ErrNoTerminal) {
+		return fmt.Errorf("%w; mcpspy show prints the messages as text", err)
+	}
+	return err
+}
+
+// runShow prints the inspector's message table as text, one line per
+// message: for a CI log, a pipe, or a bug report.
+func runShow(ctx context.Context, args []string, s streams) error {
+	fs := newFlags("show", showSynopsis, s)
+	session := fs.String("session", "", "show only this session (id or name)")
+	filter := fs.String("filter", "", "show only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md)")
+	body := fs.Bool("body", false, "print each message's frame under its line, indented")
+	follow := fs.Bool("follow", false, "go on printing the messages recorders in other processes add, until interrupted (.db only)")
+	path, err := followedCassette(fs, args, follow)
+	if err != nil {
+		return err
+	}
+	f, err := inspector.ParseFilter(*filter)
+	if err != nil {
+		return usageErrorf("show: --filter %s", strings.TrimPrefix(err.Error(), "filter: "))
+	}
+	m, src, err := inspector.Open(path)
+	if err != nil {
+		return err
+	}
+	var sessions []string
+	if *session != "" {
+		sessions = []string{*session}
+	}
+	scopes, err := exportScopes(m, path, sessions)
+	if err != nil {
+		return err
+	}
+	if err := m.SetScope(scopes[0], src); err != nil {
+		return err
+	}
+	if err := m.SetFilter(f, src); err != nil {
+		return err
+	}
+	n, err := m.WriteText(ctx, s.Out, src, inspector.TextOptions{Bodies: *body, Follow: *follow})
+	if err == nil && n == 0 && !*follow && !f.Empty() {
+		fmt.Fprintln(s.Err, "mcpspy: show: the filter matched no message")
+	}
+	return err
+}
+
+// followedCassette parses the flags of a command that reads one CASSETTE
+// and may --follow it, which only a .db that recorders write allows.
+func followedCassette(fs *flag.FlagSet, args []string, follow *bool) (string, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return "", err
+	}
 	if fs.NArg() != 1 {
-		return usageErrorf("inspect: want exactly one CASSETTE, got %d arguments", fs.NArg())
+		return "", usageErrorf("%s: want exactly one CASSETTE, got %d arguments", fs.Name(), fs.NArg())
 	}
 	path := fs.Arg(0)
 	if *follow && strings.EqualFold(filepath.Ext(path), ".jsonl") {
-		return usageErrorf("inspect: --follow needs a .db cassette; %s is a JSONL export, which recorders do not write", path)
+		return "", usageErrorf("%s: --follow needs a .db cassette; %s is a JSONL export, which recorders do not write", fs.Name(), path)
 	}
-	return inspector.Run(ctx, path, inspector.Options{Follow: *follow})
+	return path, nil
 }
+
+const showSynopsis = "show [--session ID] [--filter EXPR] [--body] [--follow] CASSETTE"

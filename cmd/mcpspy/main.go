@@ -23,6 +23,7 @@ Usage:
   mcpspy record [-o CASSETTE] [--session NAME] -- COMMAND [ARG...]
   mcpspy record [-o CASSETTE] [--session NAME] --listen ADDR --upstream URL
   mcpspy inspect [--follow] CASSETTE
+  mcpspy show [--session ID] [--filter EXPR] [--body] [--follow] CASSETTE
   mcpspy ls CASSETTE
   mcpspy export [--session ID] [--filter EXPR] [-o FILE] CASSETTE
   mcpspy import -o CASSETTE FILE.jsonl
@@ -40,6 +41,8 @@ func run(ctx context.Context, args []string, s streams) error {
 		return runRecord(ctx, args[1:], s)
 	case "inspect":
 		return runInspect(ctx, args[1:], s)
+	case "show":
+		return runShow(ctx, args[1:], s)
 	case "ls":
 		return runLs(args[1:], s)
 	case "export":
@@ -50,7 +53,7 @@ func run(ctx context.Context, args []string, s streams) error {
 		fmt.Fprint(s.Out, usage)
 		return nil
 	}
-	return usageErrorf("unknown command %q (want record, inspect, ls, export or import)", args[0])
+	return usageErrorf("unknown command %q (want record, inspect, show, ls, export or import)", args[0])
 }
 
 func usageErrorf(format string, a ...any) error { return cli.Usagef(format, a...) }

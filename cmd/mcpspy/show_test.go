@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/store"
+)
+
+func showOutput(tb testing.TB, args ...string) string {
+	tb.Helper()
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), append([]string{"show"}, args...), streams{In: strings.NewReader(""), Out: &out, Err: &errb}); err != nil {
+		tb.Fatalf("mcpspy show %v: %v\n%s", args, err, errb.String())
+	}
+	return out.String()
+}
+
+// TestMcpspy_Show prints the shipped real-peer cassettes as text: one line
+// per message, in the table's columns, the method and tool last.
+func TestMcpspy_Show(t *testing.T) {
+	for _, name := range []string{"everything-stdio", "everything-http"} {
+		t.Run(name, func(t *testing.T) {
+			db := shippedCassette(t, name+".db")
+			text := showOutput(t, db)
+			if jsonl := showOutput(t, shippedCassette(t, name+".jsonl")); jsonl != text {
+				t.Errorf("the .jsonl twin shows differently:\n%s\nvs\n%s", jsonl, text)
+			}
+			tape := readTape(t, db)
+			lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+			msgs := tape.Sessions[0].Messages
+			if len(tape.Sessions) != 1 || len(lines) != len(msgs) {
+				t.Fatalf("%d lines for %d sessions, %d messages:\n%s", len(lines), len(tape.Sessions), len(msgs), text)
+			}
+			first := lines[0]
+			want := fmt.Sprintf("%7d %s", msgs[0].Seq, msgs[0].Time.Local().Format("15:04:05.000"))
+			if !strings.HasPrefix(first, want) || !strings.Contains(first, " → req ") || !strings.HasSuffix(first, " initialize") {
+				t.Errorf("first line %q: want it to start %q, be a → req, end with initialize", first, want)
+			}
+			if !strings.Contains(lines[1], " ← resp ") || !strings.HasSuffix(lines[1], " initialize") {
+				t.Errorf("second line %q: want the ← resp to initialize", lines[1])
+			}
+		})
+	}
+}
+
+func TestMcpspy_ShowFilterAndBodies(t *testing.T) {
+	db := shippedCassette(t, "everything-stdio.db")
+	text := showOutput(t, "--filter", "tool:echo", "--body", db)
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want 2 messages with a body line each, got:\n%s", text)
+	}
+	tape := readTape(t, db)
+	for i := 0; i < 4; i += 2 {
+		if !strings.HasSuffix(lines[i], " tools/call echo") {
+			t.Errorf("line %d %q: want a tools/call echo line", i, lines[i])
+		}
+		var seq uint64
+		if _, err := fmt.Sscan(lines[i], &seq); err != nil {
+			t.Fatalf("line %q has no seq: %v", lines[i], err)
+		}
+		frame := string(tape.Sessions[0].Messages[seq-1].Frame)
+		if lines[i+1] != "    "+frame {
+			t.Errorf("body of #%d:\n got %q\nwant %q", seq, lines[i+1], "    "+frame)
+		}
+	}
+	// Several sessions: seqs name their session; --session scopes.
+	two := twoSessionCassette(t)
+	all := showOutput(t, "--filter", "tool:echo", two)
+	if !strings.Contains(all, "s1:7 ") || !strings.Contains(all, "s2:") {
+		t.Errorf("two sessions, seqs not qualified:\n%s", all)
+	}
+	if one := showOutput(t, "--session", "s2", "--filter", "tool:echo", two); strings.Count(one, "\n") != 2 || strings.Contains(one, "s2:") {
+		t.Errorf("--session s2: want its two echo lines, unqualified:\n%s", one)
+	}
+}
+
+func TestMcpspy_ShowErrors(t *testing.T) {
+	db := shippedCassette(t, "everything-stdio.db")
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string // the start of stderr's last line (usage errors print the flags first)
+	}{
+		{"no cassette", nil, 2, "mcpspy: show: want exactly one CASSETTE, got 0 arguments"},
+		{"bad flag", []string{"--tail", db}, 2, "mcpspy: show: flag provided but not defined: -tail"},
+		{"bad filter", []string{"--filter", "colour:red", db}, 2, `mcpspy: show: --filter "colour:red": unknown key "colour"`},
+		{"follow a jsonl", []string{"--follow", "x.jsonl"}, 2, "mcpspy: show: --follow needs a .db cassette"},
+		{"unknown session", []string{"--session", "s9", db}, 1, `mcpspy: ` + db + `: no such session "s9"`},
+		{"missing file", []string{"missing.db"}, 1, "mcpspy: missing.db: cassette does not exist"},
+		{"no match", []string{"--filter", "tool:echo error", db}, 0, "mcpspy: show: the filter matched no message"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			err := run(context.Background(), append([]string{"show"}, tt.args...), streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+			if code := cli.ExitCode("mcpspy", err, &errb); code != tt.wantCode {
+				t.Errorf("exit %d, want %d (%v)", code, tt.wantCode, err)
+			}
+			lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+			if last := lines[len(lines)-1]; !strings.HasPrefix(last, tt.wantErr) {
+				t.Errorf("stderr %q: want it to end with a line starting %q", errb.String(), tt.wantErr)
+			}
+			if out.Len() != 0 {
+				t.Errorf("wrote to stdout: %q", out.String())
+			}
+		})
+	}
+}
+
+// lockedBuffer is stdout written by a running command and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// show --follow prints what a recorder adds while it runs, and stops
+// cleanly when interrupted.
+func TestMcpspy_ShowFollow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "live.db")
+	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"show", "--follow", "--filter", "kind:request", db}, streams{In: strings.NewReader(""), Out: &out, Err: &out})
+	}()
+	waitOutput := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(out.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q within 5 s; output so far:\n%s", want, out.String())
+			}
+			time.Sleep(20 * time.Millisecond) // polling the output, with a deadline
+		}
+	}
+	waitOutput(" tools/list")
+	s.Append(store.S2C, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`), nil)
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"late"}}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(" tools/call late")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("show --follow: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("show --follow did not stop when interrupted")
+	}
+	if got := out.String(); strings.Contains(got, "resp") || strings.Count(got, "\n") != 2 {
+		t.Errorf("want the two requests only, the filter applied to what follows:\n%s", got)
+	}
+}
+
+// Without a terminal (a CI job, no controlling tty) inspect says so in one
+// line and points at show. It used to panic inside tview.
+func TestMcpspy_InspectWithoutTerminal(t *testing.T) {
+	cmd := exec.Command(peertest.Binary(t, "mcpspy"), "inspect", shippedCassette(t, "everything-stdio.db"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // a new session has no controlling terminal
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("inspect without a terminal: %v, want exit 1; stderr:\n%s", err, stderr.String())
+	}
+	msg := strings.TrimSuffix(stderr.String(), "\n")
+	if !strings.HasPrefix(msg, "mcpspy: inspect needs a terminal: ") || !strings.HasSuffix(msg, "; mcpspy show prints the messages as text") || strings.Contains(msg, "\n") {
+		t.Errorf("stderr %q", msg)
+	}
+}

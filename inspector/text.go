@@ -1,0 +1,151 @@
+package inspector
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// The message table as plain text, for where there is no terminal to
+// draw on (a CI log, a pipe, a bug report): what tshark is to Wireshark.
+// The columns are the table's, with the method and tool last so that the
+// fixed-width ones stay aligned whatever a method's length.
+
+// TextOptions says how WriteText prints.
+type TextOptions struct {
+	// Bodies prints each message's frame under its line, indented.
+	Bodies bool
+	// Follow keeps polling a live source (a .db recorders write) after
+	// the messages already there, and prints new ones as they arrive,
+	// until the context ends.
+	Follow bool
+	// PollInterval is how often Follow looks; default 250 ms.
+	PollInterval time.Duration
+}
+
+// cellTexts are a row's cells as the table shows them, in the table's
+// column order without the mark: seq, time, Δ, direction, kind, method
+// and tool, id, latency, size. The table and WriteText both use them.
+func (m *Model) cellTexts(r Row) [9]string {
+	seq := fmt.Sprint(r.Seq)
+	if len(m.Sessions) > 1 && m.Scope() < 0 {
+		seq = r.Session + ":" + seq
+	}
+	name := r.Method
+	if r.Tool != "" {
+		name += " " + r.Tool
+	}
+	if r.IsError && r.ErrCode != 0 {
+		name += fmt.Sprintf(" [%d]", r.ErrCode)
+	}
+	lat := ""
+	if r.Pair >= 0 {
+		lat = durText(r.Latency)
+	}
+	delta := ""
+	if r.Delta > 0 {
+		delta = "+" + durText(r.Delta)
+	}
+	return [9]string{seq, r.Time.Local().Format("15:04:05.000"), delta, dirArrow(r.Dir), kindShort(r.Kind), name, r.ID, lat, sizeShort(r.Size)}
+}
+
+// textLine is one row as a line of text: fixed-width columns, then the
+// method and tool.
+func (m *Model) textLine(r Row) string {
+	c := m.cellTexts(r)
+	var b strings.Builder
+	for _, i := range []int{0, 1, 2, 3, 4, 6, 7, 8} {
+		w, right := columns[i+1].width, columns[i+1].right
+		if i == 6 && w < len(c[i]) { // ids run long (uuids); keep them whole
+			w = len(c[i])
+		}
+		b.WriteString(padText(c[i], w, right))
+		b.WriteByte(' ')
+	}
+	b.WriteString(c[5])
+	return strings.TrimRight(b.String(), " ")
+}
+
+// padText pads plain text (no tview tags) to w runes.
+func padText(s string, w int, right bool) string {
+	n := len([]rune(s))
+	if n >= w {
+		return s
+	}
+	if right {
+		return strings.Repeat(" ", w-n) + s
+	}
+	return s + strings.Repeat(" ", w-n)
+}
+
+// WriteText writes the visible messages as text, one line each, and with
+// opts.Follow goes on with what recorders add until ctx ends. It returns
+// how many messages it wrote.
+func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts TextOptions) (int, error) {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 250 * time.Millisecond
+	}
+	written := 0
+	printFrom := func(from int) error {
+		for i := from; i < m.Visible(); i++ {
+			r, _ := m.Row(i)
+			if _, err := fmt.Fprintln(w, m.textLine(r)); err != nil {
+				return err
+			}
+			if opts.Bodies {
+				if err := writeBody(w, src, r.Ref); err != nil {
+					return err
+				}
+			}
+			written++
+		}
+		return nil
+	}
+	if err := printFrom(0); err != nil || !opts.Follow || !src.Live() {
+		return written, err
+	}
+	t := time.NewTicker(opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return written, nil
+		case <-t.C:
+		}
+		for {
+			b, err := src.Poll(m.After())
+			if err != nil {
+				return written, fmt.Errorf("follow: %w", err)
+			}
+			from := m.Visible()
+			if err := m.Apply(b, src); err != nil {
+				return written, err
+			}
+			if err := printFrom(from); err != nil {
+				return written, err
+			}
+			if !b.More || ctx.Err() != nil {
+				break
+			}
+		}
+	}
+}
+
+// writeBody prints a message's frame under its line, each line of it
+// indented, so a body never looks like a message line.
+func writeBody(w io.Writer, src Source, ref Ref) error {
+	msg, err := src.Message(ref)
+	if err != nil {
+		return err
+	}
+	frame := bytes.TrimRight(msg.Frame, "\r\n")
+	for line := range bytes.SplitSeq(frame, []byte("\n")) {
+		if _, err := fmt.Fprintf(w, "    %s\n", line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
