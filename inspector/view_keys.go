@@ -294,11 +294,7 @@ func (a *App) showTools() {
 		t.SetCell(0, i, c)
 	}
 	for i, s := range a.model.ToolStats() {
-		name := s.Tool
-		if name == "" {
-			name = "(no name)"
-		}
-		t.SetCell(i+1, 0, tview.NewTableCell(tview.Escape(name)).SetExpansion(1))
+		t.SetCell(i+1, 0, tview.NewTableCell(tview.Escape(toolName(s.Tool))).SetExpansion(1))
 		t.SetCell(i+1, 1, tview.NewTableCell(count(s.Calls)).SetAlign(tview.AlignRight))
 		t.SetCell(i+1, 2, errCell(s.Errors))
 		t.SetCell(i+1, 3, tview.NewTableCell(count(s.Pending)).SetAlign(tview.AlignRight))

@@ -36,6 +36,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	filter := fs.String("filter", "", "show only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md)")
 	body := fs.Bool("body", false, "print each message's frame under its line, indented")
 	follow := fs.Bool("follow", false, "go on printing the messages recorders in other processes add, until interrupted (.db only)")
+	tools := fs.Bool("tools", false, "print the per-tool summary instead (calls, errors, pending, p50, p95 latency), as the inspector's t key")
 	path, err := followedCassette(fs, args, follow)
 	if err != nil {
 		return err
@@ -43,6 +44,9 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	f, err := inspector.ParseFilter(*filter)
 	if err != nil {
 		return usageErrorf("show: --filter %s", strings.TrimPrefix(err.Error(), "filter: "))
+	}
+	if *tools && (*follow || *body || !f.Empty()) {
+		return usageErrorf("show: --tools summarises every tools/call of the sessions in scope; it takes --session, not --filter, --body or --follow")
 	}
 	m, src, err := inspector.Open(path)
 	if err != nil {
@@ -58,6 +62,9 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	}
 	if err := m.SetScope(scopes[0], src); err != nil {
 		return err
+	}
+	if *tools {
+		return m.WriteToolStats(s.Out)
 	}
 	if err := m.SetFilter(f, src); err != nil {
 		return err
@@ -85,4 +92,4 @@ func followedCassette(fs *flag.FlagSet, args []string, follow *bool) (string, er
 	return path, nil
 }
 
-const showSynopsis = "show [--session ID] [--filter EXPR] [--body] [--follow] CASSETTE"
+const showSynopsis = "show [--session ID] [--filter EXPR] [--body] [--follow] CASSETTE\n       mcpspy show --tools [--session ID] CASSETTE"

@@ -87,6 +87,32 @@ func TestMcpspy_ShowFilterAndBodies(t *testing.T) {
 	}
 }
 
+// show --tools prints the inspector's tools summary: every tools/call of
+// the shipped session, one row per tool.
+func TestMcpspy_ShowTools(t *testing.T) {
+	text := showOutput(t, "--tools", shippedCassette(t, "everything-stdio.db"))
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	wantTools := []string{"echo", "get-structured-content", "get-sum", "get-tiny-image", "trigger-long-running-operation"}
+	if len(lines) != 1+len(wantTools) || strings.Join(strings.Fields(lines[0]), " ") != "tool calls errors pending p50 p95" {
+		t.Fatalf("want a header and %d tools:\n%s", len(wantTools), text)
+	}
+	for i, tool := range wantTools {
+		f := strings.Fields(lines[i+1])
+		if len(f) != 6 || f[0] != tool || f[1] != "1" || f[2] != "0" || f[3] != "0" || f[4] != f[5] {
+			t.Errorf("row %q: want %s called once, no error, nothing pending, p50 = p95", lines[i+1], tool)
+		}
+	}
+	// The long-running call took its 0.3 s duration and more.
+	if f := strings.Fields(lines[len(lines)-1]); len(f) == 6 {
+		if d, err := time.ParseDuration(f[4]); err != nil || d < 300*time.Millisecond {
+			t.Errorf("trigger-long-running-operation p50 %q (%v), want at least 300ms", f[4], err)
+		}
+	}
+	if got := showOutput(t, "--tools", "--session", "s2", twoSessionCassette(t)); !strings.Contains(got, "echo") {
+		t.Errorf("--tools --session s2:\n%s", got)
+	}
+}
+
 func TestMcpspy_ShowErrors(t *testing.T) {
 	db := shippedCassette(t, "everything-stdio.db")
 	tests := []struct {
@@ -102,6 +128,8 @@ func TestMcpspy_ShowErrors(t *testing.T) {
 		{"unknown session", []string{"--session", "s9", db}, 1, `mcpspy: ` + db + `: no such session "s9"`},
 		{"missing file", []string{"missing.db"}, 1, "mcpspy: missing.db: cassette does not exist"},
 		{"no match", []string{"--filter", "tool:echo error", db}, 0, "mcpspy: show: the filter matched no message"},
+		{"tools with a filter", []string{"--tools", "--filter", "error", db}, 2, "mcpspy: show: --tools summarises every tools/call"},
+		{"tools with follow", []string{"--tools", "--follow", db}, 2, "mcpspy: show: --tools summarises every tools/call"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
