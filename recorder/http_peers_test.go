@@ -105,7 +105,7 @@ func TestHTTPProxy_ServerEverything(t *testing.T) {
 				t.Fatalf("want one session, got %d:\n%s", len(got), strings.Join(flat(got), "\n"))
 			}
 			s := got[0]
-			if h := s.info.Handshake; h.Method != "initialize" || !strings.Contains(string(h.ServerInfo), "everything") || !strings.Contains(string(h.Capabilities), `"tools"`) {
+			if h := s.info.Handshake; h.Method != "initialize" || !strings.Contains(string(h.ServerInfo), "everything") || !strings.Contains(string(h.Capabilities), `"tools"`) || !strings.Contains(h.Instructions, "Everything Server") {
 				t.Errorf("handshake = %+v", h)
 			}
 			progress := 0

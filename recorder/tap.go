@@ -75,6 +75,7 @@ func ObserveHandshake(info *store.SessionInfo, m *store.Message, s *store.Summar
 				ProtocolVersion string          `json:"protocolVersion"`
 				ServerInfo      json.RawMessage `json:"serverInfo"`
 				Capabilities    json.RawMessage `json:"capabilities"`
+				Instructions    string          `json:"instructions"`
 				Meta            struct {
 					ServerInfo json.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
 				} `json:"_meta"`
@@ -94,6 +95,7 @@ func ObserveHandshake(info *store.SessionInfo, m *store.Message, s *store.Summar
 			h.ProtocolVersion = resp.Result.ProtocolVersion
 		}
 		h.Capabilities = resp.Result.Capabilities
+		h.Instructions = resp.Result.Instructions
 		return true
 	}
 	return false

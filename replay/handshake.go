@@ -15,8 +15,8 @@ import (
 // handshake-era client could then not get past connecting, although every
 // call it goes on to make is on tape. So when nothing answers initialize
 // and a cassette recorded none, the cassette introduces itself from what
-// its sessions' info kept: the negotiated version, serverInfo and the
-// server's capabilities. Recordings older than the capabilities field, or
+// its sessions' info kept: the negotiated version, serverInfo, the
+// server's capabilities and instructions. Recordings older than the capabilities field, or
 // made in the stateless era, get capabilities inferred from the methods on
 // tape.
 
@@ -37,7 +37,8 @@ type introduction struct {
 	version      string          // as recorded; "" when none was (pick from the request)
 	serverInfo   json.RawMessage // as recorded, or naming mcpmock and the cassette
 	capabilities json.RawMessage
-	sources      string // what the answer is made of, for the warning
+	instructions json.RawMessage // a JSON string, nil when none was recorded
+	sources      string          // what the answer is made of, for the warning
 	warned       atomic.Bool
 }
 
@@ -61,6 +62,9 @@ func buildIntroduction(name string, sessions []store.TapeSession, clientMethods,
 		}
 		if in.capabilities == nil && len(h.Capabilities) > 0 && json.Valid(h.Capabilities) {
 			in.capabilities = h.Capabilities
+		}
+		if in.instructions == nil && h.Instructions != "" {
+			in.instructions, _ = json.Marshal(h.Instructions)
 		}
 	}
 	if in.version != "" {
@@ -88,6 +92,9 @@ func buildIntroduction(name string, sessions []store.TapeSession, clientMethods,
 			names = []string{"none"}
 		}
 		from = append(from, "capabilities inferred from the methods on tape ("+strings.Join(names, ", ")+")")
+	}
+	if in.instructions != nil {
+		from = append(from, "instructions as recorded")
 	}
 	in.sources = strings.Join(from, ", ")
 	return in
@@ -144,7 +151,11 @@ func (in *introduction) answer(name string, req *Request) (json.RawMessage, stri
 		}
 	}
 	v, _ := json.Marshal(version)
-	result := fmt.Appendf(nil, `{"protocolVersion":%s,"capabilities":%s,"serverInfo":%s}`, v, in.capabilities, in.serverInfo)
+	result := fmt.Appendf(nil, `{"protocolVersion":%s,"capabilities":%s,"serverInfo":%s`, v, in.capabilities, in.serverInfo)
+	if in.instructions != nil {
+		result = fmt.Appendf(result, `,"instructions":%s`, in.instructions)
+	}
+	result = append(result, '}')
 	var warning string
 	if !in.warned.Swap(true) {
 		warning = fmt.Sprintf("%s recorded no initialize exchange; answering initialize from its session info: %s", name, in.sources)

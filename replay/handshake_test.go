@@ -28,6 +28,7 @@ func TestServer_IntroducesItselfWithoutRecordedHandshake(t *testing.T) {
 		Method: "initialize", ProtocolVersion: "2025-03-26",
 		ServerInfo:   json.RawMessage(`{"name":"srv","version":"2"}`),
 		Capabilities: json.RawMessage(`{"tools":{}}`),
+		Instructions: "Use <echo> \"carefully\".",
 	}
 	initialize := func(version string) string {
 		return `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
@@ -41,8 +42,8 @@ func TestServer_IntroducesItselfWithoutRecordedHandshake(t *testing.T) {
 		wantLog   string // "" for no warning
 	}{
 		{"session info as recorded", recorded, cut, "2025-11-25",
-			`{"id":"i","jsonrpc":"2.0","result":{"capabilities":{"tools":{}},"protocolVersion":"2025-03-26","serverInfo":{"name":"srv","version":"2"}}}`,
-			"test.db recorded no initialize exchange; answering initialize from its session info: version 2025-03-26 as recorded, serverInfo as recorded, capabilities as recorded"},
+			`{"id":"i","jsonrpc":"2.0","result":{"capabilities":{"tools":{}},"instructions":"Use \u003cecho\u003e \"carefully\".","protocolVersion":"2025-03-26","serverInfo":{"name":"srv","version":"2"}}}`,
+			"test.db recorded no initialize exchange; answering initialize from its session info: version 2025-03-26 as recorded, serverInfo as recorded, capabilities as recorded, instructions as recorded"},
 		{"no info: inferred, the client's version echoed", store.Handshake{}, cut, "2025-06-18",
 			`{"id":"i","jsonrpc":"2.0","result":{"capabilities":` + inferred + `,"protocolVersion":"2025-06-18","serverInfo":{"name":"mcpmock","version":"test.db"}}}`,
 			"capabilities inferred from the methods on tape (logging, prompts, resources, tools)"},

@@ -163,4 +163,7 @@ type Handshake struct {
 	// server/discover) result, so that a cassette whose handshake was cut
 	// out (a filtered export) can still introduce itself on replay.
 	Capabilities json.RawMessage `json:"capabilities,omitempty"`
+	// Instructions is the server's instructions for the model, if it
+	// gave any, kept for the same reason.
+	Instructions string `json:"instructions,omitempty"`
 }
