@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,6 +33,10 @@ type Options struct {
 	// AllowedOrigins are Origin values accepted over HTTP besides loopback
 	// ones ("http://localhost:3000"); "*" accepts any.
 	AllowedOrigins []string
+	// Journal, if set, is called with every request and notification a
+	// client sends, as it arrives, before it is answered; each session's
+	// in the order sent. It may be called from many goroutines at once.
+	Journal func(Received)
 }
 
 // Server is a fake MCP server answering from its Sources. One Server can
@@ -42,6 +47,8 @@ type Server struct {
 	match   matcher
 
 	logMu sync.Mutex
+
+	sessions atomic.Int64 // sessions started, for Received.Session
 
 	mu        sync.Mutex
 	matched   int

@@ -31,6 +31,7 @@ type exchange interface {
 // flight, and the server→client requests waiting for its replies.
 type session struct {
 	srv  *Server
+	num  int // 1, 2, … in the order the server's sessions started
 	srcs []SessionSource
 	// out sends a session-level message (Streamable HTTP: the GET stream).
 	out func(msg []byte) error
@@ -71,7 +72,7 @@ func (srv *Server) newSession(parent context.Context, out func([]byte) error, ha
 	s := &session{
 		srv: srv, out: out, hangup: hangup, ctx: ctx, cancel: cancel, draining: make(chan struct{}),
 		inflight: map[string]context.CancelFunc{}, listeners: map[string]*lockedExchange{},
-		waiters: map[string]chan callReply{},
+		waiters: map[string]chan callReply{}, num: int(srv.sessions.Add(1)),
 	}
 	for _, src := range srv.sources {
 		s.srcs = append(s.srcs, src.Open())
@@ -153,8 +154,10 @@ func (s *session) handle(frame []byte, ex exchange) {
 	w2 := struct{ Method, Params, Result, Error json.RawMessage }{w.method, w.params, w.result, w.err}
 	switch w := w2; {
 	case len(w.Method) > 0 && id != nil:
+		s.journal(id, method, w.Params)
 		s.request(&Request{ID: id, Method: method, Params: w.Params, Frame: frame}, ex)
 	case len(w.Method) > 0:
+		s.journal(nil, method, w.Params)
 		s.notification(&Request{Method: method, Params: w.Params, Frame: frame}, ex)
 	case id != nil && (len(w.Result) > 0 || len(w.Error) > 0):
 		s.response(string(id), w.Result, w.Error)

@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/store"
 )
 
 // runTSClient runs testdata/npm/replay-client.mjs to completion and
@@ -191,5 +193,60 @@ func TestReplay_TSClientWithoutRecordedHandshake(t *testing.T) {
 	}
 	if got != want {
 		t.Errorf("the client saw on the cut cassette\n%s\non the whole one\n%s", got, want)
+	}
+}
+
+// TestReplay_JournalTSClient runs the TypeScript SDK client against
+// mcpmock serve --journal: the journal holds what the client sent, which
+// is what it sent when the shipped cassette was recorded (same scenario),
+// in order, as the cassette's own client side.
+func TestReplay_JournalTSClient(t *testing.T) {
+	mock := peertest.Binary(t, "mcpmock")
+	cassette, err := filepath.Abs(filepath.Join("..", "cassettes", "everything-stdio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(t.TempDir(), "journal.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	argv := peertest.NodeScript(t, "stdio-everything.mjs", mock, "serve", "--journal", journal, cassette)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if out, err := cmd.Output(); err != nil {
+		t.Fatalf("TS client: %v\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+
+	var want []string // the recorded client side: requests and notifications
+	tape, err := store.Load(cassette)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range tape.Sessions[0].Messages {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if m.Dir == store.C2S && json.Unmarshal(m.Frame, &msg) == nil && msg.Method != "" {
+			want = append(want, fmt.Sprintf("1 %s %s", msg.ID, msg.Method))
+		}
+	}
+	data, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var r replay.Received
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("journal line %q: %v", line, err)
+		}
+		if r.Time.IsZero() || (r.Method == "tools/call" && !strings.Contains(string(r.Params), `"name"`)) {
+			t.Errorf("journal line lacks its time or params: %s", line)
+		}
+		got = append(got, fmt.Sprintf("%d %s %s", r.Session, r.ID, r.Method))
+	}
+	if d := cmp.Diff(want, got); d != "" || len(got) < 5 {
+		t.Errorf("journal differs from the recorded client side (-recorded +journal):\n%s", d)
 	}
 }

@@ -60,6 +60,7 @@ func TestRun_Usage(t *testing.T) {
 		{"bad session idle", []string{"serve", "--session-idle", "soon", db}, 2, `invalid value "soon" for flag -session-idle`},
 		{"missing cassette", []string{"serve", "missing.db"}, 1, "cassette does not exist"},
 		{"unknown session", []string{"serve", "--session", "s9", db}, 1, `no such session "s9"`},
+		{"journal in a missing directory", []string{"serve", "--journal", "/nonexistent/j.jsonl", db}, 1, "journal: open /nonexistent/j.jsonl: no such file or directory"},
 		{"check ok", []string{"check", db}, 0, ""},
 		{"check missing", []string{"check", "missing.jsonl"}, 1, "missing.jsonl"},
 		{"check no source", []string{"check"}, 2, "no SOURCE"},

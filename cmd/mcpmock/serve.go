@@ -11,18 +11,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/script"
 )
 
-const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--strict] [--timing recorded|none] [--session-idle D] SOURCE...`
+const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session-idle D] SOURCE...`
 
 type serveOptions struct {
 	http, ws    string
 	match       string
 	report      string
+	journal     string
 	strict      bool
 	timing      string
 	sessions    multiFlag
@@ -38,6 +40,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.ws, "ws", "", "serve WebSocket (subprotocol mcp) on ADDR; a bare port binds 127.0.0.1")
 	fs.StringVar(&o.match, "match", "default", "how requests match recordings: default, strict, ignore-params, ignore-params=METHOD,... (see docs/REPLAY.md)")
 	fs.StringVar(&o.report, "report", "", "write a JSON report to FILE at exit: matched, unmatched, unused")
+	fs.StringVar(&o.journal, "journal", "", "write every request and notification clients send to FILE as it arrives, one JSON object per line")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 if any request was unmatched or any recorded request unused")
 	fs.StringVar(&o.timing, "timing", "none", "none: answer at once; recorded: keep the recorded delays")
 	fs.Var(&o.sessions, "session", "replay only this recorded session (id or name; repeatable; cassettes only)")
@@ -112,11 +115,20 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
+	var journal func(replay.Received)
+	var j *journalFile
+	if o.journal != "" {
+		if j, err = openJournal(o.journal); err != nil {
+			return err
+		}
+		journal = j.write
+	}
 	srv, err := replay.NewServer(sources, replay.Options{
 		Match: o.match, Timing: o.timing, Log: s.Err, CallTimeout: o.callTimeout,
-		SessionIdle: sessionIdle(o.sessionIdle),
+		SessionIdle: sessionIdle(o.sessionIdle), Journal: journal,
 	})
 	if err != nil {
+		_ = j.close()
 		return usageErrorf("serve: %v", err)
 	}
 	switch {
@@ -130,10 +142,56 @@ func runServe(ctx context.Context, args []string, s streams) error {
 			err = nil // interrupted: a normal way to stop
 		}
 	}
+	if jerr := j.close(); err == nil {
+		err = jerr
+	}
 	if err != nil {
 		return err
 	}
 	return finish(srv.Report(), o)
+}
+
+// journalFile is --journal: one JSON line per received message, each
+// written as it arrives (not buffered), so that a test reading the file
+// while mcpmock runs, or after it was killed, sees every line.
+type journalFile struct {
+	mu  sync.Mutex
+	f   *os.File
+	err error // the first write error, reported at exit
+}
+
+func openJournal(path string) (*journalFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return &journalFile{f: f}, nil
+}
+
+func (j *journalFile) write(r replay.Received) {
+	line, _ := json.Marshal(r) // a Received always encodes
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err == nil {
+		_, j.err = j.f.Write(append(line, '\n'))
+	}
+}
+
+// close ends the journal (nil: none) and returns the first error it met:
+// a journal with lines missing must not pass for a whole one.
+func (j *journalFile) close() error {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.f.Close(); j.err == nil {
+		j.err = err
+	}
+	if j.err != nil {
+		return fmt.Errorf("journal %s: %w", j.f.Name(), j.err)
+	}
+	return nil
 }
 
 // sessionIdle maps the flag to replay.Options.SessionIdle, where 0 means

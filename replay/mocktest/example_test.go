@@ -107,6 +107,46 @@ func ExampleServer_URL() {
 	// snow
 }
 
+// What the host under test sent, checked after the fact, as WireMock's
+// verify does: every message in arrival order, or one tool's arguments.
+// The Go SDK client probes server/discover before falling back to
+// initialize.
+func ExampleServer_ToolCalls() {
+	path, cleanup := writeCassette()
+	defer cleanup()
+	c, err := mocktestLoad(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := mocktest.Start(c)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": "Oslo"}}); err != nil {
+		log.Fatal(err)
+	}
+	cs.Close()
+	for _, r := range srv.Received() {
+		fmt.Println(r.Session, r.Method)
+	}
+	for _, args := range srv.ToolCalls("forecast") {
+		fmt.Println("forecast", string(args))
+	}
+	// Output:
+	// 1 server/discover
+	// 1 initialize
+	// 1 notifications/initialized
+	// 1 tools/call
+	// forecast {"city":"Oslo"}
+}
+
 func mocktestLoad(path string) ([]replay.Source, error) {
 	c, err := replay.LoadCassette(path)
 	if err != nil {

@@ -1,7 +1,8 @@
 // Package mocktest runs mcpmock inside a Go test, in the style of
 // net/http/httptest: load a cassette (or any replay.Source), start a fake
 // server as stdio pipes, as an HTTP URL or in process for the Go SDK's
-// transports, and check at the end that everything recorded was used.
+// transports, check what the host under test sent (Received, ToolCalls),
+// and check at the end that everything recorded was used.
 //
 // Everything it starts is stopped by the test's Cleanup; failures are
 // reported through the testing.TB, never by panicking.
@@ -9,10 +10,12 @@ package mocktest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,9 +31,10 @@ type Server struct {
 	tb  testing.TB // nil when made by Start
 	log *syncBuffer
 
-	mu      sync.Mutex
-	closers []func()
-	wg      sync.WaitGroup
+	mu       sync.Mutex
+	closers  []func()
+	received []replay.Received
+	wg       sync.WaitGroup
 }
 
 // Option changes the replay.Options a Server starts with.
@@ -69,6 +73,11 @@ func Start(sources []replay.Source, opts ...Option) (*Server, error) {
 		logTo = io.MultiWriter(s.log, o.Log)
 	}
 	o.Log = logTo
+	o.Journal = func(r replay.Received) {
+		s.mu.Lock()
+		s.received = append(s.received, r)
+		s.mu.Unlock()
+	}
 	srv, err := replay.NewServer(sources, o)
 	if err != nil {
 		return nil, err
@@ -158,6 +167,34 @@ func (s *Server) WebSocketURL() string {
 	hs := httptest.NewServer(s.WebSocketHandler())
 	s.onClose(func() { s.Server.Close(); hs.Close() })
 	return "ws" + strings.TrimPrefix(hs.URL, "http") + "/mcp"
+}
+
+// Received returns every request and notification clients have sent so
+// far, in the order they arrived: what a test checks its host did.
+func (s *Server) Received() []replay.Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.received)
+}
+
+// ToolCalls returns the arguments of every tools/call of the named tool
+// clients have sent so far, in the order they arrived (nil arguments for
+// a call that had none).
+func (s *Server) ToolCalls(name string) []json.RawMessage {
+	var out []json.RawMessage
+	for _, r := range s.Received() {
+		if r.Method != "tools/call" {
+			continue
+		}
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal(r.Params, &p) == nil && p.Name == name {
+			out = append(out, p.Arguments)
+		}
+	}
+	return out
 }
 
 // Warnings returns what the server wrote to its log so far.

@@ -1,0 +1,37 @@
+package replay
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Received is one request or notification a client sent, as the journal
+// keeps it: what a test checks its host did ("called search once, with
+// this query"), whatever answered it.
+type Received struct {
+	// Session numbers the client sessions 1, 2, … in the order they
+	// started (a stdio connection, an HTTP session, a WebSocket).
+	Session int       `json:"session"`
+	Time    time.Time `json:"time"`
+	// ID is the request id's JSON text; nil for a notification.
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// journal hands one received message to Options.Journal. The bytes are
+// copied: the transport may reuse its buffer once the frame is handled.
+func (s *session) journal(id json.RawMessage, method string, params json.RawMessage) {
+	fn := s.srv.opts.Journal
+	if fn == nil {
+		return
+	}
+	r := Received{Session: s.num, Time: time.Now(), Method: method}
+	if id != nil {
+		r.ID = append(json.RawMessage(nil), id...)
+	}
+	if len(params) > 0 {
+		r.Params = append(json.RawMessage(nil), params...)
+	}
+	fn(r)
+}

@@ -1,0 +1,59 @@
+package replay_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/mocktest"
+)
+
+// The journal keeps every request and notification each client sent, in
+// order, answered or not, and nothing else (not the client's replies to
+// server→client requests).
+func TestServer_Journal(t *testing.T) {
+	s := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)})
+	a, b := dial(t, s), dial(t, s)
+	a.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	b.roundTrip(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo","arguments":{"text":"a","n":1}}}`)
+	a.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	a.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"nope/nope","params":{"k":[1, 2]}}`)
+	// ask makes the mock ask the client for its roots: the client's reply
+	// is not a request, so it stays out of the journal.
+	a.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask"}}`)
+	ask := a.recv()
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.Unmarshal([]byte(ask), &req); err != nil || req.Method != "roots/list" {
+		t.Fatalf("want roots/list from the mock, got %s", ask)
+	}
+	a.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"roots":[]}}`)
+	if got := a.recv(); !strings.Contains(got, "asked") {
+		t.Fatalf("want the recorded answer to ask, got %s", got)
+	}
+
+	var got []string
+	for _, r := range s.Received() {
+		got = append(got, fmt.Sprintf("%d %s %s %s", r.Session, r.ID, r.Method, r.Params))
+	}
+	want := []string{
+		`1 1 ping `,
+		`2 "x" tools/call {"name":"echo","arguments":{"text":"a","n":1}}`,
+		`1  notifications/initialized `,
+		`1 2 nope/nope {"k":[1, 2]}`,
+		`1 3 tools/call {"name":"ask"}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("journal:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if calls := s.ToolCalls("echo"); len(calls) != 1 || string(calls[0]) != `{"text":"a","n":1}` {
+		t.Errorf("ToolCalls(echo) = %s", calls)
+	}
+	if calls := s.ToolCalls("ask"); len(calls) != 1 || calls[0] != nil {
+		t.Errorf("ToolCalls(ask) = %q, want one call without arguments", calls)
+	}
+}
