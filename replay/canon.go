@@ -111,9 +111,12 @@ func appendKey(dst []byte, method string, params json.RawMessage) (key, token []
 	return dst[start:], token, ok
 }
 
-// flatten lists the leaves of a canonical JSON value as path=value, sorted,
-// for distances and diffs.
-func flatten(canon string) []string {
+// flatten lists the leaves of canonical params as path=value, sorted, for
+// distances and diffs.
+func flatten(canon string) []string { return flattenAt("params", canon) }
+
+// flattenAt is flatten for a value named root ("result", "error").
+func flattenAt(root, canon string) []string {
 	if canon == "" {
 		return nil
 	}
@@ -144,7 +147,7 @@ func flatten(canon string) []string {
 			out = append(out, path+"="+string(b))
 		}
 	}
-	walk("params", v)
+	walk(root, v)
 	sort.Strings(out)
 	return out
 }

@@ -26,6 +26,7 @@ Usage:
   mcpspy show [--session ID] [--filter EXPR] [--body] [--follow] CASSETTE
   mcpspy ls CASSETTE
   mcpspy export [--session ID] [--filter EXPR] [-o FILE] CASSETTE
+  mcpspy diff [--session ID [--session ID]] [--all] [--exit-code] A B
   mcpspy import -o CASSETTE FILE.jsonl
 
 Run "mcpspy COMMAND -h" for a command's flags.
@@ -47,13 +48,15 @@ func run(ctx context.Context, args []string, s streams) error {
 		return runLs(args[1:], s)
 	case "export":
 		return runExport(args[1:], s)
+	case "diff":
+		return runDiff(args[1:], s)
 	case "import":
 		return runImport(args[1:], s)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(s.Out, usage)
 		return nil
 	}
-	return usageErrorf("unknown command %q (want record, inspect, show, ls, export or import)", args[0])
+	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff or import)", args[0])
 }
 
 func usageErrorf(format string, a ...any) error { return cli.Usagef(format, a...) }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/store"
+)
+
+const diffSynopsis = "diff [--session ID [--session ID]] [--all] [--exit-code] A B"
+
+// runDiff compares one recorded session of cassette A with one of B,
+// request by request, as replay matching sees them (replay.CompareSessions).
+func runDiff(args []string, s streams) error {
+	fs := newFlags("diff", diffSynopsis, s)
+	var sessions multiFlag
+	fs.Var(&sessions, "session", "the session to compare (id or name): once for both cassettes, twice for A's then B's;\nneeded for a cassette that holds several")
+	all := fs.Bool("all", false, "print the requests that are the same too")
+	exitCode := fs.Bool("exit-code", false, "exit 1 when the sessions differ (as git diff --exit-code)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return usageErrorf("diff: want two cassettes, A and B, got %d arguments", fs.NArg())
+	}
+	if len(sessions) > 2 {
+		return usageErrorf("diff: --session at most twice (A's, then B's), got %d", len(sessions))
+	}
+	want := [2]string{}
+	for i := range want {
+		if len(sessions) > 0 {
+			want[i] = sessions[min(i, len(sessions)-1)]
+		}
+	}
+	var picked [2]*store.TapeSession
+	for i, path := range fs.Args() {
+		tape, err := store.Load(path)
+		if err != nil {
+			return err
+		}
+		if picked[i], err = pickSession(tape, path, want[i]); err != nil {
+			return err
+		}
+	}
+	diffs := replay.CompareSessions(picked[0], picked[1])
+	var n [4]int // same, answered differently, only in A, only in B
+	for _, d := range diffs {
+		switch d.Op {
+		case replay.Same:
+			n[0]++
+		case replay.AnswerDiffs:
+			n[1]++
+		case replay.OnlyInA:
+			n[2]++
+		case replay.OnlyInB:
+			n[3]++
+		}
+	}
+	fmt.Fprintf(s.Out, "--- a: %s %s (%d requests)\n+++ b: %s %s (%d requests)\n",
+		fs.Arg(0), picked[0].Info.ID, n[0]+n[1]+n[2], fs.Arg(1), picked[1].Info.ID, n[0]+n[1]+n[3])
+	for _, d := range diffs {
+		if d.Op != replay.Same || *all {
+			fmt.Fprintln(s.Out, d)
+		}
+	}
+	fmt.Fprintf(s.Out, "%d the same, %d answered differently, %d only in a, %d only in b\n", n[0], n[1], n[2], n[3])
+	if *exitCode && n[1]+n[2]+n[3] > 0 {
+		return &cli.ExitError{Code: 1}
+	}
+	return nil
+}
+
+// pickSession finds the session named id (or name) in tape, or its only
+// session when id is "".
+func pickSession(tape *store.Tape, path, id string) (*store.TapeSession, error) {
+	if id == "" {
+		if len(tape.Sessions) == 1 {
+			return &tape.Sessions[0], nil
+		}
+		ids := make([]string, len(tape.Sessions))
+		for i, s := range tape.Sessions {
+			ids[i] = s.Info.ID
+		}
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("%s: the cassette holds no session", path)
+		}
+		return nil, usageErrorf("diff: %s holds %d sessions (%s); name one with --session", path, len(ids), strings.Join(ids, ", "))
+	}
+	for i, s := range tape.Sessions {
+		if s.Info.ID == id || s.Info.Name == id {
+			return &tape.Sessions[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %w %q", path, store.ErrNoSession, id)
+}

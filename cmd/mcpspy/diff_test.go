@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/cli"
+)
+
+func runCaptured(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	code = cli.ExitCode("mcpspy", err, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestMcpspy_Diff compares the shipped real-peer recordings: the TS SDK
+// client ran a longer scenario over stdio than over Streamable HTTP, and
+// server-everything answered the requests both made alike.
+func TestMcpspy_Diff(t *testing.T) {
+	stdio, http := shippedCassette(t, "everything-stdio.db"), shippedCassette(t, "everything-http.db")
+	const body = `- tools/call {"arguments":{"a":2,"b":3},"name":"get-sum"}  (a#9)
+- tools/call {"arguments":{"location":"New York"},"name":"get-structured-content"}  (a#11)
+- tools/call {"arguments":{},"name":"get-tiny-image"}  (a#13)
+4 the same, 0 answered differently, 3 only in a, 0 only in b
+`
+	code, out, errOut := runCaptured("diff", stdio, http)
+	want := "--- a: " + stdio + " s1 (7 requests)\n+++ b: " + http + " s1 (4 requests)\n" + body
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, errOut, out, want)
+	}
+
+	// The same two sessions in one cassette, named with --session.
+	two := twoSessionCassette(t)
+	_, out, _ = runCaptured("diff", "--session", "s1", "--session", "s2", two, two)
+	if !strings.HasSuffix(out, body) {
+		t.Errorf("--session s1 --session s2:\n%s", out)
+	}
+
+	// --all lists the requests both made; --exit-code turns a difference
+	// into exit 1, with nothing on stderr.
+	code, out, errOut = runCaptured("diff", "--all", "--exit-code", stdio, http)
+	if code != 1 || errOut != "" || !strings.Contains(out, "= tools/list  (a#4 b#4)") || !strings.Contains(out, `= initialize  (a#1 b#1)`) {
+		t.Errorf("--all --exit-code: exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+
+	// A cassette against its JSONL export: the same.
+	code, out, _ = runCaptured("diff", "--exit-code", stdio, shippedCassette(t, "everything-stdio.jsonl"))
+	if code != 0 || !strings.HasSuffix(out, "7 the same, 0 answered differently, 0 only in a, 0 only in b\n") {
+		t.Errorf("a cassette against its export: exit %d:\n%s", code, out)
+	}
+}
+
+func TestMcpspy_DiffErrors(t *testing.T) {
+	db := shippedCassette(t, "everything-stdio.db")
+	two := twoSessionCassette(t)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string // the start of stderr's last line
+	}{
+		{"one cassette", []string{db}, 2, "mcpspy: diff: want two cassettes, A and B, got 1 arguments"},
+		{"three sessions", []string{"--session", "s1", "--session", "s1", "--session", "s1", db, db}, 2, "mcpspy: diff: --session at most twice"},
+		{"several sessions, none named", []string{db, two}, 2, "mcpspy: diff: " + two + " holds 2 sessions (s1, s2); name one with --session"},
+		{"unknown session", []string{"--session", "s1", "--session", "s9", db, two}, 1, "mcpspy: " + two + `: no such session "s9"`},
+		{"missing cassette", []string{db, "missing.db"}, 1, "mcpspy: missing.db: cassette does not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCaptured(append([]string{"diff"}, tt.args...)...)
+			lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+			if code != tt.wantCode || !strings.HasPrefix(lines[len(lines)-1], tt.wantErr) || out != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and a last line starting %q", code, out, errOut, tt.wantCode, tt.wantErr)
+			}
+		})
+	}
+}

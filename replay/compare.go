@@ -1,0 +1,223 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// Comparing two recorded sessions in replay's terms: the requests a client
+// made, as matching sees them (method and canonical params, volatile
+// fields left out), and the answer each got. Two runs of the same host
+// against two versions of a server, or a bug report against a local run,
+// line up request by request; what differs is a request only one side
+// made, or the same request answered differently.
+
+// Op says how a request of one session stands in the other.
+type Op byte
+
+// Comparison ops.
+const (
+	Same        Op = '=' // the same request, the same answer
+	AnswerDiffs Op = '~' // the same request, another answer
+	OnlyInA     Op = '-'
+	OnlyInB     Op = '+'
+)
+
+// Difference is one request in the comparison of two sessions.
+type Difference struct {
+	Op Op
+	// Request is the method and canonical params, as reports print them.
+	Request string
+	// SeqA and SeqB are the request's seq in each session (0: absent).
+	SeqA, SeqB uint64
+	// Detail shows, for AnswerDiffs, the answers' differing leaves: "-" A's,
+	// "+" B's.
+	Detail string
+}
+
+// compared is one request of a session and the answer it got.
+type compared struct {
+	key    string // method NUL canonical params: what lines the sessions up
+	method string
+	canon  string
+	seq    uint64
+	answer []string // the answer's leaves (result.… or error.…); nil: none
+}
+
+// CompareSessions lines up the requests of two recorded sessions (longest
+// common subsequence of their match keys) and compares the answers of the
+// requests both made. The result lists every request of both, in order.
+// Client notifications and server-initiated messages are not compared.
+func CompareSessions(a, b *store.TapeSession) []Difference {
+	ra, rb := comparedRequests(a), comparedRequests(b)
+	ka, kb := make([]string, len(ra)), make([]string, len(rb))
+	for i, r := range ra {
+		ka[i] = r.key
+	}
+	for i, r := range rb {
+		kb[i] = r.key
+	}
+	var out []Difference
+	i, j := 0, 0
+	emit := func(upToA, upToB int) {
+		for ; i < upToA; i++ {
+			out = append(out, Difference{Op: OnlyInA, Request: describe(ra[i].method, ra[i].canon), SeqA: ra[i].seq})
+		}
+		for ; j < upToB; j++ {
+			out = append(out, Difference{Op: OnlyInB, Request: describe(rb[j].method, rb[j].canon), SeqB: rb[j].seq})
+		}
+	}
+	for _, p := range commonSubsequence(ka, kb) {
+		emit(p[0], p[1])
+		x, y := ra[i], rb[j]
+		d := Difference{Op: Same, Request: describe(x.method, x.canon), SeqA: x.seq, SeqB: y.seq}
+		if minus, plus := leafDiff(x.answer, y.answer); len(minus)+len(plus) > 0 {
+			d.Op, d.Detail = AnswerDiffs, formatDiff(minus, plus)
+		}
+		out = append(out, d)
+		i, j = i+1, j+1
+	}
+	emit(len(ra), len(rb))
+	return out
+}
+
+// comparedRequests takes a session's requests in order, each with its
+// answer (paired by id).
+func comparedRequests(s *store.TapeSession) []compared {
+	var out []compared
+	open := map[string]int{} // request id → index in out
+	for _, m := range s.Messages {
+		var f struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(m.Frame, &f) != nil || len(f.ID) == 0 || string(f.ID) == "null" {
+			continue // notifications, batches and malformed frames
+		}
+		switch {
+		case m.Dir == store.C2S && f.Method != "":
+			canon, ok := canonParams(f.Method, f.Params)
+			if !ok {
+				canon = string(f.Params)
+			}
+			open[string(f.ID)] = len(out)
+			out = append(out, compared{key: f.Method + "\x00" + canon, method: f.Method, canon: canon, seq: m.Seq})
+		case m.Dir == store.S2C && f.Method == "":
+			idx, ok := open[string(f.ID)]
+			if !ok {
+				continue
+			}
+			delete(open, string(f.ID))
+			root, body := "result", f.Result
+			if len(f.Error) > 0 {
+				root, body = "error", f.Error
+			}
+			canon, ok := canonParams("", body) // drops _meta's run-to-run keys, as for params
+			if !ok {
+				canon = string(body)
+			}
+			out[idx].answer = flattenAt(root, canon)
+			if out[idx].answer == nil {
+				out[idx].answer = []string{root + "={}"}
+			}
+		}
+	}
+	for _, idx := range open {
+		out[idx].answer = []string{"(no answer)"}
+	}
+	return out
+}
+
+// commonSubsequence returns the index pairs of a longest common
+// subsequence of a and b, in order (Myers' O((N+M)·D) algorithm: sessions
+// that mostly agree cost little however long they are).
+func commonSubsequence(a, b []string) [][2]int {
+	n, m := len(a), len(b)
+	// trace[d][k+d] is the furthest x reached on diagonal k after d edits.
+	var trace [][]int
+	prev := []int{0}
+	var dEnd int
+search:
+	for d := 0; d <= n+m; d++ {
+		cur := make([]int, 2*d+1)
+		at := func(v []int, dd, k int) int { return v[k+dd] }
+		for k := -d; k <= d; k += 2 {
+			var x int
+			switch {
+			case d == 0:
+				x = 0
+			case k == -d || (k != d && at(prev, d-1, k-1) < at(prev, d-1, k+1)):
+				x = at(prev, d-1, k+1) // down: a line of b
+			default:
+				x = at(prev, d-1, k-1) + 1 // right: a line of a
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x, y = x+1, y+1
+			}
+			cur[k+d] = x
+			if x >= n && y >= m {
+				trace = append(trace, cur)
+				dEnd = d
+				break search
+			}
+		}
+		trace = append(trace, cur)
+		prev = cur
+	}
+	var pairs [][2]int
+	x, y := n, m
+	for d := dEnd; d > 0; d-- {
+		k := x - y
+		p := trace[d-1]
+		var pk int
+		if k == -d || (k != d && p[k-1+d-1] < p[k+1+d-1]) {
+			pk = k + 1
+		} else {
+			pk = k - 1
+		}
+		px := p[pk+d-1]
+		py := px - pk
+		sx := px // where this step's snake starts
+		if pk == k-1 {
+			sx = px + 1
+		}
+		for x > sx && y > sx-k {
+			x, y = x-1, y-1
+			pairs = append(pairs, [2]int{x, y})
+		}
+		x, y = px, py
+	}
+	for x > 0 && y > 0 {
+		x, y = x-1, y-1
+		pairs = append(pairs, [2]int{x, y})
+	}
+	for l, r := 0, len(pairs)-1; l < r; l, r = l+1, r-1 {
+		pairs[l], pairs[r] = pairs[r], pairs[l]
+	}
+	return pairs
+}
+
+// String prints a difference as one line (and its detail under it).
+func (d Difference) String() string {
+	var where string
+	switch d.Op {
+	case OnlyInA:
+		where = fmt.Sprintf("a#%d", d.SeqA)
+	case OnlyInB:
+		where = fmt.Sprintf("b#%d", d.SeqB)
+	default:
+		where = fmt.Sprintf("a#%d b#%d", d.SeqA, d.SeqB)
+	}
+	s := fmt.Sprintf("%c %s  (%s)", d.Op, d.Request, where)
+	if d.Detail != "" {
+		s += "\n    " + strings.ReplaceAll(d.Detail, "\n", "\n    ")
+	}
+	return s
+}

@@ -1,0 +1,119 @@
+package replay
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// lcsLength is the textbook O(N·M) longest common subsequence length.
+func lcsLength(a, b []string) int {
+	t := make([][]int, len(a)+1)
+	for i := range t {
+		t[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				t[i][j] = t[i+1][j+1] + 1
+			} else {
+				t[i][j] = max(t[i+1][j], t[i][j+1])
+			}
+		}
+	}
+	return t[0][0]
+}
+
+// Myers' pairs must be a common subsequence, and a longest one.
+func TestCommonSubsequence(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	seq := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = string(rune('a' + rng.IntN(4)))
+		}
+		return out
+	}
+	for trial := range 3000 {
+		a, b := seq(rng.IntN(25)), seq(rng.IntN(25))
+		pairs := commonSubsequence(a, b)
+		for i, p := range pairs {
+			if a[p[0]] != b[p[1]] || (i > 0 && (p[0] <= pairs[i-1][0] || p[1] <= pairs[i-1][1])) {
+				t.Fatalf("trial %d: %v vs %v: pairs %v are not a common subsequence", trial, a, b, pairs)
+			}
+		}
+		if want := lcsLength(a, b); len(pairs) != want {
+			t.Fatalf("trial %d: %v vs %v: %d pairs, longest is %d", trial, a, b, len(pairs), want)
+		}
+	}
+}
+
+func sessionOf(lines ...string) *store.TapeSession {
+	s := &store.TapeSession{Info: store.SessionInfo{ID: "s1"}}
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for i, l := range lines {
+		dir := store.C2S
+		if strings.HasPrefix(l, "< ") {
+			dir = store.S2C
+		}
+		s.Messages = append(s.Messages, &store.Message{Seq: uint64(i + 1), Dir: dir, Time: t0, Frame: []byte(l[2:])})
+	}
+	return s
+}
+
+func TestCompareSessions(t *testing.T) {
+	base := []string{
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo"}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"m":"hi"},"_meta":{"progressToken":5}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}`,
+	}
+	tests := []struct {
+		name string
+		b    []string
+		want []string // Op, request, seqs, detail
+	}{
+		{"the same, other ids, token and key order", []string{
+			`> {"id":"a","jsonrpc":"2.0","method":"tools/list"}`,
+			`< {"result":{"tools":[{"name":"echo"}]},"jsonrpc":"2.0","id":"a"}`,
+			`> {"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"arguments":{"m":"hi"},"name":"echo","_meta":{"progressToken":"t"}}}`,
+			`< {"jsonrpc":"2.0","id":"b","result":{"content":[{"text":"hi","type":"text"}]}}`,
+		}, []string{
+			`= tools/list  (a#1 b#1)`,
+			`= tools/call {"arguments":{"m":"hi"},"name":"echo"}  (a#3 b#3)`,
+		}},
+		{"another answer", []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo"},{"name":"sum"}]}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"m":"hi"}}}`,
+			`< {"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"no"}}`,
+		}, []string{
+			"~ tools/list  (a#1 b#1)\n    + result.tools[1].name=\"sum\"",
+			"~ tools/call {\"arguments\":{\"m\":\"hi\"},\"name\":\"echo\"}  (a#3 b#3)\n    - result.content[0].text=\"hi\"\n    - result.content[0].type=\"text\"\n    + error.code=-32602\n    + error.message=\"no\"",
+		}},
+		{"a request only one side made, one unanswered", []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"prompts/list"}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"m":"hi"}}}`,
+		}, []string{
+			`- tools/list  (a#1)`,
+			`+ prompts/list  (b#1)`,
+			"~ tools/call {\"arguments\":{\"m\":\"hi\"},\"name\":\"echo\"}  (a#3 b#3)\n    - result.content[0].text=\"hi\"\n    - result.content[0].type=\"text\"\n    + (no answer)",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, d := range CompareSessions(sessionOf(base...), sessionOf(tt.b...)) {
+				got = append(got, d.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
