@@ -102,10 +102,11 @@ func TestMcpspy_ShowTools(t *testing.T) {
 			t.Errorf("row %q: want %s called once, no error, nothing pending, p50 = p95", lines[i+1], tool)
 		}
 	}
-	// The long-running call took its 0.3 s duration and more.
+	// The long-running call asked for 0.3 s. (Node's timers may fire a
+	// millisecond early: a re-recording measured 299ms.)
 	if f := strings.Fields(lines[len(lines)-1]); len(f) == 6 {
-		if d, err := time.ParseDuration(f[4]); err != nil || d < 300*time.Millisecond {
-			t.Errorf("trigger-long-running-operation p50 %q (%v), want at least 300ms", f[4], err)
+		if d, err := time.ParseDuration(f[4]); err != nil || d < 250*time.Millisecond {
+			t.Errorf("trigger-long-running-operation p50 %q (%v), want about 300ms", f[4], err)
 		}
 	}
 	if got := showOutput(t, "--tools", "--session", "s2", twoSessionCassette(t)); !strings.Contains(got, "echo") {
