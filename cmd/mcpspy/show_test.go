@@ -241,3 +241,46 @@ func TestMcpspy_InspectWithoutTerminal(t *testing.T) {
 		t.Errorf("stderr %q", msg)
 	}
 }
+
+// show --follow in one process while mcpspy records server-everything in
+// another: the messages show up while the recorder still runs (it holds
+// the cassette between commits and lets go when a reader waits).
+func TestMcpspy_ShowFollowsLiveRecorder(t *testing.T) {
+	env, port := peertest.FreePortEnv(t)
+	se := peertest.Start(t, peertest.NPMDir(t), []string{env}, nil, nil, peertest.ServerEverything(t, "streamableHttp")...)
+	se.WaitLine(t, "MCP Streamable HTTP Server listening on port", 30*time.Second)
+	cassette := filepath.Join(t.TempDir(), "live.db")
+	spy := startSpy(t, "-o", cassette, "--upstream", fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"show", "--follow", "--filter", "tool:echo", cassette}, streams{In: strings.NewReader(""), Out: &out, Err: &out})
+	}()
+	argv := peertest.NodeScript(t, "http-client.mjs", "streamable", spy.url+"/mcp", "echo", `{"message":"live"}`)
+	client := exec.Command(argv[0], argv[1:]...)
+	client.Dir = peertest.NPMDir(t)
+	if b, err := client.CombinedOutput(); err != nil || !bytes.Contains(b, []byte("Echo: live")) {
+		t.Fatalf("client: %v\n%s", err, b)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(out.String(), " tools/call echo") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the echo call and its answer did not show within 5 s of the call; show printed:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling the output, with a deadline
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("show --follow: %v", err)
+	}
+	if err := spy.stop(t); err != nil {
+		t.Fatalf("mcpspy exit: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], " → req ") || !strings.Contains(lines[1], " ← resp ") {
+		t.Errorf("want the echo request and its answer, got:\n%s", out.String())
+	}
+}
