@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -97,5 +98,23 @@ func TestMcpspy_InspectOnATerminal(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		_ = cmd.Process.Kill()
 		t.Fatal("q did not quit the inspector within 10 s")
+	}
+}
+
+// Without a terminal (a CI job, no controlling tty) inspect says so in one
+// line and points at show. It used to panic inside tview.
+func TestMcpspy_InspectWithoutTerminal(t *testing.T) {
+	cmd := exec.Command(peertest.Binary(t, "mcpspy"), "inspect", shippedCassette(t, "everything-stdio.db"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // a new session has no controlling terminal
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("inspect without a terminal: %v, want exit 1; stderr:\n%s", err, stderr.String())
+	}
+	msg := strings.TrimSuffix(stderr.String(), "\n")
+	if !strings.HasPrefix(msg, "mcpspy: inspect needs a terminal: ") || !strings.HasSuffix(msg, "; mcpspy show prints the messages as text") || strings.Contains(msg, "\n") {
+		t.Errorf("stderr %q", msg)
 	}
 }
