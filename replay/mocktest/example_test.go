@@ -44,17 +44,8 @@ func writeCassette() (path string, cleanup func()) {
 // falls back to initialize, as with a real handshake-era server.) In a
 // test, use mocktest.NewFromCassette(t, path) and srv.AssertAllUsed().
 func ExampleServer_Transport() {
-	path, cleanup := writeCassette()
-	defer cleanup()
-	c, err := mocktestLoad(path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	srv, err := mocktest.Start(c)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
+	srv, stop := startWeather()
+	defer stop()
 
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
@@ -76,17 +67,8 @@ func ExampleServer_Transport() {
 
 // The same cassette over Streamable HTTP, for clients that take a URL.
 func ExampleServer_URL() {
-	path, cleanup := writeCassette()
-	defer cleanup()
-	c, err := mocktestLoad(path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	srv, err := mocktest.Start(c)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
+	srv, stop := startWeather()
+	defer stop()
 	url := srv.URL()
 	fmt.Println(strings.HasPrefix(url, "http://127.0.0.1:"), strings.HasSuffix(url, "/mcp"))
 
@@ -112,17 +94,8 @@ func ExampleServer_URL() {
 // The Go SDK client probes server/discover before falling back to
 // initialize.
 func ExampleServer_ToolCalls() {
-	path, cleanup := writeCassette()
-	defer cleanup()
-	c, err := mocktestLoad(path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	srv, err := mocktest.Start(c)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
+	srv, stop := startWeather()
+	defer stop()
 
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
@@ -147,10 +120,17 @@ func ExampleServer_ToolCalls() {
 	// forecast {"city":"Oslo"}
 }
 
-func mocktestLoad(path string) ([]replay.Source, error) {
+// startWeather serves the example cassette, as mocktest.NewFromCassette
+// does in a test; stop closes the server and removes the file.
+func startWeather() (srv *mocktest.Server, stop func()) {
+	path, cleanup := writeCassette()
 	c, err := replay.LoadCassette(path)
 	if err != nil {
-		return nil, err
+		log.Fatal(err)
 	}
-	return []replay.Source{c}, nil
+	srv, err = mocktest.Start([]replay.Source{c})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return srv, func() { srv.Close(); cleanup() }
 }
