@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -88,6 +89,10 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 250 * time.Millisecond
 	}
+	// A line per write would be a system call per message on a million
+	// of them; what is printed is flushed before waiting for more.
+	out := bufio.NewWriter(w)
+	w = out
 	written := 0
 	printFrom := func(from int) error {
 		for i := from; i < m.Visible(); i++ {
@@ -102,7 +107,7 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 			}
 			written++
 		}
-		return nil
+		return out.Flush()
 	}
 	if err := printFrom(0); err != nil || !opts.Follow || !src.Live() {
 		return written, err
