@@ -117,3 +117,53 @@ func TestCompareSessions(t *testing.T) {
 		})
 	}
 }
+
+// Whatever two sessions hold, the comparison lists each side's requests
+// once, in recorded order, and pairs only requests with the same key.
+func FuzzCompareSessions(f *testing.F) {
+	f.Add("> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+		"> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"b\",\"params\":{\"x\":1}}")
+	f.Add("> {\"id\":\"x\",\"method\":\"m\",\"params\":[1]}\n< {\"id\":\"x\",\"error\":{\"code\":1}}", "> not json\n< {\"id\":null}")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		session := func(text string) *store.TapeSession {
+			var lines []string
+			for l := range strings.SplitSeq(text, "\n") {
+				if strings.HasPrefix(l, "> ") || strings.HasPrefix(l, "< ") {
+					lines = append(lines, l)
+				}
+			}
+			return sessionOf(lines...)
+		}
+		sa, sb := session(a), session(b)
+		ra, rb := comparedRequests(sa), comparedRequests(sb)
+		var seqA, seqB []uint64
+		for _, d := range CompareSessions(sa, sb) {
+			if d.Op != OnlyInB {
+				seqA = append(seqA, d.SeqA)
+			}
+			if d.Op != OnlyInA {
+				seqB = append(seqB, d.SeqB)
+			}
+			if d.Op == Same || d.Op == AnswerDiffs {
+				if len(seqA) > len(ra) || len(seqB) > len(rb) {
+					t.Fatalf("more requests listed than the sessions hold")
+				}
+				if x, y := ra[len(seqA)-1], rb[len(seqB)-1]; x.key != y.key {
+					t.Fatalf("paired %q with %q", x.key, y.key)
+				}
+			}
+		}
+		check := func(name string, got []uint64, want []compared) {
+			if len(got) != len(want) {
+				t.Fatalf("%s: %d requests listed, %d in the session", name, len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i].seq {
+					t.Fatalf("%s: listed seqs %v, session's in order differ at %d", name, got, i)
+				}
+			}
+		}
+		check("a", seqA, ra)
+		check("b", seqB, rb)
+	})
+}
