@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -95,17 +96,28 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 	w = out
 	written := 0
 	printFrom := func(from int) error {
-		for i := from; i < m.Visible(); i++ {
-			r, _ := m.Row(i)
-			if _, err := fmt.Fprintln(w, m.textLine(r)); err != nil {
-				return err
+		for start := from; start < m.Visible(); start += bodyBatch {
+			rows := make([]Row, 0, bodyBatch)
+			for i := start; i < min(start+bodyBatch, m.Visible()); i++ {
+				r, _ := m.Row(i)
+				rows = append(rows, r)
 			}
+			var frames map[Ref][]byte
 			if opts.Bodies {
-				if err := writeBody(w, src, r.Ref); err != nil {
+				var err error
+				if frames, err = framesOf(src, rows); err != nil {
 					return err
 				}
 			}
-			written++
+			for _, r := range rows {
+				if _, err := fmt.Fprintln(w, m.textLine(r)); err != nil {
+					return err
+				}
+				if opts.Bodies {
+					writeBody(w, frames[r.Ref])
+				}
+				written++
+			}
 		}
 		return out.Flush()
 	}
@@ -139,20 +151,53 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 	}
 }
 
-// writeBody prints a message's frame under its line, each line of it
-// indented, so a body never looks like a message line.
-func writeBody(w io.Writer, src Source, ref Ref) error {
-	msg, err := src.Message(ref)
-	if err != nil {
-		return err
+// bodyBatch is how many lines' frames are fetched together.
+const bodyBatch = 512
+
+// framesOf reads the frames of rows, each session's runs of nearby seqs
+// in one read: a view of the cassette per message would open the file as
+// many times (13 s for 200k messages).
+func framesOf(src Source, rows []Row) (map[Ref][]byte, error) {
+	bySession := map[string][]uint64{}
+	want := make(map[Ref][]byte, len(rows))
+	for _, r := range rows {
+		bySession[r.Session] = append(bySession[r.Session], r.Seq)
+		want[r.Ref] = nil
 	}
-	frame := bytes.TrimRight(msg.Frame, "\r\n")
-	for line := range bytes.SplitSeq(frame, []byte("\n")) {
-		if _, err := fmt.Fprintf(w, "    %s\n", line); err != nil {
-			return err
+	for session, seqs := range bySession {
+		slices.Sort(seqs)
+		for i := 0; i < len(seqs); {
+			j := i + 1
+			for j < len(seqs) && seqs[j]-seqs[j-1] <= maxSeqGap {
+				j++
+			}
+			err := src.Frames(session, seqs[i], seqs[j-1], func(seq uint64, frame []byte) error {
+				ref := Ref{Session: session, Seq: seq}
+				if _, ok := want[ref]; ok {
+					want[ref] = bytes.Clone(frame) // frame dies with the read
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			i = j
 		}
 	}
-	return nil
+	return want, nil
+}
+
+// maxSeqGap is how far apart two wanted seqs may be and still be read
+// together (reading the frames between costs less than another view).
+const maxSeqGap = 64
+
+// writeBody prints a message's frame under its line, each line of it
+// indented, so a body never looks like a message line.
+func writeBody(w io.Writer, frame []byte) {
+	frame = bytes.TrimRight(frame, "\r\n")
+	for line := range bytes.SplitSeq(frame, []byte("\n")) {
+		fmt.Fprintf(w, "    %s\n", line)
+	}
 }
 
 // WriteToolStats writes the inspector's tools summary (its t key) as a

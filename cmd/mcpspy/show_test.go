@@ -83,6 +83,23 @@ func TestMcpspy_ShowFilterAndBodies(t *testing.T) {
 	if one := showOutput(t, "--session", "s2", "--filter", "tool:echo", two); strings.Count(one, "\n") != 2 || strings.Contains(one, "s2:") {
 		t.Errorf("--session s2: want its two echo lines, unqualified:\n%s", one)
 	}
+	// Every body of both sessions, read in batches, under its own line.
+	frames := map[string]string{}
+	for _, s := range readTape(t, two).Sessions {
+		for _, m := range s.Messages {
+			frames[fmt.Sprintf("%s:%d", s.Info.ID, m.Seq)] = string(m.Frame)
+		}
+	}
+	bodies := strings.Split(strings.TrimSuffix(showOutput(t, "--body", two), "\n"), "\n")
+	if len(bodies) != 2*len(frames) {
+		t.Fatalf("%d lines for %d messages with bodies", len(bodies), len(frames))
+	}
+	for i := 0; i < len(bodies); i += 2 {
+		ref := strings.Fields(bodies[i])[0]
+		if want := "    " + strings.TrimRight(frames[ref], "\r\n"); bodies[i+1] != want {
+			t.Errorf("body under %s:\n got %.120q\nwant %.120q", ref, bodies[i+1], want)
+		}
+	}
 }
 
 // show --tools prints the inspector's tools summary: every tools/call of
