@@ -40,6 +40,10 @@ func runWith(t *testing.T, stdin string, args ...string) (code int, stdout, stde
 
 func TestRun_Usage(t *testing.T) {
 	db := writeTape(t)
+	alias := filepath.Join(filepath.Dir(db), "alias.jsonl") // the same file by another name
+	if err := os.Symlink(db, alias); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string
@@ -60,6 +64,8 @@ func TestRun_Usage(t *testing.T) {
 		{"bad session idle", []string{"serve", "--session-idle", "soon", db}, 2, `invalid value "soon" for flag -session-idle`},
 		{"missing cassette", []string{"serve", "missing.db"}, 1, "cassette does not exist"},
 		{"unknown session", []string{"serve", "--session", "s9", db}, 1, `no such session "s9"`},
+		{"journal over a source", []string{"serve", "--journal", db, db}, 2, "--journal " + db + " is also a SOURCE; writing it would destroy it"},
+		{"report over a source, by another name", []string{"serve", "--report", alias, db}, 2, "--report " + alias + " is also a SOURCE"},
 		{"journal in a missing directory", []string{"serve", "--journal", "/nonexistent/j.jsonl", db}, 1, "journal: open /nonexistent/j.jsonl: no such file or directory"},
 		{"check ok", []string{"check", db}, 0, ""},
 		{"check missing", []string{"check", "missing.jsonl"}, 1, "missing.jsonl"},
