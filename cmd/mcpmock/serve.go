@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcptape/mcptape/internal/atomicfile"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/atomicfile"
+	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/script"
 )
@@ -64,25 +65,12 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 		// --report and --journal replace what is at their path: never a
 		// cassette or script the user is replaying.
 		for _, out := range []struct{ flag, path string }{{"--report", o.report}, {"--journal", o.journal}} {
-			if out.path != "" && samePath(out.path, src) {
+			if out.path != "" && cli.SamePath(out.path, src) {
 				return nil, usageErrorf("serve: %s %s is also a SOURCE; writing it would destroy it", out.flag, out.path)
 			}
 		}
 	}
 	return o, nil
-}
-
-// samePath says whether two paths name one file: the same path once
-// cleaned, or (both existing) the same file by another name.
-func samePath(a, b string) bool {
-	if absA, err := filepath.Abs(a); err == nil {
-		if absB, err := filepath.Abs(b); err == nil && absA == absB {
-			return true
-		}
-	}
-	ia, errA := os.Stat(a)
-	ib, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
 type multiFlag []string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcptape/mcptape/inspector"
 	"github.com/mcptape/mcptape/internal/atomicfile"
+	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
@@ -113,6 +114,9 @@ func runExport(args []string, s streams) error {
 	if fs.NArg() != 1 {
 		return usageErrorf("export: want exactly one CASSETTE, got %d arguments", fs.NArg())
 	}
+	if *out != "" && cli.SamePath(*out, fs.Arg(0)) {
+		return usageErrorf("export: -o %s is the CASSETTE being exported; writing it would destroy it", *out)
+	}
 	filtered := false
 	fs.Visit(func(f *flag.Flag) { filtered = filtered || f.Name == "filter" })
 	if filtered {
@@ -207,6 +211,9 @@ func runImport(args []string, s streams) error {
 	}
 	if fs.NArg() != 1 {
 		return usageErrorf("import: want exactly one FILE.jsonl, got %d arguments", fs.NArg())
+	}
+	if cli.SamePath(*out, fs.Arg(0)) {
+		return usageErrorf("import: -o %s is the FILE.jsonl being imported; name another cassette", *out)
 	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {

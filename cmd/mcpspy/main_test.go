@@ -131,3 +131,47 @@ func TestMcpspy_ExportImportRoundTrip(t *testing.T) {
 		t.Errorf("export -o file mode: %v %v", st.Mode(), err)
 	}
 }
+
+// An output that is the input would replace the cassette being read with
+// its own export: refused, and the file is left as it was.
+func TestMcpspy_OutputOverInput(t *testing.T) {
+	dir := t.TempDir()
+	copyOf := func(name string) string {
+		b, err := os.ReadFile(shippedCassette(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	db, jsonl := copyOf("everything-stdio.db"), copyOf("everything-stdio.jsonl")
+	before := map[string][]byte{}
+	for _, p := range []string{db, jsonl} {
+		before[p], _ = os.ReadFile(p)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"export a .db over itself", []string{"export", "-o", db, db}, "export: -o " + db + " is the CASSETTE being exported"},
+		{"export --filter a .jsonl over itself", []string{"export", "--filter", "tool:echo", "-o", jsonl, jsonl}, "export: -o " + jsonl + " is the CASSETTE being exported"},
+		{"import a .jsonl into itself", []string{"import", "-o", jsonl, jsonl}, "import: -o " + jsonl + " is the FILE.jsonl being imported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCaptured(tt.args...)
+			if code != 2 || out != "" || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errOut, tt.want)
+			}
+		})
+	}
+	for p, b := range before {
+		if now, _ := os.ReadFile(p); !bytes.Equal(now, b) {
+			t.Errorf("%s changed", p)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 )
 
@@ -90,4 +91,18 @@ func Parse(fs *flag.FlagSet, args []string) error {
 		return Usagef("%s: %v", fs.Name(), err)
 	}
 	return nil
+}
+
+// SamePath says whether two paths name one file: the same path once made
+// absolute, or (both existing) the same file by another name. Commands
+// use it to refuse an output that would overwrite their input.
+func SamePath(a, b string) bool {
+	if absA, err := filepath.Abs(a); err == nil {
+		if absB, err := filepath.Abs(b); err == nil && absA == absB {
+			return true
+		}
+	}
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
