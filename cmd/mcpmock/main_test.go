@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/peertest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,4 +151,16 @@ func TestListenAddr(t *testing.T) {
 			t.Errorf("listenAddr(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// Every flag the README's Commands block gives mcpmock is one the command
+// takes (its -h lists it).
+func TestRun_READMECommands(t *testing.T) {
+	peertest.CheckREADMEFlags(t, "mcpmock", func(sub string) string {
+		code, out, errOut := runWith(t, "", sub, "-h")
+		if code != 0 {
+			t.Errorf("mcpmock %s -h: exit %d", sub, code)
+		}
+		return out + errOut
+	})
 }

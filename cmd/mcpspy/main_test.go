@@ -175,3 +175,15 @@ func TestMcpspy_OutputOverInput(t *testing.T) {
 		}
 	}
 }
+
+// Every flag the README's Commands block gives mcpspy is one the command
+// takes (its -h lists it).
+func TestMcpspy_READMECommands(t *testing.T) {
+	peertest.CheckREADMEFlags(t, "mcpspy", func(sub string) string {
+		code, out, errOut := runCaptured(sub, "-h")
+		if code != 0 {
+			t.Errorf("mcpspy %s -h: exit %d", sub, code)
+		}
+		return out + errOut
+	})
+}
