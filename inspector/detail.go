@@ -71,6 +71,15 @@ func messageLines(r Row, msg *store.Message, unfold bool, role string) []Line {
 }
 
 func httpLines(h *store.HTTPMeta) []Line {
+	out := httpSummary(h)
+	out = append(out, headerLines("> ", h.RequestHeader)...)
+	out = append(out, headerLines("< ", h.ResponseHeader)...)
+	return out
+}
+
+// httpSummary is the HTTP metadata without the headers: method, path,
+// status and stream; the SSE event's id, type and retry; priming events.
+func httpSummary(h *store.HTTPMeta) []Line {
 	var out []Line
 	first := strings.TrimSpace(strings.Join([]string{h.Method, h.Path}, " "))
 	if h.Status != 0 {
@@ -92,8 +101,6 @@ func httpLines(h *store.HTTPMeta) []Line {
 	if len(h.Priming) > 0 {
 		out = append(out, Line{{Label, "priming events: "}, {Plain, strings.Join(h.Priming, ", ")}})
 	}
-	out = append(out, headerLines("> ", h.RequestHeader)...)
-	out = append(out, headerLines("< ", h.ResponseHeader)...)
 	return out
 }
 

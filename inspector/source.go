@@ -22,7 +22,7 @@ type Source interface {
 	// in [from, to]; frame is valid only during the call.
 	Frames(session string, from, to uint64, fn func(seq uint64, frame []byte) error) error
 	// Messages calls fn for the messages of a session with seq in
-	// [from, to], in seq order.
+	// [from, to], in seq order; fn may keep them.
 	Messages(session string, from, to uint64, fn func(m *store.Message) error) error
 	// Live says whether the source can grow (a .db another process writes).
 	Live() bool

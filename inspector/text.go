@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcptape/mcptape/store"
 )
 
 // The message table as plain text, for where there is no terminal to
@@ -20,6 +22,9 @@ import (
 type TextOptions struct {
 	// Bodies prints each message's frame under its line, indented.
 	Bodies bool
+	// HTTP prints each message's HTTP metadata under its line (method,
+	// path, status, stream, SSE event), without the headers.
+	HTTP bool
 	// Follow keeps polling a live source (a .db recorders write) after
 	// the messages already there, and prints new ones as they arrive,
 	// until the context ends.
@@ -102,10 +107,10 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 				r, _ := m.Row(i)
 				rows = append(rows, r)
 			}
-			var frames map[Ref][]byte
-			if opts.Bodies {
+			var msgs map[Ref]*store.Message
+			if opts.Bodies || opts.HTTP {
 				var err error
-				if frames, err = framesOf(src, rows); err != nil {
+				if msgs, err = messagesOf(src, rows); err != nil {
 					return err
 				}
 			}
@@ -113,8 +118,14 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 				if _, err := fmt.Fprintln(w, m.textLine(r)); err != nil {
 					return err
 				}
-				if opts.Bodies {
-					writeBody(w, frames[r.Ref])
+				msg := msgs[r.Ref]
+				if opts.HTTP && msg != nil && msg.HTTP != nil {
+					for _, l := range httpSummary(msg.HTTP) {
+						fmt.Fprintf(w, "    %s\n", l)
+					}
+				}
+				if opts.Bodies && msg != nil {
+					writeBody(w, msg.Frame)
 				}
 				written++
 			}
@@ -151,15 +162,15 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 	}
 }
 
-// bodyBatch is how many lines' frames are fetched together.
+// bodyBatch is how many lines' messages are fetched together.
 const bodyBatch = 512
 
-// framesOf reads the frames of rows, each session's runs of nearby seqs
-// in one read: a view of the cassette per message would open the file as
-// many times (13 s for 200k messages).
-func framesOf(src Source, rows []Row) (map[Ref][]byte, error) {
+// messagesOf reads the messages of rows, each session's runs of nearby
+// seqs in one read: a view of the cassette per message would open the
+// file as many times (13 s for 200k messages).
+func messagesOf(src Source, rows []Row) (map[Ref]*store.Message, error) {
 	bySession := map[string][]uint64{}
-	want := make(map[Ref][]byte, len(rows))
+	want := make(map[Ref]*store.Message, len(rows))
 	for _, r := range rows {
 		bySession[r.Session] = append(bySession[r.Session], r.Seq)
 		want[r.Ref] = nil
@@ -171,10 +182,10 @@ func framesOf(src Source, rows []Row) (map[Ref][]byte, error) {
 			for j < len(seqs) && seqs[j]-seqs[j-1] <= maxSeqGap {
 				j++
 			}
-			err := src.Frames(session, seqs[i], seqs[j-1], func(seq uint64, frame []byte) error {
-				ref := Ref{Session: session, Seq: seq}
+			err := src.Messages(session, seqs[i], seqs[j-1], func(m *store.Message) error {
+				ref := Ref{Session: session, Seq: m.Seq}
 				if _, ok := want[ref]; ok {
-					want[ref] = bytes.Clone(frame) // frame dies with the read
+					want[ref] = m // Messages hands out copies: see Source
 				}
 				return nil
 			})

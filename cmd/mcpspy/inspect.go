@@ -35,6 +35,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	session := fs.String("session", "", "show only this session (id or name)")
 	filter := fs.String("filter", "", "show only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md)")
 	body := fs.Bool("body", false, "print each message's frame under its line, indented")
+	httpMeta := fs.Bool("http", false, "print each message's HTTP metadata under its line: method, path, status, stream, SSE event")
 	follow := fs.Bool("follow", false, "go on printing the messages recorders in other processes add, until interrupted (.db only)")
 	tools := fs.Bool("tools", false, "print the per-tool summary instead (calls, errors, pending, p50, p95 latency), as the inspector's t key")
 	path, err := followedCassette(fs, args, follow)
@@ -45,8 +46,8 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return usageErrorf("show: --filter %s", strings.TrimPrefix(err.Error(), "filter: "))
 	}
-	if *tools && (*follow || *body || !f.Empty()) {
-		return usageErrorf("show: --tools summarises every tools/call of the sessions in scope; it takes --session, not --filter, --body or --follow")
+	if *tools && (*follow || *body || *httpMeta || !f.Empty()) {
+		return usageErrorf("show: --tools summarises every tools/call of the sessions in scope; it takes --session, not --filter, --body, --http or --follow")
 	}
 	m, src, err := inspector.Open(path)
 	if err != nil {
@@ -69,7 +70,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if err := m.SetFilter(f, src); err != nil {
 		return err
 	}
-	n, err := m.WriteText(ctx, s.Out, src, inspector.TextOptions{Bodies: *body, Follow: *follow})
+	n, err := m.WriteText(ctx, s.Out, src, inspector.TextOptions{Bodies: *body, HTTP: *httpMeta, Follow: *follow})
 	if err == nil && n == 0 && !*follow && !f.Empty() {
 		fmt.Fprintln(s.Err, "mcpspy: show: the filter matched no message")
 	}
@@ -92,4 +93,4 @@ func followedCassette(fs *flag.FlagSet, args []string, follow *bool) (string, er
 	return path, nil
 }
 
-const showSynopsis = "show [--session ID] [--filter EXPR] [--body] [--follow] CASSETTE\n       mcpspy show --tools [--session ID] CASSETTE"
+const showSynopsis = "show [--session ID] [--filter EXPR] [--body] [--http] [--follow] CASSETTE\n       mcpspy show --tools [--session ID] CASSETTE"

@@ -83,6 +83,17 @@ func TestMcpspy_ShowFilterAndBodies(t *testing.T) {
 	if one := showOutput(t, "--session", "s2", "--filter", "tool:echo", two); strings.Count(one, "\n") != 2 || strings.Contains(one, "s2:") {
 		t.Errorf("--session s2: want its two echo lines, unqualified:\n%s", one)
 	}
+	// --http: the recorded HTTP metadata under each line, before the body.
+	web := showOutput(t, "--http", "--body", "--filter", "tool:echo", shippedCassette(t, "everything-http.db"))
+	wl := strings.Split(strings.TrimSuffix(web, "\n"), "\n")
+	if len(wl) < 6 || !strings.HasSuffix(wl[0], " tools/call echo") || !strings.HasPrefix(wl[1], "    http: POST /mcp  stream post-body#") ||
+		!strings.HasPrefix(wl[2], `    {"method":"tools/call"`) || !strings.HasPrefix(wl[4], "    http: POST /mcp → 200  stream post-sse#") ||
+		!strings.HasPrefix(wl[5], `    sse: id="`) || !strings.Contains(web, `    {"result":{"content":[{"type":"text","text":"Echo: hello from mcptape"}]}`) {
+		t.Errorf("--http --body on the HTTP cassette:\n%s", web)
+	}
+	if stdio := showOutput(t, "--http", "--filter", "tool:echo", db); strings.Contains(stdio, "http:") {
+		t.Errorf("--http on a stdio cassette printed HTTP metadata:\n%s", stdio)
+	}
 	// Every body of both sessions, read in batches, under its own line.
 	frames := map[string]string{}
 	for _, s := range readTape(t, two).Sessions {
@@ -146,6 +157,7 @@ func TestMcpspy_ShowErrors(t *testing.T) {
 		{"no match", []string{"--filter", "tool:echo error", db}, 0, "mcpspy: show: the filter matched no message"},
 		{"tools with a filter", []string{"--tools", "--filter", "error", db}, 2, "mcpspy: show: --tools summarises every tools/call"},
 		{"tools with follow", []string{"--tools", "--follow", db}, 2, "mcpspy: show: --tools summarises every tools/call"},
+		{"tools with http", []string{"--tools", "--http", db}, 2, "mcpspy: show: --tools summarises every tools/call"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
