@@ -117,7 +117,7 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 		for _, want := range cfg.sessions {
 			found := false
 			for _, s := range tape.Sessions {
-				if s.Info.ID == want || s.Info.Name == want {
+				if s.Info.Named(want) {
 					sessions = append(sessions, s)
 					found = true
 				}

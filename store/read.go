@@ -178,7 +178,7 @@ func resolve(path string, all []SessionInfo, names []string) ([]SessionInfo, err
 	for _, n := range names {
 		found := false
 		for _, s := range all {
-			if s.ID == n || s.Name == n {
+			if s.Named(n) {
 				out = append(out, s)
 				found = true
 			}

@@ -106,6 +106,10 @@ type SessionInfo struct {
 	Priming []StreamPriming `json:"priming,omitempty"`
 }
 
+// Named says whether a user's --session value names this session: its id
+// ("s3") or the name it was recorded with. Names may repeat; ids do not.
+func (s SessionInfo) Named(n string) bool { return s.ID == n || s.Name == n }
+
 // StreamPriming is the priming events (SSE events with an id and no data)
 // that ended one stream: no message followed them on it.
 type StreamPriming struct {

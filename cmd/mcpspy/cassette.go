@@ -183,7 +183,7 @@ func exportScopes(m *inspector.Model, path string, sessions []string) ([]int, er
 	for _, n := range sessions {
 		found := false
 		for i, ss := range m.Sessions {
-			if ss.Info.ID == n || ss.Info.Name == n {
+			if ss.Info.Named(n) {
 				want[i], found = true, true
 			}
 		}

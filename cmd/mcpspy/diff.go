@@ -89,7 +89,7 @@ func pickSession(tape *store.Tape, path, id string) (*store.TapeSession, error) 
 		return nil, usageErrorf("diff: %s holds %d sessions (%s); name one with --session", path, len(ids), strings.Join(ids, ", "))
 	}
 	for i, s := range tape.Sessions {
-		if s.Info.ID == id || s.Info.Name == id {
+		if s.Info.Named(id) {
 			return &tape.Sessions[i], nil
 		}
 	}
