@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcptape/mcptape/store"
@@ -141,21 +142,18 @@ func commonSubsequence(a, b []string) [][2]int {
 	n, m := len(a), len(b)
 	// trace[d][k+d] is the furthest x reached on diagonal k after d edits.
 	var trace [][]int
-	prev := []int{0}
-	var dEnd int
 search:
 	for d := 0; d <= n+m; d++ {
 		cur := make([]int, 2*d+1)
-		at := func(v []int, dd, k int) int { return v[k+dd] }
+		trace = append(trace, cur)
 		for k := -d; k <= d; k += 2 {
-			var x int
-			switch {
-			case d == 0:
-				x = 0
-			case k == -d || (k != d && at(prev, d-1, k-1) < at(prev, d-1, k+1)):
-				x = at(prev, d-1, k+1) // down: a line of b
-			default:
-				x = at(prev, d-1, k-1) + 1 // right: a line of a
+			x := 0
+			if d > 0 {
+				pk, px := previous(trace[d-1], d, k)
+				x = px
+				if pk == k-1 {
+					x++ // right: a line of a; else down: a line of b
+				}
 			}
 			y := x - k
 			for x < n && y < m && a[x] == b[y] {
@@ -163,27 +161,15 @@ search:
 			}
 			cur[k+d] = x
 			if x >= n && y >= m {
-				trace = append(trace, cur)
-				dEnd = d
 				break search
 			}
 		}
-		trace = append(trace, cur)
-		prev = cur
 	}
 	var pairs [][2]int
 	x, y := n, m
-	for d := dEnd; d > 0; d-- {
+	for d := len(trace) - 1; d > 0; d-- {
 		k := x - y
-		p := trace[d-1]
-		var pk int
-		if k == -d || (k != d && p[k-1+d-1] < p[k+1+d-1]) {
-			pk = k + 1
-		} else {
-			pk = k - 1
-		}
-		px := p[pk+d-1]
-		py := px - pk
+		pk, px := previous(trace[d-1], d, k)
 		sx := px // where this step's snake starts
 		if pk == k-1 {
 			sx = px + 1
@@ -192,16 +178,26 @@ search:
 			x, y = x-1, y-1
 			pairs = append(pairs, [2]int{x, y})
 		}
-		x, y = px, py
+		x, y = px, px-pk
 	}
 	for x > 0 && y > 0 {
 		x, y = x-1, y-1
 		pairs = append(pairs, [2]int{x, y})
 	}
-	for l, r := 0, len(pairs)-1; l < r; l, r = l+1, r-1 {
-		pairs[l], pairs[r] = pairs[r], pairs[l]
-	}
+	slices.Reverse(pairs)
 	return pairs
+}
+
+// previous is the diagonal that step d reaches diagonal k from, and how
+// far along it step d-1 got (prev is trace[d-1]): the search and the
+// walk back must make the same choice.
+func previous(prev []int, d, k int) (pk, px int) {
+	if k == -d || (k != d && prev[k-1+d-1] < prev[k+1+d-1]) {
+		pk = k + 1
+	} else {
+		pk = k - 1
+	}
+	return pk, prev[pk+d-1]
 }
 
 // String prints a difference as one line (and its detail under it).
