@@ -203,7 +203,8 @@ func messagesOf(src Source, rows []Row) (map[Ref]*store.Message, error) {
 const maxSeqGap = 64
 
 // writeBody prints a message's frame under its line, each line of it
-// indented, so a body never looks like a message line.
+// indented, so a body never looks like a message line. w is WriteText's
+// bufio.Writer, which keeps the first write error for its Flush.
 func writeBody(w io.Writer, frame []byte) {
 	frame = bytes.TrimRight(frame, "\r\n")
 	for line := range bytes.SplitSeq(frame, []byte("\n")) {

@@ -135,10 +135,9 @@ func runExport(args []string, s streams) error {
 // (all when none), through the same model and Model.Export, so the two
 // never differ. Several sessions give the union of each one's view.
 func exportFiltered(path, expr string, sessions []string, out string, s streams) error {
-	f, err := inspector.ParseFilter(expr)
+	f, err := parseFilterFlag("export", expr)
 	if err != nil {
-		// ParseFilter's errors start "filter: " and then name the term.
-		return usageErrorf("export: --filter %s", strings.TrimPrefix(err.Error(), "filter: "))
+		return err
 	}
 	m, src, err := inspector.Open(path)
 	if err != nil {
@@ -249,6 +248,17 @@ func copyExisting(path string, dst *os.File) error {
 	}
 	_, err = dst.ReadFrom(src)
 	return err
+}
+
+// parseFilterFlag parses a --filter value for cmd; a bad one is a usage
+// error naming the term ("export: --filter \"colour:red\": unknown key").
+func parseFilterFlag(cmd, expr string) (*inspector.Filter, error) {
+	f, err := inspector.ParseFilter(expr)
+	if err != nil {
+		// ParseFilter's errors start "filter: " and then name the term.
+		return nil, usageErrorf("%s: --filter %s", cmd, strings.TrimPrefix(err.Error(), "filter: "))
+	}
+	return f, nil
 }
 
 // multiFlag collects a repeatable string flag.

@@ -42,9 +42,9 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	f, err := inspector.ParseFilter(*filter)
+	f, err := parseFilterFlag("show", *filter)
 	if err != nil {
-		return usageErrorf("show: --filter %s", strings.TrimPrefix(err.Error(), "filter: "))
+		return err
 	}
 	if *tools && (*follow || *body || *httpMeta || !f.Empty()) {
 		return usageErrorf("show: --tools summarises every tools/call of the sessions in scope; it takes --session, not --filter, --body, --http or --follow")
