@@ -131,8 +131,8 @@ func TestMcpspy_ExportFilterReplays(t *testing.T) {
 			defer cs.Close()
 			if got := cs.InitializeResult(); got == nil || got.ServerInfo == nil || !strings.Contains(got.ServerInfo.Name, "everything") || got.Capabilities.Tools == nil {
 				t.Errorf("the mock introduced itself as %+v, want server-everything's serverInfo with tools", got)
-			} else if c := got.Capabilities; c.Prompts == nil || c.Logging == nil || !strings.Contains(got.Instructions, "Everything Server") {
-				// Prompts and logging are in no echo call: they come from
+			} else if c := got.Capabilities; c.Prompts == nil || c.Completions == nil || !strings.Contains(got.Instructions, "Everything Server") {
+				// Prompts and completions are in no echo call: they come from
 				// what the recorder kept, as do the instructions.
 				t.Errorf("capabilities %+v, instructions %.60q: want server-everything's, as recorded", c, got.Instructions)
 			}
