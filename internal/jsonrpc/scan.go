@@ -17,6 +17,9 @@ type scanner struct {
 	i int
 	// depth counts the objects and arrays open at i.
 	depth int
+	// visit, if not nil, is called for every member of every object, at
+	// any depth, after its value was scanned: inner members first.
+	visit func(key []byte, escaped bool, vs, ve int)
 }
 
 // maxDepth is encoding/json's nesting limit: json.Valid rejects a value
@@ -95,6 +98,9 @@ func (s *scanner) object(member func(key []byte, escaped bool, vs, ve int)) bool
 		}
 		if member != nil {
 			member(s.b[ks:ke], escaped, vs, ve)
+		}
+		if s.visit != nil {
+			s.visit(s.b[ks:ke], escaped, vs, ve)
 		}
 		s.ws()
 		if s.i >= len(s.b) {

@@ -1,0 +1,48 @@
+package jsonrpc
+
+import "slices"
+
+// ReplaceMembers returns a copy of the JSON value b in which the value of
+// every object member whose name match accepts, at any depth, is replaced
+// by with; every other byte stays as it was, so a frame keeps its key
+// order, spacing and escapes. A replaced value's own members are not
+// looked at. n counts the values replaced. When b is not one valid JSON
+// value (white space around it allowed), ok is false and b is returned as
+// it is; when nothing matched, out is b itself.
+//
+// It exists so that a cassette can be shared without the secrets its
+// frames carry (mcpspy export --redact).
+func ReplaceMembers(b []byte, match func(name string) bool, with []byte) (out []byte, n int, ok bool) {
+	type span struct{ start, end int }
+	var spans []span
+	s := scanner{b: b}
+	s.visit = func(key []byte, escaped bool, vs, ve int) {
+		name := string(key[1 : len(key)-1])
+		if escaped {
+			name, _ = stringValue(key)
+		}
+		if match(name) {
+			spans = append(spans, span{vs, ve})
+		}
+	}
+	if _, _, valid := s.value(); !valid || !s.atEnd() {
+		return b, 0, false
+	}
+	if len(spans) == 0 {
+		return b, 0, true
+	}
+	// Members are visited inner first; in the order of where they start,
+	// an outer value comes before the members inside it, which it covers.
+	slices.SortFunc(spans, func(x, y span) int { return x.start - y.start })
+	out = make([]byte, 0, len(b))
+	last := 0
+	for _, sp := range spans {
+		if sp.start < last {
+			continue
+		}
+		out = append(append(out, b[last:sp.start]...), with...)
+		last = sp.end
+		n++
+	}
+	return append(out, b[last:]...), n, true
+}
