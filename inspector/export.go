@@ -2,20 +2,21 @@ package inspector
 
 import (
 	"fmt"
-	"github.com/mcptape/mcptape/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 
+	"github.com/mcptape/mcptape/internal/atomicfile"
 	"github.com/mcptape/mcptape/store"
 )
 
 // Export writes the messages with the given stable indexes as JSONL, in
 // the store's export format: per session a header line, then its messages
 // in seq order, renumbered from 1 so the file imports and replays like any
-// export; each message's note names its original seq.
-func (m *Model) Export(w io.Writer, src Source, idxs []int) error {
+// export; each message's note names its original seq. opts change what is
+// written, as for store.WriteJSONL.
+func (m *Model) Export(w io.Writer, src Source, idxs []int, opts ...store.ExportOption) error {
 	bySess := make([][]uint64, len(m.Sessions))
 	for _, idx := range idxs {
 		if idx < 0 || idx >= len(m.rows) {
@@ -53,7 +54,7 @@ func (m *Model) Export(w io.Writer, src Source, idxs []int) error {
 		if err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
-		if err := store.WriteJSONL(w, &store.Tape{Sessions: []store.TapeSession{ts}}); err != nil {
+		if err := store.WriteJSONL(w, &store.Tape{Sessions: []store.TapeSession{ts}}, opts...); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcptape/mcptape/store"
 )
 
 // RedactCommandLine renders a server command line for the cassette with
@@ -31,8 +33,8 @@ func RedactCommandLine(argv []string) string {
 	return strings.Join(out, " ")
 }
 
-// Redacted replaces a secret value.
-const Redacted = "[redacted]"
+// Redacted replaces a secret value; it is the store's placeholder.
+const Redacted = store.Redacted
 
 // IsSecretName says whether a header, query parameter or flag name usually
 // carries a credential. It runs for every header of every recorded

@@ -41,8 +41,9 @@ type Cassette struct {
 	reqs     []*interaction // requests in recorded order
 	byKey    *keyIndex      // method+canonical params → occurrences
 	byMethod map[string][]*interaction
-	notes    *keyIndex // client notifications, and the traffic after them
-	dropped  int       // server messages with nothing to attach to
+	notes    *keyIndex     // client notifications, and the traffic after them
+	redacted redactedNames // request members recorded as "[redacted]", by method
+	dropped  int           // server messages with nothing to attach to
 	// intro answers initialize when the cassette recorded none (see
 	// handshake.go); nil when it did.
 	intro *introduction
@@ -151,6 +152,10 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 	c.slab = c.slab[:b.used]
 	c.byKey = buildKeyIndex(seed, c.slab, c.reqs, b.reqHash)
 	c.notes = buildKeyIndex(seed, c.slab, b.notes, b.noteHash)
+	c.redacted = redactedNames{}
+	for _, it := range c.reqs {
+		c.redacted.add(it.method, it.key[len(it.method)+1:])
+	}
 	clientMethods := make(map[string]bool, len(c.byMethod))
 	for m := range c.byMethod {
 		clientMethods[m] = true

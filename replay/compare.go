@@ -46,6 +46,10 @@ type compared struct {
 	canon  string
 	seq    uint64
 	answer []string // the answer's leaves (result.… or error.…); nil: none
+
+	params json.RawMessage
+	root   string          // "result" or "error"; "" when unanswered
+	body   json.RawMessage // the answer's result or error
 }
 
 // CompareSessions lines up the requests of two recorded sessions (longest
@@ -53,7 +57,7 @@ type compared struct {
 // requests both made. The result lists every request of both, in order.
 // Client notifications and server-initiated messages are not compared.
 func CompareSessions(a, b *store.TapeSession) []Difference {
-	ra, rb := comparedRequests(a), comparedRequests(b)
+	ra, rb := comparedBoth(a, b)
 	ka, kb := make([]string, len(ra)), make([]string, len(rb))
 	for i, r := range ra {
 		ka[i] = r.key
@@ -85,6 +89,25 @@ func CompareSessions(a, b *store.TapeSession) []Difference {
 	return out
 }
 
+// comparedBoth takes both sessions' requests and answers, keyed and
+// flattened. A value one side holds redacted (a shared export) compares
+// equal to any value: the same members are blanked on both sides, as
+// replay blanks a live request's.
+func comparedBoth(a, b *store.TapeSession) (ra, rb []compared) {
+	ra, rb = comparedRequests(a), comparedRequests(b)
+	reqNames, ansNames := redactedNames{}, redactedNames{}
+	for _, r := range slices.Concat(ra, rb) {
+		reqNames.add(r.method, []byte(r.canon))
+		ansNames.add(r.method, r.body)
+	}
+	for _, rs := range [][]compared{ra, rb} {
+		for i := range rs {
+			rs[i].finish(reqNames, ansNames)
+		}
+	}
+	return ra, rb
+}
+
 // comparedRequests takes a session's requests in order, each with its
 // answer (paired by id).
 func comparedRequests(s *store.TapeSession) []compared {
@@ -103,36 +126,51 @@ func comparedRequests(s *store.TapeSession) []compared {
 		}
 		switch {
 		case m.Dir == store.C2S && f.Method != "":
-			canon, ok := canonParams(f.Method, f.Params)
-			if !ok {
-				canon = string(f.Params)
-			}
 			open[string(f.ID)] = len(out)
-			out = append(out, compared{key: f.Method + "\x00" + canon, method: f.Method, canon: canon, seq: m.Seq})
+			c := compared{method: f.Method, seq: m.Seq, params: f.Params}
+			c.canonical(f.Params)
+			out = append(out, c)
 		case m.Dir == store.S2C && f.Method == "":
 			idx, ok := open[string(f.ID)]
 			if !ok {
 				continue
 			}
 			delete(open, string(f.ID))
-			root, body := "result", f.Result
+			out[idx].root, out[idx].body = "result", f.Result
 			if len(f.Error) > 0 {
-				root, body = "error", f.Error
-			}
-			canon, ok := canonParams("", body) // drops _meta's run-to-run keys, as for params
-			if !ok {
-				canon = string(body)
-			}
-			out[idx].answer = flattenAt(root, canon)
-			if out[idx].answer == nil {
-				out[idx].answer = []string{root + "={}"}
+				out[idx].root, out[idx].body = "error", f.Error
 			}
 		}
 	}
-	for _, idx := range open {
-		out[idx].answer = []string{"(no answer)"}
-	}
 	return out
+}
+
+// canonical sets the request's canonical params and key from params.
+func (c *compared) canonical(params json.RawMessage) {
+	canon, ok := canonParams(c.method, params)
+	if !ok {
+		canon = string(params)
+	}
+	c.canon, c.key = canon, c.method+"\x00"+canon
+}
+
+// finish blanks what either side holds redacted, then flattens the answer.
+func (c *compared) finish(reqNames, ansNames redactedNames) {
+	if len(reqNames[c.method]) > 0 {
+		c.canonical(reqNames.blank(c.method, c.params))
+	}
+	if c.root == "" {
+		c.answer = []string{"(no answer)"}
+		return
+	}
+	body := ansNames.blank(c.method, c.body)
+	canon, ok := canonParams("", body) // drops _meta's run-to-run keys, as for params
+	if !ok {
+		canon = string(body)
+	}
+	if c.answer = flattenAt(c.root, canon); c.answer == nil {
+		c.answer = []string{c.root + "={}"}
+	}
 }
 
 // commonSubsequence returns the index pairs of a longest common

@@ -95,6 +95,15 @@ func TestCompareSessions(t *testing.T) {
 			"~ tools/list  (a#1 b#1)\n    + result.tools[1].name=\"sum\"",
 			"~ tools/call {\"arguments\":{\"m\":\"hi\"},\"name\":\"echo\"}  (a#3 b#3)\n    - result.content[0].text=\"hi\"\n    - result.content[0].type=\"text\"\n    + error.code=-32602\n    + error.message=\"no\"",
 		}},
+		{"values redacted on one side equal any value", []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"[redacted]"}]}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"m":"[redacted]"}}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}`,
+		}, []string{
+			`= tools/list  (a#1 b#1)`,
+			`= tools/call {"arguments":{"m":"[redacted]"},"name":"echo"}  (a#3 b#3)`,
+		}},
 		{"a request only one side made, one unanswered", []string{
 			`> {"jsonrpc":"2.0","id":1,"method":"prompts/list"}`,
 			`< {"jsonrpc":"2.0","id":1,"result":{}}`,
@@ -135,7 +144,7 @@ func FuzzCompareSessions(f *testing.F) {
 			return sessionOf(lines...)
 		}
 		sa, sb := session(a), session(b)
-		ra, rb := comparedRequests(sa), comparedRequests(sb)
+		ra, rb := comparedBoth(sa, sb)
 		var seqA, seqB []uint64
 		for _, d := range CompareSessions(sa, sb) {
 			if d.Op != OnlyInB {

@@ -109,8 +109,15 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 			return nil, false
 		}
 	} else {
-		if first = c.byKey.findNext(key, s.guess.Load()); first == nil {
-			return nil, false
+		guess := s.guess.Load()
+		if first = c.byKey.findNext(key, guess); first == nil {
+			// A miss: perhaps the recording blanked some of the params.
+			if !c.redacted.keys(req, func(k []byte) bool {
+				first, key = c.byKey.findNext(k, guess), k
+				return first != nil
+			}) {
+				return nil, false
+			}
 		}
 		if !c.match.strict && first.dup == 0 {
 			// Recorded once: no cursor to keep, so no lock.

@@ -73,13 +73,27 @@ type jsonlEncoder struct {
 	w   *bufio.Writer
 	buf bytes.Buffer
 	enc *json.Encoder
+	// mapMessage, if not nil, gives what to write for a message.
+	mapMessage func(*Message) *Message
 }
 
-func newJSONLEncoder(w io.Writer) *jsonlEncoder {
+func newJSONLEncoder(w io.Writer, opts []ExportOption) *jsonlEncoder {
 	e := &jsonlEncoder{w: bufio.NewWriterSize(w, 256<<10)}
 	e.enc = json.NewEncoder(&e.buf)
 	e.enc.SetEscapeHTML(false)
+	for _, o := range opts {
+		o(e)
+	}
 	return e
+}
+
+// ExportOption changes what Export and WriteJSONL write.
+type ExportOption func(*jsonlEncoder)
+
+// MapMessages writes, for each message, the message fn returns: m itself
+// or a changed copy (mcpspy export --redact). fn must not change m.
+func MapMessages(fn func(m *Message) *Message) ExportOption {
+	return func(e *jsonlEncoder) { e.mapMessage = fn }
 }
 
 // value appends v's JSON (without the encoder's newline) to the line.
@@ -101,6 +115,9 @@ func (e *jsonlEncoder) header(info *SessionInfo) error {
 }
 
 func (e *jsonlEncoder) message(m *Message) error {
+	if e.mapMessage != nil {
+		m = e.mapMessage(m)
+	}
 	line, err := e.value([]byte(`{"session":`), m.Session)
 	if err != nil {
 		return err
@@ -113,14 +130,15 @@ func (e *jsonlEncoder) message(m *Message) error {
 	line = m.Time.UTC().AppendFormat(line, timeLayout)
 	line = append(line, '"')
 
-	trimmed := bytes.TrimSpace(m.Frame)
+	frame := m.Frame
+	trimmed := bytes.TrimSpace(frame)
 	switch {
 	case json.Valid(trimmed) && !bytes.ContainsAny(trimmed, "\r\n"):
 		line = append(line, `,"message":`...)
 		line = append(line, trimmed...)
-		if len(trimmed) != len(m.Frame) {
+		if len(trimmed) != len(frame) {
 			line = append(line, `,"raw":`...)
-			line, err = e.value(line, string(m.Frame))
+			line, err = e.value(line, string(frame))
 		}
 	case json.Valid(trimmed):
 		var c bytes.Buffer
@@ -128,13 +146,13 @@ func (e *jsonlEncoder) message(m *Message) error {
 		line = append(line, `,"message":`...)
 		line = append(line, c.Bytes()...)
 		line = append(line, `,"raw":`...)
-		line, err = e.value(line, string(m.Frame))
-	case utf8.Valid(m.Frame):
+		line, err = e.value(line, string(frame))
+	case utf8.Valid(frame):
 		line = append(line, `,"raw":`...)
-		line, err = e.value(line, string(m.Frame))
+		line, err = e.value(line, string(frame))
 	default:
 		line = append(line, `,"raw_base64":`...)
-		line, err = e.value(line, m.Frame)
+		line, err = e.value(line, frame)
 	}
 	if err != nil {
 		return err
@@ -157,9 +175,37 @@ func (e *jsonlEncoder) message(m *Message) error {
 }
 
 // Export writes the named sessions (all when none are named) of the
-// cassette at path to w as JSONL.
-func Export(path string, w io.Writer, sessions []string) error {
-	e := newJSONLEncoder(w)
+// cassette at path to w as JSONL. The cassette may be a JSONL export
+// itself: exporting it again gives the same text, or with options (a
+// redaction) a changed copy.
+func Export(path string, w io.Writer, sessions []string, opts ...ExportOption) error {
+	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+		t, err := Load(path)
+		if err != nil {
+			return err
+		}
+		if len(sessions) > 0 {
+			infos := make([]SessionInfo, len(t.Sessions))
+			for i := range t.Sessions {
+				infos[i] = t.Sessions[i].Info
+			}
+			want, err := resolve(path, infos, sessions)
+			if err != nil {
+				return err
+			}
+			var picked []TapeSession
+			for _, info := range want {
+				for _, s := range t.Sessions {
+					if s.Info.ID == info.ID {
+						picked = append(picked, s)
+					}
+				}
+			}
+			t.Sessions = picked
+		}
+		return WriteJSONL(w, t, opts...)
+	}
+	e := newJSONLEncoder(w, opts)
 	err := View(path, func(r *Reader) error {
 		infos, err := r.ResolveSessions(sessions)
 		if err != nil {
@@ -182,8 +228,8 @@ func Export(path string, w io.Writer, sessions []string) error {
 }
 
 // WriteJSONL writes a tape as JSONL.
-func WriteJSONL(w io.Writer, t *Tape) error {
-	e := newJSONLEncoder(w)
+func WriteJSONL(w io.Writer, t *Tape, opts ...ExportOption) error {
+	e := newJSONLEncoder(w, opts)
 	for i := range t.Sessions {
 		s := &t.Sessions[i]
 		if err := e.header(&s.Info); err != nil {

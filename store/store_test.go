@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -301,6 +302,26 @@ func TestJSONL_RoundTrip(t *testing.T) {
 				t.Errorf("%s seq %d: %q, want %q", s.Info.ID, m.Seq, m.Frame, oddFrames[i])
 			}
 		}
+	}
+	// An export exports to itself, whole or by session.
+	jsonl := filepath.Join(dir, "export.jsonl")
+	if err := os.WriteFile(jsonl, first.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, sessions := range [][]string{nil, {"s2"}} {
+		var fromDB, fromJSONL bytes.Buffer
+		if err := store.Export(path, &fromDB, sessions); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Export(jsonl, &fromJSONL, sessions); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(fromDB.String(), fromJSONL.String()); d != "" {
+			t.Errorf("sessions %v: exporting the .jsonl differs from exporting the .db:\n%s", sessions, d)
+		}
+	}
+	if err := store.Export(jsonl, io.Discard, []string{"s9"}); !errors.Is(err, store.ErrNoSession) {
+		t.Errorf("export of a missing session from a .jsonl: %v", err)
 	}
 	// Each line is one JSON object.
 	for i, line := range strings.Split(strings.TrimSuffix(first.String(), "\n"), "\n") {

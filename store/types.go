@@ -44,6 +44,12 @@ const (
 	TransportWebSocket = "websocket"
 )
 
+// Redacted is what a cassette holds in place of a secret: a header or
+// query value the recorder hid, or (as the JSON string "[redacted]") a
+// value in a frame that mcpspy export --redact blanked. Replay matches a
+// recorded request's redacted value with any live one.
+const Redacted = "[redacted]"
+
 // Message is one recorded frame.
 //
 // Frame holds the exact bytes that went over the wire, without the stdio

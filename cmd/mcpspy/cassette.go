@@ -99,14 +99,17 @@ func compactServerInfo(raw []byte) string {
 	return si.Name + "@" + si.Version
 }
 
-const exportSynopsis = "export [--session ID] [--filter EXPR] [-o FILE] CASSETTE"
+const exportSynopsis = "export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE"
 
 func runExport(args []string, s streams) error {
 	fs := newFlags("export", exportSynopsis, s)
-	var sessions multiFlag
+	var sessions, redact multiFlag
 	fs.Var(&sessions, "session", "export only this session (id or name); repeatable")
+	fs.Var(&redact, "redact", "write \"[redacted]\" for the value of every member `NAME`d so inside params, results and\n"+
+		"errors, and for headers and query parameters so named; repeatable. Replay matches a redacted\n"+
+		"request value with any value")
 	filter := fs.String("filter", "", "export only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md), renumbered\n"+
-		"as the inspector's e key writes them; the CASSETTE may then be a .jsonl export too")
+		"as the inspector's e key writes them")
 	out := fs.String("o", "", "write to FILE atomically instead of stdout")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -117,24 +120,39 @@ func runExport(args []string, s streams) error {
 	if *out != "" && cli.SamePath(*out, fs.Arg(0)) {
 		return usageErrorf("export: -o %s is the CASSETTE being exported; writing it would destroy it", *out)
 	}
+	var opts []store.ExportOption
+	var red *exportRedactor
+	if len(redact) > 0 {
+		var err error
+		if red, err = newExportRedactor(redact); err != nil {
+			return err
+		}
+		opts = append(opts, red.option())
+	}
 	filtered := false
 	fs.Visit(func(f *flag.Flag) { filtered = filtered || f.Name == "filter" })
-	if filtered {
-		return exportFiltered(fs.Arg(0), *filter, sessions, *out, s)
+	var err error
+	switch {
+	case filtered:
+		err = exportFiltered(fs.Arg(0), *filter, sessions, *out, s, opts)
+	case *out == "":
+		err = store.Export(fs.Arg(0), s.Out, sessions, opts...)
+	default:
+		err = atomicfile.Write(*out, 0o600, func(f *os.File) error {
+			return store.Export(fs.Arg(0), f, sessions, opts...)
+		})
 	}
-	if *out == "" {
-		return store.Export(fs.Arg(0), s.Out, sessions)
+	if err == nil && red != nil {
+		red.summary(s.Err)
 	}
-	return atomicfile.Write(*out, 0o600, func(f *os.File) error {
-		return store.Export(fs.Arg(0), f, sessions)
-	})
+	return err
 }
 
 // exportFiltered writes what the inspector's e key writes with nothing
 // marked: the messages the filter lets through in the sessions asked for
 // (all when none), through the same model and Model.Export, so the two
 // never differ. Several sessions give the union of each one's view.
-func exportFiltered(path, expr string, sessions []string, out string, s streams) error {
+func exportFiltered(path, expr string, sessions []string, out string, s streams, opts []store.ExportOption) error {
 	f, err := parseFilterFlag("export", expr)
 	if err != nil {
 		return err
@@ -164,11 +182,11 @@ func exportFiltered(path, expr string, sessions []string, out string, s streams)
 	}
 	warnNoHandshake(m, idxs, s.Err)
 	if out == "" {
-		return m.Export(s.Out, src, idxs)
+		return m.Export(s.Out, src, idxs, opts...)
 	}
 	// No match still writes the (empty) file, so an older export at that
 	// path is not mistaken for this one.
-	return atomicfile.Write(out, 0o600, func(f *os.File) error { return m.Export(f, src, idxs) })
+	return atomicfile.Write(out, 0o600, func(f *os.File) error { return m.Export(f, src, idxs, opts...) })
 }
 
 // exportScopes turns --session values (id or name, as for the plain

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,6 +51,15 @@ func TestMcpspy_Diff(t *testing.T) {
 	code, out, _ = runCaptured("diff", "--exit-code", stdio, shippedCassette(t, "everything-stdio.jsonl"))
 	if code != 0 || !strings.HasSuffix(out, "7 the same, 0 answered differently, 0 only in a, 0 only in b\n") {
 		t.Errorf("a cassette against its export: exit %d:\n%s", code, out)
+	}
+
+	// A redacted export against its recording: the same, though values
+	// in two requests and in tools/list's answer are blanked.
+	shared := filepath.Join(t.TempDir(), "shared.jsonl")
+	runText(t, "export", "--redact", "message", "--redact", "location", "--redact", "title", "-o", shared, stdio)
+	code, out, _ = runCaptured("diff", "--exit-code", stdio, shared)
+	if code != 0 || !strings.HasSuffix(out, "7 the same, 0 answered differently, 0 only in a, 0 only in b\n") {
+		t.Errorf("a cassette against its redacted export: exit %d:\n%s", code, out)
 	}
 }
 

@@ -121,14 +121,7 @@ func TestMcpspy_ExportFilterReplays(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "echo.jsonl")
 			exportWithFilter(t, shippedCassette(t, tt.cassette+".db"), tt.filter, nil, out)
-			srv := mocktest.NewFromCassette(t, out)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
+			srv, cs, ctx := replayWithGoClient(t, out)
 			if got := cs.InitializeResult(); got == nil || got.ServerInfo == nil || !strings.Contains(got.ServerInfo.Name, "everything") || got.Capabilities.Tools == nil {
 				t.Errorf("the mock introduced itself as %+v, want server-everything's serverInfo with tools", got)
 			} else if c := got.Capabilities; c.Prompts == nil || c.Completions == nil || !strings.Contains(got.Instructions, "Everything Server") {
@@ -210,6 +203,21 @@ func TestMcpspy_ExportFilterNoMatchFile(t *testing.T) {
 	if got := exportWithFilter(t, shippedCassette(t, "everything-http.db"), "tool:nope", nil, out); len(got) != 0 {
 		t.Errorf("no match wrote %q", got)
 	}
+}
+
+// replayWithGoClient serves path with mcpmock and connects a go-sdk
+// client to it; both close, and ctx ends, when the test does.
+func replayWithGoClient(tb testing.TB, path string) (*mocktest.Server, *mcp.ClientSession, context.Context) {
+	tb.Helper()
+	srv := mocktest.NewFromCassette(tb, path)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	tb.Cleanup(cancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return srv, cs, ctx
 }
 
 func shippedCassette(tb testing.TB, name string) string {
@@ -396,8 +404,8 @@ func TestMcpspy_ExportHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"export -h", []string{"export", "-h"}, []string{"Usage: mcpspy export [--session ID] [--filter EXPR] [-o FILE] CASSETTE", "-filter EXPR"}},
-		{"mcpspy -h", []string{"-h"}, []string{"mcpspy export [--session ID] [--filter EXPR] [-o FILE] CASSETTE"}},
+		{"export -h", []string{"export", "-h"}, []string{"Usage: mcpspy export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE", "-filter EXPR", "-redact NAME"}},
+		{"mcpspy -h", []string{"-h"}, []string{"mcpspy export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,7 +25,7 @@ Usage:
   mcpspy inspect [--follow] CASSETTE
   mcpspy show [--session ID] [--filter EXPR] [--body] [--http] [--follow] CASSETTE
   mcpspy ls CASSETTE
-  mcpspy export [--session ID] [--filter EXPR] [-o FILE] CASSETTE
+  mcpspy export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE
   mcpspy diff [--session ID [--session ID]] [--all] [--exit-code] A B
   mcpspy import -o CASSETTE FILE.jsonl
 

@@ -43,6 +43,7 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"ls of a non-cassette", []string{"ls", notCassette}, 1, []string{notCassette, "not an mcptape cassette"}},
 		{"export without a cassette", []string{"export"}, 2, []string{"want exactly one CASSETTE"}},
 		{"import without -o", []string{"import", "x.jsonl"}, 2, []string{"-o CASSETTE is required"}},
+		{"export --redact without a name", []string{"export", "--redact", "", notCassette}, 2, []string{"--redact wants a member name"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,25 +3,23 @@ package jsonrpc
 import "slices"
 
 // ReplaceMembers returns a copy of the JSON value b in which the value of
-// every object member whose name match accepts, at any depth, is replaced
-// by with; every other byte stays as it was, so a frame keeps its key
-// order, spacing and escapes. A replaced value's own members are not
-// looked at. n counts the values replaced. When b is not one valid JSON
+// every object member that match accepts is replaced by with; every other
+// byte stays as it was, so a frame keeps its key order, spacing and
+// escapes. match gets the names of the members whose values enclose the
+// member, outermost first (empty for a member of b itself, or of an
+// object in a top-level array), and the member's own name. A replaced
+// value's own members are not looked at. n counts the values replaced. When b is not one valid JSON
 // value (white space around it allowed), ok is false and b is returned as
 // it is; when nothing matched, out is b itself.
 //
 // It exists so that a cassette can be shared without the secrets its
 // frames carry (mcpspy export --redact).
-func ReplaceMembers(b []byte, match func(name string) bool, with []byte) (out []byte, n int, ok bool) {
+func ReplaceMembers(b []byte, match func(path []string, name string) bool, with []byte) (out []byte, n int, ok bool) {
 	type span struct{ start, end int }
 	var spans []span
 	s := scanner{b: b}
 	s.visit = func(key []byte, escaped bool, vs, ve int) {
-		name := string(key[1 : len(key)-1])
-		if escaped {
-			name, _ = stringValue(key)
-		}
-		if match(name) {
+		if match(s.path, keyName(key, escaped)) {
 			spans = append(spans, span{vs, ve})
 		}
 	}

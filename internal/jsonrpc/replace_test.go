@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
 
 var redactedJSON = []byte(`"[redacted]"`)
 
-func named(names ...string) func(string) bool {
-	return func(n string) bool {
+func named(names ...string) func([]string, string) bool {
+	return func(_ []string, n string) bool {
 		for _, want := range names {
 			if strings.EqualFold(n, want) {
 				return true
@@ -38,6 +39,7 @@ func TestReplaceMembers(t *testing.T) {
 		{"a string equal to the name is not a member", `{"q":"password"}`, []string{"password"}, `{"q":"password"}`, 0, true},
 		{"white space and newline around the value kept", " {\"password\":\"p\"}\n", []string{"password"}, " {\"password\":\"[redacted]\"}\n", 1, true},
 		{"nothing named", `{"a":1}`, nil, `{"a":1}`, 0, true},
+		{"in an array at the top", `[{"password":1}]`, []string{"password"}, `[{"password":"[redacted]"}]`, 1, true},
 		{"not JSON", `{"password":"p"`, []string{"password"}, `{"password":"p"`, 0, false},
 		{"two values", `{"password":1} {"password":2}`, []string{"password"}, `{"password":1} {"password":2}`, 0, false},
 	}
@@ -60,11 +62,16 @@ func TestReplaceMembers(t *testing.T) {
 // values replaced, and the input's bytes untouched when nothing matched.
 func FuzzReplaceMembers(f *testing.F) {
 	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"key":"v"}}}`,
-		`[{"key":{"key":2}},"key"]`, `{"k\u0065y":1,"KEY":[true]}`, "\xff", `{"key":"\xff"}`} {
-		f.Add([]byte(s), "key")
+		`[{"key":{"key":2}},"key"]`, `{"k\u0065y":1,"KEY":[true]}`, `{"skip":{"key":1},"a":{"key":2}}`, "\xff", `{"key":"\xff"}`} {
+		f.Add([]byte(s), "key", 0)
+		f.Add([]byte(s), "key", 1)
 	}
-	f.Fuzz(func(t *testing.T, b []byte, name string) {
-		match := named(name)
+	f.Fuzz(func(t *testing.T, b []byte, name string, minDepth int) {
+		minDepth = minDepth % 4 // 0 to 3, or lower for negative input
+		match := func(path []string, n string) bool {
+			// Also a rule on the path's names, as export's is.
+			return len(path) >= minDepth && strings.EqualFold(n, name) && !slices.Contains(path, "skip")
+		}
 		orig := bytes.Clone(b)
 		out, n, ok := ReplaceMembers(b, match, redactedJSON)
 		if !bytes.Equal(b, orig) {
@@ -86,7 +93,7 @@ func FuzzReplaceMembers(f *testing.F) {
 			t.Fatalf("the result %q is not JSON: %v", out, err)
 		}
 		want, _ := decodeJSONValue(b)
-		changed := redactTree(&want, match)
+		changed := redactTree(&want, nil, match)
 		if (n > 0) != changed {
 			t.Fatalf("replaced %d values; the reference changed: %v", n, changed)
 		}
@@ -106,22 +113,40 @@ func decodeJSONValue(b []byte) (any, error) {
 
 // redactTree is the reference: it replaces, in a decoded value, what
 // ReplaceMembers replaces in bytes.
-func redactTree(v *any, match func(string) bool) (changed bool) {
+// path names the members enclosing *v.
+func redactTree(v *any, path []string, match func([]string, string) bool) (changed bool) {
 	switch t := (*v).(type) {
 	case map[string]any:
 		for k, c := range t {
-			if match(k) {
+			if match(path, k) {
 				t[k] = "[redacted]"
 				changed = true
 				continue
 			}
-			changed = redactTree(&c, match) || changed
+			changed = redactTree(&c, append(slices.Clip(path), k), match) || changed
 			t[k] = c
 		}
 	case []any:
 		for i := range t {
-			changed = redactTree(&t[i], match) || changed
+			changed = redactTree(&t[i], path, match) || changed
 		}
 	}
 	return changed
+}
+
+// match sees the names enclosing each member; arrays add none.
+func TestReplaceMembers_Path(t *testing.T) {
+	var seen []string
+	in := `{"params":{"arguments":{"list":[{"key":1}]},"k\u0065y":{"x":2}},"id":1}`
+	out, n, ok := ReplaceMembers([]byte(in), func(path []string, name string) bool {
+		seen = append(seen, strings.Join(append(slices.Clip(path), name), "."))
+		return name == "x"
+	}, redactedJSON)
+	want := []string{"params.arguments.list.key", "params.arguments.list", "params.arguments", "params.key.x", "params.key", "params", "id"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("paths seen %q, want %q", seen, want)
+	}
+	if string(out) != `{"params":{"arguments":{"list":[{"key":1}]},"k\u0065y":{"x":"[redacted]"}},"id":1}` || n != 1 || !ok {
+		t.Errorf("got %s, %d, %v", out, n, ok)
+	}
 }

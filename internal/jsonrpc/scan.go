@@ -18,8 +18,11 @@ type scanner struct {
 	// depth counts the objects and arrays open at i.
 	depth int
 	// visit, if not nil, is called for every member of every object, at
-	// any depth, after its value was scanned: inner members first.
+	// any depth, after its value was scanned: inner members first. path
+	// then holds the names of the members whose values enclose it,
+	// outermost first (arrays add nothing).
 	visit func(key []byte, escaped bool, vs, ve int)
+	path  []string
 }
 
 // maxDepth is encoding/json's nesting limit: json.Valid rejects a value
@@ -92,6 +95,9 @@ func (s *scanner) object(member func(key []byte, escaped bool, vs, ve int)) bool
 			return false
 		}
 		s.i++
+		if s.visit != nil {
+			s.path = append(s.path, keyName(s.b[ks:ke], escaped))
+		}
 		vs, ve, ok := s.value()
 		if !ok {
 			return false
@@ -100,6 +106,7 @@ func (s *scanner) object(member func(key []byte, escaped bool, vs, ve int)) bool
 			member(s.b[ks:ke], escaped, vs, ve)
 		}
 		if s.visit != nil {
+			s.path = s.path[:len(s.path)-1]
 			s.visit(s.b[ks:ke], escaped, vs, ve)
 		}
 		s.ws()
@@ -248,6 +255,15 @@ func (s *scanner) digits() int {
 		n++
 	}
 	return n
+}
+
+// keyName decodes a raw key span (with quotes).
+func keyName(key []byte, escaped bool) string {
+	if escaped {
+		name, _ := stringValue(key)
+		return name
+	}
+	return string(key[1 : len(key)-1])
 }
 
 // keyIs compares a raw key span (with quotes) to name.

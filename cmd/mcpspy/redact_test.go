@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// export --redact on the shipped real-peer cassette: the named values are
+// blanked and nothing else changes; a go-sdk client replaying the export
+// with values of its own gets the recorded answers.
+func TestMcpspy_ExportRedact(t *testing.T) {
+	db := shippedCassette(t, "everything-stdio.db")
+	plain, _ := runText(t, "export", db)
+	out := filepath.Join(t.TempDir(), "shared.jsonl")
+	_, stderr := runText(t, "export", "--redact", "MESSAGE", "--redact", "location", "-o", out, db)
+	if want := "mcpspy: export: redacted 2 values in 2 messages\n"; string(stderr) != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	shared, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was, now := strings.Split(string(plain), "\n"), strings.Split(string(shared), "\n")
+	if len(was) != len(now) {
+		t.Fatalf("%d lines, the plain export has %d", len(now), len(was))
+	}
+	changed := map[string]string{ // what each changed line held, and holds now
+		`"arguments":{"message":"hello from mcptape"}`: `"arguments":{"message":"[redacted]"}`,
+		`"arguments":{"location":"New York"}`:          `"arguments":{"location":"[redacted]"}`,
+	}
+	for i := range was {
+		if was[i] == now[i] {
+			continue
+		}
+		found := false
+		for from, to := range changed {
+			if strings.Replace(was[i], from, to, 1) == now[i] {
+				found = true
+				delete(changed, from)
+			}
+		}
+		if !found {
+			t.Errorf("line %d changed otherwise than by the redaction:\n%s\n%s", i+1, was[i], now[i])
+		}
+	}
+	if len(changed) > 0 {
+		t.Errorf("not redacted: %v", changed)
+	}
+	// The tool schemas name the redacted fields; they stay whole.
+	if !strings.Contains(string(shared), `"properties":{"message":{"type":"string"`) {
+		t.Errorf("the echo tool's inputSchema was changed")
+	}
+
+	srv, cs, ctx := replayWithGoClient(t, out)
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("tools/list from the redacted export: %v, %v", tools, err)
+	}
+	for _, call := range []struct {
+		tool, arg, value, want string
+	}{
+		{"echo", "message", "what this host sends today", "Echo: hello from mcptape"},
+		{"get-structured-content", "location", "Paris", `"temperature"`},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.tool, Arguments: map[string]any{call.arg: call.value}})
+		if err != nil {
+			t.Fatalf("%s: %v", call.tool, err)
+		}
+		if got := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(got, call.want) {
+			t.Errorf("%s answered %q, want the recorded answer (%q)", call.tool, got, call.want)
+		}
+	}
+	// Only the redacted member is free: another argument still misses.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-sum", Arguments: map[string]any{"a": 2, "b": 4}})
+	if err == nil && !res.IsError {
+		t.Errorf("get-sum with other numbers answered %+v; want no recorded answer", res.Content)
+	}
+	if r := srv.Report(); len(r.Unmatched) != 1 || r.Unmatched[0].Method != "tools/call" {
+		t.Errorf("unmatched %+v, want the get-sum call only", r.Unmatched)
+	}
+}
+
+// Headers and query parameters named by --redact are blanked in the HTTP
+// metadata, with the credentials the recorder always hides; a filtered
+// export is redacted too; the result imports.
+func TestMcpspy_ExportRedactHTTP(t *testing.T) {
+	db := shippedCassette(t, "everything-http.db")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "shared.jsonl")
+	runText(t, "export", "--redact", "user-agent", "--redact", "message", "--filter", "tool:echo", "-o", out, db)
+	shared, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"User-Agent":["[redacted]"]`, `"arguments":{"message":"[redacted]"}`} {
+		if !bytes.Contains(shared, []byte(want)) {
+			t.Errorf("the export lacks %s:\n%s", want, shared)
+		}
+	}
+	if bytes.Contains(shared, []byte(`"node"`)) {
+		t.Errorf("the user agent is still there:\n%s", shared)
+	}
+	runOK(t, "import", "-o", filepath.Join(dir, "shared.db"), out)
+}
+
+func TestMcpspy_ExportRedactWarnings(t *testing.T) {
+	db := shippedCassette(t, "everything-stdio.db")
+	out, stderr := runText(t, "export", "--redact", "no_such_member", db)
+	if want := "mcpspy: export: no message has a member named no_such_member; no value was redacted\n"; string(stderr) != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	if plain, _ := runText(t, "export", db); !bytes.Equal(out, plain) {
+		t.Errorf("a --redact that matched nothing changed the export")
+	}
+}
+
+// runText runs mcpspy with args and returns what it wrote.
+func runText(tb testing.TB, args ...string) (stdout, stderr []byte) {
+	tb.Helper()
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), args, streams{In: strings.NewReader(""), Out: &out, Err: &errb}); err != nil {
+		tb.Fatalf("mcpspy %v: %v\n%s", args, err, errb.String())
+	}
+	return out.Bytes(), errb.Bytes()
+}
+
+// A frame that is not JSON cannot be looked into: export says so.
+func TestMcpspy_ExportRedactNotJSON(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	lines := `{"session":"s1","info":{"transport":"stdio","start":"2026-11-22T10:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-22T10:00:00Z","raw":"{\"password\": oops"}
+{"session":"s1","seq":2,"dir":"c2s","time":"2026-11-22T10:00:01Z","message":{"jsonrpc":"2.0","id":1,"method":"login","params":{"password":"p"}}}
+`
+	if err := os.WriteFile(in, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr := runText(t, "export", "--redact", "password", in)
+	if !bytes.Contains(out, []byte(`"params":{"password":"[redacted]"}`)) || !bytes.Contains(out, []byte(`"raw":"{\"password\": oops"`)) {
+		t.Errorf("export:\n%s", out)
+	}
+	want := "mcpspy: export: redacted 1 value in 1 message\nmcpspy: export: 1 message is not JSON, written as it came: check it by hand before sharing\n"
+	if string(stderr) != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+}
