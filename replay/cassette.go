@@ -467,11 +467,16 @@ func describe(method, canon string) string {
 	if canon == "" {
 		return method
 	}
+	return method + " " + shortened(canon)
+}
+
+// shortened cuts canonical params for messages and reports.
+func shortened(canon string) string {
 	const max = 160
 	if len(canon) > max {
-		canon = canon[:max] + "…"
+		return canon[:max] + "…"
 	}
-	return method + " " + canon
+	return canon
 }
 
 // Open implements Source.

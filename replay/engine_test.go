@@ -237,11 +237,40 @@ func TestServer_Replay(t *testing.T) {
 		t.Errorf("unmatched not logged:\n%s", s.Warnings())
 	}
 	r := s.Report()
-	if len(r.Unmatched) != 1 || r.Unmatched[0].Method != "tools/call" {
-		t.Errorf("report unmatched = %+v", r.Unmatched)
+	if want := `{"arguments":{"n":1,"text":"b"},"name":"echo"}`; len(r.Unmatched) != 1 || r.Unmatched[0].Method != "tools/call" || r.Unmatched[0].Params != want {
+		t.Errorf("report unmatched = %+v, want tools/call with params %s", r.Unmatched, want)
 	}
 	if len(r.Unused) != 0 {
 		t.Errorf("report unused = %v", r.Unused)
+	}
+}
+
+// In strict order a recorded client ping does not count: mcpmock answers
+// every live ping itself, so the cassette never sees one.
+func TestServer_StrictSkipsRecordedPings(t *testing.T) {
+	tape := []string{
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a"}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[]}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"ping"}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{}}`,
+	}
+	s := mocktest.New(t, []replay.Source{cassetteOf(t, tape...)}, mocktest.WithMatch("strict"))
+	c := dial(t, s)
+	for _, st := range []struct{ send, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `{"id":1,"jsonrpc":"2.0","result":{"tools":[]}}`},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}`, `{"id":2,"jsonrpc":"2.0","result":{"content":[]}}`},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a"}}`, `every recorded request was already answered`},
+	} {
+		if got := c.roundTrip(st.send); !strings.Contains(got, st.want) {
+			t.Errorf("sent %s\n got  %s\n want %s", st.send, got, st.want)
+		}
+	}
+	if r := s.Report(); r.Matched != 2 || len(r.Unused) != 0 || len(r.Unmatched) != 1 {
+		t.Errorf("report: %d matched, unmatched %+v, unused %v; want 2, the extra call, none", r.Matched, r.Unmatched, r.Unused)
 	}
 }
 

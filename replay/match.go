@@ -131,6 +131,7 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	var it *interaction
 	switch {
 	case c.match.strict:
+		s.pos = c.skipPings(s.pos)
 		if s.pos >= len(c.reqs) {
 			s.mu.Unlock()
 			return nil, false
@@ -155,6 +156,16 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	}
 	markUsed(it)
 	return s.plan(it), true
+}
+
+// skipPings returns the index of the first recorded request from pos on
+// that strict order counts. A live ping never reaches the cassette (the
+// engine answers it), so a recorded one must not hold up the order.
+func (c *Cassette) skipPings(pos int) int {
+	for pos < len(c.reqs) && c.reqs[pos].method == "ping" {
+		pos++
+	}
+	return pos
 }
 
 // markUsed notes it for Unused. It reads first: a replay asks most
@@ -311,7 +322,7 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 	live := flatten(canon)
 	prefix := ""
 	s.mu.Lock()
-	pos := s.pos
+	pos := c.skipPings(s.pos)
 	s.mu.Unlock()
 	if c.match.strict && pos >= len(c.reqs) {
 		prefix = "(every recorded request was already answered) "

@@ -399,7 +399,7 @@ func (s *session) unmatched(req *Request, ex exchange) {
 		return
 	}
 	canon, _ := canonParams(req.Method, req.Params)
-	u := Unmatched{Method: req.Method, Params: describe("", canon)}
+	u := Unmatched{Method: req.Method, Params: shortened(canon)}
 	for _, src := range s.srcs {
 		if n, ok := src.(Nearer); ok {
 			if near, diff, ok := n.Nearest(req); ok {

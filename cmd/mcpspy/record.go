@@ -57,12 +57,9 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	if err := parseFlags(fs, flagArgs); err != nil {
 		return nil, err
 	}
-	listenSet := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "listen" {
-			listenSet = true
-		}
-	})
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	listenSet := set["listen"]
 	switch {
 	case fs.NArg() > 0 && cmdAt < 0:
 		return nil, usageErrorf("record: missing -- before the server command %q (mcpspy record -o CASSETTE -- %s)", fs.Arg(0), strings.Join(fs.Args(), " "))
@@ -76,6 +73,20 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 		return nil, usageErrorf("record: nothing to record: give -- COMMAND [ARG...] (stdio) or --upstream URL (HTTP, WebSocket)")
 	case o.upstream == "" && len(o.command) == 0:
 		return nil, usageErrorf("record: no server command after --")
+	}
+	// A flag of the other mode would be ignored; say so rather than let
+	// the user believe, say, that stdio frames were redacted.
+	for _, name := range []string{"redact", "no-redact", "allow-origin", "insecure"} {
+		if set[name] && o.upstream == "" {
+			hint := ""
+			if name == "redact" {
+				hint = "; to blank values in messages, use mcpspy export --redact NAME"
+			}
+			return nil, usageErrorf("record: --%s is for HTTP and WebSocket recording (--upstream URL), not a stdio server%s", name, hint)
+		}
+	}
+	if set["grace"] && o.upstream != "" {
+		return nil, usageErrorf("record: --grace is for a stdio server (-- COMMAND), not --upstream")
 	}
 	return o, nil
 }
