@@ -21,7 +21,7 @@ const usage = `mcpspy records and inspects MCP traffic.
 
 Usage:
   mcpspy record [-o CASSETTE] [--session NAME] -- COMMAND [ARG...]
-  mcpspy record [-o CASSETTE] [--session NAME] --listen ADDR --upstream URL
+  mcpspy record [-o CASSETTE] [--session NAME] [--listen ADDR] --upstream URL
   mcpspy inspect [--follow] CASSETTE
   mcpspy show [--session ID] [--filter EXPR] [--body] [--http] [--follow] CASSETTE
   mcpspy ls CASSETTE
