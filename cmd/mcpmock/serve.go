@@ -19,7 +19,7 @@ import (
 	"github.com/mcptape/mcptape/replay/script"
 )
 
-const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session-idle D] SOURCE...`
+const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--call-timeout D] [--session-idle D] SOURCE...`
 
 type serveOptions struct {
 	http, ws    string

@@ -32,7 +32,7 @@ type recordOptions struct {
 }
 
 const recordSynopsis = `record [-o CASSETTE] [--session NAME] -- COMMAND [ARG...]
-       mcpspy record [-o CASSETTE] [--session NAME] --listen ADDR --upstream URL`
+       mcpspy record [-o CASSETTE] [--session NAME] [--listen ADDR] --upstream URL`
 
 func parseRecord(args []string, s streams) (*recordOptions, error) {
 	o := &recordOptions{}
@@ -45,7 +45,8 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	fs.Var(&o.origins, "allow-origin", "with --upstream: also proxy browser requests from this origin (repeatable; * allows any); requests without Origin and loopback origins always pass")
 	fs.BoolVar(&o.noRedact, "no-redact", false, "store credentials as they are (they are redacted by default)")
 	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the upstream's TLS certificate")
-	fs.BoolVar(&o.fsync, "fsync", false, "fsync every group commit, so the cassette also survives a power cut (slower); a killed mcpspy loses at most ~50 ms either way")
+	fs.BoolVar(&o.fsync, "fsync", false, "fsync every group commit, so the cassette also survives a power cut (slower); either way a killed\n"+
+		"mcpspy loses only what was not yet committed (a message waits at most 25 ms plus one commit)")
 	fs.DurationVar(&o.grace, "grace", 5*time.Second, "stdio: how long each shutdown step (close stdin, SIGTERM) waits for the server to exit")
 
 	// Everything after "--" is the server's command line, flags included.
