@@ -7,12 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -177,24 +177,6 @@ func TestMcpspy_ShowErrors(t *testing.T) {
 	}
 }
 
-// lockedBuffer is stdout written by a running command and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // show --follow prints what a recorder adds while it runs, and stops
 // cleanly when interrupted.
 func TestMcpspy_ShowFollow(t *testing.T) {
@@ -215,7 +197,7 @@ func TestMcpspy_ShowFollow(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"show", "--follow", "--filter", "kind:request", db}, streams{In: strings.NewReader(""), Out: &out, Err: &out})
@@ -263,7 +245,7 @@ func TestMcpspy_ShowFollowsLiveRecorder(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"show", "--follow", "--filter", "tool:echo", cassette}, streams{In: strings.NewReader(""), Out: &out, Err: &out})

@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -29,7 +30,7 @@ import (
 type Server struct {
 	*replay.Server
 	tb  testing.TB // nil when made by Start
-	log *syncBuffer
+	log *syncbuf.Buffer
 
 	mu       sync.Mutex
 	closers  []func()
@@ -63,7 +64,7 @@ func Load(tb testing.TB, paths ...string) []replay.Source {
 // Start makes a server answering from sources, outside a test (examples,
 // TestMain). Close it when done.
 func Start(sources []replay.Source, opts ...Option) (*Server, error) {
-	s := &Server{log: &syncBuffer{}}
+	s := &Server{log: &syncbuf.Buffer{}}
 	o := replay.Options{}
 	for _, f := range opts {
 		f(&o)
@@ -224,21 +225,4 @@ func (s *Server) AssertAllUsed() {
 	if err := s.Check(); err != nil {
 		s.tb.Errorf("mocktest: %v", err)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -1,0 +1,268 @@
+// Package vcr gives Go tests of MCP hosts go-vcr's record-once mode. The
+// first run starts the real server (a stdio command), records what passes
+// between it and the host into a cassette through mcpspy's stdio recorder,
+// in process; every later run replays the cassette with mcpmock and never
+// starts the server. Commit the cassette beside the test: CI then needs
+// neither the server nor its credentials.
+//
+//	srv := vcr.New(t, "testdata/weather.db", []string{"npx", "weather-server"})
+//	cs, err := client.Connect(ctx, srv.Transport(), nil)
+//
+// It must never start the server while the cassette exists (unless told to
+// record again), and never leave a half-made cassette: a recording is
+// written to a temporary file and put in place only when the test passes.
+package vcr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/internal/syncbuf"
+	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/replay/mocktest"
+	"github.com/mcptape/mcptape/store"
+)
+
+// Mode says whether a Server records or replays.
+type Mode int
+
+// Modes, as go-vcr names them.
+const (
+	// RecordOnce replays the cassette when it exists and records it when
+	// it does not. The default.
+	RecordOnce Mode = iota
+	// ReplayOnly replays; a missing cassette fails the test. For CI, where
+	// the real server must not run.
+	ReplayOnly
+	// Record records again, replacing the cassette when the test passes.
+	Record
+)
+
+// EnvMode is the environment variable that overrides the mode of every
+// Server in a test run: "once", "replay" or "record"
+// (MCPTAPE_VCR=record go test ./... records everything again).
+const EnvMode = "MCPTAPE_VCR"
+
+func (m Mode) String() string {
+	switch m {
+	case ReplayOnly:
+		return "replay"
+	case Record:
+		return "record"
+	}
+	return "once"
+}
+
+func parseMode(s string) (Mode, error) {
+	for _, m := range []Mode{RecordOnce, ReplayOnly, Record} {
+		if s == m.String() {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("%s=%q: want once, replay or record", EnvMode, s)
+}
+
+type config struct {
+	mode     Mode
+	mockOpts []mocktest.Option
+	grace    time.Duration
+}
+
+// Option changes how New works.
+type Option func(*config)
+
+// WithMode sets the mode; the environment variable MCPTAPE_VCR, when set,
+// wins, so that one command can record a whole suite again.
+func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }
+
+// WithReplay passes options to the replaying mocktest.Server (a match
+// mode, a log).
+func WithReplay(opts ...mocktest.Option) Option {
+	return func(c *config) { c.mockOpts = append(c.mockOpts, opts...) }
+}
+
+// Server is, for one test, either the real server being recorded or its
+// cassette being replayed. Each Transport or Pipes call is one session:
+// while recording, one run of the server command.
+type Server struct {
+	tb      testing.TB
+	path    string
+	command []string
+	grace   time.Duration
+
+	mock *mocktest.Server // replaying
+
+	// recording
+	writer *store.Writer
+	tmp    string
+	mu     sync.Mutex
+	runs   []serverRun
+	wg     sync.WaitGroup
+	stderr syncbuf.Buffer // the server's stderr, shown if the test fails
+}
+
+// serverRun is one session's run of the server command.
+type serverRun struct {
+	hangUp func()             // the client's side of the pipes closes
+	cancel context.CancelFunc // the recorder stops at once
+}
+
+// New returns a Server for the cassette at path (a .db): it replays the
+// cassette or, depending on the mode, records command (the real server's
+// program and arguments) into it. Failures fail the test; everything it
+// starts is stopped, and a recording saved, when the test ends.
+func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
+	tb.Helper()
+	cfg := config{grace: 2 * time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if env := os.Getenv(EnvMode); env != "" {
+		m, err := parseMode(env)
+		if err != nil {
+			tb.Fatalf("vcr: %v", err)
+		}
+		cfg.mode = m
+	}
+	s := &Server{tb: tb, path: path, command: command, grace: cfg.grace}
+	_, statErr := os.Stat(path)
+	exists := statErr == nil
+	switch {
+	case statErr != nil && !errors.Is(statErr, os.ErrNotExist):
+		tb.Fatalf("vcr: cassette %s: %v", path, statErr)
+	case cfg.mode == ReplayOnly && !exists:
+		tb.Fatalf("vcr: cassette %s does not exist, and this run only replays; record it with %s=once", path, EnvMode)
+	case exists && cfg.mode != Record:
+		s.mock = mocktest.NewFromCassette(tb, path, cfg.mockOpts...)
+		return s
+	}
+	if len(command) == 0 {
+		tb.Fatalf("vcr: cassette %s does not exist and there is no server command to record it from", path)
+	}
+	s.startRecording()
+	return s
+}
+
+// Recording reports whether the real server is being recorded (and not
+// the cassette replayed).
+func (s *Server) Recording() bool { return s.mock == nil }
+
+// Mock is the replaying server, for its Report, Received or
+// AssertAllUsed; nil while recording.
+func (s *Server) Mock() *mocktest.Server { return s.mock }
+
+// Transport returns a transport for a Go SDK client:
+// client.Connect(ctx, srv.Transport(), nil).
+func (s *Server) Transport() mcp.Transport {
+	in, out := s.Pipes()
+	return &mcp.IOTransport{Reader: out, Writer: in}
+}
+
+// Pipes starts a stdio session: write requests to in, read answers from
+// out, one JSON message per line. Closing in ends the session (while
+// recording, the server is then shut down in steps).
+func (s *Server) Pipes() (in io.WriteCloser, out io.ReadCloser) {
+	if s.mock != nil {
+		return s.mock.Pipes()
+	}
+	return s.recordSession()
+}
+
+func (s *Server) startRecording() {
+	tb := s.tb
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		tb.Fatalf("vcr: %v", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".recording-*")
+	if err != nil {
+		tb.Fatalf("vcr: %v", err)
+	}
+	f.Close()
+	os.Remove(f.Name()) // the store creates the file itself
+	s.tmp = f.Name()
+	w, err := store.NewWriter(s.tmp, store.WriterOptions{Observe: recorder.ObserveHandshake})
+	if err != nil {
+		tb.Fatalf("vcr: %v", err)
+	}
+	s.writer = w
+	tb.Cleanup(s.finish)
+}
+
+// recordSession runs the server command once behind the stdio recorder.
+func (s *Server) recordSession() (io.WriteCloser, io.ReadCloser) {
+	s.tb.Helper()
+	sess, err := s.writer.NewSession(store.SessionInfo{
+		Name:      s.tb.Name(),
+		Transport: store.TransportStdio,
+		Upstream:  recorder.RedactCommandLine(s.command),
+		Recorder:  "mcptape/vcr",
+	})
+	if err != nil {
+		s.tb.Fatalf("vcr: %v", err)
+	}
+	cr, cw := io.Pipe() // client → server
+	sr, sw := io.Pipe() // server → client
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &recorder.StdioProxy{Command: s.command, Stdin: cr, Stdout: sw, Stderr: &s.stderr, Tap: sess, Grace: s.grace}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		res, err := p.Run(ctx)
+		if err != nil {
+			res.End = store.EndInfo{Reason: store.EndError, Error: err.Error()}
+			s.tb.Errorf("vcr: %v", err)
+		}
+		if err := sess.End(res.End); err != nil {
+			s.tb.Errorf("vcr: %v", err)
+		}
+		sw.CloseWithError(io.EOF)
+	}()
+	s.mu.Lock()
+	s.runs = append(s.runs, serverRun{hangUp: func() { cw.Close(); sr.Close() }, cancel: cancel})
+	s.mu.Unlock()
+	return cw, sr
+}
+
+// finish stops every server run, then saves the recording if the test
+// passed and throws it away if not.
+func (s *Server) finish() {
+	s.mu.Lock()
+	runs := s.runs
+	s.runs = nil
+	s.mu.Unlock()
+	// Hanging up is a clean end: the recorder closes the server's stdin,
+	// then signals it, each step waiting at most grace.
+	for _, r := range runs {
+		r.hangUp()
+	}
+	s.wg.Wait()
+	for _, r := range runs {
+		r.cancel()
+	}
+	err := s.writer.Close()
+	switch {
+	case err != nil:
+		s.tb.Errorf("vcr: cassette %s: %v", s.path, err)
+		os.Remove(s.tmp)
+	case s.tb.Failed():
+		os.Remove(s.tmp)
+		s.tb.Logf("vcr: the test failed, so %s was not written; the server's stderr:\n%s", s.path, strings.TrimSpace(s.stderr.String()))
+	default:
+		if err := os.Rename(s.tmp, s.path); err != nil {
+			os.Remove(s.tmp)
+			s.tb.Errorf("vcr: save cassette: %v", err)
+			return
+		}
+		s.tb.Logf("vcr: recorded %s", s.path)
+	}
+}
