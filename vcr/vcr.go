@@ -8,9 +8,15 @@
 //	srv := vcr.New(t, "testdata/weather.db", []string{"npx", "weather-server"})
 //	cs, err := client.Connect(ctx, srv.Transport(), nil)
 //
-// It must never start the server while the cassette exists (unless told to
-// record again), and never leave a half-made cassette: a recording is
-// written to a temporary file and put in place only when the test passes.
+// NewHTTP does the same for a server reached over Streamable HTTP (or
+// legacy HTTP+SSE), a remote one perhaps: the recording goes through
+// mcpspy's HTTP proxy, credentials redacted, so the cassette can be
+// committed.
+//
+// It must never start or reach the server while the cassette exists
+// (unless told to record again), and never leave a half-made cassette: a
+// recording is written to a temporary file and put in place only when the
+// test passes.
 package vcr
 
 import (
@@ -18,6 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +40,9 @@ import (
 	"github.com/mcptape/mcptape/replay/mocktest"
 	"github.com/mcptape/mcptape/store"
 )
+
+// recorderName is stamped into the sessions it records.
+const recorderName = "mcptape/vcr"
 
 // Mode says whether a Server records or replays.
 type Mode int
@@ -76,6 +87,7 @@ type config struct {
 	mode     Mode
 	mockOpts []mocktest.Option
 	grace    time.Duration
+	redact   []string
 }
 
 // Option changes how New works.
@@ -84,6 +96,13 @@ type Option func(*config)
 // WithMode sets the mode; the environment variable MCPTAPE_VCR, when set,
 // wins, so that one command can record a whole suite again.
 func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }
+
+// WithRedact names more headers and query parameters to redact when
+// recording over HTTP, besides the credentials always hidden (as mcpspy
+// record --redact).
+func WithRedact(names ...string) Option {
+	return func(c *config) { c.redact = append(c.redact, names...) }
+}
 
 // WithReplay passes options to the replaying mocktest.Server (a match
 // mode, a log).
@@ -95,20 +114,24 @@ func WithReplay(opts ...mocktest.Option) Option {
 // cassette being replayed. Each Transport or Pipes call is one session:
 // while recording, one run of the server command.
 type Server struct {
-	tb      testing.TB
-	path    string
-	command []string
-	grace   time.Duration
+	tb       testing.TB
+	path     string
+	command  []string // stdio
+	upstream *url.URL // HTTP
+	overHTTP bool     // made by NewHTTP
+	grace    time.Duration
 
 	mock *mocktest.Server // replaying
 
 	// recording
-	writer *store.Writer
-	tmp    string
-	mu     sync.Mutex
-	runs   []serverRun
-	wg     sync.WaitGroup
-	stderr syncbuf.Buffer // the server's stderr, shown if the test fails
+	writer    *store.Writer
+	tmp       string
+	mu        sync.Mutex
+	runs      []serverRun
+	wg        sync.WaitGroup
+	stderr    syncbuf.Buffer // the server's stderr, shown if the test fails
+	proxy     string         // HTTP: the recording proxy's endpoint
+	stopProxy func()         // HTTP: stops it and waits
 }
 
 // serverRun is one session's run of the server command.
@@ -123,6 +146,43 @@ type serverRun struct {
 // starts is stopped, and a recording saved, when the test ends.
 func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 	tb.Helper()
+	s, cfg := newServer(tb, path, opts)
+	if s.mock != nil {
+		return s
+	}
+	if len(command) == 0 {
+		tb.Fatalf("vcr: cassette %s does not exist and there is no server command to record it from", path)
+	}
+	s.command = command
+	s.grace = cfg.grace
+	s.startRecording()
+	return s
+}
+
+// NewHTTP is New for a server at upstream, an http(s) URL (Streamable
+// HTTP; legacy HTTP+SSE under the same base). Connect the host to URL, or
+// a Go SDK client to Transport.
+func NewHTTP(tb testing.TB, path, upstream string, opts ...Option) *Server {
+	tb.Helper()
+	s, cfg := newServer(tb, path, opts)
+	s.overHTTP = true
+	if s.mock != nil {
+		return s
+	}
+	up, err := url.Parse(upstream)
+	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
+		tb.Fatalf("vcr: upstream %q: want an http:// or https:// URL", upstream)
+	}
+	s.upstream = up
+	s.startRecording()
+	s.startProxy(cfg)
+	return s
+}
+
+// newServer reads the options and the environment, and starts the replay
+// when the cassette is to be replayed.
+func newServer(tb testing.TB, path string, opts []Option) (*Server, config) {
+	tb.Helper()
 	cfg := config{grace: 2 * time.Second}
 	for _, o := range opts {
 		o(&cfg)
@@ -134,7 +194,7 @@ func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 		}
 		cfg.mode = m
 	}
-	s := &Server{tb: tb, path: path, command: command, grace: cfg.grace}
+	s := &Server{tb: tb, path: path}
 	_, statErr := os.Stat(path)
 	exists := statErr == nil
 	switch {
@@ -144,13 +204,8 @@ func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 		tb.Fatalf("vcr: cassette %s does not exist, and this run only replays; record it with %s=once", path, EnvMode)
 	case exists && cfg.mode != Record:
 		s.mock = mocktest.NewFromCassette(tb, path, cfg.mockOpts...)
-		return s
 	}
-	if len(command) == 0 {
-		tb.Fatalf("vcr: cassette %s does not exist and there is no server command to record it from", path)
-	}
-	s.startRecording()
-	return s
+	return s, cfg
 }
 
 // Recording reports whether the real server is being recorded (and not
@@ -162,20 +217,44 @@ func (s *Server) Recording() bool { return s.mock == nil }
 func (s *Server) Mock() *mocktest.Server { return s.mock }
 
 // Transport returns a transport for a Go SDK client:
-// client.Connect(ctx, srv.Transport(), nil).
+// client.Connect(ctx, srv.Transport(), nil). For a Server made by NewHTTP
+// it is Streamable HTTP to URL; otherwise in process, over stdio pipes.
 func (s *Server) Transport() mcp.Transport {
+	if s.overHTTP {
+		return &mcp.StreamableClientTransport{Endpoint: s.URL()}
+	}
 	in, out := s.Pipes()
 	return &mcp.IOTransport{Reader: out, Writer: in}
 }
 
 // Pipes starts a stdio session: write requests to in, read answers from
 // out, one JSON message per line. Closing in ends the session (while
-// recording, the server is then shut down in steps).
+// recording, the server is then shut down in steps). A server recorded
+// over HTTP has no pipes: use URL.
 func (s *Server) Pipes() (in io.WriteCloser, out io.ReadCloser) {
-	if s.mock != nil {
+	s.tb.Helper()
+	switch {
+	case s.mock != nil:
 		return s.mock.Pipes()
+	case s.upstream != nil:
+		s.tb.Fatalf("vcr: %s is being recorded over HTTP; connect to URL(), not Pipes()", s.upstream.Redacted())
 	}
 	return s.recordSession()
+}
+
+// URL is the Streamable HTTP endpoint to connect the host to: the
+// recording proxy's (mirroring the upstream's path), or the replay's
+// (".../mcp"; legacy HTTP+SSE at ".../sse"). A stdio server being
+// recorded has no URL.
+func (s *Server) URL() string {
+	s.tb.Helper()
+	switch {
+	case s.mock != nil:
+		return s.mock.URL()
+	case s.upstream == nil:
+		s.tb.Fatalf("vcr: a stdio server is being recorded; connect with Transport() or Pipes(), not URL()")
+	}
+	return s.proxy
 }
 
 func (s *Server) startRecording() {
@@ -198,6 +277,36 @@ func (s *Server) startRecording() {
 	tb.Cleanup(s.finish)
 }
 
+// startProxy puts mcpspy's HTTP proxy on 127.0.0.1 in front of the
+// upstream, recording into the writer.
+func (s *Server) startProxy(cfg config) {
+	red := recorder.NewHTTPRedactor(cfg.redact)
+	p := &recorder.HTTPProxy{
+		Upstream:  s.upstream,
+		Writer:    s.writer,
+		Info:      store.SessionInfo{Name: s.tb.Name(), Upstream: red.URL(s.upstream), Recorder: recorderName},
+		Redact:    red,
+		Transport: recorder.NewUpstreamTransport(false),
+		Log:       &s.stderr,
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.tb.Fatalf("vcr: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	s.stopProxy = func() {
+		cancel()
+		if err := <-done; err != nil {
+			s.tb.Errorf("vcr: recording proxy: %v", err)
+		}
+	}
+	end := *s.upstream
+	end.Scheme, end.Host, end.User = "http", ln.Addr().String(), nil
+	s.proxy = end.String()
+}
+
 // recordSession runs the server command once behind the stdio recorder.
 func (s *Server) recordSession() (io.WriteCloser, io.ReadCloser) {
 	s.tb.Helper()
@@ -205,7 +314,7 @@ func (s *Server) recordSession() (io.WriteCloser, io.ReadCloser) {
 		Name:      s.tb.Name(),
 		Transport: store.TransportStdio,
 		Upstream:  recorder.RedactCommandLine(s.command),
-		Recorder:  "mcptape/vcr",
+		Recorder:  recorderName,
 	})
 	if err != nil {
 		s.tb.Fatalf("vcr: %v", err)
@@ -249,6 +358,9 @@ func (s *Server) finish() {
 	for _, r := range runs {
 		r.cancel()
 	}
+	if s.stopProxy != nil {
+		s.stopProxy()
+	}
 	err := s.writer.Close()
 	switch {
 	case err != nil:
@@ -256,7 +368,7 @@ func (s *Server) finish() {
 		os.Remove(s.tmp)
 	case s.tb.Failed():
 		os.Remove(s.tmp)
-		s.tb.Logf("vcr: the test failed, so %s was not written; the server's stderr:\n%s", s.path, strings.TrimSpace(s.stderr.String()))
+		s.tb.Logf("vcr: the test failed, so %s was not written; the server's stderr (or the proxy's warnings):\n%s", s.path, strings.TrimSpace(s.stderr.String()))
 	default:
 		if err := os.Rename(s.tmp, s.path); err != nil {
 			os.Remove(s.tmp)

@@ -3,6 +3,8 @@ package vcr_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/store"
 	"github.com/mcptape/mcptape/vcr"
 )
@@ -198,6 +201,108 @@ func TestNew_Failures(t *testing.T) {
 			}
 			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 				t.Errorf("files left in the cassette's directory: %v", entries)
+			}
+		})
+	}
+}
+
+// headerTransport adds a credential to every request, as a host talking to
+// a remote server does.
+type headerTransport struct{ key, value string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.key, h.value)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A go-sdk server over Streamable HTTP, reached with a bearer token:
+// recorded once through the proxy with the token redacted, then replayed
+// with the server gone.
+func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
+	t.Setenv(vcr.EnvMode, "")
+	path := filepath.Join(t.TempDir(), "remote.db")
+	upstream := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("remote") }, nil))
+	call := func(t *testing.T, srv *vcr.Server) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: &http.Client{Transport: headerTransport{"Authorization", "Bearer s3cret-token"}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, tr, nil)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "over http"}})
+		if err != nil {
+			t.Fatalf("call: %v", err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+
+	t.Run("recorded", func(t *testing.T) {
+		srv := vcr.NewHTTP(t, path, upstream.URL+"/mcp")
+		if !srv.Recording() || !strings.HasSuffix(srv.URL(), "/mcp") || !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") {
+			t.Fatalf("recording %v at %s: want a proxy on 127.0.0.1 ending in /mcp", srv.Recording(), srv.URL())
+		}
+		if got := call(t, srv); got != "over http" {
+			t.Errorf("echo answered %q", got)
+		}
+	})
+	upstream.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no cassette: %v", err)
+	}
+	if !strings.Contains(string(b), "over http") || strings.Contains(string(b), "s3cret-token") {
+		t.Errorf("the cassette should hold the call and not the token")
+	}
+	tape, err := store.Load(path)
+	if err != nil || len(tape.Sessions) == 0 || tape.Sessions[0].Info.Transport != store.TransportHTTP {
+		t.Fatalf("cassette: %v, %+v", err, tape)
+	}
+
+	t.Run("replayed without the server", func(t *testing.T) {
+		srv := vcr.NewHTTP(t, path, upstream.URL+"/mcp")
+		if srv.Recording() {
+			t.Fatal("recording, though the cassette exists")
+		}
+		if got := call(t, srv); got != "over http" {
+			t.Errorf("echo replayed %q", got)
+		}
+		// Transport() is Streamable HTTP too, for a client without headers.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
+		if err != nil {
+			t.Fatalf("connect with Transport(): %v", err)
+		}
+		cs.Close()
+	})
+}
+
+// The wrong way in for each kind fails the test with a line saying so.
+func TestNew_WrongAccessor(t *testing.T) {
+	t.Setenv(vcr.EnvMode, "")
+	upstream := httptest.NewServer(http.NotFoundHandler())
+	defer upstream.Close()
+	goServer := []string{peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")}
+	for _, tt := range []struct {
+		name string
+		body func(tb *fakeTB, path string)
+		want string
+	}{
+		{"pipes of an HTTP recording", func(tb *fakeTB, path string) { vcr.NewHTTP(tb, path, upstream.URL+"/mcp").Pipes() }, "connect to URL(), not Pipes()"},
+		{"URL of a stdio recording", func(tb *fakeTB, path string) { vcr.New(tb, path, goServer).URL() }, "connect with Transport() or Pipes(), not URL()"},
+		{"a bad upstream", func(tb *fakeTB, path string) { vcr.NewHTTP(tb, path, "ftp://example.com/mcp") }, `upstream "ftp://example.com/mcp": want an http:// or https:// URL`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := runFake(t, func(tb *fakeTB) { tt.body(tb, filepath.Join(dir, "c.db")) })
+			if !f.Failed() || !strings.Contains(f.log(), tt.want) {
+				t.Errorf("failed %v, log:\n%s\nwant %q", f.Failed(), f.log(), tt.want)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+				t.Errorf("files left: %v", entries)
 			}
 		})
 	}
