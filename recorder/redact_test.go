@@ -3,6 +3,8 @@ package recorder
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcptape/mcptape/store"
 )
 
 func TestIsSecretName(t *testing.T) {
@@ -124,5 +126,39 @@ func TestHTTPRedactor_Header(t *testing.T) {
 	}
 	if NewHTTPRedactor(nil).Header(nil) != nil {
 		t.Error("a nil header must stay nil")
+	}
+}
+
+func TestFrameRedactor(t *testing.T) {
+	r := NewFrameRedactor([]string{"token", "ID"})
+	tests := []struct{ name, in, want string }{
+		{"inside params, any depth, any case",
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"Token":"a","deep":[{"token":{"x":1}}]}}`,
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"Token":"[redacted]","deep":[{"token":"[redacted]"}]}}`},
+		{"the envelope's id is kept, a result's id is not",
+			`{"jsonrpc":"2.0","id":7,"result":{"id":"user-42"}}`,
+			`{"jsonrpc":"2.0","id":7,"result":{"id":"[redacted]"}}`},
+		{"schemas name fields and are kept",
+			`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"properties":{"token":{"type":"string"}}}}]}}`,
+			`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"properties":{"token":{"type":"string"}}}}]}}`},
+		{"a batch's envelopes are kept",
+			`[{"jsonrpc":"2.0","id":1,"method":"m","params":{"token":"a"}}]`,
+			`[{"jsonrpc":"2.0","id":1,"method":"m","params":{"token":"[redacted]"}}]`},
+		{"not JSON: as it came", `{"token": oops`, `{"token": oops`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &store.Message{Frame: []byte(tt.in)}
+			got := r.Rewrite(m)
+			if string(got.Frame) != tt.want {
+				t.Errorf("got  %s\nwant %s", got.Frame, tt.want)
+			}
+			if string(m.Frame) != tt.in {
+				t.Errorf("the original message changed: %s", m.Frame)
+			}
+		})
+	}
+	if NewFrameRedactor(nil) != nil {
+		t.Errorf("no names should give no redactor")
 	}
 }

@@ -443,3 +443,48 @@ func TestWriter_FileMode(t *testing.T) {
 		t.Errorf("cassette mode %v, want 0600", st.Mode().Perm())
 	}
 }
+
+// Rewrite decides what is stored, before Observe sees it; the appended
+// message itself is left alone.
+func TestWriter_Rewrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	var observed []string
+	w, err := store.NewWriter(path, store.WriterOptions{
+		NoSync: true,
+		Rewrite: func(m *store.Message) *store.Message {
+			c := *m
+			c.Frame = bytes.ReplaceAll(m.Frame, []byte("secret"), []byte("xxxxxx"))
+			return &c
+		},
+		Observe: func(_ *store.SessionInfo, m *store.Message, _ *store.Summary) bool {
+			observed = append(observed, string(m.Frame)) // the commit goroutine only
+			return false
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := []byte(`{"jsonrpc":"2.0","id":1,"method":"login","params":{"password":"secret"}}`)
+	s.Append(store.C2S, time.Now(), frame, nil)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"jsonrpc":"2.0","id":1,"method":"login","params":{"password":"xxxxxx"}}`
+	tape, err := store.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(tape.Sessions[0].Messages[0].Frame); got != want {
+		t.Errorf("stored %s, want %s", got, want)
+	}
+	if len(observed) != 1 || observed[0] != want {
+		t.Errorf("Observe saw %q, want the rewritten frame", observed)
+	}
+	if !bytes.Contains(frame, []byte("secret")) {
+		t.Errorf("the appended frame was changed in place")
+	}
+}

@@ -30,6 +30,12 @@ type WriterOptions struct {
 	// handshake without slowing the forwarding path; it runs without the
 	// lock Append takes, so parsing a large frame never stalls forwarding.
 	Observe func(info *SessionInfo, m *Message, s *Summary) (changed bool)
+	// Rewrite, if set, gives on the commit goroutine the message to store
+	// in place of m: m itself, or a copy with secrets blanked (mcpspy
+	// record --redact). It runs before Observe, so the session's info
+	// holds what the cassette holds. It must not change m, whose frame the
+	// proxy may still be forwarding.
+	Rewrite func(m *Message) *Message
 	// Log receives warnings (a slow store, a failed commit that will be
 	// retried). Default: discarded.
 	Log io.Writer
@@ -279,6 +285,10 @@ func (w *Writer) Flush() error {
 func (w *Writer) encode(batch []*Message) ([]encodedMessage, []SessionInfo, []*Session, error) {
 	encoded := make([]encodedMessage, len(batch))
 	for i, m := range batch {
+		if w.opts.Rewrite != nil {
+			m = w.opts.Rewrite(m)
+			batch[i] = m
+		}
 		sum := summarize(m)
 		if w.opts.Observe != nil {
 			w.observe(m, &sum)

@@ -97,9 +97,11 @@ type Option func(*config)
 // wins, so that one command can record a whole suite again.
 func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }
 
-// WithRedact names more headers and query parameters to redact when
-// recording over HTTP, besides the credentials always hidden (as mcpspy
-// record --redact).
+// WithRedact names what to store as "[redacted]" when recording, as
+// mcpspy record --redact does: message members (inside params, results and
+// errors) with these names, and over HTTP headers and query parameters,
+// besides the credentials always hidden. Replay matches a redacted value
+// with any value, so the test still passes with its own secret.
 func WithRedact(names ...string) Option {
 	return func(c *config) { c.redact = append(c.redact, names...) }
 }
@@ -155,7 +157,7 @@ func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 	}
 	s.command = command
 	s.grace = cfg.grace
-	s.startRecording()
+	s.startRecording(cfg)
 	return s
 }
 
@@ -174,7 +176,7 @@ func NewHTTP(tb testing.TB, path, upstream string, opts ...Option) *Server {
 		tb.Fatalf("vcr: upstream %q: want an http:// or https:// URL", upstream)
 	}
 	s.upstream = up
-	s.startRecording()
+	s.startRecording(cfg)
 	s.startProxy(cfg)
 	return s
 }
@@ -257,7 +259,7 @@ func (s *Server) URL() string {
 	return s.proxy
 }
 
-func (s *Server) startRecording() {
+func (s *Server) startRecording(cfg config) {
 	tb := s.tb
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		tb.Fatalf("vcr: %v", err)
@@ -269,7 +271,11 @@ func (s *Server) startRecording() {
 	f.Close()
 	os.Remove(f.Name()) // the store creates the file itself
 	s.tmp = f.Name()
-	w, err := store.NewWriter(s.tmp, store.WriterOptions{Observe: recorder.ObserveHandshake})
+	opts := store.WriterOptions{Observe: recorder.ObserveHandshake}
+	if red := recorder.NewFrameRedactor(cfg.redact); red != nil {
+		opts.Rewrite = red.Rewrite
+	}
+	w, err := store.NewWriter(s.tmp, opts)
 	if err != nil {
 		tb.Fatalf("vcr: %v", err)
 	}

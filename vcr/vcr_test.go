@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
-	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/store"
 	"github.com/mcptape/mcptape/vcr"
 )
@@ -222,8 +221,17 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 	t.Setenv(vcr.EnvMode, "")
 	path := filepath.Join(t.TempDir(), "remote.db")
-	upstream := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("remote") }, nil))
-	call := func(t *testing.T, srv *vcr.Server) string {
+	remote := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1.0.0"}, nil)
+	type echoIn struct {
+		Text     string `json:"text"`
+		Customer string `json:"customer"`
+	}
+	mcp.AddTool(remote, &mcp.Tool{Name: "echo", Description: "Echoes its text for a customer"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	upstream := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return remote }, nil))
+	call := func(t *testing.T, srv *vcr.Server, customer string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: &http.Client{Transport: headerTransport{"Authorization", "Bearer s3cret-token"}}}
@@ -232,7 +240,9 @@ func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 			t.Fatalf("connect: %v", err)
 		}
 		defer cs.Close()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "over http"}})
+		// The echo tool ignores "customer": a value the host sends that the
+		// cassette must not keep, and replay must accept whatever it is.
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "over http", "customer": customer}})
 		if err != nil {
 			t.Fatalf("call: %v", err)
 		}
@@ -240,11 +250,11 @@ func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 	}
 
 	t.Run("recorded", func(t *testing.T) {
-		srv := vcr.NewHTTP(t, path, upstream.URL+"/mcp")
+		srv := vcr.NewHTTP(t, path, upstream.URL+"/mcp", vcr.WithRedact("customer"))
 		if !srv.Recording() || !strings.HasSuffix(srv.URL(), "/mcp") || !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") {
 			t.Fatalf("recording %v at %s: want a proxy on 127.0.0.1 ending in /mcp", srv.Recording(), srv.URL())
 		}
-		if got := call(t, srv); got != "over http" {
+		if got := call(t, srv, "ACME-12345"); got != "over http" {
 			t.Errorf("echo answered %q", got)
 		}
 	})
@@ -253,12 +263,26 @@ func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no cassette: %v", err)
 	}
-	if !strings.Contains(string(b), "over http") || strings.Contains(string(b), "s3cret-token") {
-		t.Errorf("the cassette should hold the call and not the token")
-	}
 	tape, err := store.Load(path)
 	if err != nil || len(tape.Sessions) == 0 || tape.Sessions[0].Info.Transport != store.TransportHTTP {
 		t.Fatalf("cassette: %v, %+v", err, tape)
+	}
+	var all strings.Builder // go-sdk's server/discover probe is a session of its own
+	for _, sess := range tape.Sessions {
+		for _, m := range sess.Messages {
+			all.Write(m.Frame)
+			if m.HTTP != nil {
+				fmt.Fprint(&all, m.HTTP.RequestHeader)
+			}
+		}
+	}
+	for _, secret := range []string{"s3cret-token", "ACME-12345"} {
+		if strings.Contains(string(b), secret) || strings.Contains(all.String(), secret) {
+			t.Errorf("the cassette keeps %q", secret)
+		}
+	}
+	if !strings.Contains(all.String(), `"customer":"[redacted]"`) || !strings.Contains(all.String(), "over http") {
+		t.Errorf("the cassette should hold the call with the customer redacted:\n%s", all.String())
 	}
 
 	t.Run("replayed without the server", func(t *testing.T) {
@@ -266,7 +290,7 @@ func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 		if srv.Recording() {
 			t.Fatal("recording, though the cassette exists")
 		}
-		if got := call(t, srv); got != "over http" {
+		if got := call(t, srv, "another customer"); got != "over http" {
 			t.Errorf("echo replayed %q", got)
 		}
 		// Transport() is Streamable HTTP too, for a client without headers.

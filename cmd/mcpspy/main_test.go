@@ -43,10 +43,11 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"ls of a non-cassette", []string{"ls", notCassette}, 1, []string{notCassette, "not an mcptape cassette"}},
 		{"export without a cassette", []string{"export"}, 2, []string{"want exactly one CASSETTE"}},
 		{"import without -o", []string{"import", "x.jsonl"}, 2, []string{"-o CASSETTE is required"}},
-		{"--redact in stdio mode", []string{"record", "--redact", "x-key", "--", "true"}, 2, []string{"--redact is for HTTP and WebSocket recording", "mcpspy export --redact"}},
+		{"--no-redact in stdio mode", []string{"record", "--no-redact", "--", "true"}, 2, []string{"--no-redact is for HTTP and WebSocket recording"}},
+		{"record --redact without a name", []string{"record", "--redact", "", "--", "true"}, 2, []string{"record: --redact wants a member, header or parameter name"}},
 		{"--insecure in stdio mode", []string{"record", "--insecure", "--", "true"}, 2, []string{"--insecure is for HTTP and WebSocket recording"}},
 		{"--grace with --upstream", []string{"record", "--grace", "1s", "--upstream", "http://127.0.0.1:1/mcp"}, 2, []string{"--grace is for a stdio server"}},
-		{"export --redact without a name", []string{"export", "--redact", "", notCassette}, 2, []string{"--redact wants a member name"}},
+		{"export --redact without a name", []string{"export", "--redact", "", notCassette}, 2, []string{"--redact wants a member, header or parameter name"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -41,7 +41,8 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	fs.StringVar(&o.session, "session", "", "a name for the recorded session(s), shown by ls and usable in export --session")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "with --upstream: the address to listen on")
 	fs.StringVar(&o.upstream, "upstream", "", "record an HTTP (http://, https://) or WebSocket (ws://, wss://) server at this URL")
-	fs.Var(&o.redact, "redact", "also redact this header or query parameter (repeatable)")
+	fs.Var(&o.redact, "redact", "also store as \"[redacted]\" the value of every header, query parameter and message member\n"+
+		"(inside params, results and errors) with this `NAME`; repeatable. Replay matches a redacted value with any value")
 	fs.Var(&o.origins, "allow-origin", "with --upstream: also proxy browser requests from this origin (repeatable; * allows any); requests without Origin and loopback origins always pass")
 	fs.BoolVar(&o.noRedact, "no-redact", false, "store credentials as they are (they are redacted by default)")
 	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the upstream's TLS certificate")
@@ -77,14 +78,13 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	}
 	// A flag of the other mode would be ignored; say so rather than let
 	// the user believe, say, that stdio frames were redacted.
-	for _, name := range []string{"redact", "no-redact", "allow-origin", "insecure"} {
+	for _, name := range []string{"no-redact", "allow-origin", "insecure"} {
 		if set[name] && o.upstream == "" {
-			hint := ""
-			if name == "redact" {
-				hint = "; to blank values in messages, use mcpspy export --redact NAME"
-			}
-			return nil, usageErrorf("record: --%s is for HTTP and WebSocket recording (--upstream URL), not a stdio server%s", name, hint)
+			return nil, usageErrorf("record: --%s is for HTTP and WebSocket recording (--upstream URL), not a stdio server", name)
 		}
+	}
+	if err := checkRedactNames("record", o.redact); err != nil {
+		return nil, err
 	}
 	if set["grace"] && o.upstream != "" {
 		return nil, usageErrorf("record: --grace is for a stdio server (-- COMMAND), not --upstream")
@@ -97,7 +97,11 @@ func runRecord(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	w, err := store.NewWriter(o.cassette, store.WriterOptions{Observe: recorder.ObserveHandshake, Log: s.Err, NoSync: !o.fsync})
+	wopts := store.WriterOptions{Observe: recorder.ObserveHandshake, Log: s.Err, NoSync: !o.fsync}
+	if red := recorder.NewFrameRedactor(o.redact); red != nil {
+		wopts.Rewrite = red.Rewrite // on the store's goroutine, off the forwarding path
+	}
+	w, err := store.NewWriter(o.cassette, wopts)
 	if err != nil {
 		return fmt.Errorf("cassette: %w", err)
 	}

@@ -3,61 +3,48 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
-	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
 
-// exportRedactor is export --redact: it writes each message with the values
-// of the named members blanked (names compared without case, at any depth
-// inside params, result and error, except in JSON Schemas), and the named
-// headers and query parameters too, with the credentials the recorder
-// always hides. So a cassette can be shared without the secrets it
-// carries. Replay matches a blanked request value with any live one, so
-// the export still replays.
+// exportRedactor is export --redact: each message is written with the
+// named values blanked inside its frame (recorder.FrameRedactor), and the
+// named headers and query parameters in its HTTP metadata too, with the
+// credentials the recorder always hides. So a cassette can be shared
+// without the secrets it carries, and still replays.
 type exportRedactor struct {
-	names []string
-	http  *recorder.HTTPRedactor
+	names  []string
+	frames *recorder.FrameRedactor
+	http   *recorder.HTTPRedactor
 	// What it did, for the summary line.
 	values, messages, notJSON int
 }
 
-var redactedJSON = []byte(`"` + store.Redacted + `"`)
-
 func newExportRedactor(names []string) (*exportRedactor, error) {
+	if err := checkRedactNames("export", names); err != nil {
+		return nil, err
+	}
+	return &exportRedactor{names: names, frames: recorder.NewFrameRedactor(names), http: recorder.NewHTTPRedactor(names)}, nil
+}
+
+// checkRedactNames refuses an empty --redact value, which would name
+// nothing and leave the user believing something was hidden.
+func checkRedactNames(cmd string, names []string) error {
 	for _, n := range names {
 		if n == "" {
-			return nil, usageErrorf("export: --redact wants a member name, got an empty one")
+			return usageErrorf("%s: --redact wants a member, header or parameter name, got an empty one", cmd)
 		}
 	}
-	return &exportRedactor{names: names, http: recorder.NewHTTPRedactor(names)}, nil
+	return nil
 }
 
 func (r *exportRedactor) option() store.ExportOption { return store.MapMessages(r.message) }
 
-// schemaMembers hold JSON Schemas: they name the fields a secret may go
-// in, and hold no values. Blanking a property named like a secret there
-// would break the schema, and with it the replayed tools/list.
-var schemaMembers = []string{"inputSchema", "outputSchema", "requestedSchema"}
-
 // message returns m, or a copy with what is secret blanked.
 func (r *exportRedactor) message(m *store.Message) *store.Message {
-	frame, n, ok := jsonrpc.ReplaceMembers(m.Frame, func(path []string, name string) bool {
-		// The JSON-RPC envelope (jsonrpc, id, method, params, result,
-		// error) holds no secret, and replay needs it.
-		if len(path) == 0 || !r.named(name) {
-			return false
-		}
-		for _, p := range path {
-			if slices.Contains(schemaMembers, p) {
-				return false
-			}
-		}
-		return true
-	}, redactedJSON)
+	frame, n, ok := r.frames.Frame(m.Frame)
 	if !ok {
 		r.notJSON++
 	}
@@ -80,15 +67,6 @@ func (r *exportRedactor) message(m *store.Message) *store.Message {
 		r.messages++
 	}
 	return &c
-}
-
-func (r *exportRedactor) named(name string) bool {
-	for _, n := range r.names {
-		if strings.EqualFold(n, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // summary tells on w what was blanked, and what could not be looked at: a

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -148,5 +151,97 @@ func TestMcpspy_ExportRedactNotJSON(t *testing.T) {
 	want := "mcpspy: export: redacted 1 value in 1 message\nmcpspy: export: 1 message is not JSON, written as it came: check it by hand before sharing\n"
 	if string(stderr) != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+}
+
+// record --redact over stdio: the go-sdk client and server see every byte
+// (the echo comes back whole), the cassette holds "[redacted]" in the
+// request and in the answer, and mcpmock replays it for any text.
+func TestMcpspy_RecordRedactStdio(t *testing.T) {
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	db := filepath.Join(t.TempDir(), "c.db")
+	toSpy, clientIn := io.Pipe()
+	clientOut, fromSpy := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(context.Background(), []string{"record", "-o", db, "--redact", "TEXT", "--", server},
+			streams{In: toSpy, Out: fromSpy, Err: io.Discard})
+		fromSpy.Close()
+		done <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: clientOut, Writer: clientIn}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "my secret words"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "my secret words" {
+		t.Errorf("the client got %q: forwarding must not be redacted", got)
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("record: %v", err)
+	}
+	requireRedacted(t, db, "my secret words", `"arguments":{"text":"[redacted]"}`, `"text":"[redacted]"`)
+
+	_, cs2, ctx2 := replayWithGoClient(t, db)
+	res, err = cs2.CallTool(ctx2, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "anything at all"}})
+	if err != nil || res.IsError {
+		t.Fatalf("replay of the redacted call: %v %+v", err, res)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "[redacted]" {
+		t.Errorf("replayed %q, want the stored \"[redacted]\"", got)
+	}
+}
+
+// record --redact over Streamable HTTP blanks message members as well as
+// the header of that name.
+func TestMcpspy_RecordRedactHTTP(t *testing.T) {
+	upstream := peertest.Start(t, t.TempDir(), nil, nil, nil, peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver"), "-http", "127.0.0.1:0")
+	up := strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(upstream.WaitLine(t, "gosdkserver: listening on ", 30*time.Second), "gosdkserver: listening on ")), "/")
+	db := filepath.Join(t.TempDir(), "c.db")
+	sp := startSpy(t, "-o", db, "--redact", "text", "--upstream", up+"/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: sp.url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "my secret words"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "my secret words" {
+		t.Errorf("the client got %q", got)
+	}
+	cs.Close()
+	if err := sp.stop(t); err != nil {
+		t.Fatalf("mcpspy: %v\n%s", err, sp.stderr)
+	}
+	requireRedacted(t, db, "my secret words", `"arguments":{"text":"[redacted]"}`)
+}
+
+// requireRedacted checks that no frame of the cassette holds secret and
+// that each of want is in some frame.
+func requireRedacted(t *testing.T, db, secret string, want ...string) {
+	t.Helper()
+	var all strings.Builder
+	for _, s := range readTape(t, db).Sessions {
+		for _, m := range s.Messages {
+			all.Write(m.Frame)
+			all.WriteByte('\n')
+		}
+	}
+	if strings.Contains(all.String(), secret) {
+		t.Errorf("the cassette holds %q:\n%s", secret, all.String())
+	}
+	for _, w := range want {
+		if !strings.Contains(all.String(), w) {
+			t.Errorf("no frame holds %s:\n%s", w, all.String())
+		}
 	}
 }

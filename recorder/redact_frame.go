@@ -1,0 +1,78 @@
+package recorder
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+)
+
+// FrameRedactor blanks secrets inside frames: the value of every object
+// member with one of its names (compared without case), at any depth
+// inside params, result and error, becomes the JSON string "[redacted]".
+// Every other byte stays as it was. Replay matches a redacted request value
+// with any live one, so a redacted cassette still replays.
+//
+// The JSON-RPC envelope (jsonrpc, id, method, params, result, error) is
+// never touched: it holds no secret and replay needs it. Nor are JSON
+// Schemas (inputSchema, outputSchema, elicitation's requestedSchema),
+// which name the fields a secret goes in and hold no values: blanking a
+// property there would break the replayed tools/list.
+type FrameRedactor struct {
+	names []string
+}
+
+var (
+	redactedJSON  = []byte(`"` + store.Redacted + `"`)
+	schemaMembers = []string{"inputSchema", "outputSchema", "requestedSchema"}
+)
+
+// NewFrameRedactor returns a redactor for names, or nil when there are none.
+func NewFrameRedactor(names []string) *FrameRedactor {
+	if len(names) == 0 {
+		return nil
+	}
+	return &FrameRedactor{names: slices.Clone(names)}
+}
+
+// Frame returns frame with the named values blanked (a new slice when n >
+// 0; frame itself otherwise) and how many there were. ok is false when the
+// frame is not JSON, and so could not be looked into.
+func (r *FrameRedactor) Frame(frame []byte) (out []byte, n int, ok bool) {
+	return jsonrpc.ReplaceMembers(frame, func(path []string, name string) bool {
+		if len(path) == 0 || !r.named(name) {
+			return false
+		}
+		for _, p := range path {
+			if slices.Contains(schemaMembers, p) {
+				return false
+			}
+		}
+		return true
+	}, redactedJSON)
+}
+
+// Rewrite is Frame for store.WriterOptions.Rewrite: m, or a copy of it
+// with the named values blanked. A nil redactor changes nothing.
+func (r *FrameRedactor) Rewrite(m *store.Message) *store.Message {
+	if r == nil {
+		return m
+	}
+	frame, n, _ := r.Frame(m.Frame)
+	if n == 0 {
+		return m
+	}
+	c := *m
+	c.Frame = frame
+	return &c
+}
+
+func (r *FrameRedactor) named(name string) bool {
+	for _, n := range r.names {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
