@@ -67,6 +67,22 @@ func TestHTTPProxy_GoSDK(t *testing.T) {
 			if _, err := cs.CallTool(ctx, params); err != nil {
 				t.Fatalf("progress: %v", err)
 			}
+			// With JSON answers the server sends progress on the GET stream,
+			// which the client opens on its own schedule: the notifications
+			// wait in the server until it does. Closing before they arrive
+			// would leave them unsent, so nothing to record (seen once on a
+			// loaded machine). Wait until the client has them all.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				progressMu.Lock()
+				n := len(progress)
+				progressMu.Unlock()
+				if n >= 3 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the client got %d of 3 progress notifications in 10 s", n)
+				}
+			}
 			if err := cs.Close(); err != nil {
 				t.Logf("close: %v", err)
 			}
