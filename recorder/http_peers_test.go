@@ -3,7 +3,6 @@ package recorder_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -14,17 +13,6 @@ import (
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
 )
-
-// startEverything starts server-everything in an HTTP mode on a loopback
-// port and returns its base URL.
-func startEverything(tb testing.TB, mode string) string {
-	tb.Helper()
-	env, port := peertest.FreePortEnv(tb)
-	p := peertest.Start(tb, peertest.NPMDir(tb), []string{env}, nil, nil, peertest.ServerEverything(tb, mode)...)
-	ready := map[string]string{"streamableHttp": "MCP Streamable HTTP Server listening on port", "sse": "Server is running on port"}[mode]
-	p.WaitLine(tb, ready, 30*time.Second)
-	return fmt.Sprintf("http://127.0.0.1:%d", port)
-}
 
 // clientOut is what testdata/npm/http-client.mjs prints.
 type clientOut struct {
@@ -79,7 +67,7 @@ func TestHTTPProxy_ServerEverything(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			up := startEverything(t, tt.mode)
+			up := peertest.EverythingHTTP(t, tt.mode)
 			px := startHTTPProxy(t, up+tt.path)
 			out := runTSClient(t, tt.client, px.URL+tt.path, "echo", `{"message":"hi there"}`,
 				"trigger-long-running-operation", `{"duration":0.3,"steps":3}`)

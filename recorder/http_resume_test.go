@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/sse"
 	"github.com/mcptape/mcptape/store"
 )
@@ -51,7 +52,7 @@ func (c *rawMCP) do(ctx context.Context, method, body string, hdr map[string]str
 // and resumes with GET + Last-Event-ID: the server replays the rest and the
 // proxy records the resumed stream with the request's Last-Event-ID.
 func TestHTTPProxy_LastEventIDResumption(t *testing.T) {
-	up := startEverything(t, "streamableHttp")
+	up := peertest.EverythingHTTP(t, "streamableHttp")
 	px := startHTTPProxy(t, up+"/mcp")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -244,12 +244,7 @@ func runImport(args []string, s streams) error {
 	// Build the cassette beside the target and rename it into place, so a
 	// failed import leaves nothing half-written. Importing into an existing
 	// cassette adds to a copy of it.
-	return atomicfile.Write(*out, 0o600, func(tmp *os.File) error {
-		if err := copyExisting(*out, tmp); err != nil {
-			return err
-		}
-		return store.Import(tmp.Name(), tape)
-	})
+	return addToCassette(*out, tape)
 }
 
 func copyExisting(path string, dst *os.File) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/cli"
@@ -44,7 +45,18 @@ func runDiff(args []string, s streams) error {
 			return err
 		}
 	}
-	diffs := replay.CompareSessions(picked[0], picked[1])
+	differ := printComparison(s.Out, fs.Arg(0)+" "+picked[0].Info.ID, fs.Arg(1)+" "+picked[1].Info.ID, picked[0], picked[1], *all)
+	if *exitCode && differ {
+		return &cli.ExitError{Code: 1}
+	}
+	return nil
+}
+
+// printComparison writes what replay.CompareSessions finds between a and
+// b, labelled as given: a header, the differences (every request with
+// all), and a count. It reports whether the sessions differ.
+func printComparison(w io.Writer, labelA, labelB string, a, b *store.TapeSession, all bool) (differ bool) {
+	diffs := replay.CompareSessions(a, b)
 	var n [4]int // same, answered differently, only in A, only in B
 	for _, d := range diffs {
 		switch d.Op {
@@ -58,18 +70,14 @@ func runDiff(args []string, s streams) error {
 			n[3]++
 		}
 	}
-	fmt.Fprintf(s.Out, "--- a: %s %s (%d requests)\n+++ b: %s %s (%d requests)\n",
-		fs.Arg(0), picked[0].Info.ID, n[0]+n[1]+n[2], fs.Arg(1), picked[1].Info.ID, n[0]+n[1]+n[3])
+	fmt.Fprintf(w, "--- a: %s (%d requests)\n+++ b: %s (%d requests)\n", labelA, n[0]+n[1]+n[2], labelB, n[0]+n[1]+n[3])
 	for _, d := range diffs {
-		if d.Op != replay.Same || *all {
-			fmt.Fprintln(s.Out, d)
+		if d.Op != replay.Same || all {
+			fmt.Fprintln(w, d)
 		}
 	}
-	fmt.Fprintf(s.Out, "%d the same, %d answered differently, %d only in a, %d only in b\n", n[0], n[1], n[2], n[3])
-	if *exitCode && n[1]+n[2]+n[3] > 0 {
-		return &cli.ExitError{Code: 1}
-	}
-	return nil
+	fmt.Fprintf(w, "%d the same, %d answered differently, %d only in a, %d only in b\n", n[0], n[1], n[2], n[3])
+	return n[1]+n[2]+n[3] > 0
 }
 
 // pickSession finds the session named id (or name) in tape, or its only

@@ -28,6 +28,7 @@ Usage:
   mcpspy ls CASSETTE
   mcpspy export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE
   mcpspy diff [--session ID [--session ID]] [--all] [--exit-code] A B
+  mcpspy rerun [--session ID] [-o CASSETTE] [--exit-code] SOURCE (-- COMMAND [ARG...] | --upstream URL)
   mcpspy import -o CASSETTE FILE.jsonl
 
 Run "mcpspy COMMAND -h" for a command's flags.
@@ -51,13 +52,15 @@ func run(ctx context.Context, args []string, s streams) error {
 		return runExport(args[1:], s)
 	case "diff":
 		return runDiff(args[1:], s)
+	case "rerun":
+		return runRerun(ctx, args[1:], s)
 	case "import":
 		return runImport(args[1:], s)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(s.Out, usage)
 		return nil
 	}
-	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff or import)", args[0])
+	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff, rerun or import)", args[0])
 }
 
 func usageErrorf(format string, a ...any) error { return cli.Usagef(format, a...) }

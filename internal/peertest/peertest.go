@@ -110,6 +110,18 @@ func ServerEverything(tb testing.TB, mode string) []string {
 		filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), mode}
 }
 
+// EverythingHTTP starts server-everything in an HTTP mode ("streamableHttp"
+// or "sse") on a loopback port, waits until it listens, and returns its
+// base URL. The test's Cleanup stops it.
+func EverythingHTTP(tb testing.TB, mode string) string {
+	tb.Helper()
+	env, port := FreePortEnv(tb)
+	p := Start(tb, NPMDir(tb), []string{env}, nil, nil, ServerEverything(tb, mode)...)
+	ready := map[string]string{"streamableHttp": "MCP Streamable HTTP Server listening on port", "sse": "Server is running on port"}[mode]
+	p.WaitLine(tb, ready, 30*time.Second)
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
 var (
 	buildMu sync.Mutex
 	built   = map[string]string{}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+)
+
+// mcpspy rerun against server-everything, the server the shipped cassette
+// was recorded from: the same answers; then against a recording whose echo
+// answer was edited: the difference, and exit 1 with --exit-code.
+func TestMcpspy_Rerun(t *testing.T) {
+	everything := peertest.ServerEverything(t, "stdio")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "rerun.db")
+	code, stdout, stderr := runCaptured(append([]string{"rerun", "--exit-code", "-o", out, shippedCassette(t, "everything-stdio.db"), "--"}, everything...)...)
+	if code != 0 || !strings.HasSuffix(stdout, "\n7 the same, 0 answered differently, 0 only in a, 0 only in b\n") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if _, ls, _ := runCaptured("ls", out); !strings.Contains(ls, "rerun of ") {
+		t.Errorf("-o cassette lists as %q", ls)
+	}
+
+	// The same recording with the echo answer edited, as JSONL.
+	plain, _ := runText(t, "export", shippedCassette(t, "everything-stdio.db"))
+	edited := strings.Replace(string(plain), `"text":"Echo: hello from mcptape"`, `"text":"Echo: something else"`, 1)
+	if edited == string(plain) {
+		t.Fatal("the shipped cassette's echo answer was not found")
+	}
+	changed := filepath.Join(dir, "changed.jsonl")
+	if err := os.WriteFile(changed, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ = runCaptured(append([]string{"rerun", "--exit-code", changed, "--"}, everything...)...)
+	want := "~ tools/call {\"arguments\":{\"message\":\"hello from mcptape\"},\"name\":\"echo\"}  (a#7 b#7)\n" +
+		"    - result.content[0].text=\"Echo: something else\"\n" +
+		"    + result.content[0].text=\"Echo: hello from mcptape\"\n" +
+		"6 the same, 1 answered differently, 0 only in a, 0 only in b\n"
+	if code != 1 || !strings.HasSuffix(stdout, want) {
+		t.Errorf("exit %d, stdout:\n%s\nwant it to end:\n%s", code, stdout, want)
+	}
+}
+
+// The HTTP recording against server-everything over Streamable HTTP,
+// flags after SOURCE.
+func TestMcpspy_RerunHTTP(t *testing.T) {
+	base := peertest.EverythingHTTP(t, "streamableHttp")
+	code, stdout, stderr := runCaptured("rerun", shippedCassette(t, "everything-http.db"), "--upstream", base+"/mcp", "--header", "X-Test: yes", "--all")
+	if code != 0 || !strings.Contains(stdout, "= tools/list  (a#4 b#4)") || !strings.HasSuffix(stdout, "4 the same, 0 answered differently, 0 only in a, 0 only in b\n") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+func TestMcpspy_RerunErrors(t *testing.T) {
+	db := shippedCassette(t, "everything-stdio.db")
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no server", []string{"rerun", db}, 2, "no server: give -- COMMAND"},
+		{"both", []string{"rerun", db, "--upstream", "http://127.0.0.1:1/mcp", "--", "true"}, 2, "not both"},
+		{"no source", []string{"rerun", "--", "true"}, 2, "want one SOURCE cassette"},
+		{"bad header", []string{"rerun", "--header", "nocolon", db, "--upstream", "http://127.0.0.1:1/mcp"}, 2, `--header "nocolon": want NAME: VALUE`},
+		{"header for stdio", []string{"rerun", "--header", "A: b", db, "--", "true"}, 2, "--header is for --upstream URL"},
+		{"bad upstream", []string{"rerun", db, "--upstream", "ws://127.0.0.1:1/"}, 2, "want an http:// or https:// URL"},
+		{"-o is the source", []string{"rerun", "-o", db, db, "--", "true"}, 2, "is the SOURCE"},
+		{"missing command", []string{"rerun", db, "--", "/no/such/server"}, 1, `server command "/no/such/server"`},
+		{"missing source", []string{"rerun", filepath.Join(t.TempDir(), "none.db"), "--", "true"}, 1, "none.db"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCaptured(tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,215 @@
+package rerun
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/sse"
+	"github.com/mcptape/mcptape/store"
+)
+
+// httpConn is a minimal Streamable HTTP client: one POST per frame, the
+// answer read as JSON or as an SSE stream (on its own goroutine, so a
+// long call does not hold up the frames after it), Mcp-Session-Id and
+// MCP-Protocol-Version carried as a client must. It opens no GET stream:
+// what a server sends only there is not in the rerun.
+type httpConn struct {
+	o       Options
+	client  *http.Client
+	tape    *tape
+	receive func([]byte)
+	// failed is told when a request got an HTTP answer that carries no
+	// JSON-RPC message (a 404, a proxy's error page): it will not be
+	// answered, and the rerun should not wait for it.
+	failed func(id, reason string)
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	sid      string // Mcp-Session-Id, once the server gave one
+	version  string // the negotiated protocol version, for the header
+	initID   string // the initialize request's id
+	streamID uint64
+}
+
+func startHTTP(o Options, t *tape, receive func([]byte), failed func(id, reason string)) (conn, error) {
+	client := o.HTTPClient
+	if client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DisableCompression = true // keep the bytes as the server sent them
+		client = &http.Client{Transport: tr}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &httpConn{o: o, client: client, tape: t, receive: receive, failed: failed, ctx: ctx, cancel: cancel}, nil
+}
+
+func (c *httpConn) send(frame []byte) error {
+	sum := jsonrpc.Classify(frame)
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.o.URL.String(), bytes.NewReader(frame))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, vs := range c.o.Header {
+		req.Header[k] = vs
+	}
+	c.mu.Lock()
+	if c.sid != "" {
+		req.Header.Set("Mcp-Session-Id", c.sid)
+	}
+	if c.version != "" {
+		req.Header.Set("MCP-Protocol-Version", c.version)
+	}
+	if sum.Method == "initialize" && sum.Kind == jsonrpc.Request {
+		c.initID = sum.ID
+	}
+	c.streamID++
+	stream := c.streamID
+	c.mu.Unlock()
+	statelessHeaders(req.Header, frame, sum)
+
+	path := c.o.URL.RequestURI()
+	c.tape.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: path, Stream: "post-body", StreamID: stream})
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return err
+	}
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		c.mu.Lock()
+		if c.sid == "" {
+			c.sid = sid
+		}
+		c.mu.Unlock()
+	}
+	meta := store.HTTPMeta{Method: http.MethodPost, Path: path, Status: resp.StatusCode, StreamID: stream}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode == http.StatusAccepted:
+		resp.Body.Close()
+	case ct == "text/event-stream":
+		meta.Stream = "post-sse"
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			defer resp.Body.Close()
+			c.readEvents(resp.Body, meta)
+		}()
+	default:
+		body, err := io.ReadAll(io.LimitReader(resp.Body, sse.DefaultMaxEvent))
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		meta.Stream = "json"
+		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
+			c.got(body, meta)
+		} else if resp.StatusCode >= 300 && sum.Kind == jsonrpc.Request {
+			c.failed(sum.ID, fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, strings.TrimSpace(string(body))))
+		}
+	}
+	return nil
+}
+
+// readEvents takes the messages of one SSE answer; priming events (no
+// data) are not messages.
+func (c *httpConn) readEvents(body io.Reader, meta store.HTTPMeta) {
+	rd := sse.NewReader(body, sse.DefaultMaxEvent)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return
+		}
+		if len(ev.Data) == 0 {
+			continue
+		}
+		m := meta
+		m.EventID, m.EventType, m.Retry = ev.ID, ev.Type, ev.Retry
+		c.got(ev.Data, m)
+	}
+}
+
+// got records a message from the server and hands it on.
+func (c *httpConn) got(frame []byte, meta store.HTTPMeta) {
+	c.tape.Append(store.S2C, time.Now(), frame, &meta)
+	sum := jsonrpc.Classify(frame)
+	c.mu.Lock()
+	if sum.Kind == jsonrpc.Response && sum.ID == c.initID && c.version == "" {
+		var r struct {
+			Result struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(frame, &r) == nil {
+			c.version = r.Result.ProtocolVersion
+		}
+	}
+	c.mu.Unlock()
+	c.receive(frame)
+}
+
+// statelessHeaders sets what a 2026-07-28 request must carry in headers
+// as well as in its body: the version from params._meta, Mcp-Method, and
+// Mcp-Name for the methods that name something. (Inputs a tool marks
+// x-mcp-header are not sent as Mcp-Param-* headers.)
+func statelessHeaders(h http.Header, frame []byte, sum jsonrpc.Summary) {
+	if sum.Method == "" {
+		return
+	}
+	var f struct {
+		Params struct {
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+			Meta struct {
+				Version string `json:"io.modelcontextprotocol/protocolVersion"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(frame, &f) != nil || f.Params.Meta.Version == "" {
+		return
+	}
+	h.Set("MCP-Protocol-Version", f.Params.Meta.Version)
+	h.Set("Mcp-Method", sum.Method)
+	switch sum.Method {
+	case "tools/call", "prompts/get":
+		h.Set("Mcp-Name", f.Params.Name)
+	case "resources/read":
+		h.Set("Mcp-Name", f.Params.URI)
+	}
+}
+
+func (c *httpConn) close() store.EndInfo {
+	c.mu.Lock()
+	sid := c.sid
+	c.mu.Unlock()
+	end := store.EndInfo{Reason: store.EndClosed}
+	if sid != "" {
+		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.o.URL.String(), nil)
+		if err == nil {
+			req.Header.Set("Mcp-Session-Id", sid)
+			for k, vs := range c.o.Header {
+				req.Header[k] = vs
+			}
+			if resp, err := c.client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		cancel()
+	}
+	c.cancel() // streams still open (calls never answered) end here
+	c.wg.Wait()
+	end.Time = time.Now()
+	return end
+}

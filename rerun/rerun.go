@@ -1,0 +1,316 @@
+// Package rerun drives a real MCP server with the client side of a
+// recorded session (what mitmproxy calls client replay) and records what
+// the server does now, so that the new session can be set beside the
+// recording with replay.CompareSessions. A server developer records a host
+// once, changes the server, and reruns the recording to see which answers
+// changed.
+//
+// The recorded client frames are sent byte for byte, ids included (they
+// were unique in the recording, so they are again), in recorded order.
+// Where the recording shows the client waiting (an answer that arrived
+// before the client's next frame) the rerun waits too, at most
+// Options.Timeout. Server→client requests get the reply the recorded client
+// gave to the same method, in order. It never re-encodes a frame it sends,
+// and never sends a recorded answer of the server.
+package rerun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/store"
+)
+
+// Options says which server to run the recording against, and how.
+type Options struct {
+	// Command is a stdio server: program and arguments. Or:
+	Command []string
+	// URL is a Streamable HTTP endpoint.
+	URL *url.URL
+	// Header is added to every HTTP request: the credentials a recording
+	// keeps redacted.
+	Header http.Header
+	// HTTPClient reaches URL. Default: a client without automatic gzip.
+	HTTPClient *http.Client
+	// Timeout bounds each wait for an answer the recording got. Default
+	// 10 s.
+	Timeout time.Duration
+	// Stderr receives a stdio server's stderr. Default: discarded.
+	Stderr io.Writer
+	// Grace is how long each step of a stdio server's shutdown waits.
+	// Default 5 s.
+	Grace time.Duration
+}
+
+// Result is what happened in the rerun.
+type Result struct {
+	// Session holds every frame sent and received, as a recorder would
+	// have kept them (seq in the order the rerun saw them).
+	Session store.TapeSession
+	// Unanswered names the requests that got no answer: those the
+	// recording has an answer to that got none within Timeout, and any the
+	// server refused with an HTTP error that carried no JSON-RPC message.
+	Unanswered []string
+}
+
+// Run sends the client side of recorded to the server opts names and
+// returns the new session. It returns an error when the server cannot be
+// started or reached at all; a server that answers differently, or not at
+// all, is the Result's to tell.
+func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Result, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	plan := planOf(recorded)
+	tape := newTape(transportOf(opts), upstreamOf(opts))
+	d := &driver{tape: tape, plan: plan, answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{}}
+	var (
+		c   conn
+		err error
+	)
+	switch {
+	case len(opts.Command) > 0 && opts.URL != nil:
+		return nil, errors.New("rerun: give a command or a URL, not both")
+	case len(opts.Command) > 0:
+		c, err = startStdio(ctx, opts, tape, d.receive)
+	case opts.URL != nil:
+		c, err = startHTTP(opts, tape, d.receive, d.fail)
+	default:
+		return nil, errors.New("rerun: no server: give a command or a URL")
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.conn = c
+	runErr := d.run(ctx, opts.Timeout)
+	end := c.close()
+	res := &Result{Session: tape.session(end), Unanswered: d.unanswered}
+	return res, runErr
+}
+
+// step is one recorded client frame to send.
+type step struct {
+	index int    // in the recording
+	frame []byte // as recorded
+	id    string // a request's id text; "" for anything else
+	// answeredAt is the index of the request's recorded answer; -1 when
+	// it got none (a hung or cancelled call).
+	answeredAt int
+	what       string // method and id, for messages
+}
+
+// plan is the recording taken apart: what to send, in order, and what the
+// recorded client replied to the server's own requests.
+type plan struct {
+	steps   []step
+	replies map[string][][]byte // method → reply bodies ("result":… or "error":…), in order
+}
+
+func planOf(s *store.TapeSession) *plan {
+	p := &plan{replies: map[string][][]byte{}}
+	serverAsked := map[string]string{} // server request id → method
+	pending := map[string]int{}        // client request id → its step
+	for i, m := range s.Messages {
+		sum := jsonrpc.Classify(m.Frame)
+		switch {
+		case m.Dir == store.S2C && sum.Kind == jsonrpc.Request:
+			serverAsked[sum.ID] = sum.Method
+		case m.Dir == store.S2C && (sum.Kind == jsonrpc.Response || sum.Kind == jsonrpc.Error):
+			if k, ok := pending[sum.ID]; ok {
+				p.steps[k].answeredAt = i
+				delete(pending, sum.ID)
+			}
+		case m.Dir == store.C2S && (sum.Kind == jsonrpc.Response || sum.Kind == jsonrpc.Error):
+			// The recorded client's reply to a server request: kept to
+			// answer the live server's, never sent as it stands.
+			if method, ok := serverAsked[sum.ID]; ok {
+				if body := replyBody(m.Frame); body != nil {
+					p.replies[method] = append(p.replies[method], body)
+				}
+			}
+		case m.Dir == store.C2S:
+			st := step{index: i, frame: m.Frame, answeredAt: -1, what: describe(sum)}
+			if sum.Kind == jsonrpc.Request {
+				st.id = sum.ID
+				pending[sum.ID] = len(p.steps)
+			}
+			p.steps = append(p.steps, st)
+		}
+	}
+	return p
+}
+
+// replyBody is the "result":… or "error":… member of a response, as
+// written.
+func replyBody(frame []byte) []byte {
+	var out []byte
+	jsonrpc.RawMembers(frame, func(key, value []byte) {
+		if string(key) == `"result"` || string(key) == `"error"` {
+			out = append(append(append([]byte(nil), key...), ':'), value...)
+		}
+	})
+	return out
+}
+
+func describe(s jsonrpc.Summary) string {
+	switch {
+	case s.Method != "" && s.ID != "":
+		return fmt.Sprintf("%s (id %s)", s.Method, s.ID)
+	case s.Method != "":
+		return s.Method
+	}
+	return s.Kind.String()
+}
+
+// conn is one live connection to the server under test. send may be
+// called from the driver and from receive (a reply to a server request);
+// implementations serialise it.
+type conn interface {
+	send(frame []byte) error
+	// close ends the session and says how it ended.
+	close() store.EndInfo
+}
+
+// driver sends the plan and watches what comes back.
+type driver struct {
+	conn conn
+	tape *tape
+	plan *plan
+
+	mu         sync.Mutex
+	answered   map[string]chan struct{} // request id → closed at its live answer
+	sentAs     map[string]string        // request id → method and id, for messages
+	nextReply  map[string]int
+	unanswered []string
+}
+
+func (d *driver) run(ctx context.Context, timeout time.Duration) error {
+	var open []step // sent requests whose answers have not been waited for
+	// waitBefore waits for the answers the recording got before index i.
+	waitBefore := func(i int) {
+		kept := open[:0]
+		for _, st := range open {
+			if st.answeredAt < i {
+				d.await(ctx, st, timeout)
+			} else {
+				kept = append(kept, st)
+			}
+		}
+		open = kept
+	}
+	for _, st := range d.plan.steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		waitBefore(st.index)
+		if st.id != "" {
+			d.mu.Lock()
+			d.answered[st.id] = make(chan struct{})
+			d.sentAs[st.id] = st.what
+			d.mu.Unlock()
+			if st.answeredAt >= 0 {
+				open = append(open, st)
+			}
+		}
+		if err := d.conn.send(st.frame); err != nil {
+			return fmt.Errorf("send %s: %w", st.what, err)
+		}
+	}
+	waitBefore(int(^uint(0) >> 1)) // every answer the recording got
+	return ctx.Err()
+}
+
+// await waits for st's live answer, at most timeout.
+func (d *driver) await(ctx context.Context, st step, timeout time.Duration) {
+	d.mu.Lock()
+	ch := d.answered[st.id]
+	d.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+		d.mu.Lock()
+		d.unanswered = append(d.unanswered, st.what)
+		d.mu.Unlock()
+	case <-ctx.Done():
+	}
+}
+
+// fail notes a request the server refused outside JSON-RPC (an HTTP
+// error without a message): no answer will come, so nothing waits for it.
+func (d *driver) fail(id, reason string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ch, ok := d.answered[id]; ok {
+		close(ch)
+		delete(d.answered, id)
+		d.unanswered = append(d.unanswered, fmt.Sprintf("%s: %s", d.sentAs[id], reason))
+	}
+}
+
+// receive handles one frame from the server.
+func (d *driver) receive(frame []byte) {
+	sum := jsonrpc.Classify(frame)
+	switch sum.Kind {
+	case jsonrpc.Response, jsonrpc.Error:
+		d.mu.Lock()
+		if ch, ok := d.answered[sum.ID]; ok {
+			close(ch)
+			delete(d.answered, sum.ID)
+		}
+		d.mu.Unlock()
+	case jsonrpc.Request:
+		_ = d.conn.send(d.reply(sum.Method, sum.ID))
+	}
+}
+
+// reply answers a server request as the recorded client did.
+func (d *driver) reply(method, id string) []byte {
+	var body []byte
+	d.mu.Lock()
+	if bodies := d.plan.replies[method]; len(bodies) > 0 {
+		n := d.nextReply[method]
+		body = bodies[min(n, len(bodies)-1)] // past the end: the last again
+		d.nextReply[method] = n + 1
+	}
+	d.mu.Unlock()
+	switch {
+	case body != nil:
+	case method == "ping":
+		body = []byte(`"result":{}`)
+	default:
+		body = fmt.Appendf(nil, `"error":{"code":-32601,"message":%q}`, "mcpspy rerun: the recording has no client reply to "+method)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,`, id)
+	b.Write(body)
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func transportOf(o Options) string {
+	if o.URL != nil {
+		return store.TransportHTTP
+	}
+	return store.TransportStdio
+}
+
+func upstreamOf(o Options) string {
+	if o.URL != nil {
+		return o.URL.Redacted()
+	}
+	return recorder.RedactCommandLine(o.Command)
+}

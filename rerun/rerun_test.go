@@ -1,0 +1,222 @@
+package rerun_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/rerun"
+	"github.com/mcptape/mcptape/store"
+)
+
+func shipped(tb testing.TB, name string) *store.TapeSession {
+	tb.Helper()
+	tape, err := store.Load(filepath.Join(peertest.ModuleRoot(), "cassettes", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &tape.Sessions[0]
+}
+
+// sessionOf builds a recorded session: "> " lines are client frames, "< "
+// lines server frames.
+func sessionOf(lines ...string) *store.TapeSession {
+	s := &store.TapeSession{Info: store.SessionInfo{ID: "s1", Transport: store.TransportStdio}}
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for i, l := range lines {
+		dir := store.C2S
+		if strings.HasPrefix(l, "< ") {
+			dir = store.S2C
+		}
+		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(i + 1), Dir: dir, Time: t0.Add(time.Duration(i) * time.Millisecond), Frame: []byte(l[2:])})
+	}
+	return s
+}
+
+func runOK(tb testing.TB, recorded *store.TapeSession, opts rerun.Options) *rerun.Result {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := rerun.Run(ctx, recorded, opts)
+	if err != nil {
+		tb.Fatalf("rerun: %v", err)
+	}
+	return res
+}
+
+// differences lists what CompareSessions finds other than Same.
+func differences(a, b *store.TapeSession) []string {
+	var out []string
+	for _, d := range replay.CompareSessions(a, b) {
+		if d.Op != replay.Same {
+			out = append(out, d.String())
+		}
+	}
+	return out
+}
+
+func count(s *store.TapeSession, dir store.Dir, method string) int {
+	n := 0
+	for _, m := range s.Messages {
+		if m.Dir == dir && jsonrpc.Classify(m.Frame).Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+// The shipped cassettes, recorded from the TypeScript SDK client and
+// server-everything, rerun against server-everything: over the transport
+// they were recorded on and across (a stdio recording over HTTP). The
+// server answers every request as it did.
+func TestRun_ServerEverything(t *testing.T) {
+	base := peertest.EverythingHTTP(t, "streamableHttp")
+	endpoint, _ := url.Parse(base + "/mcp")
+	tests := []struct {
+		name     string
+		cassette string
+		opts     rerun.Options
+	}{
+		{"stdio recording, stdio server", "everything-stdio.db", rerun.Options{Command: peertest.ServerEverything(t, "stdio")}},
+		{"http recording, http server", "everything-http.db", rerun.Options{URL: endpoint}},
+		{"stdio recording, http server", "everything-stdio.db", rerun.Options{URL: endpoint}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			recorded := shipped(t, tt.cassette)
+			res := runOK(t, recorded, tt.opts)
+			if d := differences(recorded, &res.Session); len(d) > 0 || len(res.Unanswered) > 0 {
+				t.Errorf("differences %q, unanswered %q", d, res.Unanswered)
+			}
+			// What the server did on its own is in the new session too:
+			// the long-running call's progress, sent with the recorded
+			// token.
+			if got, want := count(&res.Session, store.S2C, "notifications/progress"), count(recorded, store.S2C, "notifications/progress"); got != want || got == 0 {
+				t.Errorf("%d progress notifications, the recording has %d", got, want)
+			}
+			if res.Session.Info.End == nil || res.Session.Info.Transport != map[bool]string{true: store.TransportHTTP, false: store.TransportStdio}[tt.opts.URL != nil] {
+				t.Errorf("session info %+v", res.Session.Info)
+			}
+			for _, m := range res.Session.Messages {
+				if (tt.opts.URL != nil) != (m.HTTP != nil) {
+					t.Errorf("seq %d: HTTP metadata %+v over %s", m.Seq, m.HTTP, res.Session.Info.Transport)
+					break
+				}
+			}
+		})
+	}
+}
+
+// A server that answers differently now is seen: the go-sdk server's echo
+// against a recording that says it answered otherwise, and a request it
+// no longer knows.
+func TestRun_FindsChangedAnswers(t *testing.T) {
+	recorded := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"logging":{},"tools":{"listChanged":true}},"serverInfo":{"name":"gosdkserver","version":"1.0.0"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hello"}]}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"{\"sum\":5}"}],"structuredContent":{"sum":5}}}`,
+	)
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	res := runOK(t, recorded, rerun.Options{Command: []string{server}})
+	d := differences(recorded, &res.Session)
+	if len(d) != 1 || !strings.Contains(d[0], `- result.content[0].text="hello"`) || !strings.Contains(d[0], `+ result.content[0].text="hi"`) {
+		t.Errorf("differences:\n%s\nwant the echo answer only", strings.Join(d, "\n"))
+	}
+	if res.Session.Info.End == nil || res.Session.Info.End.Reason != store.EndEOF {
+		t.Errorf("end %+v, want the server shut down by closing its stdin", res.Session.Info.End)
+	}
+}
+
+// A server→client request gets the reply the recorded client gave:
+// server-everything's get-roots-list asks the client for its roots, and
+// lists what it got.
+func TestRun_AnswersServerRequests(t *testing.T) {
+	recorded := sessionOf(
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"roots":[{"uri":"file:///recorded/project","name":"recorded"}]}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-roots-list","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"whatever it said then"}]}}`,
+	)
+	res := runOK(t, recorded, rerun.Options{Command: peertest.ServerEverything(t, "stdio")})
+	var answer string
+	for _, m := range res.Session.Messages {
+		if s := jsonrpc.Classify(m.Frame); m.Dir == store.S2C && s.Kind == jsonrpc.Response && s.ID == "1" {
+			answer = string(m.Frame)
+		}
+	}
+	if !strings.Contains(answer, "file:///recorded/project") {
+		t.Errorf("get-roots-list answered %s; want the recorded client's root", answer)
+	}
+	if count(&res.Session, store.S2C, "roots/list") == 0 {
+		t.Errorf("the server asked no roots/list:\n%v", res.Session.Messages)
+	}
+}
+
+// A request the recording has an answer to and the server never answers
+// is reported after the timeout; an HTTP error without a JSON-RPC body is
+// reported at once, with the status.
+func TestRun_Unanswered(t *testing.T) {
+	recorded := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hung"}}`,
+	)
+	t.Run("a silent server", func(t *testing.T) {
+		res := runOK(t, recorded, rerun.Options{Command: []string{"sh", "-c", "cat >/dev/null"}, Timeout: 200 * time.Millisecond, Grace: time.Second})
+		if len(res.Unanswered) != 1 || res.Unanswered[0] != "tools/list (id 1)" {
+			t.Errorf("unanswered %q, want the tools/list only (the hung call was never answered)", res.Unanswered)
+		}
+		if got := count(&res.Session, store.C2S, "tools/call"); got != 1 {
+			t.Errorf("the call after the unanswered list was sent %d times", got)
+		}
+	})
+	t.Run("an HTTP error", func(t *testing.T) {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "no MCP here", http.StatusNotFound)
+		}))
+		defer ts.Close()
+		u, _ := url.Parse(ts.URL + "/mcp")
+		res := runOK(t, recorded, rerun.Options{URL: u, Timeout: time.Minute})
+		want := []string{"tools/list (id 1): HTTP 404: no MCP here", "tools/call (id 2): HTTP 404: no MCP here"}
+		if strings.Join(res.Unanswered, "\n") != strings.Join(want, "\n") {
+			t.Errorf("unanswered %q, want %q", res.Unanswered, want)
+		}
+	})
+}
+
+func TestRun_Errors(t *testing.T) {
+	recorded := sessionOf(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	u, _ := url.Parse("http://127.0.0.1:1/mcp")
+	for _, tt := range []struct {
+		name string
+		opts rerun.Options
+		want string
+	}{
+		{"no such command", rerun.Options{Command: []string{"/no/such/server"}}, `server command "/no/such/server"`},
+		{"no server", rerun.Options{}, "no server"},
+		{"both", rerun.Options{Command: []string{"true"}, URL: u}, "not both"},
+		{"nothing listening", rerun.Options{URL: u}, "connection refused"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := rerun.Run(context.Background(), recorded, tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err %v, want %q in it", err, tt.want)
+			}
+		})
+	}
+}
