@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"sync"
@@ -72,7 +73,7 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 	}
 	plan := planOf(recorded)
 	tape := newTape(transportOf(opts), upstreamOf(opts))
-	d := &driver{tape: tape, plan: plan, answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{}}
+	d := &driver{tape: tape, plan: plan, ready: make(chan struct{}), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{}}
 	var (
 		c   conn
 		err error
@@ -91,6 +92,7 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 		return nil, err
 	}
 	d.conn = c
+	close(d.ready)
 	runErr := d.run(ctx, opts.Timeout)
 	end := c.close()
 	res := &Result{Session: tape.session(end), Unanswered: d.unanswered}
@@ -182,9 +184,10 @@ type conn interface {
 
 // driver sends the plan and watches what comes back.
 type driver struct {
-	conn conn
-	tape *tape
-	plan *plan
+	conn  conn
+	ready chan struct{} // closed once conn is set: a server may speak first
+	tape  *tape
+	plan  *plan
 
 	mu         sync.Mutex
 	answered   map[string]chan struct{} // request id → closed at its live answer
@@ -225,7 +228,7 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 			return fmt.Errorf("send %s: %w", st.what, err)
 		}
 	}
-	waitBefore(int(^uint(0) >> 1)) // every answer the recording got
+	waitBefore(math.MaxInt) // every answer the recording got
 	return ctx.Err()
 }
 
@@ -273,6 +276,7 @@ func (d *driver) receive(frame []byte) {
 		}
 		d.mu.Unlock()
 	case jsonrpc.Request:
+		<-d.ready
 		_ = d.conn.send(d.reply(sum.Method, sum.ID))
 	}
 }

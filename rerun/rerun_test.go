@@ -220,3 +220,24 @@ func TestRun_Errors(t *testing.T) {
 		})
 	}
 }
+
+// A server may speak first, before the rerun has sent anything: its ping
+// is answered all the same.
+func TestRun_ServerSpeaksFirst(t *testing.T) {
+	recorded := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+	)
+	// Asks a ping at once, then echoes a canned answer to each line.
+	script := `echo '{"jsonrpc":"2.0","id":"first","method":"ping"}'; while read -r line; do case "$line" in *tools/list*) echo '{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}';; esac; done`
+	res := runOK(t, recorded, rerun.Options{Command: []string{"sh", "-c", script}, Timeout: 5 * time.Second, Grace: time.Second})
+	var replied bool
+	for _, m := range res.Session.Messages {
+		if s := jsonrpc.Classify(m.Frame); m.Dir == store.C2S && s.Kind == jsonrpc.Response && s.ID == `"first"` {
+			replied = string(m.Frame) == `{"jsonrpc":"2.0","id":"first","result":{}}`
+		}
+	}
+	if !replied || len(res.Unanswered) > 0 {
+		t.Errorf("ping answered %v, unanswered %q; session:\n%v", replied, res.Unanswered, res.Session.Messages)
+	}
+}
