@@ -44,6 +44,10 @@ import (
 // recorderName is stamped into the sessions it records.
 const recorderName = "mcptape/vcr"
 
+// shutdownGrace is how long each step of a recorded server's shutdown
+// (stdin closed, SIGTERM, SIGKILL) waits: short, as tests wait for it.
+const shutdownGrace = 2 * time.Second
+
 // Mode says whether a Server records or replays.
 type Mode int
 
@@ -86,7 +90,6 @@ func parseMode(s string) (Mode, error) {
 type config struct {
 	mode     Mode
 	mockOpts []mocktest.Option
-	grace    time.Duration
 	redact   []string
 }
 
@@ -121,9 +124,9 @@ type Server struct {
 	command  []string // stdio
 	upstream *url.URL // HTTP
 	overHTTP bool     // made by NewHTTP
-	grace    time.Duration
 
-	mock *mocktest.Server // replaying
+	mock      *mocktest.Server // replaying
+	replayURL string           // its HTTP endpoint, once asked for
 
 	// recording
 	writer    *store.Writer
@@ -156,7 +159,6 @@ func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 		tb.Fatalf("vcr: cassette %s does not exist and there is no server command to record it from", path)
 	}
 	s.command = command
-	s.grace = cfg.grace
 	s.startRecording(cfg)
 	return s
 }
@@ -185,7 +187,7 @@ func NewHTTP(tb testing.TB, path, upstream string, opts ...Option) *Server {
 // when the cassette is to be replayed.
 func newServer(tb testing.TB, path string, opts []Option) (*Server, config) {
 	tb.Helper()
-	cfg := config{grace: 2 * time.Second}
+	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -252,7 +254,12 @@ func (s *Server) URL() string {
 	s.tb.Helper()
 	switch {
 	case s.mock != nil:
-		return s.mock.URL()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.replayURL == "" { // one HTTP server for every call
+			s.replayURL = s.mock.URL()
+		}
+		return s.replayURL
 	case s.upstream == nil:
 		s.tb.Fatalf("vcr: a stdio server is being recorded; connect with Transport() or Pipes(), not URL()")
 	}
@@ -328,7 +335,7 @@ func (s *Server) recordSession() (io.WriteCloser, io.ReadCloser) {
 	cr, cw := io.Pipe() // client → server
 	sr, sw := io.Pipe() // server → client
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &recorder.StdioProxy{Command: s.command, Stdin: cr, Stdout: sw, Stderr: &s.stderr, Tap: sess, Grace: s.grace}
+	p := &recorder.StdioProxy{Command: s.command, Stdin: cr, Stdout: sw, Stderr: &s.stderr, Tap: sess, Grace: shutdownGrace}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -356,7 +363,7 @@ func (s *Server) finish() {
 	s.runs = nil
 	s.mu.Unlock()
 	// Hanging up is a clean end: the recorder closes the server's stdin,
-	// then signals it, each step waiting at most grace.
+	// then signals it, each step waiting at most shutdownGrace.
 	for _, r := range runs {
 		r.hangUp()
 	}

@@ -290,6 +290,9 @@ func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 		if srv.Recording() {
 			t.Fatal("recording, though the cassette exists")
 		}
+		if a, b := srv.URL(), srv.URL(); a != b {
+			t.Errorf("URL gave %s, then %s: one replay endpoint per server", a, b)
+		}
 		if got := call(t, srv, "another customer"); got != "over http" {
 			t.Errorf("echo replayed %q", got)
 		}

@@ -169,27 +169,14 @@ func TestMcpspy_RecordRedactStdio(t *testing.T) {
 		fromSpy.Close()
 		done <- err
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: clientOut, Writer: clientIn}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "my secret words"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := res.Content[0].(*mcp.TextContent).Text; got != "my secret words" {
-		t.Errorf("the client got %q: forwarding must not be redacted", got)
-	}
-	cs.Close()
+	echoSecret(t, &mcp.IOTransport{Reader: clientOut, Writer: clientIn})
 	if err := <-done; err != nil {
 		t.Fatalf("record: %v", err)
 	}
 	requireRedacted(t, db, "my secret words", `"arguments":{"text":"[redacted]"}`, `"text":"[redacted]"`)
 
 	_, cs2, ctx2 := replayWithGoClient(t, db)
-	res, err = cs2.CallTool(ctx2, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "anything at all"}})
+	res, err := cs2.CallTool(ctx2, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "anything at all"}})
 	if err != nil || res.IsError {
 		t.Fatalf("replay of the redacted call: %v %+v", err, res)
 	}
@@ -205,24 +192,32 @@ func TestMcpspy_RecordRedactHTTP(t *testing.T) {
 	up := strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(upstream.WaitLine(t, "gosdkserver: listening on ", 30*time.Second), "gosdkserver: listening on ")), "/")
 	db := filepath.Join(t.TempDir(), "c.db")
 	sp := startSpy(t, "-o", db, "--redact", "text", "--upstream", up+"/mcp")
+	echoSecret(t, &mcp.StreamableClientTransport{Endpoint: sp.url + "/mcp"})
+	if err := sp.stop(t); err != nil {
+		t.Fatalf("mcpspy: %v\n%s", err, sp.stderr)
+	}
+	requireRedacted(t, db, "my secret words", `"arguments":{"text":"[redacted]"}`)
+}
+
+// echoSecret has a go-sdk client call the go-sdk server's echo with a
+// secret over tr, and checks the secret comes back whole: forwarding is
+// never redacted.
+func echoSecret(t *testing.T, tr mcp.Transport) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: sp.url + "/mcp"}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, tr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer cs.Close()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "my secret words"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := res.Content[0].(*mcp.TextContent).Text; got != "my secret words" {
-		t.Errorf("the client got %q", got)
+		t.Errorf("the client got %q: forwarding must not be redacted", got)
 	}
-	cs.Close()
-	if err := sp.stop(t); err != nil {
-		t.Fatalf("mcpspy: %v\n%s", err, sp.stderr)
-	}
-	requireRedacted(t, db, "my secret words", `"arguments":{"text":"[redacted]"}`)
 }
 
 // requireRedacted checks that no frame of the cassette holds secret and
