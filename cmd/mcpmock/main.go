@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 
@@ -57,26 +56,3 @@ func newFlags(name, synopsis string, s streams) *flag.FlagSet {
 	return cli.NewFlags("mcpmock", name, synopsis, s)
 }
 
-// parseInterleaved parses flags wherever they appear among the
-// positional arguments (mcpmock serve a.db --strict b.yaml), and returns
-// the positional ones.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usageErrorf("%s: %v", fs.Name(), err)
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if rest[0] == "--" {
-			return append(pos, rest[1:]...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}

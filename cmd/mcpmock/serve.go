@@ -47,7 +47,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.Var(&o.sessions, "session", "replay only this recorded session (id or name; repeatable; cassettes only)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 10*time.Second, "how long to wait for the client's reply to a server→client request")
 	fs.DurationVar(&o.sessionIdle, "session-idle", 30*time.Minute, "end an HTTP session unused for this long (its id then gets 404); 0 or negative: never")
-	pos, err := parseInterleaved(fs, args)
+	pos, err := cli.ParseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ const checkSynopsis = `check SOURCE...`
 
 func runCheck(args []string, s streams) error {
 	fs := newFlags("check", checkSynopsis, s)
-	pos, err := parseInterleaved(fs, args)
+	pos, err := cli.ParseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}

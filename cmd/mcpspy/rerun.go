@@ -38,16 +38,9 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		flagArgs, command = args[:cmdAt], args[cmdAt+1:]
 	}
 	// Flags may come after SOURCE too (SOURCE --upstream URL reads best).
-	var positional []string
-	for rest := flagArgs; ; {
-		if err := parseFlags(fs, rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
+	positional, err := cli.ParseInterleaved(fs, flagArgs)
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(positional) != 1:

@@ -93,6 +93,28 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// ParseInterleaved parses flags that may come before, between and after
+// the positional arguments (Go's flag package stops at the first
+// positional one), and returns the positional arguments in order. After
+// "--" everything is positional.
+func ParseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := Parse(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
 // SamePath says whether two paths name one file: the same path once made
 // absolute, or (both existing) the same file by another name. Commands
 // use it to refuse an output that would overwrite their input.

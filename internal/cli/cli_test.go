@@ -5,6 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +45,31 @@ func TestParse_UsageError(t *testing.T) {
 	}
 	if !bytes.Contains(b.Bytes(), []byte("Usage: prog ls CASSETTE")) {
 		t.Errorf("usage not printed: %q", b.String())
+	}
+}
+
+func TestParseInterleaved(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantPos  []string
+		wantFlag string
+	}{
+		{[]string{"a.db", "--x", "1", "b.db"}, []string{"a.db", "b.db"}, "1"},
+		{[]string{"--x", "2", "a.db"}, []string{"a.db"}, "2"},
+		{[]string{"a.db", "--", "--x", "b"}, []string{"a.db", "--x", "b"}, ""},
+		{nil, nil, ""},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		x := fs.String("x", "", "")
+		pos, err := ParseInterleaved(fs, tt.args)
+		if err != nil || !slices.Equal(pos, tt.wantPos) || *x != tt.wantFlag {
+			t.Errorf("%q: positional %q, -x %q, err %v; want %q, %q", tt.args, pos, *x, err, tt.wantPos, tt.wantFlag)
+		}
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if _, err := ParseInterleaved(fs, []string{"a", "--bogus"}); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("unknown flag after a positional: %v", err)
 	}
 }
