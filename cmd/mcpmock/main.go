@@ -55,4 +55,3 @@ func usageErrorf(format string, a ...any) error { return cli.Usagef(format, a...
 func newFlags(name, synopsis string, s streams) *flag.FlagSet {
 	return cli.NewFlags("mcpmock", name, synopsis, s)
 }
-
