@@ -23,12 +23,22 @@ type CassetteOption func(*cassetteConfig)
 
 type cassetteConfig struct {
 	sessions []string
+	ignore   []string
 }
 
 // Sessions replays only the recorded sessions with these ids or names
 // (default: all of them, pooled in recorded order).
 func Sessions(names ...string) CassetteOption {
 	return func(c *cassetteConfig) { c.sessions = append(c.sessions, names...) }
+}
+
+// Ignore leaves request members with these names (exact, at any depth in
+// params) out of matching: a live request that differs from a recorded one
+// only in them matches it. For values that change from run to run
+// (timestamps, request ids, nonces), as go-vcr users write a custom
+// matcher for.
+func Ignore(names ...string) CassetteOption {
+	return func(c *cassetteConfig) { c.ignore = append(c.ignore, names...) }
 }
 
 // Cassette is a Source answering from a recording.
@@ -43,6 +53,7 @@ type Cassette struct {
 	byMethod map[string][]*interaction
 	notes    *keyIndex     // client notifications, and the traffic after them
 	redacted redactedNames // request members recorded as "[redacted]", by method
+	ignore   []string      // members left out of match keys (Ignore)
 	dropped  int           // server messages with nothing to attach to
 	// intro answers initialize when the cassette recorded none (see
 	// handshake.go); nil when it did.
@@ -132,7 +143,7 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 	all := make([][]parsed, len(sessions))
 	n := 0 // client messages with a method: at most one interaction each
 	for i := range sessions {
-		all[i] = parseAll(sessions[i].Messages, seed)
+		all[i] = parseAll(sessions[i].Messages, seed, cfg.ignore)
 		for j, m := range sessions[i].Messages {
 			if all[i][j].ok && all[i][j].hasMeth && m.Dir == store.C2S {
 				n++
@@ -144,6 +155,7 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 		slab:     make([]interaction, n),
 		byMethod: map[string][]*interaction{},
 		reqs:     make([]*interaction, 0, n),
+		ignore:   cfg.ignore,
 	}
 	b := building{reqHash: make([]uint64, 0, n), serverMethods: map[string]bool{}}
 	for i := range sessions {
@@ -199,10 +211,12 @@ type parser struct {
 	// block instead of one per request. The indexes copy them in recorded
 	// order (see buildKeyIndex), and let these go.
 	arena []byte
+	// ignore names the members left out of match keys (Ignore).
+	ignore []string
 }
 
-func newParser(seed maphash.Seed) *parser {
-	return &parser{seed: seed, names: map[string]string{}}
+func newParser(seed maphash.Seed, ignore []string) *parser {
+	return &parser{seed: seed, names: map[string]string{}, ignore: ignore}
 }
 
 func (ps *parser) intern(raw []byte) string {
@@ -256,6 +270,7 @@ func (ps *parser) parseFrame(frame []byte, dir store.Dir) parsed {
 	switch {
 	case dir == store.C2S:
 		p.key, tok = ps.key(p.method, p.params)
+		p.key = blankIgnored(p.key, p.method, ps.ignore)
 		p.hash = maphash.Bytes(ps.seed, p.key)
 	case p.method == "notifications/progress":
 		tok = fieldOf(p.params, "progressToken")
@@ -268,11 +283,11 @@ func (ps *parser) parseFrame(frame []byte, dir store.Dir) parsed {
 
 // parseAll parses frames on every core: loading a large cassette is
 // dominated by JSON decoding.
-func parseAll(msgs []*store.Message, seed maphash.Seed) []parsed {
+func parseAll(msgs []*store.Message, seed maphash.Seed, ignore []string) []parsed {
 	out := make([]parsed, len(msgs))
 	workers := runtime.GOMAXPROCS(0)
 	if len(msgs) < 1024 || workers < 2 {
-		ps := newParser(seed)
+		ps := newParser(seed, ignore)
 		for i, m := range msgs {
 			out[i] = ps.parseFrame(m.Frame, m.Dir)
 		}
@@ -285,7 +300,7 @@ func parseAll(msgs []*store.Message, seed maphash.Seed) []parsed {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ps := newParser(seed) // one per worker: no locking
+			ps := newParser(seed, ignore) // one per worker: no locking
 			for i := lo; i < hi; i++ {
 				out[i] = ps.parseFrame(msgs[i].Frame, msgs[i].Dir)
 			}

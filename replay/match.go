@@ -96,6 +96,11 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	if !valid {
 		return nil, false
 	}
+	if len(c.ignore) > 0 {
+		// A copy: handing buf itself to the scanner would move it to the
+		// heap for every request, ignored members or not.
+		key = blankIgnored(bytes.Clone(key), req.Method, c.ignore)
+	}
 	if req.ID == nil {
 		return s.prepareNote(key)
 	}
@@ -112,7 +117,7 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 		guess := s.guess.Load()
 		if first = c.byKey.findNext(key, guess); first == nil {
 			// A miss: perhaps the recording blanked some of the params.
-			if !c.redacted.keys(req, func(k []byte) bool {
+			if !c.redacted.keys(req, c.ignore, func(k []byte) bool {
 				first, key = c.byKey.findNext(k, guess), k
 				return first != nil
 			}) {
@@ -319,6 +324,9 @@ const nearestScan = 2000
 func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) {
 	c := s.c
 	canon, _ := canonParams(req.Method, req.Params)
+	if key := blankIgnored([]byte(req.Method+"\x00"+canon), req.Method, c.ignore); len(key) > len(req.Method) {
+		canon = string(key[len(req.Method)+1:]) // as it was matched
+	}
 	live := flatten(canon)
 	prefix := ""
 	s.mu.Lock()

@@ -58,8 +58,9 @@ func (r redactedNames) add(method string, canon []byte) {
 }
 
 // keys calls try with the match key of req's params with each recorded set
-// of names blanked, until try reports a match.
-func (r redactedNames) keys(req *Request, try func(key []byte) bool) bool {
+// of names blanked (and the ignored members, as every key), until try
+// reports a match.
+func (r redactedNames) keys(req *Request, ignore []string, try func(key []byte) bool) bool {
 	for _, names := range r[req.Method] {
 		params, n, ok := jsonrpc.ReplaceMembers(req.Params, func(_ []string, name string) bool {
 			_, found := slices.BinarySearch(names, name)
@@ -68,7 +69,7 @@ func (r redactedNames) keys(req *Request, try func(key []byte) bool) bool {
 		if !ok || n == 0 {
 			continue
 		}
-		if key, _, ok := appendKey(nil, req.Method, params); ok && try(key) {
+		if key, _, ok := appendKey(nil, req.Method, params); ok && try(blankIgnored(key, req.Method, ignore)) {
 			return true
 		}
 	}
@@ -92,4 +93,25 @@ func (r redactedNames) blank(method string, params json.RawMessage) json.RawMess
 		return false
 	}, redactedJSON)
 	return out
+}
+
+// ignoredJSON stands in match keys for a member Ignore leaves out.
+var ignoredJSON = []byte(`"(ignored)"`)
+
+// blankIgnored returns key (method, NUL, canonical params) with the
+// members named in ignore replaced by a placeholder; key itself when there
+// is nothing to replace. Canonical params stay canonical: the placeholder
+// is a plain string.
+func blankIgnored(key []byte, method string, ignore []string) []byte {
+	if len(ignore) == 0 || len(key) <= len(method)+1 {
+		return key
+	}
+	canon := key[len(method)+1:]
+	out, n, _ := jsonrpc.ReplaceMembers(canon, func(_ []string, name string) bool {
+		return slices.Contains(ignore, name)
+	}, ignoredJSON)
+	if n == 0 {
+		return key
+	}
+	return append(append(make([]byte, 0, len(method)+1+len(out)), key[:len(method)+1]...), out...)
 }

@@ -48,3 +48,41 @@ func TestServer_RedactedValuesMatchAnyValue(t *testing.T) {
 		}
 	}
 }
+
+// Ignore leaves the named members out of matching, on both sides: a host
+// that stamps each call with a fresh id and time still gets the recorded
+// answers, in recorded order; the other params still count.
+func TestCassette_Ignore(t *testing.T) {
+	tape := tapeOf(t,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","arguments":{"msg":"a","requestId":"r-1","meta":{"ts":1700000000}}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"logged a"}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"log","arguments":{"msg":"a","requestId":"r-2","meta":{"ts":1700000005}}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"logged a again"}]}}`,
+	)
+	c, err := replay.NewCassette("test.db", tape, replay.Ignore("requestId", "ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mocktest.New(t, []replay.Source{c})
+	cl := dial(t, s)
+	for _, st := range []struct{ send, want string }{
+		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"log","arguments":{"msg":"a","requestId":"live-9","meta":{"ts":1800000000}}}}`, "logged a"},
+		{`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"log","arguments":{"meta":{"ts":5},"msg":"a","requestId":"live-10"}}}`, "logged a again"},
+		{`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"log","arguments":{"msg":"b","requestId":"live-11","meta":{"ts":5}}}}`, "no recorded answer for tools/call"},
+		{`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"log","arguments":{"msg":"a","meta":{"ts":5}}}}`, "no recorded answer for tools/call"},
+	} {
+		if got := cl.roundTrip(st.send); !strings.Contains(got, st.want) {
+			t.Errorf("sent %s\n got  %s\n want %q in it", st.send, got, st.want)
+		}
+	}
+	// The miss names what differs, not the ignored members.
+	if w := s.Warnings(); !strings.Contains(w, `+ params.arguments.msg="b"`) || strings.Contains(w, `requestId="live-11"`) {
+		t.Errorf("unmatched warning:\n%s", w)
+	}
+
+	// Without Ignore, the same first request misses.
+	plain := mocktest.New(t, []replay.Source{cassetteOf(t, `> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","arguments":{"msg":"a","requestId":"r-1"}}}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`)})
+	if got := dial(t, plain).roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","arguments":{"msg":"a","requestId":"other"}}}`); !strings.Contains(got, "no recorded answer") {
+		t.Errorf("without Ignore: %s", got)
+	}
+}

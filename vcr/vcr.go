@@ -37,6 +37,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
 	"github.com/mcptape/mcptape/store"
 )
@@ -90,6 +91,7 @@ func parseMode(s string) (Mode, error) {
 type config struct {
 	mode     Mode
 	mockOpts []mocktest.Option
+	ignore   []string
 	redact   []string
 }
 
@@ -107,6 +109,13 @@ func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }
 // with any value, so the test still passes with its own secret.
 func WithRedact(names ...string) Option {
 	return func(c *config) { c.redact = append(c.redact, names...) }
+}
+
+// WithIgnore leaves request members with these names out of matching when
+// replaying (replay.Ignore): values the host makes up afresh each run,
+// such as timestamps or request ids.
+func WithIgnore(names ...string) Option {
+	return func(c *config) { c.ignore = append(c.ignore, names...) }
 }
 
 // WithReplay passes options to the replaying mocktest.Server (a match
@@ -207,7 +216,8 @@ func newServer(tb testing.TB, path string, opts []Option) (*Server, config) {
 	case cfg.mode == ReplayOnly && !exists:
 		tb.Fatalf("vcr: cassette %s does not exist, and this run only replays; record it with %s=once", path, EnvMode)
 	case exists && cfg.mode != Record:
-		s.mock = mocktest.NewFromCassette(tb, path, cfg.mockOpts...)
+		c := mocktest.LoadCassette(tb, path, replay.Ignore(cfg.ignore...))
+		s.mock = mocktest.New(tb, []replay.Source{c}, cfg.mockOpts...)
 	}
 	return s, cfg
 }

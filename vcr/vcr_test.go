@@ -78,6 +78,13 @@ func TestNew_RecordOnceThenReplay(t *testing.T) {
 		srv.Mock().AssertAllUsed()
 	})
 
+	t.Run("a replay ignoring a member", func(t *testing.T) {
+		srv := vcr.New(t, path, everything, vcr.WithIgnore("message"))
+		if got := callEcho(t, srv, "echo", "message", "different today"); got != "Echo: hello vcr" {
+			t.Errorf("echo replayed %q, want the recorded answer", got)
+		}
+	})
+
 	t.Run("record mode records again", func(t *testing.T) {
 		srv := vcr.New(t, path, everything, vcr.WithMode(vcr.Record))
 		if got := callEcho(t, srv, "echo", "message", "once more"); got != "Echo: once more" {

@@ -126,6 +126,25 @@ func TestServe_StdioReportStrict(t *testing.T) {
 	}
 }
 
+// --ignore NAME: a request that differs from the recording only in that
+// member matches; the flag may come after the SOURCE.
+func TestServe_Ignore(t *testing.T) {
+	stdin := `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a","_id":"fresh-1"}}` + "\n"
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "c.jsonl")
+	withID := strings.Replace(tape, `"params":{"name":"a"}`, `"params":{"name":"a","_id":"recorded"}`, 1)
+	if err := os.WriteFile(rec, []byte(withID), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runWith(t, stdin, "serve", rec, "--ignore", "_id")
+	if code != 0 || !strings.Contains(stdout, `"id":8,"result":{"content":[]}`) {
+		t.Errorf("--ignore _id: exit %d, stdout %s, stderr %s", code, stdout, stderr)
+	}
+	if _, stdout, _ = runWith(t, stdin, "serve", rec); !strings.Contains(stdout, "no recorded answer") {
+		t.Errorf("without --ignore: %s", stdout)
+	}
+}
+
 func TestSessionIdle(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -19,7 +19,7 @@ import (
 	"github.com/mcptape/mcptape/replay/script"
 )
 
-const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--call-timeout D] [--session-idle D] SOURCE...`
+const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] SOURCE...`
 
 type serveOptions struct {
 	http, ws    string
@@ -29,6 +29,7 @@ type serveOptions struct {
 	strict      bool
 	timing      string
 	sessions    multiFlag
+	ignore      multiFlag
 	callTimeout time.Duration
 	sessionIdle time.Duration
 	sources     []string
@@ -45,6 +46,8 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 if any request was unmatched or any recorded request unused")
 	fs.StringVar(&o.timing, "timing", "none", "none: answer at once; recorded: keep the recorded delays")
 	fs.Var(&o.sessions, "session", "replay only this recorded session (id or name; repeatable; cassettes only)")
+	fs.Var(&o.ignore, "ignore", "leave request members named `NAME` (at any depth in params) out of matching: values that change\n"+
+		"from run to run, like timestamps or request ids (repeatable; cassettes only)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 10*time.Second, "how long to wait for the client's reply to a server→client request")
 	fs.DurationVar(&o.sessionIdle, "session-idle", 30*time.Minute, "end an HTTP session unused for this long (its id then gets 404); 0 or negative: never")
 	pos, err := cli.ParseInterleaved(fs, args)
@@ -104,6 +107,9 @@ func loadSources(o *serveOptions) ([]replay.Source, error) {
 		var opts []replay.CassetteOption
 		if len(o.sessions) > 0 {
 			opts = append(opts, replay.Sessions(o.sessions...))
+		}
+		if len(o.ignore) > 0 {
+			opts = append(opts, replay.Ignore(o.ignore...))
 		}
 		c, err := replay.LoadCassette(path, opts...)
 		if err != nil {

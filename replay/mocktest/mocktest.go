@@ -52,13 +52,20 @@ func Load(tb testing.TB, paths ...string) []replay.Source {
 	tb.Helper()
 	var out []replay.Source
 	for _, p := range paths {
-		c, err := replay.LoadCassette(p)
-		if err != nil {
-			tb.Fatalf("mocktest: %v", err)
-		}
-		out = append(out, c)
+		out = append(out, LoadCassette(tb, p))
 	}
 	return out
+}
+
+// LoadCassette reads one cassette with options (replay.Ignore,
+// replay.Sessions), failing the test on error: for New's sources.
+func LoadCassette(tb testing.TB, path string, opts ...replay.CassetteOption) *replay.Cassette {
+	tb.Helper()
+	c, err := replay.LoadCassette(path, opts...)
+	if err != nil {
+		tb.Fatalf("mocktest: %v", err)
+	}
+	return c
 }
 
 // Start makes a server answering from sources, outside a test (examples,

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -43,5 +44,29 @@ func TestShippedCassettes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// replay.Ignore through mocktest.LoadCassette: a go-sdk client whose echo
+// message changes from run to run still gets the recorded answer.
+func TestLoadCassette_Ignore(t *testing.T) {
+	c := mocktest.LoadCassette(t, filepath.Join("..", "..", "cassettes", "everything-stdio.db"), replay.Ignore("message"))
+	srv := mocktest.New(t, []replay.Source{c})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "made up at " + time.Now().String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "Echo: hello from mcptape" {
+		t.Errorf("echo answered %q, want the recorded answer", got)
+	}
+	if r := srv.Report(); len(r.Unmatched) > 0 {
+		t.Errorf("unmatched: %+v", r.Unmatched)
 	}
 }
