@@ -50,6 +50,9 @@ func startHTTP(o Options, t *tape, receive func([]byte), failed func(id, reason 
 		tr.DisableCompression = true // keep the bytes as the server sent them
 		client = &http.Client{Transport: tr}
 	}
+	if isLegacy(o.URL) {
+		return startLegacy(o, t, client, receive, failed)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &httpConn{o: o, client: client, tape: t, receive: receive, failed: failed, ctx: ctx, cancel: cancel}, nil
 }

@@ -35,7 +35,8 @@ import (
 type Options struct {
 	// Command is a stdio server: program and arguments. Or:
 	Command []string
-	// URL is a Streamable HTTP endpoint.
+	// URL is a Streamable HTTP endpoint, or a legacy HTTP+SSE one (a
+	// path ending in /sse: the 2024-11-05 transport).
 	URL *url.URL
 	// Header is added to every HTTP request: the credentials a recording
 	// keeps redacted.
@@ -306,7 +307,10 @@ func (d *driver) reply(method, id string) []byte {
 }
 
 func transportOf(o Options) string {
-	if o.URL != nil {
+	switch {
+	case o.URL != nil && isLegacy(o.URL):
+		return store.TransportLegacySSE
+	case o.URL != nil:
 		return store.TransportHTTP
 	}
 	return store.TransportStdio

@@ -78,16 +78,18 @@ func count(s *store.TapeSession, dir store.Dir, method string) int {
 // they were recorded on and across (a stdio recording over HTTP). The
 // server answers every request as it did.
 func TestRun_ServerEverything(t *testing.T) {
-	base := peertest.EverythingHTTP(t, "streamableHttp")
-	endpoint, _ := url.Parse(base + "/mcp")
+	endpoint, _ := url.Parse(peertest.EverythingHTTP(t, "streamableHttp") + "/mcp")
+	legacy, _ := url.Parse(peertest.EverythingHTTP(t, "sse") + "/sse")
 	tests := []struct {
-		name     string
-		cassette string
-		opts     rerun.Options
+		name      string
+		cassette  string
+		opts      rerun.Options
+		transport string
 	}{
-		{"stdio recording, stdio server", "everything-stdio.db", rerun.Options{Command: peertest.ServerEverything(t, "stdio")}},
-		{"http recording, http server", "everything-http.db", rerun.Options{URL: endpoint}},
-		{"stdio recording, http server", "everything-stdio.db", rerun.Options{URL: endpoint}},
+		{"stdio recording, stdio server", "everything-stdio.db", rerun.Options{Command: peertest.ServerEverything(t, "stdio")}, store.TransportStdio},
+		{"http recording, http server", "everything-http.db", rerun.Options{URL: endpoint}, store.TransportHTTP},
+		{"stdio recording, http server", "everything-stdio.db", rerun.Options{URL: endpoint}, store.TransportHTTP},
+		{"stdio recording, legacy HTTP+SSE server", "everything-stdio.db", rerun.Options{URL: legacy}, store.TransportLegacySSE},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +104,7 @@ func TestRun_ServerEverything(t *testing.T) {
 			if got, want := count(&res.Session, store.S2C, "notifications/progress"), count(recorded, store.S2C, "notifications/progress"); got != want || got == 0 {
 				t.Errorf("%d progress notifications, the recording has %d", got, want)
 			}
-			if res.Session.Info.End == nil || res.Session.Info.Transport != map[bool]string{true: store.TransportHTTP, false: store.TransportStdio}[tt.opts.URL != nil] {
+			if res.Session.Info.End == nil || res.Session.Info.Transport != tt.transport {
 				t.Errorf("session info %+v", res.Session.Info)
 			}
 			for _, m := range res.Session.Messages {
@@ -239,5 +241,34 @@ func TestRun_ServerSpeaksFirst(t *testing.T) {
 	}
 	if !replied || len(res.Unanswered) > 0 {
 		t.Errorf("ping answered %v, unanswered %q; session:\n%v", replied, res.Unanswered, res.Session.Messages)
+	}
+}
+
+// A legacy SSE URL whose stream does not start, or names no endpoint, is
+// an error naming it.
+func TestRun_LegacyErrors(t *testing.T) {
+	recorded := sessionOf(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // open, and mute
+	}))
+	defer silent.Close()
+	missing := httptest.NewServer(http.NotFoundHandler())
+	defer missing.Close()
+	for _, tt := range []struct {
+		name, url, want string
+	}{
+		{"no endpoint event", silent.URL + "/sse", "no endpoint event within 200ms"},
+		{"no stream", missing.URL + "/sse", "404 Not Found"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u, _ := url.Parse(tt.url)
+			_, err := rerun.Run(context.Background(), recorded, rerun.Options{URL: u, Timeout: 200 * time.Millisecond})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err %v, want %q in it", err, tt.want)
+			}
+		})
 	}
 }

@@ -26,7 +26,8 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	fs := newFlags("rerun", rerunSynopsis, s)
 	session := fs.String("session", "", "the recorded session to rerun (id or name); needed when SOURCE holds several")
 	out := fs.String("o", "", "also record the rerun into this cassette (created if missing, added to if not)")
-	upstream := fs.String("upstream", "", "rerun against the Streamable HTTP server at this URL instead of a command")
+	upstream := fs.String("upstream", "", "rerun against the Streamable HTTP server at this URL instead of a command\n"+
+		"(a path ending in /sse: a legacy HTTP+SSE server)")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for each answer the recording got")
 	var headers multiFlag
 	fs.Var(&headers, "header", "add this header to every HTTP request (repeatable): the credentials a recording keeps redacted")
