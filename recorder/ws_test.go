@@ -1,79 +1,25 @@
 package recorder_test
 
 import (
-	"context"
 	"errors"
-	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
-	sdkrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// wsConn carries go-sdk's JSON-RPC over one WebSocket, one message per
-// text frame, as the TS SDK's WebSocketClientTransport expects. go-sdk has
-// no WebSocket transport of its own.
-type wsConn struct {
-	c   *websocket.Conn
-	wmu sync.Mutex
-}
-
-func (c *wsConn) Connect(context.Context) (mcp.Connection, error) { return c, nil }
-func (c *wsConn) Read(context.Context) (sdkrpc.Message, error) {
-	_, data, err := c.c.ReadMessage()
-	if err != nil {
-		return nil, err
-	}
-	return sdkrpc.DecodeMessage(data)
-}
-func (c *wsConn) Write(_ context.Context, m sdkrpc.Message) error {
-	data, err := sdkrpc.EncodeMessage(m)
-	if err != nil {
-		return err
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.c.WriteMessage(websocket.TextMessage, data)
-}
-func (c *wsConn) Close() error      { return c.c.Close() }
-func (c *wsConn) SessionID() string { return "" }
 
 // wsServer serves a go-sdk MCP server over WebSocket (subprotocol "mcp")
 // and reports the close code each connection ended with.
 func wsServer(tb testing.TB) (string, <-chan int) {
 	tb.Helper()
 	codes := make(chan int, 16)
-	up := websocket.Upgrader{Subprotocols: []string{"mcp"}}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		code := 0
-		c.SetCloseHandler(func(cc int, text string) error {
-			code = cc
-			msg := []byte{}
-			if cc != websocket.CloseNoStatusReceived {
-				msg = websocket.FormatCloseMessage(cc, "")
-			}
-			return c.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
-		})
-		ss, err := goSDKServer().Connect(r.Context(), &wsConn{c: c}, nil)
-		if err != nil {
-			return
-		}
-		_ = ss.Wait()
-		codes <- code
-	})
-	base := serveHTTP(tb, h)
+	base := serveHTTP(tb, gosdk.WebSocketHandler(goSDKServer(), codes))
 	return "ws" + strings.TrimPrefix(base, "http"), codes
 }
 

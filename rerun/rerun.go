@@ -35,8 +35,9 @@ import (
 type Options struct {
 	// Command is a stdio server: program and arguments. Or:
 	Command []string
-	// URL is a Streamable HTTP endpoint, or a legacy HTTP+SSE one (a
-	// path ending in /sse: the 2024-11-05 transport).
+	// URL is a Streamable HTTP endpoint, a legacy HTTP+SSE one (a path
+	// ending in /sse: the 2024-11-05 transport), or a WebSocket (ws://,
+	// wss://; subprotocol "mcp").
 	URL *url.URL
 	// Header is added to every HTTP request: the credentials a recording
 	// keeps redacted.
@@ -84,6 +85,8 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 		return nil, errors.New("rerun: give a command or a URL, not both")
 	case len(opts.Command) > 0:
 		c, err = startStdio(ctx, opts, tape, d.receive)
+	case opts.URL != nil && isWebSocket(opts.URL):
+		c, err = startWS(ctx, opts, tape, d.receive)
 	case opts.URL != nil:
 		c, err = startHTTP(opts, tape, d.receive, d.fail)
 	default:
@@ -308,6 +311,8 @@ func (d *driver) reply(method, id string) []byte {
 
 func transportOf(o Options) string {
 	switch {
+	case o.URL != nil && isWebSocket(o.URL):
+		return store.TransportWebSocket
 	case o.URL != nil && isLegacy(o.URL):
 		return store.TransportLegacySSE
 	case o.URL != nil:

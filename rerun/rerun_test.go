@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/rerun"
 	"github.com/mcptape/mcptape/store"
@@ -270,5 +271,41 @@ func TestRun_LegacyErrors(t *testing.T) {
 				t.Errorf("err %v, want %q in it", err, tt.want)
 			}
 		})
+	}
+}
+
+// Over WebSocket, against go-sdk's server (one message per text frame,
+// subprotocol mcp): the echo comes back, and a rerun of the rerun's own
+// session finds every answer the same.
+func TestRun_WebSocket(t *testing.T) {
+	ts := httptest.NewServer(gosdk.WebSocketHandler(gosdk.NewServer("ws-go"), nil))
+	defer ts.Close()
+	u, _ := url.Parse("ws" + strings.TrimPrefix(ts.URL, "http") + "/mcp")
+	recorded := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"over ws"}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{}}`,
+	)
+	first := runOK(t, recorded, rerun.Options{URL: u})
+	var echoed bool
+	for _, m := range first.Session.Messages {
+		if s := jsonrpc.Classify(m.Frame); m.Dir == store.S2C && s.ID == "2" {
+			echoed = strings.Contains(string(m.Frame), `"text":"over ws"`)
+		}
+		if m.HTTP == nil || m.HTTP.Stream != "ws" {
+			t.Errorf("seq %d: metadata %+v", m.Seq, m.HTTP)
+		}
+	}
+	if !echoed || first.Session.Info.Transport != store.TransportWebSocket {
+		t.Fatalf("echo %v, transport %q; session:\n%v", echoed, first.Session.Info.Transport, first.Session.Messages)
+	}
+	if end := first.Session.Info.End; end == nil || end.CloseCode != 1000 {
+		t.Errorf("end %+v, want a normal closure", end)
+	}
+	again := runOK(t, &first.Session, rerun.Options{URL: u})
+	if d := differences(&first.Session, &again.Session); len(d) > 0 || len(again.Unanswered) > 0 {
+		t.Errorf("differences %q, unanswered %q", d, again.Unanswered)
 	}
 }

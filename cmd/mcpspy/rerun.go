@@ -27,7 +27,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	session := fs.String("session", "", "the recorded session to rerun (id or name); needed when SOURCE holds several")
 	out := fs.String("o", "", "also record the rerun into this cassette (created if missing, added to if not)")
 	upstream := fs.String("upstream", "", "rerun against the Streamable HTTP server at this URL instead of a command\n"+
-		"(a path ending in /sse: a legacy HTTP+SSE server)")
+		"(a path ending in /sse: a legacy HTTP+SSE server; ws:// or wss://: WebSocket)")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for each answer the recording got")
 	var headers multiFlag
 	fs.Var(&headers, "header", "add this header to every HTTP request (repeatable): the credentials a recording keeps redacted")
@@ -64,8 +64,8 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	target := recorder.RedactCommandLine(command)
 	if *upstream != "" {
 		u, err := url.Parse(*upstream)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return usageErrorf("rerun: --upstream %q: want an http:// or https:// URL", *upstream)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return usageErrorf("rerun: --upstream %q: want an http(s):// or ws(s):// URL", *upstream)
 		}
 		opts.URL, target = u, u.Redacted()
 	} else if len(headers) > 0 {

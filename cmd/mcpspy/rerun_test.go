@@ -67,7 +67,7 @@ func TestMcpspy_RerunErrors(t *testing.T) {
 		{"no source", []string{"rerun", "--", "true"}, 2, "want one SOURCE cassette"},
 		{"bad header", []string{"rerun", "--header", "nocolon", db, "--upstream", "http://127.0.0.1:1/mcp"}, 2, `--header "nocolon": want NAME: VALUE`},
 		{"header for stdio", []string{"rerun", "--header", "A: b", db, "--", "true"}, 2, "--header is for --upstream URL"},
-		{"bad upstream", []string{"rerun", db, "--upstream", "ws://127.0.0.1:1/"}, 2, "want an http:// or https:// URL"},
+		{"bad upstream", []string{"rerun", db, "--upstream", "ftp://127.0.0.1:1/"}, 2, "want an http(s):// or ws(s):// URL"},
 		{"-o is the source", []string{"rerun", "-o", db, db, "--", "true"}, 2, "is the SOURCE"},
 		{"missing command", []string{"rerun", db, "--", "/no/such/server"}, 1, `server command "/no/such/server"`},
 		{"missing source", []string{"rerun", filepath.Join(t.TempDir(), "none.db"), "--", "true"}, 1, "none.db"},
