@@ -20,8 +20,9 @@ import (
 // httpConn is a minimal Streamable HTTP client: one POST per frame, the
 // answer read as JSON or as an SSE stream (on its own goroutine, so a
 // long call does not hold up the frames after it), Mcp-Session-Id and
-// MCP-Protocol-Version carried as a client must. It opens no GET stream:
-// what a server sends only there is not in the rerun.
+// MCP-Protocol-Version carried as a client must, and once the session is
+// initialized the GET stream on which the server sends what belongs to no
+// request (server-everything asks for roots there).
 type httpConn struct {
 	o       Options
 	client  *http.Client
@@ -41,6 +42,7 @@ type httpConn struct {
 	version  string // the negotiated protocol version, for the header
 	initID   string // the initialize request's id
 	streamID uint64
+	getOnce  sync.Once
 }
 
 func startHTTP(o Options, t *tape, receive func([]byte), failed func(id, reason string)) (conn, error) {
@@ -101,6 +103,25 @@ func (c *httpConn) send(frame []byte) error {
 	switch {
 	case resp.StatusCode == http.StatusAccepted:
 		resp.Body.Close()
+		if sum.Method == "notifications/initialized" {
+			// As the SDK clients do, once initialized. The stream must be
+			// open before the next frame: a server sends there what the
+			// next call may wait on (server-everything's roots/list before
+			// get-roots-list). Read on its own goroutine; wait for its
+			// headers, at most Timeout, as a server may hold them back.
+			c.getOnce.Do(func() {
+				opened := make(chan struct{})
+				c.wg.Add(1)
+				go func() {
+					defer c.wg.Done()
+					c.listen(opened)
+				}()
+				select {
+				case <-opened:
+				case <-time.After(c.o.Timeout):
+				}
+			})
+		}
 	case ct == "text/event-stream":
 		meta.Stream = "post-sse"
 		c.wg.Add(1)
@@ -123,6 +144,45 @@ func (c *httpConn) send(frame []byte) error {
 		}
 	}
 	return nil
+}
+
+// listen reads the session's GET stream, if the server has one (a 405
+// says it has not, and is no error), until it ends or the rerun does. It
+// closes opened once the server has answered the GET, or failed to.
+func (c *httpConn) listen(opened chan<- struct{}) {
+	var once sync.Once
+	defer once.Do(func() { close(opened) })
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.o.URL.String(), nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	for k, vs := range c.o.Header {
+		req.Header[k] = vs
+	}
+	c.mu.Lock()
+	if c.sid != "" {
+		req.Header.Set("Mcp-Session-Id", c.sid)
+	}
+	if c.version != "" {
+		req.Header.Set("MCP-Protocol-Version", c.version)
+	}
+	c.streamID++
+	meta := store.HTTPMeta{Method: http.MethodGet, Path: c.o.URL.RequestURI(), Stream: "get-sse", StreamID: c.streamID}
+	c.mu.Unlock()
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		resp.Body.Close()
+		return
+	}
+	defer resp.Body.Close()
+	meta.Status = resp.StatusCode
+	once.Do(func() { close(opened) })
+	c.readEvents(resp.Body, meta)
 }
 
 // readEvents takes the messages of one SSE answer; priming events (no

@@ -75,7 +75,7 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 	}
 	plan := planOf(recorded)
 	tape := newTape(transportOf(opts), upstreamOf(opts))
-	d := &driver{tape: tape, plan: plan, ready: make(chan struct{}), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{}}
+	d := &driver{tape: tape, plan: plan, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{}}
 	var (
 		c   conn
 		err error
@@ -112,6 +112,10 @@ type step struct {
 	// it got none (a hung or cancelled call).
 	answeredAt int
 	what       string // method and id, for messages
+	// repliesBefore counts the recorded client's replies to server
+	// requests before this frame: the rerun sends it once it has given
+	// as many (a call that needs the roots the server asked for first).
+	repliesBefore int
 }
 
 // plan is the recording taken apart: what to send, in order, and what the
@@ -125,6 +129,7 @@ func planOf(s *store.TapeSession) *plan {
 	p := &plan{replies: map[string][][]byte{}}
 	serverAsked := map[string]string{} // server request id → method
 	pending := map[string]int{}        // client request id → its step
+	replied := 0                       // client replies to server requests so far
 	for i, m := range s.Messages {
 		sum := jsonrpc.Classify(m.Frame)
 		switch {
@@ -142,9 +147,10 @@ func planOf(s *store.TapeSession) *plan {
 				if body := replyBody(m.Frame); body != nil {
 					p.replies[method] = append(p.replies[method], body)
 				}
+				replied++
 			}
 		case m.Dir == store.C2S:
-			st := step{index: i, frame: m.Frame, answeredAt: -1, what: describe(sum)}
+			st := step{index: i, frame: m.Frame, answeredAt: -1, what: describe(sum), repliesBefore: replied}
 			if sum.Kind == jsonrpc.Request {
 				st.id = sum.ID
 				pending[sum.ID] = len(p.steps)
@@ -193,11 +199,16 @@ type driver struct {
 	tape  *tape
 	plan  *plan
 
-	mu         sync.Mutex
-	answered   map[string]chan struct{} // request id → closed at its live answer
-	sentAs     map[string]string        // request id → method and id, for messages
-	nextReply  map[string]int
-	unanswered []string
+	mu      sync.Mutex
+	replied int // replies given to live server requests
+	// repliesWaived counts the replies the recording gave that the live
+	// server never asked for: waited for once, then no more.
+	repliesWaived int
+	replyKick     chan struct{}            // signalled at each reply
+	answered      map[string]chan struct{} // request id → closed at its live answer
+	sentAs        map[string]string        // request id → method and id, for messages
+	nextReply     map[string]int
+	unanswered    []string
 }
 
 func (d *driver) run(ctx context.Context, timeout time.Duration) error {
@@ -219,6 +230,7 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 			return err
 		}
 		waitBefore(st.index)
+		d.awaitReplies(ctx, st, timeout)
 		if st.id != "" {
 			d.mu.Lock()
 			d.answered[st.id] = make(chan struct{})
@@ -234,6 +246,33 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 	}
 	waitBefore(math.MaxInt) // every answer the recording got
 	return ctx.Err()
+}
+
+// awaitReplies waits, at most timeout, until the rerun has replied to as
+// many server requests as the recorded client had before st. A server
+// that asks fewer questions now is waited for once per missing reply, not
+// at every frame after it.
+func (d *driver) awaitReplies(ctx context.Context, st step, timeout time.Duration) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		d.mu.Lock()
+		done := d.replied+d.repliesWaived >= st.repliesBefore
+		d.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-d.replyKick:
+		case <-t.C:
+			d.mu.Lock()
+			d.repliesWaived = st.repliesBefore - d.replied
+			d.mu.Unlock()
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // await waits for st's live answer, at most timeout.
@@ -282,6 +321,13 @@ func (d *driver) receive(frame []byte) {
 	case jsonrpc.Request:
 		<-d.ready
 		_ = d.conn.send(d.reply(sum.Method, sum.ID))
+		d.mu.Lock()
+		d.replied++
+		d.mu.Unlock()
+		select {
+		case d.replyKick <- struct{}{}:
+		default:
+		}
 	}
 }
 

@@ -155,18 +155,21 @@ func TestRun_AnswersServerRequests(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-roots-list","arguments":{}}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"whatever it said then"}]}}`,
 	)
-	res := runOK(t, recorded, rerun.Options{Command: peertest.ServerEverything(t, "stdio")})
-	var answer string
-	for _, m := range res.Session.Messages {
-		if s := jsonrpc.Classify(m.Frame); m.Dir == store.S2C && s.Kind == jsonrpc.Response && s.ID == "1" {
-			answer = string(m.Frame)
+	endpoint, _ := url.Parse(peertest.EverythingHTTP(t, "streamableHttp") + "/mcp")
+	for _, opts := range []rerun.Options{{Command: peertest.ServerEverything(t, "stdio")}, {URL: endpoint}} {
+		res := runOK(t, recorded, opts)
+		var answer string
+		for _, m := range res.Session.Messages {
+			if s := jsonrpc.Classify(m.Frame); m.Dir == store.S2C && s.Kind == jsonrpc.Response && s.ID == "1" {
+				answer = string(m.Frame)
+			}
 		}
-	}
-	if !strings.Contains(answer, "file:///recorded/project") {
-		t.Errorf("get-roots-list answered %s; want the recorded client's root", answer)
-	}
-	if count(&res.Session, store.S2C, "roots/list") == 0 {
-		t.Errorf("the server asked no roots/list:\n%v", res.Session.Messages)
+		if !strings.Contains(answer, "file:///recorded/project") {
+			t.Errorf("%s: get-roots-list answered %s; want the recorded client's root", res.Session.Info.Transport, answer)
+		}
+		if count(&res.Session, store.S2C, "roots/list") == 0 {
+			t.Errorf("%s: the server asked no roots/list:\n%v", res.Session.Info.Transport, res.Session.Messages)
+		}
 	}
 }
 
@@ -307,5 +310,33 @@ func TestRun_WebSocket(t *testing.T) {
 	again := runOK(t, &first.Session, rerun.Options{URL: u})
 	if d := differences(&first.Session, &again.Session); len(d) > 0 || len(again.Unanswered) > 0 {
 		t.Errorf("differences %q, unanswered %q", d, again.Unanswered)
+	}
+}
+
+// A server that no longer asks what the recorded one asked is waited for
+// once, not before every frame after the question.
+func TestRun_FewerServerRequests(t *testing.T) {
+	recorded := sessionOf(
+		`< {"jsonrpc":"2.0","id":"q","method":"roots/list"}`,
+		`> {"jsonrpc":"2.0","id":"q","result":{"roots":[]}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"tools":[]}}`,
+	)
+	// Answers every tools/list, asks nothing.
+	script := `while read -r line; do id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'); echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{\"tools\":[]}}"; done`
+	start := time.Now()
+	res := runOK(t, recorded, rerun.Options{Command: []string{"sh", "-c", script}, Timeout: time.Second, Grace: time.Second})
+	if d := differences(recorded, &res.Session); len(d) > 0 || len(res.Unanswered) > 0 {
+		t.Errorf("differences %q, unanswered %q", d, res.Unanswered)
+	}
+	// This counts waits, not speed: one wait takes the 1 s timeout, one
+	// before each of the three calls would take 3 s; the rest is a shell
+	// answering three lines.
+	if waited := time.Since(start); waited >= 2500*time.Millisecond {
+		t.Errorf("took %s: the missing roots/list was waited for more than once", waited)
 	}
 }
