@@ -59,9 +59,10 @@ type Result struct {
 	// Session holds every frame sent and received, as a recorder would
 	// have kept them (seq in the order the rerun saw them).
 	Session store.TapeSession
-	// Unanswered names the requests that got no answer: those the
-	// recording has an answer to that got none within Timeout, and any the
-	// server refused with an HTTP error that carried no JSON-RPC message.
+	// Unanswered says, one line each, which requests got no answer: those
+	// the recording has an answer to that got none within Timeout, and any
+	// the server refused with an HTTP error that carried no JSON-RPC
+	// message ("tools/call (id 2): HTTP 404: …").
 	Unanswered []string
 }
 
@@ -289,7 +290,7 @@ func (d *driver) await(ctx context.Context, st step, timeout time.Duration) {
 	case <-ch:
 	case <-t.C:
 		d.mu.Lock()
-		d.unanswered = append(d.unanswered, st.what)
+		d.unanswered = append(d.unanswered, fmt.Sprintf("%s: no answer within %s, though the recording has one", st.what, timeout))
 		d.mu.Unlock()
 	case <-ctx.Done():
 	}

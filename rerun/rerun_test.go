@@ -184,7 +184,7 @@ func TestRun_Unanswered(t *testing.T) {
 	)
 	t.Run("a silent server", func(t *testing.T) {
 		res := runOK(t, recorded, rerun.Options{Command: []string{"sh", "-c", "cat >/dev/null"}, Timeout: 200 * time.Millisecond, Grace: time.Second})
-		if len(res.Unanswered) != 1 || res.Unanswered[0] != "tools/list (id 1)" {
+		if len(res.Unanswered) != 1 || res.Unanswered[0] != "tools/list (id 1): no answer within 200ms, though the recording has one" {
 			t.Errorf("unanswered %q, want the tools/list only (the hung call was never answered)", res.Unanswered)
 		}
 		if got := count(&res.Session, store.C2S, "tools/call"); got != 1 {

@@ -41,7 +41,7 @@ func runDiff(args []string, s streams) error {
 		if err != nil {
 			return err
 		}
-		if picked[i], err = pickSession(tape, path, want[i]); err != nil {
+		if picked[i], err = pickSession("diff", tape, path, want[i]); err != nil {
 			return err
 		}
 	}
@@ -81,8 +81,8 @@ func printComparison(w io.Writer, labelA, labelB string, a, b *store.TapeSession
 }
 
 // pickSession finds the session named id (or name) in tape, or its only
-// session when id is "".
-func pickSession(tape *store.Tape, path, id string) (*store.TapeSession, error) {
+// session when id is "". cmd names the command in a usage error.
+func pickSession(cmd string, tape *store.Tape, path, id string) (*store.TapeSession, error) {
 	if id == "" {
 		if len(tape.Sessions) == 1 {
 			return &tape.Sessions[0], nil
@@ -94,7 +94,7 @@ func pickSession(tape *store.Tape, path, id string) (*store.TapeSession, error) 
 		if len(ids) == 0 {
 			return nil, fmt.Errorf("%s: the cassette holds no session", path)
 		}
-		return nil, usageErrorf("diff: %s holds %d sessions (%s); name one with --session", path, len(ids), strings.Join(ids, ", "))
+		return nil, usageErrorf("%s: %s holds %d sessions (%s); name one with --session", cmd, path, len(ids), strings.Join(ids, ", "))
 	}
 	for i, s := range tape.Sessions {
 		if s.Info.Named(id) {

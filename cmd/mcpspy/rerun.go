@@ -28,11 +28,11 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	out := fs.String("o", "", "also record the rerun into this cassette (created if missing, added to if not)")
 	upstream := fs.String("upstream", "", "rerun against the Streamable HTTP server at this URL instead of a command\n"+
 		"(a path ending in /sse: a legacy HTTP+SSE server; ws:// or wss://: WebSocket)")
-	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for each answer the recording got")
+	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for each answer (and server request) the recording got")
 	var headers multiFlag
 	fs.Var(&headers, "header", "add this header to every HTTP request (repeatable): the credentials a recording keeps redacted")
 	all := fs.Bool("all", false, "print the requests answered the same too")
-	exitCode := fs.Bool("exit-code", false, "exit 1 when the server now answers differently")
+	exitCode := fs.Bool("exit-code", false, "exit 1 when the server now answers differently, or not at all")
 	cmdAt := slices.Index(args, "--")
 	flagArgs, command := args, []string(nil)
 	if cmdAt >= 0 {
@@ -76,7 +76,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	recorded, err := pickSession(tape, positional[0], *session)
+	recorded, err := pickSession("rerun", tape, positional[0], *session)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		return fmt.Errorf("rerun: %w", err)
 	}
 	for _, u := range res.Unanswered {
-		fmt.Fprintf(s.Err, "mcpspy: rerun: no answer to %s within %s (the recording has one)\n", u, *timeout)
+		fmt.Fprintf(s.Err, "mcpspy: rerun: %s\n", u)
 	}
 	if *out != "" {
 		res.Session.Info.Name = "rerun of " + positional[0] + " " + recorded.Info.ID

@@ -71,6 +71,7 @@ func TestMcpspy_RerunErrors(t *testing.T) {
 		{"-o is the source", []string{"rerun", "-o", db, db, "--", "true"}, 2, "is the SOURCE"},
 		{"missing command", []string{"rerun", db, "--", "/no/such/server"}, 1, `server command "/no/such/server"`},
 		{"missing source", []string{"rerun", filepath.Join(t.TempDir(), "none.db"), "--", "true"}, 1, "none.db"},
+		{"several sessions", []string{"rerun", twoSessionCassette(t), "--", "true"}, 2, "holds 2 sessions (s1, s2); name one with --session"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, stderr := runCaptured(tt.args...)
