@@ -1,0 +1,96 @@
+package rerun
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+)
+
+// echoConn is a server that answers every request at once with an empty
+// result, and asks the client one question (roots/list) before its first
+// answer: enough to drive every path of the driver.
+type echoConn struct {
+	mu    sync.Mutex
+	d     *driver
+	sent  [][]byte
+	asked bool
+}
+
+func (c *echoConn) send(frame []byte) error {
+	c.mu.Lock()
+	c.sent = append(c.sent, frame)
+	ask := !c.asked
+	c.asked = true
+	c.mu.Unlock()
+	s := jsonrpc.Classify(frame)
+	if s.Kind != jsonrpc.Request || s.ID == "" {
+		return nil
+	}
+	if ask {
+		c.d.receive([]byte(`{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}`))
+	}
+	c.d.receive([]byte(`{"jsonrpc":"2.0","id":` + s.ID + `,"result":{}}`))
+	return nil
+}
+
+func (c *echoConn) close() store.EndInfo { return store.EndInfo{Reason: store.EndClosed} }
+
+// Whatever a recording holds, the driver sends each of the recorded
+// client's frames once, in order, except its replies to server requests
+// (it answers those itself), and it finishes.
+func FuzzDriver(f *testing.F) {
+	f.Add("> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n> {\"jsonrpc\":\"2.0\",\"method\":\"n\"}")
+	f.Add("< {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"roots/list\"}\n> {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"roots\":[]}}\n> {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"x\"}\n> not json\n> [1,2]")
+	f.Add("> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n< {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1}}")
+	f.Fuzz(func(t *testing.T, text string) {
+		s := &store.TapeSession{}
+		for l := range strings.SplitSeq(text, "\n") {
+			switch {
+			case strings.HasPrefix(l, "> "):
+				s.Messages = append(s.Messages, &store.Message{Dir: store.C2S, Frame: []byte(l[2:])})
+			case strings.HasPrefix(l, "< "):
+				s.Messages = append(s.Messages, &store.Message{Dir: store.S2C, Frame: []byte(l[2:])})
+			}
+		}
+		p := planOf(s)
+		d := &driver{plan: p, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{}}
+		c := &echoConn{d: d}
+		d.conn = c
+		close(d.ready)
+		done := make(chan error, 1)
+		go func() { done <- d.run(context.Background(), 20*time.Millisecond) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the driver did not finish")
+		}
+		var want [][]byte
+		for _, st := range p.steps {
+			want = append(want, st.frame)
+		}
+		var got [][]byte
+		for _, f := range c.sent {
+			if bytes.Contains(f, []byte(`"id":"srv-1"`)) && jsonrpc.Classify(f).Kind != jsonrpc.Request {
+				continue // its own reply to the question
+			}
+			got = append(got, f)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("sent %d recorded frames, the plan has %d", len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("frame %d sent as %q, recorded %q", i, got[i], want[i])
+			}
+		}
+	})
+}
