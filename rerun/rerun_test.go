@@ -16,6 +16,7 @@ import (
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/rerun"
 	"github.com/mcptape/mcptape/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func shipped(tb testing.TB, name string) *store.TapeSession {
@@ -338,5 +339,28 @@ func TestRun_FewerServerRequests(t *testing.T) {
 	// answering three lines.
 	if waited := time.Since(start); waited >= 2500*time.Millisecond {
 		t.Errorf("took %s: the missing roots/list was waited for more than once", waited)
+	}
+}
+
+// A 2026-07-28 recording (no handshake, the version in each request's
+// _meta) reruns against go-sdk's stateless server, which checks that the
+// MCP-Protocol-Version, Mcp-Method and Mcp-Name headers agree with the
+// body.
+func TestRun_Stateless(t *testing.T) {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("stateless-go") }, &mcp.StreamableHTTPOptions{Stateless: true})
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	u, _ := url.Parse(ts.URL + "/mcp")
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	recorded := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"stateless"},`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"stateless"}],"resultType":"complete"}}`,
+	)
+	res := runOK(t, recorded, rerun.Options{URL: u})
+	if d := differences(recorded, &res.Session); len(d) > 0 || len(res.Unanswered) > 0 {
+		t.Errorf("differences %q, unanswered %q; session:", d, res.Unanswered)
+		for _, m := range res.Session.Messages {
+			t.Logf("%s %d %s", m.Dir, m.HTTP.Status, m.Frame)
+		}
 	}
 }
