@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -241,9 +242,8 @@ func TestHTTPProxy_UndecodableStream(t *testing.T) {
 					w.(http.Flusher).Flush()
 				}
 			}))
-			var logText bytes.Buffer
-			logW := &lockedWriter{w: &logText}
-			px := startHTTPProxy(t, up+"/mcp", func(p *recorder.HTTPProxy) { p.Log = logW })
+			var logText syncbuf.Buffer
+			px := startHTTPProxy(t, up+"/mcp", func(p *recorder.HTTPProxy) { p.Log = &logText })
 			req, _ := http.NewRequest("POST", px.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 			req.Header.Set("Accept-Encoding", coding) // keeps Go's client from undoing gzip itself
 			resp, err := http.DefaultClient.Do(req)

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -228,7 +229,7 @@ type spyProc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
-	stderr *bytes.Buffer
+	stderr *syncbuf.Buffer // written by the process while the test reads it
 }
 
 func startSpy(t *testing.T, env []string, args ...string) *spyProc {
@@ -240,7 +241,7 @@ func startSpyBinary(t *testing.T, bin string, env []string, args ...string) *spy
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	p := &spyProc{cmd: cmd, stderr: new(bytes.Buffer)}
+	p := &spyProc{cmd: cmd, stderr: new(syncbuf.Buffer)}
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -248,23 +249,12 @@ func startSpyBinary(t *testing.T, bin string, env []string, args ...string) *spy
 	if p.stdout, err = cmd.StdoutPipe(); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = &lockedWriter{w: p.stderr}
+	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	return p
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 func TestStdio_ByteExact(t *testing.T) {
