@@ -28,7 +28,7 @@ Usage:
   mcpspy ls CASSETTE
   mcpspy export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE
   mcpspy diff [--session ID [--session ID]] [--all] [--exit-code] A B
-  mcpspy rerun [--session ID] [-o CASSETTE] [--exit-code] SOURCE (-- COMMAND [ARG...] | --upstream URL)
+  mcpspy rerun [--session ID] [-o CASSETTE] [--exit-code] SOURCE... (-- COMMAND [ARG...] | --upstream URL)
   mcpspy import -o CASSETTE FILE.jsonl
 
 Run "mcpspy COMMAND -h" for a command's flags.

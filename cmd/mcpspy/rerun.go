@@ -17,14 +17,16 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-const rerunSynopsis = `rerun [--session ID] [-o CASSETTE] [--timeout D] [--header 'NAME: VALUE'] [--all] [--exit-code] SOURCE -- COMMAND [ARG...]
-       mcpspy rerun [flags] SOURCE --upstream URL`
+const rerunSynopsis = `rerun [--session ID] [-o CASSETTE] [--timeout D] [--header 'NAME: VALUE'] [--all] [--exit-code] SOURCE... -- COMMAND [ARG...]
+       mcpspy rerun [flags] SOURCE... --upstream URL`
 
-// runRerun sends the client side of a recorded session to a server again
-// and compares what it answers now with what it answered then.
+// runRerun sends the client side of recorded sessions to a server again,
+// one session at a time, and compares what it answers now with what it
+// answered then: every session of every SOURCE, or with --session the one
+// so named in each.
 func runRerun(ctx context.Context, args []string, s streams) error {
 	fs := newFlags("rerun", rerunSynopsis, s)
-	session := fs.String("session", "", "the recorded session to rerun (id or name); needed when SOURCE holds several")
+	session := fs.String("session", "", "rerun only the session with this id or name (default: every session of every SOURCE)")
 	out := fs.String("o", "", "also record the rerun into this cassette (created if missing, added to if not)")
 	upstream := fs.String("upstream", "", "rerun against the Streamable HTTP server at this URL instead of a command\n"+
 		"(a path ending in /sse: a legacy HTTP+SSE server; ws:// or wss://: WebSocket)")
@@ -44,14 +46,14 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		return err
 	}
 	switch {
-	case len(positional) != 1:
-		return usageErrorf("rerun: want one SOURCE cassette (before --), got %d: %q", len(positional), positional)
+	case len(positional) == 0:
+		return usageErrorf("rerun: no SOURCE cassette (before --)")
 	case *upstream != "" && cmdAt >= 0:
 		return usageErrorf("rerun: give either --upstream URL or -- COMMAND, not both")
 	case *upstream == "" && len(command) == 0:
 		return usageErrorf("rerun: no server: give -- COMMAND [ARG...] (stdio) or --upstream URL (Streamable HTTP)")
-	case *out != "" && cli.SamePath(*out, positional[0]):
-		return usageErrorf("rerun: -o %s is the SOURCE; name another cassette", *out)
+	case *out != "" && slices.ContainsFunc(positional, func(p string) bool { return cli.SamePath(*out, p) }):
+		return usageErrorf("rerun: -o %s is a SOURCE; name another cassette", *out)
 	}
 	opts := rerun.Options{Command: command, Timeout: *timeout, Stderr: s.Err, Header: http.Header{}}
 	for _, h := range headers {
@@ -72,29 +74,59 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		return usageErrorf("rerun: --header is for --upstream URL, not a stdio server")
 	}
 
-	tape, err := store.Load(positional[0])
-	if err != nil {
-		return err
+	type job struct {
+		source   string
+		recorded *store.TapeSession
 	}
-	recorded, err := pickSession("rerun", tape, positional[0], *session)
-	if err != nil {
-		return err
-	}
-	res, err := rerun.Run(ctx, recorded, opts)
-	if err != nil {
-		return fmt.Errorf("rerun: %w", err)
-	}
-	for _, u := range res.Unanswered {
-		fmt.Fprintf(s.Err, "mcpspy: rerun: %s\n", u)
-	}
-	if *out != "" {
-		res.Session.Info.Name = "rerun of " + positional[0] + " " + recorded.Info.ID
-		if err := addToCassette(*out, &store.Tape{Sessions: []store.TapeSession{res.Session}}); err != nil {
+	var jobs []job
+	for _, source := range positional {
+		tape, err := store.Load(source)
+		if err != nil {
 			return err
 		}
+		if *session != "" {
+			picked, err := pickSession("rerun", tape, source, *session)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, job{source, picked})
+			continue
+		}
+		if len(tape.Sessions) == 0 {
+			return fmt.Errorf("%s: the cassette holds no session", source)
+		}
+		for i := range tape.Sessions {
+			jobs = append(jobs, job{source, &tape.Sessions[i]})
+		}
 	}
-	differ := printComparison(s.Out, positional[0]+" "+recorded.Info.ID, "rerun against "+target, recorded, &res.Session, *all)
-	if *exitCode && (differ || len(res.Unanswered) > 0) {
+	var reruns []store.TapeSession
+	changed := 0
+	for i, j := range jobs {
+		if i > 0 {
+			fmt.Fprintln(s.Out)
+		}
+		res, err := rerun.Run(ctx, j.recorded, opts)
+		if err != nil {
+			return fmt.Errorf("rerun %s %s: %w", j.source, j.recorded.Info.ID, err)
+		}
+		for _, u := range res.Unanswered {
+			fmt.Fprintf(s.Err, "mcpspy: rerun: %s %s: %s\n", j.source, j.recorded.Info.ID, u)
+		}
+		if printComparison(s.Out, j.source+" "+j.recorded.Info.ID, "rerun against "+target, j.recorded, &res.Session, *all) || len(res.Unanswered) > 0 {
+			changed++
+		}
+		res.Session.Info.Name = "rerun of " + j.source + " " + j.recorded.Info.ID
+		reruns = append(reruns, res.Session)
+	}
+	if len(jobs) > 1 {
+		fmt.Fprintf(s.Out, "\n%d sessions rerun: %d the same, %d changed\n", len(jobs), len(jobs)-changed, changed)
+	}
+	if *out != "" {
+		if err := recordSessions(*out, reruns); err != nil {
+			return fmt.Errorf("cassette: %w", err)
+		}
+	}
+	if *exitCode && changed > 0 {
 		return &cli.ExitError{Code: 1}
 	}
 	return nil
@@ -109,4 +141,33 @@ func addToCassette(path string, tape *store.Tape) error {
 		}
 		return store.Import(tmp.Name(), tape)
 	})
+}
+
+// recordSessions adds sessions to the cassette at path as a recorder
+// would: through a store.Writer, so each gets the cassette's next id and
+// other recorders may write to it meanwhile.
+func recordSessions(path string, sessions []store.TapeSession) error {
+	w, err := store.NewWriter(path, store.WriterOptions{Observe: recorder.ObserveHandshake})
+	if err != nil {
+		return err
+	}
+	for _, ts := range sessions {
+		info := ts.Info
+		info.ID, info.End = "", nil
+		sess, err := w.NewSession(info)
+		if err != nil {
+			w.Close()
+			return err
+		}
+		for _, m := range ts.Messages {
+			sess.Append(m.Dir, m.Time, m.Frame, m.HTTP)
+		}
+		if ts.Info.End != nil {
+			if err := sess.End(*ts.Info.End); err != nil {
+				w.Close()
+				return err
+			}
+		}
+	}
+	return w.Close()
 }

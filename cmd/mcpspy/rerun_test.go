@@ -42,6 +42,16 @@ func TestMcpspy_Rerun(t *testing.T) {
 	if code != 1 || !strings.HasSuffix(stdout, want) {
 		t.Errorf("exit %d, stdout:\n%s\nwant it to end:\n%s", code, stdout, want)
 	}
+
+	// Several SOURCEs, one run each, and a count; -o adds to the cassette
+	// the first run wrote, each session under a new id.
+	code, stdout, stderr = runCaptured(append([]string{"rerun", "--exit-code", "-o", out, shippedCassette(t, "everything-stdio.db"), changed, "--"}, everything...)...)
+	if code != 1 || !strings.HasSuffix(stdout, "\n2 sessions rerun: 1 the same, 1 changed\n") || strings.Count(stdout, "--- a: ") != 2 {
+		t.Errorf("two sources: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if _, ls, _ := runCaptured("ls", out); strings.Count(ls, "rerun of ") != 3 || !strings.Contains(ls, "s3") {
+		t.Errorf("after a second -o the cassette lists:\n%s", ls)
+	}
 }
 
 // The HTTP recording against server-everything over Streamable HTTP,
@@ -64,14 +74,14 @@ func TestMcpspy_RerunErrors(t *testing.T) {
 	}{
 		{"no server", []string{"rerun", db}, 2, "no server: give -- COMMAND"},
 		{"both", []string{"rerun", db, "--upstream", "http://127.0.0.1:1/mcp", "--", "true"}, 2, "not both"},
-		{"no source", []string{"rerun", "--", "true"}, 2, "want one SOURCE cassette"},
+		{"no source", []string{"rerun", "--", "true"}, 2, "no SOURCE cassette"},
 		{"bad header", []string{"rerun", "--header", "nocolon", db, "--upstream", "http://127.0.0.1:1/mcp"}, 2, `--header "nocolon": want NAME: VALUE`},
 		{"header for stdio", []string{"rerun", "--header", "A: b", db, "--", "true"}, 2, "--header is for --upstream URL"},
 		{"bad upstream", []string{"rerun", db, "--upstream", "ftp://127.0.0.1:1/"}, 2, "want an http(s):// or ws(s):// URL"},
-		{"-o is the source", []string{"rerun", "-o", db, db, "--", "true"}, 2, "is the SOURCE"},
+		{"-o is a source", []string{"rerun", "-o", db, db, "--", "true"}, 2, "is a SOURCE"},
 		{"missing command", []string{"rerun", db, "--", "/no/such/server"}, 1, `server command "/no/such/server"`},
 		{"missing source", []string{"rerun", filepath.Join(t.TempDir(), "none.db"), "--", "true"}, 1, "none.db"},
-		{"several sessions", []string{"rerun", twoSessionCassette(t), "--", "true"}, 2, "holds 2 sessions (s1, s2); name one with --session"},
+		{"no such session", []string{"rerun", "--session", "s9", twoSessionCassette(t), "--", "true"}, 1, `session "s9"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, stderr := runCaptured(tt.args...)
