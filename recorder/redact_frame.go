@@ -36,20 +36,39 @@ func NewFrameRedactor(names []string) *FrameRedactor {
 	return &FrameRedactor{names: slices.Clone(names)}
 }
 
+// Unnamed calls fn with the name of each member of frame that looks like
+// it holds a credential (IsSecretName: token, key, secret, password, …)
+// but is not one of r's names: what a user sharing a cassette may have
+// missed. It looks where Frame looks (not the envelope, not schemas);
+// progressToken, the protocol's own, does not count.
+func (r *FrameRedactor) Unnamed(frame []byte, fn func(name string)) {
+	jsonrpc.ReplaceMembers(frame, func(path []string, name string) bool {
+		if r.looked(path) && name != "progressToken" && IsSecretName(name) && !r.named(name) {
+			fn(name)
+		}
+		return false
+	}, nil)
+}
+
+// looked says whether Frame looks at a member under path.
+func (r *FrameRedactor) looked(path []string) bool {
+	if len(path) == 0 {
+		return false
+	}
+	for _, p := range path {
+		if slices.Contains(schemaMembers, p) {
+			return false
+		}
+	}
+	return true
+}
+
 // Frame returns frame with the named values blanked (a new slice when n >
 // 0; frame itself otherwise) and how many there were. ok is false when the
 // frame is not JSON, and so could not be looked into.
 func (r *FrameRedactor) Frame(frame []byte) (out []byte, n int, ok bool) {
 	return jsonrpc.ReplaceMembers(frame, func(path []string, name string) bool {
-		if len(path) == 0 || !r.named(name) {
-			return false
-		}
-		for _, p := range path {
-			if slices.Contains(schemaMembers, p) {
-				return false
-			}
-		}
-		return true
+		return r.named(name) && r.looked(path)
 	}, redactedJSON)
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mcptape/mcptape/recorder"
@@ -20,13 +22,16 @@ type exportRedactor struct {
 	http   *recorder.HTTPRedactor
 	// What it did, for the summary line.
 	values, messages, notJSON int
+	// unnamed counts the members left as they were that are named like
+	// credentials: perhaps a --redact the user did not think of.
+	unnamed map[string]int
 }
 
 func newExportRedactor(names []string) (*exportRedactor, error) {
 	if err := checkRedactNames("export", names); err != nil {
 		return nil, err
 	}
-	return &exportRedactor{names: names, frames: recorder.NewFrameRedactor(names), http: recorder.NewHTTPRedactor(names)}, nil
+	return &exportRedactor{names: names, frames: recorder.NewFrameRedactor(names), http: recorder.NewHTTPRedactor(names), unnamed: map[string]int{}}, nil
 }
 
 // checkRedactNames refuses an empty --redact value, which would name
@@ -48,6 +53,7 @@ func (r *exportRedactor) message(m *store.Message) *store.Message {
 	if !ok {
 		r.notJSON++
 	}
+	r.frames.Unnamed(m.Frame, func(name string) { r.unnamed[name]++ })
 	if n == 0 && m.HTTP == nil {
 		return m
 	}
@@ -76,6 +82,13 @@ func (r *exportRedactor) summary(w io.Writer) {
 		fmt.Fprintf(w, "mcpspy: export: no message has a member named %s; no value was redacted\n", strings.Join(r.names, " or "))
 	} else {
 		fmt.Fprintf(w, "mcpspy: export: redacted %s in %s\n", counted(r.values, "value"), counted(r.messages, "message"))
+	}
+	if len(r.unnamed) > 0 {
+		var list []string
+		for _, name := range slices.Sorted(maps.Keys(r.unnamed)) {
+			list = append(list, fmt.Sprintf("%s ×%d", name, r.unnamed[name]))
+		}
+		fmt.Fprintf(w, "mcpspy: export: left as they were, though named like credentials: %s; add --redact NAME to hide one\n", strings.Join(list, ", "))
 	}
 	if r.notJSON > 0 {
 		fmt.Fprintf(w, "mcpspy: export: %s not JSON, written as it came: check it by hand before sharing\n", counted(r.notJSON, "message is"))

@@ -240,3 +240,24 @@ func requireRedacted(t *testing.T, db, secret string, want ...string) {
 		}
 	}
 }
+
+// Export names the members it left that look like credentials, so that a
+// --redact the user did not think of is not missed; the protocol's
+// progressToken, tool schemas and the members it redacted do not count.
+func TestMcpspy_ExportRedactNamesWhatItLeft(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	lines := `{"session":"s1","info":{"transport":"stdio","start":"2026-11-22T10:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-22T10:00:00Z","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"password":"p","apiKey":"k1","session":{"refreshToken":"r"}},"_meta":{"progressToken":7}}}}
+{"session":"s1","seq":2,"dir":"s2c","time":"2026-11-22T10:00:01Z","message":{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"apiKey":"k2"}}}}
+{"session":"s1","seq":3,"dir":"s2c","time":"2026-11-22T10:00:02Z","message":{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"login","inputSchema":{"type":"object","properties":{"apiKey":{"type":"string"}}}}]}}}
+`
+	if err := os.WriteFile(in, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr := runText(t, "export", "--redact", "PASSWORD", in)
+	want := "mcpspy: export: redacted 1 value in 1 message\n" +
+		"mcpspy: export: left as they were, though named like credentials: apiKey ×2, refreshToken ×1; add --redact NAME to hide one\n"
+	if string(stderr) != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
+	}
+}
