@@ -59,24 +59,39 @@ func startHTTP(o Options, t *tape, receive func([]byte), failed func(id, reason 
 	return &httpConn{o: o, client: client, tape: t, receive: receive, failed: failed, ctx: ctx, cancel: cancel}, nil
 }
 
-func (c *httpConn) send(frame []byte) error {
-	sum := jsonrpc.Classify(frame)
-	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.o.URL.String(), bytes.NewReader(frame))
+// request makes a request to the endpoint with the headers every request
+// of the session carries: the user's, and once known the session id and
+// the protocol version.
+func (c *httpConn) request(ctx context.Context, method, accept string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.o.URL.String(), body)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	for k, vs := range c.o.Header {
 		req.Header[k] = vs
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.sid != "" {
 		req.Header.Set("Mcp-Session-Id", c.sid)
 	}
 	if c.version != "" {
 		req.Header.Set("MCP-Protocol-Version", c.version)
 	}
+	return req, nil
+}
+
+func (c *httpConn) send(frame []byte) error {
+	sum := jsonrpc.Classify(frame)
+	req, err := c.request(c.ctx, http.MethodPost, "application/json, text/event-stream", bytes.NewReader(frame))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	c.mu.Lock()
 	if sum.Method == "initialize" && sum.Kind == jsonrpc.Request {
 		c.initID = sum.ID
 	}
@@ -152,21 +167,11 @@ func (c *httpConn) send(frame []byte) error {
 func (c *httpConn) listen(opened chan<- struct{}) {
 	var once sync.Once
 	defer once.Do(func() { close(opened) })
-	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.o.URL.String(), nil)
+	req, err := c.request(c.ctx, http.MethodGet, "text/event-stream", nil)
 	if err != nil {
 		return
 	}
-	req.Header.Set("Accept", "text/event-stream")
-	for k, vs := range c.o.Header {
-		req.Header[k] = vs
-	}
 	c.mu.Lock()
-	if c.sid != "" {
-		req.Header.Set("Mcp-Session-Id", c.sid)
-	}
-	if c.version != "" {
-		req.Header.Set("MCP-Protocol-Version", c.version)
-	}
 	c.streamID++
 	meta := store.HTTPMeta{Method: http.MethodGet, Path: c.o.URL.RequestURI(), Stream: "get-sse", StreamID: c.streamID}
 	c.mu.Unlock()
@@ -257,14 +262,9 @@ func (c *httpConn) close() store.EndInfo {
 	sid := c.sid
 	c.mu.Unlock()
 	end := store.EndInfo{Reason: store.EndClosed}
-	if sid != "" {
+	if sid != "" { // end the session, as a client leaving should
 		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
-		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.o.URL.String(), nil)
-		if err == nil {
-			req.Header.Set("Mcp-Session-Id", sid)
-			for k, vs := range c.o.Header {
-				req.Header[k] = vs
-			}
+		if req, err := c.request(ctx, http.MethodDelete, "", nil); err == nil {
 			if resp, err := c.client.Do(req); err == nil {
 				resp.Body.Close()
 			}
