@@ -19,6 +19,25 @@ type Received struct {
 	Params json.RawMessage `json:"params,omitempty"`
 }
 
+// ToolCalls picks, from what clients sent, the arguments of each
+// tools/call of the named tool, in order: WireMock's "verify".
+func ToolCalls(received []Received, name string) []json.RawMessage {
+	var out []json.RawMessage
+	for _, r := range received {
+		if r.Method != "tools/call" {
+			continue
+		}
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal(r.Params, &p) == nil && p.Name == name {
+			out = append(out, p.Arguments)
+		}
+	}
+	return out
+}
+
 // journal hands one received message to Options.Journal. The bytes are
 // copied: the transport may reuse its buffer once the frame is handled.
 func (s *session) journal(id json.RawMessage, method string, params json.RawMessage) {

@@ -21,6 +21,7 @@ package vcr
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +37,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay"
@@ -146,6 +149,10 @@ type Server struct {
 	stderr    syncbuf.Buffer // the server's stderr, shown if the test fails
 	proxy     string         // HTTP: the recording proxy's endpoint
 	stopProxy func()         // HTTP: stops it and waits
+	// received is what the host sent while recording, as the store saw
+	// it (Received); sessions numbers the cassette's sessions from 1.
+	received []replay.Received
+	sessions map[string]int
 }
 
 // serverRun is one session's run of the server command.
@@ -230,6 +237,53 @@ func (s *Server) Recording() bool { return s.mock == nil }
 // AssertAllUsed; nil while recording.
 func (s *Server) Mock() *mocktest.Server { return s.mock }
 
+// Received returns every request and notification the host has sent so
+// far, in order, replaying or recording alike (mocktest.Server.Received).
+// While recording, values WithRedact names read "[redacted]", as stored.
+func (s *Server) Received() []replay.Received {
+	if s.mock != nil {
+		return s.mock.Received()
+	}
+	if err := s.writer.Flush(); err != nil { // Observe sees what is committed
+		s.tb.Errorf("vcr: %v", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.received)
+}
+
+// ToolCalls returns the arguments of each call the host made to the tool
+// name, in order, replaying or recording alike.
+func (s *Server) ToolCalls(name string) []json.RawMessage {
+	return replay.ToolCalls(s.Received(), name)
+}
+
+// noteReceived keeps a client request or notification for Received. It
+// runs on the store's commit goroutine.
+func (s *Server) noteReceived(m *store.Message, sum *store.Summary) {
+	if m.Dir != store.C2S || (sum.Kind != jsonrpc.Request && sum.Kind != jsonrpc.Notification) {
+		return
+	}
+	var f struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(m.Frame, &f)
+	r := replay.Received{Time: m.Time, Method: sum.Method, Params: f.Params}
+	if sum.ID != "" {
+		r.ID = json.RawMessage(sum.ID)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions == nil {
+		s.sessions = map[string]int{}
+	}
+	if s.sessions[m.Session] == 0 {
+		s.sessions[m.Session] = len(s.sessions) + 1
+	}
+	r.Session = s.sessions[m.Session]
+	s.received = append(s.received, r)
+}
+
 // Transport returns a transport for a Go SDK client:
 // client.Connect(ctx, srv.Transport(), nil). For a Server made by NewHTTP
 // it is Streamable HTTP to URL; otherwise in process, over stdio pipes.
@@ -288,7 +342,10 @@ func (s *Server) startRecording(cfg config) {
 	f.Close()
 	os.Remove(f.Name()) // the store creates the file itself
 	s.tmp = f.Name()
-	opts := store.WriterOptions{Observe: recorder.ObserveHandshake}
+	opts := store.WriterOptions{Observe: func(info *store.SessionInfo, m *store.Message, sum *store.Summary) bool {
+		s.noteReceived(m, sum)
+		return recorder.ObserveHandshake(info, m, sum)
+	}}
 	if red := recorder.NewFrameRedactor(cfg.redact); red != nil {
 		opts.Rewrite = red.Rewrite
 	}

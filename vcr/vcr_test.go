@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +55,7 @@ func TestNew_RecordOnceThenReplay(t *testing.T) {
 		if got := callEcho(t, srv, "echo", "message", "hello vcr"); got != "Echo: hello vcr" {
 			t.Errorf("echo answered %q", got)
 		}
+		checkCalls(t, srv)
 	})
 	tape, err := store.Load(path)
 	if err != nil {
@@ -75,6 +77,7 @@ func TestNew_RecordOnceThenReplay(t *testing.T) {
 		if got := callEcho(t, srv, "echo", "message", "hello vcr"); got != "Echo: hello vcr" {
 			t.Errorf("echo replayed %q", got)
 		}
+		checkCalls(t, srv)
 		srv.Mock().AssertAllUsed()
 	})
 
@@ -97,6 +100,26 @@ func TestNew_RecordOnceThenReplay(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*recording*")); len(left) > 0 {
 		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+// checkCalls holds Received and ToolCalls to what callEcho sent, whether
+// the server records or replays: a test's checks read the same both ways.
+func checkCalls(t *testing.T, srv *vcr.Server) {
+	t.Helper()
+	calls := srv.ToolCalls("echo")
+	if len(calls) != 1 || string(calls[0]) != `{"message":"hello vcr"}` {
+		t.Errorf("recording %v: ToolCalls(echo) = %s", srv.Recording(), calls)
+	}
+	var methods []string
+	for _, r := range srv.Received() {
+		if r.Session != 1 {
+			t.Errorf("recording %v: %s in session %d, want 1", srv.Recording(), r.Method, r.Session)
+		}
+		methods = append(methods, r.Method)
+	}
+	if !slices.Contains(methods, "initialize") || !slices.Contains(methods, "tools/call") {
+		t.Errorf("recording %v: received %q", srv.Recording(), methods)
 	}
 }
 

@@ -189,20 +189,7 @@ func (s *Server) Received() []replay.Received {
 // clients have sent so far, in the order they arrived (nil arguments for
 // a call that had none).
 func (s *Server) ToolCalls(name string) []json.RawMessage {
-	var out []json.RawMessage
-	for _, r := range s.Received() {
-		if r.Method != "tools/call" {
-			continue
-		}
-		var p struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
-		if json.Unmarshal(r.Params, &p) == nil && p.Name == name {
-			out = append(out, p.Arguments)
-		}
-	}
-	return out
+	return replay.ToolCalls(s.Received(), name)
 }
 
 // Warnings returns what the server wrote to its log so far.
