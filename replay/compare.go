@@ -56,8 +56,10 @@ type compared struct {
 // common subsequence of their match keys) and compares the answers of the
 // requests both made. The result lists every request of both, in order.
 // Client notifications and server-initiated messages are not compared.
-func CompareSessions(a, b *store.TapeSession) []Difference {
-	ra, rb := comparedBoth(a, b)
+// Members named in ignore (at any depth, in requests and answers alike)
+// are left out: values that change from run to run.
+func CompareSessions(a, b *store.TapeSession, ignore ...string) []Difference {
+	ra, rb := comparedBoth(a, b, ignore)
 	ka, kb := make([]string, len(ra)), make([]string, len(rb))
 	for i, r := range ra {
 		ka[i] = r.key
@@ -93,7 +95,7 @@ func CompareSessions(a, b *store.TapeSession) []Difference {
 // flattened. A value one side holds redacted (a shared export) compares
 // equal to any value: the same members are blanked on both sides, as
 // replay blanks a live request's.
-func comparedBoth(a, b *store.TapeSession) (ra, rb []compared) {
+func comparedBoth(a, b *store.TapeSession, ignore []string) (ra, rb []compared) {
 	ra, rb = comparedRequests(a), comparedRequests(b)
 	reqNames, ansNames := redactedNames{}, redactedNames{}
 	for _, r := range slices.Concat(ra, rb) {
@@ -102,7 +104,7 @@ func comparedBoth(a, b *store.TapeSession) (ra, rb []compared) {
 	}
 	for _, rs := range [][]compared{ra, rb} {
 		for i := range rs {
-			rs[i].finish(reqNames, ansNames)
+			rs[i].finish(reqNames, ansNames, ignore)
 		}
 	}
 	return ra, rb
@@ -155,15 +157,15 @@ func (c *compared) canonical(params json.RawMessage) {
 }
 
 // finish blanks what either side holds redacted, then flattens the answer.
-func (c *compared) finish(reqNames, ansNames redactedNames) {
-	if len(reqNames[c.method]) > 0 {
-		c.canonical(reqNames.blank(c.method, c.params))
+func (c *compared) finish(reqNames, ansNames redactedNames, ignore []string) {
+	if len(reqNames[c.method]) > 0 || len(ignore) > 0 {
+		c.canonical(blankMembers(reqNames.blank(c.method, c.params), ignore))
 	}
 	if c.root == "" {
 		c.answer = []string{"(no answer)"}
 		return
 	}
-	body := ansNames.blank(c.method, c.body)
+	body := blankMembers(ansNames.blank(c.method, c.body), ignore)
 	canon, ok := canonParams("", body) // drops _meta's run-to-run keys, as for params
 	if !ok {
 		canon = string(body)

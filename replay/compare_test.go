@@ -127,6 +127,28 @@ func TestCompareSessions(t *testing.T) {
 	}
 }
 
+// Members named to ignore are left out of requests and answers alike.
+func TestCompareSessions_Ignore(t *testing.T) {
+	a := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"m":"hi","at":1}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}],"at":1}}`,
+	)
+	b := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"m":"hi","at":2}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}],"at":3}}`,
+	)
+	var got []string
+	for _, d := range CompareSessions(a, b, "at") {
+		got = append(got, d.String())
+	}
+	if want := `= tools/call {"arguments":{"at":"(ignored)","m":"hi"},"name":"echo"}  (a#1 b#1)`; strings.Join(got, "\n") != want {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+	if d := CompareSessions(a, b); len(d) != 2 || d[0].Op == Same {
+		t.Errorf("without ignore: %v", d)
+	}
+}
+
 // Whatever two sessions hold, the comparison lists each side's requests
 // once, in recorded order, and pairs only requests with the same key.
 func FuzzCompareSessions(f *testing.F) {
@@ -144,7 +166,7 @@ func FuzzCompareSessions(f *testing.F) {
 			return sessionOf(lines...)
 		}
 		sa, sb := session(a), session(b)
-		ra, rb := comparedBoth(sa, sb)
+		ra, rb := comparedBoth(sa, sb, nil)
 		var seqA, seqB []uint64
 		for _, d := range CompareSessions(sa, sb) {
 			if d.Op != OnlyInB {

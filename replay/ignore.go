@@ -30,3 +30,15 @@ func blankIgnored(key []byte, method string, ignore []string) []byte {
 	}
 	return append(append(make([]byte, 0, len(method)+1+len(out)), key[:len(method)+1]...), out...)
 }
+
+// blankMembers returns v with the members named in names replaced by the
+// placeholder; v itself when there are none.
+func blankMembers(v []byte, names []string) []byte {
+	if len(names) == 0 {
+		return v
+	}
+	out, _, _ := jsonrpc.ReplaceMembers(v, func(_ []string, name string) bool {
+		return slices.Contains(names, name)
+	}, ignoredJSON)
+	return out
+}

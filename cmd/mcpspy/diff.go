@@ -10,7 +10,7 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-const diffSynopsis = "diff [--session ID [--session ID]] [--all] [--exit-code] A B"
+const diffSynopsis = "diff [--session ID [--session ID]] [--ignore NAME] [--all] [--exit-code] A B"
 
 // runDiff compares one recorded session of cassette A with one of B,
 // request by request, as replay matching sees them (replay.CompareSessions).
@@ -19,6 +19,9 @@ func runDiff(args []string, s streams) error {
 	var sessions multiFlag
 	fs.Var(&sessions, "session", "the session to compare (id or name): once for both cassettes, twice for A's then B's;\nneeded for a cassette that holds several")
 	all := fs.Bool("all", false, "print the requests that are the same too")
+	var ignore multiFlag
+	fs.Var(&ignore, "ignore", "leave members named `NAME` (at any depth, in requests and answers) out of the comparison:\n"+
+		"values that change from run to run, like timestamps or ids (repeatable)")
 	exitCode := fs.Bool("exit-code", false, "exit 1 when the sessions differ (as git diff --exit-code)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -45,7 +48,7 @@ func runDiff(args []string, s streams) error {
 			return err
 		}
 	}
-	differ := printComparison(s.Out, fs.Arg(0)+" "+picked[0].Info.ID, fs.Arg(1)+" "+picked[1].Info.ID, picked[0], picked[1], *all)
+	differ := printComparison(s.Out, fs.Arg(0)+" "+picked[0].Info.ID, fs.Arg(1)+" "+picked[1].Info.ID, picked[0], picked[1], *all, ignore)
 	if *exitCode && differ {
 		return &cli.ExitError{Code: 1}
 	}
@@ -53,10 +56,11 @@ func runDiff(args []string, s streams) error {
 }
 
 // printComparison writes what replay.CompareSessions finds between a and
-// b, labelled as given: a header, the differences (every request with
-// all), and a count. It reports whether the sessions differ.
-func printComparison(w io.Writer, labelA, labelB string, a, b *store.TapeSession, all bool) (differ bool) {
-	diffs := replay.CompareSessions(a, b)
+// b (members named in ignore left out), labelled as given: a header, the
+// differences (every request with all), and a count. It reports whether
+// the sessions differ.
+func printComparison(w io.Writer, labelA, labelB string, a, b *store.TapeSession, all bool, ignore []string) (differ bool) {
+	diffs := replay.CompareSessions(a, b, ignore...)
 	var n [4]int // same, answered differently, only in A, only in B
 	for _, d := range diffs {
 		switch d.Op {

@@ -27,7 +27,7 @@ Usage:
   mcpspy show --tools [--session ID] CASSETTE
   mcpspy ls CASSETTE
   mcpspy export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE
-  mcpspy diff [--session ID [--session ID]] [--all] [--exit-code] A B
+  mcpspy diff [--session ID [--session ID]] [--ignore NAME] [--all] [--exit-code] A B
   mcpspy rerun [--session ID] [-o CASSETTE] [--exit-code] SOURCE... (-- COMMAND [ARG...] | --upstream URL)
   mcpspy import -o CASSETTE FILE.jsonl
 

@@ -43,6 +43,16 @@ func TestMcpspy_Rerun(t *testing.T) {
 		t.Errorf("exit %d, stdout:\n%s\nwant it to end:\n%s", code, stdout, want)
 	}
 
+	// --ignore text: the edited answer no longer counts.
+	code, stdout, _ = runCaptured(append([]string{"rerun", "--exit-code", "--ignore", "text", changed, "--"}, everything...)...)
+	if code != 0 || !strings.HasSuffix(stdout, "\n7 the same, 0 answered differently, 0 only in a, 0 only in b\n") {
+		t.Errorf("--ignore text: exit %d, stdout:\n%s", code, stdout)
+	}
+	code, stdout, _ = runCaptured("diff", "--exit-code", "--ignore", "text", shippedCassette(t, "everything-stdio.db"), changed)
+	if code != 0 || !strings.HasSuffix(stdout, "\n7 the same, 0 answered differently, 0 only in a, 0 only in b\n") {
+		t.Errorf("diff --ignore text: exit %d, stdout:\n%s", code, stdout)
+	}
+
 	// Several SOURCEs, one run each, and a count; -o adds to the cassette
 	// the first run wrote, each session under a new id.
 	code, stdout, stderr = runCaptured(append([]string{"rerun", "--exit-code", "-o", out, shippedCassette(t, "everything-stdio.db"), changed, "--"}, everything...)...)
