@@ -364,3 +364,29 @@ func TestNew_WrongAccessor(t *testing.T) {
 		})
 	}
 }
+
+// MCPTAPE_VCR=record records again though the cassette exists, whatever
+// the test's own mode; the go-sdk server stands in for a real one.
+func TestNew_EnvRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	server := []string{peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")}
+	t.Setenv(vcr.EnvMode, "")
+	t.Run("first", func(t *testing.T) {
+		if got := callEcho(t, vcr.New(t, path, server), "echo", "text", "one"); got != "one" {
+			t.Errorf("echo %q", got)
+		}
+	})
+	t.Setenv(vcr.EnvMode, "record")
+	t.Run("again", func(t *testing.T) {
+		srv := vcr.New(t, path, server, vcr.WithMode(vcr.ReplayOnly))
+		if !srv.Recording() {
+			t.Fatal("MCPTAPE_VCR=record, but the cassette is replayed")
+		}
+		if got := callEcho(t, srv, "echo", "text", "two"); got != "two" {
+			t.Errorf("echo %q", got)
+		}
+	})
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), `"two"`) || strings.Contains(string(b), `"one"`) {
+		t.Errorf("the cassette should hold the second recording only (%v)", err)
+	}
+}
