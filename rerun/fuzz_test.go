@@ -94,3 +94,23 @@ func FuzzDriver(f *testing.F) {
 		}
 	})
 }
+
+// The recorded client's replies are given in order, the last again when
+// they run out; ping gets {}; a method the recording never answered gets
+// -32601.
+func TestDriver_Reply(t *testing.T) {
+	d := &driver{plan: &plan{replies: map[string][][]byte{
+		"roots/list": {[]byte(`"result":{"roots":[{"uri":"file:///a"}]}`), []byte(`"result":{"roots":[]}`)},
+	}}, nextReply: map[string]int{}}
+	for _, tt := range []struct{ method, id, want string }{
+		{"roots/list", `1`, `{"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///a"}]}}`},
+		{"roots/list", `"b"`, `{"jsonrpc":"2.0","id":"b","result":{"roots":[]}}`},
+		{"roots/list", `3`, `{"jsonrpc":"2.0","id":3,"result":{"roots":[]}}`},
+		{"ping", `4`, `{"jsonrpc":"2.0","id":4,"result":{}}`},
+		{"sampling/createMessage", `5`, `{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"mcpspy rerun: the recording has no client reply to sampling/createMessage"}}`},
+	} {
+		if got := string(d.reply(tt.method, tt.id)); got != tt.want {
+			t.Errorf("%s %s: got %s\nwant %s", tt.method, tt.id, got, tt.want)
+		}
+	}
+}
