@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -19,9 +20,7 @@ func runDiff(args []string, s streams) error {
 	var sessions multiFlag
 	fs.Var(&sessions, "session", "the session to compare (id or name): once for both cassettes, twice for A's then B's;\nneeded for a cassette that holds several")
 	all := fs.Bool("all", false, "print the requests that are the same too")
-	var ignore multiFlag
-	fs.Var(&ignore, "ignore", "leave members named `NAME` (at any depth, in requests and answers) out of the comparison:\n"+
-		"values that change from run to run, like timestamps or ids (repeatable)")
+	ignore := ignoreFlag(fs)
 	exitCode := fs.Bool("exit-code", false, "exit 1 when the sessions differ (as git diff --exit-code)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -48,11 +47,19 @@ func runDiff(args []string, s streams) error {
 			return err
 		}
 	}
-	differ := printComparison(s.Out, fs.Arg(0)+" "+picked[0].Info.ID, fs.Arg(1)+" "+picked[1].Info.ID, picked[0], picked[1], *all, ignore)
+	differ := printComparison(s.Out, fs.Arg(0)+" "+picked[0].Info.ID, fs.Arg(1)+" "+picked[1].Info.ID, picked[0], picked[1], *all, *ignore)
 	if *exitCode && differ {
 		return &cli.ExitError{Code: 1}
 	}
 	return nil
+}
+
+// ignoreFlag defines diff's and rerun's --ignore.
+func ignoreFlag(fs *flag.FlagSet) *multiFlag {
+	var ignore multiFlag
+	fs.Var(&ignore, "ignore", "leave members named `NAME` (at any depth, in requests and answers) out of the comparison:\n"+
+		"values made afresh each run, like timestamps or ids (repeatable)")
+	return &ignore
 }
 
 // printComparison writes what replay.CompareSessions finds between a and

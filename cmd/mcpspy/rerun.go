@@ -34,9 +34,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	var headers multiFlag
 	fs.Var(&headers, "header", "add this header to every HTTP request (repeatable): the credentials a recording keeps redacted")
 	all := fs.Bool("all", false, "print the requests answered the same too")
-	var ignore multiFlag
-	fs.Var(&ignore, "ignore", "leave members named `NAME` (at any depth, in requests and answers) out of the comparison:\n"+
-		"values the server makes up afresh each run, like timestamps or ids (repeatable)")
+	ignore := ignoreFlag(fs)
 	exitCode := fs.Bool("exit-code", false, "exit 1 when the server now answers differently, or not at all")
 	cmdAt := slices.Index(args, "--")
 	flagArgs, command := args, []string(nil)
@@ -115,7 +113,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		for _, u := range res.Unanswered {
 			fmt.Fprintf(s.Err, "mcpspy: rerun: %s %s: %s\n", j.source, j.recorded.Info.ID, u)
 		}
-		if printComparison(s.Out, j.source+" "+j.recorded.Info.ID, "rerun against "+target, j.recorded, &res.Session, *all, ignore) || len(res.Unanswered) > 0 {
+		if printComparison(s.Out, j.source+" "+j.recorded.Info.ID, "rerun against "+target, j.recorded, &res.Session, *all, *ignore) || len(res.Unanswered) > 0 {
 			changed++
 		}
 		res.Session.Info.Name = "rerun of " + j.source + " " + j.recorded.Info.ID
