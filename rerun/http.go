@@ -155,7 +155,7 @@ func (c *httpConn) send(frame []byte) error {
 		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' {
 			c.got(body, meta)
 		} else if resp.StatusCode >= 300 && sum.Kind == jsonrpc.Request {
-			c.failed(sum.ID, fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, strings.TrimSpace(string(body))))
+			c.failed(sum.ID, refusal(resp.StatusCode, body))
 		}
 	}
 	return nil
@@ -188,6 +188,12 @@ func (c *httpConn) listen(opened chan<- struct{}) {
 	meta.Status = resp.StatusCode
 	once.Do(func() { close(opened) })
 	c.readEvents(resp.Body, meta)
+}
+
+// refusal says how the server turned a request down outside JSON-RPC: the
+// status and the start of the body.
+func refusal(status int, body []byte) string {
+	return fmt.Sprintf("HTTP %d: %.200s", status, strings.TrimSpace(string(body)))
 }
 
 // readEvents takes the messages of one SSE answer; priming events (no

@@ -121,7 +121,7 @@ func (c *legacyConn) send(frame []byte) error {
 	resp.Body.Close()
 	if resp.StatusCode >= 300 {
 		if sum := jsonrpc.Classify(frame); sum.Kind == jsonrpc.Request {
-			c.failed(sum.ID, fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, strings.TrimSpace(string(body))))
+			c.failed(sum.ID, refusal(resp.StatusCode, body))
 		}
 	}
 	return nil
