@@ -1,0 +1,276 @@
+package lint
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+)
+
+// checker walks one session's messages in seq order (the order mcpspy read
+// them, which is causal), keeping what later messages are judged against:
+// the requests in flight on each side, the negotiated version and
+// capabilities, the tools listed.
+type checker struct {
+	info store.SessionInfo
+	skip map[string]bool
+	out  []Finding
+
+	// sent[d] holds every request side d sent, by id text; a request
+	// leaves pending[d] when answered.
+	sent    [2]map[string]*request
+	pending [2]map[string]*request
+	// tokens maps a progress token's JSON text to the request that carried
+	// it, per side that sent the request.
+	tokens [2]map[string]*request
+
+	era        era
+	version    string // negotiated (or per-request, stateless) protocol version
+	clientCaps map[string]json.RawMessage
+	serverCaps map[string]json.RawMessage
+	// capsKnown says whether the handshake told each side's capabilities;
+	// without it no capability is judged.
+	clientCapsKnown, serverCapsKnown bool
+
+	initRequest  *request // the initialize request, once seen
+	initAnswered uint64   // seq of its successful answer
+	initialized  uint64   // seq of notifications/initialized
+	// usedBeforeInitialized is the first client request (not ping) after
+	// initialize was answered and before notifications/initialized.
+	usedBeforeInitialized uint64
+	// early holds the client's requests (not ping) sent before initialize
+	// was answered, judged at the end, once the era is known.
+	early []*request
+
+	tools       map[string]*tool // from tools/list results
+	toolsListed bool
+	// walks maps method+"\x00"+cursor to the pagination that handed the
+	// cursor out.
+	walks map[string]*walk
+}
+
+type era uint8
+
+const (
+	eraUnknown   era = iota
+	eraHandshake     // initialize (2024-11-05 … 2025-11-25)
+	eraStateless     // 2026-07-28: server/discover and per-request _meta
+)
+
+// request is one request either side sent, with what was learnt of it.
+type request struct {
+	seq      uint64
+	dir      store.Dir
+	id       string
+	method   string
+	params   json.RawMessage
+	answered uint64 // seq of the first answer
+	// cancelled is the seq of a notifications/cancelled for it.
+	cancelled uint64
+	progress  *float64 // the last progress value seen for its token
+	meta      *store.HTTPMeta
+	walk      *walk // for a list method: the pagination it belongs to
+}
+
+// tool is what a tools/list result said about one tool.
+type tool struct {
+	outputSchema json.RawMessage
+}
+
+// frame is a message parsed for the checks. Members hold raw JSON.
+type frame struct {
+	seq    uint64
+	dir    store.Dir
+	http   *store.HTTPMeta
+	kind   jsonrpc.Kind
+	id     string
+	method string
+	params json.RawMessage
+	result json.RawMessage
+}
+
+type envelope struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+}
+
+func newChecker(info store.SessionInfo, opts Options) *checker {
+	c := &checker{info: info, skip: map[string]bool{}, tools: map[string]*tool{}, walks: map[string]*walk{}}
+	for _, name := range opts.Skip {
+		c.skip[name] = true
+	}
+	for d := range 2 {
+		c.sent[d] = map[string]*request{}
+		c.pending[d] = map[string]*request{}
+		c.tokens[d] = map[string]*request{}
+	}
+	c.seed()
+	return c
+}
+
+// report adds a finding under rule, whose severity the rule table gives.
+func (c *checker) report(rule string, seq, related uint64, format string, a ...any) {
+	r, ok := rulesByName[rule]
+	if !ok {
+		panic("lint: unknown rule " + rule)
+	}
+	if c.skip[rule] {
+		return
+	}
+	c.out = append(c.out, Finding{Session: c.info.ID, Seq: seq, Related: related, Rule: rule, Severity: r.Severity, Message: fmt.Sprintf(format, a...)})
+}
+
+func (c *checker) message(m *store.Message) {
+	s := jsonrpc.Classify(m.Frame)
+	if s.Kind == jsonrpc.Batch {
+		c.batch(m)
+		return
+	}
+	c.one(m, m.Frame, s)
+}
+
+// batch checks that batches are allowed, then each element as a message
+// of the same seq.
+func (c *checker) batch(m *store.Message) {
+	if c.version != "" && c.version != "2025-03-26" {
+		c.report("batch", m.Seq, 0, "a JSON-RPC batch in protocol %s; only 2025-03-26 allows them", c.version)
+	}
+	jsonrpc.Elements(m.Frame, func(el []byte) {
+		c.one(m, el, jsonrpc.Classify(el))
+	})
+}
+
+func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
+	if s.Kind == jsonrpc.Malformed {
+		c.report("malformed", m.Seq, 0, "not a JSON-RPC 2.0 message: %s", s.Reason)
+		return
+	}
+	f := &frame{seq: m.Seq, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, method: s.Method}
+	if s.Kind != jsonrpc.Error {
+		var e envelope // only the members Classify does not keep
+		if json.Unmarshal(raw, &e) == nil {
+			f.params, f.result = e.Params, e.Result
+		}
+	}
+	if f.id != "" && f.id[0] != '"' && bytes.ContainsAny([]byte(f.id), ".eE") {
+		c.report("id-not-integer", f.seq, 0, "id %s is not an integer; MCP ids are strings or integers", f.id)
+	}
+	switch f.kind {
+	case jsonrpc.Request:
+		c.request(f)
+	case jsonrpc.Notification:
+		c.notification(f)
+	case jsonrpc.Response, jsonrpc.Error:
+		c.response(f)
+	}
+	c.httpPost(f) // after the request, which may have told the era
+}
+
+// request records a request and runs the checks that need only it and
+// what came before.
+func (c *checker) request(f *frame) {
+	r := &request{seq: f.seq, dir: f.dir, id: f.id, method: f.method, params: f.params, meta: f.http}
+	if first, ok := c.sent[f.dir][f.id]; ok {
+		c.report("id-reused", f.seq, first.seq, "%s reuses id %s, first used by %s at #%d", describe(f), f.id, first.method, first.seq)
+	} else {
+		c.sent[f.dir][f.id] = r
+	}
+	c.pending[f.dir][f.id] = r
+	if tok := progressToken(f.params); tok != "" {
+		c.tokens[f.dir][tok] = r
+	}
+	c.lifecycleRequest(f, r)
+	c.capability(f)
+	if f.dir == store.C2S {
+		c.paginationRequest(f, r)
+		c.toolCallRequest(f)
+	}
+}
+
+func (c *checker) notification(f *frame) {
+	switch f.method {
+	case "notifications/cancelled":
+		c.cancelled(f)
+	case "notifications/progress":
+		c.progress(f)
+	case "notifications/initialized":
+		if f.dir == store.C2S && c.initialized == 0 {
+			c.initialized = f.seq
+		}
+	}
+	c.capability(f)
+}
+
+// response pairs an answer with its request, by the id and the opposite
+// direction, never by position.
+func (c *checker) response(f *frame) {
+	if f.id == "" || f.id == "null" {
+		return // an error about a frame whose id could not be read
+	}
+	asker := other(f.dir)
+	r, ok := c.pending[asker][f.id]
+	if !ok {
+		if prev, sent := c.sent[asker][f.id]; sent && prev.answered != 0 {
+			c.report("response-duplicate", f.seq, prev.answered, "a second answer to %s %s (first answered at #%d)", prev.method, f.id, prev.answered)
+		} else {
+			c.report("response-unknown-id", f.seq, 0, "answers id %s, which the %s never sent", f.id, side(asker))
+		}
+		return
+	}
+	delete(c.pending[asker], f.id)
+	r.answered = f.seq
+	if r.cancelled != 0 {
+		c.report("answered-after-cancel", f.seq, r.cancelled, "answers %s %s after it was cancelled at #%d", r.method, r.id, r.cancelled)
+	}
+	c.httpResponse(f, r)
+	if f.kind == jsonrpc.Error {
+		return
+	}
+	switch r.method {
+	case "initialize":
+		c.initializeResult(f, r)
+	case "server/discover":
+		c.discoverResult(f)
+	case "tools/list":
+		c.toolsListResult(f)
+	case "tools/call":
+		c.toolCallResult(f, r)
+	}
+	c.paginationResult(f, r)
+}
+
+// end runs the checks that need the whole session.
+func (c *checker) end() {
+	if c.info.End != nil { // a session still recording may yet be answered
+		for d := range 2 {
+			for _, r := range sortedRequests(c.pending[d]) {
+				if r.cancelled == 0 {
+					c.report("unanswered", r.seq, 0, "%s %s (%s) was never answered", r.method, r.id, side(store.Dir(d)))
+				}
+			}
+		}
+	}
+	c.lifecycleEnd()
+}
+
+func other(d store.Dir) store.Dir {
+	if d == store.C2S {
+		return store.S2C
+	}
+	return store.C2S
+}
+
+// side names who sends in direction d.
+func side(d store.Dir) string {
+	if d == store.C2S {
+		return "client"
+	}
+	return "server"
+}
+
+func describe(f *frame) string {
+	return fmt.Sprintf("%s %s", side(f.dir), f.method)
+}

@@ -1,0 +1,77 @@
+package lint
+
+import (
+	"mime"
+	"net/http"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+)
+
+// httpPost checks the headers of a message the client POSTed: the
+// protocol version header once negotiated (2025-06-18 on), and in
+// 2026-07-28 the Mcp-Method and Mcp-Name headers, which must agree with
+// the body. Every kind of client message counts: requests, notifications
+// and the client's answers to server requests are all POSTs.
+func (c *checker) httpPost(f *frame) {
+	if f.dir != store.C2S || f.http == nil || f.http.Stream != "post-body" || f.method == "initialize" {
+		return
+	}
+	h := http.Header(f.http.RequestHeader)
+	version := c.version
+	if c.era == eraStateless {
+		if v, ok := stringOf(member(member(f.params, "_meta"), metaVersion)); ok {
+			version = v
+		}
+	} else if c.era != eraHandshake || c.initAnswered == 0 || version < "2025-06-18" {
+		return
+	}
+	if got := h.Get("MCP-Protocol-Version"); got != version {
+		c.report("http-protocol-version", f.seq, 0, "the POST's MCP-Protocol-Version header is %s, the session's version is %s", quotedOrAbsent(got), version)
+	}
+	if version < statelessVersion || f.kind != jsonrpc.Request && f.kind != jsonrpc.Notification {
+		return
+	}
+	if got := h.Get("Mcp-Method"); got != f.method {
+		c.report("http-method-header", f.seq, 0, "the POST's Mcp-Method header is %s, its body's method %s", quotedOrAbsent(got), f.method)
+	}
+	var name string
+	switch f.method {
+	case "tools/call", "prompts/get":
+		name, _ = stringOf(member(f.params, "name"))
+	case "resources/read":
+		name, _ = stringOf(member(f.params, "uri"))
+	default:
+		return
+	}
+	if got := h.Get("Mcp-Name"); got != name {
+		c.report("http-method-header", f.seq, 0, "the POST's Mcp-Name header is %s, its body names %q", quotedOrAbsent(got), name)
+	}
+}
+
+// httpResponse checks how an answer travelled: a plain body must be JSON,
+// and a GET stream carries no answers unless it resumes a POST's stream.
+func (c *checker) httpResponse(f *frame, r *request) {
+	if f.http == nil {
+		return
+	}
+	switch f.http.Stream {
+	case "json":
+		ct := http.Header(f.http.ResponseHeader).Get("Content-Type")
+		mt, _, _ := mime.ParseMediaType(ct)
+		if f.http.Status/100 == 2 && mt != "application/json" {
+			c.report("http-content-type", f.seq, r.seq, "the answer to %s %s came as %s; it must be application/json or text/event-stream", r.method, r.id, quotedOrAbsent(ct))
+		}
+	case "get-sse":
+		if f.dir == store.S2C && http.Header(f.http.RequestHeader).Get("Last-Event-ID") == "" {
+			c.report("get-stream-response", f.seq, r.seq, "the answer to %s %s came on a GET stream, which carries answers only when it resumes a POST's stream", r.method, r.id)
+		}
+	}
+}
+
+func quotedOrAbsent(s string) string {
+	if s == "" {
+		return "absent"
+	}
+	return `"` + s + `"`
+}

@@ -1,0 +1,100 @@
+// Package lint checks recorded MCP traffic against the protocol: what a
+// session did that the spec forbids or advises against, such as a
+// response to an id nobody sent, progress that goes backwards, a
+// notification for a capability nobody declared, or a tool result that
+// ignores its own outputSchema. It is Wireshark's expert info for MCP.
+//
+// It reads sessions as the cassette holds them and never changes them. It
+// judges only what the recording shows: a message the recorder never saw
+// (a 202 to a notification, a GET stream it did not carry) cannot be
+// checked, and a cut-down export (mcpspy export --filter) will show gaps a
+// whole recording would not.
+package lint
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// Severity says how wrong a finding is.
+type Severity uint8
+
+const (
+	// Info is worth knowing but breaks nothing the spec requires.
+	Info Severity = iota
+	// Warning goes against a SHOULD, or is very likely a bug.
+	Warning
+	// Error breaks a MUST of the spec or of JSON-RPC 2.0.
+	Error
+)
+
+var severityNames = [...]string{"info", "warning", "error"}
+
+func (s Severity) String() string {
+	if int(s) < len(severityNames) {
+		return severityNames[s]
+	}
+	return "unknown"
+}
+
+// ParseSeverity is the inverse of Severity.String.
+func ParseSeverity(s string) (Severity, bool) {
+	for i, n := range severityNames {
+		if n == s {
+			return Severity(i), true
+		}
+	}
+	return 0, false
+}
+
+// Finding is one thing a session did against the protocol.
+type Finding struct {
+	Session string // the session's id ("s1")
+	// Seq is the message the finding is about; 0 when it is about the
+	// session as a whole (a handshake that never happened).
+	Seq uint64
+	// Related is another message involved, 0 if none: the request a late
+	// response answers, the first use of a reused id.
+	Related  uint64
+	Rule     string
+	Severity Severity
+	Message  string
+}
+
+// String formats a finding as one line: "s1:7: error: … [rule]".
+func (f Finding) String() string {
+	where := f.Session
+	if f.Seq != 0 {
+		where = fmt.Sprintf("%s:%d", f.Session, f.Seq)
+	}
+	return fmt.Sprintf("%s: %s: %s [%s]", where, f.Severity, f.Message, f.Rule)
+}
+
+// Options tune a check.
+type Options struct {
+	// Skip names rules not to report.
+	Skip []string
+}
+
+// Session checks one recorded session. Findings come in seq order.
+func Session(s *store.TapeSession, opts Options) []Finding {
+	c := newChecker(s.Info, opts)
+	for _, m := range s.Messages {
+		c.message(m)
+	}
+	c.end()
+	slices.SortStableFunc(c.out, func(a, b Finding) int { return cmp.Compare(a.Seq, b.Seq) })
+	return c.out
+}
+
+// Tape checks every session of a cassette, in the cassette's order.
+func Tape(t *store.Tape, opts Options) []Finding {
+	var out []Finding
+	for i := range t.Sessions {
+		out = append(out, Session(&t.Sessions[i], opts)...)
+	}
+	return out
+}

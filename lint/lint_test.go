@@ -1,0 +1,323 @@
+package lint
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// session builds an ended stdio session from lines "> frame" (client to
+// server) and "< frame" (server to client), numbered from 1.
+func session(lines ...string) *store.TapeSession {
+	s := &store.TapeSession{Info: store.SessionInfo{ID: "s1", Transport: store.TransportStdio, End: &store.EndInfo{Reason: store.EndEOF}}}
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for i, l := range lines {
+		dir := store.C2S
+		if strings.HasPrefix(l, "<") {
+			dir = store.S2C
+		}
+		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(i + 1), Dir: dir, Time: t0.Add(time.Duration(i) * time.Millisecond), Frame: []byte(strings.TrimSpace(l[1:]))})
+	}
+	return s
+}
+
+// found lists findings as "rule@seq", in order.
+func found(fs []Finding) []string {
+	out := make([]string, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%s@%d", f.Rule, f.Seq))
+	}
+	return out
+}
+
+// A handshake-era opening both sides declare everything in, so that the
+// cases below only show what they are about.
+const (
+	initReq     = `> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}`
+	initResp    = `< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"logging":{},"completions":{}},"serverInfo":{"name":"s","version":"1"}}}`
+	initialized = `> {"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
+func opened(lines ...string) []string {
+	return append([]string{initReq, initResp, initialized}, lines...)
+}
+
+func TestSession_Rules(t *testing.T) {
+	bareServer := strings.Replace(initResp, `"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"logging":{},"completions":{}`, `"tools":{}`, 1)
+	bareClient := strings.Replace(initReq, `"roots":{"listChanged":true},"sampling":{},"elicitation":{}`, ``, 1)
+	tools := `< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"weather","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"temp":{"type":"number"},"city":{"type":"string"}},"required":["temp"]}}]}}`
+	tests := []struct {
+		name  string
+		lines []string
+		want  []string
+	}{
+		{"a clean session", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`, tools,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"weather","arguments":{},"_meta":{"progressToken":"p"}}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":2.5}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{}"}],"structuredContent":{"temp":21,"city":"Oslo"}}}`,
+			`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`, `> {"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		), nil},
+		{"a malformed frame", opened(`< not json`), []string{"malformed@4"}},
+		{"a fractional id", opened(`> {"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1.5,"result":{}}`), []string{"id-not-integer@4", "id-not-integer@5"}},
+		{"an id used twice", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`,
+			`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`,
+		), []string{"id-reused@6"}},
+		{"1 and \"1\" are different ids", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`,
+			`> {"jsonrpc":"2.0","id":"1","method":"ping"}`, `< {"jsonrpc":"2.0","id":"1","result":{}}`,
+		), nil},
+		{"an answer to nothing", opened(`< {"jsonrpc":"2.0","id":7,"result":{}}`), []string{"response-unknown-id@4"}},
+		{"an answer in the wrong direction", opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `> {"jsonrpc":"2.0","id":1,"result":{}}`), []string{"unanswered@4", "response-unknown-id@5"}},
+		{"two answers", opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`), []string{"response-duplicate@6"}},
+		{"a parse error without id pairs with nothing", opened(`> {oops`, `< {"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`), []string{"malformed@4"}},
+		{"unanswered, and cancelled", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"y"}}`,
+			`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`,
+		), []string{"unanswered@4"}},
+		{"answered after cancel", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"ping"}`,
+			`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+		), []string{"answered-after-cancel@6"}},
+		{"cancelling what was never sent, and initialize", []string{initReq,
+			`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}`, initResp, initialized,
+			`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`,
+		}, []string{"cancel-initialize@2", "cancel-unknown@5"}},
+		{"a batch in 2025-11-25", opened(`> [{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `< [{"jsonrpc":"2.0","id":1,"result":{}}]`), []string{"batch@4", "batch@5"}},
+		{"a batch in 2025-03-26", []string{
+			strings.Replace(initReq, "2025-11-25", "2025-03-26", 1), strings.Replace(initResp, "2025-11-25", "2025-03-26", 1), initialized,
+			`> [{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`,
+			`< [{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":1,"result":{}}]`,
+		}, nil},
+		{"no handshake", []string{`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`}, []string{"no-handshake@0"}},
+		{"requests before initialize was answered", []string{`> {"jsonrpc":"2.0","id":9,"method":"tools/list"}`, initReq, `> {"jsonrpc":"2.0","id":1,"method":"ping"}`, initResp, initialized,
+			`< {"jsonrpc":"2.0","id":9,"result":{"tools":[]}}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`}, []string{"request-before-initialize@1"}},
+		{"server asks before initialized", []string{initReq, initResp, `< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`, `> {"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`, initialized},
+			[]string{"server-request-before-initialized@3"}},
+		{"initialized never sent", []string{initReq, initResp, `> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{}}`, `< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`}, []string{"initialized-missing@4"}},
+		{"handshake members missing", []string{`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`,
+			`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}`, initialized}, []string{"handshake-fields@1", "handshake-fields@2"}},
+		{"an unknown version", []string{initReq, strings.Replace(initResp, "2025-11-25", "2099-01-01", 1), initialized}, []string{"version-unknown@2"}},
+		{"undeclared capabilities", []string{bareClient, bareServer, initialized,
+			`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+			`< {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`,
+			`< {"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}`,
+			`> {"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"no"}}`,
+			`> {"jsonrpc":"2.0","id":1,"method":"prompts/list"}`,
+			`< {"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+		}, []string{"undeclared-capability@4", "undeclared-capability@5", "undeclared-capability@6", "undeclared-capability@8"}},
+		{"progress gone wrong", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":7}}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":5}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":5}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"7","progress":6}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":9}}`,
+		), []string{"progress-not-increasing@6", "progress-unknown-token@7", "progress-after-response@9"}},
+		{"string tokens match however escaped", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"a"}}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"\u0061","progress":1}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+		), nil},
+		{"tool listings", opened(`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a b","inputSchema":{"type":"object"}},{"name":"x"},{"name":"y","inputSchema":{"type":"string"}},{"name":"x","inputSchema":{"type":"object"}},{"inputSchema":{}}]}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope"}}`,
+			`< {"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"unknown tool"}}`,
+		), []string{"tool-name@5", "tool-input-schema@5", "tool-input-schema@5", "tool-duplicate@5", "tools-list@5", "tool-unknown@6"}},
+		{"tool results", opened(`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`, tools,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text"},{"type":"image","data":"AA=="},{"type":"video"},{"text":"x"}]}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}`,
+			`< {"jsonrpc":"2.0","id":3,"result":{"structuredContent":{}}}`,
+		), []string{"tool-result@7", "tool-result@7", "tool-result@7", "tool-result@7", "tool-result@9"}},
+		{"structured content against the output schema", opened(`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`, tools,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"weather"}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"content":[]}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"weather"}}`,
+			`< {"jsonrpc":"2.0","id":3,"result":{"content":[],"structuredContent":{"city":"Oslo"}}}`,
+			`> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"weather"}}`,
+			`< {"jsonrpc":"2.0","id":4,"result":{"content":[],"structuredContent":{"temp":"hot"}}}`,
+			`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"weather"}}`,
+			`< {"jsonrpc":"2.0","id":5,"result":{"content":[],"structuredContent":[1]}}`,
+			`> {"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"weather"}}`,
+			`< {"jsonrpc":"2.0","id":6,"result":{"content":[],"isError":true}}`,
+			`> {"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"weather"}}`,
+			`< {"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"temp":20.0}}}`,
+		), []string{"structured-content@7", "structured-content@9", "structured-content@11", "structured-content@13"}},
+		{"a task-augmented call returns a task, not content", opened(`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":{}}}`, `< {"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t"}}}`), nil},
+		{"a cursor loop", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `< {"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":"a"}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"a"}}`, `< {"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":"b"}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"b"}}`, `< {"jsonrpc":"2.0","id":3,"result":{"tools":[],"nextCursor":"a"}}`,
+			// Listing again from the start is no loop.
+			`> {"jsonrpc":"2.0","id":4,"method":"tools/list"}`, `< {"jsonrpc":"2.0","id":4,"result":{"tools":[],"nextCursor":"a"}}`,
+		), []string{"cursor-loop@9"}},
+		{"stateless requests without their version", []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+			`< {"jsonrpc":"2.0","id":3,"result":{"prompts":[]}}`,
+		}, []string{"meta-version-missing@3", "undeclared-capability@5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := found(Session(session(tt.lines...), Options{}))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("findings %q, want %q", got, tt.want)
+				for _, f := range Session(session(tt.lines...), Options{}) {
+					t.Log(f)
+				}
+			}
+		})
+	}
+}
+
+func TestSession_StillRecordingIsNotUnanswered(t *testing.T) {
+	s := session(opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`)...)
+	s.Info.End = nil
+	if got := Session(s, Options{}); len(got) != 0 {
+		t.Errorf("findings %v in a session still recording", got)
+	}
+	s.Info.End = &store.EndInfo{Reason: store.EndEOF}
+	if got := found(Session(s, Options{})); !slices.Equal(got, []string{"unanswered@4"}) {
+		t.Errorf("findings %q once ended", got)
+	}
+}
+
+func TestSession_Skip(t *testing.T) {
+	s := session(opened(`< not json`, `> {"jsonrpc":"2.0","id":1,"method":"ping"}`)...)
+	if got := found(Session(s, Options{Skip: []string{"malformed"}})); !slices.Equal(got, []string{"unanswered@5"}) {
+		t.Errorf("findings %q with malformed skipped", got)
+	}
+}
+
+func TestFinding_String(t *testing.T) {
+	f := Finding{Session: "s2", Seq: 7, Rule: "unanswered", Severity: Warning, Message: "ping 1 (client) was never answered"}
+	if got, want := f.String(), "s2:7: warning: ping 1 (client) was never answered [unanswered]"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	f.Seq = 0
+	if got, want := f.String(), "s2: warning: ping 1 (client) was never answered [unanswered]"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+func TestRules_NamesAndSeverities(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Rules() {
+		if seen[r.Name] || r.Summary == "" || !KnownRule(r.Name) {
+			t.Errorf("rule %q: repeated, unnamed or without summary", r.Name)
+		}
+		seen[r.Name] = true
+		if s, ok := ParseSeverity(r.Severity.String()); !ok || s != r.Severity {
+			t.Errorf("rule %q: severity %v does not round-trip", r.Name, r.Severity)
+		}
+	}
+}
+
+// withHTTP gives every message of s Streamable HTTP metadata: client
+// messages are POST bodies with the headers hdr returns for them, server
+// messages come on the streams stream returns.
+func withHTTP(s *store.TapeSession, hdr func(m *store.Message) http.Header, stream func(m *store.Message) (string, http.Header)) *store.TapeSession {
+	s.Info.Transport = store.TransportHTTP
+	for _, m := range s.Messages {
+		if m.Dir == store.C2S {
+			m.HTTP = &store.HTTPMeta{Method: "POST", Path: "/mcp", Stream: "post-body", RequestHeader: hdr(m)}
+			continue
+		}
+		st, resp := stream(m)
+		m.HTTP = &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 200, Stream: st, ResponseHeader: resp, RequestHeader: http.Header{}}
+		if st == "get-sse" {
+			m.HTTP.Method = "GET"
+		}
+	}
+	return s
+}
+
+func TestSession_HTTPRules(t *testing.T) {
+	versioned := func(m *store.Message) http.Header {
+		if m.Seq == 1 {
+			return http.Header{}
+		}
+		return http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+	}
+	sse := func(*store.Message) (string, http.Header) {
+		return "post-sse", http.Header{"Content-Type": {"text/event-stream"}}
+	}
+	lines := opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`)
+	if got := Session(withHTTP(session(lines...), versioned, sse), Options{}); len(got) != 0 {
+		t.Errorf("clean HTTP session: %v", got)
+	}
+
+	unversioned := func(m *store.Message) http.Header {
+		if m.Seq == 4 {
+			return http.Header{}
+		}
+		return versioned(m)
+	}
+	plain := func(m *store.Message) (string, http.Header) {
+		if m.Seq == 5 {
+			return "json", http.Header{"Content-Type": {"text/html"}}
+		}
+		return sse(m)
+	}
+	got := found(Session(withHTTP(session(lines...), unversioned, plain), Options{}))
+	if want := []string{"http-protocol-version@4", "http-content-type@5"}; !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+
+	onGet := func(m *store.Message) (string, http.Header) {
+		if m.Seq == 5 {
+			return "get-sse", http.Header{"Content-Type": {"text/event-stream"}}
+		}
+		return sse(m)
+	}
+	got = found(Session(withHTTP(session(lines...), versioned, onGet), Options{}))
+	if want := []string{"get-stream-response@5"}; !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	stateless := session(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///a",`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"contents":[]}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/list","params":{`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"tools":[]}}`,
+	)
+	headers := func(m *store.Message) http.Header {
+		h := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}}
+		switch m.Seq {
+		case 1:
+			h.Set("Mcp-Method", "tools/call")
+			h.Set("Mcp-Name", "echo")
+		case 3:
+			h.Set("Mcp-Method", "resources/read")
+			h.Set("Mcp-Name", "file:///b")
+		case 5:
+			h.Set("Mcp-Method", "tools/call")
+			h.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		return h
+	}
+	got = found(Session(withHTTP(stateless, headers, sse), Options{}))
+	if want := []string{"http-method-header@3", "http-protocol-version@5", "http-method-header@5"}; !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+}

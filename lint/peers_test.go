@@ -1,0 +1,242 @@
+package lint_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/peertest/gosdk"
+	"github.com/mcptape/mcptape/lint"
+	"github.com/mcptape/mcptape/store"
+	"github.com/mcptape/mcptape/vcr"
+)
+
+// Real peers speak the protocol as the spec says, so traffic between them
+// must lint clean: every finding here is either a false alarm of ours or
+// a peer's bug worth writing down. The sessions cover both eras, stdio,
+// Streamable HTTP with SSE and with JSON answers, and 2026-07-28 stateless
+// HTTP; the go-sdk client drives tool listings, structured results,
+// progress and list_changed.
+func TestRealPeers_LintClean(t *testing.T) {
+	shipped, _ := filepath.Glob(filepath.Join(peertest.ModuleRoot(), "cassettes", "*.db"))
+	if len(shipped) < 2 {
+		t.Fatalf("shipped cassettes: %q", shipped)
+	}
+	for _, path := range shipped { // the TypeScript SDK client and server-everything
+		t.Run(filepath.Base(path), func(t *testing.T) { wantFindings(t, path) })
+	}
+
+	goServer := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	stdio := []struct {
+		name    string
+		command []string
+		drive   func(t *testing.T, c *client)
+	}{
+		{"go-sdk client, go-sdk server, stdio", []string{goServer}, driveGoServer},
+		{"go-sdk client, server-everything, stdio", peertest.ServerEverything(t, "stdio"), driveEverything},
+	}
+	for _, tt := range stdio {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rec.db")
+			t.Run("record", func(t *testing.T) {
+				srv := vcr.New(t, path, tt.command, vcr.WithMode(vcr.Record))
+				tt.drive(t, connect(t, srv.Transport()))
+			})
+			wantFindings(t, path)
+		})
+	}
+
+	httpServers := []struct {
+		name    string
+		opts    mcp.StreamableHTTPOptions
+		allowed []string
+	}{
+		{"go-sdk client and server, Streamable HTTP, SSE answers", mcp.StreamableHTTPOptions{}, nil},
+		// go-sdk v1.8's server, answering in JSON, sends a call's
+		// progress on the GET stream, racing the answer on the POST: in
+		// some runs the progress comes after the answer, when its token
+		// is no longer active (a MUST of the spec's progress rules).
+		{"go-sdk client and server, Streamable HTTP, JSON answers", mcp.StreamableHTTPOptions{JSONResponse: true},
+			[]string{"progress-after-response"}},
+		{"go-sdk client and server, stateless 2026-07-28", mcp.StreamableHTTPOptions{Stateless: true}, nil},
+	}
+	for _, tt := range httpServers {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := gosdk.NewServer("lint-go")
+			up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &tt.opts))
+			defer up.Close()
+			path := filepath.Join(t.TempDir(), "rec.db")
+			t.Run("record", func(t *testing.T) {
+				rec := vcr.NewHTTP(t, path, up.URL+"/mcp", vcr.WithMode(vcr.Record))
+				driveGoServer(t, connect(t, &mcp.StreamableClientTransport{Endpoint: rec.URL()}))
+			})
+			wantFindings(t, path, tt.allowed...)
+		})
+	}
+}
+
+// wantFindings fails the test for every finding in the cassette at path
+// under a rule not allowed (none is, for clean traffic).
+func wantFindings(t *testing.T, path string, allowed ...string) {
+	t.Helper()
+	tape, err := store.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range tape.Sessions {
+		n += len(s.Messages)
+	}
+	if n < 10 {
+		t.Fatalf("%s: %d messages, too few to judge", path, n)
+	}
+	before := lint.Tape(tape, lint.Options{})
+	for _, f := range before {
+		if !slices.Contains(allowed, f.Rule) {
+			t.Errorf("%s %s\n\tframe: %.300s", filepath.Base(path), f, frameOf(tape, f))
+		}
+	}
+	// The control: with the last answer to a tools/call cut out, the same
+	// traffic shows that too, so the check above did look at it.
+	for i := range tape.Sessions {
+		s := &tape.Sessions[i]
+		for j := len(s.Messages) - 1; j >= 0; j-- {
+			m := s.Messages[j]
+			sum := jsonrpc.Classify(m.Frame)
+			if m.Dir != store.S2C || sum.Kind != jsonrpc.Response || !strings.Contains(string(m.Frame), `"content"`) {
+				continue
+			}
+			s.Messages = slices.Delete(s.Messages, j, j+1)
+			after := lint.Tape(tape, lint.Options{})
+			var added []lint.Finding
+			for _, f := range after {
+				if !slices.Contains(before, f) {
+					added = append(added, f)
+				}
+			}
+			if len(added) != 1 || added[0].Rule != "unanswered" || !strings.Contains(added[0].Message, "tools/call "+sum.ID) {
+				t.Errorf("with the answer at %s:%d cut out, new findings %v, want one unanswered tools/call %s", s.Info.ID, m.Seq, added, sum.ID)
+			}
+			return
+		}
+	}
+	t.Errorf("%s: no tools/call answer to cut out", path)
+}
+
+func frameOf(tape *store.Tape, f lint.Finding) []byte {
+	for _, s := range tape.Sessions {
+		if s.Info.ID == f.Session && f.Seq > 0 && int(f.Seq) <= len(s.Messages) {
+			return s.Messages[f.Seq-1].Frame
+		}
+	}
+	return nil
+}
+
+// client is a go-sdk client session that counts the progress it gets.
+type client struct {
+	cs       *mcp.ClientSession
+	progress chan struct{}
+}
+
+func connect(t *testing.T, tr mcp.Transport) *client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	progress := make(chan struct{}, 100)
+	c := mcp.NewClient(&mcp.Implementation{Name: "lint-test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress <- struct{}{} },
+	})
+	//lint:ignore SA1019 handshake-era servers (server-everything's get-roots-list) still ask for roots
+	c.AddRoots(&mcp.Root{URI: "file:///tmp", Name: "tmp"})
+	cs, err := c.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &client{cs: cs, progress: progress}
+}
+
+// awaitProgress waits for n progress notifications, wherever the server
+// sends them (go-sdk with JSON answers sends them later, on the GET
+// stream), so that the recording holds them before the session closes.
+func (c *client) awaitProgress(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for range n {
+		select {
+		case <-c.progress:
+		case <-deadline:
+			t.Fatalf("fewer than %d progress notifications", n)
+		}
+	}
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, token any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := &mcp.CallToolParams{Name: name, Arguments: args}
+	if token != nil {
+		p.Meta = mcp.Meta{"progressToken": token}
+	}
+	res, err := cs.CallTool(ctx, p)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func listTools(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// driveGoServer lists, calls a plain, a structured and a progress tool,
+// grows the tool set (list_changed) and lists again.
+func driveGoServer(t *testing.T, c *client) {
+	cs := c.cs
+	defer cs.Close()
+	listTools(t, cs)
+	call(t, cs, "echo", map[string]any{"text": "hi"}, nil)
+	if res := call(t, cs, "sum", map[string]any{"a": 2, "b": 3}, nil); res.StructuredContent == nil {
+		t.Error("sum: no structured content")
+	}
+	call(t, cs, "progress", map[string]any{"steps": 3}, "tok-1")
+	c.awaitProgress(t, 3)
+	call(t, cs, "grow", map[string]any{}, nil)
+	if names := listTools(t, cs); !strings.Contains(strings.Join(names, ","), "grown") {
+		t.Errorf("tools after grow: %q", names)
+	}
+}
+
+// driveEverything calls server-everything's tools that exercise content
+// types, structured output and progress.
+func driveEverything(t *testing.T, c *client) {
+	cs := c.cs
+	defer cs.Close()
+	listTools(t, cs)
+	call(t, cs, "echo", map[string]any{"message": "hi"}, nil)
+	call(t, cs, "get-sum", map[string]any{"a": 1, "b": 2}, nil)
+	call(t, cs, "get-structured-content", map[string]any{"location": "New York"}, nil)
+	call(t, cs, "get-tiny-image", map[string]any{}, nil)
+	call(t, cs, "get-resource-links", map[string]any{"count": 2}, nil)
+	call(t, cs, "trigger-long-running-operation", map[string]any{"duration": 0.3, "steps": 3}, 7)
+	c.awaitProgress(t, 3)
+	call(t, cs, "get-roots-list", map[string]any{}, nil)
+}

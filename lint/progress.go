@@ -1,0 +1,60 @@
+package lint
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// progress checks a notifications/progress against the request whose
+// token it names: a request of the other side, still unanswered, and a
+// value above the last.
+func (c *checker) progress(f *frame) {
+	p := objectMembers(f.params)
+	tok := canonical(p["progressToken"])
+	if tok == "" {
+		return // nothing to pair it with
+	}
+	r := c.tokens[other(f.dir)][tok]
+	if r == nil {
+		c.report("progress-unknown-token", f.seq, 0, "progress for token %s, which no request of the %s carried", tok, side(other(f.dir)))
+		return
+	}
+	if r.answered != 0 {
+		c.report("progress-after-response", f.seq, r.answered, "progress for %s %s after its answer at #%d", r.method, r.id, r.answered)
+	}
+	v, err := strconv.ParseFloat(string(p["progress"]), 64)
+	if err != nil {
+		return
+	}
+	if r.progress != nil && v <= *r.progress {
+		c.report("progress-not-increasing", f.seq, r.seq, "progress %s after %s for token %s; it must increase", p["progress"], strconv.FormatFloat(*r.progress, 'g', -1, 64), tok)
+	}
+	r.progress = &v
+}
+
+// cancelled checks a notifications/cancelled: it names a request its own
+// sender made, and never initialize.
+func (c *checker) cancelled(f *frame) {
+	id := string(member(f.params, "requestId"))
+	if id == "" {
+		return
+	}
+	r := c.sent[f.dir][id]
+	switch {
+	case r == nil:
+		c.report("cancel-unknown", f.seq, 0, "cancels request %s, which the %s never sent", id, side(f.dir))
+	case r.method == "initialize":
+		c.report("cancel-initialize", f.seq, r.seq, "the client cancels initialize, which it must not")
+	case r.answered == 0 && r.cancelled == 0:
+		r.cancelled = f.seq
+	}
+}
+
+// progressToken returns the JSON text of params._meta.progressToken, or "".
+func progressToken(params json.RawMessage) string {
+	t := member(member(params, "_meta"), "progressToken")
+	if string(t) == "null" {
+		return ""
+	}
+	return canonical(t)
+}

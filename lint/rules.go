@@ -1,0 +1,78 @@
+package lint
+
+// Rule is one check: a stable name to skip it by, how wrong a breach is,
+// and what it checks.
+type Rule struct {
+	Name     string
+	Severity Severity
+	Summary  string
+}
+
+// The rules, grouped as docs/LINT.md groups them. Names are part of the
+// command line (--skip) and must not change.
+var rules = []Rule{
+	// JSON-RPC
+	{"malformed", Error, "a frame is not a JSON-RPC 2.0 message"},
+	{"id-not-integer", Error, "an id is a number with a fraction or exponent (MCP ids are strings or integers)"},
+	{"id-reused", Error, "a request reuses an id its sender already used in the session"},
+	{"response-unknown-id", Error, "a response answers an id the other side never sent"},
+	{"response-duplicate", Error, "a request is answered twice"},
+	{"unanswered", Warning, "a request got no answer and was not cancelled before the session ended"},
+	{"batch", Error, "a JSON-RPC batch outside protocol 2025-03-26, the one version that allows them"},
+	{"cancel-unknown", Warning, "notifications/cancelled names a request its sender never sent"},
+	{"cancel-initialize", Error, "a client cancels initialize"},
+	{"answered-after-cancel", Info, "a cancelled request was answered anyway (a race the receiver must tolerate)"},
+
+	// Lifecycle
+	{"no-handshake", Warning, "the session has neither initialize nor server/discover nor per-request protocol versions"},
+	{"handshake-fields", Error, "initialize, its result or server/discover's result lacks a required member"},
+	{"request-before-initialize", Warning, "the client sends a request other than ping before initialize was answered"},
+	{"server-request-before-initialized", Warning, "the server sends a request other than ping before notifications/initialized"},
+	{"initialized-missing", Warning, "the client used the session without sending notifications/initialized"},
+	{"version-unknown", Warning, "the negotiated protocol version is not one this linter knows"},
+	{"meta-version-missing", Error, "a 2026-07-28 request lacks _meta io.modelcontextprotocol/protocolVersion"},
+
+	// Capabilities
+	{"undeclared-capability", Warning, "a message needs a capability its receiver (or sender) never declared"},
+
+	// Progress
+	{"progress-unknown-token", Error, "progress names a token no request of the other side carried"},
+	{"progress-after-response", Warning, "progress arrives after its request was answered"},
+	{"progress-not-increasing", Error, "a progress value is not above the one before it"},
+
+	// Tools
+	{"tools-list", Error, "a tools/list result has no tools array, or lists a tool without a name"},
+	{"tool-input-schema", Error, "a listed tool has no inputSchema, or one whose type is not \"object\""},
+	{"tool-name", Warning, "a tool name outside 1–128 characters of A–Z a–z 0–9 _ - . (2025-11-25 on)"},
+	{"tool-duplicate", Warning, "a tools/list result names the same tool twice"},
+	{"tool-unknown", Info, "a tools/call names a tool the server never listed"},
+	{"tool-result", Error, "a tools/call result has no content array, or a content block lacks what its type needs"},
+	{"structured-content", Error, "a tool with an outputSchema answers without structuredContent, or with one that breaks the schema's type, required or property types"},
+
+	// Pagination
+	{"cursor-loop", Warning, "a list result hands out a cursor that was already followed"},
+
+	// HTTP
+	{"http-session-id", Error, "a POST after the session was issued lacks its Mcp-Session-Id"},
+	{"http-protocol-version", Error, "a POST after initialize (2025-06-18 on) lacks MCP-Protocol-Version, or names another version"},
+	{"http-method-header", Error, "a 2026-07-28 POST whose Mcp-Method or Mcp-Name header disagrees with its body"},
+	{"http-content-type", Error, "an answer to a POSTed request is neither application/json nor text/event-stream"},
+	{"get-stream-response", Warning, "a response arrives on a GET stream that is not resuming an earlier stream"},
+}
+
+var rulesByName = func() map[string]Rule {
+	m := make(map[string]Rule, len(rules))
+	for _, r := range rules {
+		m[r.Name] = r
+	}
+	return m
+}()
+
+// Rules lists every check, in the order docs/LINT.md gives them.
+func Rules() []Rule { return append([]Rule(nil), rules...) }
+
+// KnownRule reports whether name is a rule's name.
+func KnownRule(name string) bool {
+	_, ok := rulesByName[name]
+	return ok
+}
