@@ -53,7 +53,6 @@ var rules = []Rule{
 	{"cursor-loop", Warning, "a list result hands out a cursor that was already followed"},
 
 	// HTTP
-	{"http-session-id", Error, "a POST after the session was issued lacks its Mcp-Session-Id"},
 	{"http-protocol-version", Error, "a POST after initialize (2025-06-18 on) lacks MCP-Protocol-Version, or names another version"},
 	{"http-method-header", Error, "a 2026-07-28 POST whose Mcp-Method or Mcp-Name header disagrees with its body"},
 	{"http-content-type", Error, "an answer to a POSTed request is neither application/json nor text/event-stream"},

@@ -114,3 +114,37 @@ func pickSession(cmd string, tape *store.Tape, path, id string) (*store.TapeSess
 	}
 	return nil, fmt.Errorf("%s: %w %q", path, store.ErrNoSession, id)
 }
+
+// sourceSession is one session of a cassette named on the command line.
+type sourceSession struct {
+	source  string
+	session *store.TapeSession
+}
+
+// loadSessions reads each cassette and returns the session named id in
+// each (id empty: every session of every cassette), in order. A cassette
+// without sessions, or without the one named, is an error.
+func loadSessions(cmd string, sources []string, id string) ([]sourceSession, error) {
+	var out []sourceSession
+	for _, source := range sources {
+		tape, err := store.Load(source)
+		if err != nil {
+			return nil, err
+		}
+		if id != "" {
+			picked, err := pickSession(cmd, tape, source, id)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sourceSession{source, picked})
+			continue
+		}
+		if len(tape.Sessions) == 0 {
+			return nil, fmt.Errorf("%s: the cassette holds no session", source)
+		}
+		for i := range tape.Sessions {
+			out = append(out, sourceSession{source, &tape.Sessions[i]})
+		}
+	}
+	return out, nil
+}

@@ -29,6 +29,7 @@ Usage:
   mcpspy export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE
   mcpspy diff [--session ID [--session ID]] [--ignore NAME] [--all] [--exit-code] A B
   mcpspy rerun [--session ID] [-o CASSETTE] [--exit-code] SOURCE... (-- COMMAND [ARG...] | --upstream URL)
+  mcpspy lint [--session ID] [--skip RULE] [--min SEVERITY] [--strict] [--json] CASSETTE...
   mcpspy import -o CASSETTE FILE.jsonl
 
 Run "mcpspy COMMAND -h" for a command's flags.
@@ -54,13 +55,15 @@ func run(ctx context.Context, args []string, s streams) error {
 		return runDiff(args[1:], s)
 	case "rerun":
 		return runRerun(ctx, args[1:], s)
+	case "lint":
+		return runLint(args[1:], s)
 	case "import":
 		return runImport(args[1:], s)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(s.Out, usage)
 		return nil
 	}
-	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff, rerun or import)", args[0])
+	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff, rerun, lint or import)", args[0])
 }
 
 func usageErrorf(format string, a ...any) error { return cli.Usagef(format, a...) }

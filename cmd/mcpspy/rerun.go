@@ -75,30 +75,9 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		return usageErrorf("rerun: --header is for --upstream URL, not a stdio server")
 	}
 
-	type job struct {
-		source   string
-		recorded *store.TapeSession
-	}
-	var jobs []job
-	for _, source := range positional {
-		tape, err := store.Load(source)
-		if err != nil {
-			return err
-		}
-		if *session != "" {
-			picked, err := pickSession("rerun", tape, source, *session)
-			if err != nil {
-				return err
-			}
-			jobs = append(jobs, job{source, picked})
-			continue
-		}
-		if len(tape.Sessions) == 0 {
-			return fmt.Errorf("%s: the cassette holds no session", source)
-		}
-		for i := range tape.Sessions {
-			jobs = append(jobs, job{source, &tape.Sessions[i]})
-		}
+	jobs, err := loadSessions("rerun", positional, *session)
+	if err != nil {
+		return err
 	}
 	var reruns []store.TapeSession
 	changed := 0
@@ -106,17 +85,17 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		if i > 0 {
 			fmt.Fprintln(s.Out)
 		}
-		res, err := rerun.Run(ctx, j.recorded, opts)
+		res, err := rerun.Run(ctx, j.session, opts)
 		if err != nil {
-			return fmt.Errorf("rerun %s %s: %w", j.source, j.recorded.Info.ID, err)
+			return fmt.Errorf("rerun %s %s: %w", j.source, j.session.Info.ID, err)
 		}
 		for _, u := range res.Unanswered {
-			fmt.Fprintf(s.Err, "mcpspy: rerun: %s %s: %s\n", j.source, j.recorded.Info.ID, u)
+			fmt.Fprintf(s.Err, "mcpspy: rerun: %s %s: %s\n", j.source, j.session.Info.ID, u)
 		}
-		if printComparison(s.Out, j.source+" "+j.recorded.Info.ID, "rerun against "+target, j.recorded, &res.Session, *all, *ignore) || len(res.Unanswered) > 0 {
+		if printComparison(s.Out, j.source+" "+j.session.Info.ID, "rerun against "+target, j.session, &res.Session, *all, *ignore) || len(res.Unanswered) > 0 {
 			changed++
 		}
-		res.Session.Info.Name = "rerun of " + j.source + " " + j.recorded.Info.ID
+		res.Session.Info.Name = "rerun of " + j.source + " " + j.session.Info.ID
 		reruns = append(reruns, res.Session)
 	}
 	if len(jobs) > 1 {

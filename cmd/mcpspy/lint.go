@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/lint"
+)
+
+const lintSynopsis = "lint [--session ID] [--skip RULE] [--min SEVERITY] [--strict] [--json] CASSETTE...\n       mcpspy lint --rules"
+
+// runLint checks recorded sessions against the protocol (package lint)
+// and prints one line per finding, as a compiler prints errors.
+func runLint(args []string, s streams) error {
+	fs := newFlags("lint", lintSynopsis, s)
+	session := fs.String("session", "", "check only the session with this id or name (default: every session of every CASSETTE)")
+	var skip multiFlag
+	fs.Var(&skip, "skip", "do not report the rule named `RULE` (repeatable; --rules lists them)")
+	minimum := fs.String("min", "info", "print findings of this severity and above: info, warning or error")
+	strict := fs.Bool("strict", false, "exit 1 on warnings too, not only on errors")
+	asJSON := fs.Bool("json", false, "print each finding as a JSON object on a line of its own")
+	rules := fs.Bool("rules", false, "list the rules, with their severity and what they check, and exit")
+	positional, err := cli.ParseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if *rules {
+		return printRules(s)
+	}
+	floor, ok := lint.ParseSeverity(*minimum)
+	if !ok {
+		return usageErrorf("lint: --min %q: want info, warning or error", *minimum)
+	}
+	for _, r := range skip {
+		if !lint.KnownRule(r) {
+			return usageErrorf("lint: --skip %q: no such rule (mcpspy lint --rules lists them)", r)
+		}
+	}
+	if len(positional) == 0 {
+		return usageErrorf("lint: no CASSETTE")
+	}
+	sessions, err := loadSessions("lint", positional, *session)
+	if err != nil {
+		return err
+	}
+
+	w := bufio.NewWriter(s.Out)
+	enc := json.NewEncoder(w)
+	var counts [3]int
+	for _, ss := range sessions {
+		for _, f := range lint.Session(ss.session, lint.Options{Skip: skip}) {
+			if f.Severity < floor {
+				continue
+			}
+			counts[f.Severity]++
+			if *asJSON {
+				if err := enc.Encode(jsonFinding{File: ss.source, Session: f.Session, Seq: f.Seq, Related: f.Related, Rule: f.Rule, Severity: f.Severity.String(), Message: f.Message}); err != nil {
+					return err
+				}
+				continue
+			}
+			fmt.Fprintf(w, "%s %s\n", ss.source, f)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Err, "mcpspy: lint: %s in %s\n", findingCounts(counts), counted(len(sessions), "session"))
+	if counts[lint.Error] > 0 || *strict && counts[lint.Warning] > 0 {
+		return &cli.ExitError{Code: 1}
+	}
+	return nil
+}
+
+// jsonFinding is a finding as --json prints it.
+type jsonFinding struct {
+	File     string `json:"file"`
+	Session  string `json:"session"`
+	Seq      uint64 `json:"seq,omitempty"`
+	Related  uint64 `json:"related,omitempty"`
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+// findingCounts says "no findings" or "2 errors, 1 warning".
+func findingCounts(counts [3]int) string {
+	var parts []string
+	for _, sev := range []lint.Severity{lint.Error, lint.Warning, lint.Info} {
+		if n := counts[sev]; n > 0 {
+			noun := sev.String()
+			if sev == lint.Info {
+				noun = "note" // "2 infos" reads badly
+			}
+			parts = append(parts, counted(n, noun))
+		}
+	}
+	if len(parts) == 0 {
+		return "no findings"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func printRules(s streams) error {
+	tw := tabwriter.NewWriter(s.Out, 0, 8, 2, ' ', 0)
+	for _, r := range lint.Rules() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Severity, r.Summary)
+	}
+	return tw.Flush()
+}
