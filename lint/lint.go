@@ -81,13 +81,32 @@ type Options struct {
 
 // Session checks one recorded session. Findings come in seq order.
 func Session(s *store.TapeSession, opts Options) []Finding {
-	c := newChecker(s.Info, opts)
+	c := NewChecker(s.Info, opts)
 	for _, m := range s.Messages {
-		c.message(m)
+		c.Add(m)
 	}
-	c.end()
-	slices.SortStableFunc(c.out, func(a, b Finding) int { return cmp.Compare(a.Seq, b.Seq) })
-	return c.out
+	return c.Finish()
+}
+
+// Checker checks one session a message at a time, for callers that read
+// a cassette in pieces (store.Reader.Messages) rather than whole.
+type Checker struct{ c *checker }
+
+// NewChecker starts checking a session; info is its session info as the
+// cassette holds it (End nil while it is still being recorded).
+func NewChecker(info store.SessionInfo, opts Options) *Checker {
+	return &Checker{c: newChecker(info, opts)}
+}
+
+// Add checks the session's next message. Messages must come in seq order.
+func (k *Checker) Add(m *store.Message) { k.c.message(m) }
+
+// Finish runs the checks that need the whole session and returns every
+// finding, in seq order. The Checker is done with.
+func (k *Checker) Finish() []Finding {
+	k.c.end()
+	slices.SortStableFunc(k.c.out, func(a, b Finding) int { return cmp.Compare(a.Seq, b.Seq) })
+	return k.c.out
 }
 
 // Tape checks every session of a cassette, in the cassette's order.
