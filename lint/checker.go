@@ -91,12 +91,6 @@ type frame struct {
 	result json.RawMessage
 }
 
-type envelope struct {
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-}
-
 func newChecker(info store.SessionInfo, opts Options) *checker {
 	c := &checker{info: info, skip: map[string]bool{}, tools: map[string]*tool{}, walks: map[string]*walk{}}
 	for _, name := range opts.Skip {
@@ -150,10 +144,7 @@ func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 	}
 	f := &frame{seq: m.Seq, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, method: s.Method}
 	if s.Kind != jsonrpc.Error {
-		var e envelope // only the members Classify does not keep
-		if json.Unmarshal(raw, &e) == nil {
-			f.params, f.result = e.Params, e.Result
-		}
+		f.params, f.result = member(raw, "params"), member(raw, "result")
 	}
 	if f.id != "" && f.id[0] != '"' && bytes.ContainsAny([]byte(f.id), ".eE") {
 		c.report("id-not-integer", f.seq, 0, "id %s is not an integer; MCP ids are strings or integers", f.id)

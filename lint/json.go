@@ -6,25 +6,43 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
-// objectMembers decodes a JSON object one level deep; nil when raw is not
-// an object.
+// objectMembers splits a JSON object one level deep; nil when raw is not
+// an object. Values share raw's memory. (jsonrpc's scanner, not
+// encoding/json: lint reads every frame of a cassette, and decoding each
+// member's value into a copy was most of its cost.)
 func objectMembers(raw json.RawMessage) map[string]json.RawMessage {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
+	var m map[string]json.RawMessage
+	ok := jsonrpc.Members(raw, func(name, value []byte) {
+		if m == nil {
+			m = make(map[string]json.RawMessage, 4)
+		}
+		m[string(name)] = value
+	})
+	if !ok {
 		return nil
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
+	if m == nil {
+		m = map[string]json.RawMessage{}
 	}
 	return m
 }
 
-// member returns one member of a JSON object, nil when absent.
+// member returns one member of a JSON object, nil when absent or when raw
+// is not an object.
 func member(raw json.RawMessage, name string) json.RawMessage {
-	return objectMembers(raw)[name]
+	var v json.RawMessage
+	if !jsonrpc.Members(raw, func(n, value []byte) {
+		if string(n) == name {
+			v = value // the last one counts, as in encoding/json
+		}
+	}) {
+		return nil
+	}
+	return v
 }
 
 func stringOf(raw json.RawMessage) (string, bool) {
