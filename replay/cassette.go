@@ -465,11 +465,18 @@ func (c *Cassette) Len() int { return len(c.reqs) }
 
 // Unused implements Source: recorded requests no session used. ping and
 // server/discover are left out: the engine answers ping itself, and only
-// clients of the stateless era send server/discover.
+// clients of the stateless era send server/discover. So is every
+// initialize once one was used: each recorded session opens with one (the
+// sessions mcpmock's fallback adds too), and a client that replays them
+// all in one session has missed none.
 func (c *Cassette) Unused() []string {
+	initialized := false
+	for _, it := range c.byMethod["initialize"] {
+		initialized = initialized || it.used.Load()
+	}
 	var out []string
 	for _, it := range c.reqs {
-		if it.used.Load() || it.method == "ping" || it.method == "server/discover" {
+		if it.used.Load() || it.method == "ping" || it.method == "server/discover" || (initialized && it.method == "initialize") {
 			continue
 		}
 		out = append(out, it.where()+" "+describe(it.method, it.canon()))

@@ -91,6 +91,13 @@ func (p *peer) ProtocolVersion() string {
 	return p.s.version
 }
 
+// ClientHello implements ClientHello.
+func (p *peer) ClientHello() json.RawMessage {
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	return p.s.hello
+}
+
 type nopExchange struct{}
 
 func (nopExchange) send([]byte) error        { return nil }

@@ -60,6 +60,9 @@ type session struct {
 	pendingListen [][]byte
 	waiters       map[string]chan callReply // our request id → reply
 	version       string
+	hello         json.RawMessage // the initialize params (ClientHello)
+
+	closeOnce sync.Once
 }
 
 type callReply struct {
@@ -80,10 +83,18 @@ func (srv *Server) newSession(parent context.Context, out func([]byte) error, ha
 	return s
 }
 
-// close cancels everything in flight and waits for it.
+// close cancels everything in flight, waits for it, and then closes the
+// sources that hold something open for the session (SessionCloser).
 func (s *session) close() {
 	s.cancel()
 	s.wg.Wait()
+	s.closeOnce.Do(func() {
+		for _, src := range s.srcs {
+			if c, ok := src.(SessionCloser); ok {
+				c.Close()
+			}
+		}
+	})
 }
 
 // drain lets the answers in flight finish, then closes the session.
@@ -365,6 +376,7 @@ func (s *session) initialized(req *Request, result json.RawMessage) {
 	_ = json.Unmarshal(result, &got)
 	s.mu.Lock()
 	s.version = got.ProtocolVersion
+	s.hello = append(json.RawMessage(nil), req.Params...)
 	s.mu.Unlock()
 	if asked.ProtocolVersion != "" && got.ProtocolVersion != "" && asked.ProtocolVersion != got.ProtocolVersion {
 		s.srv.warnf("client asked for protocol version %s; the recording answers %s", asked.ProtocolVersion, got.ProtocolVersion)

@@ -119,6 +119,21 @@ type SessionSource interface {
 	Answer(ctx context.Context, peer Peer, req *Request) (reply Reply, ok bool)
 }
 
+// SessionCloser is implemented by session sources that hold something
+// open for their session (package fallback's real server): the engine
+// calls Close once the session has ended and nothing of it is in flight.
+type SessionCloser interface {
+	Close()
+}
+
+// ClientHello is implemented by the engine's Peer: the params of the
+// initialize request that opened the session (nil before it, and in the
+// stateless era), for a source that must introduce the same client
+// elsewhere.
+type ClientHello interface {
+	ClientHello() json.RawMessage
+}
+
 // Nearer is implemented by sources that can point at the recorded request
 // closest to one nothing matched, for the error the client gets.
 type Nearer interface {
