@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/internal/sse"
 	"github.com/mcptape/mcptape/store"
 )
@@ -70,17 +71,9 @@ func (c *httpConn) request(ctx context.Context, method, accept string, body io.R
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	for k, vs := range c.o.Header {
-		req.Header[k] = vs
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sid != "" {
-		req.Header.Set("Mcp-Session-Id", c.sid)
-	}
-	if c.version != "" {
-		req.Header.Set("MCP-Protocol-Version", c.version)
-	}
+	mcphttp.SetSession(req.Header, c.o.Header, c.sid, c.version)
 	return req, nil
 }
 
@@ -98,7 +91,7 @@ func (c *httpConn) send(frame []byte) error {
 	c.streamID++
 	stream := c.streamID
 	c.mu.Unlock()
-	statelessHeaders(req.Header, frame, sum)
+	mcphttp.SetStateless(req.Header, frame, sum.Method)
 
 	path := c.o.URL.RequestURI()
 	c.tape.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: path, Stream: "post-body", StreamID: stream})
@@ -199,19 +192,11 @@ func refusal(status int, body []byte) string {
 // readEvents takes the messages of one SSE answer; priming events (no
 // data) are not messages.
 func (c *httpConn) readEvents(body io.Reader, meta store.HTTPMeta) {
-	rd := sse.NewReader(body, sse.DefaultMaxEvent)
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			return
-		}
-		if len(ev.Data) == 0 {
-			continue
-		}
+	_ = sse.Messages(body, sse.DefaultMaxEvent, func(ev sse.Event) {
 		m := meta
 		m.EventID, m.EventType, m.Retry = ev.ID, ev.Type, ev.Retry
 		c.got(ev.Data, m)
-	}
+	})
 }
 
 // got records a message from the server and hands it on.
@@ -231,36 +216,6 @@ func (c *httpConn) got(frame []byte, meta store.HTTPMeta) {
 	}
 	c.mu.Unlock()
 	c.receive(frame)
-}
-
-// statelessHeaders sets what a 2026-07-28 request must carry in headers
-// as well as in its body: the version from params._meta, Mcp-Method, and
-// Mcp-Name for the methods that name something. (Inputs a tool marks
-// x-mcp-header are not sent as Mcp-Param-* headers.)
-func statelessHeaders(h http.Header, frame []byte, sum jsonrpc.Summary) {
-	if sum.Method == "" {
-		return
-	}
-	var f struct {
-		Params struct {
-			Name string `json:"name"`
-			URI  string `json:"uri"`
-			Meta struct {
-				Version string `json:"io.modelcontextprotocol/protocolVersion"`
-			} `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(frame, &f) != nil || f.Params.Meta.Version == "" {
-		return
-	}
-	h.Set("MCP-Protocol-Version", f.Params.Meta.Version)
-	h.Set("Mcp-Method", sum.Method)
-	switch sum.Method {
-	case "tools/call", "prompts/get":
-		h.Set("Mcp-Name", f.Params.Name)
-	case "resources/read":
-		h.Set("Mcp-Name", f.Params.URI)
-	}
 }
 
 func (c *httpConn) close() store.EndInfo {

@@ -53,16 +53,7 @@ func startStdio(ctx context.Context, o Options, t *tape, receive func([]byte)) (
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		lines := frame.NewLineReader(sr, 0)
-		for {
-			line, err := lines.Next()
-			if len(line) > 0 {
-				receive(frame.Content(line))
-			}
-			if err != nil {
-				return
-			}
-		}
+		_ = frame.EachLine(sr, receive)
 	}()
 	c.read = read
 	return c, nil

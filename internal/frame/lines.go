@@ -90,3 +90,19 @@ func Content(line []byte) []byte {
 	}
 	return line
 }
+
+// EachLine reads r until it ends and calls fn with the content of each
+// line (Content: without its terminator), a last line without one
+// included. It returns what ended r (io.EOF at its end).
+func EachLine(r io.Reader, fn func(content []byte)) error {
+	lines := NewLineReader(r, 0)
+	for {
+		line, err := lines.Next()
+		if len(line) > 0 {
+			fn(Content(line))
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

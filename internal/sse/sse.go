@@ -226,3 +226,20 @@ func (rd *Reader) fill() {
 // Buffered returns bytes read from the source but not yet returned in an
 // event (after ErrTooLong, the caller forwards them, then the source).
 func (rd *Reader) Buffered() []byte { return rd.buf[rd.r:rd.w] }
+
+// Messages reads events from src until it ends and calls fn with each one
+// that carries data: an event without (a 2025-11-25 priming event, a
+// keep-alive) is no message. It returns what ended the stream (io.EOF at
+// its end). max is as for NewReader.
+func Messages(src io.Reader, max int, fn func(Event)) error {
+	rd := NewReader(src, max)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return err
+		}
+		if len(ev.Data) > 0 {
+			fn(ev)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package mcphttp
+
+import (
+	"net/http"
+	"testing"
+)
+
+func TestSetStateless(t *testing.T) {
+	tests := []struct {
+		name, frame, method string
+		want                http.Header
+	}{
+		{"tools/call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "tools/call",
+			http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"echo"}}},
+		{"resources/read", `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "resources/read",
+			http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"resources/read"}, "Mcp-Name": {"file:///a"}}},
+		{"handshake era", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`, "tools/call", http.Header{}},
+		{"a response", `{"jsonrpc":"2.0","id":1,"result":{}}`, "", http.Header{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			SetStateless(h, []byte(tt.frame), tt.method)
+			if len(h) != len(tt.want) {
+				t.Fatalf("got %v, want %v", h, tt.want)
+			}
+			for k, v := range tt.want {
+				if h.Get(k) != v[0] {
+					t.Errorf("%s: got %q, want %q", k, h.Get(k), v[0])
+				}
+			}
+		})
+	}
+}
+
+func TestSetSession(t *testing.T) {
+	h := http.Header{}
+	SetSession(h, http.Header{"Authorization": {"Bearer x"}}, "", "")
+	if h.Get("Authorization") != "Bearer x" || h.Get("Mcp-Session-Id") != "" || h.Get("MCP-Protocol-Version") != "" {
+		t.Errorf("before the session: %v", h)
+	}
+	SetSession(h, nil, "abc", "2025-11-25")
+	if h.Get("Mcp-Session-Id") != "abc" || h.Get("MCP-Protocol-Version") != "2025-11-25" {
+		t.Errorf("in the session: %v", h)
+	}
+}
