@@ -1,0 +1,210 @@
+// Package fallback is the part of mcpmock that talks to a real MCP server:
+// a replay.Source, layered after the cassettes and scripts, that passes the
+// requests none of them answered to a real server (a child process over
+// stdio, or a Streamable HTTP URL) and records what it exchanged with it as
+// a new session of a cassette, which later replays answer from (go-vcr's
+// "replay with new episodes", WireMock's proxying).
+//
+// Package replay never talks to a real server; this package is the one
+// place that does. It never answers initialize, server/discover or ping:
+// the session's lifecycle stays the recording's, and the real server is
+// introduced to the live client's protocol version and capabilities by a
+// handshake of the fallback's own.
+//
+// Each client session gets its own server session, started on the first
+// request the fallback has to answer and ended when the client session
+// ends: a child process is stopped in steps (stdin closed, SIGTERM,
+// SIGKILL), an HTTP session gets a DELETE.
+package fallback
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/store"
+)
+
+// Version is stamped into the sessions the fallback records, and names
+// mcpmock in the handshake.
+const Version = "0.1"
+
+// Options say which real server to fall back to, and where its sessions
+// go.
+type Options struct {
+	// Command is a stdio server: program and arguments. Or:
+	Command []string
+	// URL is a Streamable HTTP endpoint.
+	URL *url.URL
+	// Header is added to every HTTP request (credentials); it is not
+	// recorded.
+	Header http.Header
+	// HTTPClient reaches URL. Default: a client without automatic gzip.
+	HTTPClient *http.Client
+	// Record is the cassette (.db) the new sessions are added to; "" does
+	// not record them.
+	Record string
+	// StartTimeout bounds the handshake with the real server. Default 30 s
+	// (a first npx run downloads its package).
+	StartTimeout time.Duration
+	// Grace is how long each step of a child's shutdown waits. Default 5 s.
+	Grace time.Duration
+	// Stderr receives a stdio server's stderr. Default: discarded.
+	Stderr io.Writer
+	// Log receives warnings. Default: discarded.
+	Log io.Writer
+}
+
+// Source falls back to a real server. Close it when the replay is over:
+// it ends the server sessions still open and flushes the recording.
+type Source struct {
+	opts   Options
+	target string // command line or URL, secrets redacted
+	w      *store.Writer
+
+	mu       sync.Mutex
+	open     map[*upstream]bool
+	answered int
+	failed   []string
+	recErr   error
+	closed   bool
+	wg       sync.WaitGroup // upstreams not yet ended
+	logMu    sync.Mutex
+}
+
+// Stats say what the fallback did.
+type Stats struct {
+	// Answered counts the requests the real server answered (with a
+	// result or a JSON-RPC error): recorded anew.
+	Answered int
+	// Failed describes the requests it could not pass on or get an answer
+	// for (the server did not start, was unreachable, exited), one line
+	// each: "tools/call {…}: …".
+	Failed []string
+}
+
+// New checks opts and, when Record is set, opens the cassette for writing
+// (created if missing): a foreign or newer file fails here, not mid-run.
+func New(opts Options) (*Source, error) {
+	switch {
+	case len(opts.Command) > 0 && opts.URL != nil:
+		return nil, errors.New("fallback: give a command or a URL, not both")
+	case len(opts.Command) == 0 && opts.URL == nil:
+		return nil, errors.New("fallback: no server: give a command or a URL")
+	case opts.URL != nil && opts.URL.Scheme != "http" && opts.URL.Scheme != "https":
+		return nil, fmt.Errorf("fallback: URL %s: want http:// or https://", opts.URL.Redacted())
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 30 * time.Second
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	s := &Source{opts: opts, open: map[*upstream]bool{}}
+	if opts.URL != nil {
+		s.target = opts.URL.Redacted()
+	} else {
+		s.target = recorder.RedactCommandLine(opts.Command)
+	}
+	if opts.Record != "" {
+		w, err := store.NewWriter(opts.Record, store.WriterOptions{Observe: recorder.ObserveHandshake, Log: opts.Log})
+		if err != nil {
+			return nil, fmt.Errorf("fallback: cassette for new sessions: %w", err)
+		}
+		s.w = w
+	}
+	return s, nil
+}
+
+// Name implements replay.Source.
+func (s *Source) Name() string { return "fallback " + s.target }
+
+// Unused implements replay.Source: the fallback records nothing it could
+// leave unused.
+func (s *Source) Unused() []string { return nil }
+
+// Open implements replay.Source.
+func (s *Source) Open() replay.SessionSource { return &session{src: s} }
+
+// Stats returns what the fallback did so far.
+func (s *Source) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{Answered: s.answered, Failed: append([]string(nil), s.failed...)}
+}
+
+// Close ends the server sessions still open, waits for them, and commits
+// the recording. It returns the first error recording met: new sessions
+// that were answered but not kept must not pass unnoticed.
+func (s *Source) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	var ups []*upstream
+	for u := range s.open {
+		ups = append(ups, u)
+	}
+	s.mu.Unlock()
+	for _, u := range ups {
+		u.close()
+	}
+	s.wg.Wait()
+	if s.w != nil {
+		if err := s.w.Close(); err != nil {
+			s.noteRecErr(err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.recErr != nil {
+		return fmt.Errorf("fallback: recording into %s: %w", s.opts.Record, s.recErr)
+	}
+	return nil
+}
+
+func (s *Source) noteRecErr(err error) {
+	s.mu.Lock()
+	if s.recErr == nil {
+		s.recErr = err
+	}
+	s.mu.Unlock()
+}
+
+func (s *Source) countAnswered() {
+	s.mu.Lock()
+	s.answered++
+	s.mu.Unlock()
+}
+
+func (s *Source) addFailed(req *replay.Request, why string) {
+	s.mu.Lock()
+	s.failed = append(s.failed, describe(req)+": "+why)
+	s.mu.Unlock()
+}
+
+// warnf writes one line to Options.Log.
+func (s *Source) warnf(format string, a ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.opts.Log, "mcpmock: fallback: "+format+"\n", a...)
+}
+
+// describe shows a request in one short line, for reports.
+func describe(req *replay.Request) string {
+	p := string(req.Params)
+	if len(p) > 160 {
+		p = p[:160] + "…"
+	}
+	if p == "" {
+		return req.Method
+	}
+	return req.Method + " " + p
+}

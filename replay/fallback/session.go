@@ -1,0 +1,132 @@
+package fallback
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mcptape/mcptape/replay"
+)
+
+// session is the fallback's side of one client session: the server
+// session it started, if any.
+type session struct {
+	src *Source
+
+	mu      sync.Mutex
+	up      *upstream
+	failure error // the server could not be started: said again to every later request
+	closed  bool
+}
+
+// declined are the methods the fallback leaves to the engine and the
+// recording: the lifecycle (a 2026-07-28 client's server/discover that the
+// recording lacks must fail, so that the client falls back to initialize
+// as it did when recorded) and ping.
+var declined = map[string]bool{"initialize": true, "server/discover": true, "ping": true}
+
+// Answer implements replay.SessionSource.
+func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, bool) {
+	if req.ID == nil {
+		return replay.Reply{}, ss.notify(req)
+	}
+	if declined[req.Method] {
+		return replay.Reply{}, false
+	}
+	up, err := ss.upstream()
+	if err == nil && !stateless(req) {
+		err = up.initialize(ctx, peer)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return replay.Reply{}, true // cancelled: no answer is written
+		}
+		ss.src.addFailed(req, err.Error())
+		ss.src.warnf("%s: %v", describe(req), err)
+		return failReply(req, ss.src.target, err), true
+	}
+	r, err := up.forward(ctx, peer, req)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		ss.src.addFailed(req, err.Error())
+		ss.src.warnf("%s: %v", describe(req), err)
+		return failReply(req, ss.src.target, err), true
+	default:
+		ss.src.countAnswered()
+	}
+	return r, true
+}
+
+// notify passes on the client notifications that mean something to a
+// server that is running: roots changed. Cancellations never get here (the
+// engine turns them into a cancelled ctx, which forward passes on).
+func (ss *session) notify(req *replay.Request) bool {
+	if req.Method != "notifications/roots/list_changed" {
+		return false
+	}
+	ss.mu.Lock()
+	up := ss.up
+	ss.mu.Unlock()
+	if up == nil {
+		return false
+	}
+	_ = up.conn.send(notification(req.Method, req.Params))
+	return true
+}
+
+// upstream returns the session's server session, starting it the first
+// time. A server that could not be started is not tried again in this
+// session: each later request gets the same error at once.
+func (ss *session) upstream() (*upstream, error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	switch {
+	case ss.up != nil:
+		return ss.up, nil
+	case ss.failure != nil:
+		return nil, ss.failure
+	case ss.closed:
+		return nil, errors.New("the session has ended")
+	}
+	up, err := ss.src.start()
+	if err != nil {
+		ss.failure = err
+		return nil, err
+	}
+	ss.up = up
+	return up, nil
+}
+
+// Close implements replay.SessionCloser: the client session is over.
+func (ss *session) Close() {
+	ss.mu.Lock()
+	ss.closed = true
+	up := ss.up
+	ss.mu.Unlock()
+	if up != nil {
+		up.close()
+	}
+}
+
+// stateless says whether req is of the 2026-07-28 era: its _meta carries
+// the protocol version, so it needs no handshake and goes as it is.
+func stateless(req *replay.Request) bool {
+	var p struct {
+		Meta struct {
+			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	return json.Unmarshal(req.Params, &p) == nil && p.Meta.Version != ""
+}
+
+// failReply is the answer to a request the real server could not be asked
+// or did not answer: what was tried and what failed.
+func failReply(req *replay.Request, target string, err error) replay.Reply {
+	return replay.Reply{Error: &replay.RPCError{
+		Code:    -32603,
+		Message: fmt.Sprintf("mcpmock: nothing recorded answers %s, and the fallback server %s could not: %v", req.Method, target, err),
+	}}
+}
