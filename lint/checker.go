@@ -49,6 +49,8 @@ type checker struct {
 	// walks maps method+"\x00"+cursor to the pagination that handed the
 	// cursor out.
 	walks map[string]*walk
+	// subscribed holds the resource URIs the client subscribed to.
+	subscribed map[string]bool
 }
 
 type era uint8
@@ -92,7 +94,7 @@ type frame struct {
 }
 
 func newChecker(info store.SessionInfo, opts Options) *checker {
-	c := &checker{info: info, skip: map[string]bool{}, tools: map[string]*tool{}, walks: map[string]*walk{}}
+	c := &checker{info: info, skip: map[string]bool{}, tools: map[string]*tool{}, walks: map[string]*walk{}, subscribed: map[string]bool{}}
 	for _, name := range opts.Skip {
 		c.skip[name] = true
 	}
@@ -175,6 +177,10 @@ func (c *checker) request(f *frame) {
 	}
 	c.lifecycleRequest(f, r)
 	c.capability(f)
+	c.paramsShape(f)
+	c.logLevel(f)
+	c.subscriptions(f)
+	c.elicitationSchema(f)
 	if f.dir == store.C2S {
 		c.paginationRequest(f, r)
 		c.toolCallRequest(f)
@@ -193,6 +199,8 @@ func (c *checker) notification(f *frame) {
 		}
 	}
 	c.capability(f)
+	c.logLevel(f)
+	c.subscriptions(f)
 }
 
 // response pairs an answer with its request, by the id and the opposite
@@ -230,6 +238,7 @@ func (c *checker) response(f *frame) {
 	case "tools/call":
 		c.toolCallResult(f, r)
 	}
+	c.resultShape(f, r)
 	c.paginationResult(f, r)
 }
 

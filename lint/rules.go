@@ -49,6 +49,14 @@ var rules = []Rule{
 	{"tool-result", Error, "a tools/call result has no content array, or a content block lacks what its type needs"},
 	{"structured-content", Error, "a tool with an outputSchema answers without structuredContent, or with one that breaks the schema's type, required or property types"},
 
+	// Other methods
+	{"params-shape", Error, "a request's params lack a member the spec requires for its method"},
+	{"result-shape", Error, "a result lacks a member the spec requires for its method, or breaks its limits"},
+	{"ping-result", Warning, "a ping is answered with anything but an empty result"},
+	{"log-level", Error, "a log level outside the eight syslog levels"},
+	{"resource-not-subscribed", Warning, "notifications/resources/updated for a resource the client did not subscribe to"},
+	{"elicitation-schema", Error, "an elicitation form asks for something other than flat strings, numbers, booleans and enums"},
+
 	// Pagination
 	{"cursor-loop", Warning, "a list result hands out a cursor that was already followed"},
 
