@@ -109,10 +109,16 @@ func wantFindings(t *testing.T, path string, allowed ...string) {
 	// traffic shows that too, so the check above did look at it.
 	for i := range tape.Sessions {
 		s := &tape.Sessions[i]
+		calls := map[string]bool{} // ids of the client's tools/calls
+		for _, m := range s.Messages {
+			if sum := jsonrpc.Classify(m.Frame); m.Dir == store.C2S && sum.Method == "tools/call" {
+				calls[sum.ID] = true
+			}
+		}
 		for j := len(s.Messages) - 1; j >= 0; j-- {
 			m := s.Messages[j]
 			sum := jsonrpc.Classify(m.Frame)
-			if m.Dir != store.S2C || sum.Kind != jsonrpc.Response || !strings.Contains(string(m.Frame), `"content"`) {
+			if m.Dir != store.S2C || sum.Kind != jsonrpc.Response || !calls[sum.ID] {
 				continue
 			}
 			s.Messages = slices.Delete(s.Messages, j, j+1)
@@ -239,4 +245,34 @@ func driveEverything(t *testing.T, c *client) {
 	call(t, cs, "trigger-long-running-operation", map[string]any{"duration": 0.3, "steps": 3}, 7)
 	c.awaitProgress(t, 3)
 	call(t, cs, "get-roots-list", map[string]any{}, nil)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resources, err := cs.ListResources(ctx, nil)
+	if err != nil || len(resources.Resources) == 0 {
+		t.Fatalf("resources/list: %v, %v", resources, err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: resources.Resources[0].URI}); err != nil {
+		t.Fatalf("resources/read %s: %v", resources.Resources[0].URI, err)
+	}
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	for _, p := range prompts.Prompts {
+		if len(p.Arguments) == 0 {
+			if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name}); err != nil {
+				t.Fatalf("prompts/get %s: %v", p.Name, err)
+			}
+			asked++
+		}
+	}
+	if asked == 0 {
+		t.Fatalf("no prompt without arguments among %d", len(prompts.Prompts))
+	}
+	//lint:ignore SA1019 server-everything speaks 2025-11-25, where logging is current
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
 }
