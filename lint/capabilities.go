@@ -79,3 +79,18 @@ func hasCapability(caps map[string]json.RawMessage, path string) bool {
 	}
 	return string(member(v, sub)) == "true"
 }
+
+// deprecatedIn2026 are the features 2026-07-28 deprecates (SEP-2577:
+// roots, sampling and logging), which still work for a while.
+var deprecatedIn2026 = map[string]string{
+	"roots/list": "roots", "notifications/roots/list_changed": "roots",
+	"sampling/createMessage": "sampling",
+	"logging/setLevel":       "logging", "notifications/message": "logging",
+}
+
+// deprecated notes a deprecated feature used in a 2026-07-28 session.
+func (c *checker) deprecated(f *frame) {
+	if feature, ok := deprecatedIn2026[f.method]; ok && c.version != "" && c.atLeast(statelessVersion) {
+		c.report("deprecated", f.seq, 0, "%s uses %s, which protocol %s deprecates", f.method, feature, c.version)
+	}
+}

@@ -177,6 +177,7 @@ func (c *checker) request(f *frame) {
 	}
 	c.lifecycleRequest(f, r)
 	c.capability(f)
+	c.deprecated(f)
 	c.paramsShape(f)
 	c.logLevel(f)
 	c.subscriptions(f)
@@ -199,6 +200,7 @@ func (c *checker) notification(f *frame) {
 		}
 	}
 	c.capability(f)
+	c.deprecated(f)
 	c.logLevel(f)
 	c.subscriptions(f)
 }

@@ -198,7 +198,9 @@ func TestSession_Rules(t *testing.T) {
 			`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
 			`> {"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
 			`< {"jsonrpc":"2.0","id":3,"result":{"prompts":[]}}`,
-		}, []string{"meta-version-missing@3", "undeclared-capability@5"}},
+			`> {"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"info","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+			`< {"jsonrpc":"2.0","id":4,"result":{}}`,
+		}, []string{"meta-version-missing@3", "undeclared-capability@5", "undeclared-capability@7", "deprecated@7"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,6 +34,7 @@ var rules = []Rule{
 
 	// Capabilities
 	{"undeclared-capability", Warning, "a message needs a capability its receiver (or sender) never declared"},
+	{"deprecated", Info, "a 2026-07-28 session uses roots, sampling or logging, which that version deprecates"},
 
 	// Progress
 	{"progress-unknown-token", Error, "progress names a token no request of the other side carried"},
