@@ -16,10 +16,13 @@ import (
 	"github.com/mcptape/mcptape/internal/atomicfile"
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/fallback"
 	"github.com/mcptape/mcptape/replay/script"
 )
 
-const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] SOURCE...`
+const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] SOURCE...
+       mcpmock serve [flags] [--record-new CASSETTE] SOURCE... -- COMMAND [ARG...]
+       mcpmock serve [flags] [--record-new CASSETTE] --upstream URL SOURCE...`
 
 type serveOptions struct {
 	http, ws    string
@@ -33,6 +36,7 @@ type serveOptions struct {
 	callTimeout time.Duration
 	sessionIdle time.Duration
 	sources     []string
+	fallback    fallbackOptions
 }
 
 func parseServe(args []string, s streams) (*serveOptions, error) {
@@ -50,6 +54,8 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 		"from run to run, like timestamps or request ids (repeatable; cassettes only)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 10*time.Second, "how long to wait for the client's reply to a server→client request")
 	fs.DurationVar(&o.sessionIdle, "session-idle", 30*time.Minute, "end an HTTP session unused for this long (its id then gets 404); 0 or negative: never")
+	o.fallback.flags(fs)
+	args, o.fallback.command = splitCommand(args)
 	pos, err := cli.ParseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
@@ -72,6 +78,9 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 				return nil, usageErrorf("serve: %s %s is also a SOURCE; writing it would destroy it", out.flag, out.path)
 			}
 		}
+	}
+	if err := o.fallback.check(o); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -137,6 +146,14 @@ func runServe(ctx context.Context, args []string, s streams) error {
 		}
 		journal = j.write
 	}
+	fb, err := o.fallback.source(s)
+	if err != nil {
+		_ = j.close()
+		return err
+	}
+	if fb != nil {
+		sources = append(sources, fb) // last: it sees only what nothing else answered
+	}
 	srv, err := replay.NewServer(sources, replay.Options{
 		Match: o.match, Timing: o.timing, Log: s.Err, CallTimeout: o.callTimeout,
 		SessionIdle: sessionIdle(o.sessionIdle), Journal: journal,
@@ -159,10 +176,18 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	if jerr := j.close(); err == nil {
 		err = jerr
 	}
+	var fbStats fallback.Stats
+	if fb != nil {
+		if ferr := fb.Close(); err == nil {
+			err = ferr
+		}
+		fbStats = fb.Stats()
+		o.fallback.summarize(s, fbStats)
+	}
 	if err != nil {
 		return err
 	}
-	return finish(srv.Report(), o)
+	return finish(srv.Report(), fbStats, o)
 }
 
 // journalFile is --journal: one JSON line per received message, each
@@ -217,8 +242,25 @@ func sessionIdle(d time.Duration) time.Duration {
 	return d
 }
 
-// finish writes the report and applies --strict.
-func finish(r replay.Report, o *serveOptions) error {
+// serveReport is what --report writes: the replay's report, with the
+// requests the fallback answered counted apart from those the sources
+// matched.
+type serveReport struct {
+	replay.Report
+	// RecordedAnew counts the requests a real server answered through the
+	// fallback, now in the cassette for new sessions.
+	RecordedAnew int `json:"recorded_anew"`
+	// FallbackFailed lists the requests the fallback could not get
+	// answered (the server did not start, could not be reached).
+	FallbackFailed []string `json:"fallback_failed,omitempty"`
+}
+
+// finish writes the report and applies --strict. Requests recorded anew
+// do not fail --strict (growing the cassette is the point); requests the
+// fallback could not answer do, as unmatched ones.
+func finish(rep replay.Report, fb fallback.Stats, o *serveOptions) error {
+	r := serveReport{Report: rep, RecordedAnew: fb.Answered, FallbackFailed: fb.Failed}
+	r.Matched -= fb.Answered + len(fb.Failed) // the engine counts every answer a source gave
 	if o.report != "" {
 		b, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
@@ -227,6 +269,9 @@ func finish(r replay.Report, o *serveOptions) error {
 		if err := writeReport(o.report, append(b, '\n')); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
+	}
+	if o.strict && len(r.FallbackFailed) > 0 {
+		return fmt.Errorf("--strict: %d request(s) unmatched, %d recorded request(s) unused, %d the fallback server could not answer", len(r.Unmatched), len(r.Unused), len(r.FallbackFailed))
 	}
 	if o.strict && !r.Clean() {
 		return fmt.Errorf("--strict: %d request(s) unmatched, %d recorded request(s) unused", len(r.Unmatched), len(r.Unused))

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/replay/fallback"
+)
+
+// fallbackOptions are serve's flags for a real server behind the
+// sources: "-- COMMAND [ARG...]" or --upstream URL, and --record-new.
+type fallbackOptions struct {
+	command   []string // after "--"; nil without one
+	dashes    bool     // "--" was given, even with nothing after it
+	upstream  string
+	recordNew string
+	url       *url.URL
+}
+
+func (f *fallbackOptions) flags(fs *flag.FlagSet) {
+	fs.StringVar(&f.upstream, "upstream", "", "answer what no SOURCE answers from the Streamable HTTP server at this URL, and record it\n"+
+		"(or give a stdio server as -- COMMAND [ARG...] after the sources)")
+	fs.StringVar(&f.recordNew, "record-new", "", "add the sessions with the fallback server to this cassette (.db)\n"+
+		"(default: the first SOURCE when it is a .db cassette; else they are not recorded)")
+}
+
+// splitCommand takes "-- COMMAND [ARG...]" off the end of serve's
+// arguments (as mcpspy record and rerun read it).
+func splitCommand(args []string) (rest, command []string) {
+	at := slices.Index(args, "--")
+	if at < 0 {
+		return args, nil
+	}
+	return args[:at], append([]string{}, args[at+1:]...)
+}
+
+// check validates the flags once the sources are known, and settles
+// where new sessions go.
+func (f *fallbackOptions) check(o *serveOptions) error {
+	f.dashes = f.command != nil
+	switch {
+	case f.dashes && len(f.command) == 0:
+		return usageErrorf("serve: nothing after --: give the fallback server's COMMAND [ARG...]")
+	case f.dashes && f.upstream != "":
+		return usageErrorf("serve: give either --upstream URL or -- COMMAND, not both")
+	case !f.enabled() && f.recordNew != "":
+		return usageErrorf("serve: --record-new is for a fallback server: add -- COMMAND [ARG...] or --upstream URL")
+	}
+	if f.upstream != "" {
+		u, err := url.Parse(f.upstream)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageErrorf("serve: --upstream %q: want an http:// or https:// URL of a Streamable HTTP server", f.upstream)
+		}
+		f.url = u
+	}
+	if f.recordNew != "" {
+		if strings.ToLower(filepath.Ext(f.recordNew)) != ".db" {
+			return usageErrorf("serve: --record-new %s: want a cassette .db (a .jsonl export or a script cannot be added to; mcpspy import makes a .db of an export)", f.recordNew)
+		}
+		for _, out := range []struct{ flag, path string }{{"--report", o.report}, {"--journal", o.journal}} {
+			if out.path != "" && cli.SamePath(out.path, f.recordNew) {
+				return usageErrorf("serve: %s %s is also --record-new", out.flag, out.path)
+			}
+		}
+	} else if f.enabled() && strings.ToLower(filepath.Ext(o.sources[0])) == ".db" {
+		f.recordNew = o.sources[0]
+	}
+	return nil
+}
+
+func (f *fallbackOptions) enabled() bool { return f.dashes || f.upstream != "" }
+
+// target is the server, for messages.
+func (f *fallbackOptions) target() string {
+	if f.url != nil {
+		return f.url.Redacted()
+	}
+	return recorder.RedactCommandLine(f.command)
+}
+
+// source makes the fallback source, or nil without one.
+func (f *fallbackOptions) source(s streams) (*fallback.Source, error) {
+	if !f.enabled() {
+		return nil, nil
+	}
+	if f.recordNew == "" {
+		fmt.Fprintf(s.Err, "mcpmock: what %s answers is not recorded: the first SOURCE is no .db cassette (give --record-new CASSETTE)\n", f.target())
+	}
+	return fallback.New(fallback.Options{Command: f.command, URL: f.url, Record: f.recordNew, Stderr: s.Err, Log: s.Err})
+}
+
+// summarize says at exit what the fallback did, where a user looks.
+func (f *fallbackOptions) summarize(s streams, st fallback.Stats) {
+	if st.Answered == 0 {
+		return
+	}
+	where := "not recorded"
+	if f.recordNew != "" {
+		where = "recorded in " + f.recordNew
+	}
+	fmt.Fprintf(s.Err, "mcpmock: %d request(s) answered by the fallback server, %s\n", st.Answered, where)
+}

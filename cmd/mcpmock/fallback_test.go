@@ -1,0 +1,176 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/store"
+)
+
+// handshakeTape is a stdio recording of the go-sdk test server: the
+// handshake and one echo call.
+const handshakeTape = `{"session":"s1","info":{"transport":"stdio","upstream":"gosdkserver","start":"2026-11-21T10:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00.000000000Z","message":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}}
+{"session":"s1","seq":2,"dir":"s2c","time":"2026-11-21T10:00:00.001000000Z","message":{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"gosdkserver","version":"1.0.0"}}}}
+{"session":"s1","seq":3,"dir":"c2s","time":"2026-11-21T10:00:00.002000000Z","message":{"jsonrpc":"2.0","method":"notifications/initialized"}}
+{"session":"s1","seq":4,"dir":"c2s","time":"2026-11-21T10:00:00.003000000Z","message":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"recorded"}}}}
+{"session":"s1","seq":5,"dir":"s2c","time":"2026-11-21T10:00:00.004000000Z","message":{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"recorded"}]}}}
+`
+
+// handshakeDB writes handshakeTape as a .db cassette and its .jsonl.
+func handshakeDB(t *testing.T) (db, jsonl string) {
+	t.Helper()
+	dir := t.TempDir()
+	jsonl = filepath.Join(dir, "gosdk.jsonl")
+	if err := os.WriteFile(jsonl, []byte(handshakeTape), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tape, err := store.Load(jsonl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db = filepath.Join(dir, "gosdk.db")
+	if err := store.Import(db, tape); err != nil {
+		t.Fatal(err)
+	}
+	return db, jsonl
+}
+
+// A host's session: the handshake, the recorded echo, and an add the
+// recording lacks.
+const hostSession = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"recorded"}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":40,"b":2}}}
+`
+
+func readReport(t *testing.T, path string) serveReport {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r serveReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// answerTo picks the answer with the given id from mcpmock's stdout.
+func answerTo(t *testing.T, stdout, id string) string {
+	t.Helper()
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.Contains(l, `"id":`+id+`,`) {
+			return l
+		}
+	}
+	t.Fatalf("no answer with id %s in:\n%s", id, stdout)
+	return ""
+}
+
+func TestServe_FallbackUsage(t *testing.T) {
+	db, jsonl := handshakeDB(t)
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"both", []string{"serve", "--upstream", "http://127.0.0.1:1/mcp", db, "--", "server"}, "give either --upstream URL or -- COMMAND, not both"},
+		{"nothing after --", []string{"serve", db, "--"}, "nothing after --"},
+		{"ws upstream", []string{"serve", "--upstream", "ws://127.0.0.1:1/", db}, `--upstream "ws://127.0.0.1:1/": want an http:// or https:// URL`},
+		{"no host", []string{"serve", "--upstream", "http:///mcp", db}, "want an http:// or https:// URL"},
+		{"record-new jsonl", []string{"serve", "--record-new", jsonl, db, "--", "server"}, "--record-new " + jsonl + ": want a cassette .db"},
+		{"record-new script", []string{"serve", "--record-new", script, db, "--", "server"}, "want a cassette .db"},
+		{"record-new without a server", []string{"serve", "--record-new", db, db}, "--record-new is for a fallback server"},
+		{"report over record-new", []string{"serve", "--report", "n.db", "--record-new", "n.db", db, "--", "server"}, "--report n.db is also --record-new"},
+		{"no source", []string{"serve", "--", "server"}, "no SOURCE given"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runWith(t, "", tt.args...)
+			if code != 2 || !strings.Contains(stderr, tt.wantErr) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, stderr, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestServe_FallbackStdio: the go-sdk server answers the add the
+// cassette lacks; --strict passes (recorded anew is no miss), the report
+// counts it apart, the cassette grows, and a second serve without the
+// server answers the add from it.
+func TestServe_FallbackStdio(t *testing.T) {
+	db, _ := handshakeDB(t)
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	report := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := runWith(t, hostSession, "serve", "--strict", "--report", report, db, "--", server)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	added := answerTo(t, stdout, "3")
+	if !strings.Contains(added, `"structuredContent":{"sum":42}`) {
+		t.Errorf("add: %s", added)
+	}
+	if !strings.Contains(answerTo(t, stdout, "2"), `"text":"recorded"`) {
+		t.Errorf("echo: %s", stdout)
+	}
+	if want := "mcpmock: 1 request(s) answered by the fallback server, recorded in " + db; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if r := readReport(t, report); r.Matched != 2 || r.RecordedAnew != 1 || len(r.Unmatched) != 0 || len(r.Unused) != 0 {
+		t.Errorf("report: %+v; want 2 matched (initialize, echo), 1 recorded anew", r)
+	}
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tape.Sessions) != 2 || tape.Sessions[1].Info.Upstream != server || tape.Sessions[1].Info.Handshake.ProtocolVersion != "2025-06-18" {
+		t.Fatalf("cassette: %d sessions; the new one %+v", len(tape.Sessions), tape.Sessions[len(tape.Sessions)-1].Info)
+	}
+
+	code, stdout2, stderr := runWith(t, hostSession, "serve", "--strict", "--report", report, db)
+	if code != 0 {
+		t.Fatalf("second serve: exit %d; stderr:\n%s", code, stderr)
+	}
+	if got := answerTo(t, stdout2, "3"); got != added {
+		t.Errorf("replayed add: %s\nwant %s", got, added)
+	}
+	if r := readReport(t, report); r.Matched != 3 || r.RecordedAnew != 0 {
+		t.Errorf("second report: %+v", r)
+	}
+}
+
+// A server that cannot start: the request gets an error saying so, the
+// recorded ones are answered, --strict fails, and the report lists it.
+func TestServe_FallbackCannotStart(t *testing.T) {
+	_, jsonl := handshakeDB(t)
+	report := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := runWith(t, hostSession, "serve", "--strict", "--report", report, jsonl, "--", "/nonexistent/server", "--token", "s3cret")
+	if code != 1 {
+		t.Errorf("exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	got := answerTo(t, stdout, "3")
+	for _, want := range []string{`"code":-32603`, "nothing recorded answers tools/call", "/nonexistent/server --token [redacted]", "cannot start it"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("answer lacks %q: %s", want, got)
+		}
+	}
+	if strings.Contains(stdout+stderr, "s3cret") {
+		t.Error("the secret reached the output")
+	}
+	if want := "is not recorded: the first SOURCE is no .db cassette"; strings.Count(stderr, want) != 1 {
+		t.Errorf("stderr should say once %q:\n%s", want, stderr)
+	}
+	if !strings.Contains(stderr, "1 the fallback server could not answer") {
+		t.Errorf("--strict message:\n%s", stderr)
+	}
+	if r := readReport(t, report); r.Matched != 2 || len(r.FallbackFailed) != 1 || r.RecordedAnew != 0 {
+		t.Errorf("report: %+v", r)
+	}
+}
