@@ -36,13 +36,23 @@ func TestRealPeers_LintClean(t *testing.T) {
 	}
 
 	goServer := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	mcpmock := peertest.Binary(t, "mcpmock")
+	shippedFile := func(name string) string { return filepath.Join(peertest.ModuleRoot(), "cassettes", name) }
 	stdio := []struct {
 		name    string
 		command []string
 		drive   func(t *testing.T, c *client)
+		allowed []string
 	}{
-		{"go-sdk client, go-sdk server, stdio", []string{goServer}, driveGoServer},
-		{"go-sdk client, server-everything, stdio", peertest.ServerEverything(t, "stdio"), driveEverything},
+		{"go-sdk client, go-sdk server, stdio", []string{goServer}, driveGoServer, nil},
+		{"go-sdk client, server-everything, stdio", peertest.ServerEverything(t, "stdio"), driveEverything, nil},
+		// mcpmock must be as correct on the wire as the servers it fakes.
+		{"go-sdk client, mcpmock replaying server-everything", []string{mcpmock, "serve", shippedFile("everything-stdio.db")}, driveShipped, nil},
+		{"go-sdk client, mcpmock serving script-basic", []string{mcpmock, "serve", shippedFile("script-basic.yaml")}, driveBasicScript, nil},
+		// mcpmock answers go-sdk's server/discover, so they speak
+		// 2026-07-28, which deprecates the logging the script sends.
+		{"go-sdk client, mcpmock serving script-progress", []string{mcpmock, "serve", shippedFile("script-progress.yaml")}, driveProgressScript, []string{"deprecated"}},
+		{"go-sdk client, mcpmock serving script-events", []string{mcpmock, "serve", shippedFile("script-events.yaml")}, driveEventsScript, nil},
 	}
 	for _, tt := range stdio {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,7 +61,7 @@ func TestRealPeers_LintClean(t *testing.T) {
 				srv := vcr.New(t, path, tt.command, vcr.WithMode(vcr.Record))
 				tt.drive(t, connect(t, srv.Transport()))
 			})
-			wantFindings(t, path)
+			wantFindings(t, path, tt.allowed...)
 		})
 	}
 
@@ -273,6 +283,74 @@ func driveEverything(t *testing.T, c *client) {
 	}
 	//lint:ignore SA1019 server-everything speaks 2025-11-25, where logging is current
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// driveShipped makes the calls the shipped everything-stdio cassette
+// recorded, so that mcpmock answers each from it.
+func driveShipped(t *testing.T, c *client) {
+	cs := c.cs
+	defer cs.Close()
+	listTools(t, cs)
+	call(t, cs, "echo", map[string]any{"message": "hello from mcptape"}, nil)
+	call(t, cs, "get-sum", map[string]any{"a": 2, "b": 3}, nil)
+	call(t, cs, "get-structured-content", map[string]any{"location": "New York"}, nil)
+	call(t, cs, "get-tiny-image", map[string]any{}, nil)
+	call(t, cs, "trigger-long-running-operation", map[string]any{"duration": 0.3, "steps": 3}, "p")
+	c.awaitProgress(t, 3)
+}
+
+// driveBasicScript lists every page of script-basic's tools and calls
+// those with structured output and every content type.
+func driveBasicScript(t *testing.T, c *client) {
+	cs := c.cs
+	defer cs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n := 0
+	for _, err := range cs.Tools(ctx, nil) { // every page
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 5 {
+		t.Errorf("%d tools listed, want 5", n)
+	}
+	call(t, cs, "greet", map[string]any{"name": "lint"}, nil)
+	call(t, cs, "weather", map[string]any{"city": "Paris"}, nil)
+	call(t, cs, "picture", map[string]any{}, nil)
+	call(t, cs, "add", map[string]any{"a": 1, "b": 2}, nil)
+}
+
+// driveProgressScript calls a tool that logs and reports progress.
+func driveProgressScript(t *testing.T, c *client) {
+	cs := c.cs
+	defer cs.Close()
+	listTools(t, cs)
+	call(t, cs, "build", map[string]any{"target": "all"}, 1)
+	c.awaitProgress(t, 3)
+}
+
+// driveEventsScript changes script-events' tool set, then reads its
+// resource and prompt.
+func driveEventsScript(t *testing.T, c *client) {
+	cs := c.cs
+	defer cs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	listTools(t, cs)
+	call(t, cs, "unlock", map[string]any{}, nil)
+	call(t, cs, "unlock", map[string]any{}, nil)
+	if names := listTools(t, cs); !slices.Contains(names, "secret") {
+		t.Errorf("tools after two unlocks: %q", names)
+	}
+	call(t, cs, "secret", map[string]any{}, nil)
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///readme.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "summarize", Arguments: map[string]string{"text": "x"}}); err != nil {
 		t.Fatal(err)
 	}
 }
