@@ -166,16 +166,22 @@ func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 // what came before.
 func (c *checker) request(f *frame) {
 	r := &request{seq: f.seq, dir: f.dir, id: f.id, method: f.method, params: f.params, meta: f.http}
-	if first, ok := c.sent[f.dir][f.id]; ok {
-		c.report("id-reused", f.seq, first.seq, "%s reuses id %s, first used by %s at #%d", describe(f), f.id, first.method, first.seq)
-	} else {
+	c.lifecycleRequest(f, r)
+	switch first, ok := c.sent[f.dir][f.id]; {
+	case !ok:
 		c.sent[f.dir][f.id] = r
+	case c.era == eraStateless:
+		// 2026-07-28 has no sessions: each request stands alone, and a
+		// client may number each from 1. (The recorder groups them by
+		// connection.)
+		c.sent[f.dir][f.id] = r
+	default:
+		c.report("id-reused", f.seq, first.seq, "%s reuses id %s, first used by %s at #%d", describe(f), f.id, first.method, first.seq)
 	}
 	c.pending[f.dir][f.id] = r
 	if tok := progressToken(f.params); tok != "" {
 		c.tokens[f.dir][tok] = r
 	}
-	c.lifecycleRequest(f, r)
 	c.capability(f)
 	c.deprecated(f)
 	c.paramsShape(f)

@@ -75,6 +75,12 @@ func TestSession_Rules(t *testing.T) {
 			`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`,
 			`> {"jsonrpc":"2.0","id":"1","method":"ping"}`, `< {"jsonrpc":"2.0","id":"1","result":{}}`,
 		), nil},
+		{"stateless requests may share an id: there is no session", []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+		}, nil},
 		{"an answer to nothing", opened(`< {"jsonrpc":"2.0","id":7,"result":{}}`), []string{"response-unknown-id@4"}},
 		{"an answer in the wrong direction", opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `> {"jsonrpc":"2.0","id":1,"result":{}}`), []string{"unanswered@4", "response-unknown-id@5"}},
 		{"two answers", opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`), []string{"response-duplicate@6"}},
