@@ -3,6 +3,7 @@ package inspector
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -268,8 +269,16 @@ func (m *Model) loadDB(path string) error {
 	if err != nil {
 		return err
 	}
+	// The counts are known: sizing the row slices once saves the copies
+	// (and the peak memory) of growing them a million rows at a time.
+	total := 0
+	for _, n := range last {
+		total += int(n)
+	}
+	m.rows = slices.Grow(m.rows, total)
 	for _, info := range infos {
 		sess := m.session(info)
+		m.sessRows[sess] = slices.Grow(m.sessRows[sess], int(last[info.ID]))
 		for from := uint64(1); from <= last[info.ID]; from += chunk {
 			err := store.View(path, func(r *store.Reader) error {
 				return r.RawSummaries(info.ID, from, min(from+chunk-1, last[info.ID]), func(s *store.RawSummary) error {
