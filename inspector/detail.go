@@ -12,16 +12,25 @@ import (
 
 // Detail builds the detail pane for a message and, when it has one, its
 // pair: a heading, the HTTP metadata, the pretty JSON; then the same for
-// the pair. pairMsg may be nil (no pair, or it could not be read).
-func Detail(r Row, msg *store.Message, pair *Row, pairMsg *store.Message, unfold bool) []Line {
+// the pair. pairMsg may be nil (no pair, or it could not be read). lint
+// is what the pane says of the message's protocol findings, under its
+// heading (none when it has none, or they were not computed).
+func Detail(r Row, msg *store.Message, pair *Row, pairMsg *store.Message, unfold bool, lint []Line) []Line {
 	out := messageLines(r, msg, unfold, "")
+	// Say where the pair is, and what lint found, before the body pushes
+	// them off screen.
+	var top []Line
+	var role string
 	if pair != nil {
-		role := "response"
+		role = "response"
 		if pair.Index < r.Index {
 			role = "request"
 		}
-		// Say where the pair is before the body pushes it off screen.
-		out = append(out[:2:2], append([]Line{{{Label, fmt.Sprintf("paired %s %s #%d below · p jumps to it", role, pair.Session, pair.Seq)}}}, out[2:]...)...)
+		top = append(top, Line{{Label, fmt.Sprintf("paired %s %s #%d below · p jumps to it", role, pair.Session, pair.Seq)}})
+	}
+	top = append(top, lint...)
+	out = append(out[:2:2], append(top, out[2:]...)...)
+	if pair != nil {
 		if pairMsg == nil {
 			return out
 		}

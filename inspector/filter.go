@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -21,12 +22,14 @@ import (
 //	id:1  id:"1"        the id's JSON text (id:abc means id:"abc")
 //	session:s2          session id or name
 //	error               JSON-RPC errors and results with isError
+//	lint  lint:warning  messages with protocol findings (package lint): any,
+//	                    of that severity or above, or of that rule
 //	slow:>100ms         request/response latency (>, >=, <, <=; no operator: >=)
 //	/regexp/            regular expression over the message JSON
 //	text  "two words"   text in the message JSON; all lower case: any case
 //
-// Values of method, tool, dir, kind, id and session take alternatives
-// with "|": kind:request|notification.
+// Values of method, tool, dir, kind, id, session and lint take
+// alternatives with "|": kind:request|notification.
 
 type termKind uint8
 
@@ -41,6 +44,7 @@ const (
 	tSlow
 	tRegexp
 	tText
+	tLint
 )
 
 type term struct {
@@ -54,6 +58,11 @@ type term struct {
 	re    *regexp.Regexp
 	text  []byte // lower-cased when fold
 	fold  bool
+	// lint: a finding matches at or above minSev, or when rules names its
+	// rule; with neither (a bare "lint"), any finding matches.
+	minSev lint.Severity
+	anySev bool
+	rules  map[string]bool
 
 	// strOK caches, per entry of Model.strs (method and tool names), whether
 	// it matches; sessOK the same per session.
@@ -117,7 +126,7 @@ func tokenize(s string) ([]string, error) {
 	return toks, nil
 }
 
-var keys = "method, tool, dir, kind, id, session, slow"
+var keys = "method, tool, dir, kind, id, session, slow, lint"
 
 func parseTerm(tok string) (term, error) {
 	var t term
@@ -138,6 +147,11 @@ func parseTerm(tok string) (term, error) {
 	}
 	if tok == "error" {
 		t.kind = tError
+		return t, nil
+	}
+	if tok == "lint" {
+		t.kind = tLint
+		t.anySev = true
 		return t, nil
 	}
 	key, val, found := strings.Cut(tok, ":")
@@ -181,6 +195,10 @@ func parseTerm(tok string) (term, error) {
 			}
 			t.kinds[k] = true
 		}
+	case "lint":
+		if err := lintTerm(&t, alts); err != nil {
+			return t, err
+		}
 	case "slow":
 		t.kind = tSlow
 		v := val
@@ -202,6 +220,32 @@ func parseTerm(tok string) (term, error) {
 		return t, fmt.Errorf("unknown key %q (want %s; quote text to search for it)", key, keys)
 	}
 	return t, nil
+}
+
+// lintTerm fills a lint: term: each alternative is a severity (that one
+// or above) or a rule's name.
+func lintTerm(t *term, alts []string) error {
+	t.kind = tLint
+	t.minSev = lint.Error + 1 // above every severity until one is named
+	for _, v := range alts {
+		if sev, ok := lint.ParseSeverity(v); ok {
+			t.minSev = min(t.minSev, sev)
+			continue
+		}
+		if !lint.KnownRule(v) {
+			return fmt.Errorf("unknown lint rule or severity %q (want error, warning, info or a rule: mcpspy lint --rules lists them)", v)
+		}
+		if t.rules == nil {
+			t.rules = map[string]bool{}
+		}
+		t.rules[v] = true
+	}
+	return nil
+}
+
+// matchesFinding says whether a lint term takes finding f.
+func (t *term) matchesFinding(f lint.Finding) bool {
+	return t.anySev || f.Severity >= t.minSev || t.rules[f.Rule]
 }
 
 func textTerm(t term, tok string) term {
@@ -234,6 +278,20 @@ func (f *Filter) NeedsBody() bool {
 	}
 	for i := range f.terms {
 		if k := f.terms[i].kind; k == tText || k == tRegexp {
+			return true
+		}
+	}
+	return false
+}
+
+// needsLint says whether matching needs the findings of the sessions
+// matched, which are computed on first need.
+func (f *Filter) needsLint() bool {
+	if f == nil {
+		return false
+	}
+	for i := range f.terms {
+		if f.terms[i].kind == tLint {
 			return true
 		}
 	}
@@ -318,6 +376,13 @@ func (t *term) eval(m *Model, r *row, frame []byte) bool {
 			return d <= t.dur
 		}
 		return d >= t.dur
+	case tLint:
+		for _, f := range m.findingsAt(r.sess, r.seq) {
+			if t.matchesFinding(f) {
+				return true
+			}
+		}
+		return false
 	case tRegexp:
 		return t.re.Match(frame)
 	case tText:

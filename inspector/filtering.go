@@ -26,8 +26,20 @@ func (m *Model) Apply(b *Batch, frames Source) error {
 		}
 		m.add(sess, &bm.Sum, []byte(bm.Sum.Method), []byte(bm.Sum.ID), []byte(bm.Sum.Tool))
 	}
+	// Before the early return: a poll may bring only a session's end,
+	// which decides its unanswered requests.
+	if frames != nil {
+		if err := m.refreshLint(frames); err != nil {
+			return err
+		}
+	}
 	if len(m.rows) == start {
 		return nil
+	}
+	if m.filter.needsLint() {
+		if err := m.lintScope(frames); err != nil { // a new session, say
+			return err
+		}
 	}
 	added := m.mergeByTime(start)
 	m.order = append(m.order, added...)
@@ -151,6 +163,11 @@ func (m *Model) SetScope(sess int, frames Source) error {
 }
 
 func (m *Model) refilter(frames Source) error {
+	if m.filter.needsLint() {
+		if err := m.lintScope(frames); err != nil {
+			return err
+		}
+	}
 	if !m.filter.NeedsBody() {
 		m.refilterFields()
 		return nil
@@ -199,6 +216,11 @@ func (m *Model) matchAll(f *Filter, frames Source) ([]bool, error) {
 		return keep, nil
 	}
 	f.prepare(m)
+	if f.needsLint() {
+		if err := m.lintScope(frames); err != nil {
+			return nil, err
+		}
+	}
 	for s := range m.Sessions {
 		if m.scope >= 0 && s != m.scope {
 			continue

@@ -73,6 +73,10 @@ type Model struct {
 	filter  *Filter
 	scope   int // session index the table is limited to, -1 for all
 	visible []int32
+
+	// lints holds per session what package lint found, nil until
+	// something asked (findings.go).
+	lints []*sessionLint
 }
 
 // NewModel returns an empty model for the cassette at path.

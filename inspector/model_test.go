@@ -20,6 +20,19 @@ func visibleSeqs(m *Model) []string {
 	return out
 }
 
+// filtered applies the filter expr and returns the visible messages.
+func filtered(t *testing.T, m *Model, src Source, expr string) []string {
+	t.Helper()
+	f, err := ParseFilter(expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetFilter(f, src); err != nil {
+		t.Fatal(err)
+	}
+	return visibleSeqs(m)
+}
+
 func TestModel_Pairing(t *testing.T) {
 	m, _ := openModel(t, writeCassette(t, sampleSession))
 	tests := []struct {
@@ -85,18 +98,12 @@ func TestModel_Filter(t *testing.T) {
 	all := visibleSeqs(m)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := ParseFilter(tt.filter)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := m.SetFilter(f, src); err != nil {
-				t.Fatal(err)
-			}
+			got := filtered(t, m, src, tt.filter)
 			want := tt.want
 			if tt.filter == "" {
 				want = all
 			}
-			if diff := cmp.Diff(want, visibleSeqs(m)); diff != "" {
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("filter %q (-want +got):\n%s", tt.filter, diff)
 			}
 		})
@@ -116,6 +123,9 @@ func TestParseFilter_Errors(t *testing.T) {
 		{"unclosed quote", `"abc`, `unclosed quote`},
 		{"lonely not", "!", `! must be followed by a term`},
 		{"empty value", "method:", `needs a value`},
+		{"unknown lint rule", "lint:unanswerd", `unknown lint rule or severity "unanswerd"`},
+		{"unknown severity among rules", "lint:unanswered|fatal", `unknown lint rule or severity "fatal"`},
+		{"empty lint", "lint:", `needs a value`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,6 +25,7 @@ const (
 	Heading
 	Label
 	Bad
+	Warn // a lint warning
 )
 
 // Span is text of one class.

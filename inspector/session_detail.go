@@ -15,18 +15,31 @@ import (
 // SessionDetail builds the detail pane for the sessions pane's selection:
 // sessions[sess], or every session in turn when sess is -1 ("all").
 func SessionDetail(sessions []Session, sess int) []Line {
+	return sessionDetail(sessions, sess, nil)
+}
+
+// sessionDetail is SessionDetail with, under each session, what more(i)
+// gives for session i (the view adds lint's findings).
+func sessionDetail(sessions []Session, sess int, more func(i int) []Line) []Line {
+	one := func(i int) []Line {
+		out := sessionLines(sessions[i].Info)
+		if more != nil {
+			out = append(out, more(i)...)
+		}
+		return out
+	}
 	if sess >= 0 {
 		if sess >= len(sessions) {
 			return nil
 		}
-		return sessionLines(sessions[sess].Info)
+		return one(sess)
 	}
 	var out []Line
-	for i, s := range sessions {
+	for i := range sessions {
 		if i > 0 {
 			out = append(out, Line{})
 		}
-		out = append(out, sessionLines(s.Info)...)
+		out = append(out, one(i)...)
 	}
 	return out
 }

@@ -143,3 +143,27 @@ func (h *harness) play(timeout time.Duration, steps []keyStep) {
 		}
 	}
 }
+
+// keyTest is a scripted session, then an optional check.
+type keyTest struct {
+	name  string
+	steps []keyStep
+	check func(t *testing.T, h *harness)
+}
+
+// runKeyTests plays each test on a fresh 80×24 inspector over a cassette
+// of the one session given.
+func runKeyTests(t *testing.T, session []frame, tests []keyTest) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, src := openModel(t, writeCassette(t, session))
+			h := startApp(t, m, src, Options{}, 80, 24)
+			h.waitFor(wait, []string{"initialize"})
+			h.play(wait, tt.steps)
+			if tt.check != nil {
+				tt.check(t, h)
+			}
+		})
+	}
+}

@@ -22,12 +22,14 @@ const helpText = `[::b]keys[::-]
  Space                    mark a message for export
  e                        export marked (else filtered) to JSONL
  c                        copy the message JSON (OSC 52)
+ L                        lint: check, go to the next finding
  t                        tools summary
  ?                        this help      q  quit
 
 [::b]filter[::-]  terms joined by spaces must all hold; !term negates
  method:tools/call  tool:echo  dir:c2s|s2c  kind:error
  id:1  id:"1"  session:s2  error  slow:>100ms
+ lint  lint:warning|unanswered  (severity or above, or rule)
  /regexp/  text  "two words"  (lower case: any case)`
 
 func helpView() tview.Primitive {
@@ -119,6 +121,8 @@ func (a *App) keys(ev *tcell.EventKey) *tcell.EventKey {
 		a.prompt("export to: ", a.opts.ExportPath, a.export)
 	case 'c':
 		a.copyMessage()
+	case 'L':
+		a.nextFinding()
 	default:
 		return ev
 	}
@@ -229,6 +233,28 @@ func (a *App) nextMatch(dir int) {
 	}
 	a.table.Select(i+1, 0)
 	a.setNote(fmt.Sprintf("match at row %s", count(i+1)), false)
+}
+
+// nextFinding checks the sessions in view with package lint (once; what
+// follow adds is checked as it comes) and selects the next message it
+// found something about.
+func (a *App) nextFinding() {
+	row, _ := a.table.GetSelection()
+	i, counts, err := a.model.NextFinding(row-1, 1, a.src)
+	if err != nil {
+		a.setNote(err.Error(), true)
+		return
+	}
+	a.table.SetContent(&messageContent{a: a}) // the rows now have marks
+	note := "lint: " + countsText(counts) + " in view"
+	if i < 0 {
+		a.setNote(note+"; no message shown has a finding", false)
+		a.showDetail()
+		return
+	}
+	a.table.Select(i+1, 0)
+	a.showDetail() // also when the selection did not move
+	a.setNote(note+" · L next", false)
 }
 
 func (a *App) jumpToPair() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/store"
 	"github.com/rivo/tview"
 )
@@ -69,14 +70,19 @@ func (c *messageContent) GetCell(row, col int) *tview.TableCell {
 // rowCells turns a model row into cells (pure but for the marks).
 func (a *App) rowCells(r Row, out []*tview.TableCell) []*tview.TableCell {
 	color := kindColor(r)
-	mark := " "
+	mark, markColor := " ", color
 	if a.marked[r.Index] {
 		mark = "●"
+	} else if sev, ok := a.model.findingMark(r.Index); ok {
+		mark, markColor = lintMark(sev)
 	}
 	cells := a.model.cellTexts(r)
 	texts := append([]string{mark}, cells[:]...)
 	for i, t := range texts {
 		cell := tview.NewTableCell(pad(t, columns[i].width, columns[i].right)).SetTextColor(color)
+		if i == 0 {
+			cell.SetTextColor(markColor)
+		}
 		if columns[i].width == 0 {
 			cell.SetExpansion(1).SetMaxWidth(a.nameWidth())
 		} else {
@@ -85,6 +91,18 @@ func (a *App) rowCells(r Row, out []*tview.TableCell) []*tview.TableCell {
 		out = append(out, cell)
 	}
 	return out
+}
+
+// lintMark is the mark of a message lint found something about, once its
+// session has been checked: "!" for errors and warnings, "i" for info.
+func lintMark(sev lint.Severity) (string, tcell.Color) {
+	switch sev {
+	case lint.Error:
+		return "!", tcell.ColorRed
+	case lint.Warning:
+		return "!", tcell.ColorYellow
+	}
+	return "i", tcell.ColorGray
 }
 
 // nameWidth is what the method column may take so that every column
@@ -273,7 +291,11 @@ func (a *App) showDetail() {
 		pair = &p
 		pairMsg, _ = a.src.Message(p.Ref)
 	}
-	a.detail.SetText(renderLines(Detail(r, msg, pair, pairMsg, a.unfold)))
+	lintLines, err := a.model.detailLint(r.Index, a.src)
+	if err != nil {
+		a.setNote(err.Error(), true)
+	}
+	a.detail.SetText(renderLines(Detail(r, msg, pair, pairMsg, a.unfold, lintLines)))
 	if a.shownIdx != r.Index {
 		a.detail.ScrollToBeginning()
 	}
@@ -286,7 +308,14 @@ const noSession = -2
 func (a *App) showSession() {
 	row, _ := a.sessions.GetSelection()
 	sess := row - 2 // row 1 is "all"
-	a.detail.SetText(renderLines(SessionDetail(a.model.Sessions, sess)))
+	more := func(i int) []Line {
+		lines, err := a.model.sessionDetailLint(i, a.src)
+		if err != nil {
+			a.setNote(err.Error(), true)
+		}
+		return lines
+	}
+	a.detail.SetText(renderLines(sessionDetail(a.model.Sessions, sess, more)))
 	if a.shownIdx != -1 || a.shownSess != sess {
 		a.detail.ScrollToBeginning()
 	}
@@ -295,7 +324,7 @@ func (a *App) showSession() {
 
 var classTags = map[Class]string{
 	Plain: "", Key: "[aqua]", String: "[green]", Number: "[fuchsia]", Literal: "[yellow]",
-	Punct: "[gray]", Folded: "[black:gray]", Heading: "[::b]", Label: "[gray]", Bad: "[red]",
+	Punct: "[gray]", Folded: "[black:gray]", Heading: "[::b]", Label: "[gray]", Bad: "[red]", Warn: "[yellow]",
 }
 
 // renderLines turns classed lines into tview's colour tags.

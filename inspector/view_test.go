@@ -33,11 +33,7 @@ func TestView_80x24(t *testing.T) {
 }
 
 func TestView_Keys(t *testing.T) {
-	tests := []struct {
-		name  string
-		steps []keyStep
-		check func(t *testing.T, h *harness)
-	}{
+	runKeyTests(t, sampleSession, []keyTest{
 		{name: "filter", steps: []keyStep{
 			{keys: "f"}, {keys: "tool:echo"}, {key: tcell.KeyEnter, want: []string{"filter: tool:echo", "2/13"}},
 			{keys: "f"}, {key: tcell.KeyCtrlU}, {key: tcell.KeyEnter, want: []string{"13/13"}, notWant: []string{"filter:"}},
@@ -82,18 +78,7 @@ func TestView_Keys(t *testing.T) {
 			{key: tcell.KeyBacktab}, {keys: "j", want: []string{"13/13"}},
 			{keys: "k"}, {keys: "j", want: []string{"13/13"}},
 		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, src := openModel(t, writeCassette(t, sampleSession))
-			h := startApp(t, m, src, Options{}, 80, 24)
-			h.waitFor(wait, []string{"initialize"})
-			h.play(wait, tt.steps)
-			if tt.check != nil {
-				tt.check(t, h)
-			}
-		})
-	}
+	})
 }
 
 func TestView_FoldAndExport(t *testing.T) {
