@@ -310,6 +310,36 @@ func (m *Model) scanSession(f *Filter, frames Source, rows []int32, keep []bool,
 	})
 }
 
+// rowOf finds the row of message seq of session sess.
+func (m *Model) rowOf(sess uint32, seq uint64) (int32, bool) {
+	rows := m.sessRows[sess]
+	i := sort.Search(len(rows), func(i int) bool { return m.rows[rows[i]].seq >= seq })
+	if i < len(rows) && m.rows[rows[i]].seq == seq {
+		return rows[i], true
+	}
+	return -1, false
+}
+
+// matchesNow says whether message idx is in scope and passes the filter
+// as things stand now, reading its frame if the filter needs it.
+func (m *Model) matchesNow(idx int32, src Source) (bool, error) {
+	f := m.filter
+	if !m.inScope(idx) || f == nil {
+		return m.inScope(idx), nil
+	}
+	f.prepare(m)
+	var frame []byte
+	if f.NeedsBody() {
+		r := m.row(int(idx))
+		msg, err := src.Message(r.Ref)
+		if err != nil {
+			return false, err
+		}
+		frame = msg.Frame
+	}
+	return f.match(m, &m.rows[idx], frame), nil
+}
+
 // Matches returns, for search (/ with n and N), which rows f matches.
 func (m *Model) Matches(f *Filter, frames Source) ([]bool, error) {
 	return m.matchAll(f, frames)

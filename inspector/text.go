@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -25,6 +26,9 @@ type TextOptions struct {
 	// HTTP prints each message's HTTP metadata under its line (method,
 	// path, status, stream, SSE event), without the headers.
 	HTTP bool
+	// Lint prints each message's protocol findings (package lint) under
+	// its line, and a session's own findings before its first line.
+	Lint bool
 	// Follow keeps polling a live source (a .db recorders write) after
 	// the messages already there, and prints new ones as they arrive,
 	// until the context ends.
@@ -100,6 +104,7 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 	out := bufio.NewWriter(w)
 	w = out
 	written := 0
+	lw := &lintWriter{m: m, src: src, w: w, started: map[uint32]bool{}, handled: map[lint.Finding]int{}}
 	printFrom := func(from int) error {
 		for start := from; start < m.Visible(); start += bodyBatch {
 			rows := make([]Row, 0, bodyBatch)
@@ -115,9 +120,17 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 				}
 			}
 			for _, r := range rows {
+				var fs []lint.Finding
+				if opts.Lint {
+					var err error
+					if fs, err = lw.before(r); err != nil {
+						return err
+					}
+				}
 				if _, err := fmt.Fprintln(w, m.textLine(r)); err != nil {
 					return err
 				}
+				lw.under(fs)
 				msg := msgs[r.Ref]
 				if opts.HTTP && msg != nil && msg.HTTP != nil {
 					for _, l := range httpSummary(msg.HTTP) {
@@ -155,11 +168,96 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 			if err := printFrom(from); err != nil {
 				return written, err
 			}
+			if opts.Lint {
+				if err := lw.late(); err != nil {
+					return written, err
+				}
+			}
 			if !b.More || ctx.Err() != nil {
 				break
 			}
 		}
 	}
+}
+
+// lintWriter prints findings for WriteText: each message's under its
+// line, a session's own before its first line, and in follow mode those
+// that turn up later about messages already passed (a request found
+// unanswered when its session ends) on lines of their own.
+type lintWriter struct {
+	m       *Model
+	src     Source
+	w       io.Writer // WriteText's bufio.Writer, which keeps the first error
+	started map[uint32]bool
+	// handled counts the findings printed, or judged not to be, so that a
+	// session checked again whole at its end prints only what is new.
+	handled map[lint.Finding]int
+}
+
+// before checks r's session if need be, prints the session's own findings
+// if r is its first line, and returns r's findings, for under.
+func (lw *lintWriter) before(r Row) ([]lint.Finding, error) {
+	fs, err := lw.m.MessageFindings(r.Index, lw.src)
+	if err != nil {
+		return nil, err
+	}
+	sess := lw.m.rows[r.Index].sess
+	if !lw.started[sess] {
+		lw.started[sess] = true
+		for _, f := range lw.m.findingsAt(sess, 0) {
+			lw.standalone(f)
+		}
+	}
+	return fs, nil
+}
+
+// under prints a message's findings under its line, indented as bodies.
+func (lw *lintWriter) under(fs []lint.Finding) {
+	for _, f := range fs {
+		lw.handled[f]++
+		fmt.Fprintf(lw.w, "    lint: %s\n", findingText(f))
+	}
+}
+
+// standalone prints a finding that is not under its message's line, with
+// where it is: "lint: s1:4: warning: …", "lint: s1: warning: …".
+func (lw *lintWriter) standalone(f lint.Finding) {
+	lw.handled[f]++
+	where := f.Session
+	if f.Seq != 0 {
+		where += fmt.Sprintf(":%d", f.Seq)
+	}
+	fmt.Fprintf(lw.w, "lint: %s: %s\n", where, findingText(f))
+}
+
+// late prints the findings that appeared since about messages already
+// passed: those the filter lets through now, and a started session's own.
+func (lw *lintWriter) late() error {
+	m := lw.m
+	for s, l := range m.lints {
+		if l == nil || !lw.started[uint32(s)] {
+			continue
+		}
+		seen := map[lint.Finding]int{}
+		for _, f := range l.findings {
+			if seen[f]++; seen[f] <= lw.handled[f] {
+				continue
+			}
+			show := true
+			if idx, ok := m.rowOf(uint32(s), f.Seq); f.Seq != 0 && ok {
+				var err error
+				if show, err = m.matchesNow(idx, lw.src); err != nil {
+					return err
+				}
+			}
+			if !show {
+				lw.handled[f]++ // judged once, not at every poll
+				continue
+			}
+			lw.standalone(f)
+		}
+	}
+	return nil
 }
 
 // bodyBatch is how many lines' messages are fetched together.

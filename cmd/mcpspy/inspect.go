@@ -36,6 +36,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	filter := fs.String("filter", "", "show only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md)")
 	body := fs.Bool("body", false, "print each message's frame under its line, indented")
 	httpMeta := fs.Bool("http", false, "print each message's HTTP metadata under its line: method, path, status, stream, SSE event")
+	lintFlag := fs.Bool("lint", false, "print each message's protocol findings (mcpspy lint's) under its line, and a session's own before its first line")
 	follow := fs.Bool("follow", false, "go on printing the messages recorders in other processes add, until interrupted (.db only)")
 	tools := fs.Bool("tools", false, "print the per-tool summary instead (calls, errors, pending, p50, p95 latency), as the inspector's t key")
 	path, err := followedCassette(fs, args, follow)
@@ -46,8 +47,8 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	if *tools && (*follow || *body || *httpMeta || !f.Empty()) {
-		return usageErrorf("show: --tools summarises every tools/call of the sessions in scope; it takes --session, not --filter, --body, --http or --follow")
+	if *tools && (*follow || *body || *httpMeta || *lintFlag || !f.Empty()) {
+		return usageErrorf("show: --tools summarises every tools/call of the sessions in scope; it takes --session, not --filter, --body, --http, --lint or --follow")
 	}
 	m, src, err := inspector.Open(path)
 	if err != nil {
@@ -70,7 +71,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if err := m.SetFilter(f, src); err != nil {
 		return err
 	}
-	n, err := m.WriteText(ctx, s.Out, src, inspector.TextOptions{Bodies: *body, HTTP: *httpMeta, Follow: *follow})
+	n, err := m.WriteText(ctx, s.Out, src, inspector.TextOptions{Bodies: *body, HTTP: *httpMeta, Lint: *lintFlag, Follow: *follow})
 	if err == nil && n == 0 && !*follow && !f.Empty() {
 		fmt.Fprintln(s.Err, "mcpspy: show: the filter matched no message")
 	}
@@ -93,4 +94,4 @@ func followedCassette(fs *flag.FlagSet, args []string, follow *bool) (string, er
 	return path, nil
 }
 
-const showSynopsis = "show [--session ID] [--filter EXPR] [--body] [--http] [--follow] CASSETTE\n       mcpspy show --tools [--session ID] CASSETTE"
+const showSynopsis = "show [--session ID] [--filter EXPR] [--body] [--http] [--lint] [--follow] CASSETTE\n       mcpspy show --tools [--session ID] CASSETTE"

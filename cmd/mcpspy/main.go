@@ -23,7 +23,7 @@ Usage:
   mcpspy record [-o CASSETTE] [--session NAME] -- COMMAND [ARG...]
   mcpspy record [-o CASSETTE] [--session NAME] [--listen ADDR] --upstream URL
   mcpspy inspect [--follow] CASSETTE
-  mcpspy show [--session ID] [--filter EXPR] [--body] [--http] [--follow] CASSETTE
+  mcpspy show [--session ID] [--filter EXPR] [--body] [--http] [--lint] [--follow] CASSETTE
   mcpspy show --tools [--session ID] CASSETTE
   mcpspy ls CASSETTE
   mcpspy export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE

@@ -177,58 +177,86 @@ func TestMcpspy_ShowErrors(t *testing.T) {
 	}
 }
 
-// show --follow prints what a recorder adds while it runs, and stops
-// cleanly when interrupted.
-func TestMcpspy_ShowFollow(t *testing.T) {
+// liveSession starts recording a session into a new cassette, as a
+// recorder in another process would, and returns the cassette's path.
+func liveSession(t *testing.T) (string, *store.Writer, *store.Session) {
+	t.Helper()
 	db := filepath.Join(t.TempDir(), "live.db")
 	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	t.Cleanup(func() { w.Close() })
 	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), nil)
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	return db, w, s
+}
 
+// followedShow is mcpspy show --follow running in the background.
+type followedShow struct {
+	out    syncbuf.Buffer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startShow runs mcpspy show with args until stop.
+func startShow(t *testing.T, args ...string) *followedShow {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out syncbuf.Buffer
-	done := make(chan error, 1)
+	t.Cleanup(cancel)
+	f := &followedShow{cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		done <- run(ctx, []string{"show", "--follow", "--filter", "kind:request", db}, streams{In: strings.NewReader(""), Out: &out, Err: &out})
+		f.done <- run(ctx, append([]string{"show"}, args...), streams{In: strings.NewReader(""), Out: &f.out, Err: &f.out})
 	}()
-	waitOutput := func(want string) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !strings.Contains(out.String(), want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q within 5 s; output so far:\n%s", want, out.String())
-			}
-			time.Sleep(20 * time.Millisecond) // polling the output, with a deadline
+	return f
+}
+
+// wait polls the output until it holds want n times, for up to 5 s.
+func (f *followedShow) wait(t *testing.T, want string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(f.out.String(), want) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q (%d times) within 5 s; output so far:\n%s", want, n, f.out.String())
 		}
+		time.Sleep(20 * time.Millisecond) // polling the output, with a deadline
 	}
-	waitOutput(" tools/list")
-	s.Append(store.S2C, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`), nil)
-	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"late"}}`), nil)
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	waitOutput(" tools/call late")
-	cancel()
+}
+
+// stop interrupts show, as Ctrl-C does, and returns what it printed.
+func (f *followedShow) stop(t *testing.T) string {
+	t.Helper()
+	f.cancel()
 	select {
-	case err := <-done:
+	case err := <-f.done:
 		if err != nil {
 			t.Fatalf("show --follow: %v", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("show --follow did not stop when interrupted")
 	}
-	if got := out.String(); strings.Contains(got, "resp") || strings.Count(got, "\n") != 2 {
+	return f.out.String()
+}
+
+// show --follow prints what a recorder adds while it runs, and stops
+// cleanly when interrupted.
+func TestMcpspy_ShowFollow(t *testing.T) {
+	db, w, s := liveSession(t)
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	show := startShow(t, "--follow", "--filter", "kind:request", db)
+	show.wait(t, " tools/list", 1)
+	s.Append(store.S2C, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`), nil)
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"late"}}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	show.wait(t, " tools/call late", 1)
+	if got := show.stop(t); strings.Contains(got, "resp") || strings.Count(got, "\n") != 2 {
 		t.Errorf("want the two requests only, the filter applied to what follows:\n%s", got)
 	}
 }
@@ -243,35 +271,20 @@ func TestMcpspy_ShowFollowsLiveRecorder(t *testing.T) {
 	cassette := filepath.Join(t.TempDir(), "live.db")
 	spy := startSpy(t, "-o", cassette, "--upstream", fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out syncbuf.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"show", "--follow", "--filter", "tool:echo", cassette}, streams{In: strings.NewReader(""), Out: &out, Err: &out})
-	}()
+	show := startShow(t, "--follow", "--filter", "tool:echo", cassette)
 	argv := peertest.NodeScript(t, "http-client.mjs", "streamable", spy.url+"/mcp", "echo", `{"message":"live"}`)
 	client := exec.Command(argv[0], argv[1:]...)
 	client.Dir = peertest.NPMDir(t)
 	if b, err := client.CombinedOutput(); err != nil || !bytes.Contains(b, []byte("Echo: live")) {
 		t.Fatalf("client: %v\n%s", err, b)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for strings.Count(out.String(), " tools/call echo") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the echo call and its answer did not show within 5 s of the call; show printed:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling the output, with a deadline
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("show --follow: %v", err)
-	}
+	show.wait(t, " tools/call echo", 2) // the call and its answer
+	out := show.stop(t)
 	if err := spy.stop(t); err != nil {
 		t.Fatalf("mcpspy exit: %v", err)
 	}
-	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], " → req ") || !strings.Contains(lines[1], " ← resp ") {
-		t.Errorf("want the echo request and its answer, got:\n%s", out.String())
+		t.Errorf("want the echo request and its answer, got:\n%s", out)
 	}
 }
