@@ -63,17 +63,20 @@ const (
 
 // request is one request either side sent, with what was learnt of it.
 type request struct {
-	seq      uint64
-	dir      store.Dir
-	id       string
-	method   string
-	params   json.RawMessage
+	seq    uint64
+	dir    store.Dir
+	id     string
+	method string
+	// tool and task are a tools/call's params.name and whether it asked
+	// for a task: what its answer is judged by. Nothing else of a
+	// request's frame is kept, so a long session holds no frames.
+	tool     string
+	task     bool
 	answered uint64 // seq of the first answer
 	// cancelled is the seq of a notifications/cancelled for it.
 	cancelled uint64
 	progress  *float64 // the last progress value seen for its token
-	meta      *store.HTTPMeta
-	walk      *walk // for a list method: the pagination it belongs to
+	walk      *walk    // for a list method: the pagination it belongs to
 }
 
 // tool is what a tools/list result said about one tool.
@@ -165,7 +168,11 @@ func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 // request records a request and runs the checks that need only it and
 // what came before.
 func (c *checker) request(f *frame) {
-	r := &request{seq: f.seq, dir: f.dir, id: f.id, method: f.method, params: f.params, meta: f.http}
+	r := &request{seq: f.seq, dir: f.dir, id: f.id, method: f.method}
+	if f.method == "tools/call" {
+		r.tool, _ = stringOf(member(f.params, "name"))
+		r.task = member(f.params, "task") != nil
+	}
 	c.lifecycleRequest(f, r)
 	switch first, ok := c.sent[f.dir][f.id]; {
 	case !ok:

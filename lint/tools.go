@@ -64,8 +64,7 @@ func (c *checker) toolCallRequest(f *frame) {
 // toolCallResult checks a CallToolResult: its content blocks, and its
 // structuredContent against the tool's outputSchema.
 func (c *checker) toolCallResult(f *frame, r *request) {
-	params := objectMembers(r.params)
-	if _, task := params["task"]; task {
+	if r.task {
 		return // a CreateTaskResult, not a CallToolResult
 	}
 	res := objectMembers(f.result)
@@ -78,7 +77,7 @@ func (c *checker) toolCallResult(f *frame, r *request) {
 			c.report("tool-result", f.seq, r.seq, "content[%d] %s", i, problem)
 		}
 	}
-	name, _ := stringOf(params["name"])
+	name := r.tool
 	t := c.tools[name]
 	if t == nil || len(t.outputSchema) == 0 || string(res["isError"]) == "true" {
 		return
