@@ -1,6 +1,7 @@
 package fallback_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -177,6 +178,16 @@ func TestFallback_ServerEverythingStdio(t *testing.T) {
 		added.Handshake.ProtocolVersion != "2025-11-25" || !strings.Contains(string(added.Handshake.ServerInfo), "mcp-servers/everything") ||
 		!strings.Contains(string(added.Handshake.ClientInfo), "mcpmock") || added.End == nil {
 		t.Errorf("new session's info: %+v", added)
+	}
+
+	// server-everything asks a client that declared roots for them on its
+	// own, outside any request, a moment after initialized.
+	var rootsAsked bool
+	for _, m := range all[len(all)-1].Messages {
+		rootsAsked = rootsAsked || (m.Dir == store.S2C && strings.Contains(string(m.Frame), `"method":"roots/list"`))
+	}
+	if !rootsAsked {
+		t.Error("server-everything did not ask for roots")
 	}
 
 	// The second replay: the cassette alone answers all of it.
@@ -356,5 +367,55 @@ func TestFallback_Unreachable(t *testing.T) {
 				t.Errorf("recorded %d sessions, want none", len(got))
 			}
 		})
+	}
+}
+
+// TestFallback_ServerEverythingOutlivesStdin records a surprise: when its
+// client (here the fallback) leaves while server-everything's roots/list
+// is unanswered, server-everything does not exit on its closed stdin (the
+// pending request keeps node running); the fallback's SIGTERM, after the
+// grace period, stops it. A client that answers first sees it exit 0
+// (TestFallback_ServerEverythingStdio).
+func TestFallback_ServerEverythingOutlivesStdin(t *testing.T) {
+	db := copyCassette(t, "everything-stdio.db")
+	fb := newFallback(t, fallback.Options{Command: peertest.ServerEverything(t, "stdio"), Record: db, Stderr: io.Discard, Grace: time.Second})
+	srv := mocktest.New(t, []replay.Source{mocktest.LoadCassette(t, db), fb})
+	in, out := srv.Pipes()
+	answers := make(chan string, 100)
+	go func() { // the pipes are synchronous: read while writing
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			answers <- sc.Text()
+		}
+		close(answers)
+	}()
+	for _, l := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"h","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get-sum","arguments":{"a":1,"b":2}}}`,
+	} {
+		if _, err := io.WriteString(in, l+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.After(30 * time.Second)
+	for got := ""; !strings.Contains(got, `"id":2`); { // list_changed may come first
+		select {
+		case got = <-answers:
+			if strings.Contains(got, `"id":2`) && !strings.Contains(got, "The sum of 1 and 2 is 3.") {
+				t.Fatalf("get-sum: %s", got)
+			}
+		case <-deadline:
+			t.Fatal("no answer to get-sum within 30 s")
+		}
+	}
+	in.Close() // the host leaves without answering roots/list
+	srv.Close()
+	if err := fb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	all := sessions(t, db)
+	if end := all[len(all)-1].Info.End; end == nil || end.Signal != "terminated" {
+		t.Errorf("server-everything ended %s; want it stopped by SIGTERM", end.Short())
 	}
 }
