@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 )
 
 // Sessionless (2026-07-28) traffic over HTTP. Requests carry no session
@@ -127,7 +126,7 @@ type listenHub struct {
 }
 
 func (hub *listenHub) add(ex exchange) *lockedExchange {
-	l := &lockedExchange{ex: ex, takeQueued: hub.takeQueued}
+	l := &lockedExchange{ex: ex, queue: &hub.pending, queueMu: &hub.mu}
 	hub.mu.Lock()
 	if hub.listens == nil {
 		hub.listens = map[*lockedExchange]struct{}{}
@@ -141,16 +140,6 @@ func (hub *listenHub) remove(l *lockedExchange) {
 	hub.mu.Lock()
 	delete(hub.listens, l)
 	hub.mu.Unlock()
-}
-
-// takeQueued is a hub listen's lockedExchange.takeQueued.
-func (hub *listenHub) takeQueued(ready *atomic.Bool) [][]byte {
-	hub.mu.Lock()
-	defer hub.mu.Unlock()
-	ready.Store(true)
-	queued := hub.pending
-	hub.pending = nil
-	return queued
 }
 
 // toListenStreams is the out of sessionless sessions.

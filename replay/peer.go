@@ -135,9 +135,10 @@ type lockedExchange struct {
 	mu    sync.Mutex // one writer at a time
 	ex    exchange
 	ready atomic.Bool // its first message (the acknowledgement) is out
-	// takeQueued marks it ready and takes the owner's queue, both under
-	// the lock that guards the queue, so no message falls between them.
-	takeQueued func(ready *atomic.Bool) [][]byte
+	// queue is its owner's queue of messages waiting for a listen stream,
+	// and queueMu the owner's lock that guards it.
+	queue   *[][]byte
+	queueMu *sync.Mutex
 }
 
 func (l *lockedExchange) send(m []byte) error {
@@ -145,7 +146,7 @@ func (l *lockedExchange) send(m []byte) error {
 	defer l.mu.Unlock()
 	err := l.ex.send(m)
 	if err == nil && !l.ready.Load() {
-		for _, p := range l.takeQueued(&l.ready) {
+		for _, p := range l.takeQueued() {
 			_ = l.ex.send(p)
 		}
 	}
@@ -160,12 +161,13 @@ func (l *lockedExchange) reply(m []byte, sse bool) error {
 
 func (l *lockedExchange) done() { l.ex.done() }
 
-// takeQueuedListen is a session listen's lockedExchange.takeQueued.
-func (s *session) takeQueuedListen(ready *atomic.Bool) [][]byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ready.Store(true)
-	queued := s.pendingListen
-	s.pendingListen = nil
+// takeQueued marks the exchange ready and takes its owner's queue, both
+// under the lock that guards the queue, so no message falls between them.
+func (l *lockedExchange) takeQueued() [][]byte {
+	l.queueMu.Lock()
+	defer l.queueMu.Unlock()
+	l.ready.Store(true)
+	queued := *l.queue
+	*l.queue = nil
 	return queued
 }

@@ -250,7 +250,7 @@ func (s *session) request(req *Request, ex exchange) {
 	s.mu.Lock()
 	s.inflight[idKey] = cancel
 	if listen {
-		l := &lockedExchange{ex: ex, takeQueued: s.takeQueuedListen}
+		l := &lockedExchange{ex: ex, queue: &s.pendingListen, queueMu: &s.mu}
 		s.listeners[idKey] = l
 		ex = l
 	}
