@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -124,16 +125,7 @@ func (m *Model) findingsAt(sess uint32, seq uint64) []lint.Finding {
 // findingsOf picks the findings about seq from a session's, which are in
 // seq order.
 func findingsOf(fs []lint.Finding, seq uint64) []lint.Finding {
-	cmpSeq := func(f lint.Finding, seq uint64) int {
-		switch {
-		case f.Seq < seq:
-			return -1
-		case f.Seq > seq:
-			return 1
-		}
-		return 0
-	}
-	i, ok := slices.BinarySearchFunc(fs, seq, cmpSeq)
+	i, ok := slices.BinarySearchFunc(fs, seq, func(f lint.Finding, seq uint64) int { return cmp.Compare(f.Seq, seq) })
 	if !ok {
 		return nil
 	}

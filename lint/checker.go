@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -151,7 +150,7 @@ func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 	if s.Kind != jsonrpc.Error {
 		f.params, f.result = member(raw, "params"), member(raw, "result")
 	}
-	if f.id != "" && f.id[0] != '"' && bytes.ContainsAny([]byte(f.id), ".eE") {
+	if jsonType(json.RawMessage(f.id)) == "number" { // an integer is "integer"
 		c.report("id-not-integer", f.seq, 0, "id %s is not an integer; MCP ids are strings or integers", f.id)
 	}
 	switch f.kind {
