@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 	"sync"
 
-	"github.com/mcptape/mcptape/internal/frame"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
@@ -17,44 +15,24 @@ import (
 // taps every line both ways into the new session and, once the fallback
 // closes the server's stdin, stops the server in steps (wait, SIGTERM,
 // wait, SIGKILL).
-type stdioConn struct {
-	mu   sync.Mutex // one line at a time
-	in   *io.PipeWriter
-	done chan struct{} // closed when the server is gone and its output read
-	end  store.EndInfo
-}
+type stdioConn struct{ child *recorder.Child }
 
 // startStdio starts the command. lost is told, with the exit status and
 // the end of the server's stderr, when the server is gone.
 func startStdio(o Options, tap recorder.Tap, receive func([]byte, string), lost func(error)) (*stdioConn, error) {
-	// Say at once that the command does not exist (the recorder would,
-	// but only on its goroutine).
-	if _, err := exec.LookPath(o.Command[0]); err != nil {
+	tail := &tailWriter{w: o.Stderr}
+	p := recorder.StdioProxy{Command: o.Command, Stderr: tail, Tap: tap, Grace: o.Grace}
+	// Stopped by closing its stdin, not by a context.
+	child, err := recorder.StartChild(context.Background(), p, func(f []byte) { receive(f, "") })
+	if err != nil {
 		return nil, fmt.Errorf("cannot start it: %w", err)
 	}
-	cr, cw := io.Pipe() // fallback → server
-	sr, sw := io.Pipe() // server → fallback
-	tail := &tailWriter{w: o.Stderr}
-	p := &recorder.StdioProxy{Command: o.Command, Stdin: cr, Stdout: sw, Stderr: tail, Tap: tap, Grace: o.Grace}
-	c := &stdioConn{in: cw, done: make(chan struct{})}
-	read := make(chan struct{})
 	go func() {
-		defer close(read)
-		_ = frame.EachLine(sr, func(f []byte) { receive(f, "") })
+		<-child.Done() // answers it wrote before it went come first
+		end, err := child.Result()
+		lost(exitError(err, end, tail.String()))
 	}()
-	go func() {
-		defer close(c.done)
-		res, err := p.Run(context.Background()) // stopped by closing its stdin
-		if err != nil {
-			res.End = store.EndInfo{Reason: store.EndError, Error: err.Error()}
-		}
-		c.end = res.End
-		sw.Close()
-		cr.Close() // a send now fails
-		<-read     // answers it wrote before it went come first
-		lost(exitError(err, res.End, tail.String()))
-	}()
-	return c, nil
+	return &stdioConn{child: child}, nil
 }
 
 // exitError says how the server went, and the last of what it said.
@@ -77,10 +55,7 @@ func exitError(startErr error, end store.EndInfo, stderr string) error {
 }
 
 func (c *stdioConn) send(f []byte) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	line := append(append(make([]byte, 0, len(f)+1), f...), '\n')
-	if _, err := c.in.Write(line); err != nil {
+	if err := c.child.Send(f); err != nil {
 		return fmt.Errorf("the server's stdin is closed: %w", err)
 	}
 	return nil
@@ -88,11 +63,7 @@ func (c *stdioConn) send(f []byte) error {
 
 func (c *stdioConn) negotiated(string) {}
 
-func (c *stdioConn) close() store.EndInfo {
-	c.in.Close()
-	<-c.done
-	return c.end
-}
+func (c *stdioConn) close() store.EndInfo { return c.child.Close() }
 
 // tailWriter passes a server's stderr on and keeps its last few hundred
 // bytes, for the error that says why the server went.

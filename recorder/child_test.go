@@ -1,0 +1,80 @@
+package recorder_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/syncbuf"
+	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/store"
+)
+
+// A Child's lines go both ways through the recorder: cat, as a server,
+// prints back what it is sent; Close ends it by closing its stdin, after
+// every line it printed has been received; a Send after that fails.
+func TestChild_SendReceiveClose(t *testing.T) {
+	var tap memTap
+	got := make(chan string, 4)
+	child, err := recorder.StartChild(context.Background(), recorder.StdioProxy{Command: []string{"cat"}, Stderr: &syncbuf.Buffer{}, Tap: &tap, Grace: time.Second},
+		func(line []byte) { got <- string(line) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","method":"notifications/initialized"}`} {
+		if err := child.Send([]byte(f)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case line := <-got:
+			if line != f {
+				t.Errorf("received %q, want %q", line, f)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s never came back", f)
+		}
+	}
+	end := child.Close()
+	if end.Reason != store.EndEOF || end.ExitCode == nil || *end.ExitCode != 0 {
+		t.Errorf("end %+v, want EOF and exit code 0", end)
+	}
+	if n := tap.count(); n != 4 {
+		t.Errorf("%d frames recorded, want 4 (two each way)", n)
+	}
+	if err := child.Send([]byte(`{}`)); err == nil {
+		t.Error("Send after Close succeeded")
+	}
+	if _, runErr := child.Result(); runErr != nil {
+		t.Errorf("Result error %v", runErr)
+	}
+}
+
+func TestChild_MissingCommand(t *testing.T) {
+	_, err := recorder.StartChild(context.Background(), recorder.StdioProxy{Command: []string{"/no/such/mcp-server"}, Tap: &memTap{}}, func([]byte) {})
+	var execErr *exec.Error
+	if !errors.As(err, &execErr) || execErr.Name != "/no/such/mcp-server" {
+		t.Fatalf("err %v, want exec's error naming the command", err)
+	}
+}
+
+// memTap counts the frames it is handed.
+type memTap struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (m *memTap) Append(store.Dir, time.Time, []byte, *store.HTTPMeta) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.n++
+	return uint64(m.n)
+}
+
+func (m *memTap) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.n
+}
