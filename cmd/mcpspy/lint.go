@@ -87,16 +87,18 @@ type jsonFinding struct {
 	Message  string `json:"message"`
 }
 
-// findingCounts says "no findings" or "2 errors, 1 warning".
+// findingCounts says "no findings" or "2 errors, 1 warning, 3 info".
 func findingCounts(counts [3]int) string {
 	var parts []string
 	for _, sev := range []lint.Severity{lint.Error, lint.Warning, lint.Info} {
 		if n := counts[sev]; n > 0 {
-			noun := sev.String()
 			if sev == lint.Info {
-				noun = "note" // "2 infos" reads badly
+				// "info" is uncountable, as the inspector says it, and
+				// the word --min and lint:info take.
+				parts = append(parts, fmt.Sprintf("%d info", n))
+				continue
 			}
-			parts = append(parts, counted(n, noun))
+			parts = append(parts, counted(n, sev.String()))
 		}
 	}
 	if len(parts) == 0 {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcptape/mcptape/lint"
 )
 
 // brokenExport writes a JSONL export of a session whose server answers an
@@ -96,6 +98,26 @@ func TestMcpspy_LintErrors(t *testing.T) {
 			code, _, errOut := runCaptured(tt.args...)
 			if code != tt.code || !strings.Contains(errOut, tt.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+func TestFindingCounts(t *testing.T) {
+	tests := []struct {
+		name   string
+		counts [3]int
+		want   string
+	}{
+		{"none", [3]int{}, "no findings"},
+		{"one of each", [3]int{lint.Error: 1, lint.Warning: 1, lint.Info: 1}, "1 error, 1 warning, 1 info"},
+		{"info is uncountable, as in the inspector", [3]int{lint.Info: 3}, "3 info"},
+		{"plurals", [3]int{lint.Error: 2, lint.Warning: 5}, "2 errors, 5 warnings"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := findingCounts(tt.counts); got != tt.want {
+				t.Errorf("findingCounts(%v) = %q, want %q", tt.counts, got, tt.want)
 			}
 		})
 	}
