@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,8 @@ type fallbackOptions struct {
 	dashes    bool     // "--" was given, even with nothing after it
 	upstream  string
 	recordNew string
+	headers   multiFlag
+	header    http.Header // from headers, once checked
 	url       *url.URL
 }
 
@@ -28,6 +31,8 @@ func (f *fallbackOptions) flags(fs *flag.FlagSet) {
 		"(or give a stdio server as -- COMMAND [ARG...] after the sources)")
 	fs.StringVar(&f.recordNew, "record-new", "", "add the sessions with the fallback server to this cassette (.db)\n"+
 		"(default: the first SOURCE when it is a .db cassette; else they are not recorded)")
+	fs.Var(&f.headers, "header", "with --upstream: add this header to every request to it (repeatable, 'NAME: VALUE'):\n"+
+		"credentials, which are not recorded")
 }
 
 // splitCommand takes "-- COMMAND [ARG...]" off the end of serve's
@@ -52,6 +57,14 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 	case !f.enabled() && f.recordNew != "":
 		return usageErrorf("serve: --record-new is for a fallback server: add -- COMMAND [ARG...] or --upstream URL")
 	}
+	if len(f.headers) > 0 && f.upstream == "" {
+		return usageErrorf("serve: --header is for --upstream URL, not a stdio server")
+	}
+	header, err := cli.Headers("serve", f.headers)
+	if err != nil {
+		return err
+	}
+	f.header = header
 	if f.upstream != "" {
 		u, err := url.Parse(f.upstream)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -92,7 +105,7 @@ func (f *fallbackOptions) source(s streams) (*fallback.Source, error) {
 	if f.recordNew == "" {
 		fmt.Fprintf(s.Err, "mcpmock: what %s answers is not recorded: the first SOURCE is no .db cassette (give --record-new CASSETTE)\n", f.target())
 	}
-	return fallback.New(fallback.Options{Command: f.command, URL: f.url, Record: f.recordNew, Stderr: s.Err, Log: s.Err})
+	return fallback.New(fallback.Options{Command: f.command, URL: f.url, Header: f.header, Record: f.recordNew, Stderr: s.Err, Log: s.Err})
 }
 
 // summarize says at exit what the fallback did, where a user looks.

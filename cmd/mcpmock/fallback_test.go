@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -90,6 +96,8 @@ func TestServe_FallbackUsage(t *testing.T) {
 		{"record-new without a server", []string{"serve", "--record-new", db, db}, "--record-new is for a fallback server"},
 		{"report over record-new", []string{"serve", "--report", "n.db", "--record-new", "n.db", db, "--", "server"}, "--report n.db is also --record-new"},
 		{"no source", []string{"serve", "--", "server"}, "no SOURCE given"},
+		{"header for stdio", []string{"serve", "--header", "A: b", db, "--", "server"}, "--header is for --upstream URL"},
+		{"header without colon", []string{"serve", "--header", "Bearer x", db, "--upstream", "http://127.0.0.1:1/mcp"}, `--header "Bearer x": want NAME: VALUE`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,4 +181,55 @@ func TestServe_FallbackCannotStart(t *testing.T) {
 	if r := readReport(t, report); r.Matched != 2 || len(r.FallbackFailed) != 1 || r.RecordedAnew != 0 {
 		t.Errorf("report: %+v", r)
 	}
+}
+
+// TestServe_FallbackHTTPHeader: --header reaches the go-sdk server behind
+// a bearer-token check, and the token never reaches the cassette; without
+// it the request gets an error naming the refusal.
+func TestServe_FallbackHTTPHeader(t *testing.T) {
+	const token = "Bearer s3cret-token"
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdkserver") }, nil)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != token {
+			http.Error(w, "no entry", http.StatusUnauthorized)
+			return
+		}
+		sdk.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upstream.Close)
+
+	t.Run("with the header", func(t *testing.T) {
+		db, _ := handshakeDB(t)
+		code, stdout, stderr := runWith(t, hostSession, "serve", "--strict", db, "--upstream", upstream.URL, "--header", "Authorization: "+token)
+		if code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		if got := answerTo(t, stdout, "3"); !strings.Contains(got, `"structuredContent":{"sum":42}`) {
+			t.Errorf("add: %s", got)
+		}
+		raw, err := os.ReadFile(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, []byte("s3cret")) {
+			t.Error("the token reached the cassette")
+		}
+		tape, err := store.Load(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tape.Sessions) != 2 || !strings.Contains(string(tape.Sessions[1].Messages[len(tape.Sessions[1].Messages)-1].Frame), `"sum":42`) {
+			t.Errorf("the add was not recorded as a second session: %d sessions", len(tape.Sessions))
+		}
+	})
+	t.Run("without it", func(t *testing.T) {
+		db, _ := handshakeDB(t)
+		code, stdout, stderr := runWith(t, hostSession, "serve", "--strict", db, "--upstream", upstream.URL)
+		if code != 1 {
+			t.Errorf("exit %d, want 1 (--strict, a request the fallback could not answer); stderr:\n%s", code, stderr)
+		}
+		if got := answerTo(t, stdout, "3"); !strings.Contains(got, `"code":-32603`) || !strings.Contains(got, "401") {
+			t.Errorf("add: %s; want -32603 naming the 401", got)
+		}
+	})
 }

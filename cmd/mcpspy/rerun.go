@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/atomicfile"
@@ -56,14 +54,11 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	case *out != "" && slices.ContainsFunc(positional, func(p string) bool { return cli.SamePath(*out, p) }):
 		return usageErrorf("rerun: -o %s is a SOURCE; name another cassette", *out)
 	}
-	opts := rerun.Options{Command: command, Timeout: *timeout, Stderr: s.Err, Header: http.Header{}}
-	for _, h := range headers {
-		name, value, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			return usageErrorf("rerun: --header %q: want NAME: VALUE", h)
-		}
-		opts.Header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	header, err := cli.Headers("rerun", headers)
+	if err != nil {
+		return err
 	}
+	opts := rerun.Options{Command: command, Timeout: *timeout, Stderr: s.Err, Header: header}
 	target := recorder.RedactCommandLine(command)
 	if *upstream != "" {
 		u, err := url.Parse(*upstream)

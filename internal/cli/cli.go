@@ -13,9 +13,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -127,4 +129,19 @@ func SamePath(a, b string) bool {
 	ia, errA := os.Stat(a)
 	ib, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(ia, ib)
+}
+
+// Headers turns repeated --header 'NAME: VALUE' flags into a header, or a
+// usage error naming the command and the flag that is not one.
+func Headers(cmd string, flags []string) (http.Header, error) {
+	h := http.Header{}
+	for _, f := range flags {
+		name, value, ok := strings.Cut(f, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, Usagef("%s: --header %q: want NAME: VALUE", cmd, f)
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	return h, nil
 }

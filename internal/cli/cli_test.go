@@ -73,3 +73,23 @@ func TestParseInterleaved(t *testing.T) {
 		t.Errorf("unknown flag after a positional: %v", err)
 	}
 }
+
+func TestHeaders(t *testing.T) {
+	h, err := Headers("serve", []string{"Authorization: Bearer a:b", "x-trace:1", "X-Trace: 2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Get("Authorization"); got != "Bearer a:b" {
+		t.Errorf("Authorization = %q; the value keeps its own colons", got)
+	}
+	if got := h.Values("X-Trace"); len(got) != 2 || got[0] != "1" || got[1] != "2" {
+		t.Errorf("X-Trace = %q; repeated names add values, names are canonical", got)
+	}
+	for _, bad := range []string{"no colon", ": empty name", "two words: x"} {
+		_, err := Headers("serve", []string{bad})
+		var usage *UsageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), fmt.Sprintf("serve: --header %q: want NAME: VALUE", bad)) {
+			t.Errorf("Headers(%q) = %v; want a usage error naming it", bad, err)
+		}
+	}
+}
