@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gdamore/tcell/v2"
+
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -96,5 +98,39 @@ func TestOpen_WhileRecording(t *testing.T) {
 		if err := m.Apply(b, src); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestView_FollowDetailGainsPair: the detail pane of a request selected
+// while it waits shows its answer as soon as follow reads it, with no key
+// pressed (Wireshark's live capture updates the packet shown).
+func TestView_FollowDetailGainsPair(t *testing.T) {
+	path := writeCassette(t, sampleSession)
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"slow"}}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	m, src := openModel(t, path)
+	h := startApp(t, m, src, Options{Follow: true}, 100, 40)
+	h.waitFor(wait, []string{"14/14", "● follow"})
+	h.key(tcell.KeyEnd)
+	h.waitFor(wait, []string{"s2 #1  →  request"}, "paired response")
+
+	s.Append(store.S2C, time.Now(), []byte(`{"jsonrpc":"2.0","id":77,"result":{"content":[{"type":"text","text":"finally"}]}}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(2*time.Second, []string{"15/15", "paired response s2 #2 below", "paired response: s2 #2"})
+	if r := h.selected(); r.Session != "s2" || r.Seq != 1 {
+		t.Errorf("selection moved to %s #%d", r.Session, r.Seq)
 	}
 }
