@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
@@ -15,7 +16,10 @@ import (
 // taps every line both ways into the new session and, once the fallback
 // closes the server's stdin, stops the server in steps (wait, SIGTERM,
 // wait, SIGKILL).
-type stdioConn struct{ child *recorder.Child }
+type stdioConn struct {
+	child *recorder.Child
+	tail  *tailWriter
+}
 
 // startStdio starts the command. lost is told, with the exit status and
 // the end of the server's stderr, when the server is gone.
@@ -32,7 +36,7 @@ func startStdio(o Options, tap recorder.Tap, receive func([]byte, string), lost 
 		end, err := child.Result()
 		lost(exitError(err, end, tail.String()))
 	}()
-	return &stdioConn{child: child}, nil
+	return &stdioConn{child: child, tail: tail}, nil
 }
 
 // exitError says how the server went, and the last of what it said.
@@ -54,11 +58,27 @@ func exitError(startErr error, end store.EndInfo, stderr string) error {
 	return fmt.Errorf("%s", what)
 }
 
+// exitWait bounds how long a failed send waits to learn how the server
+// went.
+const exitWait = 5 * time.Second
+
 func (c *stdioConn) send(f []byte) error {
-	if err := c.child.Send(f); err != nil {
+	err := c.child.Send(f)
+	if err == nil {
+		return nil
+	}
+	// The stdin closes as the server goes, a moment before the fallback
+	// learns how it went: "it exited (exit code 3); its stderr ended: …"
+	// says more than the closed pipe, so wait for that.
+	t := time.NewTimer(exitWait)
+	defer t.Stop()
+	select {
+	case <-c.child.Done():
+		end, runErr := c.child.Result()
+		return exitError(runErr, end, c.tail.String())
+	case <-t.C:
 		return fmt.Errorf("the server's stdin is closed: %w", err)
 	}
-	return nil
 }
 
 func (c *stdioConn) negotiated(string) {}
