@@ -50,6 +50,11 @@ type Options struct {
 	// Record is the cassette (.db) the new sessions are added to; "" does
 	// not record them.
 	Record string
+	// Redact names what the new sessions store as "[redacted]", as mcpspy
+	// record --redact does: message members (inside params, results and
+	// errors) with these names, and query parameters of URL, besides the
+	// credentials always hidden.
+	Redact []string
 	// StartTimeout bounds the handshake with the real server. Default 30 s
 	// (a first npx run downloads its package).
 	StartTimeout time.Duration
@@ -111,12 +116,16 @@ func New(opts Options) (*Source, error) {
 	}
 	s := &Source{opts: opts, open: map[*upstream]bool{}}
 	if opts.URL != nil {
-		s.target = opts.URL.Redacted()
+		s.target = recorder.NewHTTPRedactor(opts.Redact).URL(opts.URL)
 	} else {
 		s.target = recorder.RedactCommandLine(opts.Command)
 	}
 	if opts.Record != "" {
-		w, err := store.NewWriter(opts.Record, store.WriterOptions{Observe: recorder.ObserveHandshake, Log: opts.Log})
+		wo := store.WriterOptions{Observe: recorder.ObserveHandshake, Log: opts.Log}
+		if red := recorder.NewFrameRedactor(opts.Redact); red != nil {
+			wo.Rewrite = red.Rewrite
+		}
+		w, err := store.NewWriter(opts.Record, wo)
 		if err != nil {
 			return nil, fmt.Errorf("fallback: cassette for new sessions: %w", err)
 		}

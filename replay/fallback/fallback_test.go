@@ -419,3 +419,80 @@ func TestFallback_ServerEverythingOutlivesStdin(t *testing.T) {
 		t.Errorf("server-everything ended %s; want it stopped by SIGTERM", end.Short())
 	}
 }
+
+// TestFallback_Redact: what the fallback records keeps no credential: not
+// Options.Header, not a secret query parameter of the URL, not a member
+// Options.Redact names; and the redacted session still replays.
+func TestFallback_Redact(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := filepath.Join(dir, "gosdk.jsonl")
+	if err := os.WriteFile(jsonl, []byte(gosdkCassette), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tape, err := store.Load(jsonl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "gosdk.db")
+	if err := store.Import(db, tape); err != nil {
+		t.Fatal(err)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdk") }, nil)
+	real := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer header-s3cret" || r.URL.Query().Get("api_key") != "query-s3cret" {
+			http.Error(w, "who are you?", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer real.Close()
+	u, _ := url.Parse(real.URL + "/mcp?api_key=query-s3cret")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	fb := newFallback(t, fallback.Options{URL: u, Record: db, Header: http.Header{"Authorization": {"Bearer header-s3cret"}}, Redact: []string{"b"}})
+	srv := mocktest.New(t, []replay.Source{mocktest.LoadCassette(t, db), fb})
+	c := connect(ctx, t, srv.Transport())
+	if got := c.call(ctx, t, "add", map[string]any{"a": 20, "b": 22}, nil); got != `{"sum":42}` {
+		t.Errorf("add: %q", got)
+	}
+	c.cs.Close()
+	srv.Close()
+	if err := fb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"header-s3cret", "query-s3cret"} {
+		if strings.Contains(string(raw), secret) {
+			t.Errorf("the cassette keeps %q", secret)
+		}
+	}
+	all := sessions(t, db)
+	added := all[len(all)-1]
+	if !strings.Contains(added.Info.Upstream, "api_key=[redacted]") {
+		t.Errorf("the new session's upstream is %q, want its api_key redacted", added.Info.Upstream)
+	}
+	var call string
+	for _, m := range added.Messages {
+		if m.HTTP == nil || m.HTTP.Path != "/mcp?api_key=[redacted]" {
+			t.Errorf("message %d: HTTP metadata %+v, want the path with its api_key redacted", m.Seq, m.HTTP)
+		}
+		if strings.Contains(string(m.Frame), `"name":"add"`) {
+			call = string(m.Frame)
+		}
+	}
+	if !strings.Contains(call, `"b":"[redacted]"`) || !strings.Contains(call, `"a":20`) {
+		t.Errorf("the recorded add call is %s, want b redacted and a kept", call)
+	}
+
+	// A redacted value matches any live one.
+	real.Close()
+	srv2 := mocktest.New(t, []replay.Source{mocktest.LoadCassette(t, db)})
+	c2 := connect(ctx, t, srv2.Transport())
+	if got := c2.call(ctx, t, "add", map[string]any{"a": 20, "b": 22}, nil); got != `{"sum":42}` {
+		t.Errorf("replayed add: %q", got)
+	}
+}

@@ -23,9 +23,11 @@ import (
 // the POST's request), Mcp-Session-Id and MCP-Protocol-Version as a client
 // sends them, the GET stream once initialized, and a DELETE at the end.
 // Every message is tapped as the HTTP recorder would keep it, without the
-// request headers (which may carry the credentials of Options.Header).
+// request headers (which may carry the credentials of Options.Header) and
+// with the URL's secret query parameters hidden.
 type httpConn struct {
 	o       Options
+	path    string // the URL's path and query as recorded, secrets hidden
 	client  *http.Client
 	tap     recorder.Tap
 	receive func([]byte, string)
@@ -53,7 +55,8 @@ func startHTTP(o Options, tap recorder.Tap, receive func([]byte, string), failed
 	}
 	// Not the session's context: close still has a DELETE to send.
 	ctx, cancel := context.WithCancel(context.Background())
-	return &httpConn{o: o, client: client, tap: tap, receive: receive, failed: failed, ctx: ctx, cancel: cancel}
+	path := recorder.NewHTTPRedactor(o.Redact).PathQuery(o.URL)
+	return &httpConn{o: o, path: path, client: client, tap: tap, receive: receive, failed: failed, ctx: ctx, cancel: cancel}
 }
 
 // newRequest makes a request with the headers every request of the
@@ -91,8 +94,7 @@ func (c *httpConn) send(frame []byte) error {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	mcphttp.SetStateless(req.Header, frame, sum.Method)
-	path := c.o.URL.RequestURI()
-	c.tap.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: path, Stream: "post-body", StreamID: stream})
+	c.tap.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: c.path, Stream: "post-body", StreamID: stream})
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("cannot reach it: %w", err)
@@ -102,7 +104,7 @@ func (c *httpConn) send(frame []byte) error {
 		c.sid = sid
 		c.mu.Unlock()
 	}
-	meta := store.HTTPMeta{Method: http.MethodPost, Path: path, Status: resp.StatusCode, StreamID: stream}
+	meta := store.HTTPMeta{Method: http.MethodPost, Path: c.path, Status: resp.StatusCode, StreamID: stream}
 	related := ""
 	if sum.Kind == jsonrpc.Request {
 		related = sum.ID
@@ -172,7 +174,7 @@ func (c *httpConn) openGetStream() {
 			return
 		}
 		signal()
-		c.readEvents(resp.Body, store.HTTPMeta{Method: http.MethodGet, Path: c.o.URL.RequestURI(), Status: resp.StatusCode, Stream: "get-sse", StreamID: stream}, "")
+		c.readEvents(resp.Body, store.HTTPMeta{Method: http.MethodGet, Path: c.path, Status: resp.StatusCode, Stream: "get-sse", StreamID: stream}, "")
 	}()
 	t := time.NewTimer(5 * time.Second)
 	defer t.Stop()
