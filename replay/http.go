@@ -282,6 +282,8 @@ type peek struct {
 	Method string          `json:"method"`
 	Params struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
+		Name json.RawMessage            `json:"name"` // tools/call, prompts/get: for Mcp-Name
+		URI  json.RawMessage            `json:"uri"`  // resources/read
 	} `json:"params"`
 }
 
@@ -302,6 +304,14 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	var p peek
 	_ = json.Unmarshal(body, &p) // a batch or a non-object: the session answers -32600
 	isRequest := len(p.ID) > 0 && string(p.ID) != "null" && p.Method != ""
+	if he := checkHeaders(r.Header, &p); he != nil {
+		var id json.RawMessage
+		if isRequest {
+			id = p.ID
+		}
+		writeJSON(w, he.status, errorMessage(id, he.err))
+		return
+	}
 	isResponse := len(p.ID) > 0 && string(p.ID) != "null" && p.Method == ""
 	sid := r.Header.Get(sessionHeader)
 	var h *httpSession

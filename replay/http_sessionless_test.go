@@ -20,6 +20,16 @@ var statelessTape = []string{
 	`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"two"}]}}`,
 }
 
+// setStatelessHeaders sets the headers a 2026-07-28 POST mirrors from
+// its body, as a real client does (mcpmock refuses a POST without them).
+func setStatelessHeaders(req *http.Request, method, name string) {
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+}
+
 // Sessionless requests are grouped per client: by clientInfo when they
 // carry it, else by connection. Each group replays the recording from the
 // start.
@@ -60,7 +70,7 @@ func TestHTTP_SessionlessPerClient(t *testing.T) {
 				req, _ := http.NewRequest("POST", url, strings.NewReader(call(st.info)))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+				setStatelessHeaders(req, "tools/call", "counter")
 				resp, err := clients[st.client].Do(req)
 				if err != nil {
 					t.Fatal(err)
@@ -87,6 +97,7 @@ func TestHTTP_SessionlessConnClosed(t *testing.T) {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(strings.Replace(statelessTape[0][2:], `"id":1`, `"id":7`, 1)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
+		setStatelessHeaders(req, "tools/call", "counter")
 		resp, err := hc.Do(req)
 		if err != nil {
 			c.t.Fatal(err)
