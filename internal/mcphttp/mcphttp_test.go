@@ -14,13 +14,17 @@ func TestSetStateless(t *testing.T) {
 			http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"echo"}}},
 		{"resources/read", `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "resources/read",
 			http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"resources/read"}, "Mcp-Name": {"file:///a"}}},
+		{"a name to encode", `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"grüß","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "prompts/get",
+			http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"prompts/get"}, "Mcp-Name": {"=?base64?Z3LDvMOf?="}}},
 		{"handshake era", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`, "tools/call", http.Header{}},
 		{"a response", `{"jsonrpc":"2.0","id":1,"result":{}}`, "", http.Header{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := http.Header{}
-			SetStateless(h, []byte(tt.frame), tt.method)
+			if applied := SetStateless(h, []byte(tt.frame), tt.method); applied != (len(tt.want) > 0) {
+				t.Errorf("SetStateless says %v", applied)
+			}
 			if len(h) != len(tt.want) {
 				t.Fatalf("got %v, want %v", h, tt.want)
 			}
