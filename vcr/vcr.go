@@ -13,10 +13,18 @@
 // mcpspy's HTTP proxy, credentials redacted, so the cassette can be
 // committed.
 //
+// ReplayWithNew (MCPTAPE_VCR=new) is go-vcr's "replay with new
+// episodes": the cassette replays, and a request it cannot answer goes to
+// the real server (package fallback), the exchange being added to the
+// cassette as a new session, so that the next run replays it too. A test
+// that grows by one call needs no full recording again.
+//
 // It must never start or reach the server while the cassette exists
-// (unless told to record again), and never leave a half-made cassette: a
-// recording is written to a temporary file and put in place only when the
-// test passes.
+// (unless told to record again, or to record new episodes, and then only
+// for what the cassette cannot answer), and never leave a half-made
+// cassette: a recording, or a copy of the cassette that new episodes are
+// added to, is a temporary file put in place only when the test passes.
+// An unchanged cassette is never rewritten.
 package vcr
 
 import (
@@ -26,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -41,6 +50,7 @@ import (
 	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/fallback"
 	"github.com/mcptape/mcptape/replay/mocktest"
 	"github.com/mcptape/mcptape/store"
 )
@@ -65,11 +75,22 @@ const (
 	ReplayOnly
 	// Record records again, replacing the cassette when the test passes.
 	Record
+	// ReplayWithNew replays the cassette when it exists and passes the
+	// requests it cannot answer to the real server (started only if one
+	// comes), adding what that server answered to the cassette as a new
+	// session when the test passes. NewRequests says how many there were.
+	// Without a cassette it records one, as RecordOnce does. Over HTTP
+	// the real server must speak Streamable HTTP (not legacy HTTP+SSE),
+	// and the host's own headers reach only the replay: give the real
+	// server its credentials with WithHeader. Two tests adding to one
+	// cassette at the same time keep only the last one's additions.
+	ReplayWithNew
 )
 
 // EnvMode is the environment variable that overrides the mode of every
-// Server in a test run: "once", "replay" or "record"
-// (MCPTAPE_VCR=record go test ./... records everything again).
+// Server in a test run: "once", "replay", "record" or "new"
+// (MCPTAPE_VCR=record go test ./... records everything again;
+// MCPTAPE_VCR=new adds to each cassette what it lacks).
 const EnvMode = "MCPTAPE_VCR"
 
 func (m Mode) String() string {
@@ -78,17 +99,19 @@ func (m Mode) String() string {
 		return "replay"
 	case Record:
 		return "record"
+	case ReplayWithNew:
+		return "new"
 	}
 	return "once"
 }
 
 func parseMode(s string) (Mode, error) {
-	for _, m := range []Mode{RecordOnce, ReplayOnly, Record} {
+	for _, m := range []Mode{RecordOnce, ReplayOnly, Record, ReplayWithNew} {
 		if s == m.String() {
 			return m, nil
 		}
 	}
-	return 0, fmt.Errorf("%s=%q: want once, replay or record", EnvMode, s)
+	return 0, fmt.Errorf("%s=%q: want once, replay, record or new", EnvMode, s)
 }
 
 type config struct {
@@ -96,6 +119,7 @@ type config struct {
 	mockOpts []mocktest.Option
 	ignore   []string
 	redact   []string
+	header   http.Header
 }
 
 // Option changes how New works.
@@ -108,10 +132,25 @@ func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }
 // WithRedact names what to store as "[redacted]" when recording, as
 // mcpspy record --redact does: message members (inside params, results and
 // errors) with these names, and over HTTP headers and query parameters,
-// besides the credentials always hidden. Replay matches a redacted value
-// with any value, so the test still passes with its own secret.
+// besides the credentials always hidden. It applies as well to the new
+// episodes ReplayWithNew records. Replay matches a redacted value with any
+// value, so the test still passes with its own secret.
 func WithRedact(names ...string) Option {
 	return func(c *config) { c.redact = append(c.redact, names...) }
+}
+
+// WithHeader sets a header on every request to a real server reached over
+// HTTP (NewHTTP): a credential, in place of the host's. It is never
+// recorded. While recording it replaces the host's value of that header;
+// in ReplayWithNew the host talks to the replay, whose fallback to the
+// real server sends only these headers.
+func WithHeader(key, value string) Option {
+	return func(c *config) {
+		if c.header == nil {
+			c.header = http.Header{}
+		}
+		c.header.Add(key, value)
+	}
 }
 
 // WithIgnore leaves request members with these names out of matching when
@@ -128,7 +167,8 @@ func WithReplay(opts ...mocktest.Option) Option {
 }
 
 // Server is, for one test, either the real server being recorded or its
-// cassette being replayed. Each Transport or Pipes call is one session:
+// cassette being replayed (in ReplayWithNew, with the real server behind
+// it). Each Transport or Pipes call is one session:
 // while recording, one run of the server command.
 type Server struct {
 	tb       testing.TB
@@ -139,10 +179,11 @@ type Server struct {
 
 	mock      *mocktest.Server // replaying
 	replayURL string           // its HTTP endpoint, once asked for
+	fb        *fallback.Source // ReplayWithNew: the real server behind the replay
 
 	// recording
 	writer    *store.Writer
-	tmp       string
+	tmp       string // the recording, or in ReplayWithNew the cassette's copy
 	mu        sync.Mutex
 	runs      []serverRun
 	wg        sync.WaitGroup
@@ -163,19 +204,23 @@ type serverRun struct {
 
 // New returns a Server for the cassette at path (a .db): it replays the
 // cassette or, depending on the mode, records command (the real server's
-// program and arguments) into it. Failures fail the test; everything it
+// program and arguments) into it, or in ReplayWithNew has command answer
+// what the cassette lacks. Failures fail the test; everything it
 // starts is stopped, and a recording saved, when the test ends.
 func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 	tb.Helper()
-	s, cfg := newServer(tb, path, opts)
-	if s.mock != nil {
-		return s
-	}
-	if len(command) == 0 {
-		tb.Fatalf("vcr: cassette %s does not exist and there is no server command to record it from", path)
-	}
+	s, cfg, replaying := newServer(tb, path, opts)
 	s.command = command
-	s.startRecording(cfg)
+	switch {
+	case replaying && cfg.mode == ReplayWithNew && len(command) == 0:
+		tb.Fatalf("vcr: mode %s passes what cassette %s lacks to the real server, but there is no server command", cfg.mode, path)
+	case replaying:
+		s.startReplay(cfg)
+	case len(command) == 0:
+		tb.Fatalf("vcr: cassette %s does not exist and there is no server command to record it from", path)
+	default:
+		s.startRecording(cfg)
+	}
 	return s
 }
 
@@ -184,24 +229,27 @@ func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 // a Go SDK client to Transport.
 func NewHTTP(tb testing.TB, path, upstream string, opts ...Option) *Server {
 	tb.Helper()
-	s, cfg := newServer(tb, path, opts)
+	s, cfg, replaying := newServer(tb, path, opts)
 	s.overHTTP = true
-	if s.mock != nil {
+	if !replaying || cfg.mode == ReplayWithNew { // the upstream will be reached
+		up, err := url.Parse(upstream)
+		if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
+			tb.Fatalf("vcr: upstream %q: want an http:// or https:// URL", upstream)
+		}
+		s.upstream = up
+	}
+	if replaying {
+		s.startReplay(cfg)
 		return s
 	}
-	up, err := url.Parse(upstream)
-	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
-		tb.Fatalf("vcr: upstream %q: want an http:// or https:// URL", upstream)
-	}
-	s.upstream = up
 	s.startRecording(cfg)
 	s.startProxy(cfg)
 	return s
 }
 
-// newServer reads the options and the environment, and starts the replay
-// when the cassette is to be replayed.
-func newServer(tb testing.TB, path string, opts []Option) (*Server, config) {
+// newServer reads the options and the environment, and says whether the
+// cassette is to be replayed.
+func newServer(tb testing.TB, path string, opts []Option) (*Server, config, bool) {
 	tb.Helper()
 	var cfg config
 	for _, o := range opts {
@@ -222,16 +270,105 @@ func newServer(tb testing.TB, path string, opts []Option) (*Server, config) {
 		tb.Fatalf("vcr: cassette %s: %v", path, statErr)
 	case cfg.mode == ReplayOnly && !exists:
 		tb.Fatalf("vcr: cassette %s does not exist, and this run only replays; record it with %s=once", path, EnvMode)
-	case exists && cfg.mode != Record:
-		c := mocktest.LoadCassette(tb, path, replay.Ignore(cfg.ignore...))
-		s.mock = mocktest.New(tb, []replay.Source{c}, cfg.mockOpts...)
 	}
-	return s, cfg
+	return s, cfg, exists && cfg.mode != Record
+}
+
+// startReplay replays the cassette; in ReplayWithNew with the real server
+// behind it.
+func (s *Server) startReplay(cfg config) {
+	tb := s.tb
+	tb.Helper()
+	sources := []replay.Source{mocktest.LoadCassette(tb, s.path, replay.Ignore(cfg.ignore...))}
+	if cfg.mode == ReplayWithNew {
+		sources = append(sources, s.startFallback(cfg))
+	}
+	s.mock = mocktest.New(tb, sources, cfg.mockOpts...)
+}
+
+// startFallback makes the source that passes what the cassette cannot
+// answer to the real server. It records into a copy of the cassette, as
+// the fallback writes into a .db as it goes: the copy replaces the
+// cassette only if the test passes and the real server answered something.
+func (s *Server) startFallback(cfg config) *fallback.Source {
+	tb := s.tb
+	tb.Helper()
+	tmp, err := copyBeside(s.path)
+	if err != nil {
+		tb.Fatalf("vcr: %v", err)
+	}
+	o := fallback.Options{Record: tmp, Redact: cfg.redact, Grace: shutdownGrace, Stderr: &s.stderr, Log: &s.stderr}
+	if s.upstream != nil {
+		o.URL, o.Header = s.upstream, cfg.header
+	} else {
+		o.Command = s.command
+	}
+	fb, err := fallback.New(o)
+	if err != nil {
+		os.Remove(tmp)
+		tb.Fatalf("vcr: %v", err)
+	}
+	s.fb, s.tmp = fb, tmp
+	// Registered before mocktest.New registers the replay's Close, so it
+	// runs after it: every client session, and with it every server
+	// session, has ended.
+	tb.Cleanup(s.finishNew)
+	return fb
+}
+
+// copyBeside copies the cassette at path to a temporary file in its
+// directory (so that a rename can put it in place), with its mode.
+func copyBeside(path string) (_ string, err error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("copy cassette: %w", err)
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return "", fmt.Errorf("copy cassette: %w", err)
+	}
+	dst, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".recording-*")
+	if err != nil {
+		return "", fmt.Errorf("copy cassette: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			dst.Close()
+			os.Remove(dst.Name())
+			err = fmt.Errorf("copy cassette %s to %s: %w", path, dst.Name(), err)
+		}
+	}()
+	if err = dst.Chmod(fi.Mode().Perm()); err != nil {
+		return "", err
+	}
+	if _, err = io.Copy(dst, src); err != nil {
+		return "", err
+	}
+	if err = dst.Sync(); err != nil {
+		return "", err
+	}
+	if err = dst.Close(); err != nil {
+		return "", err
+	}
+	return dst.Name(), nil
 }
 
 // Recording reports whether the real server is being recorded (and not
-// the cassette replayed).
+// the cassette replayed). In ReplayWithNew with a cassette it is false:
+// see NewRequests.
 func (s *Server) Recording() bool { return s.mock == nil }
+
+// NewRequests is how many requests the cassette could not answer and the
+// real server did (with a result or a JSON-RPC error), in ReplayWithNew:
+// the new episodes, added to the cassette if the test passes. It is 0 in
+// the other modes; while recording, every request goes to the server.
+func (s *Server) NewRequests() int {
+	if s.fb == nil {
+		return 0
+	}
+	return s.fb.Stats().Answered
+}
 
 // Mock is the replaying server, for its Report, Received or
 // AssertAllUsed; nil while recording.
@@ -369,6 +506,9 @@ func (s *Server) startProxy(cfg config) {
 		Transport: recorder.NewUpstreamTransport(false),
 		Log:       &s.stderr,
 	}
+	if cfg.header != nil {
+		p.Transport = headerTransport{base: p.Transport, header: cfg.header}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		s.tb.Fatalf("vcr: %v", err)
@@ -457,4 +597,49 @@ func (s *Server) finish() {
 		}
 		s.tb.Logf("vcr: recorded %s", s.path)
 	}
+}
+
+// finishNew ends the fallback's sessions with the real server, then puts
+// the cassette's copy in place if the test passed and the server answered
+// something, and throws it away if not.
+func (s *Server) finishNew() {
+	err := s.fb.Close()
+	st := s.fb.Stats()
+	for _, f := range st.Failed {
+		s.tb.Logf("vcr: the real server did not answer %s", f)
+	}
+	switch {
+	case err != nil:
+		os.Remove(s.tmp)
+		s.tb.Errorf("vcr: cassette %s: the new episodes were not kept: %v", s.path, err)
+	case st.Answered == 0:
+		os.Remove(s.tmp) // nothing new: the cassette's bytes stay as they were
+	case s.tb.Failed():
+		os.Remove(s.tmp)
+		s.tb.Logf("vcr: the test failed, so the %d request(s) the real server answered were not added to %s; its stderr (or the fallback's warnings):\n%s",
+			st.Answered, s.path, strings.TrimSpace(s.stderr.String()))
+	default:
+		if err := os.Rename(s.tmp, s.path); err != nil {
+			os.Remove(s.tmp)
+			s.tb.Errorf("vcr: save cassette: %v", err)
+			return
+		}
+		s.tb.Logf("vcr: added %d request(s) the real server answered to %s", st.Answered, s.path)
+	}
+}
+
+// headerTransport sets WithHeader's headers on every request to the
+// upstream; the recording proxy stores the headers the host sent, so
+// these never reach the cassette.
+type headerTransport struct {
+	base   http.RoundTripper
+	header http.Header
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, vs := range t.header {
+		r.Header[k] = vs
+	}
+	return t.base.RoundTrip(r)
 }

@@ -198,7 +198,7 @@ func TestNew_Failures(t *testing.T) {
 		{name: "the environment says replay only", env: "replay", command: goServer,
 			wantLog: []string{"only replays"}},
 		{name: "a bad environment value", env: "bogus", command: goServer,
-			wantLog: []string{`MCPTAPE_VCR="bogus": want once, replay or record`}},
+			wantLog: []string{`MCPTAPE_VCR="bogus": want once, replay, record or new`}},
 		{name: "no cassette and no command",
 			wantLog: []string{"does not exist and there is no server command to record it from"}},
 		{name: "a server that cannot start", command: []string{"/no/such/mcp-server"},
