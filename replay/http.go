@@ -288,6 +288,10 @@ type peek struct {
 }
 
 func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
+	if he := checkMediaTypes(r.Header); he != nil {
+		writeJSON(w, he.status, errorMessage(nil, he.err))
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
@@ -339,7 +343,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	if h.id != "" {
 		w.Header().Set(sessionHeader, h.id)
 	}
-	ex := &httpExchange{w: w, canSSE: acceptsSSE(r), finished: make(chan struct{}), log: h.log}
+	ex := &httpExchange{w: w, finished: make(chan struct{}), log: h.log}
 	if h.log != nil {
 		ex.wr = &streamWriter{stop: make(chan struct{}), released: make(chan struct{})}
 		ex.prime = primes(s.versionOf(r, h))
@@ -404,15 +408,6 @@ func statelessEra(r *http.Request, p *peek) bool {
 	return ok
 }
 
-func acceptsSSE(r *http.Request) bool {
-	for _, a := range r.Header.Values("Accept") {
-		if strings.Contains(a, "text/event-stream") {
-			return true
-		}
-	}
-	return false
-}
-
 func writeJSON(w http.ResponseWriter, status int, msg []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -426,7 +421,6 @@ func writeJSON(w http.ResponseWriter, status int, msg []byte) {
 // for a GET with Last-Event-ID.
 type httpExchange struct {
 	w        http.ResponseWriter
-	canSSE   bool
 	log      *eventLog     // nil: sessionless, no ids
 	wr       *streamWriter // this connection's claim on the stream
 	prime    bool          // start the stream with a priming event
@@ -485,8 +479,6 @@ func (e *httpExchange) send(msg []byte) error {
 		switch {
 		case e.closed:
 			return errQueueClosed
-		case !e.canSSE:
-			return fmt.Errorf("client does not accept text/event-stream: message dropped")
 		case e.sse == nil && e.started:
 			return errQueueClosed
 		case e.sse == nil:
@@ -504,7 +496,7 @@ func (e *httpExchange) reply(msg []byte, sse bool) error {
 		return e.writeLocked(msg)
 	case e.closed, e.started:
 		return errQueueClosed
-	case sse && e.canSSE:
+	case sse: // the client accepts both (checkMediaTypes)
 		e.startLocked()
 		return e.writeLocked(msg)
 	}
@@ -548,7 +540,7 @@ func (e *httpExchange) releaseLocked() {
 // serveGet opens the stream for session-level messages, or resumes a
 // stream (Last-Event-ID).
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
-	if !acceptsSSE(r) {
+	if !accepts(r.Header, "text/event-stream") {
 		http.Error(w, "Not Acceptable: GET needs Accept: text/event-stream", http.StatusNotAcceptable)
 		return
 	}

@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,7 +12,9 @@ import (
 
 // The MCP headers of a Streamable HTTP POST, checked as a real server must
 // check them, so that a host tested against mcpmock does not first meet
-// these errors in production: an unknown MCP-Protocol-Version is a 400
+// these errors in production: a body that is not said to be JSON is a 415,
+// an Accept that does not list both answer types a 406 (as the TypeScript
+// SDK's server answers both), an unknown MCP-Protocol-Version is a 400
 // (2025-06-18 on), and in 2026-07-28 the headers that mirror the body
 // (MCP-Protocol-Version, Mcp-Method, Mcp-Name) must be there and agree
 // with it, else 400 with -32020. go-sdk's StreamableHTTPHandler answers
@@ -83,7 +87,7 @@ func checkHeaders(h http.Header, p *peek) *headerError {
 	switch got := h.Get("Mcp-Name"); {
 	case got == "":
 		return mismatch("the Mcp-Name header is required for %s (the body names %q)", p.Method, want)
-	case got != want:
+	case got != want && decodeHeaderValue(got) != want:
 		return mismatch("the Mcp-Name header %q does not match the body's %q", got, want)
 	}
 	return nil
@@ -99,4 +103,45 @@ func jsonString(raw json.RawMessage) (s string, ok bool) {
 		return "", false
 	}
 	return s, json.Unmarshal(raw, &s) == nil
+}
+
+// checkMediaTypes refuses a POST whose Content-Type is not JSON, or whose
+// Accept does not list both kinds of answer (the client MUST list both,
+// since the server picks). Media ranges (*/*) do not count: the TypeScript
+// SDK's server refuses them, and a host that sends them would fail there.
+func checkMediaTypes(h http.Header) *headerError {
+	if mt, _, _ := mime.ParseMediaType(h.Get("Content-Type")); mt != "application/json" {
+		return &headerError{http.StatusUnsupportedMediaType, &RPCError{Code: -32000, Message: fmt.Sprintf("Unsupported Media Type: Content-Type is %q; an MCP POST body is application/json", h.Get("Content-Type"))}}
+	}
+	if !accepts(h, "application/json") || !accepts(h, "text/event-stream") {
+		return &headerError{http.StatusNotAcceptable, &RPCError{Code: -32000, Message: fmt.Sprintf("Not Acceptable: Accept is %q; an MCP client must accept both application/json and text/event-stream", strings.Join(h.Values("Accept"), ", "))}}
+	}
+	return nil
+}
+
+// accepts says whether an Accept header lists a media type by name.
+func accepts(h http.Header, mediaType string) bool {
+	for _, v := range h.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			name, _, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(name), mediaType) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// decodeHeaderValue undoes 2026-07-28's Value Encoding: a value that is
+// not plain ASCII travels as "=?base64?…?=". go-sdk v1.8 sends Mcp-Name
+// as it is; either form matches.
+func decodeHeaderValue(v string) string {
+	if enc, ok := strings.CutPrefix(v, "=?base64?"); ok {
+		if enc, ok := strings.CutSuffix(enc, "?="); ok {
+			if b, err := base64.StdEncoding.DecodeString(enc); err == nil {
+				return string(b)
+			}
+		}
+	}
+	return v
 }

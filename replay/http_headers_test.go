@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/replay"
 )
@@ -127,5 +128,123 @@ func TestHTTP_UnknownProtocolVersionHeader(t *testing.T) {
 	_, code, raw := postCase(t, mock, init, map[string]string{"MCP-Protocol-Version": "1900-01-01", "Mcp-Method": "-", "Mcp-Name": "-"})
 	if code != -32022 || !strings.Contains(raw, `"1900-01-01"`) || !strings.Contains(raw, "2025-11-25") {
 		t.Errorf("mcpmock: %s; want -32022 naming the version asked and those spoken", raw)
+	}
+}
+
+// TestHTTP_MediaTypesMatchServerEverything sends server-everything
+// (TypeScript SDK) and mcpmock the same initialize POSTs with wrong
+// Content-Type or Accept headers: both must answer with the same status.
+// (go-sdk answers 400 where these two answer 406, and takes */* for both
+// types; mcpmock follows the stricter reference server.)
+//
+// One difference is on purpose: server-everything (TS SDK 1.32.2) matches
+// media types case-sensitively and refuses "Application/JSON", which RFC
+// 9110 says is the same type; mcpmock takes it
+// (TestHTTP_MediaTypeCaseServerEverything pins what the TS SDK does).
+func TestHTTP_MediaTypesMatchServerEverything(t *testing.T) {
+	everything := peertest.EverythingHTTP(t, "streamableHttp") + "/mcp"
+	srv, err := replay.NewServer([]replay.Source{cassetteOf(t, statelessTape...)}, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mock := newHTTPServer(t, srv)
+	const init = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	tests := []struct {
+		name        string
+		contentType string
+		accept      string
+		status      int
+	}{
+		{"right", "application/json", "application/json, text/event-stream", 200},
+		{"with parameters", "application/json; charset=utf-8", "application/json;q=0.9, text/event-stream", 200},
+		{"body said to be text", "text/plain", "application/json, text/event-stream", 415},
+		{"no Content-Type", "", "application/json, text/event-stream", 415},
+		{"accepts JSON only", "application/json", "application/json", 406},
+		{"accepts SSE only", "application/json", "text/event-stream", 406},
+		{"accepts anything", "application/json", "*/*", 406},
+		{"no Accept", "application/json", "", 406},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, peer := range []struct{ name, url string }{{"server-everything", everything}, {"mcpmock", mock}} {
+				req, _ := http.NewRequest("POST", peer.url, strings.NewReader(init))
+				if tt.contentType != "" {
+					req.Header.Set("Content-Type", tt.contentType)
+				}
+				if tt.accept != "" {
+					req.Header.Set("Accept", tt.accept)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body := bodyOf(t, resp)
+				if resp.StatusCode != tt.status {
+					t.Errorf("%s: %d %s; want %d", peer.name, resp.StatusCode, body, tt.status)
+				}
+				if tt.status == 200 {
+					if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+						del, _ := http.NewRequest("DELETE", peer.url, nil)
+						del.Header.Set("Mcp-Session-Id", id)
+						if r, err := http.DefaultClient.Do(del); err == nil {
+							r.Body.Close()
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestHTTP_MediaTypeCaseServerEverything: the TypeScript SDK's server
+// refuses an Accept whose media types are not lower case, where RFC 9110
+// (8.3.1) makes type and subtype case-insensitive. mcpmock accepts it. If
+// this starts failing, the TS SDK has fixed it.
+func TestHTTP_MediaTypeCaseServerEverything(t *testing.T) {
+	everything := peertest.EverythingHTTP(t, "streamableHttp") + "/mcp"
+	srv, err := replay.NewServer([]replay.Source{cassetteOf(t, statelessTape...)}, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mock := newHTTPServer(t, srv)
+	const init = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	for _, peer := range []struct {
+		name, url string
+		status    int
+	}{{"server-everything", everything, 406}, {"mcpmock", mock, 200}} {
+		req, _ := http.NewRequest("POST", peer.url, strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "Application/JSON, Text/Event-Stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body := bodyOf(t, resp); resp.StatusCode != peer.status {
+			t.Errorf("%s: %d %s; want %d", peer.name, resp.StatusCode, body, peer.status)
+		}
+	}
+}
+
+// An Mcp-Name in 2026-07-28's Base64 form ("=?base64?…?=", meant for
+// values that are not plain ASCII): mcpmock decodes it before comparing,
+// so it never refuses a client that encodes more than it must. go-sdk
+// v1.8 compares the header as it stands and refuses it; asserted, so that
+// a change in go-sdk shows here.
+func TestHTTP_EncodedMcpName(t *testing.T) {
+	sdk := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdkserver") }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(sdk.Close)
+	srv, err := replay.NewServer([]replay.Source{cassetteOf(t,
+		`> `+echoCall("2026-07-28"),
+		`< {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}]}}`,
+	)}, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded := map[string]string{"Mcp-Name": "=?base64?ZWNobw==?="} // "echo"
+	if status, code, raw := postCase(t, newHTTPServer(t, srv), echoCall("2026-07-28"), encoded); status != 200 || code != 0 {
+		t.Errorf("mcpmock: %d %s; want the echo", status, raw)
+	}
+	if status, code, raw := postCase(t, sdk.URL, echoCall("2026-07-28"), encoded); status != 400 || code != -32020 {
+		t.Errorf("go-sdk: %d %s; v1.8 refused an encoded Mcp-Name with 400, -32020", status, raw)
 	}
 }

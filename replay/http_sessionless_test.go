@@ -96,7 +96,7 @@ func TestHTTP_SessionlessConnClosed(t *testing.T) {
 	post := func() string {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(strings.Replace(statelessTape[0][2:], `"id":1`, `"id":7`, 1)))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
 		setStatelessHeaders(req, "tools/call", "counter")
 		resp, err := hc.Do(req)
 		if err != nil {
