@@ -22,7 +22,7 @@ type echoConn struct {
 	asked bool
 }
 
-func (c *echoConn) send(frame []byte) error {
+func (c *echoConn) send(frame []byte, _ *step) error {
 	c.mu.Lock()
 	c.sent = append(c.sent, frame)
 	ask := !c.asked

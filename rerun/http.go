@@ -23,7 +23,10 @@ import (
 // long call does not hold up the frames after it), Mcp-Session-Id and
 // MCP-Protocol-Version carried as a client must, and once the session is
 // initialized the GET stream on which the server sends what belongs to no
-// request (server-everything asks for roots there).
+// request (server-everything asks for roots there). A stream that ends
+// before its answer is resumed with Last-Event-ID (resume.go); a
+// 2026-07-28 tools/call carries the Mcp-Param-* headers of its tool's
+// x-mcp-header inputs (params.go).
 type httpConn struct {
 	o       Options
 	client  *http.Client
@@ -33,6 +36,9 @@ type httpConn struct {
 	// JSON-RPC message (a 404, a proxy's error page): it will not be
 	// answered, and the rerun should not wait for it.
 	failed func(id, reason string)
+	// note is told what the rerun could not do as the recording did, for
+	// Result.Notes.
+	note func(string)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -44,9 +50,16 @@ type httpConn struct {
 	initID   string // the initialize request's id
 	streamID uint64
 	getOnce  sync.Once
+	// live is what the server's own tools/list answers have said, listIDs
+	// the ids of the tools/list requests sent and not yet answered.
+	live    toolSchemas
+	listIDs map[string]bool
+	// closing is set once the rerun ends the session: a stream that ends
+	// from then on is not resumed.
+	closing bool
 }
 
-func startHTTP(o Options, t *tape, receive func([]byte), failed func(id, reason string)) (conn, error) {
+func startHTTP(o Options, t *tape, receive func([]byte), failed func(id, reason string), note func(string)) (conn, error) {
 	client := o.HTTPClient
 	if client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -57,7 +70,7 @@ func startHTTP(o Options, t *tape, receive func([]byte), failed func(id, reason 
 		return startLegacy(o, t, client, receive, failed)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &httpConn{o: o, client: client, tape: t, receive: receive, failed: failed, ctx: ctx, cancel: cancel}, nil
+	return &httpConn{o: o, client: client, tape: t, receive: receive, failed: failed, note: note, ctx: ctx, cancel: cancel, listIDs: map[string]bool{}}, nil
 }
 
 // request makes a request to the endpoint with the headers every request
@@ -77,21 +90,30 @@ func (c *httpConn) request(ctx context.Context, method, accept string, body io.R
 	return req, nil
 }
 
-func (c *httpConn) send(frame []byte) error {
+func (c *httpConn) send(frame []byte, st *step) error {
 	sum := jsonrpc.Classify(frame)
 	req, err := c.request(c.ctx, http.MethodPost, "application/json, text/event-stream", bytes.NewReader(frame))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	stateless := mcphttp.SetStateless(req.Header, frame, sum.Method)
 	c.mu.Lock()
 	if sum.Method == "initialize" && sum.Kind == jsonrpc.Request {
 		c.initID = sum.ID
 	}
+	if sum.Method == "tools/list" && sum.Kind == jsonrpc.Request {
+		c.listIDs[sum.ID] = true
+	}
+	live := c.live
 	c.streamID++
 	stream := c.streamID
 	c.mu.Unlock()
-	mcphttp.SetStateless(req.Header, frame, sum.Method)
+	if stateless && sum.Method == "tools/call" && sum.Kind == jsonrpc.Request {
+		if n := paramHeaders(req.Header, frame, sum.Tool, live, st); n != "" {
+			c.note(n)
+		}
+	}
 
 	path := c.o.URL.RequestURI()
 	c.tape.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: path, Stream: "post-body", StreamID: stream})
@@ -132,11 +154,14 @@ func (c *httpConn) send(frame []byte) error {
 		}
 	case ct == "text/event-stream":
 		meta.Stream = "post-sse"
+		w := &watch{post: true, pending: requestIDs(frame, sum),
+			// 2026-07-28 has no resumption; the handshake era's version
+			// header is absent (2025-03-26) or an earlier date.
+			resumable: req.Header.Get("MCP-Protocol-Version") < "2026-07-28"}
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			defer resp.Body.Close()
-			c.readEvents(resp.Body, meta)
+			c.follow(resp.Body, meta, w)
 		}()
 	default:
 		body, err := io.ReadAll(io.LimitReader(resp.Body, sse.DefaultMaxEvent))
@@ -177,10 +202,9 @@ func (c *httpConn) listen(opened chan<- struct{}) {
 		resp.Body.Close()
 		return
 	}
-	defer resp.Body.Close()
 	meta.Status = resp.StatusCode
 	once.Do(func() { close(opened) })
-	c.readEvents(resp.Body, meta)
+	c.follow(resp.Body, meta, &watch{resumable: true})
 }
 
 // refusal says how the server turned a request down outside JSON-RPC: the
@@ -189,21 +213,15 @@ func refusal(status int, body []byte) string {
 	return fmt.Sprintf("HTTP %d: %.200s", status, strings.TrimSpace(string(body)))
 }
 
-// readEvents takes the messages of one SSE answer; priming events (no
-// data) are not messages.
-func (c *httpConn) readEvents(body io.Reader, meta store.HTTPMeta) {
-	_ = sse.Messages(body, sse.DefaultMaxEvent, func(ev sse.Event) {
-		m := meta
-		m.EventID, m.EventType, m.Retry = ev.ID, ev.Type, ev.Retry
-		c.got(ev.Data, m)
-	})
-}
-
 // got records a message from the server and hands it on.
 func (c *httpConn) got(frame []byte, meta store.HTTPMeta) {
 	c.tape.Append(store.S2C, time.Now(), frame, &meta)
 	sum := jsonrpc.Classify(frame)
 	c.mu.Lock()
+	if (sum.Kind == jsonrpc.Response || sum.Kind == jsonrpc.Error) && c.listIDs[sum.ID] {
+		c.live = c.live.with(frame)
+		delete(c.listIDs, sum.ID)
+	}
 	if sum.Kind == jsonrpc.Response && sum.ID == c.initID && c.version == "" {
 		var r struct {
 			Result struct {
@@ -221,6 +239,7 @@ func (c *httpConn) got(frame []byte, meta store.HTTPMeta) {
 func (c *httpConn) close() store.EndInfo {
 	c.mu.Lock()
 	sid := c.sid
+	c.closing = true
 	c.mu.Unlock()
 	end := store.EndInfo{Reason: store.EndClosed}
 	if sid != "" { // end the session, as a client leaving should

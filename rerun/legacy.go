@@ -101,7 +101,7 @@ func (c *legacyConn) read(body io.Reader) {
 	}
 }
 
-func (c *legacyConn) send(frame []byte) error {
+func (c *legacyConn) send(frame []byte, _ *step) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.endpoint.String(), bytes.NewReader(frame))

@@ -62,8 +62,14 @@ type Result struct {
 	// Unanswered says, one line each, which requests got no answer: those
 	// the recording has an answer to that got none within Timeout, and any
 	// the server refused with an HTTP error that carried no JSON-RPC
-	// message ("tools/call (id 2): HTTP 404: …").
+	// message ("tools/call (id 2): HTTP 404: …"), and those whose SSE
+	// answer stream ended early and could not be resumed.
 	Unanswered []string
+	// Notes says, one line each, what the rerun could not do as the
+	// recorded client did and that may explain a changed answer: a
+	// Mcp-Param-* header whose recorded value was redacted, a GET stream
+	// that broke and could not be resumed.
+	Notes []string
 }
 
 // Run sends the client side of recorded to the server opts names and
@@ -89,7 +95,7 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 	case opts.URL != nil && isWebSocket(opts.URL):
 		c, err = startWS(ctx, opts, tape, d.receive)
 	case opts.URL != nil:
-		c, err = startHTTP(opts, tape, d.receive, d.fail)
+		c, err = startHTTP(opts, tape, d.receive, d.fail, d.note)
 	default:
 		return nil, errors.New("rerun: no server: give a command or a URL")
 	}
@@ -100,7 +106,9 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 	close(d.ready)
 	runErr := d.run(ctx, opts.Timeout)
 	end := c.close()
-	res := &Result{Session: tape.session(end), Unanswered: d.unanswered}
+	d.mu.Lock()
+	res := &Result{Session: tape.session(end), Unanswered: d.unanswered, Notes: d.notes}
+	d.mu.Unlock()
 	return res, runErr
 }
 
@@ -117,6 +125,12 @@ type step struct {
 	// requests before this frame: the rerun sends it once it has given
 	// as many (a call that needs the roots the server asked for first).
 	repliesBefore int
+	// tools is what the recording's tools/list answers had said by this
+	// frame, and header the HTTP request header it was recorded with
+	// (nil over stdio): where a 2026-07-28 tools/call's Mcp-Param-*
+	// headers come from when the live server has listed no such tool.
+	tools  toolSchemas
+	header http.Header
 }
 
 // plan is the recording taken apart: what to send, in order, and what the
@@ -131,6 +145,8 @@ func planOf(s *store.TapeSession) *plan {
 	serverAsked := map[string]string{} // server request id → method
 	pending := map[string]int{}        // client request id → its step
 	replied := 0                       // client replies to server requests so far
+	listed := map[string]bool{}        // ids of the client's tools/list requests
+	var tools toolSchemas
 	for i, m := range s.Messages {
 		sum := jsonrpc.Classify(m.Frame)
 		switch {
@@ -140,6 +156,10 @@ func planOf(s *store.TapeSession) *plan {
 			if k, ok := pending[sum.ID]; ok {
 				p.steps[k].answeredAt = i
 				delete(pending, sum.ID)
+			}
+			if listed[sum.ID] {
+				tools = tools.with(m.Frame)
+				delete(listed, sum.ID)
 			}
 		case m.Dir == store.C2S && (sum.Kind == jsonrpc.Response || sum.Kind == jsonrpc.Error):
 			// The recorded client's reply to a server request: kept to
@@ -151,10 +171,16 @@ func planOf(s *store.TapeSession) *plan {
 				replied++
 			}
 		case m.Dir == store.C2S:
-			st := step{index: i, frame: m.Frame, answeredAt: -1, what: describe(sum), repliesBefore: replied}
+			st := step{index: i, frame: m.Frame, answeredAt: -1, what: describe(sum), repliesBefore: replied, tools: tools}
+			if m.HTTP != nil {
+				st.header = m.HTTP.RequestHeader
+			}
 			if sum.Kind == jsonrpc.Request {
 				st.id = sum.ID
 				pending[sum.ID] = len(p.steps)
+				if sum.Method == "tools/list" {
+					listed[sum.ID] = true
+				}
 			}
 			p.steps = append(p.steps, st)
 		}
@@ -186,9 +212,10 @@ func describe(s jsonrpc.Summary) string {
 
 // conn is one live connection to the server under test. send may be
 // called from the driver and from receive (a reply to a server request);
-// implementations serialise it.
+// implementations serialise it. st is the recorded step the frame is, nil
+// for the rerun's own replies.
 type conn interface {
-	send(frame []byte) error
+	send(frame []byte, st *step) error
 	// close ends the session and says how it ended.
 	close() store.EndInfo
 }
@@ -210,6 +237,7 @@ type driver struct {
 	sentAs        map[string]string        // request id → method and id, for messages
 	nextReply     map[string]int
 	unanswered    []string
+	notes         []string
 }
 
 func (d *driver) run(ctx context.Context, timeout time.Duration) error {
@@ -241,7 +269,7 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 				open = append(open, st)
 			}
 		}
-		if err := d.conn.send(st.frame); err != nil {
+		if err := d.conn.send(st.frame, &st); err != nil {
 			return fmt.Errorf("send %s: %w", st.what, err)
 		}
 	}
@@ -308,6 +336,13 @@ func (d *driver) fail(id, reason string) {
 	}
 }
 
+// note keeps a line for Result.Notes.
+func (d *driver) note(line string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.notes = append(d.notes, line)
+}
+
 // receive handles one frame from the server.
 func (d *driver) receive(frame []byte) {
 	sum := jsonrpc.Classify(frame)
@@ -321,7 +356,7 @@ func (d *driver) receive(frame []byte) {
 		d.mu.Unlock()
 	case jsonrpc.Request:
 		<-d.ready
-		_ = d.conn.send(d.reply(sum.Method, sum.ID))
+		_ = d.conn.send(d.reply(sum.Method, sum.ID), nil)
 		d.mu.Lock()
 		d.replied++
 		d.mu.Unlock()

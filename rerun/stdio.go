@@ -27,7 +27,7 @@ func startStdio(ctx context.Context, o Options, t *tape, receive func([]byte)) (
 	return &stdioConn{child: child}, nil
 }
 
-func (c *stdioConn) send(f []byte) error {
+func (c *stdioConn) send(f []byte, _ *step) error {
 	if err := c.child.Send(f); err != nil {
 		<-c.child.Exited() // the pipe closes only once the server is gone
 		if _, runErr := c.child.Result(); runErr != nil {

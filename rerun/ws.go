@@ -61,7 +61,7 @@ func startWS(ctx context.Context, o Options, t *tape, receive func([]byte)) (con
 	return w, nil
 }
 
-func (w *wsConn) send(frame []byte) error {
+func (w *wsConn) send(frame []byte, _ *step) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.tape.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodGet, Path: w.path, Status: http.StatusSwitchingProtocols, Stream: "ws", WSOpcode: websocket.TextMessage})
