@@ -35,7 +35,10 @@ type checker struct {
 
 	initRequest  *request // the initialize request, once seen
 	initAnswered uint64   // seq of its successful answer
-	initialized  uint64   // seq of notifications/initialized
+	// acceptReported: http-accept fired; a client that gets Accept wrong
+	// gets it wrong on every POST, and one finding says so.
+	acceptReported bool
+	initialized    uint64 // seq of notifications/initialized
 	// usedBeforeInitialized is the first client request (not ping) after
 	// initialize was answered and before notifications/initialized.
 	usedBeforeInitialized uint64

@@ -1,10 +1,13 @@
 package lint
 
 import (
+	"encoding/base64"
 	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -14,10 +17,18 @@ import (
 // the body. Every kind of client message counts: requests, notifications
 // and the client's answers to server requests are all POSTs.
 func (c *checker) httpPost(f *frame) {
-	if f.dir != store.C2S || f.http == nil || f.http.Stream != "post-body" || f.method == "initialize" {
-		return
+	if f.dir != store.C2S || f.http == nil || f.http.Stream != "post-body" || c.info.Transport != store.TransportHTTP {
+		return // legacy HTTP+SSE (2024-11-05) has none of these headers
 	}
 	h := http.Header(f.http.RequestHeader)
+	if !c.acceptReported &&
+		(!mcphttp.Accepts(h, "application/json") || !mcphttp.Accepts(h, "text/event-stream")) {
+		c.acceptReported = true
+		c.report("http-accept", f.seq, 0, "the POST's Accept header is %s; a client must list both application/json and text/event-stream (later POSTs of the session are not reported)", quotedOrAbsent(strings.Join(h.Values("Accept"), ", ")))
+	}
+	if f.method == "initialize" {
+		return
+	}
 	version := c.version
 	if c.era == eraStateless {
 		if v, ok := stringOf(member(member(f.params, "_meta"), metaVersion)); ok {
@@ -44,7 +55,7 @@ func (c *checker) httpPost(f *frame) {
 	default:
 		return
 	}
-	if got := h.Get("Mcp-Name"); got != name {
+	if got := h.Get("Mcp-Name"); got != name && decodeHeaderValue(got) != name {
 		c.report("http-method-header", f.seq, 0, "the POST's Mcp-Name header is %s, its body names %q", quotedOrAbsent(got), name)
 	}
 }
@@ -74,4 +85,18 @@ func quotedOrAbsent(s string) string {
 		return "absent"
 	}
 	return `"` + s + `"`
+}
+
+// decodeHeaderValue undoes 2026-07-28's Value Encoding ("=?base64?…?=",
+// for values that are not plain ASCII). A client may send Mcp-Name either
+// way: go-sdk v1.8 sends it as it stands.
+func decodeHeaderValue(v string) string {
+	if enc, ok := strings.CutPrefix(v, "=?base64?"); ok {
+		if enc, ok := strings.CutSuffix(enc, "?="); ok {
+			if b, err := base64.StdEncoding.DecodeString(enc); err == nil {
+				return string(b)
+			}
+		}
+	}
+	return v
 }

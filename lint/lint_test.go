@@ -271,7 +271,11 @@ func withHTTP(s *store.TapeSession, hdr func(m *store.Message) http.Header, stre
 	s.Info.Transport = store.TransportHTTP
 	for _, m := range s.Messages {
 		if m.Dir == store.C2S {
-			m.HTTP = &store.HTTPMeta{Method: "POST", Path: "/mcp", Stream: "post-body", RequestHeader: hdr(m)}
+			h := hdr(m)
+			if _, set := h["Accept"]; !set { // as every real client sends it, unless the case says
+				h.Set("Accept", "application/json, text/event-stream")
+			}
+			m.HTTP = &store.HTTPMeta{Method: "POST", Path: "/mcp", Stream: "post-body", RequestHeader: h}
 			continue
 		}
 		st, resp := stream(m)
@@ -353,5 +357,62 @@ func TestSession_HTTPRules(t *testing.T) {
 	got = found(Session(withHTTP(stateless, headers, sse), Options{}))
 	if want := []string{"http-method-header@3", "http-protocol-version@5", "http-method-header@5"}; !slices.Equal(got, want) {
 		t.Errorf("findings %q, want %q", got, want)
+	}
+
+	encoded := func(m *store.Message) http.Header {
+		h := headers(m)
+		if m.Seq == 1 {
+			h.Set("Mcp-Name", "=?base64?ZWNobw==?=") // "echo", in 2026-07-28's Value Encoding
+		}
+		return h
+	}
+	got = found(Session(withHTTP(session(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+	), encoded, sse), Options{}))
+	if len(got) != 0 {
+		t.Errorf("an Mcp-Name in Base64 form: findings %q, want none", got)
+	}
+}
+
+func TestSession_HTTPAccept(t *testing.T) {
+	sse := func(*store.Message) (string, http.Header) {
+		return "post-sse", http.Header{"Content-Type": {"text/event-stream"}}
+	}
+	lines := opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`)
+	tests := []struct {
+		name   string
+		accept []string // on every POST from seq 3 on; nil: leave Accept out
+		want   []string
+	}{
+		{"both listed", []string{"application/json, text/event-stream"}, nil},
+		{"in two headers, other case", []string{"Application/JSON", "text/event-stream;q=0.5"}, nil},
+		{"JSON only, once per session", []string{"application/json"}, []string{"http-accept@3"}},
+		{"a media range is not a listing", []string{"*/*"}, []string{"http-accept@3"}},
+		{"none", nil, []string{"http-accept@3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hdr := func(m *store.Message) http.Header {
+				h := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+				if m.Seq == 1 {
+					h = http.Header{}
+				}
+				if m.Seq >= 3 {
+					h["Accept"] = tt.accept
+				}
+				return h
+			}
+			got := found(Session(withHTTP(session(lines...), hdr, sse), Options{}))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("findings %q, want %q", got, tt.want)
+			}
+		})
+	}
+	legacy := withHTTP(session(lines...), func(*store.Message) http.Header { return http.Header{"Accept": nil} }, sse)
+	legacy.Messages[0].HTTP.Path = "/message?sessionId=1"
+	legacy.Info.Transport = store.TransportLegacySSE
+	if got := found(Session(legacy, Options{})); len(got) != 0 {
+		t.Errorf("legacy HTTP+SSE, whose POSTs need neither Accept nor MCP-Protocol-Version: %q", got)
 	}
 }

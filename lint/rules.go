@@ -63,6 +63,7 @@ var rules = []Rule{
 
 	// HTTP
 	{"http-protocol-version", Error, "a POST after initialize (2025-06-18 on) lacks MCP-Protocol-Version, or names another version"},
+	{"http-accept", Error, "a Streamable HTTP POST whose Accept header does not list both application/json and text/event-stream"},
 	{"http-method-header", Error, "a 2026-07-28 POST whose Mcp-Method or Mcp-Name header disagrees with its body"},
 	{"http-content-type", Error, "an answer to a POSTed request is neither application/json nor text/event-stream"},
 	{"get-stream-response", Warning, "a response arrives on a GET stream that is not resuming an earlier stream"},

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/mcphttp"
 )
 
 // Streamable HTTP (2025-03-26 … 2025-11-25, and the stateless 2026-07-28
@@ -540,7 +542,7 @@ func (e *httpExchange) releaseLocked() {
 // serveGet opens the stream for session-level messages, or resumes a
 // stream (Last-Event-ID).
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
-	if !accepts(r.Header, "text/event-stream") {
+	if !mcphttp.Accepts(r.Header, "text/event-stream") {
 		http.Error(w, "Not Acceptable: GET needs Accept: text/event-stream", http.StatusNotAcceptable)
 		return
 	}

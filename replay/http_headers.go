@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/mcptape/mcptape/internal/mcphttp"
 )
 
 // The MCP headers of a Streamable HTTP POST, checked as a real server must
@@ -113,23 +115,10 @@ func checkMediaTypes(h http.Header) *headerError {
 	if mt, _, _ := mime.ParseMediaType(h.Get("Content-Type")); mt != "application/json" {
 		return &headerError{http.StatusUnsupportedMediaType, &RPCError{Code: -32000, Message: fmt.Sprintf("Unsupported Media Type: Content-Type is %q; an MCP POST body is application/json", h.Get("Content-Type"))}}
 	}
-	if !accepts(h, "application/json") || !accepts(h, "text/event-stream") {
+	if !mcphttp.Accepts(h, "application/json") || !mcphttp.Accepts(h, "text/event-stream") {
 		return &headerError{http.StatusNotAcceptable, &RPCError{Code: -32000, Message: fmt.Sprintf("Not Acceptable: Accept is %q; an MCP client must accept both application/json and text/event-stream", strings.Join(h.Values("Accept"), ", "))}}
 	}
 	return nil
-}
-
-// accepts says whether an Accept header lists a media type by name.
-func accepts(h http.Header, mediaType string) bool {
-	for _, v := range h.Values("Accept") {
-		for _, part := range strings.Split(v, ",") {
-			name, _, _ := strings.Cut(part, ";")
-			if strings.EqualFold(strings.TrimSpace(name), mediaType) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // decodeHeaderValue undoes 2026-07-28's Value Encoding: a value that is
