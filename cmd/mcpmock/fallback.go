@@ -23,6 +23,7 @@ type fallbackOptions struct {
 	recordNew string
 	headers   multiFlag
 	header    http.Header // from headers, once checked
+	redact    multiFlag
 	url       *url.URL
 }
 
@@ -31,6 +32,8 @@ func (f *fallbackOptions) flags(fs *flag.FlagSet) {
 		"(or give a stdio server as -- COMMAND [ARG...] after the sources)")
 	fs.StringVar(&f.recordNew, "record-new", "", "add the sessions with the fallback server to this cassette (.db)\n"+
 		"(default: the first SOURCE when it is a .db cassette; else they are not recorded)")
+	fs.Var(&f.redact, "redact", "store as \"[redacted]\" the value of every message member and URL query parameter `NAME`d so\n"+
+		"in what the fallback server's sessions add to the cassette (repeatable; credentials always are)")
 	fs.Var(&f.headers, "header", "with --upstream: add this header to every request to it (repeatable, 'NAME: VALUE'):\n"+
 		"credentials, which are not recorded")
 }
@@ -54,6 +57,8 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 		return usageErrorf("serve: nothing after --: give the fallback server's COMMAND [ARG...]")
 	case f.dashes && f.upstream != "":
 		return usageErrorf("serve: give either --upstream URL or -- COMMAND, not both")
+	case !f.enabled() && len(f.redact) > 0:
+		return usageErrorf("serve: --redact is for what a fallback server adds: add -- COMMAND [ARG...] or --upstream URL")
 	case !f.enabled() && f.recordNew != "":
 		return usageErrorf("serve: --record-new is for a fallback server: add -- COMMAND [ARG...] or --upstream URL")
 	}
@@ -105,7 +110,7 @@ func (f *fallbackOptions) source(s streams) (*fallback.Source, error) {
 	if f.recordNew == "" {
 		fmt.Fprintf(s.Err, "mcpmock: what %s answers is not recorded: the first SOURCE is no .db cassette (give --record-new CASSETTE)\n", f.target())
 	}
-	return fallback.New(fallback.Options{Command: f.command, URL: f.url, Header: f.header, Record: f.recordNew, Stderr: s.Err, Log: s.Err})
+	return fallback.New(fallback.Options{Command: f.command, URL: f.url, Header: f.header, Redact: f.redact, Record: f.recordNew, Stderr: s.Err, Log: s.Err})
 }
 
 // summarize says at exit what the fallback did, where a user looks.

@@ -97,6 +97,7 @@ func TestServe_FallbackUsage(t *testing.T) {
 		{"report over record-new", []string{"serve", "--report", "n.db", "--record-new", "n.db", db, "--", "server"}, "--report n.db is also --record-new"},
 		{"no source", []string{"serve", "--", "server"}, "no SOURCE given"},
 		{"header for stdio", []string{"serve", "--header", "A: b", db, "--", "server"}, "--header is for --upstream URL"},
+		{"redact without a server", []string{"serve", "--redact", "key", db}, "--redact is for what a fallback server adds"},
 		{"header without colon", []string{"serve", "--header", "Bearer x", db, "--upstream", "http://127.0.0.1:1/mcp"}, `--header "Bearer x": want NAME: VALUE`},
 	}
 	for _, tt := range tests {
@@ -232,4 +233,36 @@ func TestServe_FallbackHTTPHeader(t *testing.T) {
 			t.Errorf("add: %s; want -32603 naming the 401", got)
 		}
 	})
+}
+
+// TestServe_FallbackRedact: --redact blanks a member in what the fallback
+// server's session adds, and the grown cassette still answers the call
+// (a redacted value matches any).
+func TestServe_FallbackRedact(t *testing.T) {
+	db, _ := handshakeDB(t)
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	code, stdout, stderr := runWith(t, hostSession, "serve", "--redact", "b", db, "--", server)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	added := answerTo(t, stdout, "3")
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames []string
+	for _, m := range tape.Sessions[len(tape.Sessions)-1].Messages {
+		frames = append(frames, string(m.Frame))
+	}
+	recorded := strings.Join(frames, "\n")
+	if !strings.Contains(recorded, `"b":"[redacted]"`) || strings.Contains(recorded, `"b":2`) {
+		t.Errorf("the new session keeps b:\n%s", recorded)
+	}
+	code, stdout, stderr = runWith(t, hostSession, "serve", "--strict", db)
+	if code != 0 {
+		t.Fatalf("replay of the grown cassette: exit %d; stderr:\n%s", code, stderr)
+	}
+	if got := answerTo(t, stdout, "3"); got != added {
+		t.Errorf("replayed add: %s\nwant %s", got, added)
+	}
 }

@@ -21,8 +21,8 @@ import (
 )
 
 const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] SOURCE...
-       mcpmock serve [flags] [--record-new CASSETTE] SOURCE... -- COMMAND [ARG...]
-       mcpmock serve [flags] [--record-new CASSETTE] [--header 'NAME: VALUE']... --upstream URL SOURCE...`
+       mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] SOURCE... -- COMMAND [ARG...]
+       mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--header 'NAME: VALUE'] --upstream URL SOURCE...`
 
 type serveOptions struct {
 	http, ws    string
