@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"encoding/base64"
 	"mime"
 	"net/http"
 	"strings"
@@ -55,7 +54,7 @@ func (c *checker) httpPost(f *frame) {
 	default:
 		return
 	}
-	if got := h.Get("Mcp-Name"); got != name && decodeHeaderValue(got) != name {
+	if got := h.Get("Mcp-Name"); !mcphttp.NameMatches(got, name) {
 		c.report("http-method-header", f.seq, 0, "the POST's Mcp-Name header is %s, its body names %q", quotedOrAbsent(got), name)
 	}
 }
@@ -85,18 +84,4 @@ func quotedOrAbsent(s string) string {
 		return "absent"
 	}
 	return `"` + s + `"`
-}
-
-// decodeHeaderValue undoes 2026-07-28's Value Encoding ("=?base64?…?=",
-// for values that are not plain ASCII). A client may send Mcp-Name either
-// way: go-sdk v1.8 sends it as it stands.
-func decodeHeaderValue(v string) string {
-	if enc, ok := strings.CutPrefix(v, "=?base64?"); ok {
-		if enc, ok := strings.CutSuffix(enc, "?="); ok {
-			if b, err := base64.StdEncoding.DecodeString(enc); err == nil {
-				return string(b)
-			}
-		}
-	}
-	return v
 }

@@ -58,6 +58,9 @@ type Cassette struct {
 	// intro answers initialize when the cassette recorded none (see
 	// handshake.go); nil when it did.
 	intro *introduction
+
+	schemasOnce sync.Once
+	schemas     map[string]json.RawMessage // tool name → inputSchema (InputSchema)
 }
 
 // interaction is one recorded request (or client notification) and what

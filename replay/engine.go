@@ -43,6 +43,7 @@ type Options struct {
 // serve any number of client sessions over any mix of transports.
 type Server struct {
 	sources []Source
+	params  paramHeaders // per tool, for the Mcp-Param-* check
 	opts    Options
 	match   matcher
 

@@ -310,7 +310,12 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	var p peek
 	_ = json.Unmarshal(body, &p) // a batch or a non-object: the session answers -32600
 	isRequest := len(p.ID) > 0 && string(p.ID) != "null" && p.Method != ""
-	if he := checkHeaders(r.Header, &p); he != nil {
+	he := checkHeaders(r.Header, &p)
+	if he == nil && p.Method == "tools/call" && r.Header.Get("Mcp-Protocol-Version") >= statelessVersion {
+		name, _ := jsonString(p.Params.Name)
+		he = s.checkParams(r.Header, body, name)
+	}
+	if he != nil {
 		var id json.RawMessage
 		if isRequest {
 			id = p.ID

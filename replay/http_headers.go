@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -89,7 +88,7 @@ func checkHeaders(h http.Header, p *peek) *headerError {
 	switch got := h.Get("Mcp-Name"); {
 	case got == "":
 		return mismatch("the Mcp-Name header is required for %s (the body names %q)", p.Method, want)
-	case got != want && decodeHeaderValue(got) != want:
+	case !mcphttp.NameMatches(got, want):
 		return mismatch("the Mcp-Name header %q does not match the body's %q", got, want)
 	}
 	return nil
@@ -119,18 +118,4 @@ func checkMediaTypes(h http.Header) *headerError {
 		return &headerError{http.StatusNotAcceptable, &RPCError{Code: -32000, Message: fmt.Sprintf("Not Acceptable: Accept is %q; an MCP client must accept both application/json and text/event-stream", strings.Join(h.Values("Accept"), ", "))}}
 	}
 	return nil
-}
-
-// decodeHeaderValue undoes 2026-07-28's Value Encoding: a value that is
-// not plain ASCII travels as "=?base64?…?=". go-sdk v1.8 sends Mcp-Name
-// as it is; either form matches.
-func decodeHeaderValue(v string) string {
-	if enc, ok := strings.CutPrefix(v, "=?base64?"); ok {
-		if enc, ok := strings.CutSuffix(enc, "?="); ok {
-			if b, err := base64.StdEncoding.DecodeString(enc); err == nil {
-				return string(b)
-			}
-		}
-	}
-	return v
 }

@@ -248,3 +248,28 @@ func TestHTTP_EncodedMcpName(t *testing.T) {
 		t.Errorf("go-sdk: %d %s; v1.8 refused an encoded Mcp-Name with 400, -32020", status, raw)
 	}
 }
+
+// A cassette knows its tools' Mcp-Param-* headers from its recorded
+// tools/list answer: a 2026-07-28 call without the header is refused as
+// go-sdk refuses it (TestHTTP_ParamHeadersMatchGoSDK in replay/script
+// compares the two), and the call with it is answered.
+func TestHTTP_ParamHeadersFromCassette(t *testing.T) {
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` + meta + `}}`
+	srv, err := replay.NewServer([]replay.Source{cassetteOf(t,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string","x-mcp-header":"Text"}}}}]}}`,
+		`> `+call,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}`,
+	)}, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mock := newHTTPServer(t, srv)
+	if status, code, raw := postCase(t, mock, call, nil); status != 400 || code != -32020 || !strings.Contains(raw, "Mcp-Param-Text is missing") {
+		t.Errorf("without Mcp-Param-Text: %d %s; want 400, -32020 naming it", status, raw)
+	}
+	if status, code, raw := postCase(t, mock, call, map[string]string{"Mcp-Param-Text": "hi"}); status != 200 || code != 0 {
+		t.Errorf("with it: %d %s; want the answer", status, raw)
+	}
+}

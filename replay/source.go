@@ -134,6 +134,15 @@ type ClientHello interface {
 	ClientHello() json.RawMessage
 }
 
+// ToolSchemas is implemented by sources that know the tools they serve
+// (a script's tools, a cassette's recorded tools/list answers): the
+// inputSchema of a tool by name, for the check of a 2026-07-28
+// tools/call's Mcp-Param-* headers, which the schema's x-mcp-header
+// marks ask for.
+type ToolSchemas interface {
+	InputSchema(tool string) (json.RawMessage, bool)
+}
+
 // Nearer is implemented by sources that can point at the recorded request
 // closest to one nothing matched, for the error the client gets.
 type Nearer interface {

@@ -11,6 +11,7 @@ package script
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -93,6 +94,22 @@ func (s *Script) Name() string { return filepath.Base(s.file) }
 
 // Unused implements replay.Source: a script has no recorded interactions.
 func (s *Script) Unused() []string { return nil }
+
+// InputSchema returns a tool's inputSchema as tools/list serves it (its
+// events' tools included), for mcpmock's check of Mcp-Param-* headers.
+func (s *Script) InputSchema(tool string) (json.RawMessage, bool) {
+	for _, t := range s.allTools() {
+		if t.name == tool {
+			var def struct {
+				InputSchema json.RawMessage `json:"inputSchema"`
+			}
+			if json.Unmarshal(t.def, &def) == nil {
+				return def.InputSchema, true
+			}
+		}
+	}
+	return nil, false
+}
 
 // Open implements replay.Source: each session starts from the script's
 // initial state (its tools, call counts at zero, no event fired).

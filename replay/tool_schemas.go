@@ -1,0 +1,76 @@
+package replay
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/mcptape/mcptape/internal/mcphttp"
+)
+
+// InputSchema returns a tool's inputSchema from the cassette's recorded
+// tools/list answers (the last listing of it wins). They are read on
+// first use, never at load: most replays never ask.
+func (c *Cassette) InputSchema(tool string) (json.RawMessage, bool) {
+	c.schemasOnce.Do(func() {
+		c.schemas = map[string]json.RawMessage{}
+		for _, it := range c.byMethod["tools/list"] {
+			var res struct {
+				Tools []struct {
+					Name        string          `json:"name"`
+					InputSchema json.RawMessage `json:"inputSchema"`
+				} `json:"tools"`
+			}
+			if json.Unmarshal(it.prep.Reply.Result, &res) != nil {
+				continue
+			}
+			for _, t := range res.Tools {
+				c.schemas[t.Name] = t.InputSchema
+			}
+		}
+	})
+	s, ok := c.schemas[tool]
+	return s, ok
+}
+
+// paramHeaders is what the server knows of each tool's Mcp-Param-*
+// headers, from the first source that knows the tool.
+type paramHeaders struct {
+	mu    sync.Mutex
+	tools map[string][]mcphttp.ParamHeader
+}
+
+// checkParams refuses a 2026-07-28 tools/call whose Mcp-Param-* headers
+// disagree with its arguments, as a real server must (400, -32020). A
+// tool no source lists, or whose x-mcp-header marks break the spec's
+// rules (a client must not call it then), is not checked.
+func (s *Server) checkParams(h http.Header, body []byte, tool string) *headerError {
+	params := s.paramHeadersOf(tool)
+	if err := mcphttp.CheckParams(h, body, params); err != nil {
+		return mismatch("%v", err)
+	}
+	return nil
+}
+
+func (s *Server) paramHeadersOf(tool string) []mcphttp.ParamHeader {
+	ph := &s.params
+	ph.mu.Lock()
+	defer ph.mu.Unlock()
+	if params, ok := ph.tools[tool]; ok {
+		return params
+	}
+	var params []mcphttp.ParamHeader
+	for _, src := range s.sources {
+		if ts, ok := src.(ToolSchemas); ok {
+			if schema, ok := ts.InputSchema(tool); ok {
+				params, _ = mcphttp.ParamHeaders(schema)
+				break
+			}
+		}
+	}
+	if ph.tools == nil {
+		ph.tools = map[string][]mcphttp.ParamHeader{}
+	}
+	ph.tools[tool] = params
+	return params
+}
