@@ -144,7 +144,8 @@ func (c *httpConn) pause(w *watch, try int) bool {
 }
 
 // errRefused marks a resume the server answered without a stream: asking
-// again will not help (a 429 or 5xx gateway error may, and is not one).
+// again will not help (a 409, 429 or 5xx gateway error may, and is not
+// one).
 var errRefused = errors.New("refused")
 
 // resume GETs the stream that went on after event from, and says how the
@@ -174,7 +175,9 @@ func (c *httpConn) resume(from string) (*http.Response, store.HTTPMeta, error) {
 	resp.Body.Close()
 	why := refusal(resp.StatusCode, body)
 	switch resp.StatusCode {
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	// 409: go-sdk's server answers so while it still holds the stream for
+	// the connection that broke, until it notices that one is gone.
+	case http.StatusConflict, http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return nil, meta, errors.New(why)
 	}
 	if resp.StatusCode == http.StatusOK {

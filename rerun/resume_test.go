@@ -298,6 +298,19 @@ func TestRun_ResumeRetryAndLimits(t *testing.T) {
 			t.Errorf("unanswered %q, %d resumes\nwant %q after 5", res.Unanswered, len(gets), want)
 		}
 	})
+	t.Run("a stream still busy", func(t *testing.T) {
+		f := newFlakyServer(t, "1", func(w http.ResponseWriter, n int) {
+			if n == 1 { // as go-sdk does until it sees the broken connection go
+				http.Error(w, "stream ID conflicts with ongoing stream", http.StatusConflict)
+				return
+			}
+			answerEvent(w, n)
+		})
+		res := runOK(t, oneCall, rerun.Options{URL: f.url, Timeout: time.Minute})
+		if gets, _ := f.resumes(); len(res.Unanswered) > 0 || len(gets) != 2 || answerTo(&res.Session, "2") == "" {
+			t.Errorf("unanswered %q, %d resumes; want the answer after 2", res.Unanswered, len(gets))
+		}
+	})
 	t.Run("a refused resume", func(t *testing.T) {
 		f := newFlakyServer(t, "1", func(w http.ResponseWriter, _ int) {
 			w.Header().Set("Content-Type", "text/plain")
@@ -310,4 +323,62 @@ func TestRun_ResumeRetryAndLimits(t *testing.T) {
 			t.Errorf("unanswered %q, %d resumes\nwant %q after 1", res.Unanswered, len(gets), want)
 		}
 	})
+}
+
+// The session's GET stream breaks after its priming event; the rerun
+// resumes it with Last-Event-ID and gets what the server sent meanwhile:
+// a ping, which it answers.
+func TestRun_ResumesTheGETStream(t *testing.T) {
+	recorded := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+	)
+	const ping = `{"jsonrpc":"2.0","id":"q1","method":"ping"}`
+	replied := make(chan struct{})
+	var once sync.Once
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch s := jsonrpc.Classify(body); {
+		case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "g1":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "id: g2\ndata: %s\n\n", ping)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // a GET stream lasts as long as the session
+		case r.Method == http.MethodGet:
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "id: g1\ndata:\n\n") // priming, then the connection drops
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		case r.Method == http.MethodDelete:
+		case s.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s1")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`)
+		case s.Kind == jsonrpc.Request:
+			select { // answer once the ping from the resumed stream is answered
+			case <-replied:
+			case <-r.Context().Done():
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, s.ID)
+		case s.Kind == jsonrpc.Response && s.ID == `"q1"`:
+			once.Do(func() { close(replied) })
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer ts.Close()
+	u, _ := url.Parse(ts.URL + "/mcp")
+	res := runOK(t, recorded, rerun.Options{URL: u, Timeout: 30 * time.Second})
+	var got bool
+	for _, m := range res.Session.Messages {
+		got = got || string(m.Frame) == ping && m.HTTP.Stream == "get-sse" && m.HTTP.RequestHeader.Get("Last-Event-ID") == "g1" && m.HTTP.EventID == "g2"
+	}
+	if !got || len(res.Notes) > 0 || len(res.Unanswered) > 0 || answerTo(&res.Session, "2") == "" {
+		t.Errorf("ping on the resumed stream %v, notes %q, unanswered %q; session:\n%v", got, res.Notes, res.Unanswered, res.Session.Messages)
+	}
 }
