@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 )
@@ -57,11 +58,17 @@ func CheckParams(h http.Header, frame []byte, params []ParamHeader) error {
 	}
 	for _, p := range params {
 		header := "Mcp-Param-" + p.Name
-		got := h.Get(header)
+		// Present but empty is a header too: the empty string's own form,
+		// as go-sdk's client sends it (its server takes it for missing).
+		values, present := h[textproto.CanonicalMIMEHeaderKey(header)]
+		var got string
+		if len(values) > 0 {
+			got = values[0]
+		}
 		arg := lookup(f.Params.Arguments, p.Path)
 		where := strings.Join(p.Path, ".")
 		if len(arg) == 0 || string(arg) == "null" {
-			if got != "" {
+			if present {
 				return fmt.Errorf("%s is sent, but argument %s is absent or null", header, where)
 			}
 			continue
@@ -70,7 +77,7 @@ func CheckParams(h http.Header, frame []byte, params []ParamHeader) error {
 		switch {
 		case !ok:
 			return fmt.Errorf("argument %s is %s; a %s header can carry only a string, integer or boolean", where, shortJSON(arg), header)
-		case got == "":
+		case !present:
 			return fmt.Errorf("%s is missing; argument %s is %s", header, where, shortJSON(arg))
 		}
 		decoded, ok := DecodeValue(got)

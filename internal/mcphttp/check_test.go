@@ -43,6 +43,9 @@ func TestCheckParams(t *testing.T) {
 		{"not a primitive", `{"region":{"a":1}}`, map[string]string{"Region": "x"}, "can carry only a string, integer or boolean"},
 		{"bad Base64", `{"region":"eu"}`, map[string]string{"Region": "=?base64?%%?="}, "is not valid =?base64?…?= text"},
 		{"boolean", `{"region":true}`, map[string]string{"Region": "true"}, ""},
+		{"empty string, empty header (go-sdk's client)", `{"region":""}`, map[string]string{"Region": ""}, ""},
+		{"empty string, its Base64 form", `{"region":""}`, map[string]string{"Region": "=?base64??="}, ""},
+		{"an empty header for an absent argument", `{}`, map[string]string{"Region": ""}, "Mcp-Param-Region is sent, but argument region is absent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -133,6 +133,12 @@ func TestHTTP_ParamHeadersGoSDKClient(t *testing.T) {
 	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "sunny" {
 		t.Errorf("answer %+v", res.Content)
 	}
+	// An empty string goes as an empty header; go-sdk's own server refuses
+	// that as missing (rerun's TestGoSDK_EmptyParamHeaderRefused), mcpmock
+	// takes it: the header is there.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"region": ""}}); err != nil {
+		t.Errorf("an empty region: %v", err)
+	}
 }
 
 func readAll(resp *http.Response) (string, error) {
