@@ -87,6 +87,9 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		for _, u := range res.Unanswered {
 			fmt.Fprintf(s.Err, "mcpspy: rerun: %s %s: %s\n", j.source, j.session.Info.ID, u)
 		}
+		for _, n := range res.Notes {
+			fmt.Fprintf(s.Err, "mcpspy: rerun: %s %s: note: %s\n", j.source, j.session.Info.ID, n)
+		}
 		if printComparison(s.Out, j.source+" "+j.session.Info.ID, "rerun against "+target, j.session, &res.Session, *all, *ignore) || len(res.Unanswered) > 0 {
 			changed++
 		}

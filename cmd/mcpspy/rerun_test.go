@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
 )
@@ -99,5 +105,33 @@ func TestMcpspy_RerunErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.want)
 			}
 		})
+	}
+}
+
+// A recorded Mcp-Param-* value the recorder redacted is not sent; the
+// note saying so reaches stderr, and go-sdk's server, which checks the
+// header, answers differently than it did when recorded.
+func TestMcpspy_RerunNotes(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "keys", Version: "1.0.0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "lookup", InputSchema: json.RawMessage(`{"type":"object","properties":{"api_key":{"type":"string","x-mcp-header":"Api-Key"}}}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "found"}}}, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	export := `{"session":"s1","info":{"transport":"streamable-http","upstream":"http://127.0.0.1:1/mcp","start":"2026-11-21T10:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00Z","message":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lookup","arguments":{"api_key":"k-123"},` + meta + `}},"http":{"method":"POST","path":"/mcp","request_header":{"Mcp-Method":["tools/call"],"Mcp-Name":["lookup"],"Mcp-Param-Api-Key":["[redacted]"],"Mcp-Protocol-Version":["2026-07-28"]},"stream":"post-body"}}
+{"session":"s1","seq":2,"dir":"s2c","time":"2026-11-21T10:00:00.1Z","message":{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"found"}]}},"http":{"method":"POST","path":"/mcp","status":200,"stream":"json"}}
+`
+	path := filepath.Join(t.TempDir(), "keys.jsonl")
+	if err := os.WriteFile(path, []byte(export), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCaptured("rerun", "--exit-code", path, "--upstream", srv.URL+"/mcp")
+	want := "mcpspy: rerun: " + path + " s1: note: tools/call (id 2): not sent: Mcp-Param-Api-Key, redacted in the recording"
+	if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stdout, "-32020") {
+		t.Errorf("exit %d (want 1: the answer changed), stdout:\n%s\nstderr:\n%s\nwant on stderr %q", code, stdout, stderr, want)
 	}
 }
