@@ -76,12 +76,10 @@ func postCase(t *testing.T, url, body string, change map[string]string) (status 
 	return resp.StatusCode, code, raw
 }
 
-// TestHTTP_HeaderChecksMatchGoSDK sends the same POSTs to go-sdk v1.8's
-// stateless StreamableHTTPHandler and to mcpmock replaying the same call:
-// both must accept and refuse the same ones, with the same status and
-// JSON-RPC code, so a host that passes against mcpmock passes the real
-// check too.
-func TestHTTP_HeaderChecksMatchGoSDK(t *testing.T) {
+// echoServers are go-sdk's stateless handler serving the test server's
+// echo tool, and mcpmock replaying its answer to echoCall.
+func echoServers(t *testing.T) (sdkURL, mockURL string) {
+	t.Helper()
 	sdk := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdkserver") }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(sdk.Close)
 	srv, err := replay.NewServer([]replay.Source{cassetteOf(t,
@@ -91,10 +89,19 @@ func TestHTTP_HeaderChecksMatchGoSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mock := newHTTPServer(t, srv)
+	return sdk.URL, newHTTPServer(t, srv)
+}
+
+// TestHTTP_HeaderChecksMatchGoSDK sends the same POSTs to go-sdk v1.8's
+// stateless StreamableHTTPHandler and to mcpmock replaying the same call:
+// both must accept and refuse the same ones, with the same status and
+// JSON-RPC code, so a host that passes against mcpmock passes the real
+// check too.
+func TestHTTP_HeaderChecksMatchGoSDK(t *testing.T) {
+	sdkURL, mock := echoServers(t)
 	for _, tt := range headerCases {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, peer := range []struct{ name, url string }{{"go-sdk", sdk.URL}, {"mcpmock", mock}} {
+			for _, peer := range []struct{ name, url string }{{"go-sdk", sdkURL}, {"mcpmock", mock}} {
 				status, code, raw := postCase(t, peer.url, tt.body, tt.headers)
 				if status != tt.status || code != tt.code {
 					t.Errorf("%s: %d, code %d, want %d, code %d; body %s", peer.name, status, code, tt.status, tt.code, raw)
@@ -231,20 +238,12 @@ func TestHTTP_MediaTypeCaseServerEverything(t *testing.T) {
 // v1.8 compares the header as it stands and refuses it; asserted, so that
 // a change in go-sdk shows here.
 func TestHTTP_EncodedMcpName(t *testing.T) {
-	sdk := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdkserver") }, &mcp.StreamableHTTPOptions{Stateless: true}))
-	t.Cleanup(sdk.Close)
-	srv, err := replay.NewServer([]replay.Source{cassetteOf(t,
-		`> `+echoCall("2026-07-28"),
-		`< {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}]}}`,
-	)}, replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sdkURL, mock := echoServers(t)
 	encoded := map[string]string{"Mcp-Name": "=?base64?ZWNobw==?="} // "echo"
-	if status, code, raw := postCase(t, newHTTPServer(t, srv), echoCall("2026-07-28"), encoded); status != 200 || code != 0 {
+	if status, code, raw := postCase(t, mock, echoCall("2026-07-28"), encoded); status != 200 || code != 0 {
 		t.Errorf("mcpmock: %d %s; want the echo", status, raw)
 	}
-	if status, code, raw := postCase(t, sdk.URL, echoCall("2026-07-28"), encoded); status != 400 || code != -32020 {
+	if status, code, raw := postCase(t, sdkURL, echoCall("2026-07-28"), encoded); status != 400 || code != -32020 {
 		t.Errorf("go-sdk: %d %s; v1.8 refused an encoded Mcp-Name with 400, -32020", status, raw)
 	}
 }
