@@ -23,15 +23,7 @@ func TestView_Follow(t *testing.T) {
 	var off int
 	h.onUI(func() { off, _ = h.app.table.GetOffset() })
 
-	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, s := liveSession(t, path, store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: time.Now()})
 	for i := 1; i <= 30; i++ {
 		s.Append(store.C2S, time.Now(), fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i), nil)
 	}
@@ -106,15 +98,7 @@ func TestOpen_WhileRecording(t *testing.T) {
 // pressed (Wireshark's live capture updates the packet shown).
 func TestView_FollowDetailGainsPair(t *testing.T) {
 	path := writeCassette(t, sampleSession)
-	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, s := liveSession(t, path, store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: time.Now()})
 	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"slow"}}`), nil)
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
@@ -133,4 +117,21 @@ func TestView_FollowDetailGainsPair(t *testing.T) {
 	if r := h.selected(); r.Session != "s2" || r.Seq != 1 {
 		t.Errorf("selection moved to %s #%d", r.Session, r.Seq)
 	}
+}
+
+// liveSession starts a session in the cassette at path as a recorder in
+// another process would: a store.Writer that opens the file per commit.
+// The test's Cleanup closes it.
+func liveSession(t *testing.T, path string, info store.SessionInfo) (*store.Writer, *store.Session) {
+	t.Helper()
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	s, err := w.NewSession(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, s
 }

@@ -192,15 +192,7 @@ func TestView_SessionDetailFollow(t *testing.T) {
 	h := startApp(t, m, src, Options{Follow: true}, 80, 24)
 	h.waitFor(wait, []string{"13/13", "● follow"})
 
-	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://live/mcp", Start: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, s := liveSession(t, path, store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://live/mcp", Start: time.Now()})
 	h.key(tcell.KeyBacktab)
 	h.waitFor(wait, []string{"upstream: http://live/mcp"})
 	h.keys("jj")
