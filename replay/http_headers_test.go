@@ -125,17 +125,31 @@ func TestHTTP_UnknownProtocolVersionHeader(t *testing.T) {
 	mock := newHTTPServer(t, srv)
 	sdk := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdkserver") }, nil))
 	t.Cleanup(sdk.Close)
-	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
 	for _, peer := range []struct{ name, url string }{{"go-sdk", sdk.URL}, {"mcpmock", mock}} {
-		status, _, raw := postCase(t, peer.url, init, map[string]string{"MCP-Protocol-Version": "1900-01-01", "Mcp-Method": "-", "Mcp-Name": "-"})
+		status, _, raw := postCase(t, peer.url, initializeBody, map[string]string{"MCP-Protocol-Version": "1900-01-01", "Mcp-Method": "-", "Mcp-Name": "-"})
 		if status != http.StatusBadRequest {
 			t.Errorf("%s: %d %s; want 400", peer.name, status, raw)
 		}
 	}
-	_, code, raw := postCase(t, mock, init, map[string]string{"MCP-Protocol-Version": "1900-01-01", "Mcp-Method": "-", "Mcp-Name": "-"})
+	_, code, raw := postCase(t, mock, initializeBody, map[string]string{"MCP-Protocol-Version": "1900-01-01", "Mcp-Method": "-", "Mcp-Name": "-"})
 	if code != -32022 || !strings.Contains(raw, `"1900-01-01"`) || !strings.Contains(raw, "2025-11-25") {
 		t.Errorf("mcpmock: %s; want -32022 naming the version asked and those spoken", raw)
 	}
+}
+
+// initializeBody is a handshake-era initialize, for POSTs that only test
+// headers.
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+
+// everythingAndMock are server-everything over Streamable HTTP and
+// mcpmock, each an /mcp endpoint URL.
+func everythingAndMock(t *testing.T) (everything, mock string) {
+	t.Helper()
+	srv, err := replay.NewServer([]replay.Source{cassetteOf(t, statelessTape...)}, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return peertest.EverythingHTTP(t, "streamableHttp") + "/mcp", newHTTPServer(t, srv)
 }
 
 // TestHTTP_MediaTypesMatchServerEverything sends server-everything
@@ -149,13 +163,7 @@ func TestHTTP_UnknownProtocolVersionHeader(t *testing.T) {
 // 9110 says is the same type; mcpmock takes it
 // (TestHTTP_MediaTypeCaseServerEverything pins what the TS SDK does).
 func TestHTTP_MediaTypesMatchServerEverything(t *testing.T) {
-	everything := peertest.EverythingHTTP(t, "streamableHttp") + "/mcp"
-	srv, err := replay.NewServer([]replay.Source{cassetteOf(t, statelessTape...)}, replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mock := newHTTPServer(t, srv)
-	const init = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	everything, mock := everythingAndMock(t)
 	tests := []struct {
 		name        string
 		contentType string
@@ -174,7 +182,7 @@ func TestHTTP_MediaTypesMatchServerEverything(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, peer := range []struct{ name, url string }{{"server-everything", everything}, {"mcpmock", mock}} {
-				req, _ := http.NewRequest("POST", peer.url, strings.NewReader(init))
+				req, _ := http.NewRequest("POST", peer.url, strings.NewReader(initializeBody))
 				if tt.contentType != "" {
 					req.Header.Set("Content-Type", tt.contentType)
 				}
@@ -208,18 +216,12 @@ func TestHTTP_MediaTypesMatchServerEverything(t *testing.T) {
 // (8.3.1) makes type and subtype case-insensitive. mcpmock accepts it. If
 // this starts failing, the TS SDK has fixed it.
 func TestHTTP_MediaTypeCaseServerEverything(t *testing.T) {
-	everything := peertest.EverythingHTTP(t, "streamableHttp") + "/mcp"
-	srv, err := replay.NewServer([]replay.Source{cassetteOf(t, statelessTape...)}, replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mock := newHTTPServer(t, srv)
-	const init = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	everything, mock := everythingAndMock(t)
 	for _, peer := range []struct {
 		name, url string
 		status    int
 	}{{"server-everything", everything, 406}, {"mcpmock", mock, 200}} {
-		req, _ := http.NewRequest("POST", peer.url, strings.NewReader(init))
+		req, _ := http.NewRequest("POST", peer.url, strings.NewReader(initializeBody))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "Application/JSON, Text/Event-Stream")
 		resp, err := http.DefaultClient.Do(req)
