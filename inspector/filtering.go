@@ -14,6 +14,14 @@ import (
 // selection and scroll. frames is read when the filter looks at message
 // bodies.
 func (m *Model) Apply(b *Batch, frames Source) error {
+	var shown []uint64 // per session, the last seq the filter has judged
+	if m.filter.needsLint() {
+		shown = make([]uint64, len(m.Sessions))
+		for i := range m.Sessions {
+			shown[i] = m.Sessions[i].LastSeq
+		}
+	}
+	before := m.findingsUpTo(shown)
 	for _, info := range b.Sessions {
 		m.session(info)
 	}
@@ -31,6 +39,9 @@ func (m *Model) Apply(b *Batch, frames Source) error {
 	if frames != nil {
 		if err := m.refreshLint(frames); err != nil {
 			return err
+		}
+		for i, n := range m.findingsUpTo(shown) {
+			m.lateFindings += max(0, n-before[i])
 		}
 	}
 	if len(m.rows) == start {
@@ -163,6 +174,7 @@ func (m *Model) SetScope(sess int, frames Source) error {
 }
 
 func (m *Model) refilter(frames Source) error {
+	m.lateFindings = 0
 	if m.filter.needsLint() {
 		if err := m.lintScope(frames); err != nil {
 			return err

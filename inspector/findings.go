@@ -112,6 +112,35 @@ func (m *Model) refreshLint(src Source) error {
 	return nil
 }
 
+// findingsUpTo counts, per session, the findings computed so far about
+// its messages up to last[session] (nil last: none).
+func (m *Model) findingsUpTo(last []uint64) []int {
+	if last == nil {
+		return nil
+	}
+	counts := make([]int, len(last))
+	for i, upTo := range last {
+		if l := m.lintOf(i); l != nil {
+			for _, f := range l.findings {
+				if f.Seq > 0 && f.Seq <= upTo {
+					counts[i]++
+				}
+			}
+		}
+	}
+	return counts
+}
+
+// TakeLateFindings returns how many findings follow mode has found on
+// rows the lint filter had already passed over, and forgets them. The
+// table does not take those rows in by itself: that would move rows under
+// the selection, which follow mode never does.
+func (m *Model) TakeLateFindings() int {
+	n := m.lateFindings
+	m.lateFindings = 0
+	return n
+}
+
 // findingsAt returns the findings about message seq of a session, as
 // computed so far (none when the session has not been checked).
 func (m *Model) findingsAt(sess uint32, seq uint64) []lint.Finding {
@@ -295,11 +324,5 @@ func countFindings(counts *[3]int, fs []lint.Finding) {
 // countsText says how many findings of each severity: "2 errors · 1
 // warning · 0 info".
 func countsText(counts [3]int) string {
-	plural := func(n int, noun string) string {
-		if n != 1 {
-			noun += "s"
-		}
-		return count(n) + " " + noun
-	}
-	return plural(counts[lint.Error], "error") + " · " + plural(counts[lint.Warning], "warning") + " · " + count(counts[lint.Info]) + " info"
+	return countsNoun(counts[lint.Error], "error") + " · " + countsNoun(counts[lint.Warning], "warning") + " · " + count(counts[lint.Info]) + " info"
 }

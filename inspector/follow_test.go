@@ -135,3 +135,32 @@ func liveSession(t *testing.T, path string, info store.SessionInfo) (*store.Writ
 	}
 	return w, s
 }
+
+// TestView_FollowLateFindings: under a lint filter, a request that turns
+// out unanswered only when its session ends is not slipped into the
+// table above the selection; the status line says so, and applying the
+// filter again shows it.
+func TestView_FollowLateFindings(t *testing.T) {
+	path := writeCassette(t, sampleSession)
+	w, s := liveSession(t, path, store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: time.Now()})
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`), nil)
+	s.Append(store.S2C, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`), nil)
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"never"}}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	m, src := openModel(t, path)
+	h := startApp(t, m, src, Options{Follow: true}, 120, 30)
+	h.waitFor(wait, []string{"17/17", "● follow"})
+	h.play(wait, []keyStep{{keys: "f"}, {keys: "lint:unanswered session:s2"}, {key: tcell.KeyEnter, want: []string{"filter: lint:unanswered session:s2", "0/17"}}})
+
+	if err := s.End(store.EndInfo{Reason: store.EndEOF}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(2*time.Second, []string{"lint: 1 finding new on messages the filter had passed over", "0/17"})
+	h.play(wait, []keyStep{{keys: "f"}, {key: tcell.KeyEnter, want: []string{"1/17", "tools/call never"}}})
+}

@@ -77,6 +77,11 @@ type Model struct {
 	// lints holds per session what package lint found, nil until
 	// something asked (findings.go).
 	lints []*sessionLint
+	// lateFindings counts findings that follow mode found on rows already
+	// filtered (an unanswered request, known when its session ends) while
+	// the filter asks for lint: rows the filter now matches but does not
+	// show until it is applied again (TakeLateFindings).
+	lateFindings int
 }
 
 // NewModel returns an empty model for the cassette at path.

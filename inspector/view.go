@@ -253,6 +253,10 @@ func (a *App) applyBatch(b *Batch) {
 		a.table.Select(row, col)
 	}
 	a.table.SetOffset(off, coff)
+	if n := a.model.TakeLateFindings(); n > 0 {
+		a.setNote(fmt.Sprintf("lint: %s new on messages the filter had passed over (a session ended); f Enter filters again to show them", countsNoun(n, "finding")), false)
+		return
+	}
 	a.refreshStatus()
 }
 
@@ -301,4 +305,12 @@ func count(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// countsNoun says "1 finding" or "3 findings".
+func countsNoun(n int, noun string) string {
+	if n != 1 {
+		noun += "s"
+	}
+	return count(n) + " " + noun
 }
