@@ -44,6 +44,7 @@ type httpConn struct {
 	version string
 	stream  uint64
 	getOnce sync.Once
+	aborts  map[string]context.CancelFunc // our request id → what closes its POST
 }
 
 func startHTTP(o Options, tap recorder.Tap, receive func([]byte, string), failed func(string, error)) *httpConn {
@@ -87,8 +88,13 @@ func (c *httpConn) negotiated(v string) {
 // once the answer is read (JSON) or its event stream is open (read on).
 func (c *httpConn) send(frame []byte) error {
 	sum := jsonrpc.Classify(frame)
-	req, stream, err := c.newRequest(c.ctx, http.MethodPost, frame)
+	ctx, done := c.ctx, func() {}
+	if sum.Kind == jsonrpc.Request {
+		ctx, done = c.abortable(sum.ID)
+	}
+	req, stream, err := c.newRequest(ctx, http.MethodPost, frame)
 	if err != nil {
+		done()
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -97,6 +103,7 @@ func (c *httpConn) send(frame []byte) error {
 	c.tap.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: c.path, Stream: "post-body", StreamID: stream})
 	resp, err := c.client.Do(req)
 	if err != nil {
+		done()
 		return fmt.Errorf("cannot reach it: %w", err)
 	}
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
@@ -112,6 +119,7 @@ func (c *httpConn) send(frame []byte) error {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode == http.StatusAccepted:
+		done()
 		resp.Body.Close()
 		if sum.Method == "notifications/initialized" {
 			c.getOnce.Do(c.openGetStream)
@@ -122,6 +130,7 @@ func (c *httpConn) send(frame []byte) error {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
+			defer done()
 			defer resp.Body.Close()
 			c.readEvents(resp.Body, meta, related)
 			if related != "" {
@@ -130,6 +139,7 @@ func (c *httpConn) send(frame []byte) error {
 		}()
 		return nil
 	}
+	defer done()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, sse.DefaultMaxEvent))
 	resp.Body.Close()
 	if err != nil {
@@ -145,6 +155,37 @@ func (c *httpConn) send(frame []byte) error {
 		return fmt.Errorf("it answered HTTP %d: %.200s", resp.StatusCode, strings.TrimSpace(string(body)))
 	}
 	return nil
+}
+
+// abortable is the context of the POST of our request id, which abort
+// cancels, and what forgets it once its answer is in.
+func (c *httpConn) abortable(id string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.mu.Lock()
+	if c.aborts == nil {
+		c.aborts = map[string]context.CancelFunc{}
+	}
+	c.aborts[id] = cancel
+	c.mu.Unlock()
+	return ctx, func() {
+		c.mu.Lock()
+		delete(c.aborts, id)
+		c.mu.Unlock()
+		cancel()
+	}
+}
+
+// abort closes the POST of our request id, its response stream with it:
+// in 2026-07-28, how a client cancels a request.
+func (c *httpConn) abort(id string) bool {
+	c.mu.Lock()
+	cancel := c.aborts[id]
+	c.mu.Unlock()
+	if cancel == nil {
+		return false
+	}
+	cancel()
+	return true
 }
 
 // openGetStream opens the stream for what the server sends outside any

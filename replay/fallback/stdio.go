@@ -83,6 +83,8 @@ func (c *stdioConn) send(f []byte) error {
 
 func (c *stdioConn) negotiated(string) {}
 
+func (c *stdioConn) abort(string) bool { return false }
+
 func (c *stdioConn) close() store.EndInfo { return c.child.Close() }
 
 // tailWriter passes a server's stderr on and keeps its last few hundred

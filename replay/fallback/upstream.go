@@ -27,6 +27,10 @@ type conn interface {
 	// negotiated gives the protocol version the handshake agreed on (HTTP
 	// sends it as a header from then on).
 	negotiated(version string)
+	// abort cancels the request with our id id as the transport does
+	// without notifications/cancelled, and says whether it could: HTTP
+	// closes the request's response stream (2026-07-28), stdio cannot.
+	abort(id string) bool
 	// close ends the server session and says how it ended.
 	close() store.EndInfo
 }
@@ -339,7 +343,13 @@ func (u *upstream) forward(ctx context.Context, peer replay.Peer, req *replay.Re
 	case <-u.gone:
 		return replay.Reply{}, u.goneErr
 	case <-ctx.Done():
-		if req.Method != "initialize" { // which must not be cancelled
+		switch {
+		case req.Method == "initialize": // which must not be cancelled
+		case stateless(req) && u.conn.abort(key):
+			// 2026-07-28 over HTTP: closing the request's stream cancels
+			// it; a notifications/cancelled would reach a server that,
+			// stateless, holds no request to cancel.
+		default:
 			params, _ := json.Marshal(map[string]any{"requestId": n, "reason": "the mcpmock client cancelled it"})
 			_ = u.conn.send(notification("notifications/cancelled", params))
 		}
