@@ -40,6 +40,21 @@ func copyCassette(t *testing.T, name string) string {
 	return p
 }
 
+// cassetteDB writes a JSONL export as a .db cassette named name in the
+// test's directory, for the fallback to add to.
+func cassetteDB(t *testing.T, name, export string) string {
+	t.Helper()
+	tape, err := store.ReadJSONL(strings.NewReader(export), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), name)
+	if err := store.Import(db, tape); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // client is a go-sdk client that counts the progress notifications it
 // gets and offers one root.
 type client struct {
@@ -229,19 +244,7 @@ const gosdkCassette = `{"session":"s1","info":{"transport":"streamable-http","up
 // answers what the cassette lacks, progress included; the session it
 // recorded (with a DELETE at its end) replays.
 func TestFallback_GoSDKServerHTTP(t *testing.T) {
-	dir := t.TempDir()
-	jsonl := filepath.Join(dir, "gosdk.jsonl")
-	if err := os.WriteFile(jsonl, []byte(gosdkCassette), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tape, err := store.Load(jsonl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "gosdk.db")
-	if err := store.Import(db, tape); err != nil {
-		t.Fatal(err)
-	}
+	db := cassetteDB(t, "gosdk.db", gosdkCassette)
 	deleted := make(chan struct{}, 1)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdk") }, nil)
 	real := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -424,19 +427,7 @@ func TestFallback_ServerEverythingOutlivesStdin(t *testing.T) {
 // Options.Header, not a secret query parameter of the URL, not a member
 // Options.Redact names; and the redacted session still replays.
 func TestFallback_Redact(t *testing.T) {
-	dir := t.TempDir()
-	jsonl := filepath.Join(dir, "gosdk.jsonl")
-	if err := os.WriteFile(jsonl, []byte(gosdkCassette), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tape, err := store.Load(jsonl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "gosdk.db")
-	if err := store.Import(db, tape); err != nil {
-		t.Fatal(err)
-	}
+	db := cassetteDB(t, "gosdk.db", gosdkCassette)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdk") }, nil)
 	real := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer header-s3cret" || r.URL.Query().Get("api_key") != "query-s3cret" {

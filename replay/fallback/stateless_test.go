@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -123,25 +121,32 @@ func addSum(ctx context.Context, t *testing.T, c *client, a, b int) int {
 	return *out.Sum
 }
 
+// askAll calls echo, add 40+2 and three steps of progress (with token),
+// and checks the answers and the progress notifications; which replay it
+// is names the errors.
+func askAll(ctx context.Context, t *testing.T, c *client, token, which string) {
+	t.Helper()
+	if got := c.call(ctx, t, "echo", map[string]any{"text": "recorded"}, nil); got != "recorded" {
+		t.Errorf("%s: echo %q", which, got)
+	}
+	if got := addSum(ctx, t, c, 40, 2); got != 42 {
+		t.Errorf("%s: add 40+2: sum %d, want 42", which, got)
+	}
+	if got := c.call(ctx, t, "progress", map[string]any{"steps": 3}, mcp.Meta{"progressToken": token}); got != "done 3 steps" {
+		t.Errorf("%s: progress %q", which, got)
+	}
+	if got := fmt.Sprint(c.progressSteps(t, 3)); got != "[1 2 3]" {
+		t.Errorf("%s: progress notifications %s", which, got)
+	}
+}
+
 // TestFallback_StatelessGoSDK: a 2026-07-28 go-sdk client replays a
 // stateless cassette over Streamable HTTP; what the cassette lacks goes,
 // without a handshake and with the 2026-07-28 headers, to go-sdk's
 // stateless handler, whose answers (progress included) reach the client
 // and are recorded, so that a second replay answers them alone.
 func TestFallback_StatelessGoSDK(t *testing.T) {
-	dir := t.TempDir()
-	jsonl := filepath.Join(dir, "stateless.jsonl")
-	if err := os.WriteFile(jsonl, []byte(statelessCassette), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tape, err := store.Load(jsonl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "stateless.db")
-	if err := store.Import(db, tape); err != nil {
-		t.Fatal(err)
-	}
+	db := cassetteDB(t, "stateless.db", statelessCassette)
 
 	// The real server: go-sdk's stateless handler, behind a wrapper that
 	// notes what reached it.
@@ -192,18 +197,7 @@ func TestFallback_StatelessGoSDK(t *testing.T) {
 
 	c, closeClient := statelessClient(ctx, t, endpoint)
 	defer closeClient()
-	if got := c.call(ctx, t, "echo", map[string]any{"text": "recorded"}, nil); got != "recorded" {
-		t.Errorf("echo (the cassette's): %q", got)
-	}
-	if got := addSum(ctx, t, c, 40, 2); got != 42 {
-		t.Errorf("add 40+2 (go-sdk's): sum %d, want 42", got)
-	}
-	if got := c.call(ctx, t, "progress", map[string]any{"steps": 3}, mcp.Meta{"progressToken": "live-token"}); got != "done 3 steps" {
-		t.Errorf("progress (go-sdk's): %q", got)
-	}
-	if got := fmt.Sprint(c.progressSteps(t, 3)); got != "[1 2 3]" {
-		t.Errorf("progress notifications: %s", got)
-	}
+	askAll(ctx, t, c, "live-token", "first replay (echo the cassette's, add and progress go-sdk's)")
 	closeClient()
 	stop()
 	if err := fb.Close(); err != nil {
@@ -273,18 +267,7 @@ func TestFallback_StatelessGoSDK(t *testing.T) {
 	defer stop2()
 	c2, closeClient2 := statelessClient(ctx, t, endpoint2)
 	defer closeClient2()
-	if got := c2.call(ctx, t, "echo", map[string]any{"text": "recorded"}, nil); got != "recorded" {
-		t.Errorf("replayed echo: %q", got)
-	}
-	if got := addSum(ctx, t, c2, 40, 2); got != 42 {
-		t.Errorf("replayed add: sum %d, want 42", got)
-	}
-	if got := c2.call(ctx, t, "progress", map[string]any{"steps": 3}, mcp.Meta{"progressToken": "other-token"}); got != "done 3 steps" {
-		t.Errorf("replayed progress: %q", got)
-	}
-	if got := fmt.Sprint(c2.progressSteps(t, 3)); got != "[1 2 3]" {
-		t.Errorf("replayed progress notifications: %s", got)
-	}
+	askAll(ctx, t, c2, "other-token", "second replay, from the grown cassette alone")
 	closeClient2()
 	stop2()
 	if r := srv2.Report(); len(r.Unmatched) != 0 {
@@ -303,19 +286,7 @@ func TestFallback_StatelessGoSDK(t *testing.T) {
 // when it waits for its context the handler never returns (and
 // httptest.Server.Close waits for it).
 func TestFallback_StatelessCancel(t *testing.T) {
-	dir := t.TempDir()
-	jsonl := filepath.Join(dir, "stateless.jsonl")
-	if err := os.WriteFile(jsonl, []byte(statelessCassette), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tape, err := store.Load(jsonl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "stateless.db")
-	if err := store.Import(db, tape); err != nil {
-		t.Fatal(err)
-	}
+	db := cassetteDB(t, "stateless.db", statelessCassette)
 
 	started, cancelled, release := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
 	var (
