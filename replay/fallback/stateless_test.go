@@ -121,6 +121,23 @@ func addSum(ctx context.Context, t *testing.T, c *client, a, b int) int {
 	return *out.Sum
 }
 
+// replayWithFallback serves the cassette db over Streamable HTTP with a
+// fallback to the real server at realURL that records into db.
+func replayWithFallback(t *testing.T, db, realURL string) (srv *replay.Server, fb *fallback.Source, endpoint string, stop func()) {
+	t.Helper()
+	u, err := url.Parse(realURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb = newFallback(t, fallback.Options{URL: u, Record: db})
+	srv, err = replay.NewServer([]replay.Source{mocktest.LoadCassette(t, db), fb}, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint, stop = serveReplay(srv)
+	return srv, fb, endpoint, stop
+}
+
 // askAll calls echo, add 40+2 and three steps of progress (with token),
 // and checks the answers and the progress notifications; which replay it
 // is names the errors.
@@ -183,16 +200,9 @@ func TestFallback_StatelessGoSDK(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer real.Close()
-	u, _ := url.Parse(real.URL)
-
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	fb := newFallback(t, fallback.Options{URL: u, Record: db})
-	srv, err := replay.NewServer([]replay.Source{mocktest.LoadCassette(t, db), fb}, replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint, stop := serveReplay(srv)
+	srv, fb, endpoint, stop := replayWithFallback(t, db, real.URL)
 	defer stop()
 
 	c, closeClient := statelessClient(ctx, t, endpoint)
@@ -315,16 +325,9 @@ func TestFallback_StatelessCancel(t *testing.T) {
 	}))
 	defer real.Close()
 	defer close(release) // before real.Close, which waits for the handlers
-	u, _ := url.Parse(real.URL)
-
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	fb := newFallback(t, fallback.Options{URL: u, Record: db})
-	srv, err := replay.NewServer([]replay.Source{mocktest.LoadCassette(t, db), fb}, replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint, stop := serveReplay(srv)
+	_, fb, endpoint, stop := replayWithFallback(t, db, real.URL)
 	defer stop()
 	c, closeClient := statelessClient(ctx, t, endpoint)
 	defer closeClient()
