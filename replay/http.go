@@ -405,13 +405,13 @@ func (s *Server) versionOf(r *http.Request, h *httpSession) string {
 
 // statelessEra: a 2026-07-28 request, which comes without a session.
 func statelessEra(r *http.Request, p *peek) bool {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2026-07-28" {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= statelessVersion {
 		return true
 	}
 	if p.Method == "server/discover" {
 		return true
 	}
-	_, ok := p.Params.Meta["io.modelcontextprotocol/protocolVersion"]
+	_, ok := p.Params.Meta[metaVersionKey]
 	return ok
 }
 

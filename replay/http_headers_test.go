@@ -274,3 +274,26 @@ func TestHTTP_ParamHeadersFromCassette(t *testing.T) {
 		t.Errorf("with it: %d %s; want the answer", status, raw)
 	}
 }
+
+// TestHTTP_MediaTypesGoSDK pins what the table in docs/REPLAY.md says of
+// go-sdk v1.8, where it differs from server-everything and mcpmock: an
+// Accept without both types is a 400, not a 406, and */* passes.
+func TestHTTP_MediaTypesGoSDK(t *testing.T) {
+	sdk := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdkserver") }, nil))
+	t.Cleanup(sdk.Close)
+	for _, tt := range []struct {
+		accept string
+		status int
+	}{{"application/json", 400}, {"*/*", 200}} {
+		req, _ := http.NewRequest("POST", sdk.URL, strings.NewReader(initializeBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", tt.accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body := bodyOf(t, resp); resp.StatusCode != tt.status {
+			t.Errorf("go-sdk, Accept %q: %d %s; want %d", tt.accept, resp.StatusCode, body, tt.status)
+		}
+	}
+}

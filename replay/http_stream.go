@@ -288,7 +288,7 @@ func (l *eventLog) pump(sw *sseWriter, st *evStream, n int, w *streamWriter, gon
 // event (an id and no message) first on every event stream: 2025-11-25
 // servers send one; 2026-07-28 has no resumption.
 func primes(version string) bool {
-	return version >= "2025-11-25" && version < "2026-07-28"
+	return version >= "2025-11-25" && version < statelessVersion
 }
 
 // serveResume answers a GET with Last-Event-ID: the events that followed it
