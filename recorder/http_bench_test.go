@@ -21,9 +21,11 @@ import (
 // BenchmarkHTTPRoundTrip measures tools/call round trips per second over
 // Streamable HTTP (go-sdk client and server, SSE answers) on four paths
 // side by side in one run: straight to the server, through the mcpspy
-// binary, through tcprelay (a hop that only copies bytes) and through
-// goproxy (Go's own httputil.ReverseProxy, recording nothing). The paths
-// take turns in small chunks so that machine noise hits all alike.
+// binary, through tcprelay (a hop that only copies bytes), through goproxy
+// (Go's own httputil.ReverseProxy, recording nothing) and through
+// taprelay (a byte relay that records from a copy, no HTTP stack on the
+// forwarding path: the cheapest recording hop we know). The paths take
+// turns in small chunks so that machine noise hits all alike.
 //
 // It reports the target ratio, mcpspy ÷ direct (≥ 0.85), and beside it
 // the relay's ratio: what any extra hop costs on this machine, the floor
@@ -44,6 +46,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 	relay := peertest.BinaryPkg(b, "tcprelay", "./internal/peertest/tcprelay")
 	server := peertest.BinaryPkg(b, "gosdkserver", "./internal/peertest/gosdkserver")
 	goproxy := peertest.BinaryPkg(b, "goproxy", "./internal/peertest/goproxy")
+	taprelay := peertest.BinaryPkg(b, "taprelay", "./internal/peertest/taprelay")
 	for _, clients := range []int{1, 16} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			dir := b.TempDir()
@@ -55,6 +58,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 			spyProc := peertest.Start(b, dir, nil, nil, nil, spy, "record", "-o", filepath.Join(dir, "bench.db"), "--listen", "127.0.0.1:0", "--upstream", up+"/mcp")
 			relayProc := peertest.Start(b, dir, nil, nil, nil, relay, "-upstream", strings.TrimPrefix(up, "http://"))
 			goproxyProc := peertest.Start(b, dir, nil, nil, nil, goproxy, "-upstream", up)
+			tapProc := peertest.Start(b, dir, nil, nil, nil, taprelay, "-o", filepath.Join(dir, "tap.db"), "-upstream", strings.TrimPrefix(up, "http://"))
 			ctx := context.Background()
 			connect := func(base string) []*mcp.ClientSession {
 				hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -75,8 +79,9 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 				{sessions: connect(listening(spyProc, "mcpspy: listening on ")), pid: spyProc.Cmd.Process.Pid},
 				{sessions: connect(listening(relayProc, "tcprelay: listening on ")), pid: relayProc.Cmd.Process.Pid},
 				{sessions: connect(listening(goproxyProc, "goproxy: listening on ")), pid: goproxyProc.Cmd.Process.Pid},
+				{sessions: connect(listening(tapProc, "taprelay: listening on ")), pid: tapProc.Cmd.Process.Pid},
 			}
-			direct, proxied, relayed, stdlib := paths[0], paths[1], paths[2], paths[3]
+			direct, proxied, relayed, stdlib, tapped := paths[0], paths[1], paths[2], paths[3], paths[4]
 			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "benchmark payload"}}
 			for _, p := range paths { // warm up
 				p.run(b, params, 20*clients)
@@ -103,6 +108,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 			b.ReportMetric(perRT(processCPU(b, proxied.pid)-proxied.cpu, n), "spy_cpu_µs/rt")
 			b.ReportMetric(perRT(processCPU(b, relayed.pid)-relayed.cpu, n), "relay_cpu_µs/rt")
 			b.ReportMetric(perRT(processCPU(b, stdlib.pid)-stdlib.cpu, n), "goproxy_cpu_µs/rt")
+			b.ReportMetric(perRT(processCPU(b, tapped.pid)-tapped.cpu, n), "tap_cpu_µs/rt")
 			b.ReportMetric(direct.rate(b.N), "direct_rt/s")
 			b.ReportMetric(proxied.rate(b.N), "proxy_rt/s")
 			b.ReportMetric(proxied.rate(b.N)/direct.rate(b.N), "ratio")
@@ -110,6 +116,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 			b.ReportMetric(proxied.rate(b.N)/relayed.rate(b.N), "vs-relay")
 			b.ReportMetric(stdlib.rate(b.N)/direct.rate(b.N), "goproxy-ratio")
 			b.ReportMetric(proxied.rate(b.N)/stdlib.rate(b.N), "vs-goproxy")
+			b.ReportMetric(tapped.rate(b.N)/direct.rate(b.N), "tap-ratio")
 			p99d := p99(direct.lat)
 			b.ReportMetric(float64(p99d.Microseconds()), "direct_p99_µs")
 			b.ReportMetric(float64((p99(proxied.lat) - p99d).Microseconds()), "added_p99_µs")

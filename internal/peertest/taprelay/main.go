@@ -1,0 +1,244 @@
+// Command taprelay is the cheapest recording hop we know how to build, for
+// benchmarks to measure beside mcpspy: a TCP relay that records the HTTP
+// messages it carries from a copy of the bytes, with no HTTP stack on the
+// forwarding path. Each chunk read from one side is parsed (requests and
+// responses with net/http's readers, SSE events with internal/sse) and its
+// complete messages are appended to a cassette before the chunk is
+// written to the other side, so that seq keeps causal order as mcpspy's
+// must. It does nothing else a recorder must do: no redaction, no session
+// ids (one cassette session per connection), no Host rewrite, no Origin
+// check. Not a product; a floor under what recording costs on a machine.
+//
+//	taprelay -upstream 127.0.0.1:PORT -o CASSETTE
+//
+// It listens on 127.0.0.1 and prints "taprelay: listening on
+// http://HOST:PORT" to stderr when ready; SIGINT or SIGTERM stop it. Like
+// mcpspy's network proxy it runs on half the cores unless GOMAXPROCS is
+// set.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/sse"
+	"github.com/mcptape/mcptape/store"
+)
+
+func main() {
+	upstream := flag.String("upstream", "", "HOST:PORT to relay to")
+	out := flag.String("o", "taprelay.db", "cassette to record into")
+	flag.Parse()
+	if *upstream == "" {
+		log.Fatal("taprelay: -upstream is required")
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(max(1, runtime.NumCPU()/2))
+	}
+	w, err := store.NewWriter(*out, store.WriterOptions{})
+	if err != nil {
+		log.Fatalf("taprelay: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatalf("taprelay: %v", err)
+	}
+	fmt.Fprintf(os.Stderr, "taprelay: listening on http://%s\n", ln.Addr())
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	go func() { <-stop; ln.Close() }()
+	var conns sync.WaitGroup
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			break // closed by a signal
+		}
+		conns.Go(func() { relay(c, *upstream, w) })
+	}
+	conns.Wait()
+	if err := w.Close(); err != nil {
+		log.Fatalf("taprelay: %v", err)
+	}
+}
+
+// relay carries one client connection to a new upstream connection until
+// either side ends, recording into a session of its own.
+func relay(c net.Conn, upstream string, w *store.Writer) {
+	defer c.Close()
+	up, err := net.Dial("tcp", upstream)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: upstream})
+	if err != nil {
+		log.Printf("taprelay: %v", err)
+		return
+	}
+	defer func() { _ = s.End(store.EndInfo{Reason: store.EndEOF}) }()
+	methods := make(chan string, 64) // requests forwarded, for the response parser
+	c2s, s2c := newFeed(), newFeed()
+	var parsers sync.WaitGroup
+	parsers.Go(func() { parseRequests(c2s, s, methods) })
+	parsers.Go(func() { parseResponses(s2c, s, methods) })
+	done := make(chan struct{})
+	go func() {
+		pump(up, c, c2s)
+		close(done)
+	}()
+	pump(c, up, s2c)
+	c.Close() // ends the other pump if the client is still sending
+	<-done
+	parsers.Wait()
+}
+
+// pump copies src to dst, each chunk only after the parser has recorded
+// what it completes.
+func pump(dst, src net.Conn, f *feed) {
+	defer f.close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			f.put(buf[:n])
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if tc, ok := dst.(*net.TCPConn); ok {
+				_ = tc.CloseWrite()
+			}
+			return
+		}
+	}
+}
+
+func parseRequests(f *feed, s *store.Session, methods chan<- string) {
+	defer close(methods)
+	br := bufio.NewReader(f)
+	for {
+		f.idleIfDrained(br)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			f.discard(br)
+			return
+		}
+		methods <- req.Method
+		body, err := io.ReadAll(req.Body)
+		if len(body) > 0 {
+			s.Append(store.C2S, time.Now(), body, &store.HTTPMeta{Method: req.Method, Path: req.URL.RequestURI(), RequestHeader: req.Header, Stream: "post-body"})
+		}
+		if err != nil {
+			f.discard(br)
+			return
+		}
+	}
+}
+
+func parseResponses(f *feed, s *store.Session, methods <-chan string) {
+	br := bufio.NewReader(f)
+	for {
+		f.idleIfDrained(br)
+		if _, err := br.Peek(1); err != nil {
+			return
+		}
+		method := http.MethodGet // a response nobody asked for (a 408) has no method
+		select {
+		case m, ok := <-methods:
+			if ok {
+				method = m
+			}
+		default:
+		}
+		resp, err := http.ReadResponse(br, &http.Request{Method: method})
+		if err != nil {
+			f.discard(br)
+			return
+		}
+		meta := store.HTTPMeta{Method: method, Status: resp.StatusCode, ResponseHeader: resp.Header, Stream: "json"}
+		if resp.Header.Get("Content-Type") == "text/event-stream" {
+			meta.Stream = "post-sse"
+			err = sse.Messages(resp.Body, 0, func(e sse.Event) {
+				m := meta
+				m.EventID = e.ID
+				s.Append(store.S2C, time.Now(), e.Data, &m)
+			})
+			if err == io.EOF {
+				err = nil
+			}
+		} else {
+			var body []byte
+			body, err = io.ReadAll(resp.Body)
+			if len(body) > 0 {
+				s.Append(store.S2C, time.Now(), body, &meta)
+			}
+		}
+		resp.Body.Close()
+		if err != nil {
+			f.discard(br)
+			return
+		}
+	}
+}
+
+// feed hands the chunks of one direction to its parser and lets the pump
+// wait until the parser is done with a chunk: it asked for more, or it is
+// waiting on something else with nothing left unread.
+type feed struct {
+	chunks chan []byte
+	used   chan struct{}
+	cur    []byte
+	owed   bool // a chunk was taken and its use is not yet signalled
+}
+
+func newFeed() *feed { return &feed{chunks: make(chan []byte), used: make(chan struct{})} }
+
+func (f *feed) put(b []byte) {
+	f.chunks <- b
+	<-f.used
+}
+
+func (f *feed) close() { close(f.chunks) }
+
+func (f *feed) release() {
+	if f.owed {
+		f.owed = false
+		f.used <- struct{}{}
+	}
+}
+
+// idleIfDrained releases the pump when the parser has nothing buffered.
+func (f *feed) idleIfDrained(br *bufio.Reader) {
+	if br.Buffered() == 0 && len(f.cur) == 0 {
+		f.release()
+	}
+}
+
+// discard keeps the pump going after the parser gave up.
+func (f *feed) discard(br *bufio.Reader) { _, _ = io.Copy(io.Discard, br) }
+
+func (f *feed) Read(p []byte) (int, error) {
+	for len(f.cur) == 0 {
+		f.release()
+		b, ok := <-f.chunks
+		if !ok {
+			return 0, io.EOF
+		}
+		f.cur, f.owed = b, true
+	}
+	n := copy(p, f.cur)
+	f.cur = f.cur[n:]
+	return n, nil
+}
