@@ -39,7 +39,12 @@ type introduction struct {
 	capabilities json.RawMessage
 	instructions json.RawMessage // a JSON string, nil when none was recorded
 	sources      string          // what the answer is made of, for the warning
-	warned       atomic.Bool
+	// blank says the cassette holds nothing to introduce itself with: no
+	// handshake in its sessions' info and no message on tape (a cassette
+	// about to be filled by a fallback server). A live server's own
+	// handshake is then better than one made up.
+	blank  bool
+	warned atomic.Bool
 }
 
 // buildIntroduction collects what the sessions' info kept about the
@@ -51,9 +56,13 @@ func buildIntroduction(name string, sessions []store.TapeSession, clientMethods,
 		return nil
 	}
 	in := &introduction{}
+	in.blank = len(clientMethods) == 0 && len(serverMethods) == 0
 	var from []string
 	for i := range sessions {
 		h := sessions[i].Info.Handshake
+		if h.Method != "" || len(h.ServerInfo) > 0 || len(h.Capabilities) > 0 {
+			in.blank = false
+		}
 		if in.version == "" && h.Method == "initialize" && slices.Contains(handshakeVersions, h.ProtocolVersion) {
 			in.version = h.ProtocolVersion
 		}
@@ -162,6 +171,10 @@ func (in *introduction) answer(name string, req *Request) (json.RawMessage, stri
 	}
 	return result, warning
 }
+
+// blankIntroduction is true for a cassette that would introduce itself
+// from nothing recorded.
+func (s *cassetteSession) blankIntroduction() bool { return s.c.intro != nil && s.c.intro.blank }
 
 // Handshake implements Handshaker.
 func (s *cassetteSession) Handshake(req *Request) (json.RawMessage, string, bool) {

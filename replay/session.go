@@ -51,6 +51,12 @@ type session struct {
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // request id → cancel
+	// initializing is open while an initialize is being answered off the
+	// reading goroutine (a source that may block, such as a live server):
+	// requests read after it wait for its answer, as the session's version
+	// and the server they reach depend on it. A client that waits for the
+	// answer, as the spec asks, never notices.
+	initializing chan struct{}
 	// listeners are the in-flight subscriptions/listen requests: in the
 	// stateless era over HTTP, session-level messages travel on them.
 	listeners map[string]*lockedExchange
@@ -267,10 +273,28 @@ func (s *session) request(req *Request, ex exchange) {
 	for i, src := range s.srcs {
 		p, isPrep := src.(Preparer)
 		if !isPrep {
+			s.mu.Lock()
+			before := s.initializing
+			var mine chan struct{}
+			if req.Method == "initialize" {
+				mine = make(chan struct{})
+				s.initializing = mine
+			}
+			s.mu.Unlock()
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
 				defer end()
+				if mine != nil {
+					defer close(mine)
+				} else if before != nil {
+					select {
+					case <-before:
+					case <-ctx.Done():
+						ex.done()
+						return
+					}
+				}
 				s.answerFrom(ctx, s.srcs[i:], req, ex)
 			}()
 			return
@@ -296,7 +320,7 @@ func (s *session) request(req *Request, ex exchange) {
 		}()
 		return
 	}
-	s.unmatched(req, ex)
+	s.unmatched(ctx, req, ex)
 	end()
 }
 
@@ -321,7 +345,7 @@ func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Req
 			return
 		}
 	}
-	s.unmatched(req, ex)
+	s.unmatched(ctx, req, ex)
 }
 
 // finish writes a source's reply and what follows it.
@@ -400,9 +424,9 @@ func (s *session) sendAfter(after []Outgoing) {
 }
 
 // unmatched answers a request no source took.
-func (s *session) unmatched(req *Request, ex exchange) {
+func (s *session) unmatched(ctx context.Context, req *Request, ex exchange) {
 	defer ex.done()
-	if req.Method == "initialize" && s.introduce(req, ex) {
+	if req.Method == "initialize" && (s.introduce(req, ex, false) || s.handshakeLive(ctx, req, ex) || s.introduce(req, ex, true)) {
 		return
 	}
 	if req.Method == "server/discover" {
@@ -436,10 +460,13 @@ func (s *session) unmatched(req *Request, ex exchange) {
 // introduce answers initialize from a source that recorded none (a
 // cassette whose handshake was cut out), as the recorded server would have
 // introduced itself.
-func (s *session) introduce(req *Request, ex exchange) bool {
+func (s *session) introduce(req *Request, ex exchange, blankToo bool) bool {
 	for _, src := range s.srcs {
 		h, ok := src.(Handshaker)
 		if !ok {
+			continue
+		}
+		if b, ok := src.(interface{ blankIntroduction() bool }); ok && b.blankIntroduction() && !blankToo {
 			continue
 		}
 		result, warning, ok := h.Handshake(req)
@@ -453,6 +480,20 @@ func (s *session) introduce(req *Request, ex exchange) bool {
 		s.initialized(req, result)
 		_ = ex.reply(resultMessage(req.ID, result), false)
 		return true
+	}
+	return false
+}
+
+// handshakeLive lets a live server answer initialize (package fallback)
+// when no recording has anything to say about the handshake.
+func (s *session) handshakeLive(ctx context.Context, req *Request, ex exchange) bool {
+	for _, src := range s.srcs {
+		if l, ok := src.(LiveHandshaker); ok {
+			if r, ok := l.LiveHandshake(ctx, &peer{s: s, ex: ex, req: req}, req); ok {
+				s.finish(ctx, req, ex, r, false)
+				return true
+			}
+		}
 	}
 	return false
 }

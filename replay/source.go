@@ -119,6 +119,15 @@ type SessionSource interface {
 	Answer(ctx context.Context, peer Peer, req *Request) (reply Reply, ok bool)
 }
 
+// LiveHandshaker is implemented by session sources that can take a
+// client's initialize to a live server (package fallback). The engine asks
+// one only when nothing answers initialize and no cassette has anything
+// recorded to introduce itself with (every SOURCE is empty, or there is
+// none): a recorded lifecycle always wins.
+type LiveHandshaker interface {
+	LiveHandshake(ctx context.Context, peer Peer, req *Request) (reply Reply, ok bool)
+}
+
 // SessionCloser is implemented by session sources that hold something
 // open for their session (package fallback's real server): the engine
 // calls Close once the session has ended and nothing of it is in flight.

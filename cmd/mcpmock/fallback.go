@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -92,6 +94,19 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 	return nil
 }
 
+// startsEmpty says whether the cassette SOURCE at path is the one new
+// sessions go to and does not exist yet: the first run of go-vcr's "record
+// once". It is then not loaded (there is nothing in it), every request
+// goes to the server, and the file is created when the first session is
+// recorded. Any other missing SOURCE is an error, as without a fallback.
+func (f *fallbackOptions) startsEmpty(path string) bool {
+	if f.recordNew == "" || !cli.SamePath(path, f.recordNew) {
+		return false
+	}
+	_, err := os.Stat(path)
+	return errors.Is(err, os.ErrNotExist)
+}
+
 func (f *fallbackOptions) enabled() bool { return f.dashes || f.upstream != "" }
 
 // target is the server, for messages.
@@ -109,6 +124,9 @@ func (f *fallbackOptions) source(s streams) (*fallback.Source, error) {
 	}
 	if f.recordNew == "" {
 		fmt.Fprintf(s.Err, "mcpmock: what %s answers is not recorded: the first SOURCE is no .db cassette (give --record-new CASSETTE)\n", f.target())
+	}
+	if f.startsEmpty(f.recordNew) {
+		fmt.Fprintf(s.Err, "mcpmock: %s does not exist yet: %s answers every request, recorded there for the next replay\n", f.recordNew, f.target())
 	}
 	return fallback.New(fallback.Options{Command: f.command, URL: f.url, Header: f.header, Redact: f.redact, Record: f.recordNew, Stderr: s.Err, Log: s.Err})
 }

@@ -155,6 +155,61 @@ func TestServe_FallbackStdio(t *testing.T) {
 	}
 }
 
+// TestServe_FallbackFromScratch: go-vcr's "record once". With the cassette
+// not there yet (as the SOURCE, or as --record-new with no SOURCE), the
+// go-sdk server answers everything, the host's own initialize included,
+// and the file is created; a second serve answers it all from the file.
+// A missing SOURCE that new sessions do not go to is still an error.
+func TestServe_FallbackFromScratch(t *testing.T) {
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	for _, tc := range []struct {
+		name string
+		args func(db string) []string
+	}{
+		{"missing SOURCE", func(db string) []string { return []string{db} }},
+		{"record-new without SOURCE", func(db string) []string { return []string{"--record-new", db} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, report := filepath.Join(dir, "new.db"), filepath.Join(dir, "r.json")
+			args := append([]string{"serve", "--strict", "--report", report}, tc.args(db)...)
+			code, stdout, stderr := runWith(t, hostSession, append(args, "--", server)...)
+			if code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+			}
+			if want := db + " does not exist yet: " + server + " answers every request"; !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
+			if hello := answerTo(t, stdout, "1"); !strings.Contains(hello, `"serverInfo":{"name":"gosdkserver"`) {
+				t.Errorf("initialize: %s; want the go-sdk server's own answer", hello)
+			}
+			if r := readReport(t, report); r.Matched != 0 || r.RecordedAnew != 3 || len(r.Unmatched) != 0 {
+				t.Errorf("report: %+v; want initialize, echo and add recorded anew", r)
+			}
+			code, stdout2, stderr := runWith(t, hostSession, "serve", "--strict", "--report", report, db)
+			if code != 0 {
+				t.Fatalf("second serve: exit %d; stderr:\n%s", code, stderr)
+			}
+			for _, id := range []string{"1", "2", "3"} {
+				if got, want := answerTo(t, stdout2, id), answerTo(t, stdout, id); got != want {
+					t.Errorf("second serve answered %s\nwant, as the server did, %s", got, want)
+				}
+			}
+			if r := readReport(t, report); r.Matched != 3 || len(r.Unused) != 0 {
+				t.Errorf("second report: %+v", r)
+			}
+		})
+	}
+	t.Run("another SOURCE missing", func(t *testing.T) {
+		dir := t.TempDir()
+		missing := filepath.Join(dir, "missing.db")
+		code, _, stderr := runWith(t, hostSession, "serve", "--record-new", filepath.Join(dir, "new.db"), missing, "--", server)
+		if code == 0 || !strings.Contains(stderr, missing) {
+			t.Errorf("exit %d, stderr %q; want a failure naming %s", code, stderr, missing)
+		}
+	})
+}
+
 // A server that cannot start: the request gets an error saying so, the
 // recorded ones are answered, --strict fails, and the report lists it.
 func TestServe_FallbackCannotStart(t *testing.T) {

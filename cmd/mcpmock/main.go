@@ -25,8 +25,8 @@ Usage:
   mcpmock serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--strict]
                 [--journal FILE] [--timing recorded|none] [--session NAME]... [--ignore NAME]...
                 [--call-timeout D] [--session-idle D] SOURCE...
-  mcpmock serve [flags] [--record-new CASSETTE] SOURCE... -- COMMAND [ARG...]
-  mcpmock serve [flags] [--record-new CASSETTE] --upstream URL SOURCE...
+  mcpmock serve [flags] [--record-new CASSETTE] [SOURCE...] -- COMMAND [ARG...]
+  mcpmock serve [flags] [--record-new CASSETTE] --upstream URL [SOURCE...]
   mcpmock check SOURCE...
 
 SOURCE is a cassette (.db), a JSONL export (.jsonl) or a script (.yaml, .yml,
@@ -35,7 +35,9 @@ SOURCE is a cassette (.db), a JSONL export (.jsonl) or a script (.yaml, .yml,
 With -- COMMAND (a stdio server) or --upstream URL (Streamable HTTP), a
 request no SOURCE answers goes to that real server, and the session with it
 is added to --record-new (default: the first SOURCE, if a .db), so the next
-replay answers it from the cassette.
+replay answers it from the cassette. A --record-new (or first SOURCE) that
+does not exist yet is created, and the server answers everything: record
+once, replay after.
 
 Run "mcpmock COMMAND -h" for a command's flags.
 `

@@ -21,8 +21,8 @@ import (
 )
 
 const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] SOURCE...
-       mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] SOURCE... -- COMMAND [ARG...]
-       mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--header 'NAME: VALUE'] --upstream URL SOURCE...`
+       mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [SOURCE...] -- COMMAND [ARG...]
+       mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--header 'NAME: VALUE'] --upstream URL [SOURCE...]`
 
 type serveOptions struct {
 	http, ws    string
@@ -62,8 +62,8 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	}
 	o.sources = pos
 	switch {
-	case len(o.sources) == 0:
-		return nil, usageErrorf("serve: no SOURCE given (a cassette .db/.jsonl or a script .yaml/.yml/.json)")
+	case len(o.sources) == 0 && o.fallback.recordNew == "":
+		return nil, usageErrorf("serve: no SOURCE given (a cassette .db/.jsonl or a script .yaml/.yml/.json; or, to record a server from scratch, --record-new CASSETTE with -- COMMAND or --upstream URL)")
 	case o.http != "" && o.ws != "":
 		return nil, usageErrorf("serve: give --http or --ws, not both")
 	}
@@ -119,6 +119,9 @@ func loadSources(o *serveOptions) ([]replay.Source, error) {
 		}
 		if len(o.ignore) > 0 {
 			opts = append(opts, replay.Ignore(o.ignore...))
+		}
+		if o.fallback.startsEmpty(path) {
+			continue // nothing recorded yet: the fallback server answers all
 		}
 		c, err := replay.LoadCassette(path, opts...)
 		if err != nil {

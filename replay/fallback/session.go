@@ -60,17 +60,47 @@ func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Req
 	return r, true
 }
 
+// LiveHandshake implements replay.LiveHandshaker. With nothing recorded to
+// answer initialize (the cassette is empty, or there is none), the live
+// client's own initialize goes to the server, as it is: the client meets
+// the server's real version, capabilities and serverInfo, and the session
+// recorded starts with the client's real handshake, ready to replay.
+func (ss *session) LiveHandshake(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, bool) {
+	up, err := ss.upstream()
+	var r replay.Reply
+	if err == nil {
+		r, err = up.liveInitialize(ctx, peer, req)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return replay.Reply{}, true // cancelled: no answer is written
+	case err != nil:
+		ss.src.addFailed(req, err.Error())
+		ss.src.warnf("%s: %v", describe(req), err)
+		return failReply(req, ss.src.target, err), true
+	}
+	ss.src.countAnswered()
+	return r, true
+}
+
 // notify passes on the client notifications that mean something to a
-// server that is running: roots changed. Cancellations never get here (the
+// server that is running: roots changed, and notifications/initialized
+// after the client's own initialize went to it (LiveHandshake). Cancellations never get here (the
 // engine turns them into a cancelled ctx, which forward passes on).
 func (ss *session) notify(req *replay.Request) bool {
-	if req.Method != "notifications/roots/list_changed" {
-		return false
-	}
 	ss.mu.Lock()
 	up := ss.up
 	ss.mu.Unlock()
 	if up == nil {
+		return false
+	}
+	switch req.Method {
+	case "notifications/roots/list_changed":
+	case "notifications/initialized":
+		if !up.awaitingInitialized() {
+			return false
+		}
+	default:
 		return false
 	}
 	_ = up.conn.send(notification(req.Method, req.Params))

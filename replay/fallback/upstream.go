@@ -61,6 +61,9 @@ type upstream struct {
 	initMu  sync.Mutex // one handshake at a time
 	inited  bool
 	initErr error
+	// clientHello: the handshake was the live client's own, whose
+	// notifications/initialized is still to be passed on (once).
+	clientHello atomic.Bool
 
 	mu      sync.Mutex
 	pending map[string]*call // our request id → the live request
@@ -285,6 +288,48 @@ func (u *upstream) initialize(ctx context.Context, peer replay.Peer) error {
 	}
 	u.inited = true
 	return nil
+}
+
+// liveInitialize passes the live client's own initialize to the server
+// (replay.LiveHandshaker): the server's answer, a refusal included, is the
+// client's. Once it succeeded the session needs no handshake of mcpmock's,
+// and the client's notifications/initialized goes to the server.
+func (u *upstream) liveInitialize(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, error) {
+	u.initMu.Lock()
+	defer u.initMu.Unlock()
+	if u.initErr != nil {
+		return replay.Reply{}, u.initErr
+	}
+	hctx, cancel := context.WithTimeout(ctx, u.src.opts.StartTimeout)
+	defer cancel()
+	r, err := u.forward(hctx, peer, req)
+	switch {
+	case ctx.Err() != nil:
+		return replay.Reply{}, ctx.Err()
+	case hctx.Err() != nil:
+		return replay.Reply{}, fmt.Errorf("no answer to initialize within %s", u.src.opts.StartTimeout)
+	case err != nil:
+		return replay.Reply{}, err
+	case r.Error != nil || u.inited:
+		return r, nil
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(r.Result, &res)
+	u.conn.negotiated(res.ProtocolVersion)
+	u.inited = true
+	u.clientHello.Store(true)
+	return r, nil
+}
+
+// awaitingInitialized reports, once, that the client's
+// notifications/initialized is to be passed on. A client that sends it
+// before it has the answer to initialize waits here for that answer.
+func (u *upstream) awaitingInitialized() bool {
+	u.initMu.Lock()
+	defer u.initMu.Unlock()
+	return u.clientHello.Swap(false)
 }
 
 // clientCapabilities are those the live client declared in its

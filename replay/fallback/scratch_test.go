@@ -1,0 +1,115 @@
+package fallback_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/fallback"
+	"github.com/mcptape/mcptape/replay/mocktest"
+	"github.com/mcptape/mcptape/store"
+)
+
+// TestFallback_RecordsFromScratch: with nothing recorded (no SOURCE at
+// all, or an empty cassette), the live go-sdk client's own initialize goes
+// to server-everything, so the client meets the server's real serverInfo
+// and capabilities, not a made-up introduction naming mcpmock; the session
+// recorded starts with that handshake, and a replay of it alone gives the
+// client the same handshake and answers without the server.
+func TestFallback_RecordsFromScratch(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.db")
+	if err := store.Import(empty, &store.Tape{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		sources func(t *testing.T) []replay.Source
+	}{
+		{"no source", func(*testing.T) []replay.Source { return nil }},
+		{"empty cassette", func(t *testing.T) []replay.Source { return []replay.Source{mocktest.LoadCassette(t, empty)} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			db := filepath.Join(t.TempDir(), "new.db")
+			fb := newFallback(t, fallback.Options{Command: peertest.ServerEverything(t, "stdio"), Record: db, Stderr: io.Discard})
+			srv := mocktest.New(t, append(tc.sources(t), fb))
+			live := connect(ctx, t, srv.Transport())
+			liveInit := live.cs.InitializeResult()
+			liveEcho := live.call(ctx, t, "echo", map[string]any{"message": "from scratch"}, nil)
+			live.cs.Close()
+			srv.Close()
+			if err := fb.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			if liveInit.ServerInfo.Name != "mcp-servers/everything" || liveInit.Capabilities.Tools == nil {
+				t.Errorf("live handshake: serverInfo %+v, capabilities %+v; want server-everything's own", liveInit.ServerInfo, liveInit.Capabilities)
+			}
+			if liveEcho != "Echo: from scratch" {
+				t.Errorf("live echo: %q", liveEcho)
+			}
+			if st := fb.Stats(); st.Answered != 2 || len(st.Failed) != 0 {
+				t.Errorf("stats: %+v, want initialize and tools/call answered", st)
+			}
+			if r := srv.Report(); len(r.Unmatched) != 0 {
+				t.Errorf("unmatched: %+v", r.Unmatched)
+			}
+			all := sessions(t, db)
+			if len(all) != 1 {
+				t.Fatalf("new cassette has %d sessions, want 1", len(all))
+			}
+			info := all[0].Info
+			if !strings.Contains(string(info.Handshake.ClientInfo), `"host"`) || !strings.Contains(string(info.Handshake.ServerInfo), "mcp-servers/everything") {
+				t.Errorf("recorded handshake: client %s, server %s; want the live client's and the server's", info.Handshake.ClientInfo, info.Handshake.ServerInfo)
+			}
+			if methods := recordedMethods(all[0]); !strings.HasPrefix(methods, "initialize initialize notifications/initialized") {
+				t.Errorf("recorded frames: %s; want the client's initialize, its answer, then its initialized", methods)
+			}
+
+			srv2 := mocktest.New(t, []replay.Source{mocktest.LoadCassette(t, db)})
+			again := connect(ctx, t, srv2.Transport())
+			defer again.cs.Close()
+			if got := again.cs.InitializeResult().ServerInfo.Name; got != liveInit.ServerInfo.Name {
+				t.Errorf("replayed serverInfo %q, want %q", got, liveInit.ServerInfo.Name)
+			}
+			if got := again.call(ctx, t, "echo", map[string]any{"message": "from scratch"}, nil); got != liveEcho {
+				t.Errorf("replayed echo %q, want %q", got, liveEcho)
+			}
+		})
+	}
+}
+
+// recordedMethods lists a session's frames by method ("initialize
+// initialize …"), an answer named by the request it answers.
+func recordedMethods(s store.TapeSession) string {
+	asked := map[string]string{} // direction of the answer + id → method
+	var out []string
+	for _, m := range s.Messages {
+		var f struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(m.Frame, &f)
+		switch {
+		case f.Method != "" && f.ID != nil:
+			answerDir := store.S2C
+			if m.Dir == store.S2C {
+				answerDir = store.C2S
+			}
+			asked[answerDir.String()+string(f.ID)] = f.Method
+			out = append(out, f.Method)
+		case f.Method != "":
+			out = append(out, f.Method)
+		default:
+			out = append(out, asked[m.Dir.String()+string(f.ID)])
+		}
+	}
+	return strings.Join(out, " ")
+}
