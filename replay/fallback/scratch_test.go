@@ -4,12 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/fallback"
 	"github.com/mcptape/mcptape/replay/mocktest"
@@ -18,8 +24,9 @@ import (
 
 // TestFallback_RecordsFromScratch: with nothing recorded (no SOURCE at
 // all, or an empty cassette), the live go-sdk client's own initialize goes
-// to server-everything, so the client meets the server's real serverInfo
-// and capabilities, not a made-up introduction naming mcpmock; the session
+// to the real server (server-everything over stdio, the go-sdk server over
+// Streamable HTTP), so the client meets the server's real serverInfo and
+// capabilities, not a made-up introduction naming mcpmock; the session
 // recorded starts with that handshake, and a replay of it alone gives the
 // client the same handshake and answers without the server.
 func TestFallback_RecordsFromScratch(t *testing.T) {
@@ -27,33 +34,53 @@ func TestFallback_RecordsFromScratch(t *testing.T) {
 	if err := store.Import(empty, &store.Tape{}); err != nil {
 		t.Fatal(err)
 	}
+	everything := func(t *testing.T) fallback.Options {
+		return fallback.Options{Command: peertest.ServerEverything(t, "stdio"), Stderr: io.Discard}
+	}
+	goSDKHTTP := func(t *testing.T) fallback.Options {
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdk") }, nil)
+		real := httptest.NewServer(h)
+		t.Cleanup(real.Close)
+		u, _ := url.Parse(real.URL)
+		return fallback.Options{URL: u}
+	}
 	for _, tc := range []struct {
-		name    string
-		sources func(t *testing.T) []replay.Source
+		name       string
+		sources    func(t *testing.T) []replay.Source
+		server     func(t *testing.T) fallback.Options
+		serverName string
+		echoArgs   map[string]any
+		echoed     string
 	}{
-		{"no source", func(*testing.T) []replay.Source { return nil }},
-		{"empty cassette", func(t *testing.T) []replay.Source { return []replay.Source{mocktest.LoadCassette(t, empty)} }},
+		{"no source, stdio", func(*testing.T) []replay.Source { return nil }, everything,
+			"mcp-servers/everything", map[string]any{"message": "from scratch"}, "Echo: from scratch"},
+		{"empty cassette, stdio", func(t *testing.T) []replay.Source { return []replay.Source{mocktest.LoadCassette(t, empty)} }, everything,
+			"mcp-servers/everything", map[string]any{"message": "from scratch"}, "Echo: from scratch"},
+		{"no source, HTTP", func(*testing.T) []replay.Source { return nil }, goSDKHTTP,
+			"gosdk", map[string]any{"text": "from scratch"}, "from scratch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			db := filepath.Join(t.TempDir(), "new.db")
-			fb := newFallback(t, fallback.Options{Command: peertest.ServerEverything(t, "stdio"), Record: db, Stderr: io.Discard})
+			opts := tc.server(t)
+			opts.Record = db
+			fb := newFallback(t, opts)
 			srv := mocktest.New(t, append(tc.sources(t), fb))
 			live := connect(ctx, t, srv.Transport())
 			liveInit := live.cs.InitializeResult()
-			liveEcho := live.call(ctx, t, "echo", map[string]any{"message": "from scratch"}, nil)
+			liveEcho := live.call(ctx, t, "echo", tc.echoArgs, nil)
 			live.cs.Close()
 			srv.Close()
 			if err := fb.Close(); err != nil {
 				t.Fatal(err)
 			}
 
-			if liveInit.ServerInfo.Name != "mcp-servers/everything" || liveInit.Capabilities.Tools == nil {
-				t.Errorf("live handshake: serverInfo %+v, capabilities %+v; want server-everything's own", liveInit.ServerInfo, liveInit.Capabilities)
+			if liveInit.ServerInfo.Name != tc.serverName || liveInit.Capabilities.Tools == nil {
+				t.Errorf("live handshake: serverInfo %+v, capabilities %+v; want %s's own", liveInit.ServerInfo, liveInit.Capabilities, tc.serverName)
 			}
-			if liveEcho != "Echo: from scratch" {
-				t.Errorf("live echo: %q", liveEcho)
+			if liveEcho != tc.echoed {
+				t.Errorf("live echo: %q, want %q", liveEcho, tc.echoed)
 			}
 			if st := fb.Stats(); st.Answered != 2 || len(st.Failed) != 0 {
 				t.Errorf("stats: %+v, want initialize and tools/call answered", st)
@@ -66,7 +93,7 @@ func TestFallback_RecordsFromScratch(t *testing.T) {
 				t.Fatalf("new cassette has %d sessions, want 1", len(all))
 			}
 			info := all[0].Info
-			if !strings.Contains(string(info.Handshake.ClientInfo), `"host"`) || !strings.Contains(string(info.Handshake.ServerInfo), "mcp-servers/everything") {
+			if !strings.Contains(string(info.Handshake.ClientInfo), `"host"`) || !strings.Contains(string(info.Handshake.ServerInfo), tc.serverName) {
 				t.Errorf("recorded handshake: client %s, server %s; want the live client's and the server's", info.Handshake.ClientInfo, info.Handshake.ServerInfo)
 			}
 			if methods := recordedMethods(all[0]); !strings.HasPrefix(methods, "initialize initialize notifications/initialized") {
@@ -79,7 +106,7 @@ func TestFallback_RecordsFromScratch(t *testing.T) {
 			if got := again.cs.InitializeResult().ServerInfo.Name; got != liveInit.ServerInfo.Name {
 				t.Errorf("replayed serverInfo %q, want %q", got, liveInit.ServerInfo.Name)
 			}
-			if got := again.call(ctx, t, "echo", map[string]any{"message": "from scratch"}, nil); got != liveEcho {
+			if got := again.call(ctx, t, "echo", tc.echoArgs, nil); got != liveEcho {
 				t.Errorf("replayed echo %q, want %q", got, liveEcho)
 			}
 		})
