@@ -39,6 +39,9 @@ func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Req
 	if err == nil && !stateless(req) {
 		err = up.initialize(ctx, peer)
 	}
+	if err == nil {
+		up.awaitInitialized(ctx)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return replay.Reply{}, true // cancelled: no answer is written
@@ -96,15 +99,12 @@ func (ss *session) notify(req *replay.Request) bool {
 	}
 	switch req.Method {
 	case "notifications/roots/list_changed":
+		_ = up.conn.send(notification(req.Method, req.Params))
+		return true
 	case "notifications/initialized":
-		if !up.awaitingInitialized() {
-			return false
-		}
-	default:
-		return false
+		return up.passInitialized(req.Params)
 	}
-	_ = up.conn.send(notification(req.Method, req.Params))
-	return true
+	return false
 }
 
 // upstream returns the session's server session, starting it the first

@@ -63,7 +63,13 @@ type upstream struct {
 	initErr error
 	// clientHello: the handshake was the live client's own, whose
 	// notifications/initialized is still to be passed on (once).
-	clientHello atomic.Bool
+	// helloSent closes once it has been (or one of ours in its place):
+	// requests wait for it, so that the server gets them after it, as the
+	// client sent them, although the engine answers each on a goroutine
+	// of its own.
+	clientHello   atomic.Bool
+	helloSent     chan struct{}
+	helloSentOnce sync.Once
 
 	mu      sync.Mutex
 	pending map[string]*call // our request id → the live request
@@ -319,17 +325,50 @@ func (u *upstream) liveInitialize(ctx context.Context, peer replay.Peer, req *re
 	_ = json.Unmarshal(r.Result, &res)
 	u.conn.negotiated(res.ProtocolVersion)
 	u.inited = true
+	u.helloSent = make(chan struct{})
 	u.clientHello.Store(true)
 	return r, nil
 }
 
-// awaitingInitialized reports, once, that the client's
-// notifications/initialized is to be passed on. A client that sends it
-// before it has the answer to initialize waits here for that answer.
-func (u *upstream) awaitingInitialized() bool {
+// helloWait bounds how long a request waits for the client's
+// notifications/initialized before the fallback sends one in its place (a
+// client that never sends it, or whose notification an earlier source
+// took).
+const helloWait = 2 * time.Second
+
+// passInitialized passes the client's notifications/initialized on, once,
+// after a live handshake; it reports whether it did. A client that sends
+// it before it has the answer to initialize waits here for that answer.
+func (u *upstream) passInitialized(params json.RawMessage) bool {
 	u.initMu.Lock()
-	defer u.initMu.Unlock()
-	return u.clientHello.Swap(false)
+	pending := u.clientHello.Swap(false)
+	u.initMu.Unlock()
+	if !pending {
+		return false
+	}
+	_ = u.conn.send(notification("notifications/initialized", params))
+	u.helloSentOnce.Do(func() { close(u.helloSent) })
+	return true
+}
+
+// awaitInitialized holds a request until the client's
+// notifications/initialized has gone to the server, after a live
+// handshake; past helloWait it sends one itself.
+func (u *upstream) awaitInitialized(ctx context.Context) {
+	u.initMu.Lock()
+	sent := u.helloSent
+	u.initMu.Unlock()
+	if sent == nil {
+		return
+	}
+	t := time.NewTimer(helloWait)
+	defer t.Stop()
+	select {
+	case <-sent:
+	case <-ctx.Done():
+	case <-t.C:
+		u.passInitialized(nil)
+	}
 }
 
 // clientCapabilities are those the live client declared in its
