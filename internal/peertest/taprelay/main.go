@@ -32,6 +32,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/chunkfeed"
 	"github.com/mcptape/mcptape/internal/sse"
 	"github.com/mcptape/mcptape/store"
 )
@@ -88,7 +89,7 @@ func relay(c net.Conn, upstream string, w *store.Writer) {
 	}
 	defer func() { _ = s.End(store.EndInfo{Reason: store.EndEOF}) }()
 	methods := make(chan string, 64) // requests forwarded, for the response parser
-	c2s, s2c := newFeed(), newFeed()
+	c2s, s2c := chunkfeed.New(), chunkfeed.New()
 	var parsers sync.WaitGroup
 	parsers.Go(func() { parseRequests(c2s, s, methods) })
 	parsers.Go(func() { parseResponses(s2c, s, methods) })
@@ -105,13 +106,13 @@ func relay(c net.Conn, upstream string, w *store.Writer) {
 
 // pump copies src to dst, each chunk only after the parser has recorded
 // what it completes.
-func pump(dst, src net.Conn, f *feed) {
-	defer f.close()
+func pump(dst, src net.Conn, f *chunkfeed.Feed) {
+	defer f.Close()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			f.put(buf[:n])
+			f.Put(buf[:n])
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
@@ -125,32 +126,33 @@ func pump(dst, src net.Conn, f *feed) {
 	}
 }
 
-func parseRequests(f *feed, s *store.Session, methods chan<- string) {
+func parseRequests(f *chunkfeed.Feed, s *store.Session, methods chan<- string) {
 	defer close(methods)
+	defer f.Discard() // the pump never waits on a parser that stopped
 	br := bufio.NewReader(f)
 	for {
-		f.idleIfDrained(br)
 		req, err := http.ReadRequest(br)
 		if err != nil {
-			f.discard(br)
 			return
 		}
-		methods <- req.Method
+		select {
+		case methods <- req.Method:
+		default: // the response parser has stopped, or is far behind: it guesses
+		}
 		body, err := io.ReadAll(req.Body)
 		if len(body) > 0 {
 			s.Append(store.C2S, time.Now(), body, &store.HTTPMeta{Method: req.Method, Path: req.URL.RequestURI(), RequestHeader: req.Header, Stream: "post-body"})
 		}
 		if err != nil {
-			f.discard(br)
 			return
 		}
 	}
 }
 
-func parseResponses(f *feed, s *store.Session, methods <-chan string) {
+func parseResponses(f *chunkfeed.Feed, s *store.Session, methods <-chan string) {
+	defer f.Discard()
 	br := bufio.NewReader(f)
 	for {
-		f.idleIfDrained(br)
 		if _, err := br.Peek(1); err != nil {
 			return
 		}
@@ -164,7 +166,6 @@ func parseResponses(f *feed, s *store.Session, methods <-chan string) {
 		}
 		resp, err := http.ReadResponse(br, &http.Request{Method: method})
 		if err != nil {
-			f.discard(br)
 			return
 		}
 		meta := store.HTTPMeta{Method: method, Status: resp.StatusCode, ResponseHeader: resp.Header, Stream: "json"}
@@ -187,58 +188,7 @@ func parseResponses(f *feed, s *store.Session, methods <-chan string) {
 		}
 		resp.Body.Close()
 		if err != nil {
-			f.discard(br)
 			return
 		}
 	}
-}
-
-// feed hands the chunks of one direction to its parser and lets the pump
-// wait until the parser is done with a chunk: it asked for more, or it is
-// waiting on something else with nothing left unread.
-type feed struct {
-	chunks chan []byte
-	used   chan struct{}
-	cur    []byte
-	owed   bool // a chunk was taken and its use is not yet signalled
-}
-
-func newFeed() *feed { return &feed{chunks: make(chan []byte), used: make(chan struct{})} }
-
-func (f *feed) put(b []byte) {
-	f.chunks <- b
-	<-f.used
-}
-
-func (f *feed) close() { close(f.chunks) }
-
-func (f *feed) release() {
-	if f.owed {
-		f.owed = false
-		f.used <- struct{}{}
-	}
-}
-
-// idleIfDrained releases the pump when the parser has nothing buffered.
-func (f *feed) idleIfDrained(br *bufio.Reader) {
-	if br.Buffered() == 0 && len(f.cur) == 0 {
-		f.release()
-	}
-}
-
-// discard keeps the pump going after the parser gave up.
-func (f *feed) discard(br *bufio.Reader) { _, _ = io.Copy(io.Discard, br) }
-
-func (f *feed) Read(p []byte) (int, error) {
-	for len(f.cur) == 0 {
-		f.release()
-		b, ok := <-f.chunks
-		if !ok {
-			return 0, io.EOF
-		}
-		f.cur, f.owed = b, true
-	}
-	n := copy(p, f.cur)
-	f.cur = f.cur[n:]
-	return n, nil
 }
