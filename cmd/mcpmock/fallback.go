@@ -23,10 +23,13 @@ type fallbackOptions struct {
 	dashes    bool     // "--" was given, even with nothing after it
 	upstream  string
 	recordNew string
-	headers   multiFlag
-	header    http.Header // from headers, once checked
-	redact    multiFlag
-	url       *url.URL
+	// fresh: recordNew does not exist yet (go-vcr's "record once"): it is
+	// created, and not loaded when it is also a SOURCE.
+	fresh   bool
+	headers multiFlag
+	header  http.Header // from headers, once checked
+	redact  multiFlag
+	url     *url.URL
 }
 
 func (f *fallbackOptions) flags(fs *flag.FlagSet) {
@@ -91,6 +94,10 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 	} else if f.enabled() && strings.ToLower(filepath.Ext(o.sources[0])) == ".db" {
 		f.recordNew = o.sources[0]
 	}
+	if f.recordNew != "" {
+		_, err := os.Stat(f.recordNew)
+		f.fresh = errors.Is(err, os.ErrNotExist)
+	}
 	return nil
 }
 
@@ -100,11 +107,7 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 // goes to the server, and the file is created when the first session is
 // recorded. Any other missing SOURCE is an error, as without a fallback.
 func (f *fallbackOptions) startsEmpty(path string) bool {
-	if f.recordNew == "" || !cli.SamePath(path, f.recordNew) {
-		return false
-	}
-	_, err := os.Stat(path)
-	return errors.Is(err, os.ErrNotExist)
+	return f.fresh && cli.SamePath(path, f.recordNew)
 }
 
 func (f *fallbackOptions) enabled() bool { return f.dashes || f.upstream != "" }
@@ -125,7 +128,7 @@ func (f *fallbackOptions) source(s streams) (*fallback.Source, error) {
 	if f.recordNew == "" {
 		fmt.Fprintf(s.Err, "mcpmock: what %s answers is not recorded: the first SOURCE is no .db cassette (give --record-new CASSETTE)\n", f.target())
 	}
-	if f.startsEmpty(f.recordNew) {
+	if f.fresh {
 		fmt.Fprintf(s.Err, "mcpmock: %s does not exist yet: %s answers every request, recorded there for the next replay\n", f.recordNew, f.target())
 	}
 	return fallback.New(fallback.Options{Command: f.command, URL: f.url, Header: f.header, Redact: f.redact, Record: f.recordNew, Stderr: s.Err, Log: s.Err})
