@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,6 +209,39 @@ func TestServe_FallbackFromScratch(t *testing.T) {
 			t.Errorf("exit %d, stderr %q; want a failure naming %s", code, stderr, missing)
 		}
 	})
+}
+
+// TestServe_FallbackStandsInForInitialized: a host that never sends
+// notifications/initialized after a live handshake still has its request
+// answered by the go-sdk server, which gets a notifications/initialized
+// from mcpmock first, after the wait, as the cassette shows.
+func TestServe_FallbackStandsInForInitialized(t *testing.T) {
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	db := filepath.Join(t.TempDir(), "new.db")
+	noInitialized := strings.Join(slices.DeleteFunc(strings.SplitAfter(hostSession, "\n"), func(l string) bool {
+		return strings.Contains(l, "notifications/initialized")
+	}), "")
+	code, stdout, stderr := runWith(t, noInitialized, "serve", db, "--", server)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if echo := answerTo(t, stdout, "2"); !strings.Contains(echo, `"text":"recorded"`) {
+		t.Errorf("echo: %s", echo)
+	}
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []string
+	for _, m := range tape.Sessions[0].Messages {
+		var f struct{ Method string }
+		if err := json.Unmarshal(m.Frame, &f); err == nil && m.Dir == store.C2S {
+			sent = append(sent, f.Method)
+		}
+	}
+	if len(sent) < 3 || sent[0] != "initialize" || sent[1] != "notifications/initialized" {
+		t.Errorf("sent to the server: %q; want initialize, then notifications/initialized, then the calls", sent)
+	}
 }
 
 // A server that cannot start: the request gets an error saying so, the
