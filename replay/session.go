@@ -430,7 +430,13 @@ func (s *session) unmatched(ctx context.Context, req *Request, ex exchange) {
 		return
 	}
 	if req.Method == "server/discover" {
-		// Handshake-era recording: 2026-07-28 clients fall back to initialize.
+		// With nothing recorded, a live server (package fallback) says
+		// which era it speaks. Else the recording is of the handshake
+		// era: 2026-07-28 clients fall back to initialize, as they did
+		// when it was made.
+		if s.nothingRecorded() && s.handshakeLive(ctx, req, ex) {
+			return
+		}
 		_ = ex.reply(errorMessage(req.ID, &RPCError{Code: -32601, Message: "Method not found: server/discover"}), false)
 		return
 	}
@@ -484,8 +490,21 @@ func (s *session) introduce(req *Request, ex exchange, blankToo bool) bool {
 	return false
 }
 
-// handshakeLive lets a live server answer initialize (package fallback)
-// when no recording has anything to say about the handshake.
+// nothingRecorded says whether no source has a recorded lifecycle to keep:
+// every cassette is blank (about to be recorded from scratch), or there is
+// none.
+func (s *session) nothingRecorded() bool {
+	for _, src := range s.srcs {
+		if b, ok := src.(interface{ blankIntroduction() bool }); ok && !b.blankIntroduction() {
+			return false
+		}
+	}
+	return true
+}
+
+// handshakeLive lets a live server answer initialize or server/discover
+// (package fallback) when no recording has anything to say about the
+// handshake.
 func (s *session) handshakeLive(ctx context.Context, req *Request, ex exchange) bool {
 	for _, src := range s.srcs {
 		if l, ok := src.(LiveHandshaker); ok {

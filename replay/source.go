@@ -120,10 +120,10 @@ type SessionSource interface {
 }
 
 // LiveHandshaker is implemented by session sources that can take a
-// client's initialize to a live server (package fallback). The engine asks
-// one only when nothing answers initialize and no cassette has anything
-// recorded to introduce itself with (every SOURCE is empty, or there is
-// none): a recorded lifecycle always wins.
+// client's initialize or server/discover to a live server (package
+// fallback). The engine asks one only when nothing answers the request and
+// no cassette has anything recorded to introduce itself with (every SOURCE
+// is empty, or there is none): a recorded lifecycle always wins.
 type LiveHandshaker interface {
 	LiveHandshake(ctx context.Context, peer Peer, req *Request) (reply Reply, ok bool)
 }

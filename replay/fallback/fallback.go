@@ -6,10 +6,12 @@
 // "replay with new episodes", WireMock's proxying).
 //
 // Package replay never talks to a real server; this package is the one
-// place that does. It never answers initialize, server/discover or ping:
-// the session's lifecycle stays the recording's, and the real server is
-// introduced to the live client's protocol version and capabilities by a
-// handshake of the fallback's own.
+// place that does. It never answers initialize, server/discover or ping
+// while anything is recorded: the session's lifecycle stays the
+// recording's, and the real server is introduced to the live client's
+// protocol version and capabilities by a handshake of the fallback's own.
+// With nothing recorded (a cassette recorded from scratch), the engine
+// passes the live client's own handshake to it (replay.LiveHandshaker).
 //
 // Each client session gets its own server session, started on the first
 // request the fallback has to answer and ended when the client session

@@ -23,12 +23,17 @@ import (
 )
 
 // TestFallback_RecordsFromScratch: with nothing recorded (no SOURCE at
-// all, or an empty cassette), the live go-sdk client's own initialize goes
+// all, or an empty cassette), the live go-sdk client's own handshake goes
 // to the real server (server-everything over stdio, the go-sdk server over
-// Streamable HTTP), so the client meets the server's real serverInfo and
-// capabilities, not a made-up introduction naming mcpmock; the session
+// Streamable HTTP), so the client meets the server's real era, serverInfo
+// and capabilities, not a made-up introduction naming mcpmock; the session
 // recorded starts with that handshake, and a replay of it alone gives the
 // client the same handshake and answers without the server.
+//
+// The go-sdk client opens with server/discover. server-everything refuses
+// it and the go-sdk server in its default mode lists no 2026-07-28 among
+// its versions, so the client goes on to initialize; a stateless go-sdk
+// server speaks 2026-07-28, and the session stays in that era.
 func TestFallback_RecordsFromScratch(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "empty.db")
 	if err := store.Import(empty, &store.Tape{}); err != nil {
@@ -37,13 +42,20 @@ func TestFallback_RecordsFromScratch(t *testing.T) {
 	everything := func(t *testing.T) fallback.Options {
 		return fallback.Options{Command: peertest.ServerEverything(t, "stdio"), Stderr: io.Discard}
 	}
-	goSDKHTTP := func(t *testing.T) fallback.Options {
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdk") }, nil)
-		real := httptest.NewServer(h)
-		t.Cleanup(real.Close)
-		u, _ := url.Parse(real.URL)
-		return fallback.Options{URL: u}
+	goSDKHTTP := func(opts *mcp.StreamableHTTPOptions) func(t *testing.T) fallback.Options {
+		return func(t *testing.T) fallback.Options {
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdk") }, opts)
+			real := httptest.NewServer(h)
+			t.Cleanup(real.Close)
+			u, _ := url.Parse(real.URL)
+			return fallback.Options{URL: u}
+		}
 	}
+	none := func(*testing.T) []replay.Source { return nil }
+	const (
+		handshake = "server/discover server/discover initialize initialize notifications/initialized tools/call"
+		stateless = "server/discover server/discover tools/call tools/call"
+	)
 	for _, tc := range []struct {
 		name       string
 		sources    func(t *testing.T) []replay.Source
@@ -51,13 +63,18 @@ func TestFallback_RecordsFromScratch(t *testing.T) {
 		serverName string
 		echoArgs   map[string]any
 		echoed     string
+		version    string // what the live client ends up speaking
+		recorded   string // the new session's first frames, by method
+		answered   int    // requests the server answered
 	}{
-		{"no source, stdio", func(*testing.T) []replay.Source { return nil }, everything,
-			"mcp-servers/everything", map[string]any{"message": "from scratch"}, "Echo: from scratch"},
+		{"no source, stdio", none, everything,
+			"mcp-servers/everything", map[string]any{"message": "from scratch"}, "Echo: from scratch", "2025-11-25", handshake, 3},
 		{"empty cassette, stdio", func(t *testing.T) []replay.Source { return []replay.Source{mocktest.LoadCassette(t, empty)} }, everything,
-			"mcp-servers/everything", map[string]any{"message": "from scratch"}, "Echo: from scratch"},
-		{"no source, HTTP", func(*testing.T) []replay.Source { return nil }, goSDKHTTP,
-			"gosdk", map[string]any{"text": "from scratch"}, "from scratch"},
+			"mcp-servers/everything", map[string]any{"message": "from scratch"}, "Echo: from scratch", "2025-11-25", handshake, 3},
+		{"no source, HTTP", none, goSDKHTTP(nil),
+			"gosdk", map[string]any{"text": "from scratch"}, "from scratch", "2025-11-25", handshake, 3},
+		{"no source, stateless HTTP", none, goSDKHTTP(&mcp.StreamableHTTPOptions{Stateless: true}),
+			"gosdk", map[string]any{"text": "from scratch"}, "from scratch", "2026-07-28", stateless, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -82,8 +99,11 @@ func TestFallback_RecordsFromScratch(t *testing.T) {
 			if liveEcho != tc.echoed {
 				t.Errorf("live echo: %q, want %q", liveEcho, tc.echoed)
 			}
-			if st := fb.Stats(); st.Answered != 2 || len(st.Failed) != 0 {
-				t.Errorf("stats: %+v, want initialize and tools/call answered", st)
+			if v := liveInit.ProtocolVersion; v != tc.version {
+				t.Errorf("the live client speaks %s, want %s", v, tc.version)
+			}
+			if st := fb.Stats(); st.Answered != tc.answered || len(st.Failed) != 0 {
+				t.Errorf("stats: %+v, want %d answered (the handshake's requests and tools/call)", st, tc.answered)
 			}
 			if r := srv.Report(); len(r.Unmatched) != 0 {
 				t.Errorf("unmatched: %+v", r.Unmatched)
@@ -96,15 +116,15 @@ func TestFallback_RecordsFromScratch(t *testing.T) {
 			if !strings.Contains(string(info.Handshake.ClientInfo), `"host"`) || !strings.Contains(string(info.Handshake.ServerInfo), tc.serverName) {
 				t.Errorf("recorded handshake: client %s, server %s; want the live client's and the server's", info.Handshake.ClientInfo, info.Handshake.ServerInfo)
 			}
-			if methods := recordedMethods(all[0]); !strings.HasPrefix(methods, "initialize initialize notifications/initialized") {
-				t.Errorf("recorded frames: %s; want the client's initialize, its answer, then its initialized", methods)
+			if methods := recordedMethods(all[0]); !strings.HasPrefix(methods, tc.recorded) {
+				t.Errorf("recorded frames: %s\nwant them to start with the client's own handshake: %s", methods, tc.recorded)
 			}
 
 			srv2 := mocktest.New(t, []replay.Source{mocktest.LoadCassette(t, db)})
 			again := connect(ctx, t, srv2.Transport())
 			defer again.cs.Close()
-			if got := again.cs.InitializeResult().ServerInfo.Name; got != liveInit.ServerInfo.Name {
-				t.Errorf("replayed serverInfo %q, want %q", got, liveInit.ServerInfo.Name)
+			if got := again.cs.InitializeResult(); got.ServerInfo.Name != liveInit.ServerInfo.Name || got.ProtocolVersion != liveInit.ProtocolVersion {
+				t.Errorf("replayed serverInfo %q, version %s; want %q, %s", got.ServerInfo.Name, got.ProtocolVersion, liveInit.ServerInfo.Name, liveInit.ProtocolVersion)
 			}
 			if got := again.call(ctx, t, "echo", tc.echoArgs, nil); got != liveEcho {
 				t.Errorf("replayed echo %q, want %q", got, liveEcho)

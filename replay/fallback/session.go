@@ -64,15 +64,21 @@ func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Req
 }
 
 // LiveHandshake implements replay.LiveHandshaker. With nothing recorded to
-// answer initialize (the cassette is empty, or there is none), the live
-// client's own initialize goes to the server, as it is: the client meets
-// the server's real version, capabilities and serverInfo, and the session
-// recorded starts with the client's real handshake, ready to replay.
+// answer initialize or server/discover (the cassette is empty, or there is
+// none), the live client's own goes to the server, as it is: the client
+// meets the server's real era, version, capabilities and serverInfo, and
+// the session recorded starts with the client's real handshake, ready to
+// replay. A server of the handshake era refuses server/discover, and the
+// client goes on to initialize, as it would without mcpmock.
 func (ss *session) LiveHandshake(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, bool) {
 	up, err := ss.upstream()
 	var r replay.Reply
 	if err == nil {
-		r, err = up.liveInitialize(ctx, peer, req)
+		if req.Method == "server/discover" {
+			r, err = up.forwardFirst(ctx, peer, req)
+		} else {
+			r, err = up.liveInitialize(ctx, peer, req)
+		}
 	}
 	switch {
 	case ctx.Err() != nil:

@@ -306,18 +306,9 @@ func (u *upstream) liveInitialize(ctx context.Context, peer replay.Peer, req *re
 	if u.initErr != nil {
 		return replay.Reply{}, u.initErr
 	}
-	hctx, cancel := context.WithTimeout(ctx, u.src.opts.StartTimeout)
-	defer cancel()
-	r, err := u.forward(hctx, peer, req)
-	switch {
-	case ctx.Err() != nil:
-		return replay.Reply{}, ctx.Err()
-	case hctx.Err() != nil:
-		return replay.Reply{}, fmt.Errorf("no answer to initialize within %s", u.src.opts.StartTimeout)
-	case err != nil:
-		return replay.Reply{}, err
-	case r.Error != nil || u.inited:
-		return r, nil
+	r, err := u.forwardFirst(ctx, peer, req)
+	if err != nil || r.Error != nil || u.inited {
+		return r, err
 	}
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
@@ -328,6 +319,22 @@ func (u *upstream) liveInitialize(ctx context.Context, peer replay.Peer, req *re
 	u.helloSent = make(chan struct{})
 	u.clientHello.Store(true)
 	return r, nil
+}
+
+// forwardFirst forwards a request that opens the live session (the live
+// client's initialize or server/discover), bounded by StartTimeout: a
+// server that does not answer it is not going to.
+func (u *upstream) forwardFirst(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, error) {
+	hctx, cancel := context.WithTimeout(ctx, u.src.opts.StartTimeout)
+	defer cancel()
+	r, err := u.forward(hctx, peer, req)
+	switch {
+	case ctx.Err() != nil:
+		return replay.Reply{}, ctx.Err()
+	case hctx.Err() != nil:
+		return replay.Reply{}, fmt.Errorf("no answer to %s within %s", req.Method, u.src.opts.StartTimeout)
+	}
+	return r, err
 }
 
 // helloWait bounds how long a request waits for the client's
