@@ -98,6 +98,14 @@ func (p *peer) ClientHello() json.RawMessage {
 	return p.s.hello
 }
 
+// InputSchema implements ToolSchemas: a tool's inputSchema from the
+// first source that lists it, for a source that passes a 2026-07-28
+// tools/call on over HTTP (package fallback) and must send its
+// Mcp-Param-* headers.
+func (p *peer) InputSchema(tool string) (json.RawMessage, bool) {
+	return p.s.srv.inputSchema(tool)
+}
+
 type nopExchange struct{}
 
 func (nopExchange) send([]byte) error        { return nil }

@@ -147,7 +147,9 @@ type ClientHello interface {
 // (a script's tools, a cassette's recorded tools/list answers): the
 // inputSchema of a tool by name, for the check of a 2026-07-28
 // tools/call's Mcp-Param-* headers, which the schema's x-mcp-header
-// marks ask for.
+// marks ask for. The engine's Peer implements it too, over every source:
+// a source that passes a tools/call on to a real server over HTTP needs
+// the headers as well.
 type ToolSchemas interface {
 	InputSchema(tool string) (json.RawMessage, bool)
 }

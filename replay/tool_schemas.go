@@ -60,17 +60,24 @@ func (s *Server) paramHeadersOf(tool string) []mcphttp.ParamHeader {
 		return params
 	}
 	var params []mcphttp.ParamHeader
-	for _, src := range s.sources {
-		if ts, ok := src.(ToolSchemas); ok {
-			if schema, ok := ts.InputSchema(tool); ok {
-				params, _ = mcphttp.ParamHeaders(schema)
-				break
-			}
-		}
+	if schema, ok := s.inputSchema(tool); ok {
+		params, _ = mcphttp.ParamHeaders(schema)
 	}
 	if ph.tools == nil {
 		ph.tools = map[string][]mcphttp.ParamHeader{}
 	}
 	ph.tools[tool] = params
 	return params
+}
+
+// inputSchema is a tool's inputSchema from the first source that lists it.
+func (s *Server) inputSchema(tool string) (json.RawMessage, bool) {
+	for _, src := range s.sources {
+		if ts, ok := src.(ToolSchemas); ok {
+			if schema, ok := ts.InputSchema(tool); ok {
+				return schema, true
+			}
+		}
+	}
+	return nil, false
 }

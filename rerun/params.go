@@ -25,27 +25,25 @@ type toolSchemas map[string][]mcphttp.ParamHeader
 // result leaves ts as it is.
 func (ts toolSchemas) with(frame []byte) toolSchemas {
 	var r struct {
-		Result struct {
-			Tools []struct {
-				Name        string          `json:"name"`
-				InputSchema json.RawMessage `json:"inputSchema"`
-			} `json:"tools"`
-		} `json:"result"`
+		Result json.RawMessage `json:"result"`
 	}
-	if json.Unmarshal(frame, &r) != nil || len(r.Result.Tools) == 0 {
+	if json.Unmarshal(frame, &r) != nil {
+		return ts
+	}
+	listed := mcphttp.ListedTools(r.Result)
+	if len(listed) == 0 {
 		return ts
 	}
 	out := maps.Clone(ts)
 	if out == nil {
 		out = toolSchemas{}
 	}
-	for _, t := range r.Result.Tools {
-		ps, err := mcphttp.ParamHeaders(t.InputSchema)
-		if err != nil || len(t.InputSchema) == 0 {
+	for _, t := range listed {
+		if !t.Usable {
 			delete(out, t.Name)
 			continue
 		}
-		out[t.Name] = ps
+		out[t.Name] = t.Params
 	}
 	return out
 }

@@ -37,6 +37,37 @@ func ParamHeaders(inputSchema []byte) ([]ParamHeader, error) {
 	return w.out, nil
 }
 
+// ListedTool is one tool of a tools/list result, as a client of
+// 2026-07-28 reads it for its Mcp-Param-* headers.
+type ListedTool struct {
+	Name   string
+	Params []ParamHeader
+	// Usable is false for a tool without an inputSchema or whose
+	// x-mcp-header marks break the spec's constraints: a conforming
+	// client drops it from the list, and so knows nothing of its headers.
+	Usable bool
+}
+
+// ListedTools reads the tools of a tools/list result. A result that is
+// not a tool list gives none.
+func ListedTools(result json.RawMessage) []ListedTool {
+	var r struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return nil
+	}
+	out := make([]ListedTool, 0, len(r.Tools))
+	for _, t := range r.Tools {
+		ps, err := ParamHeaders(t.InputSchema)
+		out = append(out, ListedTool{Name: t.Name, Params: ps, Usable: err == nil && len(t.InputSchema) > 0})
+	}
+	return out
+}
+
 type paramWalk struct {
 	out  []ParamHeader
 	seen map[string]string // lower-case header name → its property path

@@ -118,3 +118,34 @@ func TestSetParams(t *testing.T) {
 		}
 	}
 }
+
+func TestListedTools(t *testing.T) {
+	tests := []struct {
+		name, result string
+		want         []string // "name usable Header=path"
+	}{
+		{"marks read", `{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}}]}`,
+			[]string{"a true Region=r"}},
+		{"no marks", `{"tools":[{"name":"b","inputSchema":{"type":"object"}}]}`, []string{"b true"}},
+		{"no inputSchema", `{"tools":[{"name":"c"}]}`, []string{"c false"}},
+		{"a mark on a number", `{"tools":[{"name":"d","inputSchema":{"type":"object","properties":{"n":{"type":"number","x-mcp-header":"N"}}}}]}`,
+			[]string{"d false"}},
+		{"not a tool list", `{"content":[]}`, nil},
+		{"not JSON", `{`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, lt := range ListedTools([]byte(tt.result)) {
+				s := lt.Name + " " + map[bool]string{true: "true", false: "false"}[lt.Usable]
+				for _, p := range lt.Params {
+					s += " " + p.Name + "=" + strings.Join(p.Path, ".")
+				}
+				got = append(got, s)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("ListedTools(%s) = %q, want %q", tt.result, got, tt.want)
+			}
+		})
+	}
+}

@@ -86,7 +86,11 @@ func (c *httpConn) negotiated(v string) {
 
 // send POSTs one message and takes in what the server answers. It returns
 // once the answer is read (JSON) or its event stream is open (read on).
-func (c *httpConn) send(frame []byte) error {
+func (c *httpConn) send(frame []byte) error { return c.request(frame, nil) }
+
+// request is send with the Mcp-Param-* headers a 2026-07-28 tools/call
+// carries.
+func (c *httpConn) request(frame []byte, params []mcphttp.ParamHeader) error {
 	sum := jsonrpc.Classify(frame)
 	ctx, done := c.ctx, func() {}
 	if sum.Kind == jsonrpc.Request {
@@ -99,7 +103,9 @@ func (c *httpConn) send(frame []byte) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	mcphttp.SetStateless(req.Header, frame, sum.Method)
+	if mcphttp.SetStateless(req.Header, frame, sum.Method) {
+		mcphttp.SetParams(req.Header, frame, params)
+	}
 	c.tap.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: c.path, Stream: "post-body", StreamID: stream})
 	resp, err := c.client.Do(req)
 	if err != nil {

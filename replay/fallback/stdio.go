@@ -3,6 +3,7 @@ package fallback
 import (
 	"context"
 	"fmt"
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"io"
 	"strings"
 	"sync"
@@ -61,6 +62,9 @@ func exitError(startErr error, end store.EndInfo, stderr string) error {
 // exitWait bounds how long a failed send waits to learn how the server
 // went.
 const exitWait = 5 * time.Second
+
+// request sends a request of ours: stdio has no headers for params.
+func (c *stdioConn) request(f []byte, _ []mcphttp.ParamHeader) error { return c.send(f) }
 
 func (c *stdioConn) send(f []byte) error {
 	err := c.child.Send(f)

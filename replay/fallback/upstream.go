@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,10 @@ import (
 // send may be called from many goroutines at once; close once, last.
 type conn interface {
 	send(frame []byte) error
+	// request sends a request of ours. params are the Mcp-Param-*
+	// headers a 2026-07-28 tools/call carries over HTTP, read from the
+	// frame's arguments; stdio has no headers.
+	request(frame []byte, params []mcphttp.ParamHeader) error
 	// negotiated gives the protocol version the handshake agreed on (HTTP
 	// sends it as a header from then on).
 	negotiated(version string)
@@ -73,7 +78,10 @@ type upstream struct {
 
 	mu      sync.Mutex
 	pending map[string]*call // our request id → the live request
-	last    replay.Peer      // the peer of the latest live request, for session-level traffic
+	// tools are what the server's tools/list answers said of each
+	// tool's Mcp-Param-* headers, for the tools/call that follow.
+	tools   map[string][]mcphttp.ParamHeader
+	last    replay.Peer // the peer of the latest live request, for session-level traffic
 	closing bool
 	wg      sync.WaitGroup // goroutines of ours: sends, server requests
 
@@ -414,9 +422,10 @@ func (u *upstream) forward(ctx context.Context, peer replay.Peer, req *replay.Re
 	// The progressToken goes as the live client wrote it, so the server's
 	// progress notifications already carry the live token.
 	frame := request(n, req.Method, req.Params)
+	params := u.paramHeaders(peer, req)
 	failed := make(chan error, 1)
 	u.goroutine(func() {
-		if err := u.conn.send(frame); err != nil {
+		if err := u.conn.request(frame, params); err != nil {
 			failed <- err
 		}
 	})
@@ -427,6 +436,9 @@ func (u *upstream) forward(ctx context.Context, peer replay.Peer, req *replay.Re
 		}
 		if a.err != nil {
 			return replay.Reply{Error: a.err}, nil
+		}
+		if req.Method == "tools/list" {
+			u.learnTools(a.result)
 		}
 		return replay.Reply{Result: a.result}, nil
 	case err := <-failed:
@@ -446,6 +458,52 @@ func (u *upstream) forward(ctx context.Context, peer replay.Peer, req *replay.Re
 		}
 		return replay.Reply{}, ctx.Err()
 	}
+}
+
+// learnTools keeps what a tools/list answer says of each tool's
+// Mcp-Param-* headers; a tool a conforming client would drop is forgotten.
+func (u *upstream) learnTools(result json.RawMessage) {
+	listed := mcphttp.ListedTools(result)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, t := range listed {
+		if !t.Usable {
+			delete(u.tools, t.Name)
+			continue
+		}
+		if u.tools == nil {
+			u.tools = map[string][]mcphttp.ParamHeader{}
+		}
+		u.tools[t.Name] = t.Params
+	}
+}
+
+// paramHeaders are the Mcp-Param-* headers a 2026-07-28 tools/call
+// carries, as a client works them out: from the server's own tools/list
+// answers this session passed on, else from the tools the recording (or
+// script) lists, which the live client may have been answered from.
+// Without either, none: the server then refuses a call that needs them,
+// as it would refuse the client's.
+func (u *upstream) paramHeaders(peer replay.Peer, req *replay.Request) []mcphttp.ParamHeader {
+	if req.Method != "tools/call" || !stateless(req) {
+		return nil
+	}
+	var p struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
+	u.mu.Lock()
+	ps, ok := u.tools[p.Name]
+	u.mu.Unlock()
+	if ok {
+		return ps
+	}
+	if ts, ok := peer.(replay.ToolSchemas); ok {
+		if schema, ok := ts.InputSchema(p.Name); ok {
+			ps, _ = mcphttp.ParamHeaders(schema)
+		}
+	}
+	return ps
 }
 
 // receive routes one message from the server. related is the id of ours
