@@ -15,6 +15,7 @@ import (
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/internal/sse"
+	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -66,7 +67,7 @@ func startHTTP(o Options, t *tape, receive func([]byte), failed func(id, reason 
 		tr.DisableCompression = true // keep the bytes as the server sent them
 		client = &http.Client{Transport: tr}
 	}
-	if isLegacy(o.URL) {
+	if recorder.IsLegacyURL(o.URL) {
 		return startLegacy(o, t, client, receive, failed)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -395,7 +395,7 @@ func transportOf(o Options) string {
 	switch {
 	case o.URL != nil && isWebSocket(o.URL):
 		return store.TransportWebSocket
-	case o.URL != nil && isLegacy(o.URL):
+	case o.URL != nil && recorder.IsLegacyURL(o.URL):
 		return store.TransportLegacySSE
 	case o.URL != nil:
 		return store.TransportHTTP

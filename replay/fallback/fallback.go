@@ -1,9 +1,10 @@
 // Package fallback is the part of mcpmock that talks to a real MCP server:
 // a replay.Source, layered after the cassettes and scripts, that passes the
 // requests none of them answered to a real server (a child process over
-// stdio, or a Streamable HTTP URL) and records what it exchanged with it as
-// a new session of a cassette, which later replays answer from (go-vcr's
-// "replay with new episodes", WireMock's proxying).
+// stdio, a Streamable HTTP URL, or a 2024-11-05 HTTP+SSE one) and records
+// what it exchanged with it as a new session of a cassette, which later
+// replays answer from (go-vcr's "replay with new episodes", WireMock's
+// proxying).
 //
 // Package replay never talks to a real server; this package is the one
 // place that does. It never answers initialize, server/discover or ping
@@ -42,7 +43,8 @@ const Version = "0.1"
 type Options struct {
 	// Command is a stdio server: program and arguments. Or:
 	Command []string
-	// URL is a Streamable HTTP endpoint.
+	// URL is a Streamable HTTP endpoint, or a 2024-11-05 HTTP+SSE one
+	// when its path ends in /sse (recorder.IsLegacyURL).
 	URL *url.URL
 	// Header is added to every HTTP request (credentials); it is not
 	// recorded.

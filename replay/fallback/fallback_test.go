@@ -133,18 +133,42 @@ func sessions(t *testing.T, path string) []store.TapeSession {
 	return tape.Sessions
 }
 
-// TestFallback_ServerEverythingStdio: the shipped cassette lacks get-sum
-// 5+7 and a long-running operation of two steps; server-everything
-// answers them (progress, and its roots/list question to the live client,
-// passing through), the cassette grows by one session, and a second
-// replay answers them from it alone.
-func TestFallback_ServerEverythingStdio(t *testing.T) {
+// TestFallback_ServerEverything: the shipped cassette lacks get-sum 5+7
+// and a long-running operation of two steps; server-everything (over
+// stdio, and over the 2024-11-05 HTTP+SSE transport) answers them
+// (progress, and its roots/list question to the live client, passing
+// through), the cassette grows by one session, and a second replay
+// answers them from it alone.
+func TestFallback_ServerEverything(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		server    func(t *testing.T) fallback.Options
+		transport string
+		upstream  string // in the new session's info
+	}{
+		{"stdio", func(t *testing.T) fallback.Options {
+			return fallback.Options{Command: peertest.ServerEverything(t, "stdio"), Stderr: io.Discard}
+		}, store.TransportStdio, "server-everything"},
+		{"legacy HTTP+SSE", func(t *testing.T) fallback.Options {
+			u, err := url.Parse(peertest.EverythingHTTP(t, "sse") + "/sse")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fallback.Options{URL: u}
+		}, store.TransportLegacySSE, "/sse"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testFallbackEverything(t, tc.server(t), tc.transport, tc.upstream) })
+	}
+}
+
+func testFallbackEverything(t *testing.T, opts fallback.Options, transport, upstream string) {
 	db := copyCassette(t, "everything-stdio.db")
 	before := len(sessions(t, db))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
-	fb := newFallback(t, fallback.Options{Command: peertest.ServerEverything(t, "stdio"), Record: db, Stderr: io.Discard})
+	opts.Record = db
+	fb := newFallback(t, opts)
 	srv := mocktest.New(t, []replay.Source{mocktest.LoadCassette(t, db), fb})
 	c := connect(ctx, t, srv.Transport())
 	scenario := func(c *client) []string {
@@ -189,7 +213,7 @@ func TestFallback_ServerEverythingStdio(t *testing.T) {
 		t.Fatalf("cassette has %d sessions, want %d", len(all), before+1)
 	}
 	added := all[len(all)-1].Info
-	if added.Transport != store.TransportStdio || !strings.Contains(added.Upstream, "server-everything") ||
+	if added.Transport != transport || !strings.Contains(added.Upstream, upstream) ||
 		added.Handshake.ProtocolVersion != "2025-11-25" || !strings.Contains(string(added.Handshake.ServerInfo), "mcp-servers/everything") ||
 		!strings.Contains(string(added.Handshake.ClientInfo), "mcpmock") || added.End == nil {
 		t.Errorf("new session's info: %+v", added)

@@ -47,13 +47,19 @@ type httpConn struct {
 	aborts  map[string]context.CancelFunc // our request id → what closes its POST
 }
 
-func startHTTP(o Options, tap recorder.Tap, receive func([]byte, string), failed func(string, error)) *httpConn {
-	client := o.HTTPClient
-	if client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.DisableCompression = true // record the bytes as the server sent them
-		client = &http.Client{Transport: tr}
+// httpClient is Options.HTTPClient, or one that keeps the bytes as the
+// server sent them.
+func httpClient(o Options) *http.Client {
+	if o.HTTPClient != nil {
+		return o.HTTPClient
 	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableCompression = true // record the bytes as the server sent them
+	return &http.Client{Transport: tr}
+}
+
+func startHTTP(o Options, tap recorder.Tap, receive func([]byte, string), failed func(string, error)) *httpConn {
+	client := httpClient(o)
 	// Not the session's context: close still has a DELETE to send.
 	ctx, cancel := context.WithCancel(context.Background())
 	path := recorder.NewHTTPRedactor(o.Redact).PathQuery(o.URL)

@@ -3,12 +3,12 @@ package fallback
 import (
 	"context"
 	"fmt"
-	"github.com/mcptape/mcptape/internal/mcphttp"
 	"io"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )

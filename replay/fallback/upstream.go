@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcptape/mcptape/internal/mcphttp"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/store"
@@ -121,7 +121,10 @@ func (s *Source) start() (*upstream, error) {
 	var tap recorder.Tap = nopTap{}
 	if s.w != nil {
 		transport := store.TransportStdio
-		if s.opts.URL != nil {
+		switch {
+		case s.opts.URL != nil && recorder.IsLegacyURL(s.opts.URL):
+			transport = store.TransportLegacySSE
+		case s.opts.URL != nil:
 			transport = store.TransportHTTP
 		}
 		u.rec = &sessionTap{src: s, info: store.SessionInfo{
@@ -133,9 +136,12 @@ func (s *Source) start() (*upstream, error) {
 		c   conn
 		err error
 	)
-	if s.opts.URL != nil {
+	switch {
+	case s.opts.URL != nil && recorder.IsLegacyURL(s.opts.URL):
+		c, err = startLegacy(s.opts, tap, u.receive, u.lost)
+	case s.opts.URL != nil:
 		c = startHTTP(s.opts, tap, u.receive, u.fail)
-	} else {
+	default:
 		c, err = startStdio(s.opts, tap, u.receive, u.lost)
 	}
 	if err != nil {
