@@ -91,6 +91,26 @@ func (p *peer) ProtocolVersion() string {
 	return p.s.version
 }
 
+// AwaitTurn implements Sequencer.
+func (p *peer) AwaitTurn(ctx context.Context) error {
+	if p.req.turn == nil || p.req.turn.prev == nil {
+		return nil
+	}
+	select {
+	case <-p.req.turn.prev:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Passed implements Sequencer.
+func (p *peer) Passed() {
+	if p.req.turn != nil {
+		p.req.turn.pass()
+	}
+}
+
 // ClientHello implements ClientHello.
 func (p *peer) ClientHello() json.RawMessage {
 	p.s.mu.Lock()

@@ -65,8 +65,11 @@ type session struct {
 	// message (the acknowledgement).
 	pendingListen [][]byte
 	waiters       map[string]chan callReply // our request id → reply
-	version       string
-	hello         json.RawMessage // the initialize params (ClientHello)
+	// lastTurn is the turn of the latest message handed to sources that
+	// may block (see Sequencer).
+	lastTurn chan struct{}
+	version  string
+	hello    json.RawMessage // the initialize params (ClientHello)
 
 	closeOnce sync.Once
 }
@@ -230,9 +233,11 @@ func (s *session) notification(req *Request, ex exchange) {
 		}
 		// A source that may block: ask it and the rest off this goroutine.
 		rest := s.srcs[i:]
+		s.takeTurn(req)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer req.turn.pass()
 			for _, src := range rest {
 				if r, ok := src.Answer(s.ctx, &peer{s: s, ex: nopExchange{}, req: req}, req); ok {
 					s.sendAfter(r.After)
@@ -281,10 +286,12 @@ func (s *session) request(req *Request, ex exchange) {
 				s.initializing = mine
 			}
 			s.mu.Unlock()
+			s.takeTurn(req)
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
 				defer end()
+				defer req.turn.pass()
 				if mine != nil {
 					defer close(mine)
 				} else if before != nil {
@@ -322,6 +329,27 @@ func (s *session) request(req *Request, ex exchange) {
 	}
 	s.unmatched(ctx, req, ex)
 	end()
+}
+
+// turn is a message's place in the order its session hands messages to
+// sources that may block: it may go once prev has closed, and closes mine
+// once it has been passed on or handled.
+type turn struct {
+	prev <-chan struct{} // nil for the session's first
+	mine chan struct{}
+	once sync.Once
+}
+
+func (t *turn) pass() { t.once.Do(func() { close(t.mine) }) }
+
+// takeTurn gives req the next place in the order, on the reading
+// goroutine: the order the client sent in.
+func (s *session) takeTurn(req *Request) {
+	t := &turn{mine: make(chan struct{})}
+	s.mu.Lock()
+	t.prev, s.lastTurn = s.lastTurn, t.mine
+	s.mu.Unlock()
+	req.turn = t
 }
 
 // answerFrom asks sources in turn, on a goroutine of its own.

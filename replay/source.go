@@ -26,6 +26,8 @@ type Request struct {
 	Params json.RawMessage
 	// Frame is the exact bytes received.
 	Frame []byte
+
+	turn *turn // its place among the messages handed to sources that may block
 }
 
 // ProgressToken returns the JSON text of params._meta.progressToken, or nil.
@@ -126,6 +128,22 @@ type SessionSource interface {
 // is empty, or there is none): a recorded lifecycle always wins.
 type LiveHandshaker interface {
 	LiveHandshake(ctx context.Context, peer Peer, req *Request) (reply Reply, ok bool)
+}
+
+// Sequencer is implemented by the engine's Peer, for sources that pass a
+// client's messages on to a live server (package fallback). The engine
+// asks such a source on a goroutine per message, so without it messages
+// could reach the server in another order than the client sent them: a
+// request before the notifications/initialized that preceded it, two
+// pipelined calls swapped.
+type Sequencer interface {
+	// AwaitTurn returns once every message the client sent before this
+	// one, of those handed to sources that may block, has been passed on
+	// or fully handled; or with ctx's error when ctx ends first.
+	AwaitTurn(ctx context.Context) error
+	// Passed says this message has been passed on, so that the next may
+	// go. The engine says it itself once the message has been handled.
+	Passed()
 }
 
 // SessionCloser is implemented by session sources that hold something

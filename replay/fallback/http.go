@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"time"
@@ -92,11 +93,12 @@ func (c *httpConn) negotiated(v string) {
 
 // send POSTs one message and takes in what the server answers. It returns
 // once the answer is read (JSON) or its event stream is open (read on).
-func (c *httpConn) send(frame []byte) error { return c.request(frame, nil) }
+func (c *httpConn) send(frame []byte) error { return c.request(frame, nil, nil) }
 
 // request is send with the Mcp-Param-* headers a 2026-07-28 tools/call
-// carries.
-func (c *httpConn) request(frame []byte, params []mcphttp.ParamHeader) error {
+// carries; written is called once the POST has been written, before its
+// answer (which a long call may keep a while).
+func (c *httpConn) request(frame []byte, params []mcphttp.ParamHeader, written func()) error {
 	sum := jsonrpc.Classify(frame)
 	ctx, done := c.ctx, func() {}
 	if sum.Kind == jsonrpc.Request {
@@ -106,6 +108,14 @@ func (c *httpConn) request(frame []byte, params []mcphttp.ParamHeader) error {
 	if err != nil {
 		done()
 		return err
+	}
+	if written != nil {
+		var once sync.Once
+		wrote := func() { once.Do(written) }
+		defer wrote() // also when it could not be written
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) { wrote() },
+		}))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

@@ -40,8 +40,15 @@ func startLegacy(o Options, tap recorder.Tap, receive func([]byte, string), lost
 func (c *legacyConn) send(frame []byte) error { return c.c.Post(frame) }
 
 // request sends a request of ours: the 2024-11-05 transport has no
-// headers for params.
-func (c *legacyConn) request(frame []byte, _ []mcphttp.ParamHeader) error { return c.c.Post(frame) }
+// headers for params. The POST is answered 202 as soon as the server has
+// the message.
+func (c *legacyConn) request(frame []byte, _ []mcphttp.ParamHeader, written func()) error {
+	err := c.c.Post(frame)
+	if written != nil {
+		written()
+	}
+	return err
+}
 
 func (c *legacyConn) negotiated(string) {}
 

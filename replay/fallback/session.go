@@ -30,10 +30,13 @@ var declined = map[string]bool{"initialize": true, "server/discover": true, "pin
 // Answer implements replay.SessionSource.
 func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, bool) {
 	if req.ID == nil {
-		return replay.Reply{}, ss.notify(req)
+		return replay.Reply{}, ss.notify(ctx, peer, req)
 	}
 	if declined[req.Method] {
 		return replay.Reply{}, false
+	}
+	if awaitTurn(ctx, peer) != nil {
+		return replay.Reply{}, true // cancelled: no answer is written
 	}
 	up, err := ss.upstream()
 	if err == nil && !stateless(req) {
@@ -50,7 +53,7 @@ func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Req
 		ss.src.warnf("%s: %v", describe(req), err)
 		return failReply(req, ss.src.target, err), true
 	}
-	r, err := up.forward(ctx, peer, req)
+	r, err := up.forward(ctx, peer, req, passed(peer))
 	switch {
 	case ctx.Err() != nil:
 	case err != nil:
@@ -71,6 +74,9 @@ func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Req
 // replay. A server of the handshake era refuses server/discover, and the
 // client goes on to initialize, as it would without mcpmock.
 func (ss *session) LiveHandshake(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, bool) {
+	if awaitTurn(ctx, peer) != nil {
+		return replay.Reply{}, true
+	}
 	up, err := ss.upstream()
 	var r replay.Reply
 	if err == nil {
@@ -96,7 +102,10 @@ func (ss *session) LiveHandshake(ctx context.Context, peer replay.Peer, req *rep
 // server that is running: roots changed, and notifications/initialized
 // after the client's own initialize went to it (LiveHandshake). Cancellations never get here (the
 // engine turns them into a cancelled ctx, which forward passes on).
-func (ss *session) notify(req *replay.Request) bool {
+func (ss *session) notify(ctx context.Context, peer replay.Peer, req *replay.Request) bool {
+	if awaitTurn(ctx, peer) != nil {
+		return true
+	}
 	ss.mu.Lock()
 	up := ss.up
 	ss.mu.Unlock()
@@ -111,6 +120,25 @@ func (ss *session) notify(req *replay.Request) bool {
 		return up.passInitialized(req.Params)
 	}
 	return false
+}
+
+// awaitTurn waits until the messages the client sent before this one have
+// gone to the server (replay.Sequencer), so that it gets them in the
+// client's order.
+func awaitTurn(ctx context.Context, peer replay.Peer) error {
+	if sq, ok := peer.(replay.Sequencer); ok {
+		return sq.AwaitTurn(ctx)
+	}
+	return nil
+}
+
+// passed is what tells the engine the client's message has gone out, so
+// that the next may follow; nil when the engine does not order them.
+func passed(peer replay.Peer) func() {
+	if sq, ok := peer.(replay.Sequencer); ok {
+		return sq.Passed
+	}
+	return nil
 }
 
 // upstream returns the session's server session, starting it the first

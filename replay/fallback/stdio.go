@@ -64,7 +64,13 @@ func exitError(startErr error, end store.EndInfo, stderr string) error {
 const exitWait = 5 * time.Second
 
 // request sends a request of ours: stdio has no headers for params.
-func (c *stdioConn) request(f []byte, _ []mcphttp.ParamHeader) error { return c.send(f) }
+func (c *stdioConn) request(f []byte, _ []mcphttp.ParamHeader, written func()) error {
+	err := c.send(f)
+	if written != nil {
+		written()
+	}
+	return err
+}
 
 func (c *stdioConn) send(f []byte) error {
 	err := c.child.Send(f)

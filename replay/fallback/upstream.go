@@ -27,8 +27,9 @@ type conn interface {
 	send(frame []byte) error
 	// request sends a request of ours. params are the Mcp-Param-*
 	// headers a 2026-07-28 tools/call carries over HTTP, read from the
-	// frame's arguments; stdio has no headers.
-	request(frame []byte, params []mcphttp.ParamHeader) error
+	// frame's arguments; stdio has no headers. written, if not nil, is
+	// called once the frame has gone out (over HTTP: before the answer).
+	request(frame []byte, params []mcphttp.ParamHeader, written func()) error
 	// negotiated gives the protocol version the handshake agreed on (HTTP
 	// sends it as a header from then on).
 	negotiated(version string)
@@ -69,9 +70,9 @@ type upstream struct {
 	// clientHello: the handshake was the live client's own, whose
 	// notifications/initialized is still to be passed on (once).
 	// helloSent closes once it has been (or one of ours in its place):
-	// requests wait for it, so that the server gets them after it, as the
-	// client sent them, although the engine answers each on a goroutine
-	// of its own.
+	// requests wait for it. The engine's turns already bring a
+	// notification the client sent before a request to the server first;
+	// this is for the client whose notification comes late, or never.
 	clientHello   atomic.Bool
 	helloSent     chan struct{}
 	helloSentOnce sync.Once
@@ -279,7 +280,7 @@ func (u *upstream) initialize(ctx context.Context, peer replay.Peer) error {
 	})
 	hctx, cancel := context.WithTimeout(ctx, u.src.opts.StartTimeout)
 	defer cancel()
-	r, err := u.forward(hctx, peer, &replay.Request{Method: "initialize", Params: params})
+	r, err := u.forward(hctx, peer, &replay.Request{Method: "initialize", Params: params}, nil)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err() // the client gave up: a later request tries again
@@ -341,7 +342,7 @@ func (u *upstream) liveInitialize(ctx context.Context, peer replay.Peer, req *re
 func (u *upstream) forwardFirst(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, error) {
 	hctx, cancel := context.WithTimeout(ctx, u.src.opts.StartTimeout)
 	defer cancel()
-	r, err := u.forward(hctx, peer, req)
+	r, err := u.forward(hctx, peer, req, passed(peer))
 	switch {
 	case ctx.Err() != nil:
 		return replay.Reply{}, ctx.Err()
@@ -412,7 +413,8 @@ func clientCapabilities(peer replay.Peer) json.RawMessage {
 // forward sends req to the server with an id of ours and waits for the
 // answer, the server's end, or ctx; a cancelled ctx is passed on as
 // notifications/cancelled. The error says why there is no answer.
-func (u *upstream) forward(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, error) {
+// written, if not nil, is called once req has gone out.
+func (u *upstream) forward(ctx context.Context, peer replay.Peer, req *replay.Request, written func()) (replay.Reply, error) {
 	n := u.nextID.Add(1)
 	key := strconv.FormatInt(n, 10)
 	c := &call{peer: peer, n: n, token: string(req.ProgressToken()), done: make(chan answer, 1)}
@@ -431,7 +433,7 @@ func (u *upstream) forward(ctx context.Context, peer replay.Peer, req *replay.Re
 	params := u.paramHeaders(peer, req)
 	failed := make(chan error, 1)
 	u.goroutine(func() {
-		if err := u.conn.request(frame, params); err != nil {
+		if err := u.conn.request(frame, params, written); err != nil {
 			failed <- err
 		}
 	})
