@@ -47,7 +47,7 @@ type LegacyOptions struct {
 	// Header is added to every request; it is not recorded.
 	Header http.Header
 	Client *http.Client
-	// Timeout bounds the wait for the endpoint event.
+	// Timeout bounds the wait for the endpoint event; 0 is 30 s.
 	Timeout time.Duration
 	Tap     Tap
 	// Redactor hides secrets in the recorded paths; nil records them as
@@ -88,6 +88,9 @@ func DialLegacy(o LegacyOptions) (*LegacyClient, error) {
 		defer resp.Body.Close()
 		c.read(resp.Body, ready)
 	}()
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
 	t := time.NewTimer(o.Timeout)
 	defer t.Stop()
 	select {

@@ -30,7 +30,7 @@ func startLegacy(o Options, tap recorder.Tap, receive func([]byte, string), lost
 		return nil, err
 	}
 	lc := &legacyConn{c: c}
-	go func() {
+	go func() { // ends with the stream, at the latest when close ends it
 		<-c.Done()
 		lost(errors.New("it closed its event stream"))
 	}()
