@@ -91,6 +91,11 @@ func (p *peer) ProtocolVersion() string {
 	return p.s.version
 }
 
+// CallSession implements SessionCaller.
+func (p *peer) CallSession(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return p.s.call(ctx, p.s.out, method, params)
+}
+
 // AwaitTurn implements Sequencer.
 func (p *peer) AwaitTurn(ctx context.Context) error {
 	if p.req.turn == nil || p.req.turn.prev == nil {

@@ -146,6 +146,16 @@ type Sequencer interface {
 	Passed()
 }
 
+// SessionCaller is implemented by the engine's Peer: a server→client
+// request not tied to the request being answered, sent as session-level
+// messages are (over Streamable HTTP, on the GET stream), for a source
+// whose real server asks the client something between its requests
+// (package fallback: server-everything asks for roots right after
+// initialized).
+type SessionCaller interface {
+	CallSession(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
 // SessionCloser is implemented by session sources that hold something
 // open for their session (package fallback's real server): the engine
 // calls Close once the session has ended and nothing of it is in flight.

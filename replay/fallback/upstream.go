@@ -580,12 +580,18 @@ func (u *upstream) peerFor(related string) (p replay.Peer, inFlight bool) {
 // sampling, elicitation) and sends its reply back.
 func (u *upstream) serverRequest(frame []byte, sum jsonrpc.Summary, related string) {
 	<-u.ready
-	peer, _ := u.peerFor(related)
+	peer, inFlight := u.peerFor(related)
 	var reply []byte
 	if peer == nil {
 		reply = errorResponse(sum.ID, &replay.RPCError{Code: -32603, Message: "mcpmock: no live client to ask"})
 	} else {
-		result, err := peer.Call(u.ctx, sum.Method, paramsOf(frame))
+		call := peer.Call
+		if sc, ok := peer.(replay.SessionCaller); ok && !inFlight {
+			// No request of the client's is being answered: over HTTP
+			// the latest one's stream is closed, so ask on the session's.
+			call = sc.CallSession
+		}
+		result, err := call(u.ctx, sum.Method, paramsOf(frame))
 		var rpcErr *replay.RPCError
 		switch {
 		case errors.As(err, &rpcErr):
