@@ -6,15 +6,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/fallback"
+	"github.com/mcptape/mcptape/replay/mocktest"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -111,5 +117,58 @@ func TestFallback_KeepsClientOrder(t *testing.T) {
 	}
 	if !slices.Equal(echoed, want) {
 		t.Errorf("the calls reached the server in this order:\n%q\nwant the client's:\n%q", echoed, want)
+	}
+}
+
+// TestFallback_LongCallDoesNotHoldUpTheNext: a request's turn ends once it
+// has gone out, not once it is answered. The go-sdk server answers as JSON
+// (no event stream, so the POST's response waits for the answer); while
+// one call is held at the server, the next goes out and is answered.
+func TestFallback_LongCallDoesNotHoldUpTheNext(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	s := mcp.NewServer(&mcp.Implementation{Name: "holder", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "hold"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		close(entered)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ Text string }) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	real := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	defer real.Close()
+	u, _ := url.Parse(real.URL)
+	fb := newFallback(t, fallback.Options{URL: u})
+	srv := mocktest.New(t, []replay.Source{fb})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := connect(ctx, t, srv.Transport())
+	defer c.cs.Close()
+
+	held := make(chan error, 1)
+	go func() {
+		_, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "hold", Arguments: map[string]any{}})
+		held <- err
+	}()
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("hold never reached the server")
+	}
+	if got := c.call(ctx, t, "echo", map[string]any{"Text": "while held"}, nil); got != "while held" {
+		t.Errorf("echo while hold is held: %q", got)
+	}
+	select {
+	case err := <-held:
+		t.Fatalf("hold returned (%v) before it was released", err)
+	default:
+	}
+	release <- struct{}{}
+	if err := <-held; err != nil {
+		t.Errorf("hold: %v", err)
 	}
 }
