@@ -138,17 +138,8 @@ func (c *LegacyClient) read(body io.Reader, ready chan<- *url.URL) {
 	}
 }
 
-// LegacyRefusal is a POST the server refused (a status of 300 or more):
-// the status and the start of the body.
-type LegacyRefusal struct {
-	Status int
-	Body   string
-}
-
-func (r *LegacyRefusal) Error() string { return fmt.Sprintf("HTTP %d: %.200s", r.Status, r.Body) }
-
 // Post taps frame and POSTs it to the endpoint. A refusal is a
-// *LegacyRefusal.
+// *Refusal.
 func (c *LegacyClient) Post(frame []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -168,7 +159,7 @@ func (c *LegacyClient) Post(frame []byte) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		return &LegacyRefusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
 	}
 	return nil
 }

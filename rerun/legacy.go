@@ -28,7 +28,7 @@ func startLegacy(o Options, t *tape, client *http.Client, receive func([]byte), 
 
 func (c *legacyConn) send(frame []byte, _ *step) error {
 	err := c.c.Post(frame)
-	var refused *recorder.LegacyRefusal
+	var refused *recorder.Refusal
 	if errors.As(err, &refused) {
 		if sum := jsonrpc.Classify(frame); sum.Kind == jsonrpc.Request {
 			c.failed(sum.ID, refused.Error())

@@ -1,105 +1,24 @@
 package rerun_test
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/peertest/gosdk"
-	"github.com/mcptape/mcptape/internal/sse"
 	"github.com/mcptape/mcptape/rerun"
 	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// cutProxy is a reverse proxy to a real server that breaks the first POST
-// answer stream carrying a progress notification right after that event:
-// the client's connection drops mid-stream (no clean end), and the server
-// sees its client go. It notes the Last-Event-ID of every GET.
-type cutProxy struct {
-	url     *url.URL
-	mu      sync.Mutex
-	resumes []string
-	cut     atomic.Bool
-}
-
-var errCut = errors.New("cut by the test proxy")
-
-func newCutProxy(t *testing.T, upstream http.Handler) *cutProxy {
-	t.Helper()
-	up := httptest.NewServer(upstream)
-	t.Cleanup(up.Close)
-	target, _ := url.Parse(up.URL)
-	p := &cutProxy{}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.FlushInterval = -1
-	rp.ErrorLog = log.New(io.Discard, "", 0)
-	rp.ModifyResponse = func(resp *http.Response) error {
-		if resp.Request.Method == http.MethodPost && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && !p.cut.Load() {
-			resp.Body = &cutBody{src: resp.Body, rd: sse.NewReader(resp.Body, 0), cut: &p.cut}
-		}
-		return nil
-	}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id := r.Header.Get("Last-Event-ID"); r.Method == http.MethodGet && id != "" {
-			p.mu.Lock()
-			p.resumes = append(p.resumes, id)
-			p.mu.Unlock()
-		}
-		rp.ServeHTTP(w, r) // a body read error mid-copy aborts the client's connection
-	}))
-	t.Cleanup(ts.Close)
-	p.url, _ = url.Parse(ts.URL + "/mcp")
-	return p
-}
-
-func (p *cutProxy) resumed() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.resumes)
-}
-
-// cutBody passes events through until it has passed one that carries a
-// progress notification (the first such in the proxy's life), then fails.
-type cutBody struct {
-	src  io.ReadCloser
-	rd   *sse.Reader
-	buf  []byte
-	done bool
-	cut  *atomic.Bool
-}
-
-func (b *cutBody) Read(p []byte) (int, error) {
-	for len(b.buf) == 0 {
-		if b.done {
-			return 0, errCut
-		}
-		ev, err := b.rd.Next()
-		if err != nil {
-			return 0, err
-		}
-		b.buf = ev.Raw
-		b.done = bytes.Contains(ev.Data, []byte(`"notifications/progress"`)) && b.cut.CompareAndSwap(false, true)
-	}
-	n := copy(p, b.buf)
-	b.buf = b.buf[n:]
-	return n, nil
-}
-
-func (b *cutBody) Close() error { return b.src.Close() }
 
 // slowSession is a 2025-11-25 session that calls go-sdk's slow tool,
 // which reports progress three times before it answers.
@@ -133,9 +52,9 @@ func TestRun_ResumesABrokenStream(t *testing.T) {
 	du, _ := url.Parse(direct.URL + "/mcp")
 	unbroken := runOK(t, recorded, rerun.Options{URL: du})
 
-	proxy := newCutProxy(t, goSDKHandler(mcp.NewMemoryEventStore(nil)))
-	broken := runOK(t, recorded, rerun.Options{URL: proxy.url})
-	if !proxy.cut.Load() {
+	proxy := peertest.NewCutProxy(t, goSDKHandler(mcp.NewMemoryEventStore(nil)))
+	broken := runOK(t, recorded, rerun.Options{URL: proxy.URL})
+	if !proxy.Cut() {
 		t.Fatal("the proxy cut no stream")
 	}
 	if got, want := differences(recorded, &broken.Session), differences(recorded, &unbroken.Session); !slices.Equal(got, want) || len(broken.Unanswered) > 0 {
@@ -160,7 +79,7 @@ func TestRun_ResumesABrokenStream(t *testing.T) {
 			resumedAnswer++
 		}
 	}
-	if r := proxy.resumed(); len(r) != 1 || r[0] != lastOnPost || lastOnPost == "" {
+	if r := proxy.Resumed(); len(r) != 1 || r[0] != lastOnPost || lastOnPost == "" {
 		t.Errorf("resumed from %q, the last event on the POST stream was %q", r, lastOnPost)
 	}
 	if resumedAnswer != 1 || progress != 3 {
@@ -171,14 +90,14 @@ func TestRun_ResumesABrokenStream(t *testing.T) {
 // Without an event store go-sdk's server gives no event ids: nothing to
 // resume from. The call fails at once, saying so, and no GET is tried.
 func TestRun_BrokenStreamWithoutEventIDs(t *testing.T) {
-	proxy := newCutProxy(t, goSDKHandler(nil))
-	res := runOK(t, slowSession(), rerun.Options{URL: proxy.url, Timeout: time.Minute})
+	proxy := peertest.NewCutProxy(t, goSDKHandler(nil))
+	res := runOK(t, slowSession(), rerun.Options{URL: proxy.URL, Timeout: time.Minute})
 	want := "tools/call (id 2): its SSE answer stream broke (unexpected EOF) before the answer, and the server gave no event id to resume it from"
 	if len(res.Unanswered) != 1 || res.Unanswered[0] != want {
 		t.Errorf("unanswered %q\nwant %q", res.Unanswered, want)
 	}
-	if !proxy.cut.Load() || len(proxy.resumed()) > 0 {
-		t.Errorf("cut %v, resumes %q; want a cut and no resume", proxy.cut.Load(), proxy.resumed())
+	if !proxy.Cut() || len(proxy.Resumed()) > 0 {
+		t.Errorf("cut %v, resumes %q; want a cut and no resume", proxy.Cut(), proxy.Resumed())
 	}
 }
 
@@ -189,18 +108,18 @@ func TestRun_BrokenStreamWithoutEventIDs(t *testing.T) {
 func TestRun_NoResumeIn2026(t *testing.T) {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("stateless-go") },
 		&mcp.StreamableHTTPOptions{Stateless: true, EventStore: mcp.NewMemoryEventStore(nil)})
-	proxy := newCutProxy(t, h)
+	proxy := peertest.NewCutProxy(t, h)
 	recorded := sessionOf(
 		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"p1",`+strings.TrimSuffix(strings.TrimPrefix(meta2026, `"_meta":{`), "}")+`}}}`,
 		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"done"}]}}`,
 	)
-	res := runOK(t, recorded, rerun.Options{URL: proxy.url, Timeout: time.Minute})
+	res := runOK(t, recorded, rerun.Options{URL: proxy.URL, Timeout: time.Minute})
 	want := "tools/call (id 2): its SSE answer stream broke (unexpected EOF) before the answer, and 2026-07-28 streams cannot be resumed"
 	if len(res.Unanswered) != 1 || res.Unanswered[0] != want {
 		t.Errorf("unanswered %q\nwant %q", res.Unanswered, want)
 	}
-	if !proxy.cut.Load() || len(proxy.resumed()) > 0 {
-		t.Errorf("cut %v, resumes %q; want a cut and no resume", proxy.cut.Load(), proxy.resumed())
+	if !proxy.Cut() || len(proxy.Resumed()) > 0 {
+		t.Errorf("cut %v, resumes %q; want a cut and no resume", proxy.Cut(), proxy.Resumed())
 	}
 
 	f := newFlakyServer(t, "1", answerEvent)

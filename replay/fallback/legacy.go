@@ -50,8 +50,6 @@ func (c *legacyConn) request(frame []byte, _ []mcphttp.ParamHeader, written func
 	return err
 }
 
-func (c *legacyConn) negotiated(string) {}
-
 func (c *legacyConn) abort(string) bool { return false }
 
 func (c *legacyConn) close() store.EndInfo {

@@ -91,8 +91,6 @@ func (c *stdioConn) send(f []byte) error {
 	}
 }
 
-func (c *stdioConn) negotiated(string) {}
-
 func (c *stdioConn) abort(string) bool { return false }
 
 func (c *stdioConn) close() store.EndInfo { return c.child.Close() }

@@ -30,9 +30,6 @@ type conn interface {
 	// frame's arguments; stdio has no headers. written, if not nil, is
 	// called once the frame has gone out (over HTTP: before the answer).
 	request(frame []byte, params []mcphttp.ParamHeader, written func()) error
-	// negotiated gives the protocol version the handshake agreed on (HTTP
-	// sends it as a header from then on).
-	negotiated(version string)
 	// abort cancels the request with our id id as the transport does
 	// without notifications/cancelled, and says whether it could: HTTP
 	// closes the request's response stream (2026-07-28), stdio cannot.
@@ -302,7 +299,6 @@ func (u *upstream) initialize(ctx context.Context, peer replay.Peer) error {
 	if res.ProtocolVersion != "" && res.ProtocolVersion != version {
 		u.src.warnf("the live session speaks %s; %s answered %s", version, u.src.target, res.ProtocolVersion)
 	}
-	u.conn.negotiated(res.ProtocolVersion)
 	if err := u.conn.send(notification("notifications/initialized", nil)); err != nil {
 		u.initErr = fmt.Errorf("notifications/initialized: %w", err)
 		return u.initErr
@@ -325,11 +321,6 @@ func (u *upstream) liveInitialize(ctx context.Context, peer replay.Peer, req *re
 	if err != nil || r.Error != nil || u.inited {
 		return r, err
 	}
-	var res struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	_ = json.Unmarshal(r.Result, &res)
-	u.conn.negotiated(res.ProtocolVersion)
 	u.inited = true
 	u.helloSent = make(chan struct{})
 	u.clientHello.Store(true)

@@ -1,4 +1,4 @@
-package rerun
+package recorder
 
 import (
 	"io"
@@ -24,6 +24,11 @@ func (b *brokenBody) Read(p []byte) (int, error) {
 }
 
 func (b *brokenBody) Close() error { return nil }
+
+// discardTap keeps nothing.
+type discardTap struct{}
+
+func (discardTap) Append(store.Dir, time.Time, []byte, *store.HTTPMeta) uint64 { return 0 }
 
 // A GET stream whose resume the server refuses is a note, not a request
 // left unanswered; one that gave no event id is not resumed and no note.
@@ -52,14 +57,11 @@ func TestFollow_GETStreamLost(t *testing.T) {
 			gets = nil
 			mu.Unlock()
 			var notes []string
-			c, err := startHTTP(Options{URL: u, Timeout: time.Second}, newTape(store.TransportHTTP, u.String()), func([]byte) {},
-				func(id, reason string) { t.Errorf("request %s failed: %s", id, reason) },
-				func(n string) { notes = append(notes, n) })
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.close()
-			c.(*httpConn).follow(&brokenBody{strings.NewReader(tt.stream)}, store.HTTPMeta{Method: http.MethodGet, Stream: "get-sse"}, &watch{resumable: true})
+			c := NewStreamableClient(StreamableOptions{URL: u, Timeout: time.Second, Tap: discardTap{}, Receive: func([]byte, string) {},
+				Failed: func(id string, err error) { t.Errorf("request %s failed: %v", id, err) },
+				Note:   func(n string) { notes = append(notes, n) }})
+			defer c.Close()
+			c.follow(&brokenBody{strings.NewReader(tt.stream)}, store.HTTPMeta{Method: http.MethodGet, Stream: "get-sse"}, &watch{ctx: c.ctx, resumable: true})
 			mu.Lock()
 			defer mu.Unlock()
 			if strings.Join(notes, "\n") != strings.Join(tt.notes, "\n") || strings.Join(gets, " ") != strings.Join(tt.gets, " ") {

@@ -1,10 +1,10 @@
-package rerun
+package recorder
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,7 +17,7 @@ import (
 
 // Resuming a Streamable HTTP stream (2025-03-26 … 2025-11-25): when a
 // POST's SSE answer ends before the answer, or the GET stream ends while
-// the rerun goes on, the client GETs the endpoint with Last-Event-ID, the
+// the session goes on, the client GETs the endpoint with Last-Event-ID, the
 // id of the last event it saw, and the server replays what followed on
 // that stream. Only a server that gave event ids can be asked; 2026-07-28
 // has no resumption at all.
@@ -33,16 +33,20 @@ const (
 	// gave no retry:, doubled at each resume that brought nothing.
 	resumeBackoff = 100 * time.Millisecond
 	// No wait before a resume is longer than a quarter of
-	// Options.Timeout, the longest the rerun waits for an answer: a
-	// resume should leave the resumed stream time to bring it.
+	// StreamableOptions.Timeout: a resume should leave the resumed stream
+	// time to bring the answer a caller is waiting for.
 	maxPauseShare = 4
 )
 
-// watch is what the rerun follows on one SSE stream.
+// watch is what the client follows on one SSE stream.
 type watch struct {
 	// post: a POST's answer stream, which carries the answers to pending;
 	// else the session's GET stream.
-	post    bool
+	post bool
+	// ctx ends when the stream is no longer wanted: the POST was aborted,
+	// or the session closed.
+	ctx     context.Context
+	related string          // the POST's request id, for Receive
 	pending map[string]bool // ids of the requests not yet answered
 	// resumable: the stream is of the handshake era.
 	resumable bool
@@ -71,12 +75,12 @@ func requestIDs(frame []byte, sum jsonrpc.Summary) map[string]bool {
 // follow reads an SSE stream until it ends, and resumes it while it
 // should: until the requests it carries are answered, or the GET stream
 // for as long as the session lasts. It closes body.
-func (c *httpConn) follow(body io.ReadCloser, meta store.HTTPMeta, w *watch) {
+func (c *StreamableClient) follow(body io.ReadCloser, meta store.HTTPMeta, w *watch) {
 	err := c.readEvents(body, meta, w)
 	body.Close()
 	tries := 0 // resumes in a row that brought no new event
 	for {
-		if (w.post && len(w.pending) == 0) || c.stopping() {
+		if (w.post && len(w.pending) == 0) || c.stopping(w) {
 			return
 		}
 		ended := "ended"
@@ -101,7 +105,7 @@ func (c *httpConn) follow(body io.ReadCloser, meta store.HTTPMeta, w *watch) {
 			return
 		}
 		from := w.lastID
-		resp, rmeta, rerr := c.resume(from)
+		resp, rmeta, rerr := c.resume(w.ctx, from)
 		switch {
 		case errors.Is(rerr, errRefused):
 			c.lost(w, fmt.Sprintf("%s; resuming from event %q: %v", ended, from, rerr))
@@ -118,16 +122,17 @@ func (c *httpConn) follow(body io.ReadCloser, meta store.HTTPMeta, w *watch) {
 	}
 }
 
-func (c *httpConn) stopping() bool {
+func (c *StreamableClient) stopping(w *watch) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.closing || c.ctx.Err() != nil
+	return c.closing || w.ctx.Err() != nil
 }
 
 // pause waits before resume number try: the server's retry: as 2025-11-25
 // says a client must, or without one a backoff that doubles; either at
-// most a quarter of Options.Timeout. False: the rerun ended.
-func (c *httpConn) pause(w *watch, try int) bool {
+// most a quarter of StreamableOptions.Timeout. False: the stream is no
+// longer wanted.
+func (c *StreamableClient) pause(w *watch, try int) bool {
 	d := resumeBackoff << (try - 1)
 	if w.hasRetry {
 		d = w.retry
@@ -138,7 +143,7 @@ func (c *httpConn) pause(w *watch, try int) bool {
 	select {
 	case <-t.C:
 		return true
-	case <-c.ctx.Done():
+	case <-w.ctx.Done():
 		return false
 	}
 }
@@ -148,32 +153,28 @@ func (c *httpConn) pause(w *watch, try int) bool {
 // one).
 var errRefused = errors.New("refused")
 
-// resume GETs the stream that went on after event from, and says how the
-// rerun's tape should keep what it carries: as a recorder would, a GET
-// stream whose request named the Last-Event-ID.
-func (c *httpConn) resume(from string) (*http.Response, store.HTTPMeta, error) {
-	req, err := c.request(c.ctx, http.MethodGet, "text/event-stream", nil)
+// resume GETs the stream that went on after event from, and says how to
+// tap what it carries: as a recorder would, a GET stream whose request
+// named the Last-Event-ID.
+func (c *StreamableClient) resume(ctx context.Context, from string) (*http.Response, store.HTTPMeta, error) {
+	req, stream, err := c.newRequest(ctx, http.MethodGet, "text/event-stream", nil)
 	if err != nil {
 		return nil, store.HTTPMeta{}, fmt.Errorf("%w: %v", errRefused, err)
 	}
 	req.Header.Set("Last-Event-ID", from)
-	c.mu.Lock()
-	c.streamID++
-	meta := store.HTTPMeta{Method: http.MethodGet, Path: c.o.URL.RequestURI(), Stream: "get-sse", StreamID: c.streamID,
+	meta := store.HTTPMeta{Method: http.MethodGet, Path: c.path, Stream: "get-sse", StreamID: stream,
 		RequestHeader: http.Header{"Last-Event-Id": {from}}}
-	c.mu.Unlock()
-	resp, err := c.client.Do(req)
+	resp, err := c.o.Client.Do(req)
 	if err != nil {
 		return nil, meta, err
 	}
 	meta.Status = resp.StatusCode
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if resp.StatusCode == http.StatusOK && ct == "text/event-stream" {
+	if resp.StatusCode == http.StatusOK && isEventStream(resp.Header) {
 		return resp, meta, nil
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
-	why := refusal(resp.StatusCode, body)
+	why := (&Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}).Error()
 	switch resp.StatusCode {
 	// 409: go-sdk's server answers so while it still holds the stream for
 	// the connection that broke, until it notices that one is gone.
@@ -186,15 +187,20 @@ func (c *httpConn) resume(from string) (*http.Response, store.HTTPMeta, error) {
 	return nil, meta, fmt.Errorf("%w: %s", errRefused, why)
 }
 
-// lost reports a stream the rerun could not follow to its end: each
+// lost reports a stream the client could not follow to its end: each
 // request still waiting on it fails, naming why; a GET stream is a note.
-func (c *httpConn) lost(w *watch, why string) {
+func (c *StreamableClient) lost(w *watch, why string) {
 	if !w.post {
-		c.note("the GET stream " + why)
+		if c.o.Note != nil {
+			c.o.Note("the GET stream " + why)
+		}
+		return
+	}
+	if c.o.Failed == nil {
 		return
 	}
 	for id := range w.pending {
-		c.failed(id, "its SSE answer stream "+why)
+		c.o.Failed(id, errors.New("its SSE answer stream "+why))
 	}
 }
 
@@ -202,7 +208,7 @@ func (c *httpConn) lost(w *watch, why string) {
 // returns what ended it (io.EOF at a clean end). It keeps the last event
 // id and retry the server gave, and which of w's requests got answered.
 // Priming events (no data) are not messages.
-func (c *httpConn) readEvents(body io.Reader, meta store.HTTPMeta, w *watch) error {
+func (c *StreamableClient) readEvents(body io.Reader, meta store.HTTPMeta, w *watch) error {
 	rd := sse.NewReader(body, sse.DefaultMaxEvent)
 	for {
 		ev, err := rd.Next()
@@ -214,7 +220,7 @@ func (c *httpConn) readEvents(body io.Reader, meta store.HTTPMeta, w *watch) err
 			// The stream ended inside this event. After a clean end the
 			// server meant it whole (only the last blank line is
 			// missing); after a break it may be cut short, and its id is
-			// not one the rerun has seen whole, so it is dropped, as a
+			// not one the client has seen whole, so it is dropped, as a
 			// browser drops it.
 			if _, end = rd.Next(); !errors.Is(end, io.EOF) {
 				return end
@@ -229,7 +235,7 @@ func (c *httpConn) readEvents(body io.Reader, meta store.HTTPMeta, w *watch) err
 		if len(ev.Data) > 0 {
 			m := meta
 			m.EventID, m.EventType, m.Retry = ev.ID, ev.Type, ev.Retry
-			c.got(ev.Data, m)
+			c.got(ev.Data, m, w.related)
 			if s := jsonrpc.Classify(ev.Data); s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error {
 				delete(w.pending, s.ID)
 			}

@@ -1,0 +1,362 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/mcphttp"
+	"github.com/mcptape/mcptape/internal/sse"
+	"github.com/mcptape/mcptape/store"
+)
+
+// StreamableClient is the client end of one Streamable HTTP session, for
+// the parts of mcptape that talk to a real server themselves (mcpspy
+// rerun, mcpmock's fallback):
+//
+//   - a POST per message, answered as JSON or as an event stream, which is
+//     read on a goroutine of its own so that a long call holds up nothing;
+//   - Mcp-Session-Id and MCP-Protocol-Version sent as a client must, and a
+//     2026-07-28 message's Mcp-Method, Mcp-Name and Mcp-Param-* headers;
+//   - once the session is initialized, the GET stream on which the server
+//     sends what belongs to no request;
+//   - a stream that ends before its answer, resumed with Last-Event-ID
+//     (streamable_resume.go);
+//   - a DELETE at the end.
+//
+// Every message is tapped as the HTTP recorder keeps it, without the
+// request headers (which may carry the credentials of Header).
+//
+// Post and Abort may be called from many goroutines at once; Close once,
+// last.
+type StreamableClient struct {
+	o    StreamableOptions
+	path string // the URL's path and query as recorded
+
+	// ctx ends at Close: the streams still open end with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // readers of the streams
+
+	mu      sync.Mutex
+	sid     string // Mcp-Session-Id, once the server gave one
+	version string // the negotiated protocol version, for the header
+	initID  string // the initialize request's id
+	stream  uint64 // the last recorded stream's number
+	getOnce sync.Once
+	aborts  map[string]context.CancelFunc // request id → what closes its POST
+	closing bool                          // Close has begun: no stream is resumed
+}
+
+// StreamableOptions configure NewStreamableClient.
+type StreamableOptions struct {
+	URL *url.URL
+	// Header is added to every request; it is not recorded.
+	Header http.Header
+	// Client reaches URL. Default: UpstreamClient().
+	Client *http.Client
+	Tap    Tap
+	// Redactor hides secrets in the recorded paths; nil records them as
+	// they are.
+	Redactor *HTTPRedactor
+	// Receive gets each message the server sends, after it is tapped,
+	// with the id of the request whose POST it came in answer to ("" on
+	// the GET stream, or for a batch).
+	Receive func(frame []byte, related string)
+	// Failed, if set, is told when a request will get no answer: its
+	// event stream ended before the answer and could not be resumed.
+	Failed func(id string, err error)
+	// Note, if set, is told what went wrong that fails no request: the
+	// GET stream lost.
+	Note func(string)
+	// Timeout bounds the wait for the GET stream to open (the next
+	// message may depend on what comes on it), and a quarter of it the
+	// pause before each resume. Default 10 s.
+	Timeout time.Duration
+}
+
+// UpstreamClient is an HTTP client for a real server that keeps the bytes
+// as the server sent them: no automatic gzip.
+func UpstreamClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableCompression = true
+	return &http.Client{Transport: tr}
+}
+
+// NewStreamableClient returns a client for the endpoint o.URL. Nothing is
+// sent until the first Post.
+func NewStreamableClient(o StreamableOptions) *StreamableClient {
+	if o.Client == nil {
+		o.Client = UpstreamClient()
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	// Not a caller's context: Close still has a DELETE to send.
+	ctx, cancel := context.WithCancel(context.Background())
+	return &StreamableClient{o: o, path: recordedPath(o.Redactor, o.URL), ctx: ctx, cancel: cancel, aborts: map[string]context.CancelFunc{}}
+}
+
+// Refusal is an HTTP answer of 300 or more to a POST that carries no
+// JSON-RPC answer (a 404, a proxy's error page): the status and the start
+// of the body.
+type Refusal struct {
+	Status int
+	Body   string
+}
+
+func (r *Refusal) Error() string { return fmt.Sprintf("HTTP %d: %.200s", r.Status, r.Body) }
+
+// Post taps frame and POSTs it, and takes in what the server answers. It
+// returns once the answer is read (JSON) or its event stream is open
+// (read on). extra holds headers only a 2026-07-28 message carries (its
+// Mcp-Param-*): they are added when frame is one. written, if not nil, is
+// called once the POST has been written, before its answer (which a long
+// call may keep a while), or when it could not be.
+//
+// A refusal is a *Refusal; a JSON-RPC error the server sends with a 4xx
+// status is an answer, not a refusal, when it names the request.
+func (c *StreamableClient) Post(frame []byte, extra http.Header, written func()) error {
+	sum := jsonrpc.Classify(frame)
+	related := ""
+	ctx, done := c.ctx, func() {}
+	if sum.Kind == jsonrpc.Request {
+		related = sum.ID
+		ctx, done = c.abortable(sum.ID)
+	}
+	if written != nil {
+		var once sync.Once
+		wrote := func() { once.Do(written) }
+		defer wrote()
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) { wrote() },
+		})
+	}
+	req, stream, err := c.newRequest(ctx, http.MethodPost, "application/json, text/event-stream", frame)
+	if err != nil {
+		done()
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if mcphttp.SetStateless(req.Header, frame, sum.Method) {
+		for k, vs := range extra {
+			req.Header[k] = vs
+		}
+	}
+	if sum.Kind == jsonrpc.Request && sum.Method == "initialize" {
+		c.mu.Lock()
+		c.initID = sum.ID
+		c.mu.Unlock()
+	}
+	c.o.Tap.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: c.path, Stream: "post-body", StreamID: stream})
+	resp, err := c.o.Client.Do(req)
+	if err != nil {
+		done()
+		return err
+	}
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		c.mu.Lock()
+		if c.sid == "" {
+			c.sid = sid
+		}
+		c.mu.Unlock()
+	}
+	meta := store.HTTPMeta{Method: http.MethodPost, Path: c.path, Status: resp.StatusCode, StreamID: stream}
+	switch {
+	case resp.StatusCode == http.StatusAccepted:
+		done()
+		resp.Body.Close()
+		if sum.Method == "notifications/initialized" {
+			c.getOnce.Do(c.openGetStream)
+		}
+		return nil
+	case resp.StatusCode == http.StatusOK && isEventStream(resp.Header):
+		meta.Stream = "post-sse"
+		w := &watch{post: true, ctx: ctx, related: related, pending: requestIDs(frame, sum),
+			// 2026-07-28 has no resumption; the handshake era's version
+			// header is absent (2025-03-26) or an earlier date.
+			resumable: req.Header.Get("MCP-Protocol-Version") < "2026-07-28"}
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			defer done()
+			c.follow(resp.Body, meta, w)
+		}()
+		return nil
+	}
+	defer done()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, sse.DefaultMaxEvent))
+	resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("reading its answer: %w", err)
+	}
+	meta.Stream = "json"
+	t := bytes.TrimSpace(body)
+	isObject := len(t) > 0 && t[0] == '{'
+	switch {
+	case isObject && resp.StatusCode < 300:
+		c.got(t, meta, related)
+		return nil
+	case isObject && related != "" && answers(t, related):
+		c.got(t, meta, related) // a -32020 header mismatch comes with a 400
+		return nil
+	case resp.StatusCode >= 300:
+		// Not tapped: an error with a null id (server-everything's 400
+		// to a request before initialize) answers nothing a replay could
+		// pair it with.
+		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+	}
+	return nil
+}
+
+// answers says whether frame is the response or error to request id.
+func answers(frame []byte, id string) bool {
+	s := jsonrpc.Classify(frame)
+	return (s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error) && s.ID == id
+}
+
+// newRequest makes a request with the headers every request of the
+// session carries: the caller's, and once known the session id and the
+// protocol version. It numbers the stream it opens.
+func (c *StreamableClient) newRequest(ctx context.Context, method, accept string, body []byte) (*http.Request, uint64, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.o.URL.String(), rd)
+	if err != nil {
+		return nil, 0, err
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	mcphttp.SetSession(req.Header, c.o.Header, c.sid, c.version)
+	c.stream++
+	return req, c.stream, nil
+}
+
+// abortable is the context of the POST of request id, which Abort
+// cancels, and what forgets it once its answer is in.
+func (c *StreamableClient) abortable(id string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.mu.Lock()
+	c.aborts[id] = cancel
+	c.mu.Unlock()
+	return ctx, func() {
+		c.mu.Lock()
+		delete(c.aborts, id)
+		c.mu.Unlock()
+		cancel()
+	}
+}
+
+// Abort closes the POST of request id, its response stream with it: in
+// 2026-07-28, how a client cancels a request. It says whether the request
+// was still open.
+func (c *StreamableClient) Abort(id string) bool {
+	c.mu.Lock()
+	cancel := c.aborts[id]
+	c.mu.Unlock()
+	if cancel == nil {
+		return false
+	}
+	cancel()
+	return true
+}
+
+// openGetStream opens the stream for what the server sends outside any
+// request and waits, at most Timeout, until the server has answered the
+// GET: the next message may depend on what comes there
+// (server-everything asks for roots before get-roots-list).
+func (c *StreamableClient) openGetStream() {
+	opened := make(chan struct{})
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.listen(opened)
+	}()
+	t := time.NewTimer(c.o.Timeout)
+	defer t.Stop()
+	select {
+	case <-opened:
+	case <-t.C:
+	}
+}
+
+// listen reads the session's GET stream, if the server has one (a 405
+// says it has not, and is no error), until it ends or the session does.
+// It closes opened once the server has answered the GET, or failed to.
+func (c *StreamableClient) listen(opened chan<- struct{}) {
+	var once sync.Once
+	signal := func() { once.Do(func() { close(opened) }) }
+	defer signal()
+	req, stream, err := c.newRequest(c.ctx, http.MethodGet, "text/event-stream", nil)
+	if err != nil {
+		return
+	}
+	resp, err := c.o.Client.Do(req)
+	if err != nil {
+		return
+	}
+	if resp.StatusCode != http.StatusOK || !isEventStream(resp.Header) {
+		resp.Body.Close()
+		return
+	}
+	signal()
+	meta := store.HTTPMeta{Method: http.MethodGet, Path: c.path, Status: resp.StatusCode, Stream: "get-sse", StreamID: stream}
+	c.follow(resp.Body, meta, &watch{ctx: c.ctx, resumable: true})
+}
+
+// got taps a message from the server and hands it on. The answer to
+// initialize gives the protocol version later requests carry.
+func (c *StreamableClient) got(frame []byte, meta store.HTTPMeta, related string) {
+	c.o.Tap.Append(store.S2C, time.Now(), frame, &meta)
+	if sum := jsonrpc.Classify(frame); sum.Kind == jsonrpc.Response {
+		c.mu.Lock()
+		if sum.ID == c.initID && c.version == "" {
+			var r struct {
+				Result struct {
+					ProtocolVersion string `json:"protocolVersion"`
+				} `json:"result"`
+			}
+			if json.Unmarshal(frame, &r) == nil {
+				c.version = r.Result.ProtocolVersion
+			}
+		}
+		c.mu.Unlock()
+	}
+	c.o.Receive(frame, related)
+}
+
+// Close ends the session with a DELETE, as a leaving client should, then
+// the streams still open (calls never answered), and waits for their
+// readers.
+func (c *StreamableClient) Close() store.EndInfo {
+	c.mu.Lock()
+	sid := c.sid
+	c.closing = true
+	c.mu.Unlock()
+	if sid != "" {
+		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+		if req, _, err := c.newRequest(ctx, http.MethodDelete, "", nil); err == nil {
+			if resp, err := c.o.Client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		cancel()
+	}
+	c.cancel()
+	c.wg.Wait()
+	return store.EndInfo{Time: time.Now(), Reason: store.EndClosed}
+}
