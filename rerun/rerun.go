@@ -403,9 +403,15 @@ func transportOf(o Options) string {
 	return store.TransportStdio
 }
 
+// secrets hides what the HTTP recorder hides by default in a URL: its
+// password and the query parameters named like credentials (api_key,
+// token, …). The rerun's session may be written to a cassette (mcpspy
+// rerun -o), so it keeps what a recording keeps, no more.
+var secrets = recorder.NewHTTPRedactor(nil)
+
 func upstreamOf(o Options) string {
 	if o.URL != nil {
-		return o.URL.Redacted()
+		return secrets.URL(o.URL)
 	}
 	return recorder.RedactCommandLine(o.Command)
 }

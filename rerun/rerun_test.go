@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -362,5 +363,69 @@ func TestRun_Stateless(t *testing.T) {
 		for _, m := range res.Session.Messages {
 			t.Logf("%s %d %s", m.Dir, m.HTTP.Status, m.Frame)
 		}
+	}
+}
+
+// A server URL with a credential in its query (?api_key=…) is kept as a
+// recording keeps it: the rerun's session, which mcpspy rerun -o writes
+// to a cassette, names neither the upstream nor any request path with the
+// secret in it, over each HTTP transport. The request still reaches the
+// server with it.
+func TestRun_HidesURLSecrets(t *testing.T) {
+	newServer := func(*http.Request) *mcp.Server { return gosdk.NewServer("secret-go") }
+	var (
+		mu   sync.Mutex
+		seen []string // the api_key of each request the servers got
+	)
+	keys := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen = append(seen, r.URL.Query().Get("api_key"))
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		})
+	}
+	streamable := httptest.NewServer(keys(mcp.NewStreamableHTTPHandler(newServer, nil)))
+	defer streamable.Close()
+	legacy := httptest.NewServer(keys(mcp.NewSSEHandler(newServer, nil)))
+	defer legacy.Close()
+	ws := httptest.NewServer(keys(gosdk.WebSocketHandler(newServer(nil), nil)))
+	defer ws.Close()
+	const query = "?api_key=s3cret&keep=1"
+	recorded := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{}}`,
+	)
+	for _, tt := range []struct{ name, url string }{
+		{"streamable HTTP", streamable.URL + "/mcp" + query},
+		{"legacy HTTP+SSE", legacy.URL + "/sse" + query},
+		{"WebSocket", "ws" + strings.TrimPrefix(ws.URL, "http") + "/mcp" + query},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			seen = nil
+			mu.Unlock()
+			u, _ := url.Parse(tt.url)
+			res := runOK(t, recorded, rerun.Options{URL: u})
+			if len(res.Unanswered) > 0 || count(&res.Session, store.S2C, "") == 0 {
+				t.Fatalf("unanswered %q; session %v", res.Unanswered, res.Session.Messages)
+			}
+			mu.Lock()
+			if len(seen) == 0 || seen[0] != "s3cret" {
+				t.Errorf("the server got api_key %q, want the real one", seen)
+			}
+			mu.Unlock()
+			if up := res.Session.Info.Upstream; strings.Contains(up, "s3cret") || !strings.Contains(up, "keep=1") {
+				t.Errorf("upstream %q", up)
+			}
+			for _, m := range res.Session.Messages {
+				if m.HTTP == nil || strings.Contains(m.HTTP.Path, "s3cret") {
+					t.Errorf("seq %d: HTTP metadata %+v", m.Seq, m.HTTP)
+				}
+			}
+		})
 	}
 }

@@ -33,11 +33,11 @@ func startWS(ctx context.Context, o Options, t *tape, receive func([]byte)) (con
 	c, resp, err := d.DialContext(ctx, o.URL.String(), o.Header)
 	if err != nil {
 		if resp != nil {
-			return nil, fmt.Errorf("WebSocket %s: %s", o.URL.Redacted(), resp.Status)
+			return nil, fmt.Errorf("WebSocket %s: %s", secrets.URL(o.URL), resp.Status)
 		}
-		return nil, fmt.Errorf("WebSocket %s: %w", o.URL.Redacted(), err)
+		return nil, fmt.Errorf("WebSocket %s: %w", secrets.URL(o.URL), err)
 	}
-	w := &wsConn{c: c, tape: t, path: o.URL.RequestURI(), done: make(chan struct{})}
+	w := &wsConn{c: c, tape: t, path: secrets.PathQuery(o.URL), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		for {

@@ -65,7 +65,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
 			return usageErrorf("rerun: --upstream %q: want an http(s):// or ws(s):// URL", *upstream)
 		}
-		opts.URL, target = u, u.Redacted()
+		opts.URL, target = u, recorder.NewHTTPRedactor(nil).URL(u)
 	} else if len(headers) > 0 {
 		return usageErrorf("rerun: --header is for --upstream URL, not a stdio server")
 	}
