@@ -17,7 +17,9 @@ import (
 
 // IsLegacyURL says whether u names a 2024-11-05 HTTP+SSE endpoint rather
 // than a Streamable HTTP one: by convention its path ends in /sse
-// (server-everything's, the TypeScript SDK's examples').
+// (server-everything's, the TypeScript SDK's examples'). Such a URL is
+// opened as legacy at once; any other is tried as Streamable HTTP first
+// (StreamableClient tells a legacy server by its answers).
 func IsLegacyURL(u *url.URL) bool { return strings.HasSuffix(u.Path, "/sse") }
 
 // LegacyClient is the client end of one 2024-11-05 HTTP+SSE session, for

@@ -33,6 +33,14 @@ import (
 //     (streamable_resume.go);
 //   - a DELETE at the end.
 //
+// A server of the 2024-11-05 HTTP+SSE transport is told apart as the spec
+// tells clients to (2025-03-26, backwards compatibility): when the POST
+// of the initialize request is refused with a 4xx, a GET of the same URL
+// that opens an event stream naming an endpoint shows a legacy server,
+// and the session goes on over that transport (LegacyClient), the
+// initialize sent again there. The refused POST is not tapped: it was a
+// question about the transport, not a message of the session.
+//
 // Every message is tapped as the HTTP recorder keeps it, without the
 // request headers (which may carry the credentials of Header).
 //
@@ -55,6 +63,7 @@ type StreamableClient struct {
 	getOnce sync.Once
 	aborts  map[string]context.CancelFunc // request id → what closes its POST
 	closing bool                          // Close has begun: no stream is resumed
+	legacy  *LegacyClient                 // set once the server turned out to be legacy
 }
 
 // StreamableOptions configure NewStreamableClient.
@@ -79,9 +88,15 @@ type StreamableOptions struct {
 	// GET stream lost.
 	Note func(string)
 	// Timeout bounds the wait for the GET stream to open (the next
-	// message may depend on what comes on it), and a quarter of it the
-	// pause before each resume. Default 10 s.
+	// message may depend on what comes on it), and for a legacy server's
+	// endpoint event, and a quarter of it the pause before each resume.
+	// Default 10 s.
 	Timeout time.Duration
+	// OnLegacy, if set, is told when the server turned out to speak the
+	// 2024-11-05 transport, before any message of the session is tapped
+	// over it. done closes when the server ends its event stream, and
+	// with it the session.
+	OnLegacy func(done <-chan struct{})
 }
 
 // UpstreamClient is an HTTP client for a real server that keeps the bytes
@@ -126,6 +141,19 @@ func (r *Refusal) Error() string { return fmt.Sprintf("HTTP %d: %.200s", r.Statu
 // A refusal is a *Refusal; a JSON-RPC error the server sends with a 4xx
 // status is an answer, not a refusal, when it names the request.
 func (c *StreamableClient) Post(frame []byte, extra http.Header, written func()) error {
+	var once sync.Once
+	wrote := func() {
+		if written != nil {
+			once.Do(written)
+		}
+	}
+	defer wrote() // also when it could not be written
+	c.mu.Lock()
+	legacy, firstInit := c.legacy, c.initID == "" && c.sid == ""
+	c.mu.Unlock()
+	if legacy != nil {
+		return legacy.Post(frame)
+	}
 	sum := jsonrpc.Classify(frame)
 	related := ""
 	ctx, done := c.ctx, func() {}
@@ -134,9 +162,6 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		ctx, done = c.abortable(sum.ID)
 	}
 	if written != nil {
-		var once sync.Once
-		wrote := func() { once.Do(written) }
-		defer wrote()
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 			WroteRequest: func(httptrace.WroteRequestInfo) { wrote() },
 		})
@@ -152,13 +177,30 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 			req.Header[k] = vs
 		}
 	}
-	if sum.Kind == jsonrpc.Request && sum.Method == "initialize" {
+	probe := sum.Kind == jsonrpc.Request && sum.Method == "initialize" && firstInit
+	if probe {
 		c.mu.Lock()
 		c.initID = sum.ID
 		c.mu.Unlock()
 	}
-	c.o.Tap.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: c.path, Stream: "post-body", StreamID: stream})
+	at := time.Now()
+	tapSent := func() {
+		c.o.Tap.Append(store.C2S, at, frame, &store.HTTPMeta{Method: http.MethodPost, Path: c.path, Stream: "post-body", StreamID: stream})
+	}
+	if !probe {
+		tapSent()
+	}
 	resp, err := c.o.Client.Do(req)
+	if probe {
+		if err == nil && resp.StatusCode >= 400 && resp.StatusCode < 500 {
+			if legacy := c.tryLegacy(); legacy != nil {
+				resp.Body.Close()
+				done()
+				return legacy.Post(frame)
+			}
+		}
+		tapSent()
+	}
 	if err != nil {
 		done()
 		return err
@@ -244,6 +286,23 @@ func (c *StreamableClient) newRequest(ctx context.Context, method, accept string
 	mcphttp.SetSession(req.Header, c.o.Header, c.sid, c.version)
 	c.stream++
 	return req, c.stream, nil
+}
+
+// tryLegacy GETs the URL as a 2024-11-05 client would, and returns the
+// legacy session it opened, or nil when the server is no such server.
+func (c *StreamableClient) tryLegacy() *LegacyClient {
+	l, err := DialLegacy(LegacyOptions{URL: c.o.URL, Header: c.o.Header, Client: c.o.Client, Timeout: c.o.Timeout,
+		Tap: c.o.Tap, Redactor: c.o.Redactor, Receive: func(f []byte) { c.o.Receive(f, "") }})
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	c.legacy = l
+	c.mu.Unlock()
+	if c.o.OnLegacy != nil {
+		c.o.OnLegacy(l.Done())
+	}
+	return l
 }
 
 // abortable is the context of the POST of request id, which Abort
@@ -344,9 +403,12 @@ func (c *StreamableClient) got(frame []byte, meta store.HTTPMeta, related string
 // readers.
 func (c *StreamableClient) Close() store.EndInfo {
 	c.mu.Lock()
-	sid := c.sid
+	sid, legacy := c.sid, c.legacy
 	c.closing = true
 	c.mu.Unlock()
+	if legacy != nil {
+		legacy.Close() // ends the GET stream, and with it the session
+	}
 	if sid != "" {
 		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 		if req, _, err := c.newRequest(ctx, http.MethodDelete, "", nil); err == nil {

@@ -50,8 +50,9 @@ func startHTTP(o Options, t *tape, receive func([]byte), failed func(id, reason 
 			h.heard(frame)
 			receive(frame)
 		},
-		Failed: func(id string, err error) { failed(id, err.Error()) },
-		Note:   note,
+		Failed:   func(id string, err error) { failed(id, err.Error()) },
+		Note:     note,
+		OnLegacy: func(<-chan struct{}) { t.setTransport(store.TransportLegacySSE) },
 	})
 	return h, nil
 }

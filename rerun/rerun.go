@@ -35,9 +35,11 @@ import (
 type Options struct {
 	// Command is a stdio server: program and arguments. Or:
 	Command []string
-	// URL is a Streamable HTTP endpoint, a legacy HTTP+SSE one (a path
-	// ending in /sse: the 2024-11-05 transport), or a WebSocket (ws://,
-	// wss://; subprotocol "mcp").
+	// URL is a Streamable HTTP endpoint, a legacy HTTP+SSE one (the
+	// 2024-11-05 transport: a path ending in /sse, or found out as the
+	// spec says, by a 4xx to the POST of initialize and a GET that opens
+	// the legacy event stream), or a WebSocket (ws://, wss://;
+	// subprotocol "mcp").
 	URL *url.URL
 	// Header is added to every HTTP request: the credentials a recording
 	// keeps redacted.

@@ -93,6 +93,9 @@ func TestRun_ServerEverything(t *testing.T) {
 		{"http recording, http server", "everything-http.db", rerun.Options{URL: endpoint}, store.TransportHTTP},
 		{"stdio recording, http server", "everything-stdio.db", rerun.Options{URL: endpoint}, store.TransportHTTP},
 		{"stdio recording, legacy HTTP+SSE server", "everything-stdio.db", rerun.Options{URL: legacy}, store.TransportLegacySSE},
+		// POST /sse/ gets a 404, and a GET of it the legacy event stream:
+		// the rerun tells the transport as the spec tells clients to.
+		{"stdio recording, legacy server at a URL that does not say so", "everything-stdio.db", rerun.Options{URL: legacy.JoinPath("/")}, store.TransportLegacySSE},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

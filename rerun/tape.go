@@ -31,6 +31,14 @@ func (t *tape) Append(dir store.Dir, at time.Time, frame []byte, meta *store.HTT
 	return seq
 }
 
+// setTransport corrects the transport the session is known by: a server
+// at a URL may turn out to speak the legacy one.
+func (t *tape) setTransport(transport string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.info.Transport = transport
+}
+
 // session is the tape as a recorded session that ended with end.
 func (t *tape) session(end store.EndInfo) store.TapeSession {
 	t.mu.Lock()

@@ -34,7 +34,7 @@ type fallbackOptions struct {
 
 func (f *fallbackOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&f.upstream, "upstream", "", "answer what no SOURCE answers from the Streamable HTTP server at this URL (a legacy HTTP+SSE one\n"+
-		"when its path ends in /sse), and record it\n"+
+		"when its path ends in /sse, or when it refuses the POST of initialize and opens an event stream on GET), and record it\n"+
 		"(or give a stdio server as -- COMMAND [ARG...] after the sources)")
 	fs.StringVar(&f.recordNew, "record-new", "", "add the sessions with the fallback server to this cassette (.db)\n"+
 		"(default: the first SOURCE when it is a .db cassette; else they are not recorded)")

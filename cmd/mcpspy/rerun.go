@@ -27,7 +27,8 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	session := fs.String("session", "", "rerun only the session with this id or name (default: every session of every SOURCE)")
 	out := fs.String("o", "", "also record the rerun into this cassette (created if missing, added to if not)")
 	upstream := fs.String("upstream", "", "rerun against the Streamable HTTP server at this URL instead of a command\n"+
-		"(a path ending in /sse: a legacy HTTP+SSE server; ws:// or wss://: WebSocket)")
+		"(legacy HTTP+SSE: a path ending in /sse, or a server that refuses the POST of initialize and opens\n"+
+		"an event stream on GET; ws:// or wss://: WebSocket)")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for each answer (and server request) the recording got")
 	var headers multiFlag
 	fs.Var(&headers, "header", "add this header to every HTTP request (repeatable): the credentials a recording keeps redacted")

@@ -43,8 +43,10 @@ const Version = "0.1"
 type Options struct {
 	// Command is a stdio server: program and arguments. Or:
 	Command []string
-	// URL is a Streamable HTTP endpoint, or a 2024-11-05 HTTP+SSE one
-	// when its path ends in /sse (recorder.IsLegacyURL).
+	// URL is a Streamable HTTP endpoint, or a 2024-11-05 HTTP+SSE one:
+	// known by a path ending in /sse (recorder.IsLegacyURL), or found out
+	// as the spec says (the POST of initialize refused with a 4xx, and a
+	// GET that opens the legacy event stream).
 	URL *url.URL
 	// Header is added to every HTTP request (credentials); it is not
 	// recorded.

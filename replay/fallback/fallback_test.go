@@ -156,6 +156,16 @@ func TestFallback_ServerEverything(t *testing.T) {
 			}
 			return fallback.Options{URL: u}
 		}, store.TransportLegacySSE, "/sse"},
+		// A URL that does not say which transport: POST /sse/ gets
+		// server-everything's 404, so the fallback tries a GET, as the
+		// spec tells clients to, and finds the legacy event stream.
+		{"legacy HTTP+SSE found by probing", func(t *testing.T) fallback.Options {
+			u, err := url.Parse(peertest.EverythingHTTP(t, "sse") + "/sse/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fallback.Options{URL: u}
+		}, store.TransportLegacySSE, "/sse/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testFallbackEverything(t, tc.server(t), tc.transport, tc.upstream) })
 	}
@@ -220,13 +230,19 @@ func testFallbackEverything(t *testing.T, opts fallback.Options, transport, upst
 	}
 
 	// server-everything asks a client that declared roots for them on its
-	// own, outside any request, a moment after initialized.
+	// own, outside any request, a moment after initialized. One
+	// initialize is kept: a POST that only found out the transport is not
+	// a message of the session.
 	var rootsAsked bool
+	inits := 0
 	for _, m := range all[len(all)-1].Messages {
 		rootsAsked = rootsAsked || (m.Dir == store.S2C && strings.Contains(string(m.Frame), `"method":"roots/list"`))
+		if m.Dir == store.C2S && strings.Contains(string(m.Frame), `"method":"initialize"`) {
+			inits++
+		}
 	}
-	if !rootsAsked {
-		t.Error("server-everything did not ask for roots")
+	if !rootsAsked || inits != 1 {
+		t.Errorf("server-everything asked for roots: %v; initialize recorded %d times, want once", rootsAsked, inits)
 	}
 
 	// The second replay: the cassette alone answers all of it.

@@ -30,11 +30,17 @@ func httpClient(o Options) *http.Client {
 
 // startHTTP makes the client; nothing is sent before the first message.
 // failed is told when a request will get no answer: its event stream
-// ended without one, and could not be resumed.
-func startHTTP(o Options, tap recorder.Tap, receive func([]byte, string), failed func(string, error)) *httpConn {
+// ended without one, and could not be resumed. onLegacy is told when the
+// server turned out to speak the 2024-11-05 transport, and lost when it
+// then ends the session.
+func startHTTP(o Options, tap recorder.Tap, receive func([]byte, string), failed func(string, error), onLegacy func(), lost func(error)) *httpConn {
 	return &httpConn{c: recorder.NewStreamableClient(recorder.StreamableOptions{
 		URL: o.URL, Header: o.Header, Client: httpClient(o), Tap: tap, Redactor: recorder.NewHTTPRedactor(o.Redact),
 		Receive: receive, Failed: failed,
+		OnLegacy: func(done <-chan struct{}) {
+			onLegacy()
+			go watchLegacyStream(done, lost) // ends with the stream, at the latest when close ends it
+		},
 	})}
 }
 

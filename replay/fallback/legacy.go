@@ -29,12 +29,15 @@ func startLegacy(o Options, tap recorder.Tap, receive func([]byte, string), lost
 	if err != nil {
 		return nil, err
 	}
-	lc := &legacyConn{c: c}
-	go func() { // ends with the stream, at the latest when close ends it
-		<-c.Done()
-		lost(errors.New("it closed its event stream"))
-	}()
-	return lc, nil
+	go watchLegacyStream(c.Done(), lost) // ends with the stream, at the latest when close ends it
+	return &legacyConn{c: c}, nil
+}
+
+// watchLegacyStream tells lost once a legacy server's event stream, and
+// with it the session, has ended.
+func watchLegacyStream(done <-chan struct{}, lost func(error)) {
+	<-done
+	lost(errors.New("it closed its event stream"))
 }
 
 func (c *legacyConn) send(frame []byte) error { return c.c.Post(frame) }

@@ -138,7 +138,7 @@ func (s *Source) start() (*upstream, error) {
 	case s.opts.URL != nil && recorder.IsLegacyURL(s.opts.URL):
 		c, err = startLegacy(s.opts, tap, u.receive, u.lost)
 	case s.opts.URL != nil:
-		c = startHTTP(s.opts, tap, u.receive, u.fail)
+		c = startHTTP(s.opts, tap, u.receive, u.fail, u.rec.becameLegacy, u.lost)
 	default:
 		c, err = startStdio(s.opts, tap, u.receive, u.lost)
 	}
@@ -219,6 +219,17 @@ func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *sto
 		return 0
 	}
 	return t.sess.Append(dir, at, frame, meta)
+}
+
+// becameLegacy notes that the server at a URL turned out to speak the
+// 2024-11-05 transport, before anything of the session is stored.
+func (t *sessionTap) becameLegacy() {
+	if t == nil {
+		return // not recording
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.info.Transport = store.TransportLegacySSE
 }
 
 func (t *sessionTap) end(e store.EndInfo) {
