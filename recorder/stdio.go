@@ -83,10 +83,12 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 	closeToChild := func() { closeOnce.Do(func() { toChild.Close() }) }
 	go func() {
 		readEnded := pump(p.Stdin, toChild, store.C2S, p.Tap)
-		closeToChild()
 		if readEnded { // the client closed; a write error means the server went
+			// Said before the server can see its stdin close: a server
+			// that exits at once on EOF still ended because of it.
 			close(clientEOF)
 		}
+		closeToChild()
 	}()
 
 	// server → client; done when the server closes stdout.
@@ -111,6 +113,11 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 	}
 	select {
 	case <-exited:
+		select {
+		case <-clientEOF: // both were ready: the EOF came first
+			reason = store.EndEOF
+		default:
+		}
 	case <-clientEOF:
 		reason = store.EndEOF
 		stop()
