@@ -25,7 +25,10 @@ type fallbackOptions struct {
 	recordNew string
 	// fresh: recordNew does not exist yet (go-vcr's "record once"): it is
 	// created, and not loaded when it is also a SOURCE.
-	fresh   bool
+	fresh bool
+	// alone: no SOURCE but a fresh recordNew, so the server answers every
+	// request.
+	alone   bool
 	headers multiFlag
 	header  http.Header // from headers, once checked
 	redact  multiFlag
@@ -99,6 +102,7 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 		_, err := os.Stat(f.recordNew)
 		f.fresh = errors.Is(err, os.ErrNotExist)
 	}
+	f.alone = !slices.ContainsFunc(o.sources, func(p string) bool { return !f.startsEmpty(p) })
 	return nil
 }
 
@@ -113,10 +117,11 @@ func (f *fallbackOptions) startsEmpty(path string) bool {
 
 func (f *fallbackOptions) enabled() bool { return f.dashes || f.upstream != "" }
 
-// target is the server, for messages.
+// target is the server, for messages: its secrets hidden as in the
+// sessions recorded with it.
 func (f *fallbackOptions) target() string {
 	if f.url != nil {
-		return f.url.Redacted()
+		return recorder.NewHTTPRedactor(f.redact).URL(f.url)
 	}
 	return recorder.RedactCommandLine(f.command)
 }
@@ -129,8 +134,11 @@ func (f *fallbackOptions) source(s streams) (*fallback.Source, error) {
 	if f.recordNew == "" {
 		fmt.Fprintf(s.Err, "mcpmock: what %s answers is not recorded: the first SOURCE is no .db cassette (give --record-new CASSETTE)\n", f.target())
 	}
-	if f.fresh {
+	switch {
+	case f.fresh && f.alone:
 		fmt.Fprintf(s.Err, "mcpmock: %s does not exist yet: %s answers every request, recorded there for the next replay\n", f.recordNew, f.target())
+	case f.fresh:
+		fmt.Fprintf(s.Err, "mcpmock: %s does not exist yet: %s answers what no SOURCE does, recorded there for the next replay\n", f.recordNew, f.target())
 	}
 	return fallback.New(fallback.Options{Command: f.command, URL: f.url, Header: f.header, Redact: f.redact, Record: f.recordNew, Stderr: s.Err, Log: s.Err})
 }

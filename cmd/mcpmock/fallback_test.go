@@ -355,3 +355,28 @@ func TestServe_FallbackRedact(t *testing.T) {
 		t.Errorf("replayed add: %s\nwant %s", got, added)
 	}
 }
+
+// TestServe_FallbackNewCassetteBesideASource: with a SOURCE that answers
+// part of the session and a --record-new cassette not there yet, stderr
+// says the server answers what no SOURCE does (not every request), and
+// names the server without the credential in its URL.
+func TestServe_FallbackNewCassetteBesideASource(t *testing.T) {
+	upstream := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdkserver") }, nil))
+	t.Cleanup(upstream.Close)
+	dir := t.TempDir()
+	source, fresh := filepath.Join(dir, "handshake.jsonl"), filepath.Join(dir, "new.db")
+	if err := os.WriteFile(source, []byte(handshakeTape), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runWith(t, hostSession, "serve", source, "--record-new", fresh, "--upstream", upstream.URL+"/mcp?api_key=zz-secret")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if got := answerTo(t, stdout, "3"); !strings.Contains(got, `"sum":42`) {
+		t.Errorf("add: %s", got)
+	}
+	if want := fresh + " does not exist yet: "; !strings.Contains(stderr, want) || !strings.Contains(stderr, " answers what no SOURCE does") ||
+		strings.Contains(stderr, "every request") || strings.Contains(stderr, "zz-secret") {
+		t.Errorf("stderr:\n%s\nwant %q…%q, and no credential", stderr, want, "answers what no SOURCE does")
+	}
+}

@@ -15,8 +15,8 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-const rerunSynopsis = `rerun [--session ID] [-o CASSETTE] [--timeout D] [--header 'NAME: VALUE'] [--ignore NAME] [--all] [--exit-code] SOURCE... -- COMMAND [ARG...]
-       mcpspy rerun [flags] SOURCE... --upstream URL`
+const rerunSynopsis = `rerun [--session ID] [-o CASSETTE] [--timeout D] [--ignore NAME] [--all] [--exit-code] SOURCE... -- COMMAND [ARG...]
+       mcpspy rerun [flags] [--header 'NAME: VALUE'] SOURCE... --upstream URL`
 
 // runRerun sends the client side of recorded sessions to a server again,
 // one session at a time, and compares what it answers now with what it
