@@ -94,7 +94,7 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 		return nil, errors.New("rerun: give a command or a URL, not both")
 	case len(opts.Command) > 0:
 		c, err = startStdio(ctx, opts, tape, d.receive)
-	case opts.URL != nil && isWebSocket(opts.URL):
+	case opts.URL != nil && recorder.IsWebSocketURL(opts.URL):
 		c, err = startWS(ctx, opts, tape, d.receive)
 	case opts.URL != nil:
 		c, err = startHTTP(opts, tape, d.receive, d.fail, d.note)
@@ -395,7 +395,7 @@ func (d *driver) reply(method, id string) []byte {
 
 func transportOf(o Options) string {
 	switch {
-	case o.URL != nil && isWebSocket(o.URL):
+	case o.URL != nil && recorder.IsWebSocketURL(o.URL):
 		return store.TransportWebSocket
 	case o.URL != nil && recorder.IsLegacyURL(o.URL):
 		return store.TransportLegacySSE

@@ -37,7 +37,8 @@ type fallbackOptions struct {
 
 func (f *fallbackOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&f.upstream, "upstream", "", "answer what no SOURCE answers from the Streamable HTTP server at this URL (a legacy HTTP+SSE one\n"+
-		"when its path ends in /sse, or when it refuses the POST of initialize and opens an event stream on GET), and record it\n"+
+		"when its path ends in /sse, or when it refuses the POST of initialize and opens an event stream on GET; ws:// or wss://:\n"+
+		"a WebSocket one), and record it\n"+
 		"(or give a stdio server as -- COMMAND [ARG...] after the sources)")
 	fs.StringVar(&f.recordNew, "record-new", "", "add the sessions with the fallback server to this cassette (.db)\n"+
 		"(default: the first SOURCE when it is a .db cassette; else they are not recorded)")
@@ -81,8 +82,8 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 	f.header = header
 	if f.upstream != "" {
 		u, err := url.Parse(f.upstream)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return usageErrorf("serve: --upstream %q: want an http:// or https:// URL of a Streamable HTTP server", f.upstream)
+		if err != nil || !slices.Contains([]string{"http", "https", "ws", "wss"}, u.Scheme) || u.Host == "" {
+			return usageErrorf("serve: --upstream %q: want an http:// or https:// URL of a Streamable HTTP server, or ws:// or wss:// of a WebSocket one", f.upstream)
 		}
 		f.url = u
 	}

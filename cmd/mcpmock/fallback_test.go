@@ -90,7 +90,7 @@ func TestServe_FallbackUsage(t *testing.T) {
 	}{
 		{"both", []string{"serve", "--upstream", "http://127.0.0.1:1/mcp", db, "--", "server"}, "give either --upstream URL or -- COMMAND, not both"},
 		{"nothing after --", []string{"serve", db, "--"}, "nothing after --"},
-		{"ws upstream", []string{"serve", "--upstream", "ws://127.0.0.1:1/", db}, `--upstream "ws://127.0.0.1:1/": want an http:// or https:// URL`},
+		{"ftp upstream", []string{"serve", "--upstream", "ftp://127.0.0.1:1/", db}, `--upstream "ftp://127.0.0.1:1/": want an http:// or https:// URL`},
 		{"no host", []string{"serve", "--upstream", "http:///mcp", db}, "want an http:// or https:// URL"},
 		{"record-new jsonl", []string{"serve", "--record-new", jsonl, db, "--", "server"}, "--record-new " + jsonl + ": want a cassette .db"},
 		{"record-new script", []string{"serve", "--record-new", script, db, "--", "server"}, "want a cassette .db"},

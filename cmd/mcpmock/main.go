@@ -34,7 +34,8 @@ SOURCE is a cassette (.db), a JSONL export (.jsonl) or a script (.yaml, .yml,
 
 With -- COMMAND (a stdio server) or --upstream URL (Streamable HTTP, or
 legacy HTTP+SSE: a URL ending in /sse, or a server that refuses the POST
-of initialize and opens an event stream on GET), a request no SOURCE answers goes
+of initialize and opens an event stream on GET; WebSocket for ws:// and
+wss://), a request no SOURCE answers goes
 to that real server, and the session with it is added to --record-new
 (default: the first SOURCE, if a .db), so the next replay answers it from
 the cassette. A --record-new (or first SOURCE) that does not exist yet is

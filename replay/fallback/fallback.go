@@ -26,6 +26,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,7 +47,8 @@ type Options struct {
 	// URL is a Streamable HTTP endpoint, or a 2024-11-05 HTTP+SSE one:
 	// known by a path ending in /sse (recorder.IsLegacyURL), or found out
 	// as the spec says (the POST of initialize refused with a 4xx, and a
-	// GET that opens the legacy event stream).
+	// GET that opens the legacy event stream). Or a WebSocket server
+	// (ws://, wss://; subprotocol "mcp", as mcpspy record proxies).
 	URL *url.URL
 	// Header is added to every HTTP request (credentials); it is not
 	// recorded.
@@ -108,8 +110,8 @@ func New(opts Options) (*Source, error) {
 		return nil, errors.New("fallback: give a command or a URL, not both")
 	case len(opts.Command) == 0 && opts.URL == nil:
 		return nil, errors.New("fallback: no server: give a command or a URL")
-	case opts.URL != nil && opts.URL.Scheme != "http" && opts.URL.Scheme != "https":
-		return nil, fmt.Errorf("fallback: URL %s: want http:// or https://", opts.URL.Redacted())
+	case opts.URL != nil && !slices.Contains([]string{"http", "https", "ws", "wss"}, opts.URL.Scheme):
+		return nil, fmt.Errorf("fallback: URL %s: want http://, https://, ws:// or wss://", opts.URL.Redacted())
 	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 30 * time.Second

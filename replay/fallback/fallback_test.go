@@ -280,24 +280,51 @@ const gosdkCassette = `{"session":"s1","info":{"transport":"streamable-http","up
 {"session":"s1","seq":5,"dir":"s2c","time":"2026-11-21T10:00:00.004000000Z","message":{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"recorded"}]}}}
 `
 
-// TestFallback_GoSDKServerHTTP: a go-sdk server over Streamable HTTP
-// answers what the cassette lacks, progress included; the session it
-// recorded (with a DELETE at its end) replays.
-func TestFallback_GoSDKServerHTTP(t *testing.T) {
-	db := cassetteDB(t, "gosdk.db", gosdkCassette)
-	deleted := make(chan struct{}, 1)
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdk") }, nil)
-	real := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodDelete {
-			select {
-			case deleted <- struct{}{}:
-			default:
+// TestFallback_GoSDKServer: a go-sdk server over Streamable HTTP, and
+// over WebSocket (subprotocol mcp, as mcpspy record proxies it), answers
+// what the cassette lacks, progress included; the session it recorded
+// (over HTTP with a DELETE at its end, over WebSocket with a normal
+// closure) replays.
+func TestFallback_GoSDKServer(t *testing.T) {
+	t.Run("streamable HTTP", func(t *testing.T) {
+		deleted := make(chan struct{}, 1)
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdk") }, nil)
+		real := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodDelete {
+				select {
+				case deleted <- struct{}{}:
+				default:
+				}
 			}
+			h.ServeHTTP(w, r)
+		}))
+		defer real.Close()
+		u, _ := url.Parse(real.URL)
+		ended := testFallbackGoSDK(t, u, real.Close, store.TransportHTTP)
+		select {
+		case <-deleted:
+		default:
+			t.Error("the fallback did not DELETE its HTTP session")
 		}
-		h.ServeHTTP(w, r)
-	}))
-	defer real.Close()
-	u, _ := url.Parse(real.URL)
+		if ended.CloseCode != 0 {
+			t.Errorf("end %+v", ended)
+		}
+	})
+	t.Run("WebSocket", func(t *testing.T) {
+		real := httptest.NewServer(gosdk.WebSocketHandler(gosdk.NewServer("gosdk"), nil))
+		defer real.Close()
+		u, _ := url.Parse("ws" + strings.TrimPrefix(real.URL, "http") + "/mcp")
+		if ended := testFallbackGoSDK(t, u, real.Close, store.TransportWebSocket); ended.CloseCode != 1000 { // a normal closure
+			t.Errorf("end %+v, want a normal closure", ended)
+		}
+	})
+}
+
+// testFallbackGoSDK replays gosdkCassette with a fallback to the go-sdk
+// server at u, then (after stop) the grown cassette alone. It returns how
+// the recorded session ended.
+func testFallbackGoSDK(t *testing.T, u *url.URL, stop func(), transport string) store.EndInfo {
+	db := cassetteDB(t, "gosdk.db", gosdkCassette)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -325,20 +352,15 @@ func TestFallback_GoSDKServerHTTP(t *testing.T) {
 	if err := fb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-deleted:
-	default:
-		t.Error("the fallback did not DELETE its HTTP session")
-	}
 	if st := fb.Stats(); st.Answered != 2 {
 		t.Errorf("stats %+v, want 2 answered", st)
 	}
 	all := sessions(t, db)
-	if len(all) != 2 || all[1].Info.Transport != store.TransportHTTP || all[1].Info.Upstream != real.URL ||
-		!strings.Contains(string(all[1].Info.Handshake.ServerInfo), "gosdk") {
+	if len(all) != 2 || all[1].Info.Transport != transport || all[1].Info.Upstream != u.String() ||
+		!strings.Contains(string(all[1].Info.Handshake.ServerInfo), "gosdk") || all[1].Info.End == nil {
 		t.Fatalf("sessions: %d, the new one %+v", len(all), all[len(all)-1].Info)
 	}
-	real.Close() // the second replay must not need it
+	stop() // the second replay must not need it
 
 	srv2 := mocktest.New(t, []replay.Source{mocktest.LoadCassette(t, db)})
 	c2 := connect(ctx, t, srv2.Transport())
@@ -346,6 +368,7 @@ func TestFallback_GoSDKServerHTTP(t *testing.T) {
 	if r := srv2.Report(); len(r.Unmatched) != 0 {
 		t.Errorf("second replay, unmatched: %+v", r.Unmatched)
 	}
+	return *all[1].Info.End
 }
 
 // TestFallback_Unreachable: a server that cannot start, one that exits at

@@ -39,7 +39,7 @@ func startHTTP(o Options, tap recorder.Tap, receive func([]byte, string), failed
 		Receive: receive, Failed: failed,
 		OnLegacy: func(done <-chan struct{}) {
 			onLegacy()
-			go watchLegacyStream(done, lost) // ends with the stream, at the latest when close ends it
+			go tellWhenGone(done, lost, "it closed its event stream") // ends with the stream, at the latest when close ends it
 		},
 	})}
 }

@@ -29,15 +29,16 @@ func startLegacy(o Options, tap recorder.Tap, receive func([]byte, string), lost
 	if err != nil {
 		return nil, err
 	}
-	go watchLegacyStream(c.Done(), lost) // ends with the stream, at the latest when close ends it
+	go tellWhenGone(c.Done(), lost, "it closed its event stream") // ends with the stream, at the latest when close ends it
 	return &legacyConn{c: c}, nil
 }
 
-// watchLegacyStream tells lost once a legacy server's event stream, and
-// with it the session, has ended.
-func watchLegacyStream(done <-chan struct{}, lost func(error)) {
+// tellWhenGone tells lost once done closes: the server's event stream or
+// connection, and with it the session, has ended. After close it tells
+// nobody who is still listening.
+func tellWhenGone(done <-chan struct{}, lost func(error), what string) {
 	<-done
-	lost(errors.New("it closed its event stream"))
+	lost(errors.New(what))
 }
 
 func (c *legacyConn) send(frame []byte) error { return c.c.Post(frame) }

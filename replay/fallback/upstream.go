@@ -120,6 +120,8 @@ func (s *Source) start() (*upstream, error) {
 	if s.w != nil {
 		transport := store.TransportStdio
 		switch {
+		case s.opts.URL != nil && recorder.IsWebSocketURL(s.opts.URL):
+			transport = store.TransportWebSocket
 		case s.opts.URL != nil && recorder.IsLegacyURL(s.opts.URL):
 			transport = store.TransportLegacySSE
 		case s.opts.URL != nil:
@@ -135,6 +137,8 @@ func (s *Source) start() (*upstream, error) {
 		err error
 	)
 	switch {
+	case s.opts.URL != nil && recorder.IsWebSocketURL(s.opts.URL):
+		c, err = startWS(s.opts, tap, u.receive, u.lost)
 	case s.opts.URL != nil && recorder.IsLegacyURL(s.opts.URL):
 		c, err = startLegacy(s.opts, tap, u.receive, u.lost)
 	case s.opts.URL != nil:
