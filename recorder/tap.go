@@ -6,6 +6,12 @@
 // when it is read and before it is forwarded, so that seq follows causal
 // order. The frame slice is not copied for the store: the proxy reads it
 // into a fresh buffer, forwards it and gives that same buffer to the Tap.
+//
+// It also holds the recording clients, for the parts of mcptape that talk
+// to a real server themselves (mcpspy rerun, mcpmock's fallback): Child
+// (stdio), StreamableClient (which tells a legacy server by its answers),
+// LegacyClient and WSClient. They tap what they send and receive as the
+// proxies would record it, so their sessions read like any recording.
 package recorder
 
 import (
