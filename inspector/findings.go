@@ -22,9 +22,10 @@ type sessionLint struct {
 	// follow mode adds is checked without reading the session again.
 	checker *lint.Checker
 	fed     uint64 // the last seq checked
-	// ended says the session had ended when checked: the findings include
-	// the checks that need the whole session, and are final.
-	ended bool
+	// final says the findings include the checks that need the whole
+	// session (Finish ran): it had ended when checked, or nothing more
+	// was to come (no follow mode). ended says the former.
+	final, ended bool
 }
 
 // autoLintMax is the largest session the detail panes check on their own
@@ -45,19 +46,21 @@ func (m *Model) lintOf(sess int) *sessionLint {
 // date with the messages follow mode added since: a session still being
 // recorded feeds its kept checker; one that has ended since it was checked
 // is checked again whole, because only then are its unanswered requests
-// known.
+// known. Outside follow mode a session with no end (its recorder was
+// killed) is checked whole as it stands, as mcpspy lint checks it.
 func (m *Model) ensureLint(sess int, src Source) (*sessionLint, error) {
 	s := &m.Sessions[sess]
 	ended := s.Info.End != nil
+	final := ended || !m.following
 	l := m.lintOf(sess)
-	if l != nil && l.fed == s.LastSeq && l.ended == ended {
+	if l != nil && l.fed == s.LastSeq && l.ended == ended && l.final == final {
 		return l, nil
 	}
 	if src == nil {
 		return nil, fmt.Errorf("lint %s: no cassette to read", s.Info.ID)
 	}
-	if l == nil || l.checker == nil || ended {
-		l = &sessionLint{checker: lint.NewChecker(s.Info, lint.Options{}), ended: ended}
+	if l == nil || l.checker == nil || final {
+		l = &sessionLint{checker: lint.NewChecker(s.Info, lint.Options{}), final: final, ended: ended}
 	}
 	if s.LastSeq > l.fed {
 		err := src.Messages(s.Info.ID, l.fed+1, s.LastSeq, func(msg *store.Message) error {
@@ -73,7 +76,7 @@ func (m *Model) ensureLint(sess int, src Source) (*sessionLint, error) {
 		}
 		l.fed = s.LastSeq
 	}
-	if ended {
+	if final {
 		l.findings, l.checker = l.checker.Finish(), nil
 	} else {
 		l.findings = l.checker.Findings()
@@ -308,8 +311,11 @@ func sessionLintLines(l *sessionLint, messages int) []Line {
 	var counts [3]int
 	countFindings(&counts, l.findings)
 	sum := countsText(counts)
-	if !l.ended {
+	switch {
+	case !l.final:
 		sum += " so far; unanswered requests are judged at the session's end"
+	case !l.ended:
+		sum += "; the session has no end, so no request is judged unanswered"
 	}
 	out := []Line{{{Label, "lint: "}, {Plain, sum}}}
 	return append(out, findingLines(findingsOf(l.findings, 0))...)

@@ -183,6 +183,7 @@ func TestSessionDetail_Findings(t *testing.T) {
 func TestModel_LintFollow(t *testing.T) {
 	path := writeCassette(t, sampleSession)
 	m, src := openModel(t, path)
+	m.following = true
 	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -253,5 +254,26 @@ func poll(t *testing.T, m *Model, src Source) {
 	}
 	if err := m.Apply(b, src); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The session detail's summary says whether the unanswered requests have
+// been judged: not while the session is recorded, never when it has no end.
+func TestSessionLintLines(t *testing.T) {
+	tests := []struct {
+		name string
+		l    *sessionLint
+		want string
+	}{
+		{"still recording", &sessionLint{}, "lint: 0 errors · 0 warnings · 0 info so far; unanswered requests are judged at the session's end"},
+		{"no end, nothing to come", &sessionLint{final: true}, "lint: 0 errors · 0 warnings · 0 info; the session has no end, so no request is judged unanswered"},
+		{"ended", &sessionLint{final: true, ended: true}, "lint: 0 errors · 0 warnings · 0 info"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sessionLintLines(tt.l, 1)[0].String(); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

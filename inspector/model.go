@@ -77,6 +77,10 @@ type Model struct {
 	// lints holds per session what package lint found, nil until
 	// something asked (findings.go).
 	lints []*sessionLint
+	// following says follow mode may add to the sessions that have no
+	// end yet, so their checks that need the whole session wait for it.
+	// Without it what is loaded is all there is to judge.
+	following bool
 	// lateFindings counts findings that follow mode found on rows already
 	// filtered (an unanswered request, known when its session ends) while
 	// the filter asks for lint: rows the filter now matches but does not

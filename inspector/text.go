@@ -104,6 +104,9 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 	out := bufio.NewWriter(w)
 	w = out
 	written := 0
+	// A session still being recorded prints its findings about the
+	// whole session when it ends, as late ones (lintWriter.late).
+	m.following = opts.Follow && src.Live()
 	lw := &lintWriter{m: m, src: src, w: w, started: map[uint32]bool{}, handled: map[lint.Finding]int{}}
 	printFrom := func(from int) error {
 		for start := from; start < m.Visible(); start += bodyBatch {

@@ -79,6 +79,7 @@ func New(m *Model, src Source, opts Options) *App {
 		opts.ExportPath = "mcpspy-export.jsonl"
 	}
 	a := &App{app: tview.NewApplication(), model: m, src: src, opts: opts, marked: map[int]bool{}, shownIdx: -1, shownSess: noSession}
+	m.following = opts.Follow && src.Live()
 	a.build()
 	return a
 }

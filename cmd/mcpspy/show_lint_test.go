@@ -173,3 +173,70 @@ func TestMcpspy_ShowLintFollow(t *testing.T) {
 		t.Errorf("each finding once, the late one last (-want +got):\n%s", diff)
 	}
 }
+
+// noHandshakeS1 is what lint says of endlessSession's s1 as a whole.
+const noHandshakeS1 = "lint: s1: warning: no initialize, server/discover or per-request protocol version: the client's first request is tools/list at #1 [no-handshake]"
+
+// endlessSession writes a session with no end, as a recorder that was
+// killed leaves it, and no handshake; as a .jsonl and imported into a .db.
+func endlessSession(t *testing.T) (jsonl, db string) {
+	t.Helper()
+	dir := t.TempDir()
+	jsonl, db = filepath.Join(dir, "endless.jsonl"), filepath.Join(dir, "endless.db")
+	b := `{"session":"s1","info":{"transport":"stdio","start":"2026-11-21T10:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00.1Z","message":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}
+`
+	if err := os.WriteFile(jsonl, []byte(b), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runOK(t, "import", "-o", db, jsonl)
+	return jsonl, db
+}
+
+// Without --follow the cassette holds all there is: a session with no end
+// gets its own findings before its first line, as mcpspy lint finds them.
+func TestMcpspy_ShowLintNoEnd(t *testing.T) {
+	jsonl, db := endlessSession(t)
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"jsonl", []string{"--lint", jsonl}, []string{noHandshakeS1, "#1"}},
+		{"db", []string{"--lint", db}, []string{noHandshakeS1, "#1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, layout(showOutput(t, tt.args...))); diff != "" {
+				t.Errorf("show %v (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+}
+
+// Under --follow a session with no end is still being recorded: a client
+// may yet say initialize, a server yet answer. What needs the whole
+// session waits for its end, and then comes on lines of their own.
+func TestMcpspy_ShowLintFollowNoEnd(t *testing.T) {
+	db, w, s := liveSession(t)
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	show := startShow(t, "--follow", "--lint", db)
+	show.wait(t, "tools/list", 1)
+	if strings.Contains(show.out.String(), "[no-handshake]") {
+		t.Fatalf("a session still recording judged before its end:\n%s", show.out.String())
+	}
+	if err := s.End(store.EndInfo{Reason: store.EndEOF, Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	unanswered := "lint: s1:1: warning: tools/list 1 (client) was never answered [unanswered]"
+	show.wait(t, unanswered, 1)
+	if diff := cmp.Diff([]string{"#1", noHandshakeS1, unanswered}, layout(show.stop(t))); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
