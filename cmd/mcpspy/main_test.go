@@ -181,6 +181,40 @@ func TestMcpspy_OutputOverInput(t *testing.T) {
 	}
 }
 
+// A command that writes its output through a temporary file names the
+// output in its errors, never the temporary file.
+func TestMcpspy_WriteErrorsNameOutput(t *testing.T) {
+	dir := t.TempDir()
+	broken := brokenExport(t)
+	db := filepath.Join(dir, "has-s1.db")
+	runOK(t, "import", "-o", db, broken)
+	taken := filepath.Join(dir, "taken")
+	if err := os.Mkdir(taken, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"import a session the cassette has", []string{"import", "-o", db, broken}, "mcpspy: import into " + db + `: session "s1" exists already`},
+		{"export over a directory", []string{"export", "-o", taken, broken}, "mcpspy: write " + taken + ": "},
+		{"export --filter over a directory", []string{"export", "--filter", "lint", "-o", taken, broken}, "mcpspy: write " + taken + ": "},
+		{"export --redact over a directory", []string{"export", "--redact", "name", "-o", taken, broken}, "mcpspy: write " + taken + ": "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runCaptured(tt.args...)
+			if code != 1 || !strings.HasPrefix(errOut, tt.want) || strings.Contains(errOut, ".tmp-") {
+				t.Errorf("exit %d, stderr %q; want exit 1 and stderr starting %q, naming no temporary file", code, errOut, tt.want)
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
 // Every flag the README's Commands block gives mcpspy is one the command
 // takes (its -h lists it).
 func TestMcpspy_READMECommands(t *testing.T) {

@@ -1,26 +1,35 @@
 // Package atomicfile writes files a user keeps (cassettes, exports,
 // reports) so that a failure never leaves half of one: the content goes to
 // a temporary file beside the target, is synced, and is renamed over it.
+//
+// Its errors name the target, never the temporary file: the user gave the
+// one, has never heard of the other, and it is gone once Write fails.
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Write creates path with the given mode from what fill writes into f.
 // fill must not close f. Other processes may write the temporary file by
-// its name meanwhile (f.Name()); Sync covers what they wrote too.
+// its name meanwhile (f.Name()); Sync covers what they wrote too. An error
+// of fill's that names f.Name() names path instead.
 func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: create a file in %s: %w", path, filepath.Dir(path), pathless(err))
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
 			os.Remove(f.Name())
+			if strings.Contains(err.Error(), f.Name()) {
+				err = &tempNamed{err: err, tmp: f.Name(), path: path}
+			}
 		}
 	}()
 	if err = f.Chmod(mode); err != nil {
@@ -36,7 +45,31 @@ func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err erro
 		return err
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, pathless(err))
 	}
 	return nil
 }
+
+// pathless is the reason of an error about the temporary file's name (its
+// pattern, or it and path), without the name.
+func pathless(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// tempNamed is an error whose message named the temporary file, told
+// with path in its place; errors.Is and As see the original.
+type tempNamed struct {
+	err       error
+	tmp, path string
+}
+
+func (e *tempNamed) Error() string { return strings.ReplaceAll(e.err.Error(), e.tmp, e.path) }
+func (e *tempNamed) Unwrap() error { return e.err }

@@ -2,8 +2,11 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +38,47 @@ func TestWrite(t *testing.T) {
 	// A directory that does not exist is an error naming the path.
 	if err := Write(filepath.Join(dir, "no", "x"), 0o600, func(*os.File) error { return nil }); err == nil {
 		t.Error("no error for a missing directory")
+	}
+}
+
+// Errors name the file asked for, never the temporary one, whether the
+// reason came from fill (which may open the file by name), from writing
+// it, or from renaming it into place.
+func TestWrite_ErrorsNamePath(t *testing.T) {
+	dir := t.TempDir()
+	boom := errors.New("boom")
+	tests := []struct {
+		name string
+		path string
+		fill func(f *os.File) error
+		want string
+		is   error
+	}{
+		{"fill names the file", "out.db", func(f *os.File) error {
+			return fmt.Errorf("import into %s: %w", f.Name(), boom)
+		}, "import into {path}: boom", boom},
+		{"writing fails", "out.jsonl", func(f *os.File) error {
+			f.Close()
+			_, err := f.WriteString("x")
+			return err
+		}, "write {path}: file already closed", os.ErrClosed},
+		{"path is a directory", "adir", func(*os.File) error { return nil }, "write {path}: ", nil},
+		{"no such directory", filepath.Join("no", "x"), func(*os.File) error { return nil }, "write {path}: create a file in ", fs.ErrNotExist},
+	}
+	if err := os.Mkdir(filepath.Join(dir, "adir"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.path)
+			err := Write(path, 0o600, tt.fill)
+			want := strings.ReplaceAll(tt.want, "{path}", path)
+			if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), ".tmp-") {
+				t.Errorf("err = %v; want it to start %q and name no temporary file", err, want)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("err = %v; want it to wrap %v", err, tt.is)
+			}
+		})
 	}
 }
