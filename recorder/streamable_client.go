@@ -99,12 +99,10 @@ type StreamableOptions struct {
 	OnLegacy func(done <-chan struct{})
 }
 
-// UpstreamClient is an HTTP client for a real server that keeps the bytes
-// as the server sent them: no automatic gzip.
+// UpstreamClient is an HTTP client for a real server over the proxies'
+// transport (NewUpstreamTransport): the bytes as the server sent them.
 func UpstreamClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DisableCompression = true
-	return &http.Client{Transport: tr}
+	return &http.Client{Transport: NewUpstreamTransport(false)}
 }
 
 // NewStreamableClient returns a client for the endpoint o.URL. Nothing is

@@ -78,13 +78,8 @@ func (p *peer) Call(ctx context.Context, method string, params json.RawMessage) 
 }
 
 func (p *peer) ProtocolVersion() string {
-	var m struct {
-		Meta struct {
-			Version string `json:"io.modelcontextprotocol/protocolVersion"`
-		} `json:"_meta"`
-	}
-	if json.Unmarshal(p.req.Params, &m) == nil && m.Meta.Version != "" {
-		return m.Meta.Version
+	if v := p.req.MetaVersion(); v != "" {
+		return v
 	}
 	p.s.mu.Lock()
 	defer p.s.mu.Unlock()

@@ -43,6 +43,20 @@ func (r *Request) ProgressToken() json.RawMessage {
 	return p.Meta.ProgressToken
 }
 
+// MetaVersion returns params._meta's io.modelcontextprotocol/protocolVersion,
+// or "": set, it makes the request one of the stateless 2026-07-28 era.
+func (r *Request) MetaVersion() string {
+	var p struct {
+		Meta struct {
+			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	if len(r.Params) == 0 || json.Unmarshal(r.Params, &p) != nil {
+		return ""
+	}
+	return p.Meta.Version
+}
+
 // RPCError is a JSON-RPC error object.
 type RPCError struct {
 	Code    int             `json:"code"`

@@ -3,7 +3,6 @@ package rerun
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,16 +12,13 @@ import (
 )
 
 // toolSchemas is what a client knows of each tool's x-mcp-header inputs
-// from the tools/list answers it has seen: tool name → the headers its
-// inputSchema asks for (none is an entry too). It is never changed in
-// place: with returns a new one, so a step can keep the one of its time.
-type toolSchemas map[string][]mcphttp.ParamHeader
+// (mcphttp.ToolParams), read from whole frames. A step keeps the one of
+// its time.
+type toolSchemas mcphttp.ToolParams
 
-// with returns ts and the tools of a tools/list answer, the newer
-// definition of a tool winning. A tool whose annotations break the spec's
-// constraints is dropped, as a conforming client drops it from the list
-// (and so knows nothing of its headers). A frame that is no tools/list
-// result leaves ts as it is.
+// with returns ts and the tools of a tools/list answer (see
+// mcphttp.ToolParams.With). A frame that is no tools/list result leaves
+// ts as it is.
 func (ts toolSchemas) with(frame []byte) toolSchemas {
 	var r struct {
 		Result json.RawMessage `json:"result"`
@@ -30,22 +26,7 @@ func (ts toolSchemas) with(frame []byte) toolSchemas {
 	if json.Unmarshal(frame, &r) != nil {
 		return ts
 	}
-	listed := mcphttp.ListedTools(r.Result)
-	if len(listed) == 0 {
-		return ts
-	}
-	out := maps.Clone(ts)
-	if out == nil {
-		out = toolSchemas{}
-	}
-	for _, t := range listed {
-		if !t.Usable {
-			delete(out, t.Name)
-			continue
-		}
-		out[t.Name] = t.Params
-	}
-	return out
+	return toolSchemas(mcphttp.ToolParams(ts).With(r.Result))
 }
 
 // paramHeaders sets the Mcp-Param-* headers of a 2026-07-28 tools/call

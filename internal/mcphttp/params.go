@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"strconv"
@@ -64,6 +65,35 @@ func ListedTools(result json.RawMessage) []ListedTool {
 	for _, t := range r.Tools {
 		ps, err := ParamHeaders(t.InputSchema)
 		out = append(out, ListedTool{Name: t.Name, Params: ps, Usable: err == nil && len(t.InputSchema) > 0})
+	}
+	return out
+}
+
+// ToolParams is what a client knows of each tool's Mcp-Param-* headers
+// from the tools/list answers it has seen: tool name → the headers its
+// inputSchema asks for (none is an entry too). It is never changed in
+// place: With returns a new one, so a holder can keep the one of its time.
+type ToolParams map[string][]ParamHeader
+
+// With returns tp and the tools of a tools/list result, the newer
+// definition of a tool winning. A tool a conforming client drops
+// (ListedTool.Usable false) is forgotten. A result that lists no tools
+// gives tp itself.
+func (tp ToolParams) With(result json.RawMessage) ToolParams {
+	listed := ListedTools(result)
+	if len(listed) == 0 {
+		return tp
+	}
+	out := maps.Clone(tp)
+	if out == nil {
+		out = ToolParams{}
+	}
+	for _, t := range listed {
+		if !t.Usable {
+			delete(out, t.Name)
+			continue
+		}
+		out[t.Name] = t.Params
 	}
 	return out
 }

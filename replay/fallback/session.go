@@ -2,7 +2,6 @@ package fallback
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -177,14 +176,7 @@ func (ss *session) Close() {
 
 // stateless says whether req is of the 2026-07-28 era: its _meta carries
 // the protocol version, so it needs no handshake and goes as it is.
-func stateless(req *replay.Request) bool {
-	var p struct {
-		Meta struct {
-			Version string `json:"io.modelcontextprotocol/protocolVersion"`
-		} `json:"_meta"`
-	}
-	return json.Unmarshal(req.Params, &p) == nil && p.Meta.Version != ""
-}
+func stateless(req *replay.Request) bool { return req.MetaVersion() != "" }
 
 // failReply is the answer to a request the real server could not be asked
 // or did not answer: what was tried and what failed.

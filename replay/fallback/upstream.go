@@ -78,7 +78,7 @@ type upstream struct {
 	pending map[string]*call // our request id → the live request
 	// tools are what the server's tools/list answers said of each
 	// tool's Mcp-Param-* headers, for the tools/call that follow.
-	tools   map[string][]mcphttp.ParamHeader
+	tools   mcphttp.ToolParams
 	last    replay.Peer // the peer of the latest live request, for session-level traffic
 	closing bool
 	wg      sync.WaitGroup // goroutines of ours: sends, server requests
@@ -477,19 +477,9 @@ func (u *upstream) forward(ctx context.Context, peer replay.Peer, req *replay.Re
 // learnTools keeps what a tools/list answer says of each tool's
 // Mcp-Param-* headers; a tool a conforming client would drop is forgotten.
 func (u *upstream) learnTools(result json.RawMessage) {
-	listed := mcphttp.ListedTools(result)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	for _, t := range listed {
-		if !t.Usable {
-			delete(u.tools, t.Name)
-			continue
-		}
-		if u.tools == nil {
-			u.tools = map[string][]mcphttp.ParamHeader{}
-		}
-		u.tools[t.Name] = t.Params
-	}
+	u.tools = u.tools.With(result)
 }
 
 // paramHeaders are the Mcp-Param-* headers a 2026-07-28 tools/call
