@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -71,12 +72,21 @@ func TestMcpspy_Rerun(t *testing.T) {
 }
 
 // The HTTP recording against server-everything over Streamable HTTP,
-// flags after SOURCE.
+// flags after SOURCE. A credential in the URL's query reaches neither
+// the output nor the -o cassette.
 func TestMcpspy_RerunHTTP(t *testing.T) {
 	base := peertest.EverythingHTTP(t, "streamableHttp")
-	code, stdout, stderr := runCaptured("rerun", shippedCassette(t, "everything-http.db"), "--upstream", base+"/mcp", "--header", "X-Test: yes", "--all")
+	out := filepath.Join(t.TempDir(), "rerun.db")
+	code, stdout, stderr := runCaptured("rerun", shippedCassette(t, "everything-http.db"), "--upstream", base+"/mcp?api_key=zz-secret", "--header", "X-Test: yes", "--all", "-o", out)
 	if code != 0 || !strings.Contains(stdout, "= tools/list  (a#4 b#4)") || !strings.HasSuffix(stdout, "4 the same, 0 answered differently, 0 only in a, 0 only in b\n") {
 		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stdout+stderr, "zz-secret") || bytes.Contains(raw, []byte("zz-secret")) {
+		t.Errorf("the api_key was printed or recorded; stdout:\n%s", stdout)
 	}
 }
 
