@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -100,11 +99,6 @@ type answer struct {
 	fail   error // no answer will come
 }
 
-// nopTap records nothing, when there is no cassette for new sessions.
-type nopTap struct{}
-
-func (nopTap) Append(store.Dir, time.Time, []byte, *store.HTTPMeta) uint64 { return 0 }
-
 // start begins a session with the real server. For a command it starts
 // the process; for a URL nothing is sent until the first request.
 func (s *Source) start() (*upstream, error) {
@@ -178,75 +172,6 @@ func (u *upstream) close() {
 	})
 }
 
-func (u *upstream) endRecording(end store.EndInfo) {
-	if u.rec != nil {
-		u.rec.end(end)
-	}
-}
-
-// sessionTap records into a new session of the cassette, created when the
-// server first says something: a server that never answered (it did not
-// start, or was not there) leaves no empty session behind.
-type sessionTap struct {
-	src  *Source
-	info store.SessionInfo
-
-	mu     sync.Mutex
-	sess   *store.Session
-	held   []*store.Message // what was sent before the server spoke
-	failed bool
-}
-
-// Append implements recorder.Tap.
-func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *store.HTTPMeta) uint64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.sess == nil && !t.failed {
-		if dir == store.C2S {
-			t.held = append(t.held, &store.Message{Dir: dir, Time: at, Frame: frame, HTTP: meta})
-			return 0
-		}
-		sess, err := t.src.w.NewSession(t.info)
-		if err != nil {
-			t.failed = true
-			t.src.noteRecErr(err)
-			t.src.warnf("this session is not recorded: %v", err)
-			return 0
-		}
-		t.sess = sess
-		for _, m := range t.held {
-			sess.Append(m.Dir, m.Time, m.Frame, m.HTTP)
-		}
-		t.held = nil
-	}
-	if t.sess == nil {
-		return 0
-	}
-	return t.sess.Append(dir, at, frame, meta)
-}
-
-// becameLegacy notes that the server at a URL turned out to speak the
-// 2024-11-05 transport, before anything of the session is stored.
-func (t *sessionTap) becameLegacy() {
-	if t == nil {
-		return // not recording
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.info.Transport = store.TransportLegacySSE
-}
-
-func (t *sessionTap) end(e store.EndInfo) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.sess == nil {
-		return
-	}
-	if err := t.sess.End(e); err != nil {
-		t.src.noteRecErr(err)
-	}
-}
-
 // goroutine runs fn on a goroutine close waits for, unless closing.
 func (u *upstream) goroutine(fn func()) {
 	u.mu.Lock()
@@ -268,152 +193,6 @@ func (u *upstream) lost(err error) {
 		u.goneErr = err
 		close(u.gone)
 	})
-}
-
-// initialize performs the handshake once: the live session's protocol
-// version, the live client's capabilities, and mcpmock as clientInfo.
-func (u *upstream) initialize(ctx context.Context, peer replay.Peer) error {
-	u.initMu.Lock()
-	defer u.initMu.Unlock()
-	if u.inited {
-		return nil
-	}
-	if u.initErr != nil {
-		return u.initErr
-	}
-	version := peer.ProtocolVersion()
-	if version == "" {
-		version = latestVersion
-	}
-	params, _ := json.Marshal(map[string]any{
-		"protocolVersion": version,
-		"capabilities":    clientCapabilities(peer),
-		"clientInfo":      map[string]string{"name": "mcpmock", "version": Version},
-	})
-	hctx, cancel := context.WithTimeout(ctx, u.src.opts.StartTimeout)
-	defer cancel()
-	r, err := u.forward(hctx, peer, &replay.Request{Method: "initialize", Params: params}, nil)
-	switch {
-	case ctx.Err() != nil:
-		return ctx.Err() // the client gave up: a later request tries again
-	case hctx.Err() != nil:
-		err = fmt.Errorf("no answer to initialize within %s", u.src.opts.StartTimeout)
-	case err != nil:
-		err = fmt.Errorf("initialize: %w", err)
-	case r.Error != nil:
-		err = fmt.Errorf("it refused initialize: %d %s", r.Error.Code, r.Error.Message)
-	}
-	if err != nil {
-		u.initErr = err
-		return err
-	}
-	var res struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	_ = json.Unmarshal(r.Result, &res)
-	if res.ProtocolVersion != "" && res.ProtocolVersion != version {
-		u.src.warnf("the live session speaks %s; %s answered %s", version, u.src.target, res.ProtocolVersion)
-	}
-	if err := u.conn.send(notification("notifications/initialized", nil)); err != nil {
-		u.initErr = fmt.Errorf("notifications/initialized: %w", err)
-		return u.initErr
-	}
-	u.inited = true
-	return nil
-}
-
-// liveInitialize passes the live client's own initialize to the server
-// (replay.LiveHandshaker): the server's answer, a refusal included, is the
-// client's. Once it succeeded the session needs no handshake of mcpmock's,
-// and the client's notifications/initialized goes to the server.
-func (u *upstream) liveInitialize(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, error) {
-	u.initMu.Lock()
-	defer u.initMu.Unlock()
-	if u.initErr != nil {
-		return replay.Reply{}, u.initErr
-	}
-	r, err := u.forwardFirst(ctx, peer, req)
-	if err != nil || r.Error != nil || u.inited {
-		return r, err
-	}
-	u.inited = true
-	u.helloSent = make(chan struct{})
-	u.clientHello.Store(true)
-	return r, nil
-}
-
-// forwardFirst forwards a request that opens the live session (the live
-// client's initialize or server/discover), bounded by StartTimeout: a
-// server that does not answer it is not going to.
-func (u *upstream) forwardFirst(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, error) {
-	hctx, cancel := context.WithTimeout(ctx, u.src.opts.StartTimeout)
-	defer cancel()
-	r, err := u.forward(hctx, peer, req, passed(peer))
-	switch {
-	case ctx.Err() != nil:
-		return replay.Reply{}, ctx.Err()
-	case hctx.Err() != nil:
-		return replay.Reply{}, fmt.Errorf("no answer to %s within %s", req.Method, u.src.opts.StartTimeout)
-	}
-	return r, err
-}
-
-// helloWait bounds how long a request waits for the client's
-// notifications/initialized before the fallback sends one in its place (a
-// client that never sends it, or whose notification an earlier source
-// took).
-const helloWait = 2 * time.Second
-
-// passInitialized passes the client's notifications/initialized on, once,
-// after a live handshake; it reports whether it did. A client that sends
-// it before it has the answer to initialize waits here for that answer.
-func (u *upstream) passInitialized(params json.RawMessage) bool {
-	u.initMu.Lock()
-	pending := u.clientHello.Swap(false)
-	u.initMu.Unlock()
-	if !pending {
-		return false
-	}
-	_ = u.conn.send(notification("notifications/initialized", params))
-	u.helloSentOnce.Do(func() { close(u.helloSent) })
-	return true
-}
-
-// awaitInitialized holds a request until the client's
-// notifications/initialized has gone to the server, after a live
-// handshake; past helloWait it sends one itself.
-func (u *upstream) awaitInitialized(ctx context.Context) {
-	u.initMu.Lock()
-	sent := u.helloSent
-	u.initMu.Unlock()
-	if sent == nil {
-		return
-	}
-	t := time.NewTimer(helloWait)
-	defer t.Stop()
-	select {
-	case <-sent:
-	case <-ctx.Done():
-	case <-t.C:
-		u.passInitialized(nil)
-	}
-}
-
-// clientCapabilities are those the live client declared in its
-// initialize, so that the real server asks it what it would ask it (roots,
-// sampling); none when it is not known.
-func clientCapabilities(peer replay.Peer) json.RawMessage {
-	h, ok := peer.(replay.ClientHello)
-	if !ok {
-		return json.RawMessage(`{}`)
-	}
-	var p struct {
-		Capabilities json.RawMessage `json:"capabilities"`
-	}
-	if json.Unmarshal(h.ClientHello(), &p) != nil || len(p.Capabilities) == 0 || p.Capabilities[0] != '{' {
-		return json.RawMessage(`{}`)
-	}
-	return p.Capabilities
 }
 
 // forward sends req to the server with an id of ours and waits for the

@@ -1,0 +1,85 @@
+package fallback
+
+import (
+	"sync"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// Recording the sessions with the real server: each becomes a session
+// of the cassette once the server has said something.
+
+// nopTap records nothing, when there is no cassette for new sessions.
+type nopTap struct{}
+
+func (nopTap) Append(store.Dir, time.Time, []byte, *store.HTTPMeta) uint64 { return 0 }
+
+func (u *upstream) endRecording(end store.EndInfo) {
+	if u.rec != nil {
+		u.rec.end(end)
+	}
+}
+
+// sessionTap records into a new session of the cassette, created when the
+// server first says something: a server that never answered (it did not
+// start, or was not there) leaves no empty session behind.
+type sessionTap struct {
+	src  *Source
+	info store.SessionInfo
+
+	mu     sync.Mutex
+	sess   *store.Session
+	held   []*store.Message // what was sent before the server spoke
+	failed bool
+}
+
+// Append implements recorder.Tap.
+func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *store.HTTPMeta) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sess == nil && !t.failed {
+		if dir == store.C2S {
+			t.held = append(t.held, &store.Message{Dir: dir, Time: at, Frame: frame, HTTP: meta})
+			return 0
+		}
+		sess, err := t.src.w.NewSession(t.info)
+		if err != nil {
+			t.failed = true
+			t.src.noteRecErr(err)
+			t.src.warnf("this session is not recorded: %v", err)
+			return 0
+		}
+		t.sess = sess
+		for _, m := range t.held {
+			sess.Append(m.Dir, m.Time, m.Frame, m.HTTP)
+		}
+		t.held = nil
+	}
+	if t.sess == nil {
+		return 0
+	}
+	return t.sess.Append(dir, at, frame, meta)
+}
+
+// becameLegacy notes that the server at a URL turned out to speak the
+// 2024-11-05 transport, before anything of the session is stored.
+func (t *sessionTap) becameLegacy() {
+	if t == nil {
+		return // not recording
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.info.Transport = store.TransportLegacySSE
+}
+
+func (t *sessionTap) end(e store.EndInfo) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sess == nil {
+		return
+	}
+	if err := t.sess.End(e); err != nil {
+		t.src.noteRecErr(err)
+	}
+}
