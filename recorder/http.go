@@ -54,7 +54,10 @@ type HTTPProxy struct {
 	// Redact hides credentials in stored headers and paths; nil stores
 	// them as they are.
 	Redact *HTTPRedactor
-	// Transport reaches the upstream. Default: NewUpstreamTransport(false).
+	// Transport reaches the upstream. By default an http upstream is
+	// reached over one connection per client connection, from the
+	// handler's goroutine (upstreamConn), and an https one (or a request
+	// served without Serve) over NewUpstreamTransport(false).
 	Transport http.RoundTripper
 	// Log receives warnings (upstream unreachable, cassette errors).
 	Log io.Writer
@@ -62,8 +65,12 @@ type HTTPProxy struct {
 	Origins OriginPolicy
 
 	initOnce sync.Once
-	mu       sync.Mutex
-	bySID    map[string]*httpSession
+	// perConn: requests go over their client connection's upstreamConn
+	// (Transport was not set and the upstream is plain http).
+	perConn      bool
+	upstreamAddr string
+	mu           sync.Mutex
+	bySID        map[string]*httpSession
 	// ended remembers sessions that ended by Mcp-Session-Id, so that late
 	// traffic naming one (a GET that reconnects, a request racing the
 	// DELETE) joins its cassette session instead of starting another.
@@ -98,6 +105,8 @@ func (p *HTTPProxy) init() {
 		p.conns = map[net.Conn]*connState{}
 		p.all = map[*httpSession]bool{}
 		if p.Transport == nil {
+			p.perConn = strings.EqualFold(p.Upstream.Scheme, "http")
+			p.upstreamAddr = hostPort(p.Upstream)
 			p.Transport = NewUpstreamTransport(false)
 		}
 	})
@@ -110,15 +119,9 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	p.init()
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := &http.Server{
-		Handler:           p,
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ConnContext:       p.connContext,
-		ConnState:         p.connStateHook,
-		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          nil,
-	}
-	err := serveUntil(ctx, srv, ln, func() {
+	front := &frontServer{handler: p, base: base, connContext: p.connContext,
+		connClosed: func(c net.Conn) { p.connStateHook(c, http.StateClosed) }}
+	err := serveUntil(ctx, front, ln, func() {
 		p.gate.close()
 		cancel() // ends streams in progress: their upstream requests are cancelled
 	})
@@ -127,10 +130,16 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
+// server is what serveUntil runs: an *http.Server or a frontServer.
+type server interface {
+	Serve(net.Listener) error
+	Close() error
+}
+
 // serveUntil runs srv on ln until ctx ends or serving fails, then calls
 // stopping (which refuses new work and ends long-lived streams), closes
 // srv and waits for Serve to return. A closed server is not an error.
-func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, stopping func()) error {
+func serveUntil(ctx context.Context, srv server, ln net.Listener, stopping func()) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	var err error
@@ -147,6 +156,26 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, stopping
 		err = nil
 	}
 	return err
+}
+
+// hostPort is the address to dial for u, with the scheme's default port.
+func hostPort(u *url.URL) string {
+	if port := u.Port(); port != "" {
+		return net.JoinHostPort(u.Hostname(), port)
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+// roundTrip sends out to the upstream: over the client connection's own
+// upstream connection when there is one, else over Transport.
+func (p *HTTPProxy) roundTrip(r, out *http.Request) (*http.Response, error) {
+	if cs, _ := r.Context().Value(connKey{}).(*connState); cs != nil && cs.up != nil {
+		return cs.up.RoundTrip(out)
+	}
+	return p.Transport.RoundTrip(out)
 }
 
 // target maps a request URL to the upstream.
@@ -223,7 +252,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out.ContentLength = int64(len(body))
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
-	resp, err := p.Transport.RoundTrip(out)
+	resp, err := p.roundTrip(r, out)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client left; nothing to answer

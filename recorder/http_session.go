@@ -34,13 +34,17 @@ type httpSession struct {
 
 // connState is what the proxy knows about one client connection.
 type connState struct {
-	sess *httpSession // the connection's sessionless session, guarded by p.mu
+	sess *httpSession  // the connection's sessionless session, guarded by p.mu
+	up   *upstreamConn // the connection's way upstream, if it has its own
 }
 
 type connKey struct{}
 
 func (p *HTTPProxy) connContext(ctx context.Context, c net.Conn) context.Context {
 	cs := &connState{}
+	if p.perConn {
+		cs.up = newUpstreamConn(p.upstreamAddr)
+	}
 	p.mu.Lock()
 	p.conns[c] = cs
 	p.mu.Unlock()
@@ -58,6 +62,9 @@ func (p *HTTPProxy) connStateHook(c net.Conn, st http.ConnState) {
 	delete(p.conns, c)
 	var hs *httpSession
 	if cs != nil {
+		if cs.up != nil {
+			cs.up.Close()
+		}
 		hs, cs.sess = cs.sess, nil
 		if hs != nil {
 			hs.conn = nil

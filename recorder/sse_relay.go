@@ -16,11 +16,21 @@ import (
 func (x *exchange) relaySSE() {
 	rc := http.NewResponseController(x.w)
 	x.w.WriteHeader(x.resp.StatusCode)
-	// Headers go out at once, even before any event: a long tool call may
-	// send nothing for minutes, and clients time out waiting for headers
-	// (undici's default is 300 s). Holding them to save one write per
-	// answer hung TestHTTPProxy_ClientDisconnectCancelsUpstream.
-	if rc.Flush() != nil {
+	// Headers go out before the relay waits for the first event: a long
+	// tool call may send nothing for minutes, and clients time out
+	// waiting for headers (undici's default is 300 s). Holding them to
+	// save one write per answer hung
+	// TestHTTPProxy_ClientDisconnectCancelsUpstream.
+	//
+	// On the proxy's own upstream connection that is done by flushing
+	// before every read from the network: each event still leaves before
+	// the relay waits for more, and the headers and events that came in
+	// one read leave in one write. Otherwise, a flush after each.
+	flushEach := true
+	if ub, ok := x.resp.Body.(*upstreamBody); ok {
+		defer ub.flushBeforeRead(func() { _ = rc.Flush() })()
+		flushEach = false
+	} else if rc.Flush() != nil {
 		return
 	}
 	if coding := contentCoding(x.resp.Header); coding != "" {
@@ -37,7 +47,7 @@ func (x *exchange) relaySSE() {
 			if _, werr := x.w.Write(raw); werr != nil {
 				return
 			}
-			if rc.Flush() != nil {
+			if flushEach && rc.Flush() != nil {
 				return
 			}
 		}

@@ -63,8 +63,11 @@ func recordNet(ctx context.Context, s streams, o *recordOptions, w *store.Writer
 			Origins: recorder.OriginPolicy{Allowed: o.origins}}
 		serve = p.Serve
 	} else {
-		p := &recorder.HTTPProxy{Upstream: up, Writer: w, Info: info, Redact: red, Transport: transport, Log: s.Err,
+		p := &recorder.HTTPProxy{Upstream: up, Writer: w, Info: info, Redact: red, Log: s.Err,
 			Origins: recorder.OriginPolicy{Allowed: o.origins}}
+		if scheme == "https" { // plain http goes over the proxy's own per-connection way
+			p.Transport = transport
+		}
 		serve = p.Serve
 	}
 	limitProcsForProxy()
