@@ -226,6 +226,10 @@ func TestFallback_StatelessGoSDK(t *testing.T) {
 	// go-sdk's stateless handler refuses a POST whose headers do not agree
 	// with its body (400, -32020), so the answered add already proves the
 	// headers right; the checks below say which one was wrong if not.
+	// Closing the server first waits for its handlers: the wrapper notes a
+	// request after go-sdk has answered it, which the client may have
+	// read already (CI once saw only the add here).
+	real.Close()
 	mu.Lock()
 	got := append([]seenRequest(nil), seen...)
 	mu.Unlock()
@@ -266,7 +270,7 @@ func TestFallback_StatelessGoSDK(t *testing.T) {
 	if !addCall || !addAnswer {
 		t.Errorf("the new session lacks the add exchange (call %v, answer %v)", addCall, addAnswer)
 	}
-	real.Close() // the second replay must not need it
+	// real is closed: the second replay must not need it.
 
 	// A second replay, from the grown cassette alone.
 	srv2, err := replay.NewServer([]replay.Source{mocktest.LoadCassette(t, db)}, replay.Options{})
