@@ -362,6 +362,8 @@ type frontResponse struct {
 	headWritten bool
 	noBody      bool
 	chunked     bool
+	declared    int64 // the Content-Length the handler set, or -1
+	written     int64
 	err         error
 }
 
@@ -384,7 +386,15 @@ func (w *frontResponse) writeHead() {
 	}
 	h := w.header
 	w.noBody = w.method == http.MethodHead || w.status == http.StatusNoContent || w.status == http.StatusNotModified
-	if !w.noBody && h.Get("Content-Length") == "" {
+	w.declared = -1
+	if cl := h.Get("Content-Length"); cl != "" {
+		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n >= 0 {
+			w.declared = n
+		} else {
+			h.Del("Content-Length") // not a length a client could frame by
+		}
+	}
+	if !w.noBody && w.declared < 0 {
 		if w.http10 {
 			w.closeAfter = true
 		} else {
@@ -416,6 +426,14 @@ func (w *frontResponse) Write(p []byte) (int, error) {
 	if w.noBody || len(p) == 0 {
 		return len(p), nil
 	}
+	if w.declared >= 0 && w.written+int64(len(p)) > w.declared {
+		// More than the upstream announced: the rest cannot be framed.
+		n, _ := w.bw.Write(p[:w.declared-w.written])
+		w.written += int64(n)
+		w.err = http.ErrContentLength
+		return n, w.err
+	}
+	w.written += int64(len(p))
 	if w.chunked {
 		_, _ = w.bw.WriteString(strconv.FormatInt(int64(len(p)), 16))
 		_, _ = w.bw.WriteString("\r\n")
@@ -442,11 +460,17 @@ func (w *frontResponse) FlushError() error {
 	return w.err
 }
 
-// finish ends the response after the handler has returned.
+// finish ends the response after the handler has returned. A body
+// shorter than its Content-Length (the upstream broke off) ends the
+// connection, so that the client sees it cut instead of reading the next
+// answer as its rest.
 func (w *frontResponse) finish() error {
 	w.writeHead()
 	if w.chunked && w.err == nil {
 		_, _ = w.bw.WriteString("0\r\n\r\n")
+	}
+	if !w.noBody && w.declared >= 0 && w.written < w.declared {
+		w.closeAfter = true
 	}
 	return w.FlushError()
 }

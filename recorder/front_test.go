@@ -210,3 +210,35 @@ func TestHTTPProxy_ClientLeavesBeforeHeaders(t *testing.T) {
 		t.Fatal("upstream request still running 10s after the client left")
 	}
 }
+
+// An upstream answer cut short of its Content-Length ends the client's
+// connection too: the client must see the answer broken, not wait for
+// bytes that will never come or take the next answer for its rest.
+func TestFront_ShortBodyClosesConnection(t *testing.T) {
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		brw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":")
+		brw.Flush()
+	}))
+	px := startHTTPProxy(t, up)
+	c, err := net.Dial("tcp", strings.TrimPrefix(px.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(rpcBody), rpcBody)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("connection not closed after the cut answer (%v); got:\n%s", err, got)
+	}
+	if !strings.HasPrefix(string(got), "HTTP/1.1 200 OK\r\n") || !strings.Contains(string(got), "Content-Length: 100\r\n") {
+		t.Errorf("answer:\n%s", got)
+	}
+}

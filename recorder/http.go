@@ -105,7 +105,10 @@ func (p *HTTPProxy) init() {
 		p.conns = map[net.Conn]*connState{}
 		p.all = map[*httpSession]bool{}
 		if p.Transport == nil {
-			p.perConn = strings.EqualFold(p.Upstream.Scheme, "http")
+			// Not when HTTP_PROXY says to go through a proxy: Transport
+			// knows how.
+			viaProxy, _ := http.ProxyFromEnvironment(&http.Request{URL: p.Upstream})
+			p.perConn = strings.EqualFold(p.Upstream.Scheme, "http") && viaProxy == nil
 			p.upstreamAddr = hostPort(p.Upstream)
 			p.Transport = NewUpstreamTransport(false)
 		}

@@ -30,8 +30,8 @@ import (
 // It reports the target ratio, mcpspy ÷ direct (≥ 0.85), and beside it
 // the relay's ratio: what any extra hop costs on this machine, the floor
 // under mcpspy's own overhead. "vs-relay" is mcpspy ÷ relay, the part
-// that is mcpspy's; "vs-goproxy" is mcpspy ÷ Go's reverse proxy, what
-// recording costs over the Go HTTP stack alone. Also the p99 latency
+// that is mcpspy's; "vs-goproxy" is mcpspy ÷ Go's reverse proxy (net/http's
+// server and Transport, recording nothing; mcpspy has its own front). Also the p99 latency
 // mcpspy adds, and CPU per round trip of the hops and the server (from
 // /proc).
 //

@@ -297,3 +297,46 @@ func TestRecordNet_AllowOrigin(t *testing.T) {
 		t.Errorf("upstream saw origins %q, want only the allowed ones", hits)
 	}
 }
+
+// With HTTP_PROXY set, a plain-http upstream is reached through that
+// proxy, as Go's HTTP client would reach it; mcpspy's own per-connection
+// way upstream dials directly, so it must step aside.
+func TestRecordNet_HTTPProxyFromEnvironment(t *testing.T) {
+	var hits []string
+	var mu sync.Mutex
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, r.Method+" "+r.URL.String()) // absolute form: a proxy request
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"via":"proxy"}}`)
+	})}
+	go fwd.Serve(ln)
+	t.Cleanup(func() { fwd.Close() })
+	for _, k := range []string{"HTTP_PROXY", "http_proxy"} {
+		t.Setenv(k, "http://"+ln.Addr().String())
+	}
+	for _, k := range []string{"NO_PROXY", "no_proxy"} {
+		t.Setenv(k, "")
+	}
+	// .invalid never resolves (RFC 2606): only the proxy can answer.
+	s := startSpy(t, "-o", filepath.Join(t.TempDir(), "c.db"), "--upstream", "http://mcp.invalid/mcp")
+	resp, err := http.Post(s.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"via":"proxy"`) {
+		t.Fatalf("status %d, body %s; want the proxy's answer", resp.StatusCode, body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hits) != 1 || hits[0] != "POST http://mcp.invalid/mcp" {
+		t.Errorf("proxy saw %q, want one POST for http://mcp.invalid/mcp", hits)
+	}
+}
