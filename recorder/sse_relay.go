@@ -40,6 +40,7 @@ func (x *exchange) relaySSE() {
 	rec := x.newSSERecorder()
 	defer rec.finish()
 	rd := sse.NewReader(x.resp.Body, 0)
+	defer rd.Release()
 	for {
 		ev, err := rd.Next()
 		if len(ev.Raw) > 0 {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // Event is one event as it arrived.
@@ -50,6 +51,7 @@ const DefaultMaxEvent = 64 << 20
 type Reader struct {
 	src    io.Reader
 	buf    []byte
+	bufp   *[]byte // buf's pooled slice, until Release
 	r, w   int
 	err    error
 	skipLF bool // the last line ended in "\r": a "\n" right after belongs to it
@@ -63,7 +65,28 @@ func NewReader(src io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = DefaultMaxEvent
 	}
-	return &Reader{src: src, buf: make([]byte, 4<<10), max: max}
+	bp := readBufs.Get().(*[]byte)
+	return &Reader{src: src, buf: *bp, bufp: bp, max: max}
+}
+
+// readBufs holds read buffers between readers: a proxy makes a reader per
+// answer, and a fresh 4 KiB each time was the largest allocation on its
+// path. Events never alias the buffer (Next copies them out).
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 4<<10); return &b }}
+
+// errReleased ends a reader that was released.
+var errReleased = errors.New("sse: reader released")
+
+// Release hands the reader's buffer back for another reader. Neither the
+// reader nor what Buffered returned may be used after; Next reports an
+// error. Not calling Release is fine: the buffer is then collected.
+func (rd *Reader) Release() {
+	if rd.bufp == nil {
+		return
+	}
+	readBufs.Put(rd.bufp)
+	rd.bufp, rd.buf, rd.r, rd.w = nil, nil, 0, 0
+	rd.done, rd.err = true, errReleased
 }
 
 // Next returns the next event. At the end of the stream it returns

@@ -157,3 +157,29 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// A released reader's buffer goes to the next reader; events read before
+// must not change when it is written over, and the released reader says
+// so instead of reading on.
+func TestReader_ReleaseKeepsEvents(t *testing.T) {
+	first := NewReader(strings.NewReader("id: 1\ndata: first\n\n"), 0)
+	a, err := first.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Release()
+	first.Release() // twice is harmless
+	if _, err := first.Next(); !errors.Is(err, errReleased) {
+		t.Errorf("Next after Release: %v, want errReleased", err)
+	}
+	for range 10 { // the pool may hand any buffer back: fill many
+		rd := NewReader(strings.NewReader("id: 2\ndata: "+strings.Repeat("x", 3000)+"\n\n"), 0)
+		if _, err := rd.Next(); err != nil {
+			t.Fatal(err)
+		}
+		rd.Release()
+	}
+	if string(a.Data) != "first" || a.ID != "1" || string(a.Raw) != "id: 1\ndata: first\n\n" {
+		t.Errorf("event read before Release changed: %+v", a)
+	}
+}
