@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +36,9 @@ type frontServer struct {
 	// http.Server's ConnContext and ConnState(StateClosed) would.
 	connContext func(context.Context, net.Conn) context.Context
 	connClosed  func(net.Conn)
+	// logf reports a handler's panic; the connection closes, the rest
+	// of the proxy goes on (as net/http's server does).
+	logf func(format string, a ...any)
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -129,6 +133,9 @@ func (s *frontServer) serveConn(c net.Conn) {
 	fc := &frontConn{c: c, in: make(chan frontChunk), gone: make(chan struct{}), stop: make(chan struct{})}
 	go fc.readAhead()
 	defer func() {
+		if v := recover(); v != nil && s.logf != nil {
+			s.logf("mcpspy: panic serving %s: %v\n%s", c.RemoteAddr(), v, debug.Stack())
+		}
 		close(fc.stop)
 		c.Close()
 		s.mu.Lock()
@@ -401,8 +408,11 @@ func (w *frontResponse) writeHead() {
 			w.chunked = true
 		}
 	}
-	if w.closeAfter {
+	switch {
+	case w.closeAfter:
 		h.Set("Connection", "close")
+	case w.http10: // an HTTP/1.0 client keeps the connection only if told
+		h.Set("Connection", "keep-alive")
 	}
 	if w.chunked {
 		h.Set("Transfer-Encoding", "chunked")

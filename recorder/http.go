@@ -123,7 +123,7 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	front := &frontServer{handler: p, base: base, connContext: p.connContext,
-		connClosed: func(c net.Conn) { p.connStateHook(c, http.StateClosed) }}
+		connClosed: func(c net.Conn) { p.connStateHook(c, http.StateClosed) }, logf: p.logf}
 	err := serveUntil(ctx, front, ln, func() {
 		p.gate.close()
 		cancel() // ends streams in progress: their upstream requests are cancelled
