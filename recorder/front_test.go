@@ -244,3 +244,56 @@ func TestFront_ShortBodyClosesConnection(t *testing.T) {
 		t.Errorf("answer:\n%s", got)
 	}
 }
+
+// One client connection keeps one upstream connection across answers of
+// every kind: a JSON body read to its Content-Length, a 202 without a
+// body, an SSE stream. Redialling after each would cost a handshake per
+// request.
+func TestHTTPProxy_KeepsItsUpstreamConnection(t *testing.T) {
+	var conns atomic.Int32
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			switch {
+			case strings.Contains(string(body), `"notifications/`):
+				w.WriteHeader(http.StatusAccepted)
+			case strings.Contains(string(body), `"tools/call"`):
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n")
+			default:
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+			}
+		}),
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		},
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	px := startHTTPProxy(t, "http://"+ln.Addr().String())
+	c, err := net.Dial("tcp", strings.TrimPrefix(px.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i, body := range []string{rpcBody, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":2,"method":"tools/call"}`, rpcBody} {
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("upstream saw %d connections for 4 requests on one client connection, want 1", n)
+	}
+}

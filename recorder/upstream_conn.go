@@ -97,7 +97,7 @@ func (u *upstreamConn) RoundTrip(req *http.Request) (*http.Response, error) {
 			return fail(err)
 		}
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
-			resp.Body = &upstreamBody{u: u, conn: conn, body: resp.Body, keep: !resp.Close, stop: stop}
+			resp.Body = &upstreamBody{u: u, conn: conn, body: resp.Body, keep: !resp.Close, stop: stop, length: resp.ContentLength}
 			return resp, nil
 		}
 		// 100 Continue and other interim answers: the final one follows.
@@ -121,14 +121,16 @@ func (u *upstreamConn) Close() { u.drop() }
 // request; closed early, it closes the connection (what is left of the
 // answer cannot be told from the next one).
 type upstreamBody struct {
-	u    *upstreamConn
-	conn net.Conn
-	body io.ReadCloser
-	keep bool
-	stop func() bool
+	u      *upstreamConn
+	conn   net.Conn
+	body   io.ReadCloser
+	keep   bool
+	stop   func() bool
+	length int64 // Content-Length, or -1
 
 	once sync.Once
 	eof  bool
+	read int64
 }
 
 // flushBeforeRead makes flush run before each read of the rest of the
@@ -140,10 +142,18 @@ func (b *upstreamBody) flushBeforeRead(flush func()) (undo func()) {
 
 func (b *upstreamBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
+	b.read += int64(n)
 	if errors.Is(err, io.EOF) {
 		b.eof = true
 	}
 	return n, err
+}
+
+// done says whether the whole answer has been read: EOF seen, or all of
+// a declared length (a reader that takes exactly Content-Length bytes
+// never sees the EOF), or no body at all (a 202).
+func (b *upstreamBody) done() bool {
+	return b.eof || b.body == http.NoBody || (b.length >= 0 && b.read >= b.length)
 }
 
 func (b *upstreamBody) Close() error {
@@ -152,7 +162,7 @@ func (b *upstreamBody) Close() error {
 		if b.u.conn == b.conn {
 			b.u.busy = false
 		}
-		if !b.eof || !b.keep || cancelled {
+		if !b.done() || !b.keep || cancelled {
 			b.conn.Close()
 			if b.u.conn == b.conn {
 				b.u.conn = nil
