@@ -65,12 +65,12 @@ type HTTPProxy struct {
 	Origins OriginPolicy
 
 	initOnce sync.Once
-	// perConn: requests go over their client connection's upstreamConn
-	// (Transport was not set and the upstream is plain http).
-	perConn      bool
-	upstreamAddr string
-	mu           sync.Mutex
-	bySID        map[string]*httpSession
+	// perConnAddr, when set, is the host:port each client connection
+	// dials for an upstreamConn of its own (Transport was not set, and
+	// the upstream is plain http reached without an HTTP_PROXY).
+	perConnAddr string
+	mu          sync.Mutex
+	bySID       map[string]*httpSession
 	// ended remembers sessions that ended by Mcp-Session-Id, so that late
 	// traffic naming one (a GET that reconnects, a request racing the
 	// DELETE) joins its cassette session instead of starting another.
@@ -108,8 +108,9 @@ func (p *HTTPProxy) init() {
 			// Not when HTTP_PROXY says to go through a proxy: Transport
 			// knows how.
 			viaProxy, _ := http.ProxyFromEnvironment(&http.Request{URL: p.Upstream})
-			p.perConn = strings.EqualFold(p.Upstream.Scheme, "http") && viaProxy == nil
-			p.upstreamAddr = hostPort(p.Upstream)
+			if strings.EqualFold(p.Upstream.Scheme, "http") && viaProxy == nil {
+				p.perConnAddr = httpHostPort(p.Upstream)
+			}
 			p.Transport = NewUpstreamTransport(false)
 		}
 	})
@@ -123,7 +124,7 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	front := &frontServer{handler: p, base: base, connContext: p.connContext,
-		connClosed: func(c net.Conn) { p.connStateHook(c, http.StateClosed) }, logf: p.logf}
+		connClosed: p.connClosed, logf: p.logf}
 	err := serveUntil(ctx, front, ln, func() {
 		p.gate.close()
 		cancel() // ends streams in progress: their upstream requests are cancelled
@@ -161,15 +162,13 @@ func serveUntil(ctx context.Context, srv server, ln net.Listener, stopping func(
 	return err
 }
 
-// hostPort is the address to dial for u, with the scheme's default port.
-func hostPort(u *url.URL) string {
-	if port := u.Port(); port != "" {
-		return net.JoinHostPort(u.Hostname(), port)
+// httpHostPort is the address to dial for an http URL: its port, or 80.
+func httpHostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
 	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return net.JoinHostPort(u.Hostname(), "443")
-	}
-	return net.JoinHostPort(u.Hostname(), "80")
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // roundTrip sends out to the upstream: over the client connection's own

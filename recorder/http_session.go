@@ -42,8 +42,8 @@ type connKey struct{}
 
 func (p *HTTPProxy) connContext(ctx context.Context, c net.Conn) context.Context {
 	cs := &connState{}
-	if p.perConn {
-		cs.up = newUpstreamConn(p.upstreamAddr)
+	if p.perConnAddr != "" {
+		cs.up = newUpstreamConn(p.perConnAddr)
 	}
 	p.mu.Lock()
 	p.conns[c] = cs
@@ -51,26 +51,24 @@ func (p *HTTPProxy) connContext(ctx context.Context, c net.Conn) context.Context
 	return context.WithValue(ctx, connKey{}, cs)
 }
 
-// connStateHook ends a connection's sessionless session when it closes:
-// 2026-07-28 traffic has no session id, so the connection is the session.
-func (p *HTTPProxy) connStateHook(c net.Conn, st http.ConnState) {
-	if st != http.StateClosed && st != http.StateHijacked {
-		return
-	}
+// connClosed ends a connection's sessionless session when it closes
+// (2026-07-28 traffic has no session id, so the connection is the
+// session) and closes its upstream connection.
+func (p *HTTPProxy) connClosed(c net.Conn) {
 	p.mu.Lock()
 	cs := p.conns[c]
 	delete(p.conns, c)
 	var hs *httpSession
 	if cs != nil {
-		if cs.up != nil {
-			cs.up.Close()
-		}
 		hs, cs.sess = cs.sess, nil
 		if hs != nil {
 			hs.conn = nil
 		}
 	}
 	p.mu.Unlock()
+	if cs != nil && cs.up != nil { // owned by the connection's goroutine, which is done
+		cs.up.Close()
+	}
 	if hs != nil {
 		hs.end(store.EndInfo{Reason: store.EndEOF})
 	}
