@@ -43,6 +43,66 @@ func rawExchange(t *testing.T, addr, raw string) string {
 
 const rpcBody = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 
+// countingUpstream serves h on 127.0.0.1 until the test ends, closing
+// connections idle for idle (0: never), and counts the connections it
+// accepts.
+func countingUpstream(t *testing.T, h http.Handler, idle time.Duration) (string, *atomic.Int32) {
+	t.Helper()
+	var conns atomic.Int32
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, IdleTimeout: idle, ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String(), &conns
+}
+
+// rawClient is one client connection to a proxy, for requests that must
+// share it.
+type rawClient struct {
+	t  *testing.T
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func dialProxy(t *testing.T, px *proxyRun) *rawClient {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(px.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &rawClient{t: t, c: c, br: bufio.NewReader(c)}
+}
+
+// send writes a POST of body.
+func (rc *rawClient) send(body string) {
+	rc.t.Helper()
+	if _, err := fmt.Fprintf(rc.c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+		rc.t.Fatal(err)
+	}
+}
+
+// post sends a POST of body and reads its answer whole; it returns the
+// status.
+func (rc *rawClient) post(body string) int {
+	rc.t.Helper()
+	rc.send(body)
+	resp, err := http.ReadResponse(rc.br, nil)
+	if err != nil {
+		rc.t.Fatalf("POST %s: %v", body, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // The proxy's HTTP/1.1 front answers what net/http's server would: bad
 // heads get a status and a closed connection, and the framings clients
 // use (HTTP/1.0, chunked bodies, 100-continue, several requests on one
@@ -97,43 +157,14 @@ func TestFront_RawRequests(t *testing.T) {
 // after 5 s) must not turn the next request into a 502: the proxy sees the
 // connection is closed before it writes to it.
 func TestHTTPProxy_UpstreamClosesIdleConnection(t *testing.T) {
-	var conns atomic.Int32
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
-		}),
-		IdleTimeout: 20 * time.Millisecond,
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				conns.Add(1)
-			}
-		},
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	px := startHTTPProxy(t, "http://"+ln.Addr().String())
-
-	c, err := net.Dial("tcp", strings.TrimPrefix(px.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	br := bufio.NewReader(c)
+	up, conns := countingUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}), 20*time.Millisecond)
+	rc := dialProxy(t, startHTTPProxy(t, up))
 	for i := range 3 {
-		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(rpcBody), rpcBody)
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("request %d: %v", i+1, err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("request %d: status %d, want 200", i+1, resp.StatusCode)
+		if status := rc.post(rpcBody); status != http.StatusOK {
+			t.Fatalf("request %d: status %d, want 200", i+1, status)
 		}
 		time.Sleep(100 * time.Millisecond) // past the upstream's idle timeout
 	}
@@ -228,15 +259,10 @@ func TestFront_ShortBodyClosesConnection(t *testing.T) {
 		brw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":")
 		brw.Flush()
 	}))
-	px := startHTTPProxy(t, up)
-	c, err := net.Dial("tcp", strings.TrimPrefix(px.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(rpcBody), rpcBody)
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	got, err := io.ReadAll(c)
+	rc := dialProxy(t, startHTTPProxy(t, up))
+	rc.send(rpcBody)
+	_ = rc.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, err := io.ReadAll(rc.br)
 	if err != nil {
 		t.Fatalf("connection not closed after the cut answer (%v); got:\n%s", err, got)
 	}
@@ -250,48 +276,22 @@ func TestFront_ShortBodyClosesConnection(t *testing.T) {
 // body, an SSE stream. Redialling after each would cost a handshake per
 // request.
 func TestHTTPProxy_KeepsItsUpstreamConnection(t *testing.T) {
-	var conns atomic.Int32
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			switch {
-			case strings.Contains(string(body), `"notifications/`):
-				w.WriteHeader(http.StatusAccepted)
-			case strings.Contains(string(body), `"tools/call"`):
-				w.Header().Set("Content-Type", "text/event-stream")
-				io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n")
-			default:
-				w.Header().Set("Content-Type", "application/json")
-				io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
-			}
-		}),
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				conns.Add(1)
-			}
-		},
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	px := startHTTPProxy(t, "http://"+ln.Addr().String())
-	c, err := net.Dial("tcp", strings.TrimPrefix(px.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	br := bufio.NewReader(c)
-	for i, body := range []string{rpcBody, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":2,"method":"tools/call"}`, rpcBody} {
-		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("request %d: %v", i+1, err)
+	up, conns := countingUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case strings.Contains(string(body), `"notifications/`):
+			w.WriteHeader(http.StatusAccepted)
+		case strings.Contains(string(body), `"tools/call"`):
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n")
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+	}), 0)
+	rc := dialProxy(t, startHTTPProxy(t, up))
+	for _, body := range []string{rpcBody, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":2,"method":"tools/call"}`, rpcBody} {
+		rc.post(body)
 	}
 	if n := conns.Load(); n != 1 {
 		t.Errorf("upstream saw %d connections for 4 requests on one client connection, want 1", n)
