@@ -2,7 +2,10 @@ package recorder_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os/exec"
 	"slices"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // clientOut is what testdata/npm/http-client.mjs prints.
@@ -149,5 +153,34 @@ func TestHTTPProxy_ServerEverything(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// server-everything (Node) closes a keep-alive connection after 5 s idle.
+// A go-sdk client that waits longer between calls keeps its connection to
+// mcpspy, and its next call must still be answered: the proxy sees the
+// upstream connection closed before it writes to it, and dials anew.
+func TestHTTPProxy_ServerEverythingIdleUpstream(t *testing.T) {
+	t.Parallel()
+	up := peertest.EverythingHTTP(t, "streamableHttp")
+	px := startHTTPProxy(t, up+"/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	hc := &http.Client{Transport: &http.Transport{}} // keeps its idle connection to mcpspy
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for i, wait := range []time.Duration{0, 6 * time.Second} {
+		time.Sleep(wait) // past Node's keepAliveTimeout (5 s)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "call " + fmt.Sprint(i+1)}})
+		if err != nil {
+			t.Fatalf("call %d (after %v idle): %v", i+1, wait, err)
+		}
+		if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, fmt.Sprintf("call %d", i+1)) {
+			t.Errorf("call %d: answer %q", i+1, text)
+		}
 	}
 }
