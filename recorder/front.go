@@ -445,8 +445,8 @@ func (w *frontResponse) Write(p []byte) (int, error) {
 	}
 	w.written += int64(len(p))
 	if w.chunked {
-		_, _ = w.bw.WriteString(strconv.FormatInt(int64(len(p)), 16))
-		_, _ = w.bw.WriteString("\r\n")
+		var size [18]byte // hex length and CRLF, without an allocation per event
+		_, _ = w.bw.Write(append(strconv.AppendInt(size[:0], int64(len(p)), 16), '\r', '\n'))
 	}
 	n, err := w.bw.Write(p)
 	if w.chunked && err == nil {

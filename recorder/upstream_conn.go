@@ -58,7 +58,7 @@ func (u *upstreamConn) RoundTrip(req *http.Request) (*http.Response, error) {
 	if u.conn != nil && (u.busy || !u.idleAndOpen()) {
 		// Closed by the server while idle, or still holding an answer
 		// nobody finished: not reusable.
-		u.drop()
+		u.Close()
 	}
 	if u.conn == nil {
 		c, err := u.dialer.DialContext(ctx, "tcp", u.addr)
@@ -78,7 +78,7 @@ func (u *upstreamConn) RoundTrip(req *http.Request) (*http.Response, error) {
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		u.busy = false
-		u.drop()
+		u.Close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -105,16 +105,14 @@ func (u *upstreamConn) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// drop closes the connection; the next round trip dials anew.
-func (u *upstreamConn) drop() {
+// Close closes the connection, ending any round trip on it; the next
+// round trip dials anew.
+func (u *upstreamConn) Close() {
 	if u.conn != nil {
 		u.conn.Close()
 		u.conn = nil
 	}
 }
-
-// Close closes the upstream connection, ending any round trip on it.
-func (u *upstreamConn) Close() { u.drop() }
 
 // upstreamBody is a response body on an upstreamConn. Read to its end
 // with the connection still good, it leaves the connection for the next
