@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -270,7 +271,40 @@ func guard(path string, fn func() error) (err error) {
 // is a cassette this code can write. Recording calls it first so that a bad
 // path fails before any traffic flows.
 func Init(path string) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := create(path); err != nil {
+			return err
+		}
+	}
 	return update(path, func(*bolt.Tx) error { return nil })
+}
+
+// create makes a new cassette at path in one step: it is built beside
+// path and linked into place, so that path never holds half a cassette.
+// Opened in place, a process killed between bbolt's open and the first
+// commit left a bbolt file without the cassette's buckets, which every
+// reader then refused as foreign (internal/faults' TestKill_RandomPoints
+// met it). A cassette someone else created first wins; a file system
+// without hard links gets the cassette created in place.
+func create(path string) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "." // not CreateTemp's default, the system's temp directory
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".creating-*") // 0600, as a cassette is
+	if err != nil {
+		return fmt.Errorf("create cassette %s: %w", path, err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	if err := update(tmp.Name(), func(*bolt.Tx) error { return nil }); err != nil {
+		return fmt.Errorf("create cassette %s: %w", path, err)
+	}
+	// Link fails with ErrExist when another process created the cassette
+	// first, and theirs stands; on a file system without hard links, Init's
+	// update creates it in place.
+	_ = os.Link(tmp.Name(), path)
+	return nil
 }
 
 // Check opens the cassette at path read-only and verifies its format.

@@ -1,0 +1,68 @@
+package store_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// A process killed while it creates a cassette leaves either no file or a
+// whole cassette, never a bbolt file without the cassette's buckets that
+// every reader would refuse as foreign. The test binary, run again as a
+// child, creates cassettes in a loop; each run kills it just as the k-th
+// file appears, which is inside the creation when the file is created in
+// place.
+func TestInit_KilledWhileCreating(t *testing.T) {
+	if dir := os.Getenv("MCPTAPE_INIT_LOOP_DIR"); dir != "" {
+		for i := 1; ; i++ {
+			if err := store.Init(filepath.Join(dir, fmt.Sprintf("c%03d.db", i))); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		}
+	}
+	for run := range 20 {
+		dir := t.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestInit_KilledWhileCreating$")
+		cmd.Env = append(os.Environ(), "MCPTAPE_INIT_LOOP_DIR="+dir)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		k := 1 + rand.IntN(20)
+		target := filepath.Join(dir, fmt.Sprintf("c%03d.db", k))
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			if _, err := os.Stat(target); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("run %d: %s did not appear within 30s\n%s", run, target, stderr.String())
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		files, err := filepath.Glob(filepath.Join(dir, "*.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(files) < k {
+			t.Fatalf("run %d: %d cassettes, want at least %d", run, len(files), k)
+		}
+		for _, f := range files {
+			if err := store.Check(f); err != nil {
+				t.Fatalf("run %d, killed as cassette %d appeared: %v", run, k, err)
+			}
+		}
+	}
+}
