@@ -133,9 +133,12 @@ func (s *frontServer) serveConn(c net.Conn) {
 	fc := &frontConn{c: c, in: make(chan frontChunk), gone: make(chan struct{}), stop: make(chan struct{})}
 	go fc.readAhead()
 	defer func() {
-		if v := recover(); v != nil && s.logf != nil {
+		// http.ErrAbortHandler is a handler ending a response it cannot
+		// finish (the upstream's broke off): close, and say nothing.
+		if v := recover(); v != nil && v != http.ErrAbortHandler && s.logf != nil {
 			s.logf("mcpspy: panic serving %s: %v\n%s", c.RemoteAddr(), v, debug.Stack())
 		}
+		fc.cancelWatched() // a handler that panicked left its request's context
 		close(fc.stop)
 		c.Close()
 		s.mu.Lock()
@@ -314,6 +317,16 @@ func (fc *frontConn) watch(cancel context.CancelFunc) bool {
 	defer fc.mu.Unlock()
 	fc.cancel = cancel
 	return !fc.ended
+}
+
+// cancelWatched cancels the request in the handler, if any.
+func (fc *frontConn) cancelWatched() {
+	fc.mu.Lock()
+	cancel := fc.cancel
+	fc.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 func (fc *frontConn) isGone() bool {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -18,10 +17,6 @@ import (
 
 	"github.com/mcptape/mcptape/recorder"
 )
-
-// fuzzKnownBugs adds the checks that known bugs still fail (see the
-// targets), so that they can be shown and, once fixed, made the default.
-var fuzzKnownBugs = flag.Bool("front.knownbugs", false, "FuzzFront_*: also check the properties known bugs break")
 
 const (
 	// fuzzAnswerWait is how long a fuzz client that has sent whole
@@ -43,9 +38,10 @@ const (
 // only logs them), and that the proxy still serves the next client. The
 // upstream is well behaved, so a failure is the front's.
 //
-// Known bug (-front.knownbugs checks it): a request whose body does not
-// parse (a bad chunk size) never reaches the upstream, yet gets an empty
-// 200 that the front makes up when the handler writes nothing.
+// A request whose body does not parse (a bad chunk size) never reaches
+// the upstream, so a 2xx (which only the upstream gives; the fake one
+// sets Date) is an answer made up: it gets 400, or nothing when the
+// client has gone.
 func FuzzFront_ClientBytes(f *testing.F) {
 	for _, seed := range clientSeeds() {
 		f.Add([]byte(seed))
@@ -55,7 +51,7 @@ func FuzzFront_ClientBytes(f *testing.F) {
 	addr := strings.TrimPrefix(px.URL, "http://")
 	f.Fuzz(func(t *testing.T, in []byte) {
 		methods, whole := requestsIn(in)
-		got, err := exchangeRaw(t, addr, in, methods, whole, *fuzzKnownBugs)
+		got, err := exchangeRaw(t, addr, in, methods, whole)
 		if err != nil {
 			t.Errorf("wrong answers: %v\nsent: %q\ngot:  %q", err, clip(in), clip(got))
 		}
@@ -72,10 +68,9 @@ func FuzzFront_ClientBytes(f *testing.F) {
 // for garbage) and nothing after it, or a closed connection; that no
 // handler panics; and that the proxy still serves the next client.
 //
-// Known bug (-front.knownbugs checks it): a chunked or SSE answer that
-// breaks off upstream reaches the client ended cleanly, so it cannot tell
-// a cut answer from a whole one. One cut short of its Content-Length
-// does end the connection.
+// An answer that breaks off upstream (chunked, SSE or short of its
+// Content-Length) must reach the client cut too, the connection closed
+// without the chunked terminator, so that it cannot pass for a whole one.
 func FuzzFront_UpstreamBytes(f *testing.F) {
 	for _, seed := range upstreamSeeds() {
 		f.Add([]byte(seed))
@@ -292,7 +287,7 @@ func requestsIn(in []byte) (methods []string, whole int) {
 // reads to the end. It fails t if the proxy has not closed fuzzHangLimit
 // after the half-close; it returns what came back and why that does not
 // parse as answers to methods, if it does not.
-func exchangeRaw(t *testing.T, addr string, in []byte, methods []string, whole int, strict bool) ([]byte, error) {
+func exchangeRaw(t *testing.T, addr string, in []byte, methods []string, whole int) ([]byte, error) {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -317,7 +312,7 @@ func exchangeRaw(t *testing.T, addr string, in []byte, methods []string, whole i
 	}()
 	answered, parsed := make(chan struct{}), make(chan error, 1)
 	go func() {
-		err := readAnswers(pr, methods, whole, answered, strict)
+		err := readAnswers(pr, methods, whole, answered)
 		_, _ = io.Copy(io.Discard, pr) // the reader never waits on a parser that stopped
 		parsed <- err
 	}()
@@ -350,7 +345,7 @@ func exchangeRaw(t *testing.T, addr string, in []byte, methods []string, whole i
 // order, and closes answered once want final answers have come. Strict,
 // it also requires each 2xx to come from the upstream, which dates its
 // answers (the front does not).
-func readAnswers(r io.Reader, methods []string, want int, answered chan<- struct{}, strict bool) error {
+func readAnswers(r io.Reader, methods []string, want int, answered chan<- struct{}) error {
 	br := bufio.NewReader(r)
 	finals := 0
 	if want == 0 {
@@ -376,7 +371,7 @@ func readAnswers(r io.Reader, methods []string, want int, answered chan<- struct
 		if resp.StatusCode == http.StatusContinue {
 			continue
 		}
-		if strict && resp.StatusCode/100 == 2 && resp.Header.Get("Date") == "" {
+		if resp.StatusCode/100 == 2 && resp.Header.Get("Date") == "" {
 			return fmt.Errorf("answer %d: %s that the upstream did not send", finals+1, resp.Status)
 		}
 		_, err = io.Copy(io.Discard, resp.Body)
@@ -435,7 +430,7 @@ func exchangeOne(t *testing.T, addr string, reply []byte) {
 	} else if err != nil {
 		t.Fatalf("answer %s: body: %v\nupstream sent: %q", resp.Status, err, clip(reply))
 	}
-	if *fuzzKnownBugs && bodyBreaksOff(reply) {
+	if bodyBreaksOff(reply) {
 		t.Fatalf("the upstream's answer broke off, but the client's %s ends as if whole\nupstream sent: %q", resp.Status, clip(reply))
 	}
 	_ = c.(*net.TCPConn).CloseWrite()

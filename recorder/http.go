@@ -218,7 +218,8 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var err error
 		body, err = readBody(r.Body, r.ContentLength, maxBody)
 		if err != nil {
-			return // the client went away mid-body
+			p.refuseBody(w, r, err)
+			return
 		}
 	}
 	readAt := time.Now()
@@ -318,12 +319,42 @@ func (x *exchange) relayBody() {
 		}
 	}
 	x.w.WriteHeader(x.resp.StatusCode)
-	if _, werr := x.w.Write(body); werr != nil || err != nil {
+	if _, werr := x.w.Write(body); werr != nil {
 		return
 	}
-	if len(body) == maxBody { // larger than we record: pass the rest on
-		_, _ = io.Copy(x.w, x.resp.Body)
+	if err == nil && len(body) == maxBody { // larger than we record: pass the rest on
+		_, err = io.Copy(x.w, x.resp.Body)
 	}
+	x.abortIfCut(err)
+}
+
+// abortIfCut ends the client's response as broken when the upstream's
+// broke off (err is a read error other than the body's end): what came is
+// flushed, then the connection closes without the chunked terminator,
+// so that the client cannot take a cut answer for a whole one. It is
+// net/http's way, panic(http.ErrAbortHandler), which the front knows too.
+func (x *exchange) abortIfCut(err error) {
+	if err == nil || errors.Is(err, io.EOF) {
+		return
+	}
+	_ = http.NewResponseController(x.w).Flush()
+	panic(http.ErrAbortHandler)
+}
+
+// refuseBody answers a request whose body could not be read. A client
+// that went away gets nothing (the handler aborts, so that no answer is
+// made up); one whose body is malformed (a bad chunk size, shorter than
+// its Content-Length) gets 400, as the upstream never saw the request.
+func (p *HTTPProxy) refuseBody(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		panic(http.ErrAbortHandler)
+	}
+	msg := fmt.Sprintf("mcpspy: the request body of %s %s could not be read: %v", r.Method, r.URL.Path, err)
+	p.logf("%s", msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Connection", "close") // where the next request starts is lost
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(rpcErrorBody("null", -32600, msg))
 }
 
 func (p *HTTPProxy) badGateway(w http.ResponseWriter, reqBody []byte, err error) {

@@ -50,11 +50,14 @@ func (x *exchange) relayEncodedSSE(rc *http.ResponseController, coding string) {
 		}
 	}()
 	buf := make([]byte, 32<<10)
+	var err error
 	for {
-		n, err := x.resp.Body.Read(buf)
+		var n int
+		n, err = x.resp.Body.Read(buf)
 		if n > 0 {
 			feed.Put(buf[:n])
 			if _, werr := x.w.Write(buf[:n]); werr != nil || rc.Flush() != nil {
+				err = nil // the client left: nothing to tell it
 				break
 			}
 		}
@@ -64,4 +67,5 @@ func (x *exchange) relayEncodedSSE(rc *http.ResponseController, coding string) {
 	}
 	feed.Close()
 	<-parsed
+	x.abortIfCut(err)
 }

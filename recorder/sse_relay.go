@@ -57,9 +57,12 @@ func (x *exchange) relaySSE() {
 				// Too big to parse: keep the stream going byte for byte.
 				x.p.logf("mcpspy: %v on %s; forwarding the rest of the stream unrecorded", err, x.base.Path)
 				if _, werr := x.w.Write(rd.Buffered()); werr == nil {
-					_, _ = io.Copy(flushWriter{x.w, rc}, x.resp.Body)
+					_, err = io.Copy(flushWriter{x.w, rc}, x.resp.Body)
+					x.abortIfCut(err)
 				}
+				return
 			}
+			x.abortIfCut(err)
 			return
 		}
 	}
