@@ -14,14 +14,28 @@ import (
 // buffer, so that a 64 MiB message costs 64 MiB once; io.ReadAll grows by
 // doubling and may hold twice that. Bodies of unknown length (chunked)
 // fall back to io.ReadAll. At most limit bytes are read.
+//
+// Past its first bodyProbe bytes, the buffer is only made once that much
+// has come: a Content-Length alone, with no body behind it, must not cost
+// the proxy the memory it names.
 func readBody(r io.Reader, length, limit int64) ([]byte, error) {
 	if length < 0 || length > limit {
 		return io.ReadAll(io.LimitReader(r, limit))
 	}
-	buf := make([]byte, length)
+	buf := make([]byte, min(length, bodyProbe))
 	n, err := io.ReadFull(r, buf)
-	return buf[:n], err // a short body is an error, as io.ReadAll's caller sees it
+	if err != nil || length == int64(n) {
+		return buf[:n], err // a short body is an error, as io.ReadAll's caller sees it
+	}
+	whole := make([]byte, length)
+	copy(whole, buf)
+	m, err := io.ReadFull(r, whole[n:])
+	return whole[:n+m], err
 }
+
+// bodyProbe is how much of a body readBody reads before it makes room
+// for all of it.
+const bodyProbe = 1 << 20
 
 // contentCoding is a body's Content-Encoding, lower case; "" when the body
 // travels as it is.
