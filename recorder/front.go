@@ -44,6 +44,8 @@ type frontServer struct {
 	ln     net.Listener
 	conns  map[net.Conn]struct{}
 	closed bool
+
+	serving sync.WaitGroup // one per connection's goroutine; see Wait
 }
 
 const (
@@ -87,9 +89,16 @@ func (s *frontServer) Serve(ln net.Listener) error {
 			c.Close()
 			return http.ErrServerClosed
 		}
+		s.serving.Add(1)
 		go s.serveConn(c)
 	}
 }
+
+// Wait waits, once Close has closed the connections, for their
+// goroutines to end, connClosed being the last thing each does. Without
+// it, a connection could end its session after the proxy had closed the
+// cassette.
+func (s *frontServer) Wait() { s.serving.Wait() }
 
 func (s *frontServer) isClosed() bool {
 	s.mu.Lock()
@@ -147,6 +156,7 @@ func (s *frontServer) serveConn(c net.Conn) {
 		if s.connClosed != nil {
 			s.connClosed(c)
 		}
+		s.serving.Done()
 	}()
 	br := bufio.NewReaderSize(fc, 4<<10)
 	bw := bufio.NewWriterSize(c, 4<<10)

@@ -129,6 +129,7 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 		p.gate.close()
 		cancel() // ends streams in progress: their upstream requests are cancelled
 	})
+	front.Wait()
 	p.gate.wait()
 	p.endAll(store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"})
 	return err

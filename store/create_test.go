@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -64,5 +65,36 @@ func TestInit_KilledWhileCreating(t *testing.T) {
 				t.Fatalf("run %d, killed as cassette %d appeared: %v", run, k, err)
 			}
 		}
+	}
+}
+
+// A Writer's sessions may be ended after the Writer is closed (a proxy
+// connection that closes late). That must not open the cassette again:
+// it would create a new one where the old was removed.
+func TestWriter_ClosedWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","method":"late"}`), nil)
+	if err := s.End(store.EndInfo{Reason: store.EndClosed}); !errors.Is(err, store.ErrWriterClosed) {
+		t.Fatalf("End after Close: %v, want ErrWriterClosed", err)
+	}
+	if _, err := w.NewSession(store.SessionInfo{}); !errors.Is(err, store.ErrWriterClosed) {
+		t.Fatalf("NewSession after Close: %v, want ErrWriterClosed", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the removed cassette is back after Close: %v", err)
 	}
 }

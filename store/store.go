@@ -45,6 +45,9 @@ var (
 	ErrNoSession = errors.New("no such session")
 	// ErrNotFound: the file does not exist.
 	ErrNotFound = errors.New("cassette does not exist")
+	// ErrWriterClosed: the Writer was closed; what it is given now is not
+	// stored.
+	ErrWriterClosed = errors.New("cassette writer is closed")
 )
 
 // Bucket names. Buckets are created in one place: ensureSchema.

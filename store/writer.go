@@ -64,6 +64,10 @@ type Writer struct {
 
 	flushMu sync.Mutex // serialises commits, so a session's batches land in order
 	lease   dbLease    // guarded by flushMu
+	// shut: Close has made its final commit (guarded by flushMu). A
+	// commit after it would open the file again, and create it anew if
+	// it was removed since.
+	shut bool
 
 	kick chan struct{}
 	done chan struct{}
@@ -361,6 +365,9 @@ func (w *Writer) commit(batch []*Message, encoded []encodedMessage, infos []Sess
 // holds flushMu. A failed transaction gives the handle up, so the next try
 // starts from a fresh open.
 func (w *Writer) update(fn func(tx *bolt.Tx) error) error {
+	if w.shut {
+		return fmt.Errorf("%s: %w", w.path, ErrWriterClosed)
+	}
 	db, err := w.lease.get()
 	if err != nil {
 		return err
@@ -403,6 +410,7 @@ func (w *Writer) Close() error {
 		}
 	}
 	w.flushMu.Lock()
+	w.shut = true
 	cerr := w.lease.release()
 	w.flushMu.Unlock()
 	if err != nil {
