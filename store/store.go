@@ -275,7 +275,8 @@ func guard(path string, fn func() error) (err error) {
 // path fails before any traffic flows.
 func Init(path string) error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := create(path); err != nil {
+		placed, err := create(path)
+		if placed || err != nil {
 			return err
 		}
 	}
@@ -287,27 +288,25 @@ func Init(path string) error {
 // Opened in place, a process killed between bbolt's open and the first
 // commit left a bbolt file without the cassette's buckets, which every
 // reader then refused as foreign (internal/faults' TestKill_RandomPoints
-// met it). A cassette someone else created first wins; a file system
-// without hard links gets the cassette created in place.
-func create(path string) error {
+// met it). placed reports whether the new cassette is at path now; it is
+// not when someone else created one there first (theirs wins, and Init
+// checks it) or the file system has no hard links (Init creates it in
+// place).
+func create(path string) (placed bool, err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "." // not CreateTemp's default, the system's temp directory
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".creating-*") // 0600, as a cassette is
 	if err != nil {
-		return fmt.Errorf("create cassette %s: %w", path, err)
+		return false, fmt.Errorf("create cassette %s: %w", path, err)
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
 	if err := update(tmp.Name(), func(*bolt.Tx) error { return nil }); err != nil {
-		return fmt.Errorf("create cassette %s: %w", path, err)
+		return false, fmt.Errorf("create cassette %s: %w", path, err)
 	}
-	// Link fails with ErrExist when another process created the cassette
-	// first, and theirs stands; on a file system without hard links, Init's
-	// update creates it in place.
-	_ = os.Link(tmp.Name(), path)
-	return nil
+	return os.Link(tmp.Name(), path) == nil, nil
 }
 
 // Check opens the cassette at path read-only and verifies its format.
