@@ -129,6 +129,8 @@ func TestFront_RawRequests(t *testing.T) {
 			want: []string{"HTTP/1.0 200 OK\r\n", `"method":"POST"`}},
 		{name: "HTTP/1.0 keep-alive", raw: post("HTTP/1.0", "Connection: keep-alive\r\n", `{"n":1}`) + post("HTTP/1.0", "", `{"n":2}`),
 			want: []string{"HTTP/1.0 200 OK\r\n", "Connection: keep-alive\r\n", `"got":"{\"n\":1}"`, "HTTP/1.0 200 OK\r\n", `"got":"{\"n\":2}"`}},
+		{name: "malformed chunked body", raw: "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+			want: []string{"HTTP/1.1 400 Bad Request\r\n", "Connection: close", `"code":-32600`, "could not be read"}, not: `"method"`},
 		{name: "chunked request body", raw: "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
 			fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(rpcBody), rpcBody),
 			want: []string{"HTTP/1.1 200 OK\r\n", `\"method\":\"ping\"`}},

@@ -288,3 +288,42 @@ func TestHTTPProxy_OversizedRequestBody(t *testing.T) {
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// An answer a real net/http upstream breaks off (the handler aborts after
+// the first bytes) must reach a net/http client broken off through the
+// proxy, as it does directly, never as a whole answer: for an SSE stream
+// and for a chunked JSON body. What came before the break passes.
+func TestHTTPProxy_CutAnswerStaysCut(t *testing.T) {
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sse" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n")
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"res`)
+		}
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // net/http closes the connection mid-answer
+	}))
+	px := startHTTPProxy(t, up)
+	for _, path := range []string{"/sse", "/json"} {
+		t.Run(path, func(t *testing.T) {
+			var bodies [2]string
+			for i, base := range []string{up, px.URL} {
+				resp, err := http.Post(base+path, "application/json", strings.NewReader(rpcBody))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err == nil {
+					t.Fatalf("via %s: the cut answer read as whole: %q", base, got)
+				}
+				bodies[i] = string(got)
+			}
+			if bodies[1] != bodies[0] {
+				t.Fatalf("through the proxy the client got %q before the break, directly %q", bodies[1], bodies[0])
+			}
+		})
+	}
+}
