@@ -63,8 +63,13 @@ type HTTPProxy struct {
 	Log io.Writer
 	// Origins says which browser origins may use the listener.
 	Origins OriginPolicy
+	// Header is set on every request to the upstream, in place of any the
+	// client sent under those names: credentials the client cannot get
+	// through the proxy (an OAuth token). It is never recorded.
+	Header http.Header
 
 	initOnce sync.Once
+	authHint authHint
 	// perConnAddr, when set, is the host:port each client connection
 	// dials for an upstreamConn of its own (Transport was not set, and
 	// the upstream is plain http reached without an HTTP_PROXY).
@@ -246,6 +251,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out.Header = forwardHeader(r.Header)
+	setUpstreamHeader(out.Header, p.Header)
 	switch {
 	case len(body) == maxBody && r.ContentLength != maxBody:
 		// Larger than we record: the rest streams on, unrecorded.
@@ -265,6 +271,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
+	p.authHint.check(resp, p.Info.Upstream, p.Header, p.logf)
 
 	if sid := resp.Header.Get(headerSessionID); sid != "" && r.Header.Get(headerSessionID) == "" && hs != nil {
 		p.bind(hs, sid)

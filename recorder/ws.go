@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -37,13 +38,18 @@ type WSProxy struct {
 	Log      io.Writer
 	// Origins says which browser origins may use the listener.
 	Origins OriginPolicy
+	// Header is set on the handshake with the upstream, in place of any
+	// the client sent under those names (see HTTPProxy.Header). It is
+	// never recorded.
+	Header http.Header
 	// CloseWait bounds how long a side may take to answer a close frame
 	// before its connection is dropped. Default 5 s.
 	CloseWait time.Duration
 
-	mu    sync.Mutex
-	conns map[*wsPair]bool
-	gate  shutdownGate
+	mu       sync.Mutex
+	conns    map[*wsPair]bool
+	gate     shutdownGate
+	authHint authHint
 }
 
 type wsPair struct {
@@ -93,6 +99,7 @@ func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, k := range wsHandshakeHeaders {
 		hdr.Del(k)
 	}
+	setUpstreamHeader(hdr, p.Header)
 	dialer := &websocket.Dialer{
 		Subprotocols:     websocket.Subprotocols(r),
 		HandshakeTimeout: 30 * time.Second,
@@ -104,6 +111,11 @@ func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	up, resp, err := dialer.DialContext(r.Context(), target.String(), hdr)
 	if err != nil {
 		if resp != nil { // the upstream refused the handshake: pass its answer on
+			p.authHint.check(resp, p.Info.Upstream, p.Header, func(format string, a ...any) {
+				if p.Log != nil {
+					fmt.Fprintf(p.Log, format+"\n", a...)
+				}
+			})
 			copyHeader(w.Header(), resp.Header)
 			w.WriteHeader(resp.StatusCode)
 			if resp.Body != nil {

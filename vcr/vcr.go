@@ -505,9 +505,7 @@ func (s *Server) startProxy(cfg config) {
 		Redact:    red,
 		Transport: recorder.NewUpstreamTransport(false),
 		Log:       &s.stderr,
-	}
-	if cfg.header != nil {
-		p.Transport = headerTransport{base: p.Transport, header: cfg.header}
+		Header:    cfg.header, // the host's own headers are what is recorded
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -626,20 +624,4 @@ func (s *Server) finishNew() {
 		}
 		s.tb.Logf("vcr: added %d request(s) the real server answered to %s", st.Answered, s.path)
 	}
-}
-
-// headerTransport sets WithHeader's headers on every request to the
-// upstream; the recording proxy stores the headers the host sent, so
-// these never reach the cassette.
-type headerTransport struct {
-	base   http.RoundTripper
-	header http.Header
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, vs := range t.header {
-		r.Header[k] = vs
-	}
-	return t.base.RoundTrip(r)
 }

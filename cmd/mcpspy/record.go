@@ -24,6 +24,7 @@ type recordOptions struct {
 	upstream string
 	redact   multiFlag
 	origins  multiFlag
+	headers  multiFlag
 	noRedact bool
 	insecure bool
 	grace    time.Duration
@@ -44,6 +45,8 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	fs.Var(&o.redact, "redact", "also store as \"[redacted]\" the value of every header, query parameter and message member\n"+
 		"(inside params, results and errors) with this `NAME`; repeatable. Replay matches a redacted value with any value")
 	fs.Var(&o.origins, "allow-origin", "with --upstream: also proxy browser requests from this origin (repeatable; * allows any); requests without Origin and loopback origins always pass")
+	fs.Var(&o.headers, "header", "with --upstream: set header `'NAME: VALUE'` on every request to the upstream (repeatable), in place of any\n"+
+		"the client sent so named; never recorded. For a server that wants a token the client cannot get through the proxy")
 	fs.BoolVar(&o.noRedact, "no-redact", false, "store credentials as they are (they are redacted by default)")
 	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the upstream's TLS certificate")
 	fs.BoolVar(&o.fsync, "fsync", false, "fsync every group commit, so the cassette also survives a power cut (slower); either way a killed\n"+
@@ -78,12 +81,15 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	}
 	// A flag of the other mode would be ignored; say so rather than let
 	// the user believe, say, that stdio frames were redacted.
-	for _, name := range []string{"no-redact", "allow-origin", "insecure"} {
+	for _, name := range []string{"no-redact", "allow-origin", "insecure", "header"} {
 		if set[name] && o.upstream == "" {
 			return nil, usageErrorf("record: --%s is for HTTP and WebSocket recording (--upstream URL), not a stdio server", name)
 		}
 	}
 	if err := checkRedactNames("record", o.redact); err != nil {
+		return nil, err
+	}
+	if _, err := cli.Headers("record", o.headers); err != nil {
 		return nil, err
 	}
 	if set["grace"] && o.upstream != "" {

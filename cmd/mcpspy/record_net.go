@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
@@ -42,6 +43,10 @@ func recordNet(ctx context.Context, s streams, o *recordOptions, w *store.Writer
 	} else if len(o.redact) > 0 {
 		return usageErrorf("record: --redact and --no-redact contradict each other")
 	}
+	header, err := cli.Headers("record", o.headers) // checked by parseRecord
+	if err != nil {
+		return err
+	}
 	transport := recorder.NewUpstreamTransport(o.insecure)
 	if err := probeUpstream(ctx, up, transport); err != nil {
 		return err
@@ -59,11 +64,11 @@ func recordNet(ctx context.Context, s streams, o *recordOptions, w *store.Writer
 	proto := "http"
 	if scheme == "ws" || scheme == "wss" {
 		proto = "ws"
-		p := &recorder.WSProxy{Upstream: up, Writer: w, Info: info, Redact: red, Insecure: o.insecure, Log: s.Err,
+		p := &recorder.WSProxy{Upstream: up, Writer: w, Info: info, Redact: red, Insecure: o.insecure, Log: s.Err, Header: header,
 			Origins: recorder.OriginPolicy{Allowed: o.origins}}
 		serve = p.Serve
 	} else {
-		p := &recorder.HTTPProxy{Upstream: up, Writer: w, Info: info, Redact: red, Log: s.Err,
+		p := &recorder.HTTPProxy{Upstream: up, Writer: w, Info: info, Redact: red, Log: s.Err, Header: header,
 			Origins: recorder.OriginPolicy{Allowed: o.origins}}
 		if scheme == "https" { // plain http goes over the proxy's own per-connection way
 			p.Transport = transport

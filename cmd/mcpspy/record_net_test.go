@@ -340,3 +340,60 @@ func TestRecordNet_HTTPProxyFromEnvironment(t *testing.T) {
 		t.Errorf("proxy saw %q, want one POST for http://mcp.invalid/mcp", hits)
 	}
 }
+
+// --header reaches the upstream on every request, in place of the
+// client's own, and never the cassette.
+func TestRecordNet_HeaderReachesUpstream(t *testing.T) {
+	const token = "Bearer tok-5c1e-only-upstream"
+	var mu sync.Mutex
+	var seen []string
+	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions {
+			return // mcpspy's probe at start: its own request, not the client's
+		}
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization")+"|"+r.Header.Get("X-Tenant"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != token {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go up.Serve(ln)
+	t.Cleanup(func() { up.Close() })
+	cassette := filepath.Join(t.TempDir(), "c.db")
+	s := startSpy(t, "-o", cassette, "--header", "Authorization: "+token, "--header", "X-Tenant: blue",
+		"--upstream", "http://"+ln.Addr().String()+"/mcp")
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer the-clients-own")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("status %d through mcpspy --header, want 200", resp.StatusCode)
+	}
+	if err := s.stop(t); err != nil {
+		t.Fatalf("mcpspy: %v\n%s", err, s.stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0] != token+"|blue" {
+		t.Errorf("upstream saw %q, want the --header values once", seen)
+	}
+	raw, err := os.ReadFile(cassette)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte("tok-5c1e")) {
+		t.Error("the --header token is in the cassette")
+	}
+}

@@ -1,0 +1,42 @@
+package recorder
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// setUpstreamHeader puts the proxy's own headers (--header) on a request
+// to the upstream, in place of any the client sent under those names.
+// They are the proxy's, not the client's: the cassette keeps only what the
+// client sent.
+func setUpstreamHeader(out, own http.Header) {
+	for k, vs := range own {
+		out[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+}
+
+// authHint tells the user once, on the first 401 from the upstream, how to
+// record a server that wants credentials the client cannot get through
+// the proxy. A client doing OAuth fetches the server's protected-resource
+// metadata (RFC 9728), and a careful one (the TypeScript SDK) refuses it
+// because its "resource" names the upstream URL, not the proxy's address
+// the client was given. Rewriting that metadata would not help: the token
+// would then be issued for the proxy's address, which the server must
+// refuse. What works is giving mcpspy the token to add.
+type authHint struct{ once sync.Once }
+
+// check looks at an upstream answer; own is the proxy's Header, and logf
+// its log.
+func (a *authHint) check(resp *http.Response, upstream string, own http.Header, logf func(string, ...any)) {
+	if resp.StatusCode != http.StatusUnauthorized || own.Get("Authorization") != "" {
+		return
+	}
+	a.once.Do(func() {
+		why := "it wants credentials"
+		if strings.Contains(resp.Header.Get("WWW-Authenticate"), "resource_metadata") {
+			why = "it wants an OAuth token, and clients that check the server's resource metadata (RFC 9728) will not log in through the proxy's address"
+		}
+		logf("mcpspy: upstream %s answered 401: %s; to record it, give mcpspy a token: --header 'Authorization: Bearer …' (never recorded)", upstream, why)
+	})
+}
