@@ -9,10 +9,22 @@ import (
 // setUpstreamHeader puts the proxy's own headers (--header) on a request
 // to the upstream, in place of any the client sent under those names.
 // They are the proxy's, not the client's: the cassette keeps only what the
-// client sent.
+// client sent. (gorilla's dialer takes a Host header as the request's
+// host; for net/http, setOwnHeader does that itself.)
 func setUpstreamHeader(out, own http.Header) {
 	for k, vs := range own {
 		out[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+}
+
+// setOwnHeader is setUpstreamHeader for an HTTP request, where Host is
+// not a header but the request's own field (a server behind a tunnel or
+// a virtual host may need it).
+func (p *HTTPProxy) setOwnHeader(out *http.Request) {
+	setUpstreamHeader(out.Header, p.Header)
+	if host := out.Header.Get("Host"); host != "" {
+		out.Host = host
+		out.Header.Del("Host")
 	}
 }
 

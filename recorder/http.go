@@ -251,7 +251,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out.Header = forwardHeader(r.Header)
-	setUpstreamHeader(out.Header, p.Header)
+	p.setOwnHeader(out)
 	switch {
 	case len(body) == maxBody && r.ContentLength != maxBody:
 		// Larger than we record: the rest streams on, unrecorded.

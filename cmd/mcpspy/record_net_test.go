@@ -352,7 +352,7 @@ func TestRecordNet_HeaderReachesUpstream(t *testing.T) {
 			return // mcpspy's probe at start: its own request, not the client's
 		}
 		mu.Lock()
-		seen = append(seen, r.Header.Get("Authorization")+"|"+r.Header.Get("X-Tenant"))
+		seen = append(seen, r.Header.Get("Authorization")+"|"+r.Header.Get("X-Tenant")+"|"+r.Host)
 		mu.Unlock()
 		if r.Header.Get("Authorization") != token {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -368,7 +368,7 @@ func TestRecordNet_HeaderReachesUpstream(t *testing.T) {
 	go up.Serve(ln)
 	t.Cleanup(func() { up.Close() })
 	cassette := filepath.Join(t.TempDir(), "c.db")
-	s := startSpy(t, "-o", cassette, "--header", "Authorization: "+token, "--header", "X-Tenant: blue",
+	s := startSpy(t, "-o", cassette, "--header", "Authorization: "+token, "--header", "X-Tenant: blue", "--header", "Host: mcp.example",
 		"--upstream", "http://"+ln.Addr().String()+"/mcp")
 	req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Authorization", "Bearer the-clients-own")
@@ -386,7 +386,7 @@ func TestRecordNet_HeaderReachesUpstream(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(seen) != 1 || seen[0] != token+"|blue" {
+	if len(seen) != 1 || seen[0] != token+"|blue|mcp.example" {
 		t.Errorf("upstream saw %q, want the --header values once", seen)
 	}
 	raw, err := os.ReadFile(cassette)
