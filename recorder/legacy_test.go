@@ -1,0 +1,125 @@
+package recorder_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// absoluteEndpointServer is a go-sdk server on the legacy HTTP+SSE
+// transport (2024-11-05) whose endpoint event is an absolute URI on the
+// server itself, as a server that knows its public address sends it:
+// each GET /sse connects an mcp.SSEServerTransport, and POST
+// /message?sid=N goes to the N-th. wrap, if not nil, wraps the handler
+// (compression middleware).
+func absoluteEndpointServer(tb testing.TB, wrap func(http.Handler) http.Handler) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	srv := goSDKServer()
+	var mu sync.Mutex
+	transports := map[string]*mcp.SSEServerTransport{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /sse", func(w http.ResponseWriter, r *http.Request) {
+		// What go-sdk's SSEHandler sets before connecting.
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		mu.Lock()
+		sid := strconv.Itoa(len(transports) + 1)
+		t := &mcp.SSEServerTransport{Endpoint: base + "/message?sid=" + sid, Response: w}
+		transports[sid] = t
+		mu.Unlock()
+		ss, err := srv.Connect(r.Context(), t, nil)
+		if err != nil {
+			return
+		}
+		stop := context.AfterFunc(r.Context(), func() { ss.Close() })
+		defer stop()
+		_ = ss.Wait() // the stream stays open as long as the session
+	})
+	mux.HandleFunc("POST /message", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		t := transports[r.URL.Query().Get("sid")]
+		mu.Unlock()
+		if t == nil {
+			http.Error(w, "no such session", http.StatusNotFound)
+			return
+		}
+		t.ServeHTTP(w, r)
+	})
+	var h http.Handler = mux
+	if wrap != nil {
+		h = wrap(mux)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	tb.Cleanup(func() { hs.Close() })
+	return base
+}
+
+// A legacy server that names its message endpoint by an absolute URI
+// would have go-sdk's client post straight to it, past the proxy, so that
+// nothing it sent was recorded, and the TS SDK's client give up ("Endpoint
+// origin does not match connection origin"). The proxy rewrites that URI
+// to itself: both clients post through it, and the cassette holds both
+// sides of each session. The recorded endpoint event is the server's own.
+func TestHTTPProxy_LegacyAbsoluteEndpoint(t *testing.T) {
+	up := absoluteEndpointServer(t, nil)
+	px := startHTTPProxy(t, up+"/sse")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "client-go", Version: "0.1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.SSEClientTransport{Endpoint: px.URL + "/sse"}, nil)
+	if err != nil {
+		t.Fatalf("go-sdk client through the proxy: %v", err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "via go"}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "via go" {
+		t.Fatalf("echo: %v %v", res, err)
+	}
+	_ = cs.Close()
+	if out := runTSClient(t, "sse", px.URL+"/sse", "echo", `{"text":"via ts"}`); out.Echo != "via ts" {
+		t.Errorf("TS client through the proxy saw %+v", out)
+	}
+	px.Stop()
+
+	sessions := readCassette(t, px.Cassette)
+	if len(sessions) != 2 {
+		t.Fatalf("%d sessions recorded, want one per SSE connection (2):\n%s", len(sessions), strings.Join(flat(sessions), "\n"))
+	}
+	for _, s := range sessions {
+		if s.info.Transport != store.TransportLegacySSE {
+			t.Errorf("session %s: transport %q", s.info.ID, s.info.Transport)
+		}
+		first := s.msgs[0]
+		if first.HTTP.EventType != "endpoint" || !strings.HasPrefix(string(first.Frame), up+"/message?sid=") {
+			t.Errorf("session %s: first frame %q, want the server's own endpoint event", s.info.ID, first.Frame)
+		}
+		var sent []string
+		for _, m := range s.msgs {
+			if m.Dir == store.C2S {
+				sent = append(sent, jsonrpc.Classify(m.Frame).Method)
+				if !strings.HasPrefix(m.HTTP.Path, "/message?sid=") {
+					t.Errorf("session %s seq %d: posted to %q", s.info.ID, m.Seq, m.HTTP.Path)
+				}
+			}
+		}
+		if !slices.Contains(sent, "initialize") || !slices.Contains(sent, "tools/call") {
+			t.Errorf("session %s: the client's messages recorded: %q; want its initialize and tools/call", s.info.ID, sent)
+		}
+	}
+}
