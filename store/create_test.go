@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -96,5 +97,71 @@ func TestWriter_ClosedWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the removed cassette is back after Close: %v", err)
+	}
+}
+
+// A cassette removed while a recorder is running is made anew, whole, at
+// the next commit: the recorder says so once, and the new file holds the
+// sessions' infos, so that the messages recorded after the removal keep
+// their session. bbolt alone would create a bare file there, and a
+// session with no end would have no info at all.
+func TestWriter_CassetteRemovedWhileRecording(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	var log syncbuf.Buffer
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "the-server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","method":"before"}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	// The writer may still hold the removed file open; what it commits
+	// there is gone. Once it lets go, the next commit makes the new one.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","method":"after"}`), nil)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no cassette at the path 10 s after it was removed")
+		}
+		time.Sleep(10 * time.Millisecond) // the lease is let go when idle
+	}
+	s.Append(store.S2C, time.Now(), []byte(`{"jsonrpc":"2.0","method":"last"}`), nil)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(log.String(), "was removed while recording"); n != 1 {
+		t.Errorf("told %d times of the removal, want once: %q", n, log.String())
+	}
+	err = store.View(path, func(r *store.Reader) error {
+		infos, err := r.Sessions()
+		if err != nil {
+			return err
+		}
+		if len(infos) != 1 || infos[0].ID != s.ID() || infos[0].Upstream != "the-server" {
+			t.Errorf("sessions in the new cassette: %+v, want %s with its info", infos, s.ID())
+		}
+		var last string
+		err = r.Messages(s.ID(), 1, func(m *store.Message) error { last = string(m.Frame); return nil })
+		if !strings.Contains(last, `"last"`) {
+			t.Errorf("last message %q, want the one recorded after the removal", last)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

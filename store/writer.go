@@ -2,8 +2,11 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -368,6 +371,9 @@ func (w *Writer) update(fn func(tx *bolt.Tx) error) error {
 	if w.shut {
 		return fmt.Errorf("%s: %w", w.path, ErrWriterClosed)
 	}
+	if err := w.reviveIfRemoved(); err != nil {
+		return err
+	}
 	db, err := w.lease.get()
 	if err != nil {
 		return err
@@ -375,6 +381,48 @@ func (w *Writer) update(fn func(tx *bolt.Tx) error) error {
 	db.NoSync = w.opts.NoSync
 	db.NoGrowSync = w.opts.NoSync
 	if err = writeTx(w.path, db, fn); err != nil {
+		_ = w.lease.release()
+	}
+	return err
+}
+
+// reviveIfRemoved makes the cassette anew when someone removed it while
+// the writer had it closed between commits (bbolt would otherwise create
+// a bare file on the next open, without the cassette's buckets, and the
+// sessions' infos would be lost with the old file). It says so once, and
+// writes the infos of the writer's sessions at once, so that the rest of
+// their messages keep their sessions and another recorder does not take
+// their ids. The caller holds flushMu.
+func (w *Writer) reviveIfRemoved() error {
+	if w.lease.db != nil || w.lease.opens == 0 {
+		return nil
+	}
+	if _, err := os.Stat(w.path); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	fmt.Fprintf(w.opts.Log, "mcpspy: cassette %s was removed while recording; recording the rest into a new one there (what the removed file held is gone with it)\n", w.path)
+	if _, err := create(w.path); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	infos := make([]SessionInfo, 0, len(w.byID))
+	for _, s := range w.byID {
+		infos = append(infos, s.info)
+	}
+	w.mu.Unlock()
+	db, err := w.lease.get()
+	if err != nil {
+		return err
+	}
+	err = writeTx(w.path, db, func(tx *bolt.Tx) error {
+		for i := range infos {
+			if err := putInfo(tx, &infos[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		_ = w.lease.release()
 	}
 	return err
