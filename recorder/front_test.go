@@ -218,14 +218,20 @@ func TestHTTPProxy_SSEEventBeforeNextWait(t *testing.T) {
 // A client that leaves while the upstream has not even answered with
 // headers cancels the upstream request too.
 func TestHTTPProxy_ClientLeavesBeforeHeaders(t *testing.T) {
-	started, cancelled := make(chan struct{}), make(chan struct{})
+	started, cancelled, testOver := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body) // net/http notices a closed connection only after the body
 		close(started)
-		<-r.Context().Done()
-		close(cancelled)
+		select {
+		case <-r.Context().Done():
+			close(cancelled)
+		case <-testOver:
+		}
 	}))
 	px := startHTTPProxy(t, up)
+	// Runs before the proxy stops, which waits for this handler: a test
+	// that failed ends instead of hanging until the binary's timeout.
+	t.Cleanup(func() { close(testOver) })
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", px.URL, strings.NewReader(rpcBody))
 	errc := make(chan error, 1)

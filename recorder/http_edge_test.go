@@ -121,16 +121,22 @@ func TestHTTPProxy_MalformedAndRedaction(t *testing.T) {
 
 // A client that disconnects cancels its upstream request.
 func TestHTTPProxy_ClientDisconnectCancelsUpstream(t *testing.T) {
-	started, cancelled := make(chan struct{}), make(chan struct{})
+	started, cancelled, testOver := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(200)
 		w.(http.Flusher).Flush()
 		close(started)
-		<-r.Context().Done()
-		close(cancelled)
+		select {
+		case <-r.Context().Done():
+			close(cancelled)
+		case <-testOver:
+		}
 	}))
 	px := startHTTPProxy(t, up)
+	// Runs before the proxy stops, which waits for this handler: a test
+	// that failed ends instead of hanging until the binary's timeout.
+	t.Cleanup(func() { close(testOver) })
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", px.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"slow"}`))
 	resp, err := http.DefaultClient.Do(req)
