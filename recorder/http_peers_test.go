@@ -173,8 +173,8 @@ func TestHTTPProxy_ServerEverythingIdleUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	for i, wait := range []time.Duration{0, 6 * time.Second} {
-		time.Sleep(wait) // past Node's keepAliveTimeout (5 s)
+	for i, wait := range []time.Duration{0, 8 * time.Second} {
+		time.Sleep(wait) // past Node's keepAliveTimeout (5 s), with room for a late timer on a loaded machine
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "call " + fmt.Sprint(i+1)}})
 		if err != nil {
 			t.Fatalf("call %d (after %v idle): %v", i+1, wait, err)
