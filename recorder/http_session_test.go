@@ -2,7 +2,7 @@ package recorder_test
 
 import (
 	"net/http"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/mcptape/mcptape/store"
@@ -69,46 +69,40 @@ func TestHTTPProxy_LateTrafficJoinsEndedSession(t *testing.T) {
 	}
 }
 
-// Hop-by-hop headers (RFC 9110 7.6.1), and those a Connection header
-// names, belong to one connection: the proxy drops them both ways. The
-// rest pass.
-func TestHTTPProxy_HopByHopHeadersDropped(t *testing.T) {
-	seen := make(chan http.Header, 1)
-	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen <- r.Header.Clone()
-		w.Header().Set("Connection", "X-Upstream-Hop")
-		w.Header().Set("X-Upstream-Hop", "1")
-		w.Header().Set("X-Upstream-End", "1")
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
-	}))
-	px := startHTTPProxy(t, up)
-	resp, _ := post(t, px.URL, rpcBody, map[string]string{
-		"Connection":          "X-Client-Hop",
-		"X-Client-Hop":        "1",
-		"Keep-Alive":          "timeout=5",
-		"Proxy-Authorization": "Basic cHJveHk6cGFzcw==",
-		"X-Client-End":        "1",
-	})
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d", resp.StatusCode)
+// A server without sessions (go-sdk's stateless handler) answers an
+// initialize with no Mcp-Session-Id. The exchange that follows on the same
+// client connection is that client's: it joins the initialize's session
+// instead of starting another.
+func TestHTTPProxy_SessionlessInitializeKeepsItsConnection(t *testing.T) {
+	srv := goSDKServer()
+	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	px := startHTTPProxy(t, up+"/mcp")
+	endpoint := px.URL + "/mcp"
+	resp, body := post(t, endpoint, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"nosession","version":"1"}}}`, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("initialize: %d, session %q, %s; want 200 and no session", resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), body)
 	}
-	upHeader := <-seen
-	for _, name := range []string{"X-Client-Hop", "Keep-Alive", "Proxy-Authorization"} {
-		if v := upHeader.Values(name); len(v) > 0 {
-			t.Errorf("upstream got hop-by-hop %s: %q", name, v)
+	hdr := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
+	post(t, endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+	if resp, body := post(t, endpoint, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, hdr); resp.StatusCode != 200 {
+		t.Fatalf("tools/list: %d %s", resp.StatusCode, body)
+	}
+	px.Stop()
+
+	got := readCassette(t, px.Cassette)
+	if len(got) != 1 {
+		var all [][]string
+		for _, s := range got {
+			all = append(all, methods(s.msgs))
 		}
+		t.Fatalf("%d sessions recorded, want 1 for one client on one connection: %q", len(got), all)
 	}
-	if c := upHeader.Get("Connection"); strings.Contains(strings.ToLower(c), "x-client-hop") {
-		t.Errorf("upstream got Connection: %q", c)
+	want := []string{"c2s request initialize", "s2c response id=1", "c2s notification notifications/initialized", "c2s request tools/list", "s2c response id=2"}
+	if m := methods(got[0].msgs); !slices.Equal(m, want) {
+		t.Errorf("recorded %q, want %q", m, want)
 	}
-	if upHeader.Get("X-Client-End") != "1" {
-		t.Errorf("upstream lost the end-to-end header X-Client-End: %v", upHeader)
-	}
-	if v := resp.Header.Values("X-Upstream-Hop"); len(v) > 0 {
-		t.Errorf("client got hop-by-hop X-Upstream-Hop: %q", v)
-	}
-	if resp.Header.Get("X-Upstream-End") != "1" {
-		t.Errorf("client lost the end-to-end header X-Upstream-End: %v", resp.Header)
+	if h := got[0].info.Handshake; h.Method != "initialize" {
+		t.Errorf("handshake = %+v, want the initialize", h)
 	}
 }

@@ -1,0 +1,113 @@
+package recorder_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Hop-by-hop headers (RFC 9110 7.6.1), and those a Connection header
+// names, belong to one connection: the proxy drops them both ways. The
+// rest pass.
+func TestHTTPProxy_HopByHopHeadersDropped(t *testing.T) {
+	seen := make(chan http.Header, 1)
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Clone()
+		w.Header().Set("Connection", "X-Upstream-Hop")
+		w.Header().Set("X-Upstream-Hop", "1")
+		w.Header().Set("X-Upstream-End", "1")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	}))
+	px := startHTTPProxy(t, up)
+	resp, _ := post(t, px.URL, rpcBody, map[string]string{
+		"Connection":          "X-Client-Hop",
+		"X-Client-Hop":        "1",
+		"Keep-Alive":          "timeout=5",
+		"Proxy-Authorization": "Basic cHJveHk6cGFzcw==",
+		"X-Client-End":        "1",
+	})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	upHeader := <-seen
+	for _, name := range []string{"X-Client-Hop", "Keep-Alive", "Proxy-Authorization"} {
+		if v := upHeader.Values(name); len(v) > 0 {
+			t.Errorf("upstream got hop-by-hop %s: %q", name, v)
+		}
+	}
+	if c := upHeader.Get("Connection"); strings.Contains(strings.ToLower(c), "x-client-hop") {
+		t.Errorf("upstream got Connection: %q", c)
+	}
+	if upHeader.Get("X-Client-End") != "1" {
+		t.Errorf("upstream lost the end-to-end header X-Client-End: %v", upHeader)
+	}
+	if v := resp.Header.Values("X-Upstream-Hop"); len(v) > 0 {
+		t.Errorf("client got hop-by-hop X-Upstream-Hop: %q", v)
+	}
+	if resp.Header.Get("X-Upstream-End") != "1" {
+		t.Errorf("client lost the end-to-end header X-Upstream-End: %v", resp.Header)
+	}
+}
+
+// Inputs a tool marks x-mcp-header travel as Mcp-Param-* headers in the
+// 2026-07-28 protocol, and go-sdk's server refuses a call whose headers do
+// not match its body. Through the proxy, go-sdk's client calls such a
+// tool; the headers reach the server and are recorded with the call.
+func TestHTTPProxy_StandardHeadersPassThrough(t *testing.T) {
+	srv := goSDKServer()
+	srv.AddTool(&mcp.Tool{
+		Name:        "weather",
+		Description: "Says the weather of a region",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}},"required":["region"]}`),
+	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny in " + string(req.Params.Arguments)}}}, nil
+	})
+	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
+	px := startHTTPProxy(t, up+"/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "headers", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil { // the client learns which inputs go in headers
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"region": "eu-west"}})
+	if err != nil {
+		t.Fatalf("call through the proxy: %v", err)
+	}
+	if res.IsError {
+		t.Fatalf("call through the proxy: the server refused it: %+v", res.Content[0])
+	}
+	cs.Close()
+	px.Stop()
+
+	var call *store.Message
+	for _, s := range readCassette(t, px.Cassette) {
+		for _, m := range s.msgs {
+			if m.Dir == store.C2S && strings.Contains(string(m.Frame), `"tools/call"`) {
+				call = m
+			}
+		}
+	}
+	if call == nil || call.HTTP == nil {
+		t.Fatal("the tools/call request is not in the cassette")
+	}
+	h := call.HTTP.RequestHeader
+	for name, want := range map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "weather", "Mcp-Param-Region": "eu-west", "Mcp-Protocol-Version": "2026-07-28"} {
+		if got := h.Get(name); got != want {
+			t.Errorf("recorded %s: %q, want %q", name, got, want)
+		}
+	}
+}
