@@ -1,9 +1,12 @@
 package recorder_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -104,5 +107,60 @@ func TestHTTPProxy_SessionlessInitializeKeepsItsConnection(t *testing.T) {
 	}
 	if h := got[0].info.Handshake; h.Method != "initialize" {
 		t.Errorf("handshake = %+v, want the initialize", h)
+	}
+}
+
+// 2026-07-28 traffic carries no session id, so the proxy records a client
+// connection as one session: everything a go-sdk client sends over its one
+// kept-alive connection lands in one session, which ends (EOF) when the
+// client closes the connection, not only when mcpspy stops.
+func TestHTTPProxy_StatelessConnectionIsOneSession(t *testing.T) {
+	srv := goSDKServer()
+	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
+	px := startHTTPProxy(t, up+"/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hc := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "one-conn", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": fmt.Sprint("call ", i)}}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	cs.Close()
+	hc.CloseIdleConnections()
+
+	var got []recorded
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got = readCassette(t, px.Cassette)
+		if len(got) > 0 && got[0].info.End != nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	px.Stop()
+	if len(got) != 1 {
+		var all [][]string
+		for _, s := range got {
+			all = append(all, methods(s.msgs))
+		}
+		t.Fatalf("%d sessions recorded, want 1 for one connection: %q", len(got), all)
+	}
+	s := got[0]
+	if s.info.End == nil || s.info.End.Reason != store.EndEOF {
+		t.Errorf("end = %+v, want eof when the client closed its connection (before mcpspy stopped)", s.info.End)
+	}
+	calls := 0
+	for _, m := range methods(s.msgs) {
+		if m == "c2s request tools/call" {
+			calls++
+		}
+	}
+	if m := methods(s.msgs); len(m) == 0 || m[0] != "c2s request server/discover" || calls != 3 {
+		t.Errorf("recorded %q, want server/discover then the 3 calls", m)
 	}
 }
