@@ -118,12 +118,15 @@ func (p *HTTPProxy) sessionForRequest(r *http.Request, target string, initialize
 
 // adopt makes an initialize that got no session id (a server without
 // sessions) its connection's sessionless session, so the requests that
-// follow on that connection join it.
+// follow on that connection join it. A legacy session is not adopted: it
+// belongs to its SSE connection, and its POSTs find it by their endpoint
+// whatever connection they come on; adopted, it would end when the
+// client closed the connection of its initialize POST.
 func (p *HTTPProxy) adopt(r *http.Request, hs *httpSession) {
 	cs, _ := r.Context().Value(connKey{}).(*connState)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if cs != nil && cs.sess == nil && hs.sid == "" {
+	if cs != nil && cs.sess == nil && hs.sid == "" && hs.transport != store.TransportLegacySSE {
 		cs.sess = hs
 		hs.conn = cs
 	}

@@ -21,8 +21,9 @@ import (
 // server itself, as a server that knows its public address sends it:
 // each GET /sse connects an mcp.SSEServerTransport, and POST
 // /message?sid=N goes to the N-th. wrap, if not nil, wraps the handler
-// (compression middleware).
-func absoluteEndpointServer(tb testing.TB, wrap func(http.Handler) http.Handler) string {
+// (compression middleware); configure, if given, sees the http.Server
+// before it serves.
+func absoluteEndpointServer(tb testing.TB, wrap func(http.Handler) http.Handler, configure ...func(*http.Server)) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -65,6 +66,9 @@ func absoluteEndpointServer(tb testing.TB, wrap func(http.Handler) http.Handler)
 		h = wrap(mux)
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	for _, c := range configure {
+		c(hs)
+	}
 	go hs.Serve(ln)
 	tb.Cleanup(func() { hs.Close() })
 	return base
@@ -120,6 +124,69 @@ func TestHTTPProxy_LegacyAbsoluteEndpoint(t *testing.T) {
 		}
 		if !slices.Contains(sent, "initialize") || !slices.Contains(sent, "tools/call") {
 			t.Errorf("session %s: the client's messages recorded: %q; want its initialize and tools/call", s.info.ID, sent)
+		}
+	}
+}
+
+// A legacy session lives as long as its SSE connection, whatever happens
+// to the connections its POSTs come on: a client's HTTP pool closes idle
+// ones (undici after 4 s) and opens new ones for the next call. The
+// sessionless initialize POST once made the legacy session its
+// connection's, so closing that connection ended the session, and the
+// next call's POST started a session of its own.
+func TestHTTPProxy_LegacySessionOutlivesItsPOSTConnection(t *testing.T) {
+	upstreamClosed := make(chan struct{}, 64)
+	up := absoluteEndpointServer(t, nil, func(hs *http.Server) {
+		hs.ConnState = func(_ net.Conn, st http.ConnState) {
+			if st == http.StateClosed {
+				select {
+				case upstreamClosed <- struct{}{}:
+				default:
+				}
+			}
+		}
+	})
+	px := startHTTPProxy(t, up+"/sse")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hc := &http.Client{Transport: &http.Transport{}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client-go", Version: "0.1"}, nil).Connect(ctx,
+		&mcp.SSEClientTransport{Endpoint: px.URL + "/sse", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(text string) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+		if err != nil || res.Content[0].(*mcp.TextContent).Text != text {
+			t.Fatalf("echo %q: %v %v", text, res, err)
+		}
+	}
+	call("before")
+	hc.CloseIdleConnections() // the POST connection; the SSE stream stays
+	// The proxy closes its upstream connection for a client connection
+	// that closed, just before it deals with that connection's session.
+	select {
+	case <-upstreamClosed:
+	case <-ctx.Done():
+		t.Fatal("the upstream never saw the proxy close the POST connection")
+	}
+	call("after")
+	cs.Close()
+	px.Stop()
+
+	sessions := readCassette(t, px.Cassette)
+	if len(sessions) != 1 {
+		t.Fatalf("%d sessions recorded, want the one SSE connection's:\n%s", len(sessions), strings.Join(flat(sessions), "\n"))
+	}
+	s := sessions[0]
+	if s.info.Transport != store.TransportLegacySSE || s.info.End == nil {
+		t.Fatalf("session info %+v, want legacy-sse, ended", s.info)
+	}
+	for _, m := range s.msgs {
+		if m.Time.After(s.info.End.Time) {
+			t.Errorf("seq %d %s recorded after the session ended (%v): it ended before its SSE stream did", m.Seq, m.Dir, s.info.End)
+			break
 		}
 	}
 }
