@@ -111,3 +111,30 @@ func TestHTTPProxy_StandardHeadersPassThrough(t *testing.T) {
 		}
 	}
 }
+
+// The request reaches the upstream with the client's headers, on both
+// upstream paths: in particular Go's transport adds no Accept-Encoding of
+// its own (it would then undo the gzip itself, and the client would get
+// bytes the server never sent).
+func TestHTTPProxy_AddsNoAcceptEncoding(t *testing.T) {
+	for _, path := range upstreamPaths {
+		t.Run(path.name, func(t *testing.T) {
+			seen := make(chan http.Header, 1)
+			up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				seen <- r.Header.Clone()
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+			}))
+			px := startHTTPProxy(t, up, path.configure)
+			client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+			resp, err := client.Post(px.URL, "application/json", strings.NewReader(rpcBody))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if h := <-seen; len(h.Values("Accept-Encoding")) > 0 {
+				t.Errorf("upstream got Accept-Encoding %q; the client sent none", h.Values("Accept-Encoding"))
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -126,6 +127,38 @@ func TestHTTPRedactor_Header(t *testing.T) {
 	}
 	if NewHTTPRedactor(nil).Header(nil) != nil {
 		t.Error("a nil header must stay nil")
+	}
+}
+
+// The upstream URL is stored in the session's info: a password in it and
+// secret query parameters are hidden; the rest stays as it was, and
+// --no-redact (a nil redactor) keeps it all.
+func TestHTTPRedactor_URL(t *testing.T) {
+	tests := []struct {
+		name string
+		r    *HTTPRedactor
+		in   string
+		want string
+	}{
+		{"password", NewHTTPRedactor(nil), "https://bob:hunter2@mcp.example.com/mcp", "https://bob:" + url.PathEscape(Redacted) + "@mcp.example.com/mcp"},
+		{"user without password", NewHTTPRedactor(nil), "https://bob@mcp.example.com/mcp", "https://bob@mcp.example.com/mcp"},
+		{"secret query", NewHTTPRedactor(nil), "http://127.0.0.1:3001/mcp?api_key=k1&region=eu", "http://127.0.0.1:3001/mcp?api_key=" + Redacted + "&region=eu"},
+		{"extra name", NewHTTPRedactor([]string{"region"}), "http://127.0.0.1:3001/mcp?region=eu", "http://127.0.0.1:3001/mcp?region=" + Redacted},
+		{"no-redact", nil, "https://bob:hunter2@h/mcp?token=t", "https://bob:hunter2@h/mcp?token=t"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := url.Parse(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tt.r.URL(u); got != tt.want {
+				t.Errorf("URL(%s) = %s, want %s", tt.in, got, tt.want)
+			}
+			if u.String() != tt.in {
+				t.Errorf("the URL itself changed to %s", u)
+			}
+		})
 	}
 }
 
