@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -288,6 +289,45 @@ func TestHTTPProxy_OversizedRequestBody(t *testing.T) {
 		if got != size {
 			t.Errorf("chunked=%v: upstream got %d bytes, want %d", chunked, got, size)
 		}
+	}
+}
+
+// An answer larger than the 64 MiB the cassette keeps of it reaches the
+// client whole, with a Content-Length or chunked; the recorded frame is
+// its first 64 MiB.
+func TestHTTPProxy_OversizedResponseBody(t *testing.T) {
+	const size = 64<<20 + 10
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("length") == "yes" {
+			w.Header().Set("Content-Length", fmt.Sprint(size))
+		}
+		io.Copy(w, io.LimitReader(zeros{}, size))
+	}))
+	px := startHTTPProxy(t, up+"/mcp")
+	for _, length := range []string{"yes", "no"} {
+		resp, err := http.Post(px.URL+"/mcp?length="+length, "application/json", strings.NewReader(rpcBody))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if n != size || err != nil {
+			t.Errorf("Content-Length %s: client got %d bytes (%v), want %d", length, n, err, size)
+		}
+	}
+	px.Stop()
+	var recorded []int
+	for _, s := range readCassette(t, px.Cassette) {
+		for _, m := range s.msgs {
+			if m.Dir == store.S2C {
+				recorded = append(recorded, len(m.Frame))
+			}
+		}
+	}
+	if want := []int{64 << 20, 64 << 20}; !slices.Equal(recorded, want) {
+		t.Errorf("recorded answers of %v bytes, want %v", recorded, want)
 	}
 }
 
