@@ -199,6 +199,25 @@ func TestCassette_BadFiles(t *testing.T) {
 	_ = db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("other-app")); return err })
 	db.Close()
 
+	// Another program may name a bucket "meta" too, even with a version
+	// in it: only the format marker tells a cassette.
+	foreignMeta := filepath.Join(dir, "foreign-meta.db")
+	db, err = bolt.Open(foreignMeta, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("meta"))
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte("format"), []byte("other-app")); err != nil {
+			return err
+		}
+		return b.Put([]byte("version"), []byte("1"))
+	})
+	db.Close()
+
 	newer := filepath.Join(dir, "newer.db")
 	if err := store.Init(newer); err != nil {
 		t.Fatal(err)
@@ -229,6 +248,7 @@ func TestCassette_BadFiles(t *testing.T) {
 		{"text file", write("notes.db", []byte("hello, this is not a database\n")), store.ErrNotCassette},
 		{"empty file", write("empty.db", nil), store.ErrNotCassette},
 		{"another program's bbolt file", foreignBolt, store.ErrNotCassette},
+		{"another program's bbolt file with a meta bucket", foreignMeta, store.ErrNotCassette},
 		{"newer format", newer, store.ErrNewerFormat},
 		{"missing", filepath.Join(dir, "nope.db"), store.ErrNotFound},
 		{"garbled meta pages", write("garbled.db", garbled), nil},
@@ -248,7 +268,7 @@ func TestCassette_BadFiles(t *testing.T) {
 		})
 	}
 	// A writer must refuse a foreign or newer file too, before any traffic.
-	for _, p := range []string{foreignBolt, newer} {
+	for _, p := range []string{foreignBolt, foreignMeta, newer} {
 		if _, err := store.NewWriter(p, store.WriterOptions{}); err == nil {
 			t.Errorf("NewWriter(%s) accepted it", p)
 		}
