@@ -146,6 +146,11 @@ func TestWriter_CassetteRemovedWhileRecording(t *testing.T) {
 	if n := strings.Count(log.String(), "was removed while recording"); n != 1 {
 		t.Errorf("told %d times of the removal, want once: %q", n, log.String())
 	}
+	if st, err := os.Stat(path); err != nil {
+		t.Error(err)
+	} else if st.Mode().Perm() != 0o600 {
+		t.Errorf("the new cassette's mode is %v, want 0600", st.Mode().Perm())
+	}
 	err = store.View(path, func(r *store.Reader) error {
 		infos, err := r.Sessions()
 		if err != nil {

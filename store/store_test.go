@@ -452,15 +452,35 @@ func TestWriter_SharedFile(t *testing.T) {
 	}
 }
 
+// A cassette is created 0600 however it comes to be. (One made anew by a
+// writer after a removal: TestWriter_CassetteRemovedWhileRecording.)
 func TestWriter_FileMode(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.db")
-	newWriter(t, path)
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
+	tape := &store.Tape{Sessions: []store.TapeSession{{
+		Info:     store.SessionInfo{ID: "s1", Transport: store.TransportStdio},
+		Messages: []*store.Message{{Session: "s1", Seq: 1, Time: time.Unix(1700000000, 0), Frame: []byte(`{}`)}},
+	}}}
+	tests := []struct {
+		name   string
+		create func(t *testing.T, path string) error
+	}{
+		{"writer", func(t *testing.T, path string) error { newWriter(t, path); return nil }},
+		{"init", func(_ *testing.T, path string) error { return store.Init(path) }},
+		{"import", func(_ *testing.T, path string) error { return store.Import(path, tape) }},
 	}
-	if st.Mode().Perm() != 0o600 {
-		t.Errorf("cassette mode %v, want 0600", st.Mode().Perm())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.db")
+			if err := tt.create(t, path); err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != 0o600 {
+				t.Errorf("cassette mode %v, want 0600", st.Mode().Perm())
+			}
+		})
 	}
 }
 

@@ -137,6 +137,9 @@ func TestMcpspy_ExportImportRoundTrip(t *testing.T) {
 	if st, err := os.Stat(first); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("export -o file mode: %v %v", st.Mode(), err)
 	}
+	if st, err := os.Stat(db); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("import -o cassette mode: %v %v", st.Mode(), err)
+	}
 }
 
 // An output that is the input would replace the cassette being read with
