@@ -3,9 +3,12 @@ package store
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,6 +235,55 @@ func TestWriter_SeqDenseAcrossReopens(t *testing.T) {
 				}
 			}
 			checkDenseSeqs(t, path, tt.writers)
+		})
+	}
+}
+
+// A cassette another process keeps locked gets an error naming it once
+// LockTimeout has passed, not an endless wait.
+func TestOpen_LockedFile(t *testing.T) {
+	setLease(t, leaseIdle, maxLeaseHold, 100*time.Millisecond)
+	tests := []struct {
+		name string
+		open func(path string) error
+	}{
+		{"read", Check},
+		{"write", Init},
+		{"writer", func(path string) error {
+			w, err := NewWriter(path, WriterOptions{NoSync: true})
+			if err == nil {
+				w.Close()
+			}
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.db")
+			if err := Init(path); err != nil {
+				t.Fatal(err)
+			}
+			holder, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holder.Close()
+			if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- tt.open(path) }()
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("still waiting for the lock 10 s on, with LockTimeout 100 ms")
+			}
+			if !errors.Is(err, ErrLocked) {
+				t.Fatalf("error %v, want ErrLocked", err)
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q does not name the file", err)
+			}
 		})
 	}
 }
