@@ -291,8 +291,8 @@ func TestOpen_LockedFile(t *testing.T) {
 
 // A cassette removed while recording is made anew (reviveIfRemoved); its
 // sessions' seqs must still run from 1 without gaps, or its own export is
-// refused by import ("seq 3, want 1"). KNOWN BUG: this fails today; the
-// writer carries on with the seqs the removed file held.
+// refused by import ("seq 3, want 1"): the writer used to carry on with
+// the seqs the removed file held.
 func TestWriter_RevivedCassetteSeqsFromOne(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.db")
 	w, err := NewWriter(path, WriterOptions{NoSync: true})

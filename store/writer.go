@@ -264,7 +264,14 @@ func (w *Writer) Flush() error {
 		return nil
 	}
 
-	encoded, infos, dirty, err := w.encode(batch)
+	// Before encoding: a revived cassette renumbers the batch.
+	err := w.reviveIfRemoved(batch)
+	var encoded []encodedMessage
+	var infos []SessionInfo
+	var dirty []*Session
+	if err == nil {
+		encoded, infos, dirty, err = w.encode(batch)
+	}
 	if err == nil {
 		err = w.commit(batch, encoded, infos)
 	}
@@ -371,7 +378,7 @@ func (w *Writer) update(fn func(tx *bolt.Tx) error) error {
 	if w.shut {
 		return fmt.Errorf("%s: %w", w.path, ErrWriterClosed)
 	}
-	if err := w.reviveIfRemoved(); err != nil {
+	if err := w.reviveIfRemoved(nil); err != nil {
 		return err
 	}
 	db, err := w.lease.get()
@@ -392,9 +399,12 @@ func (w *Writer) update(fn func(tx *bolt.Tx) error) error {
 // sessions' infos would be lost with the old file). It says so once, and
 // writes the infos of the writer's sessions at once, so that the rest of
 // their messages keep their sessions and another recorder does not take
-// their ids. The caller holds flushMu.
-func (w *Writer) reviveIfRemoved() error {
-	if w.lease.db != nil || w.lease.opens == 0 {
+// their ids. Each session's seqs start again from 1 in the new file, so
+// that they stay dense there (the messages before are gone): batch, the
+// messages a Flush is about to commit, and those still pending are
+// renumbered. The caller holds flushMu.
+func (w *Writer) reviveIfRemoved(batch []*Message) error {
+	if w.shut || w.lease.db != nil || w.lease.opens == 0 { // a closed writer writes nothing (update says so)
 		return nil
 	}
 	if _, err := os.Stat(w.path); !errors.Is(err, fs.ErrNotExist) {
@@ -405,6 +415,7 @@ func (w *Writer) reviveIfRemoved() error {
 		return err
 	}
 	w.mu.Lock()
+	w.renumberFromOneLocked(batch)
 	infos := make([]SessionInfo, 0, len(w.byID))
 	for _, s := range w.byID {
 		infos = append(infos, s.info)
@@ -426,6 +437,34 @@ func (w *Writer) reviveIfRemoved() error {
 		_ = w.lease.release()
 	}
 	return err
+}
+
+// renumberFromOneLocked shifts each session's uncommitted messages (batch
+// and w.pending) and its next seq so that its first uncommitted message is
+// seq 1; w.mu is held.
+func (w *Writer) renumberFromOneLocked(batch []*Message) {
+	first := map[string]uint64{}
+	for _, msgs := range [][]*Message{batch, w.pending} {
+		for _, m := range msgs {
+			if f, ok := first[m.Session]; !ok || m.Seq < f {
+				first[m.Session] = m.Seq
+			}
+		}
+	}
+	shift := make(map[string]uint64, len(w.byID))
+	for id, s := range w.byID {
+		f, ok := first[id]
+		if !ok {
+			f = s.next
+		}
+		shift[id] = f - 1
+		s.next -= f - 1
+	}
+	for _, msgs := range [][]*Message{batch, w.pending} {
+		for _, m := range msgs {
+			m.Seq -= shift[m.Session]
+		}
+	}
 }
 
 // yieldLease lets the file go if another process waits for it or the
