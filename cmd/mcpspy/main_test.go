@@ -231,3 +231,40 @@ func TestMcpspy_READMECommands(t *testing.T) {
 		return out + errOut
 	})
 }
+
+// record -- COMMAND stores the command line with its secrets hidden, and
+// the server still gets them as given (a password in a URL is stored
+// URL-encoded, as %5Bredacted%5D): printf, as the server, prints back
+// each argument it was started with.
+func TestMcpspy_RecordRedactsCommandLine(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"flag then value", []string{"--api-key", "s3cret", "--verbose"}},
+		{"flag=value", []string{"--token=s3cret", "--port=8080"}},
+		{"NAME=VALUE", []string{"GITHUB_TOKEN=s3cret", "serve"}},
+		{"password in a URL", []string{"https://user:s3cret@db.example/x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "argv.db")
+			args := append([]string{"record", "-o", db, "--", "printf", `%s\n`}, tt.args...)
+			code, out, errOut := runCaptured(args...)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			if want := strings.Join(tt.args, "\n") + "\n"; out != want {
+				t.Errorf("the server got %q, want the real arguments %q", out, want)
+			}
+			tape, err := store.Load(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			up := tape.Sessions[0].Info.Upstream
+			if strings.Contains(up, "s3cret") || !strings.Contains(up, "redacted") || !strings.HasPrefix(up, "printf ") {
+				t.Errorf("recorded command line %q, want it with s3cret hidden", up)
+			}
+		})
+	}
+}
