@@ -60,17 +60,29 @@ func TestChild_MissingCommand(t *testing.T) {
 	}
 }
 
-// memTap counts the frames it is handed.
+// memTap counts the frames it is handed and keeps their sizes.
 type memTap struct {
-	mu sync.Mutex
-	n  int
+	mu    sync.Mutex
+	n     int
+	sizes map[store.Dir][]int
 }
 
-func (m *memTap) Append(store.Dir, time.Time, []byte, *store.HTTPMeta) uint64 {
+func (m *memTap) Append(dir store.Dir, _ time.Time, frame []byte, _ *store.HTTPMeta) uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.n++
+	if m.sizes == nil {
+		m.sizes = map[store.Dir][]int{}
+	}
+	m.sizes[dir] = append(m.sizes[dir], len(frame))
 	return uint64(m.n)
+}
+
+// sizesOf are the sizes of the frames recorded in direction dir.
+func (m *memTap) sizesOf(dir store.Dir) []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]int(nil), m.sizes[dir]...)
 }
 
 func (m *memTap) count() int {

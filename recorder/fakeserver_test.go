@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -24,16 +25,27 @@ func TestMain(m *testing.M) {
 		floodServer(n)
 	case "exit":
 		code, _ := strconv.Atoi(os.Getenv("MCPTAPE_EXIT_CODE"))
-		fmt.Fprintln(os.Stderr, "fake server: exiting on request")
+		os.Stderr.WriteString(fakeStderr)
 		os.Exit(code)
+	case "signal":
+		n, _ := strconv.Atoi(os.Getenv("MCPTAPE_SIGNAL"))
+		os.Stderr.WriteString(fakeStderr)
+		syscall.Kill(os.Getpid(), syscall.Signal(n)) // SIGHUP, SIGTERM: the Go runtime dies of it
+		io.Copy(io.Discard, os.Stdin)
 	case "stubborn":
 		stubbornServer()
+	case "deaf":
+		deafServer()
 	default:
 		fmt.Fprintf(os.Stderr, "unknown MCPTAPE_FAKE_SERVER %q\n", mode)
 		os.Exit(3)
 	}
 	os.Exit(0)
 }
+
+// fakeStderr is what the exit and signal servers write to stderr: escape
+// codes, bytes that are not UTF-8, and a last line with no newline.
+const fakeStderr = "fake server: \x1b[1mexiting\x1b[0m, \xff\xfe not UTF-8 \xc3\x28\nand a last line with no newline"
 
 // adversarialFrames are lines a proxy must carry byte for byte. The 16 MiB
 // line is appended by adversarialServer.
@@ -106,4 +118,12 @@ func stubbornServer() {
 	fmt.Println(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"stubborn"}}`)
 	io.Copy(io.Discard, os.Stdin)
 	select {}
+}
+
+// deafServer ignores stdin closing; SIGTERM stops it, as it does any Go
+// program that does not handle it.
+func deafServer() {
+	fmt.Println(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"deaf"}}`)
+	io.Copy(io.Discard, os.Stdin)
+	time.Sleep(time.Hour) // not synchronisation: it stays up until signalled
 }

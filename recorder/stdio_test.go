@@ -20,6 +20,7 @@ import (
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/syncbuf"
+	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -275,7 +276,8 @@ func TestStdio_ByteExact(t *testing.T) {
 		for _, f := range clientFrames {
 			io.WriteString(p.stdin, f)
 		}
-		io.WriteString(p.stdin, `{"jsonrpc":"2.0","id":2,"method":"big","params":{"b":"`+strings.Repeat("B", 1<<20)+`"}}`+"\n")
+		// The client's last line, like the server's, has no newline.
+		io.WriteString(p.stdin, `{"jsonrpc":"2.0","id":2,"method":"big","params":{"b":"`+strings.Repeat("B", 1<<20)+`"}}`)
 		p.stdin.Close()
 	}()
 	got, err := io.ReadAll(p.stdout)
@@ -290,7 +292,7 @@ func TestStdio_ByteExact(t *testing.T) {
 		t.Fatalf("client received %d bytes, want %d identical ones (first difference at %d)", len(got), len(wantOut), firstDiff(got, []byte(wantOut)))
 	}
 	serverGot, _ := os.ReadFile(received)
-	wantIn := strings.Join(clientFrames, "") + `{"jsonrpc":"2.0","id":2,"method":"big","params":{"b":"` + strings.Repeat("B", 1<<20) + `"}}` + "\n"
+	wantIn := strings.Join(clientFrames, "") + `{"jsonrpc":"2.0","id":2,"method":"big","params":{"b":"` + strings.Repeat("B", 1<<20) + `"}}`
 	if !bytes.Equal(serverGot, []byte(wantIn)) {
 		t.Fatalf("server received %d bytes, want %d identical ones (first difference at %d)", len(serverGot), len(wantIn), firstDiff(serverGot, []byte(wantIn)))
 	}
@@ -346,46 +348,117 @@ func firstDiff(a, b []byte) int {
 	return min(len(a), len(b))
 }
 
+// mcpspy exits as the server did: with its exit code, or 128+N when it
+// died of signal N, and the session's end says which. The server's stderr
+// reaches mcpspy's byte for byte, a last line without newline included.
 func TestStdio_ExitCodeAndStderr(t *testing.T) {
+	tests := []struct {
+		name       string
+		env        []string
+		wantCode   int
+		wantReason string
+		wantSignal string
+	}{
+		{"exit code", []string{"MCPTAPE_FAKE_SERVER=exit", "MCPTAPE_EXIT_CODE=7"}, 7, store.EndExit, ""},
+		{"killed by SIGTERM", []string{"MCPTAPE_FAKE_SERVER=signal", fmt.Sprintf("MCPTAPE_SIGNAL=%d", syscall.SIGTERM)}, 128 + int(syscall.SIGTERM), store.EndSignal, "terminated"},
+		{"killed by SIGHUP", []string{"MCPTAPE_FAKE_SERVER=signal", fmt.Sprintf("MCPTAPE_SIGNAL=%d", syscall.SIGHUP)}, 128 + int(syscall.SIGHUP), store.EndSignal, "hangup"},
+	}
 	self, _ := os.Executable()
-	db := filepath.Join(t.TempDir(), "exit.db")
-	p := startSpy(t, []string{"MCPTAPE_FAKE_SERVER=exit", "MCPTAPE_EXIT_CODE=7"}, "record", "-o", db, "--", self)
-	err := p.cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
-		t.Fatalf("mcpspy exit: %v, want exit status 7", err)
-	}
-	tape, err := store.Load(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end := tape.Sessions[0].Info.End
-	if end == nil || end.Reason != store.EndExit || end.ExitCode == nil || *end.ExitCode != 7 {
-		t.Errorf("end = %+v", end)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "exit.db")
+			p := startSpy(t, tt.env, "record", "-o", db, "--", self)
+			err := p.cmd.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != tt.wantCode {
+				t.Fatalf("mcpspy exit: %v, want exit status %d", err, tt.wantCode)
+			}
+			if got := p.stderr.String(); got != fakeStderr {
+				t.Errorf("mcpspy's stderr %q, want the server's untouched: %q", got, fakeStderr)
+			}
+			tape, err := store.Load(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := tape.Sessions[0].Info.End
+			if end == nil || end.Reason != tt.wantReason || end.Signal != tt.wantSignal || end.ExitCode == nil || *end.ExitCode != tt.wantCode {
+				t.Errorf("end = %+v, want reason %s, signal %q, exit code %d", end, tt.wantReason, tt.wantSignal, tt.wantCode)
+			}
+		})
 	}
 }
 
-// A server that ignores stdin closing and SIGTERM is killed in the last
-// step, and mcpspy reports it.
+// When the client closes its stdin, the server is stopped in steps: its
+// stdin is closed, then it gets SIGTERM, then SIGKILL. A server that
+// exits on EOF is never signalled; one that ignores EOF ends at SIGTERM;
+// one that ignores both is killed, and mcpspy reports each.
 func TestStdio_ShutdownSteps(t *testing.T) {
+	tests := []struct {
+		name       string
+		env        []string
+		grace      string
+		wantCode   int
+		wantSignal string
+	}{
+		// A grace long enough for any exit on EOF: a signal is the step's fault.
+		{"exits on EOF", []string{"MCPTAPE_FAKE_SERVER=flood", "MCPTAPE_FLOOD_N=1"}, "10s", 0, ""},
+		{"ignores EOF", []string{"MCPTAPE_FAKE_SERVER=deaf"}, "200ms", 128 + int(syscall.SIGTERM), "terminated"},
+		{"ignores EOF and SIGTERM", []string{"MCPTAPE_FAKE_SERVER=stubborn"}, "200ms", 128 + int(syscall.SIGKILL), "killed"},
+	}
 	self, _ := os.Executable()
-	db := filepath.Join(t.TempDir(), "stubborn.db")
-	p := startSpy(t, []string{"MCPTAPE_FAKE_SERVER=stubborn"}, "record", "-o", db, "--grace", "200ms", "--", self)
-	line, err := bufio.NewReader(p.stdout).ReadString('\n')
-	if err != nil || !strings.Contains(line, "stubborn") {
-		t.Fatalf("first line %q, %v", line, err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "shutdown.db")
+			p := startSpy(t, tt.env, "record", "-o", db, "--grace", tt.grace, "--", self)
+			if line, err := bufio.NewReader(p.stdout).ReadString('\n'); err != nil {
+				t.Fatalf("first line %q, %v", line, err)
+			}
+			p.stdin.Close()
+			code := 0
+			if err := p.cmd.Wait(); err != nil {
+				ee, ok := err.(*exec.ExitError)
+				if !ok {
+					t.Fatal(err)
+				}
+				code = ee.ExitCode()
+			}
+			if code != tt.wantCode {
+				t.Fatalf("mcpspy exit %d, want %d\n%s", code, tt.wantCode, p.stderr)
+			}
+			tape, err := store.Load(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := tape.Sessions[0].Info.End
+			if end == nil || end.Reason != store.EndEOF || end.Signal != tt.wantSignal || end.ExitCode == nil || *end.ExitCode != tt.wantCode {
+				t.Errorf("end = %+v, want EOF, signal %q, exit code %d", end, tt.wantSignal, tt.wantCode)
+			}
+		})
 	}
-	p.stdin.Close()
-	err = p.cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 128+int(syscall.SIGKILL) {
-		t.Fatalf("mcpspy exit: %v, want %d", err, 128+int(syscall.SIGKILL))
-	}
-	tape, err := store.Load(db)
+}
+
+// A 64 MiB line passes both ways whole and is recorded as one frame: cat,
+// as the server, prints back the line it is sent.
+func TestStdio_64MiBLine(t *testing.T) {
+	const size = 64 << 20
+	prefix, suffix := `{"jsonrpc":"2.0","method":"big","params":{"b":"`, `"}}`+"\n"
+	line := []byte(prefix + strings.Repeat("L", size-len(prefix)-len(suffix)) + suffix)
+	var out bytes.Buffer
+	var tap memTap
+	p := recorder.StdioProxy{Command: []string{"cat"}, Stdin: bytes.NewReader(line), Stdout: &out, Stderr: &syncbuf.Buffer{}, Tap: &tap, Grace: 10 * time.Second}
+	res, err := p.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := tape.Sessions[0].Info.End
-	if end == nil || end.Reason != store.EndEOF || end.Signal != "killed" {
-		t.Errorf("end = %+v", end)
+	if res.ExitCode != 0 {
+		t.Errorf("cat exited %d", res.ExitCode)
+	}
+	if !bytes.Equal(out.Bytes(), line) {
+		t.Errorf("client received %d bytes, want the %d sent (first difference at %d)", out.Len(), len(line), firstDiff(out.Bytes(), line))
+	}
+	for _, dir := range []store.Dir{store.C2S, store.S2C} {
+		if got := tap.sizesOf(dir); len(got) != 1 || got[0] != size-1 {
+			t.Errorf("%s frames recorded with sizes %v, want one of %d", dir, got, size-1)
+		}
 	}
 }
 
