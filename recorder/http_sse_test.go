@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/sse"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
@@ -107,21 +108,7 @@ func TestHTTPProxy_SSEFrameMeta(t *testing.T) {
 	}
 	for _, path := range upstreamPaths {
 		t.Run(path.name, func(t *testing.T) {
-			up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				io.ReadAll(r.Body)
-				w.Header().Set("Content-Type", "text/event-stream")
-				io.WriteString(w, stream)
-			}))
-			px := startHTTPProxy(t, up, path.configure)
-			resp, body := post(t, px.URL, rpcBody, nil)
-			if resp.StatusCode != 200 || body != stream {
-				t.Fatalf("client got %d %q, want 200 and the stream unchanged", resp.StatusCode, body)
-			}
-			px.Stop()
-			sessions := readCassette(t, px.Cassette)
-			if len(sessions) != 1 {
-				t.Fatalf("%d sessions recorded, want 1", len(sessions))
-			}
+			sessions := relayStream(t, stream, path.configure)
 			var got []meta
 			for _, m := range sessions[0].msgs {
 				if m.Dir != store.S2C {
@@ -140,4 +127,56 @@ func TestHTTPProxy_SSEFrameMeta(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An event too big to parse (over sse.DefaultMaxEvent) is not recorded,
+// but the client still gets the whole stream byte for byte: the part the
+// parser had buffered, then the rest as it comes. What came before it is
+// recorded as usual.
+func TestHTTPProxy_SSEEventTooLongForwardedWhole(t *testing.T) {
+	const first = "id: e1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n"
+	const last = "id: e3\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"
+	// The event is one byte too long by the end of its data line, so the
+	// parser gives up with the bytes after that line still in its buffer
+	// (a line that overflows midway leaves nothing buffered): "id: e2\n"
+	// and "data: " are 13 bytes.
+	huge := "id: e2\ndata: " + strings.Repeat("x", sse.DefaultMaxEvent-13) + "\n\n"
+	stream := first + huge + last
+	for _, path := range upstreamPaths {
+		t.Run(path.name, func(t *testing.T) {
+			sessions := relayStream(t, stream, path.configure)
+			var s2c []string
+			for _, m := range sessions[0].msgs {
+				if m.Dir == store.S2C {
+					s2c = append(s2c, m.HTTP.EventID)
+				}
+			}
+			if !slices.Equal(s2c, []string{"e1"}) {
+				t.Errorf("recorded server events %q, want only e1 (the rest goes unrecorded)", s2c)
+			}
+		})
+	}
+}
+
+// relayStream answers one POST through a proxy (set up by configure) with
+// stream as an SSE body, checks that the client got it unchanged, and
+// gives what the proxy recorded: one session.
+func relayStream(t *testing.T, stream string, configure func(*recorder.HTTPProxy)) []recorded {
+	t.Helper()
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, stream)
+	}))
+	px := startHTTPProxy(t, up, configure)
+	resp, body := post(t, px.URL, rpcBody, nil)
+	if resp.StatusCode != 200 || body != stream {
+		t.Fatalf("client got %d and %d bytes, want 200 and the stream's %d bytes unchanged", resp.StatusCode, len(body), len(stream))
+	}
+	px.Stop()
+	sessions := readCassette(t, px.Cassette)
+	if len(sessions) != 1 {
+		t.Fatalf("%d sessions recorded, want 1", len(sessions))
+	}
+	return sessions
 }

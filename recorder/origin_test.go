@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gorilla/websocket"
+	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/recorder"
 )
 
@@ -80,5 +82,49 @@ func TestHTTPProxy_RefusesForeignOrigin(t *testing.T) {
 	}
 	if reached.Load() != 2 {
 		t.Errorf("upstream reached %d times, want 2", reached.Load())
+	}
+}
+
+// The WebSocket proxy checks Origin too, before it dials the upstream: a
+// page on another site cannot open an MCP connection through a proxy on
+// localhost. A local page goes through.
+func TestWSProxy_RefusesForeignOrigin(t *testing.T) {
+	var reached atomic.Int32
+	ws := gosdk.WebSocketHandler(goSDKServer(), nil)
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		ws.ServeHTTP(w, r)
+	}))
+	px, cassette, stop := startWSProxy(t, "ws"+strings.TrimPrefix(up, "http")+"/ws")
+	dial := func(origin string) (*websocket.Conn, *http.Response, error) {
+		return (&websocket.Dialer{Subprotocols: []string{"mcp"}}).Dial(px+"/ws", http.Header{"Origin": {origin}})
+	}
+	conn, resp, err := dial("https://evil.example")
+	if err == nil {
+		conn.Close()
+		t.Fatal("a foreign origin opened a WebSocket through the proxy")
+	}
+	if resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("foreign origin: %v, response %+v; want 403", err, resp)
+	}
+	if body, _ := io.ReadAll(resp.Body); !strings.Contains(string(body), "--allow-origin") {
+		t.Errorf("403 body %q does not say how to permit an origin", body)
+	}
+	if reached.Load() != 0 {
+		t.Fatal("a refused handshake reached the upstream")
+	}
+	// A local page; the upstream's own origin, since gorilla's upgrader
+	// upstream refuses any other (the proxy passes Origin on unchanged).
+	conn, _, err = dial(up)
+	if err != nil {
+		t.Fatalf("local origin: %v", err)
+	}
+	conn.Close()
+	if reached.Load() != 1 {
+		t.Errorf("upstream reached %d times, want 1", reached.Load())
+	}
+	stop()
+	if got := readCassette(t, cassette); len(got) != 1 {
+		t.Errorf("%d sessions recorded, want 1 (the refused handshake is none)", len(got))
 	}
 }
