@@ -172,13 +172,13 @@ func (s *frontServer) serveConn(c net.Conn) {
 				if tooLarge {
 					status = "431 Request Header Fields Too Large"
 				}
-				writeFrontError(bw, status)
+				writeFrontError(bw, status, true)
 				fc.closeGently()
 			}
 			return
 		}
 		if refusal := frontRefusal(req); refusal != "" {
-			writeFrontError(bw, refusal)
+			writeFrontError(bw, refusal, req.Method != http.MethodHead)
 			fc.closeGently()
 			return
 		}
@@ -221,9 +221,13 @@ func frontRefusal(req *http.Request) string {
 }
 
 // writeFrontError answers a request the server refuses and is about to
-// close the connection on.
-func writeFrontError(bw *bufio.Writer, status string) {
-	fmt.Fprintf(bw, "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n%s", status, status)
+// close the connection on. The status is repeated as a body for people
+// reading it, but never in answer to HEAD, whose answer has none.
+func writeFrontError(bw *bufio.Writer, status string, withBody bool) {
+	fmt.Fprintf(bw, "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n", status)
+	if withBody {
+		_, _ = bw.WriteString(status)
+	}
 	_ = bw.Flush()
 }
 

@@ -155,6 +155,21 @@ func TestFront_RawRequests(t *testing.T) {
 	}
 }
 
+// A HEAD request the front refuses gets the status and headers only: an
+// answer to HEAD has no body (RFC 9110 9.3.2), whatever its status.
+func TestFront_RefusedHEADHasNoBody(t *testing.T) {
+	px := startHTTPProxy(t, echoUpstream(t))
+	for _, raw := range []string{
+		"HEAD /mcp HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n",
+		"HEAD /mcp HTTP/1.1\r\n\r\n", // no Host
+	} {
+		got := rawExchange(t, px.URL, raw)
+		if !strings.HasPrefix(got, "HTTP/1.1 4") || !strings.HasSuffix(got, "\r\n\r\n") {
+			t.Errorf("%q: answer %q, want a 4xx head and nothing after it", raw, got)
+		}
+	}
+}
+
 // An upstream that closes idle keep-alive connections (Node closes them
 // after 5 s) must not turn the next request into a 502: the proxy sees the
 // connection is closed before it writes to it.
