@@ -3,6 +3,8 @@ package inspector
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +80,7 @@ func TestModel_Filter(t *testing.T) {
 		{"empty shows all in time order", "", nil},
 		{"method with its responses", "method:initialize", []string{"s1:1", "s1:2", "s2:1", "s2:2"}},
 		{"method glob", "method:notifications/* session:s1", []string{"s1:3", "s1:6"}},
+		{"method glob with a star each side", "method:*s/c* session:s1", []string{"s1:4", "s1:5", "s1:9", "s1:10"}},
 		{"tool includes the response", "tool:echo", []string{"s1:4", "s1:9"}},
 		{"alternatives", "tool:echo|slow-op kind:response", []string{"s1:9", "s1:10"}},
 		{"dir and kind", "dir:c2s kind:response", []string{"s1:8"}},
@@ -110,6 +113,30 @@ func TestModel_Filter(t *testing.T) {
 	}
 	if len(all) != 16 || all[0] != "s1:1" || all[13] != "s2:1" {
 		t.Errorf("time order across sessions: %v", all)
+	}
+}
+
+// session: takes a session's name (mcpspy record --session) as well as
+// its id.
+func TestModel_FilterSessionByName(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "named.db")
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Name: name, Start: t0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Append(store.C2S, t0, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, src := openModel(t, path)
+	if got := filtered(t, m, src, "session:beta"); !slices.Equal(got, []string{"s2:1"}) {
+		t.Errorf("session:beta shows %v, want [s2:1]", got)
 	}
 }
 
