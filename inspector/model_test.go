@@ -116,6 +116,35 @@ func TestModel_Filter(t *testing.T) {
 	}
 }
 
+// A response pairs only with a request of its own session that is still
+// waiting: not with another session's request of the same id (sessions
+// recorded side by side reuse ids), and not with a request that an
+// earlier response answered (a duplicate answer pairs with nothing).
+func TestModel_PairingStaysInSessionAndOnce(t *testing.T) {
+	m, _ := openModel(t, writeCassette(t,
+		[]frame{{store.C2S, 0, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"never-answered"}}`}},
+		[]frame{{store.S2C, 0, `{"jsonrpc":"2.0","id":7,"result":{}}`}},
+		[]frame{
+			{store.C2S, 0, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+			{store.S2C, time.Millisecond, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+			{store.S2C, 2 * time.Millisecond, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		},
+	))
+	pairs := map[string]string{}
+	for i := range m.Len() {
+		r, _ := m.ByIndex(i)
+		pair := "none"
+		if p, ok := m.ByIndex(r.Pair); ok {
+			pair = fmt.Sprintf("%s:%d", p.Session, p.Seq)
+		}
+		pairs[fmt.Sprintf("%s:%d", r.Session, r.Seq)] = pair
+	}
+	want := map[string]string{"s1:1": "none", "s2:1": "none", "s3:1": "s3:2", "s3:2": "s3:1", "s3:3": "none"}
+	if diff := cmp.Diff(want, pairs); diff != "" {
+		t.Errorf("pairs (-want +got):\n%s", diff)
+	}
+}
+
 // session: takes a session's name (mcpspy record --session) as well as
 // its id.
 func TestModel_FilterSessionByName(t *testing.T) {
