@@ -3,6 +3,7 @@ package inspector
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -248,6 +249,36 @@ func TestModel_ToolStats(t *testing.T) {
 	}
 }
 
+// The tools summary sorts each tool's latencies before taking
+// percentiles, counts calls without an answer as pending (not in the
+// latencies), and covers only the session the table is limited to.
+func TestModel_ToolStatsScopeAndPending(t *testing.T) {
+	call := func(id int, at time.Duration) frame {
+		return frame{store.C2S, at, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{}}}`, id)}
+	}
+	answer := func(id int, at time.Duration) frame {
+		return frame{store.S2C, at, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, id)}
+	}
+	ms := time.Millisecond
+	// Latencies in recorded order 30, 10, 20 ms; call 4 is never answered.
+	echoes := []frame{call(1, 0), answer(1, 30*ms), call(2, 40*ms), answer(2, 50*ms), call(3, 60*ms), answer(3, 80*ms), call(4, 90*ms)}
+	m, src := openModel(t, writeCassette(t, sampleSession, echoes))
+	all := []ToolStat{
+		{Tool: "echo", Calls: 5, Pending: 1, P50: 10 * ms, P95: 30 * ms}, // 5, 10, 20, 30 ms
+		{Tool: "slow-op", Calls: 1, Errors: 1, P50: 300 * ms, P95: 300 * ms},
+	}
+	if diff := cmp.Diff(all, m.ToolStats()); diff != "" {
+		t.Errorf("all sessions (-want +got):\n%s", diff)
+	}
+	if err := m.SetScope(1, src); err != nil {
+		t.Fatal(err)
+	}
+	second := []ToolStat{{Tool: "echo", Calls: 4, Pending: 1, P50: 20 * ms, P95: 30 * ms}} // 10, 20, 30 ms
+	if diff := cmp.Diff(second, m.ToolStats()); diff != "" {
+		t.Errorf("limited to s2 (-want +got):\n%s", diff)
+	}
+}
+
 func TestPercentile(t *testing.T) {
 	var d []time.Duration
 	for i := 1; i <= 100; i++ {
@@ -297,6 +328,31 @@ func TestModel_ExportRoundTrip(t *testing.T) {
 	}
 	if msg.Seq != 2 || msg.Note != "exported from test.db s1 #9" {
 		t.Errorf("seq %d note %q", msg.Seq, msg.Note)
+	}
+}
+
+// A message that already has a note (an earlier export's, say) keeps it
+// when exported again; where it came from is added after it.
+func TestModel_ExportKeepsNote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "noted.jsonl")
+	jsonl := `{"session":"s1","info":{"id":"s1","transport":"stdio","start":"2026-11-21T10:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00Z","message":{"jsonrpc":"2.0","id":1,"method":"ping"},"note":"from the bug report"}
+`
+	if err := os.WriteFile(path, []byte(jsonl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, src := openModel(t, path)
+	var buf bytes.Buffer
+	if err := m.Export(&buf, src, []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	tape, err := store.ReadJSONL(&buf, "export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "from the bug report; exported from noted.jsonl s1 #1"
+	if got := tape.Sessions[0].Messages[0].Note; got != want {
+		t.Errorf("note %q, want %q", got, want)
 	}
 }
 
