@@ -216,6 +216,7 @@ func (c *checker) notification(f *frame) {
 	}
 	c.capability(f)
 	c.deprecated(f)
+	c.paramsShape(f)
 	c.logLevel(f)
 	c.subscriptions(f)
 }

@@ -197,6 +197,23 @@ func TestSession_Rules(t *testing.T) {
 			`< {"jsonrpc":"2.0","id":2,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}`,
 			`> {"jsonrpc":"2.0","id":2,"result":{"action":"maybe"}}`,
 		), []string{"log-level@4", "resource-not-subscribed@10", "elicitation-schema@11", "result-shape@14"}},
+		{"an update after unsubscribing", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///a"}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"resources/unsubscribe","params":{"uri":"file:///a"}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a"}}`,
+		), []string{"resource-not-subscribed@8"}},
+		{"notifications without what they need: params-shape, not a bad level", opened(
+			`< {"jsonrpc":"2.0","method":"notifications/message","params":{"data":"x"}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":null}}`,
+		), []string{"params-shape@4", "params-shape@5"}},
+		{"tool names of 128 characters pass, of 129 do not", opened(`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"`+strings.Repeat("a", 128)+`","inputSchema":{"type":"object"}}]}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"`+strings.Repeat("a", 129)+`","inputSchema":{"type":"object"}}]}}`,
+		), []string{"tool-name@7"}},
 		{"stateless requests without their version", []string{
 			`> {"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
 			`< {"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}}`,

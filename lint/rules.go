@@ -51,7 +51,7 @@ var rules = []Rule{
 	{"structured-content", Error, "a tool with an outputSchema answers without structuredContent, or with one that breaks the schema's type, required or property types"},
 
 	// Other methods
-	{"params-shape", Error, "a request's params lack a member the spec requires for its method"},
+	{"params-shape", Error, "a request's or notification's params lack a member the spec requires for its method"},
 	{"result-shape", Error, "a result lacks a member the spec requires for its method, or breaks its limits"},
 	{"ping-result", Warning, "a ping is answered with anything but an empty result"},
 	{"log-level", Error, "a log level outside the eight syslog levels"},

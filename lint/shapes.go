@@ -19,8 +19,8 @@ type shape struct {
 	params, result []string
 }
 
-// shapes are the spec's required members for the methods tools.go and
-// lifecycle.go do not already check, from the schema of 2025-11-25
+// shapes are the spec's required members for the methods (requests and
+// notifications) tools.go, lifecycle.go and progress.go do not already check, from the schema of 2025-11-25
 // (earlier versions require no more of these).
 var shapes = map[string]shape{
 	"resources/list":           {result: []string{"resources[]", "resources[].uri", "resources[].name"}},
@@ -36,6 +36,11 @@ var shapes = map[string]shape{
 	"roots/list":               {result: []string{"roots[]", "roots[].uri"}},
 	"sampling/createMessage":   {params: []string{"messages[]", "maxTokens"}, result: []string{"role", "content", "model"}},
 	"elicitation/create":       {params: []string{"message"}, result: []string{"action"}},
+	// Notifications. notifications/message also requires data, but any
+	// JSON value is allowed there, null too, which "a member, not null"
+	// would take for missing.
+	"notifications/message":           {params: []string{"level"}},
+	"notifications/resources/updated": {params: []string{"uri"}},
 }
 
 func (c *checker) paramsShape(f *frame) {
@@ -131,7 +136,8 @@ func (c *checker) subscriptions(f *frame) {
 		c.subscribed[uri] = true
 	case f.dir == store.C2S && f.method == "resources/unsubscribe":
 		delete(c.subscribed, uri)
-	case f.dir == store.S2C && f.method == "notifications/resources/updated" && !c.subscribed[uri]:
+	case f.dir == store.S2C && f.method == "notifications/resources/updated" && uri != "" && !c.subscribed[uri]:
+		// (Without a uri it is params-shape's.)
 		c.report("resource-not-subscribed", f.seq, 0, "an update for %q, which the client has not subscribed to", uri)
 	}
 }
