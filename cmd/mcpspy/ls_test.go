@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// ls prints one tab-separated line per session: id, name ("-" when
+// none), transport, start, message count, server (name@version, or the
+// name alone), protocol version ("-" before a handshake), how it ended,
+// upstream. A .jsonl export lists the same lines as its cassette.
+func TestMcpspy_LsLines(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ls.db")
+	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 11, 21, 10, 0, 0, 0, time.Local)
+	named, err := w.NewSession(store.SessionInfo{Name: "alpha", Transport: store.TransportStdio, Upstream: "srv --flag", Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named.Update(func(info *store.SessionInfo) {
+		info.Handshake = store.Handshake{Method: "initialize", ProtocolVersion: "2025-06-18", ServerInfo: []byte(`{"name":"srv"}`)}
+	})
+	for range 3 {
+		named.Append(store.C2S, start, []byte(`{"jsonrpc":"2.0","method":"notifications/x"}`), nil)
+	}
+	if err := named.End(store.EndInfo{Reason: store.EndEOF, Time: start.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	bare, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "other", Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare.Append(store.C2S, start, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	jsonl := filepath.Join(dir, "ls.jsonl")
+	if code, _, stderr := runCaptured("export", "-o", jsonl, db); code != 0 {
+		t.Fatalf("export: %d %s", code, stderr)
+	}
+	at := start.Format(time.DateTime)
+	want := []string{
+		"s1\talpha\tstdio\t" + at + "\t3 msgs\tsrv\t2025-06-18\t",
+		"s2\t-\tstdio\t" + at + "\t1 msgs\t-\t-\t",
+	}
+	for _, path := range []string{db, jsonl} {
+		code, out, stderr := runCaptured("ls", path)
+		if code != 0 {
+			t.Fatalf("ls %s: %d %s", filepath.Base(path), code, stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(lines) != len(want) {
+			t.Fatalf("ls %s: %d lines, want %d:\n%s", filepath.Base(path), len(lines), len(want), out)
+		}
+		for i, line := range lines {
+			if !strings.HasPrefix(line, want[i]) {
+				t.Errorf("ls %s line %d:\n%q\nwant it to start\n%q", filepath.Base(path), i+1, line, want[i])
+			}
+		}
+	}
+}
+
+// import into a file that is not a cassette is refused with the file
+// named, and the file is left as it was.
+func TestMcpspy_ImportIntoForeignFile(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "notes.db")
+	const notes = "my notes, not a cassette\n"
+	if err := os.WriteFile(foreign, []byte(notes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCaptured("import", "-o", foreign, shippedCassette(t, "everything-stdio.jsonl"))
+	if code != 1 || !strings.Contains(stderr, foreign) || !strings.Contains(stderr, "not an mcptape cassette") {
+		t.Errorf("import into a foreign file: exit %d, stderr %q; want 1 naming the file as not a cassette", code, stderr)
+	}
+	if got, _ := os.ReadFile(foreign); string(got) != notes {
+		t.Errorf("the foreign file was changed: %q", got)
+	}
+}
