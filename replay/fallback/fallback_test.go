@@ -379,17 +379,21 @@ func TestFallback_Unreachable(t *testing.T) {
 	ln := httptest.NewServer(http.NotFoundHandler())
 	deadURL, _ := url.Parse(ln.URL + "/mcp")
 	ln.Close() // nobody listens there now
+	// The command that exits at once notes each start here: it must be
+	// started once, its failure remembered for the session.
+	starts := filepath.Join(t.TempDir(), "starts")
 	tests := []struct {
-		name string
-		opts fallback.Options
-		want []string
+		name   string
+		opts   fallback.Options
+		want   []string
+		starts string // a file with a line per start of the server, or ""
 	}{
 		{"no such command", fallback.Options{Command: []string{"/nonexistent/mcp-server", "--api-key", "s3cret"}},
-			[]string{"/nonexistent/mcp-server --api-key [redacted]", "cannot start it", "no such file or directory"}},
-		{"exits at once", fallback.Options{Command: []string{"sh", "-c", "echo 'no config file' >&2; exit 3"}},
-			[]string{"exited (exit code 3)", "no config file"}},
+			[]string{"/nonexistent/mcp-server --api-key [redacted]", "cannot start it", "no such file or directory"}, ""},
+		{"exits at once", fallback.Options{Command: []string{"sh", "-c", "echo started >> \"$0\"; echo 'no config file' >&2; exit 3", starts}},
+			[]string{"exited (exit code 3)", "no config file"}, starts},
 		{"unreachable URL", fallback.Options{URL: deadURL},
-			[]string{deadURL.String(), "cannot reach it", "connection refused"}},
+			[]string{deadURL.String(), "cannot reach it", "connection refused"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -418,6 +422,11 @@ func TestFallback_Unreachable(t *testing.T) {
 			}
 			if got := c.call(ctx, t, "echo", map[string]any{"message": "hello from mcptape"}, nil); got != "Echo: hello from mcptape" {
 				t.Errorf("recorded echo: %q", got)
+			}
+			if tt.starts != "" {
+				if b, _ := os.ReadFile(tt.starts); strings.Count(string(b), "started") != 1 {
+					t.Errorf("the server was started %d times, want once (its failure remembered)", strings.Count(string(b), "started"))
+				}
 			}
 			c.cs.Close()
 			srv.Close()
