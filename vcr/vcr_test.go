@@ -1,6 +1,7 @@
 package vcr_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -388,5 +389,50 @@ func TestNew_EnvRecord(t *testing.T) {
 	})
 	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), `"two"`) || strings.Contains(string(b), `"one"`) {
 		t.Errorf("the cassette should hold the second recording only (%v)", err)
+	}
+}
+
+// A recording made again (Record) by a test that fails leaves the cassette
+// it would have replaced as it was: same bytes, same file. Guards "a
+// recording is saved only when the test passes" where a cassette exists.
+func TestNew_FailedRecordKeepsOldCassette(t *testing.T) {
+	t.Setenv(vcr.EnvMode, "")
+	path := filepath.Join(t.TempDir(), "c.db")
+	server := []string{peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")}
+	t.Run("first", func(t *testing.T) {
+		if got := callEcho(t, vcr.New(t, path, server), "echo", "text", "old"); got != "old" {
+			t.Errorf("echo %q", got)
+		}
+	})
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the passing test saved no cassette: %v", err)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := runFake(t, func(tb *fakeTB) {
+		srv := vcr.New(tb, path, server, vcr.WithMode(vcr.Record))
+		if !srv.Recording() {
+			tb.Errorf("mode record, but the cassette is replayed")
+		}
+		if got := callEcho(tb, srv, "echo", "text", "new"); got != "new" {
+			tb.Errorf("echo %q", got)
+		}
+		tb.Errorf("the host under test got it wrong")
+	})
+	if !f.Failed() || !strings.Contains(f.log(), "was not written") {
+		t.Errorf("failed %v, log:\n%s", f.Failed(), f.log())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(b, old) {
+		t.Fatalf("the failing recording changed the old cassette (%v)", err)
+	}
+	if after, err := os.Stat(path); err != nil || !os.SameFile(before, after) {
+		t.Errorf("the old cassette was replaced (%v)", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("files left beside the cassette: %v", entries)
 	}
 }
