@@ -436,3 +436,39 @@ func TestNew_FailedRecordKeepsOldCassette(t *testing.T) {
 		t.Errorf("files left beside the cassette: %v", entries)
 	}
 }
+
+// MCPTAPE_VCR=replay (or ReplayOnly) with no cassette fails the test and
+// never records: the server is not started, even if the test goes on to
+// connect. Guards "fails a test whose cassette is missing instead of
+// recording".
+func TestNew_ReplayOnlyNeverStartsServer(t *testing.T) {
+	goServer := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	for _, tt := range []struct {
+		name string
+		env  string
+		opts []vcr.Option
+	}{
+		{"the mode", "", []vcr.Option{vcr.WithMode(vcr.ReplayOnly)}},
+		{"the environment", "replay", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(vcr.EnvMode, tt.env)
+			marker := filepath.Join(t.TempDir(), "started")
+			command := []string{"sh", "-c", `touch "$0" && exec "$1"`, marker, goServer}
+			dir := t.TempDir()
+			f := runFake(t, func(tb *fakeTB) {
+				srv := vcr.New(tb, filepath.Join(dir, "c.db"), command, tt.opts...)
+				callEcho(tb, srv, "echo", "text", "hi") // a test going on as if all were well
+			})
+			if !f.Failed() || !strings.Contains(f.log(), "only replays") {
+				t.Errorf("failed %v, log:\n%s", f.Failed(), f.log())
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("the server was started, though this run only replays")
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+				t.Errorf("files left in the cassette's directory: %v", entries)
+			}
+		})
+	}
+}
