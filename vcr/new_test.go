@@ -213,6 +213,20 @@ func TestNew_ReplayWithNewKeepsCassette(t *testing.T) {
 					tb.Errorf("%d new requests, want 0", n)
 				}
 			}},
+		// NewRequests counts what the real server answered, not what it
+		// was asked: one that cannot even start answers nothing, and the
+		// cassette stays as it was.
+		{name: "the real server cannot answer", command: noServer,
+			body: func(tb *fakeTB, srv *vcr.Server) {
+				h := connectHost(tb, srv, nil)
+				if _, err := h.cs.CallTool(h.ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err == nil {
+					tb.Errorf("add answered, though neither the cassette nor a server can")
+				}
+				if n := srv.NewRequests(); n != 0 {
+					tb.Errorf("%d new requests, want 0: the real server answered none", n)
+				}
+			},
+			wantLog: "the real server did not answer"},
 		{name: "the environment says new", env: "new", command: goServer,
 			body: func(tb *fakeTB, srv *vcr.Server) {
 				if srv.Recording() {
@@ -368,4 +382,53 @@ func TestNewHTTP_ReplayWithNew(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Only ReplayWithNew passes what the cassette lacks to the real server:
+// replaying in the other modes, a request the cassette cannot answer gets
+// the replay's error, the server is never started, and the cassette stays
+// as it was.
+func TestNew_OtherModesNeverAskTheServer(t *testing.T) {
+	goServer := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	t.Setenv(vcr.EnvMode, "")
+	base := filepath.Join(t.TempDir(), "base.db")
+	t.Run("recorded", func(t *testing.T) {
+		if got := connectHost(t, vcr.New(t, base, []string{goServer}), nil).call(t, "echo", map[string]any{"text": "known"}); got != "known" {
+			t.Errorf("echo answered %q", got)
+		}
+	})
+	recorded := readFile(t, base)
+	for _, mode := range []vcr.Mode{vcr.RecordOnce, vcr.ReplayOnly} {
+		t.Run(mode.String(), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.db")
+			if err := os.WriteFile(path, recorded, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			marker := filepath.Join(t.TempDir(), "started")
+			command := []string{"sh", "-c", `touch "$0" && exec "$1"`, marker, goServer}
+			f := runFake(t, func(tb *fakeTB) {
+				srv := vcr.New(tb, path, command, vcr.WithMode(mode))
+				h := connectHost(tb, srv, nil)
+				if got := h.call(tb, "echo", map[string]any{"text": "known"}); got != "known" {
+					tb.Errorf("echo replayed %q", got)
+				}
+				if res, err := h.cs.CallTool(h.ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err == nil {
+					tb.Errorf("add, which the cassette lacks, answered %+v", res)
+				}
+				if n := srv.NewRequests(); n != 0 {
+					tb.Errorf("%d new requests, want 0", n)
+				}
+			})
+			if f.Failed() {
+				t.Errorf("the test failed; log:\n%s", f.log())
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("mode %s started the real server", mode)
+			}
+			if !bytes.Equal(readFile(t, path), recorded) {
+				t.Errorf("mode %s changed the cassette", mode)
+			}
+			noTempFiles(t, path)
+		})
+	}
 }
