@@ -188,7 +188,13 @@ func TestRun_Unanswered(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hung"}}`,
 	)
 	t.Run("a silent server", func(t *testing.T) {
+		start := time.Now()
 		res := runOK(t, recorded, rerun.Options{Command: []string{"sh", "-c", "cat >/dev/null"}, Timeout: 200 * time.Millisecond, Grace: time.Second})
+		// The wait is Timeout's, not the default 10 s: this counts waits,
+		// not speed.
+		if took := time.Since(start); took >= 5*time.Second {
+			t.Errorf("took %s: the wait for the answer did not keep to Timeout", took)
+		}
 		if len(res.Unanswered) != 1 || res.Unanswered[0] != "tools/list (id 1): no answer within 200ms, though the recording has one" {
 			t.Errorf("unanswered %q, want the tools/list only (the hung call was never answered)", res.Unanswered)
 		}
@@ -430,5 +436,74 @@ func TestRun_HidesURLSecrets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The recorded client frames go out byte for byte, in recorded order: a
+// frame spaced, ordered and escaped as no encoder would write it reaches
+// go-sdk's server as it was recorded, never re-encoded.
+func TestRun_SendsFramesAsRecorded(t *testing.T) {
+	recorded := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+		`> {"method": "notifications/initialized", "jsonrpc": "2.0"}`,
+		`> { "params" : { "arguments" : { "text" : "caf\u00e9" }, "name" : "echo" }, "id" : 2, "method" : "tools/call", "jsonrpc" : "2.0" }`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"café"}]}}`,
+		`> {"jsonrpc":"2.0","method":"tools/call","id":3,"params":{"name":"add","arguments":{"b":3,"a":2}}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"{\"sum\":5}"}],"structuredContent":{"sum":5}}}`,
+	)
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	res := runOK(t, recorded, rerun.Options{Command: []string{server}})
+	var want, got []string
+	for _, m := range recorded.Messages {
+		if m.Dir == store.C2S {
+			want = append(want, string(m.Frame))
+		}
+	}
+	for _, m := range res.Session.Messages {
+		if m.Dir == store.C2S {
+			got = append(got, string(m.Frame))
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("sent:\n%s\nrecorded:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The calls are answered as recorded (the handshake's answer is
+	// abridged in the recording).
+	for _, d := range differences(recorded, &res.Session) {
+		if !strings.HasPrefix(d, "~ initialize ") {
+			t.Errorf("difference %s", d)
+		}
+	}
+	if len(res.Unanswered) > 0 {
+		t.Errorf("unanswered %q", res.Unanswered)
+	}
+}
+
+// Where the recording shows the client replying to the server's own
+// request before its next frame, the rerun replies first too: a server
+// that asks for the roots late (after 300 ms) still reads the reply
+// before the call that follows it in the recording.
+func TestRun_WaitsForServerRequests(t *testing.T) {
+	recorded := sessionOf(
+		`< {"jsonrpc":"2.0","id":"q","method":"roots/list"}`,
+		`> {"jsonrpc":"2.0","id":"q","result":{"roots":[{"uri":"file:///recorded"}]}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+	)
+	script := `sleep 0.3; echo '{"jsonrpc":"2.0","id":"live-q","method":"roots/list"}'; while read -r line; do case "$line" in *tools/list*) echo '{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}';; esac; done`
+	res := runOK(t, recorded, rerun.Options{Command: []string{"sh", "-c", script}, Timeout: 5 * time.Second, Grace: time.Second})
+	var sent []string
+	for _, m := range res.Session.Messages {
+		if m.Dir == store.C2S {
+			sent = append(sent, string(m.Frame))
+		}
+	}
+	want := []string{
+		`{"jsonrpc":"2.0","id":"live-q","result":{"roots":[{"uri":"file:///recorded"}]}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+	}
+	if strings.Join(sent, "\n") != strings.Join(want, "\n") || len(res.Unanswered) > 0 {
+		t.Errorf("sent (unanswered %q):\n%s\nwant:\n%s", res.Unanswered, strings.Join(sent, "\n"), strings.Join(want, "\n"))
 	}
 }

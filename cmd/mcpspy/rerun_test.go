@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -143,5 +144,29 @@ func TestMcpspy_RerunNotes(t *testing.T) {
 	want := "mcpspy: rerun: " + path + " s1: note: tools/call (id 2): not sent: Mcp-Param-Api-Key, redacted in the recording"
 	if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stdout, "-32020") {
 		t.Errorf("exit %d (want 1: the answer changed), stdout:\n%s\nstderr:\n%s\nwant on stderr %q", code, stdout, stderr, want)
+	}
+}
+
+// --timeout bounds the wait for an answer the recording got: a server
+// that never answers is reported unanswered after it, not after the
+// default 10 s.
+func TestMcpspy_RerunTimeout(t *testing.T) {
+	export := `{"session":"s1","info":{"transport":"stdio","upstream":"server","start":"2026-11-21T10:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00Z","message":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}
+{"session":"s1","seq":2,"dir":"s2c","time":"2026-11-21T10:00:00.1Z","message":{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}}
+`
+	path := filepath.Join(t.TempDir(), "silent.jsonl")
+	if err := os.WriteFile(path, []byte(export), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, stdout, stderr := runCaptured("rerun", "--timeout", "200ms", path, "--", "sh", "-c", "cat >/dev/null")
+	want := "mcpspy: rerun: " + path + " s1: tools/list (id 1): no answer within 200ms, though the recording has one"
+	if code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant on stderr %q", code, stdout, stderr, want)
+	}
+	// This counts waits, not speed: the default would take 10 s.
+	if took := time.Since(start); took >= 5*time.Second {
+		t.Errorf("took %s: --timeout was not kept", took)
 	}
 }
