@@ -144,6 +144,8 @@ func TestHTTPRedactor_URL(t *testing.T) {
 		{"user without password", NewHTTPRedactor(nil), "https://bob@mcp.example.com/mcp", "https://bob@mcp.example.com/mcp"},
 		{"secret query", NewHTTPRedactor(nil), "http://127.0.0.1:3001/mcp?api_key=k1&region=eu", "http://127.0.0.1:3001/mcp?api_key=" + Redacted + "&region=eu"},
 		{"extra name", NewHTTPRedactor([]string{"region"}), "http://127.0.0.1:3001/mcp?region=eu", "http://127.0.0.1:3001/mcp?region=" + Redacted},
+		// The name is judged unescaped, and the piece is kept as written.
+		{"escaped name", NewHTTPRedactor([]string{"tenant id"}), "http://127.0.0.1:3001/mcp?pass%77ord=pw&tenant+id=t1&x=%zz", "http://127.0.0.1:3001/mcp?pass%77ord=" + Redacted + "&tenant+id=" + Redacted + "&x=%zz"},
 		{"no-redact", nil, "https://bob:hunter2@h/mcp?token=t", "https://bob:hunter2@h/mcp?token=t"},
 	}
 	for _, tt := range tests {
