@@ -136,7 +136,7 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	})
 	front.Wait()
 	p.gate.wait()
-	p.endAll(store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"})
+	p.endAll(interrupted)
 	return err
 }
 

@@ -70,9 +70,17 @@ func (p *HTTPProxy) connClosed(c net.Conn) {
 		cs.up.Close()
 	}
 	if hs != nil {
-		hs.end(store.EndInfo{Reason: store.EndEOF})
+		end := store.EndInfo{Reason: store.EndEOF}
+		if p.gate.closed() { // mcpspy closed it, not the client
+			end = interrupted
+		}
+		hs.end(end)
 	}
 }
+
+// interrupted is how a session ends that was still open when mcpspy was
+// stopped.
+var interrupted = store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"}
 
 // newSessionLocked registers a session; p.mu is held.
 func (p *HTTPProxy) newSessionLocked(transport string) *httpSession {

@@ -141,7 +141,7 @@ func (s *sseRecorder) finish() {
 func (x *exchange) streamEnd() store.EndInfo {
 	switch {
 	case x.p.gate.closed():
-		return store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"}
+		return interrupted
 	case x.r.Context().Err() != nil:
 		return store.EndInfo{Reason: store.EndEOF}
 	}

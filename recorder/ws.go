@@ -219,7 +219,7 @@ func (p *WSProxy) pump(pair *wsPair, sess *store.Session, base store.HTTPMeta) s
 					return
 				}
 				if p.gate.closed() {
-					setEnd(store.EndInfo{Reason: store.EndSignal, Signal: "mcpspy interrupted"})
+					setEnd(interrupted)
 				} else {
 					setEnd(store.EndInfo{Reason: store.EndClosed, CloseCode: websocket.CloseAbnormalClosure, Error: err.Error()})
 				}

@@ -255,3 +255,35 @@ func TestWSProxy_CloseReasonPassesThrough(t *testing.T) {
 		})
 	}
 }
+
+// mcpspy stopped (SIGINT) with a WebSocket connection open drops both
+// sides, keeps what passed, and records that the session ended because
+// mcpspy was interrupted, not with a close code neither peer sent.
+func TestWSProxy_StoppedMidConnection(t *testing.T) {
+	client, upstream, cassette, stop := wsThroughProxy(t)
+	const frame = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	if err := client.conn.WriteMessage(websocket.TextMessage, []byte(frame)); err != nil {
+		t.Fatal(err)
+	}
+	if got := upstream.next(t, "upstream"); got.data != frame {
+		t.Fatalf("upstream read %v", got)
+	}
+	if got := client.next(t, "client"); got.data != frame {
+		t.Fatalf("client read %v (the echo)", got)
+	}
+	stop()
+	if got := client.next(t, "client"); got.kind != "err" && got.kind != "close" {
+		t.Errorf("client read %v after the stop, want its connection ended", got)
+	}
+	sessions := readCassette(t, cassette)
+	if len(sessions) != 1 {
+		t.Fatalf("%d sessions, want 1", len(sessions))
+	}
+	s := sessions[0]
+	if len(s.msgs) != 2 || string(s.msgs[0].Frame) != frame {
+		t.Errorf("recorded %q, want the frame both ways", flat(sessions))
+	}
+	if end := s.info.End; end == nil || end.Reason != store.EndSignal || end.Signal != "mcpspy interrupted" {
+		t.Errorf("session end %+v, want signal: mcpspy interrupted", end)
+	}
+}
