@@ -186,3 +186,43 @@ func TestServer_MatchModes(t *testing.T) {
 		})
 	}
 }
+
+// What the HTTP transport refuses, and how: a browser Origin that is not
+// loopback (an IP on the LAN, or "null" from a sandboxed page) gets 403;
+// a method a path does not take gets 405 with the Allow header RFC 9110
+// requires; a body past 64 MiB gets 413; a legacy POST for a session that
+// does not exist gets 404.
+func TestHTTP_Refusals(t *testing.T) {
+	srv := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)})
+	base := strings.TrimSuffix(srv.URL(), "/mcp")
+	tests := []struct {
+		name, method, path, body string
+		hdr                      map[string]string
+		wantStatus               int
+		wantAllow                string
+	}{
+		{"origin on the LAN", "POST", "/mcp", initBody, map[string]string{"Origin": "http://192.168.1.9:5173"}, http.StatusForbidden, ""},
+		{"origin unparseable", "POST", "/mcp", initBody, map[string]string{"Origin": "http://[::1"}, http.StatusForbidden, ""},
+		{"origin null", "POST", "/mcp", initBody, map[string]string{"Origin": "null"}, http.StatusForbidden, ""},
+		{"origin 127.0.0.1", "POST", "/mcp", initBody, map[string]string{"Origin": "http://127.0.0.1:5173"}, http.StatusOK, ""},
+		{"origin ::1", "POST", "/mcp", initBody, map[string]string{"Origin": "http://[::1]:5173"}, http.StatusOK, ""},
+		{"PUT /mcp", "PUT", "/mcp", initBody, nil, http.StatusMethodNotAllowed, "GET, POST, DELETE"},
+		{"POST /sse", "POST", "/sse", initBody, nil, http.StatusMethodNotAllowed, "GET"},
+		{"GET /message", "GET", "/message?sessionId=x", "", nil, http.StatusMethodNotAllowed, "POST"},
+		{"legacy POST, no such session", "POST", "/message?sessionId=nope", initBody, nil, http.StatusNotFound, ""},
+		{"body past 64 MiB", "POST", "/mcp", strings.Repeat(" ", 64<<20+1), nil, http.StatusRequestEntityTooLarge, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &httpClient{t: t, url: base + tt.path}
+			r := c.do(tt.method, tt.body, tt.hdr)
+			body := bodyOf(t, r)
+			if r.StatusCode != tt.wantStatus {
+				t.Errorf("%s %s: %d %q, want %d", tt.method, tt.path, r.StatusCode, body, tt.wantStatus)
+			}
+			if got := r.Header.Get("Allow"); got != tt.wantAllow {
+				t.Errorf("%s %s: Allow %q, want %q", tt.method, tt.path, got, tt.wantAllow)
+			}
+		})
+	}
+}
