@@ -24,6 +24,13 @@ func echoCall(metaVersion string) string {
 	return `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{` + meta + `}}}`
 }
 
+// readCall and promptCall are 2026-07-28 requests whose Mcp-Name header
+// mirrors the uri and the name.
+const (
+	readCall   = `{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"file:///doc","_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	promptCall = `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"greet","_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+)
+
 // headerCases are POSTs whose MCP headers a server must check: each sets
 // the headers it lists on top of none ("-" removes one).
 var headerCases = []struct {
@@ -42,6 +49,11 @@ var headerCases = []struct {
 	{"no MCP-Protocol-Version, _meta has one", echoCall("2026-07-28"), map[string]string{"MCP-Protocol-Version": "-"}, 400, -32020},
 	{"MCP-Protocol-Version not _meta's", echoCall("2026-07-28"), map[string]string{"MCP-Protocol-Version": "2025-11-25"}, 400, -32020},
 	{"2026-07-28 header, no _meta version", echoCall(""), map[string]string{}, 400, -32602},
+	// Mcp-Name mirrors a resources/read's uri and a prompts/get's name too.
+	{"resources/read, Mcp-Name not the body's uri", readCall, map[string]string{"Mcp-Method": "resources/read", "Mcp-Name": "file:///other"}, 400, -32020},
+	{"resources/read, no Mcp-Name", readCall, map[string]string{"Mcp-Method": "resources/read", "Mcp-Name": "-"}, 400, -32020},
+	{"prompts/get, Mcp-Name not the body's", promptCall, map[string]string{"Mcp-Method": "prompts/get", "Mcp-Name": "other"}, 400, -32020},
+	{"prompts/get, no Mcp-Name", promptCall, map[string]string{"Mcp-Method": "prompts/get", "Mcp-Name": "-"}, 400, -32020},
 }
 
 // post sends one case: the 2026-07-28 headers of echoCall, changed as the
