@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,6 +94,27 @@ func (s *spy) stop(t *testing.T) error {
 	}
 }
 
+// tcpServer accepts on 127.0.0.1 until the test ends and hands each
+// connection to handle, on its own goroutine; it returns the address.
+func tcpServer(t *testing.T, handle func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go handle(c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
 // Bad input: one clear line on stderr and a non-zero exit.
 func TestRecordNet_BadInput(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -101,21 +123,25 @@ func TestRecordNet_BadInput(t *testing.T) {
 	}
 	defer busy.Close()
 	// A server that answers in something other than HTTP.
-	notHTTP, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer notHTTP.Close()
-	go func() {
-		for {
-			c, err := notHTTP.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
-			c.Close()
-		}
-	}()
+	notHTTP := tcpServer(t, func(c net.Conn) {
+		c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
+		c.Close()
+	})
+	// One that reads the request and hangs up without a word.
+	closer := tcpServer(t, func(c net.Conn) {
+		_, _ = bufio.NewReader(c).ReadString('\n')
+		c.Close()
+	})
+	// One that takes the connection and never answers.
+	silenced := make(chan struct{})
+	defer close(silenced)
+	silent := tcpServer(t, func(c net.Conn) {
+		<-silenced
+		c.Close()
+	})
+	// An HTTPS server whose certificate nobody signed.
+	untrusted := httptest.NewTLSServer(http.NotFoundHandler())
+	defer untrusted.Close()
 	dead, _ := net.Listen("tcp", "127.0.0.1:0")
 	deadURL := "http://" + dead.Addr().String() + "/mcp"
 	dead.Close()
@@ -129,8 +155,13 @@ func TestRecordNet_BadInput(t *testing.T) {
 		{"unknown scheme", []string{"--upstream", "ftp://127.0.0.1/x"}, 2, `unknown scheme "ftp"`},
 		{"no host", []string{"--upstream", "http:///mcp"}, 2, "has no host"},
 		{"listen address in use", []string{"--listen", busy.Addr().String(), "--upstream", deadURL}, 1, "address already in use"},
-		{"non-HTTP upstream", []string{"--upstream", "http://" + notHTTP.Addr().String() + "/mcp"}, 1, "does not speak HTTP"},
+		{"non-HTTP upstream", []string{"--upstream", "http://" + notHTTP + "/mcp"}, 1, "does not speak HTTP"},
 		{"redact with no-redact", []string{"--no-redact", "--redact", "x", "--upstream", deadURL}, 2, "contradict"},
+		{"not a URL", []string{"--upstream", "http://[::1"}, 2, "is not a URL"},
+		{"upstream hangs up", []string{"--upstream", "http://" + closer + "/mcp"}, 1, "closed the connection without a response"},
+		{"upstream silent", []string{"--upstream", "http://" + silent + "/mcp"}, 1, "no response within 5s"},
+		{"certificate not trusted", []string{"--upstream", untrusted.URL + "/mcp"}, 1, "certificate not trusted"},
+		{"https to a server that is not TLS", []string{"--upstream", "https://" + notHTTP + "/mcp"}, 1, "does not speak HTTP"},
 	}
 	bin := peertest.Binary(t, "mcpspy")
 	for _, tt := range tests {
