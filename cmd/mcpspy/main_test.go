@@ -50,6 +50,11 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"record --header without a colon", []string{"record", "--header", "Authorization Bearer x", "--upstream", "http://127.0.0.1:1/mcp"}, 2, []string{`record: --header "Authorization Bearer x": want NAME: VALUE`}},
 		{"--grace with --upstream", []string{"record", "--grace", "1s", "--upstream", "http://127.0.0.1:1/mcp"}, 2, []string{"--grace is for a stdio server"}},
 		{"export --redact without a name", []string{"export", "--redact", "", notCassette}, 2, []string{"--redact wants a member, header or parameter name"}},
+		{"record: a word before --", []string{"record", "-o", filepath.Join(dir, "c.db"), "extra", "--", "true"}, 2, []string{`record: unexpected argument "extra" before --`}},
+		{"record: --upstream and a command", []string{"record", "--upstream", "http://127.0.0.1:1/mcp", "--", "true"}, 2, []string{"give either --upstream URL or -- COMMAND, not both"}},
+		{"record: --listen with a command", []string{"record", "--listen", "127.0.0.1:0", "--", "true"}, 2, []string{"--listen needs --upstream URL"}},
+		{"ls of two cassettes", []string{"ls", notCassette, notCassette}, 2, []string{"ls: want exactly one CASSETTE, got 2 arguments"}},
+		{"import of two files", []string{"import", "-o", filepath.Join(dir, "d.db"), "a.jsonl", "b.jsonl"}, 2, []string{"import: want exactly one FILE.jsonl, got 2 arguments"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
