@@ -50,6 +50,9 @@ func TestHTTPProxy_UpstreamDown(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("status %d, want 502", resp.StatusCode)
 	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q, want application/json: a client parses the error only then", ct)
+	}
 	s := jsonrpc.Classify([]byte(body))
 	if s.Kind != jsonrpc.Error || s.ID != `"x7"` || !strings.Contains(body, dead) {
 		t.Errorf("body %s: want a JSON-RPC error for id \"x7\" naming %s", body, dead)

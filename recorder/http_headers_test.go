@@ -30,6 +30,7 @@ func TestHTTPProxy_HopByHopHeadersDropped(t *testing.T) {
 		"Connection":          "X-Client-Hop",
 		"X-Client-Hop":        "1",
 		"Keep-Alive":          "timeout=5",
+		"Te":                  "trailers",
 		"Proxy-Authorization": "Basic cHJveHk6cGFzcw==",
 		"X-Client-End":        "1",
 	})
@@ -37,7 +38,7 @@ func TestHTTPProxy_HopByHopHeadersDropped(t *testing.T) {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 	upHeader := <-seen
-	for _, name := range []string{"X-Client-Hop", "Keep-Alive", "Proxy-Authorization"} {
+	for _, name := range []string{"X-Client-Hop", "Keep-Alive", "Te", "Proxy-Authorization"} {
 		if v := upHeader.Values(name); len(v) > 0 {
 			t.Errorf("upstream got hop-by-hop %s: %q", name, v)
 		}
