@@ -366,6 +366,10 @@ func TestReadJSONL_Errors(t *testing.T) {
 		{"bad dir", hdr + `{"session":"s1","seq":1,"dir":"up","time":"2026-01-01T00:00:00Z","message":{}}` + "\n", `dir "up"`},
 		{"unknown field", hdr + `{"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":{},"extra":1}` + "\n", "extra"},
 		{"no frame", hdr + `{"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z"}` + "\n", `neither "message" nor "raw"`},
+		{"second header", hdr + hdr, `x.jsonl:2: bad JSONL cassette: second header for session "s1"`},
+		{"header info not an object", `{"session":"s1","info":[1]}` + "\n", "x.jsonl:1: bad JSONL cassette: info:"},
+		{"bad time", hdr + `{"session":"s1","seq":1,"dir":"c2s","time":"yesterday","message":{}}` + "\n", "x.jsonl:2: bad JSONL cassette: time:"},
+		{"no session", `{"seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":{}}` + "\n", `x.jsonl:1: bad JSONL cassette: missing "session"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
