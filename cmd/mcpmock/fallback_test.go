@@ -83,6 +83,7 @@ func answerTo(t *testing.T, stdout, id string) string {
 func TestServe_FallbackUsage(t *testing.T) {
 	db, jsonl := handshakeDB(t)
 	script := filepath.Join(t.TempDir(), "s.yaml")
+	grown := filepath.Join(t.TempDir(), "n.db") // in a temp dir, should the refusal ever fail
 	tests := []struct {
 		name    string
 		args    []string
@@ -95,7 +96,7 @@ func TestServe_FallbackUsage(t *testing.T) {
 		{"record-new jsonl", []string{"serve", "--record-new", jsonl, db, "--", "server"}, "--record-new " + jsonl + ": want a cassette .db"},
 		{"record-new script", []string{"serve", "--record-new", script, db, "--", "server"}, "want a cassette .db"},
 		{"record-new without a server", []string{"serve", "--record-new", db, db}, "--record-new is for a fallback server"},
-		{"report over record-new", []string{"serve", "--report", "n.db", "--record-new", "n.db", db, "--", "server"}, "--report n.db is also --record-new"},
+		{"report over record-new", []string{"serve", "--report", grown, "--record-new", grown, db, "--", "server"}, "--report " + grown + " is also --record-new"},
 		{"no source", []string{"serve", "--", "server"}, "no SOURCE given"},
 		{"header for stdio", []string{"serve", "--header", "A: b", db, "--", "server"}, "--header is for --upstream URL"},
 		{"redact without a server", []string{"serve", "--redact", "key", db}, "--redact is for what a fallback server adds"},
