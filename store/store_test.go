@@ -370,6 +370,9 @@ func TestReadJSONL_Errors(t *testing.T) {
 		{"header info not an object", `{"session":"s1","info":[1]}` + "\n", "x.jsonl:1: bad JSONL cassette: info:"},
 		{"bad time", hdr + `{"session":"s1","seq":1,"dir":"c2s","time":"yesterday","message":{}}` + "\n", "x.jsonl:2: bad JSONL cassette: time:"},
 		{"no session", `{"seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":{}}` + "\n", `x.jsonl:1: bad JSONL cassette: missing "session"`},
+		{"seq repeated", hdr + `{"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":{}}` + "\n" +
+			`{"session":"s1","seq":1,"dir":"s2c","time":"2026-01-01T00:00:00Z","message":{}}` + "\n", "x.jsonl:3: bad JSONL cassette: seq 1, want 2"},
+		{"seq 0", hdr + `{"session":"s1","seq":0,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":{}}` + "\n", "x.jsonl:2: bad JSONL cassette: seq 0, want 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
