@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -85,5 +86,47 @@ func TestReadJSONL_Chunks(t *testing.T) {
 				t.Errorf("error %v, want line %d and %q", err, line, tt.want)
 			}
 		})
+	}
+}
+
+// oneMessageTape is a tape of one session per id, each with one message
+// whose frame is frame.
+func oneMessageTape(t *testing.T, frame string, ids ...string) *store.Tape {
+	t.Helper()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tape := &store.Tape{}
+	for _, id := range ids {
+		tape.Sessions = append(tape.Sessions, store.TapeSession{
+			Info:     store.SessionInfo{ID: id, Transport: store.TransportStdio, Start: t0},
+			Messages: []*store.Message{{Session: id, Seq: 1, Dir: store.C2S, Time: t0, Frame: []byte(frame)}},
+		})
+	}
+	return tape
+}
+
+// TestImport_SessionExistsAlready: importing a session id the cassette
+// holds already is an error, and leaves the session as it was.
+func TestImport_SessionExistsAlready(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	const first = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	if err := store.Import(path, oneMessageTape(t, first, "s1")); err != nil {
+		t.Fatal(err)
+	}
+	err := store.Import(path, oneMessageTape(t, `{"jsonrpc":"2.0","id":2,"method":"other"}`, "s1"))
+	if want := `session "s1" exists already`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("second import of s1 into %s: error %v, want it to contain %q", path, err, want)
+	}
+	back, err := store.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range back.Sessions {
+		for _, m := range s.Messages {
+			got = append(got, fmt.Sprintf("%s seq %d %s", s.Info.ID, m.Seq, m.Frame))
+		}
+	}
+	if want := "s1 seq 1 " + first; len(got) != 1 || got[0] != want {
+		t.Errorf("after the refused import, %s holds %q, want only %q", path, got, want)
 	}
 }
