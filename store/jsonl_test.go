@@ -130,3 +130,21 @@ func TestImport_SessionExistsAlready(t *testing.T) {
 		t.Errorf("after the refused import, %s holds %q, want only %q", path, got, want)
 	}
 }
+
+// TestImport_NextSessionPastImportedIDs: a recording into a cassette after
+// an import gets an id past every imported one, whatever order the tape
+// held them in.
+func TestImport_NextSessionPastImportedIDs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	if err := store.Import(path, oneMessageTape(t, `{}`, "s5", "s2")); err != nil {
+		t.Fatal(err)
+	}
+	w := newWriter(t, path)
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ID() != "s6" {
+		t.Errorf("new session after importing s5 and s2 into %s: %s, want s6", path, s.ID())
+	}
+}
