@@ -328,13 +328,17 @@ func TestJSONL_RoundTrip(t *testing.T) {
 	if err := os.WriteFile(jsonl, first.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, sessions := range [][]string{nil, {"s2"}} {
+	for _, sessions := range [][]string{nil, {"s2"}, {"s2", "s1"}} {
 		var fromDB, fromJSONL bytes.Buffer
 		if err := store.Export(path, &fromDB, sessions); err != nil {
 			t.Fatal(err)
 		}
 		if err := store.Export(jsonl, &fromJSONL, sessions); err != nil {
 			t.Fatal(err)
+		}
+		// Named sessions come out in the order they were named.
+		if len(sessions) > 0 && !strings.HasPrefix(fromJSONL.String(), `{"session":"`+sessions[0]+`",`) {
+			t.Errorf("sessions %v: exporting %s starts %.30q, want session %s first", sessions, jsonl, fromJSONL.String(), sessions[0])
 		}
 		if d := cmp.Diff(fromDB.String(), fromJSONL.String()); d != "" {
 			t.Errorf("sessions %v: exporting the .jsonl differs from exporting the .db:\n%s", sessions, d)
