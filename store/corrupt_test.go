@@ -3,8 +3,10 @@ package store
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,4 +177,75 @@ func TestOpen_DamagedMetaPages(t *testing.T) {
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
 		t.Errorf("error %v, want %v naming %s", err, ErrCorrupt, path)
 	}
+}
+
+// markedTape is sessions s1..s3 of n messages each; every frame holds a
+// marker ("@s2#0150@") found nowhere else, so a test can tell which
+// messages a page of the file holds.
+func markedTape(n int) *Tape {
+	t := &Tape{}
+	start := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	for s := 1; s <= 3; s++ {
+		id := "s" + strconv.Itoa(s)
+		ts := TapeSession{Info: SessionInfo{ID: id, Transport: TransportStdio, Upstream: "server", Start: start.Add(time.Duration(s) * time.Second)}}
+		for q := 1; q <= n; q++ {
+			frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"@%s#%04d@ %s"}}}`, q, id, q, strings.Repeat("x", 120))
+			ts.Messages = append(ts.Messages, &Message{Session: id, Seq: uint64(q), Dir: Dir(q % 2), Time: ts.Info.Start.Add(time.Duration(q) * time.Millisecond), Frame: []byte(frame)})
+		}
+		t.Sessions = append(t.Sessions, ts)
+	}
+	return t
+}
+
+// importTape writes t into a new cassette in one transaction, so each
+// record is in the file once (no older copy of its page lies about).
+func importTape(t *testing.T, tape *Tape) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.db")
+	if err := Import(path, tape); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A cassette cut short (a copy or download that stopped) is reported as
+// such by every read and write, never a crash: bbolt maps the length its
+// meta page expects, and reading a page past the end of the file is a
+// memory fault.
+func TestCassette_Truncated(t *testing.T) {
+	path := truncatedCassette(t)
+	checks := []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"view", func() error { return View(path, func(*Reader) error { return nil }) }, "truncated: the file is"},
+		{"export", func() error { return Export(path, new(bytes.Buffer), nil) }, "truncated: the file is"},
+		{"load", func() error { _, err := Load(path); return err }, "truncated: the file is"},
+		{"a writer", func() error { _, err := NewWriter(path, WriterOptions{NoSync: true}); return err }, "truncated: the file is"},
+		{"import", func() error { return Import(path, markedTape(1)) }, "truncated: the file is"},
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.do()
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("error %v, want %v naming %s and saying %q", err, ErrCorrupt, path, c.want)
+			}
+		})
+	}
+}
+
+// truncatedCassette is a cassette of three sessions cut to 60% of the
+// pages it uses.
+func truncatedCassette(t *testing.T) string {
+	t.Helper()
+	path := importTape(t, markedTape(400))
+	var used int64 // the file is grown ahead of use; cut what is used
+	if err := View(path, func(r *Reader) error { used = r.tx.Size(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, used*6/10); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

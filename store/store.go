@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -89,6 +90,11 @@ func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
 			return nil, nil, fmt.Errorf("%s: %w (empty file)", path, ErrNotCassette)
 		}
 	}
+	if write {
+		if err := checkWholeFile(path); err != nil {
+			return nil, nil, err
+		}
+	}
 	var file *os.File
 	opts := &bolt.Options{
 		ReadOnly: !write,
@@ -117,6 +123,25 @@ func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
 	// small and some are committed to git.
 	db.AllocSize = 1 << 20
 	return db, file, nil
+}
+
+// checkWholeFile refuses, before a writable open, an existing cassette
+// shorter than its pages. A writable bbolt open reads the freelist page,
+// which a truncated file may lack, and the fault of that read cannot be
+// turned into an error cleanly: it leaves the mapping, and with it the
+// file's lock, behind. A read-only open reads no page past the meta
+// pages, so checkWhole can run there first.
+func checkWholeFile(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() == 0 {
+		return nil // the open that follows creates it, or says why not
+	}
+	db, err := openDB(path, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error { return checkWhole(path, tx) })
 }
 
 func waitLock(f *os.File, exclusive bool) error {
@@ -163,6 +188,14 @@ func classifyOpenError(path string, err error) error {
 // checkFormat verifies the meta bucket. It runs inside every transaction
 // that reads, so a file replaced under us is noticed too.
 func checkFormat(path string, tx *bolt.Tx) error {
+	if err := checkWhole(path, tx); err != nil {
+		return err
+	}
+	return checkMeta(path, tx)
+}
+
+// checkMeta verifies that the meta bucket names a cassette this code reads.
+func checkMeta(path string, tx *bolt.Tx) error {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
 		if tx.Writable() && isEmptyDB(tx) {
@@ -179,6 +212,24 @@ func checkFormat(path string, tx *bolt.Tx) error {
 	}
 	if v > FormatVersion {
 		return fmt.Errorf("%s: %w (file has version %d, this mcptape reads up to %d)", path, ErrNewerFormat, v, FormatVersion)
+	}
+	return nil
+}
+
+// checkWhole refuses a file shorter than the pages its meta page counts:
+// a copy or download cut short. bbolt maps the whole length it expects,
+// and reading a page past the end of the file would be a fault that no
+// recover catches, so this is checked before any bucket is touched.
+func checkWhole(path string, tx *bolt.Tx) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // removed while open: what this handle reads is whole
+	}
+	if err != nil {
+		return err
+	}
+	if want := tx.Size(); st.Size() < want {
+		return fmt.Errorf("%s: %w: truncated: the file is %d bytes, its pages reach %d (a copy cut short?)", path, ErrCorrupt, st.Size(), want)
 	}
 	return nil
 }
@@ -260,14 +311,30 @@ func view(path string, fn func(tx *bolt.Tx) error) error {
 }
 
 // guard turns a panic inside bbolt (it panics on some damaged pages) into
-// ErrCorrupt, so a bad file gets one clear error instead of a crash.
+// ErrCorrupt, so a bad file gets one clear error instead of a crash. A
+// memory fault reading the mapped file (it shrank under us) becomes such
+// a panic too, rather than killing the process.
 func guard(path string, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: %w: %v", path, ErrCorrupt, r)
+			err = fmt.Errorf("%s: %w: %v", path, ErrCorrupt, describePanic(path, r))
 		}
 	}()
 	return fn()
+}
+
+// describePanic says what a recovered panic means for the file: a fault
+// at an address away from nil is a read of the mapped file past its end.
+func describePanic(path string, r any) any {
+	if f, ok := r.(interface{ Addr() uintptr }); ok && f.Addr() >= 1<<16 {
+		size := "?"
+		if st, err := os.Stat(path); err == nil {
+			size = strconv.FormatInt(st.Size(), 10)
+		}
+		return "a page lies past the end of the file (" + size + " bytes): truncated, or cut short while it was read"
+	}
+	return r
 }
 
 // Init creates the cassette at path if needed, or checks that the file there
@@ -311,7 +378,12 @@ func create(path string) (placed bool, err error) {
 
 // Check opens the cassette at path read-only and verifies its format.
 func Check(path string) error {
-	return view(path, func(*bolt.Tx) error { return nil })
+	db, err := openDB(path, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error { return checkWhole(path, tx) })
 }
 
 // sessionBuckets are where one session's messages live.
