@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -99,7 +100,7 @@ func compactServerInfo(raw []byte) string {
 	return si.Name + "@" + si.Version
 }
 
-const exportSynopsis = "export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE"
+const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage] [--redact NAME] [-o FILE] CASSETTE"
 
 func runExport(args []string, s streams) error {
 	fs := newFlags("export", exportSynopsis, s)
@@ -111,6 +112,8 @@ func runExport(args []string, s streams) error {
 	filter := fs.String("filter", "", "export only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md), renumbered\n"+
 		"as the inspector's e key writes them")
 	out := fs.String("o", "", "write to FILE atomically instead of stdout")
+	salvage := fs.Bool("salvage", false, "export what a damaged .db cassette still holds: go on past damage, renumber, list what\n"+
+		"was lost on stderr, and exit 1 if anything was")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -131,6 +134,19 @@ func runExport(args []string, s streams) error {
 	}
 	filtered := false
 	fs.Visit(func(f *flag.Flag) { filtered = filtered || f.Name == "filter" })
+	if *salvage {
+		switch {
+		case filtered:
+			return usageErrorf("export: --salvage and --filter do not go together: salvage, then export the salvaged file with --filter")
+		case strings.EqualFold(filepath.Ext(fs.Arg(0)), ".jsonl"):
+			return usageErrorf("export: --salvage reads a .db cassette, not %s", fs.Arg(0))
+		}
+		err := exportSalvaged(fs.Arg(0), sessions, *out, s, opts)
+		if red != nil {
+			red.summary(s.Err)
+		}
+		return err
+	}
 	var err error
 	switch {
 	case filtered:
@@ -145,7 +161,52 @@ func runExport(args []string, s streams) error {
 	if err == nil && red != nil {
 		red.summary(s.Err)
 	}
+	if errors.Is(err, store.ErrCorrupt) {
+		return fmt.Errorf("%w; --salvage exports what can still be read", err)
+	}
 	return err
+}
+
+// exportSalvaged writes what store.Salvage can read, then lists each
+// loss on stderr. Anything lost is an error (exit 1), after the output is
+// written whole: a script must not take a salvaged file for a full one.
+func exportSalvaged(path string, sessions []string, out string, s streams, opts []store.ExportOption) error {
+	var rep *store.SalvageReport
+	write := func(w io.Writer) (err error) {
+		rep, err = store.Salvage(path, w, sessions, opts...)
+		return err
+	}
+	var err error
+	if out == "" {
+		err = write(s.Out)
+	} else {
+		err = atomicfile.Write(out, 0o600, func(f *os.File) error { return write(f) })
+	}
+	if err != nil {
+		return err
+	}
+	for _, l := range rep.Lost {
+		fmt.Fprintf(s.Err, "mcpspy: export: %v\n", l) // its error names the file
+	}
+	salvaged := fmt.Sprintf("salvaged %s in %s", counted(rep.Messages, "message"), counted(rep.Sessions, "session"))
+	if len(rep.Lost) == 0 {
+		fmt.Fprintf(s.Err, "mcpspy: export: %s: %s; nothing was lost\n", path, salvaged)
+		return nil
+	}
+	infos := 0
+	for _, l := range rep.Lost {
+		if l.From == 0 {
+			infos++
+		}
+	}
+	var lost []string
+	if n := rep.LostMessages(); n > 0 {
+		lost = append(lost, counted(n, "message"))
+	}
+	if infos > 0 {
+		lost = append(lost, counted(infos, "session info")+" (made anew from the messages)")
+	}
+	return fmt.Errorf("export: %s: %s; lost %s, listed above", path, salvaged, strings.Join(lost, " and "))
 }
 
 // exportFiltered writes what the inspector's e key writes with nothing

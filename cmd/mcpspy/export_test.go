@@ -129,16 +129,7 @@ func TestMcpspy_ExportFilterReplays(t *testing.T) {
 				// what the recorder kept, as do the instructions.
 				t.Errorf("capabilities %+v, instructions %.60q: want server-everything's, as recorded", c, got.Instructions)
 			}
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello from mcptape"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := res.Content[0].(*mcp.TextContent).Text; got != "Echo: hello from mcptape" {
-				t.Errorf("echo answered %q", got)
-			}
-			if r := srv.Report(); len(r.Unmatched) > 0 {
-				t.Errorf("unmatched requests: %+v", r.Unmatched)
-			}
+			echoReplays(t, srv, cs, ctx)
 			if tt.allUsed {
 				srv.AssertAllUsed()
 			}
@@ -218,6 +209,22 @@ func replayWithGoClient(tb testing.TB, path string) (*mocktest.Server, *mcp.Clie
 	}
 	tb.Cleanup(func() { cs.Close() })
 	return srv, cs, ctx
+}
+
+// echoReplays calls the echo tool the shipped cassettes recorded and
+// checks the recorded answer came back, with no request unmatched.
+func echoReplays(tb testing.TB, srv *mocktest.Server, cs *mcp.ClientSession, ctx context.Context) {
+	tb.Helper()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello from mcptape"}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "Echo: hello from mcptape" {
+		tb.Errorf("echo answered %q", got)
+	}
+	if r := srv.Report(); len(r.Unmatched) > 0 {
+		tb.Errorf("unmatched requests: %+v", r.Unmatched)
+	}
 }
 
 func shippedCassette(tb testing.TB, name string) string {
@@ -404,8 +411,8 @@ func TestMcpspy_ExportHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"export -h", []string{"export", "-h"}, []string{"Usage: mcpspy export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE", "-filter EXPR", "-redact NAME"}},
-		{"mcpspy -h", []string{"-h"}, []string{"mcpspy export [--session ID] [--filter EXPR] [--redact NAME] [-o FILE] CASSETTE"}},
+		{"export -h", []string{"export", "-h"}, []string{"Usage: mcpspy export [--session ID] [--filter EXPR | --salvage] [--redact NAME] [-o FILE] CASSETTE", "-filter EXPR", "-redact NAME", "-salvage"}},
+		{"mcpspy -h", []string{"-h"}, []string{"mcpspy export [--session ID] [--filter EXPR | --salvage] [--redact NAME] [-o FILE] CASSETTE"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

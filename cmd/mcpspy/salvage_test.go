@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/cli"
+)
+
+// runCmd runs mcpspy in process and returns its error and streams.
+func runCmd(args ...string) (stdout, stderr string, err error) {
+	var out, errb bytes.Buffer
+	err = run(context.Background(), args, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return out.String(), errb.String(), err
+}
+
+// zeroPageHolding overwrites with zeros the page of path that holds
+// needle (found there exactly once), as a disk fault would.
+func zeroPageHolding(tb testing.TB, path, needle string) {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte(needle)); n != 1 {
+		tb.Fatalf("%q is in %s %d times, want once", needle, path, n)
+	}
+	size := os.Getpagesize()
+	page := bytes.Index(data, []byte(needle)) / size * size
+	copy(data[page:page+size], make([]byte, size))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// A real recording (server-everything over stdio) whose session info
+// page is damaged: export refuses and points at --salvage; export
+// --salvage writes every message, says on stderr what was lost, exits 1,
+// and what it wrote replays to a go-sdk client like the undamaged
+// recording.
+func TestMcpspy_ExportSalvageReplays(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "bug-report.db")
+	runOK(t, "import", "-o", db, shippedCassette(t, "everything-stdio.jsonl"))
+	// The upstream command line is in the session's info and nowhere else.
+	zeroPageHolding(t, db, "server-everything/dist/index.js stdio")
+
+	_, _, err := runCmd("export", db)
+	if err == nil || !strings.Contains(err.Error(), "cassette is corrupt") || !strings.Contains(err.Error(), "--salvage exports what can still be read") {
+		t.Fatalf("export of the damaged cassette: %v, want corrupt and a pointer to --salvage", err)
+	}
+
+	out := filepath.Join(dir, "salvaged.jsonl")
+	stdout, stderr, err := runCmd("export", "--salvage", "-o", out, db)
+	if err == nil || !strings.Contains(err.Error(), "salvaged 19 messages in 1 session; lost 1 session info (made anew from the messages)") {
+		t.Fatalf("export --salvage: %v, want the count of what was salvaged and lost", err)
+	}
+	if code := cli.ExitCode("mcpspy", err, new(bytes.Buffer)); code != 1 {
+		t.Errorf("exit code %d, want 1: something was lost", code)
+	}
+	if stdout != "" || !strings.HasPrefix(stderr, "mcpspy: export: s1: session info lost: "+db+": cassette is corrupt") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stdout %q, stderr %q: want one line naming s1's info and the file", stdout, stderr)
+	}
+
+	got, want := readTape(t, out), readTape(t, shippedCassette(t, "everything-stdio.jsonl"))
+	if len(got.Sessions) != 1 || len(got.Sessions[0].Messages) != len(want.Sessions[0].Messages) {
+		t.Fatalf("salvaged %d sessions, want 1 with %d messages", len(got.Sessions), len(want.Sessions[0].Messages))
+	}
+	for i, m := range got.Sessions[0].Messages {
+		if w := want.Sessions[0].Messages[i]; !bytes.Equal(m.Frame, w.Frame) || m.Seq != w.Seq || m.Note != "" {
+			t.Errorf("seq %d: %.60s (note %q), want %.60s", m.Seq, m.Frame, m.Note, w.Frame)
+		}
+	}
+
+	srv, cs, ctx := replayWithGoClient(t, out)
+	// The handshake the lost info held comes back from the recorded
+	// initialize answer.
+	if got := cs.InitializeResult(); got == nil || got.ServerInfo == nil || !strings.Contains(got.ServerInfo.Name, "everything") {
+		t.Errorf("the mock introduced itself as %+v, want server-everything", got)
+	}
+	echoReplays(t, srv, cs, ctx)
+}
+
+// On an undamaged cassette --salvage is a plain export that says nothing
+// was lost; it refuses what it cannot do, as a usage error.
+func TestMcpspy_ExportSalvageUsage(t *testing.T) {
+	db := shippedCassette(t, "everything-http.db")
+	stdout, stderr, err := runCmd("export", "--salvage", db)
+	plain, _, _ := runCmd("export", db)
+	if err != nil || stdout != plain || !strings.Contains(stderr, "nothing was lost") {
+		t.Errorf("salvage of an undamaged cassette: %v, stderr %q, same as export: %v", err, stderr, stdout == plain)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"with --filter", []string{"export", "--salvage", "--filter", "tool:echo", db}, "--salvage and --filter do not go together"},
+		{"a .jsonl", []string{"export", "--salvage", shippedCassette(t, "everything-http.jsonl")}, "--salvage reads a .db cassette"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := runCmd(tt.args...)
+			if code := cli.ExitCode("mcpspy", err, new(bytes.Buffer)); code != 2 || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v (exit %d), want usage error %q", err, code, tt.want)
+			}
+		})
+	}
+}

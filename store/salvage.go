@@ -1,0 +1,373 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Salvage: what a damaged cassette still holds, as an export.
+//
+// A disk fault, a copy cut short or a careless tool can damage a few
+// pages of a cassette. Export stops at the first damage, as it should;
+// Salvage goes on past it, the way Wireshark reads a capture up to a cut
+// packet: every message that can still be read is written, every part
+// that cannot is reported as a Loss, and the output is a plain export
+// that imports and replays. Seqs are renumbered to stay dense from 1, so
+// after the first loss in a session each message's note names its
+// original seq, and the first message after a gap names the seqs lost.
+//
+// Damage is found where bbolt finds it (a page that is not what its
+// parent says, which bbolt reports by panicking; a read past the end of a
+// truncated file, which guard turns into a panic) and where the record
+// decoder finds it. Each read that meets damage is abandoned and the walk
+// resumes at the next seq, so one bad page costs the messages on it and
+// nothing more. What Salvage cannot get past: both bbolt meta pages
+// damaged (the file does not open), or a meta bucket that no longer says
+// it is a cassette.
+
+// Loss is a part of a damaged cassette that Salvage could not read.
+type Loss struct {
+	Session string
+	// From and To are the seqs lost, inclusive; both 0 when what was lost
+	// is the session's info (its name, transport, handshake, end).
+	From, To uint64
+	// ToEnd: every seq from From on is lost, how many is not known (the
+	// session's end could not be read from either of its trees).
+	ToEnd bool
+	Err   error // what the first read in that range met
+}
+
+func (l Loss) String() string {
+	switch {
+	case l.From == 0:
+		return fmt.Sprintf("%s: session info lost: %v", l.Session, l.Err)
+	case l.ToEnd:
+		return fmt.Sprintf("%s: seq %d and every later one lost (the session's end cannot be read): %v", l.Session, l.From, l.Err)
+	case l.From == l.To:
+		return fmt.Sprintf("%s: seq %d lost: %v", l.Session, l.From, l.Err)
+	}
+	return fmt.Sprintf("%s: seqs %d–%d lost (%d messages): %v", l.Session, l.From, l.To, l.To-l.From+1, l.Err)
+}
+
+// SalvageReport is what Salvage wrote and what it could not read.
+type SalvageReport struct {
+	Sessions int // sessions written
+	Messages int // messages written
+	Lost     []Loss
+}
+
+// LostMessages counts the messages in Lost.
+func (r *SalvageReport) LostMessages() int {
+	n := 0
+	for _, l := range r.Lost {
+		if l.From > 0 { // a ToEnd loss counts as its first seq: more is not known
+			n += int(l.To - l.From + 1)
+		}
+	}
+	return n
+}
+
+// TransportUnknown is the transport of a salvaged session whose info was
+// lost.
+const TransportUnknown = "unknown"
+
+// maxBlindProbe bounds how far past the last readable seq Salvage keeps
+// trying when neither tree of a session can say where it ends.
+const maxBlindProbe = 4096
+
+// Salvage writes to w, as JSONL, every message of the named sessions (all
+// when none are named) that can still be read from the cassette at path,
+// and reports what it could not read. On an undamaged cassette it writes
+// what Export writes and reports no loss. The error is for what stops it
+// altogether: a file that does not open, is not a cassette, or a failed
+// write to w.
+func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) (*SalvageReport, error) {
+	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+		return nil, fmt.Errorf("%s: salvage reads a .db cassette; a .jsonl is text, and a bad line in it is named by import", path)
+	}
+	db, err := openDB(path, false)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	e := newJSONLEncoder(w, opts)
+	rep := &SalvageReport{}
+	err = guard(path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			if err := checkMeta(path, tx); err != nil {
+				return err
+			}
+			s := &salvager{path: path, tx: tx, e: e, rep: rep}
+			infos := s.infos()
+			if len(sessions) > 0 {
+				var err error
+				if infos, err = resolve(path, infos, sessions); err != nil {
+					return err
+				}
+			}
+			for i := range infos {
+				if err := s.session(&infos[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return rep, err
+	}
+	return rep, e.w.Flush()
+}
+
+// salvager walks one read transaction of a damaged cassette.
+type salvager struct {
+	path string
+	tx   *bolt.Tx
+	e    *jsonlEncoder
+	rep  *SalvageReport
+}
+
+// protect runs fn, turning a panic (bbolt's on a damaged page, or a fault
+// past the end of the file) into an ErrCorrupt error.
+func (s *salvager) protect(fn func() error) error {
+	return guard(s.path, fn)
+}
+
+// infos finds every session: those the sessions bucket lists, and those
+// whose messages are there though their info is not (its page damaged).
+// A session whose info cannot be read gets one made up from its messages,
+// and a Loss.
+func (s *salvager) infos() []SessionInfo {
+	found := map[string]*SessionInfo{}
+	var order []string
+	note := func(id string) {
+		if _, ok := found[id]; !ok {
+			found[id] = nil
+			order = append(order, id)
+		}
+	}
+	for _, top := range [][]byte{bucketSessions, bucketMessages, bucketIndex} {
+		// Keys up to the damage are kept; the sequence probe below finds
+		// the usual ids ("sN") past it.
+		_ = s.protect(func() error {
+			return s.tx.Bucket(top).ForEach(func(k, _ []byte) error { note(string(k)); return nil })
+		})
+	}
+	var seq uint64
+	_ = s.protect(func() error { seq = s.tx.Bucket(bucketSessions).Sequence(); return nil })
+	for n := uint64(1); n <= seq; n++ {
+		id := "s" + strconv.FormatUint(n, 10)
+		if _, ok := found[id]; ok {
+			continue
+		}
+		for _, top := range [][]byte{bucketSessions, bucketMessages} {
+			exists := false
+			_ = s.protect(func() error {
+				b := s.tx.Bucket(top)
+				exists = b.Get([]byte(id)) != nil || b.Bucket([]byte(id)) != nil
+				return nil
+			})
+			if exists {
+				note(id)
+				break
+			}
+		}
+	}
+	out := make([]SessionInfo, 0, len(order))
+	for _, id := range order {
+		info, err := s.info(id)
+		if err != nil {
+			s.rep.Lost = append(s.rep.Lost, Loss{Session: id, Err: err})
+			info = SessionInfo{ID: id, Transport: TransportUnknown, Start: s.firstTime(id)}
+		}
+		out = append(out, info)
+	}
+	sortSessions(out)
+	return out
+}
+
+// info reads one session's info; a missing one is an error here, since
+// the session was seen elsewhere.
+func (s *salvager) info(id string) (SessionInfo, error) {
+	var info SessionInfo
+	err := s.protect(func() error {
+		v := s.tx.Bucket(bucketSessions).Get([]byte(id))
+		if v == nil {
+			return errors.New("not in the sessions list")
+		}
+		if err := json.Unmarshal(v, &info); err != nil {
+			return fmt.Errorf("%s: %w: session %q: %v", s.path, ErrCorrupt, id, err)
+		}
+		return nil
+	})
+	info.ID = id
+	return info, err
+}
+
+// firstTime is the time of a session's first readable message, for the
+// start of a session whose info was lost.
+func (s *salvager) firstTime(id string) (t time.Time) {
+	_, _ = s.walk(id, func(_ uint64, m *Message) error {
+		t = m.Time
+		return errStop
+	})
+	return t
+}
+
+// session writes one session's header and what can be read of its
+// messages, renumbered, noting its losses.
+func (s *salvager) session(info *SessionInfo) error {
+	if err := s.e.header(info); err != nil {
+		return err
+	}
+	s.rep.Sessions++
+	file := filepath.Base(s.path)
+	var next uint64 = 1
+	lostBefore := "" // the gap just before the next message written
+	losses, err := s.walk(info.ID, func(orig uint64, m *Message) error {
+		if orig != next {
+			from := fmt.Sprintf("salvaged from %s %s #%d", file, info.ID, orig)
+			if lostBefore != "" {
+				from += "; " + lostBefore + " before it"
+				lostBefore = ""
+			}
+			if m.Note == "" {
+				m.Note = from
+			} else {
+				m.Note += "; " + from
+			}
+			m.Seq = next
+		}
+		next++
+		s.rep.Messages++
+		return s.e.message(m)
+	}, func(l Loss) {
+		if l.From == l.To {
+			lostBefore = fmt.Sprintf("seq %d lost", l.From)
+		} else {
+			lostBefore = fmt.Sprintf("seqs %d–%d lost", l.From, l.To)
+		}
+	})
+	s.rep.Lost = append(s.rep.Lost, losses...)
+	return err
+}
+
+// walk calls fn for each readable message of a session in seq order, with
+// its seq as stored, and returns what it could not read. onLoss, if given,
+// hears of each loss as soon as it is complete, before the next message.
+// An error from fn ends the walk (errStop quietly).
+func (s *salvager) walk(id string, fn func(orig uint64, m *Message) error, onLoss ...func(Loss)) ([]Loss, error) {
+	var losses []Loss
+	var open *Loss // the range being lost
+	lose := func(seq uint64, err error) {
+		if open != nil && open.To+1 == seq {
+			open.To = seq
+			return
+		}
+		closeLoss(&losses, &open, onLoss)
+		open = &Loss{Session: id, From: seq, To: seq, Err: err}
+	}
+
+	// Where the session ends, by either tree: the index holds a summary
+	// for every message, so a damaged end of one is bounded by the other.
+	var last uint64
+	for _, top := range [][]byte{bucketMessages, bucketIndex} {
+		_ = s.protect(func() error {
+			if b := s.sub(top, id); b != nil {
+				if k, _ := b.Cursor().Last(); len(k) == 8 {
+					last = max(last, binary.BigEndian.Uint64(k))
+				}
+			}
+			return nil
+		})
+	}
+
+	seq := uint64(1) // the first seq not yet read or lost
+	for {
+		var stop error
+		done := false
+		err := s.protect(func() error {
+			msgs := s.sub(bucketMessages, id)
+			if msgs == nil {
+				done = true
+				return nil
+			}
+			blobs := s.sub(bucketBlobs, id)
+			c := msgs.Cursor()
+			for k, v := c.Seek(seqKey(seq)); k != nil; k, v = c.Next() {
+				got := binary.BigEndian.Uint64(k)
+				for ; seq < got; seq++ { // absent without damage: deleted, or never committed
+					lose(seq, fmt.Errorf("%s: %w: session %s seq %d: missing", s.path, ErrCorrupt, id, seq))
+				}
+				m := &Message{Session: id, Seq: got}
+				if err := decodeRecord(v, m, blobs); err != nil {
+					lose(got, fmt.Errorf("%s: %w: session %s seq %d: %v", s.path, ErrCorrupt, id, got, err))
+					seq = got + 1
+					continue
+				}
+				closeLoss(&losses, &open, onLoss)
+				seq = got + 1
+				if err := fn(got, m); err != nil {
+					stop = err
+					return nil
+				}
+			}
+			done = true
+			return nil
+		})
+		if stop != nil {
+			closeLoss(&losses, &open, onLoss)
+			if errors.Is(stop, errStop) {
+				stop = nil
+			}
+			return losses, stop
+		}
+		if done {
+			break
+		}
+		// The read met damage at seq: lose it, and try the next.
+		lose(seq, err)
+		seq++
+		if last > 0 && seq > last {
+			break
+		}
+		if last == 0 && seq >= open.From+maxBlindProbe {
+			open.To, open.ToEnd = open.From, true
+			break
+		}
+	}
+	if seq <= last { // the end is gone from the messages tree
+		lose(seq, fmt.Errorf("%s: %w: session %s: messages %d–%d not found", s.path, ErrCorrupt, id, seq, last))
+		open.To = last
+	}
+	closeLoss(&losses, &open, onLoss)
+	return losses, nil
+}
+
+// closeLoss ends the range being lost, if any.
+func closeLoss(losses *[]Loss, open **Loss, onLoss []func(Loss)) {
+	if *open == nil {
+		return
+	}
+	*losses = append(*losses, **open)
+	for _, f := range onLoss {
+		f(**open)
+	}
+	*open = nil
+}
+
+func (s *salvager) sub(top []byte, session string) *bolt.Bucket {
+	if b := s.tx.Bucket(top); b != nil {
+		return b.Bucket([]byte(session))
+	}
+	return nil
+}

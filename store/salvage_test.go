@@ -1,0 +1,244 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var markerRE = regexp.MustCompile(`@(s\d)#(\d{4})@`)
+
+// zeroPageOf overwrites with zeros the page that holds marker, as a disk
+// fault would, and returns the seqs of session whose markers were on it.
+func zeroPageOf(t *testing.T, path, marker, session string) []uint64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte(marker)); n != 1 {
+		t.Fatalf("%s is in the file %d times, want once", marker, n)
+	}
+	pageSize := os.Getpagesize()
+	page := bytes.Index(data, []byte(marker)) / pageSize * pageSize
+	var on []uint64
+	for _, m := range markerRE.FindAllSubmatch(data[page:page+pageSize], -1) {
+		if string(m[1]) == session {
+			q, _ := strconv.ParseUint(string(m[2]), 10, 64)
+			on = append(on, q)
+		}
+	}
+	copy(data[page:page+pageSize], make([]byte, pageSize))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return on
+}
+
+// salvage runs Salvage and reads its output back as an import would.
+func salvage(t *testing.T, path string, sessions ...string) (*Tape, *SalvageReport, string) {
+	t.Helper()
+	var out bytes.Buffer
+	rep, err := Salvage(path, &out, sessions)
+	if err != nil {
+		t.Fatalf("salvage: %v", err)
+	}
+	tape, err := ReadJSONL(bytes.NewReader(out.Bytes()), "salvaged.jsonl")
+	if err != nil {
+		t.Fatalf("the salvaged export does not import: %v", err)
+	}
+	return tape, rep, out.String()
+}
+
+// On an undamaged cassette Salvage writes exactly what Export writes,
+// HTTP metadata and a chunked frame included, and reports no loss.
+func TestSalvage_UndamagedIsExport(t *testing.T) {
+	for _, path := range []string{damagedCassette(t, nil), importTape(t, markedTape(50))} {
+		var want bytes.Buffer
+		if err := Export(path, &want, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, rep, got := salvage(t, path)
+		if got != want.String() {
+			t.Errorf("salvage of an undamaged cassette differs from its export:\n%.400s\nwant\n%.400s", got, want.String())
+		}
+		if len(rep.Lost) != 0 || rep.Messages != bytes.Count(want.Bytes(), []byte(`"seq":`)) {
+			t.Errorf("report %+v, want every message and no loss", rep)
+		}
+	}
+}
+
+// A page of one session's messages overwritten with zeros costs exactly
+// the messages on that page: the rest of that session and every other
+// session are salvaged byte for byte, renumbered densely, and the first
+// message after the gap says what was lost before it.
+func TestSalvage_ZeroedPageLosesOnlyItsMessages(t *testing.T) {
+	tape := markedTape(400)
+	path := importTape(t, tape)
+	onPage := zeroPageOf(t, path, "@s2#0150@", "s2")
+	for i := 1; i < len(onPage); i++ {
+		if onPage[i] != onPage[i-1]+1 {
+			t.Fatalf("the page holds seqs %v, not one run: the test's premise fails", onPage)
+		}
+	}
+	from, to := onPage[0], onPage[len(onPage)-1]
+
+	// The plain reads refuse, naming the damage; salvage goes on.
+	if err := Export(path, new(bytes.Buffer), nil); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("export of the damaged cassette: %v, want %v", err, ErrCorrupt)
+	}
+	got, rep, _ := salvage(t, path)
+
+	if len(rep.Lost) != 1 {
+		t.Fatalf("losses %v, want one", rep.Lost)
+	}
+	if l := rep.Lost[0]; l.Session != "s2" || l.From != from || l.To != to || !errors.Is(l.Err, ErrCorrupt) {
+		t.Errorf("loss %v, want s2 seqs %d–%d, ErrCorrupt", l, from, to)
+	}
+	if want := 3*400 - len(onPage); rep.Messages != want || rep.LostMessages() != len(onPage) || rep.Sessions != 3 {
+		t.Errorf("report: %d messages in %d sessions, %d lost; want %d in 3, %d lost", rep.Messages, rep.Sessions, rep.LostMessages(), want, len(onPage))
+	}
+	for i, s := range got.Sessions {
+		orig := tape.Sessions[i]
+		if s.Info.ID != orig.Info.ID || s.Info.Upstream != "server" {
+			t.Errorf("session %d: info %+v", i, s.Info)
+		}
+		lost := 0
+		if s.Info.ID == "s2" {
+			lost = len(onPage)
+		}
+		if len(s.Messages) != len(orig.Messages)-lost {
+			t.Errorf("%s: %d messages, want %d", s.Info.ID, len(s.Messages), len(orig.Messages)-lost)
+			continue
+		}
+		for k, m := range s.Messages {
+			o := uint64(k + 1)
+			if o >= from && lost > 0 {
+				o += uint64(lost)
+			}
+			want := orig.Messages[o-1]
+			if !bytes.Equal(m.Frame, want.Frame) || !m.Time.Equal(want.Time) || m.Dir != want.Dir {
+				t.Errorf("%s seq %d (was %d): frame %.40s, want %.40s", s.Info.ID, m.Seq, o, m.Frame, want.Frame)
+			}
+			wantNote := ""
+			if o != m.Seq {
+				wantNote = fmt.Sprintf("salvaged from c.db s2 #%d", o)
+				if o == to+1 {
+					wantNote += fmt.Sprintf("; seqs %d–%d lost before it", from, to)
+				}
+			}
+			if m.Note != wantNote {
+				t.Errorf("%s seq %d: note %q, want %q", s.Info.ID, m.Seq, m.Note, wantNote)
+			}
+		}
+	}
+}
+
+// Damage found by the record decoder, or a record missing from one tree,
+// costs that message alone; the error says what was wrong with it.
+func TestSalvage_DamagedRecords(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(tx *bolt.Tx) error
+		lost   [][2]uint64
+		want   string // in the first loss's error
+	}{
+		{"a record truncated",
+			func(tx *bolt.Tx) error {
+				return sessionBucket(tx, bucketMessages).Put(seqKey(1), []byte{codecVersion, 0})
+			},
+			[][2]uint64{{1, 1}}, "truncated record"},
+		{"a chunk of the large frame missing",
+			func(tx *bolt.Tx) error { return sessionBucket(tx, bucketBlobs).Delete(chunkKey(2, 1)) },
+			[][2]uint64{{2, 2}}, "chunk 1 of a"},
+		{"the first record gone, its summary kept",
+			func(tx *bolt.Tx) error { return sessionBucket(tx, bucketMessages).Delete(seqKey(1)) },
+			[][2]uint64{{1, 1}}, "missing"},
+		{"the last record gone, its summary kept",
+			func(tx *bolt.Tx) error { return sessionBucket(tx, bucketMessages).Delete(seqKey(2)) },
+			[][2]uint64{{2, 2}}, "messages 2–2 not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := damagedCassette(t, tt.damage)
+			var want bytes.Buffer
+			if err := Export(damagedCassette(t, nil), &want, nil); err != nil {
+				t.Fatal(err)
+			}
+			got, rep, _ := salvage(t, path)
+			var lost [][2]uint64
+			for _, l := range rep.Lost {
+				lost = append(lost, [2]uint64{l.From, l.To})
+			}
+			if fmt.Sprint(lost) != fmt.Sprint(tt.lost) || !strings.Contains(rep.Lost[0].Err.Error(), tt.want) || !strings.Contains(rep.Lost[0].Err.Error(), path) {
+				t.Fatalf("losses %v, want %v with %q and the file named", rep.Lost, tt.lost, tt.want)
+			}
+			if n := len(got.Sessions[0].Messages); n != 1 || rep.Messages != 1 {
+				t.Fatalf("salvaged %d messages (report %d), want the undamaged one", n, rep.Messages)
+			}
+			kept := got.Sessions[0].Messages[0]
+			orig, err := Load(damagedCassette(t, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := orig.Sessions[0].Messages[2-tt.lost[0][0]]; !bytes.Equal(kept.Frame, o.Frame) {
+				t.Errorf("kept frame %.40s, want %.40s", kept.Frame, o.Frame)
+			}
+		})
+	}
+}
+
+// A session whose info cannot be read keeps its messages: its header is
+// made from them (transport "unknown", the start of its first message),
+// and the lost info is reported.
+func TestSalvage_SessionInfoLost(t *testing.T) {
+	path := damagedCassette(t, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSessions).Put([]byte("s1"), []byte("{not json"))
+	})
+	got, rep, _ := salvage(t, path)
+	if len(rep.Lost) != 1 || rep.Lost[0].Session != "s1" || rep.Lost[0].From != 0 || !errors.Is(rep.Lost[0].Err, ErrCorrupt) {
+		t.Fatalf("losses %v, want s1's info", rep.Lost)
+	}
+	if !strings.Contains(rep.Lost[0].String(), "s1: session info lost") {
+		t.Errorf("loss reads %q", rep.Lost[0])
+	}
+	s := got.Sessions[0]
+	if s.Info.ID != "s1" || s.Info.Transport != TransportUnknown || len(s.Messages) != 2 || !s.Info.Start.Equal(s.Messages[0].Time) {
+		t.Errorf("session %+v with %d messages, want s1, transport unknown, starting at its first message", s.Info, len(s.Messages))
+	}
+	if rep.LostMessages() != 0 {
+		t.Errorf("lost messages %d, want 0", rep.LostMessages())
+	}
+}
+
+// --session picks what to salvage, by id or name, as export does.
+func TestSalvage_Sessions(t *testing.T) {
+	path := importTape(t, markedTape(5))
+	got, rep, _ := salvage(t, path, "s3", "s1")
+	if len(got.Sessions) != 2 || got.Sessions[0].Info.ID != "s3" || got.Sessions[1].Info.ID != "s1" || rep.Messages != 10 {
+		t.Errorf("salvaged %d sessions, report %+v", len(got.Sessions), rep)
+	}
+	if _, err := Salvage(path, new(bytes.Buffer), []string{"s9"}); !errors.Is(err, ErrNoSession) {
+		t.Errorf("salvage of s9: %v, want %v", err, ErrNoSession)
+	}
+	if _, err := Salvage(strings.TrimSuffix(path, ".db")+".jsonl", new(bytes.Buffer), nil); err == nil || !strings.Contains(err.Error(), "salvage reads a .db cassette") {
+		t.Errorf("salvage of a .jsonl: %v", err)
+	}
+}
+
+// Salvage cannot get past a root page that a cut took with it, and says
+// so: the memory fault of reading it is an error, not a crash.
+func TestSalvage_TruncatedPastTheRoot(t *testing.T) {
+	path := truncatedCassette(t)
+	_, err := Salvage(path, new(bytes.Buffer), nil)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "past the end of the file") || !strings.Contains(err.Error(), path) {
+		t.Errorf("error %v, want %v naming %s and the page past the end", err, ErrCorrupt, path)
+	}
+}
