@@ -265,30 +265,32 @@ func (s *salvager) session(info *SessionInfo) error {
 // its seq as stored, and returns what it could not read. onLoss, if given,
 // hears of each loss as soon as it is complete, before the next message.
 // An error from fn ends the walk (errStop quietly).
+//
+// Its work is bounded whatever the damage: gaps are lost as ranges, a key
+// past any plausible seq is taken for damage to that key, and probing
+// stops at the session's end, or maxBlindProbe seqs into a loss when the
+// end cannot be read.
 func (s *salvager) walk(id string, fn func(orig uint64, m *Message) error, onLoss ...func(Loss)) ([]Loss, error) {
 	var losses []Loss
 	var open *Loss // the range being lost
-	lose := func(seq uint64, err error) {
-		if open != nil && open.To+1 == seq {
-			open.To = seq
+	lose := func(from, to uint64, err error) {
+		if open != nil && open.To+1 == from {
+			open.To = to
 			return
 		}
 		closeLoss(&losses, &open, onLoss)
-		open = &Loss{Session: id, From: seq, To: seq, Err: err}
+		open = &Loss{Session: id, From: from, To: to, Err: err}
+	}
+	corrupt := func(seq uint64, format string, a ...any) error {
+		return fmt.Errorf("%s: %w: session %s seq %d: %s", s.path, ErrCorrupt, id, seq, fmt.Sprintf(format, a...))
 	}
 
-	// Where the session ends, by either tree: the index holds a summary
-	// for every message, so a damaged end of one is bounded by the other.
-	var last uint64
-	for _, top := range [][]byte{bucketMessages, bucketIndex} {
-		_ = s.protect(func() error {
-			if b := s.sub(top, id); b != nil {
-				if k, _ := b.Cursor().Last(); len(k) == 8 {
-					last = max(last, binary.BigEndian.Uint64(k))
-				}
-			}
-			return nil
-		})
+	last := s.lastSeq(id) // 0: not known
+	plausible := func(seq uint64) bool {
+		if last > 0 {
+			return seq <= last
+		}
+		return seq < maxPlausibleSeq
 	}
 
 	seq := uint64(1) // the first seq not yet read or lost
@@ -304,18 +306,20 @@ func (s *salvager) walk(id string, fn func(orig uint64, m *Message) error, onLos
 			blobs := s.sub(bucketBlobs, id)
 			c := msgs.Cursor()
 			for k, v := c.Seek(seqKey(seq)); k != nil; k, v = c.Next() {
-				got := binary.BigEndian.Uint64(k)
-				for ; seq < got; seq++ { // absent without damage: deleted, or never committed
-					lose(seq, fmt.Errorf("%s: %w: session %s seq %d: missing", s.path, ErrCorrupt, id, seq))
+				if len(k) != 8 || !plausible(binary.BigEndian.Uint64(k)) || binary.BigEndian.Uint64(k) < seq {
+					continue // a damaged key: its record cannot be placed
 				}
+				got := binary.BigEndian.Uint64(k)
+				if got > seq { // absent without damage: deleted, or never committed
+					lose(seq, got-1, corrupt(seq, "missing"))
+				}
+				seq = got + 1
 				m := &Message{Session: id, Seq: got}
 				if err := decodeRecord(v, m, blobs); err != nil {
-					lose(got, fmt.Errorf("%s: %w: session %s seq %d: %v", s.path, ErrCorrupt, id, got, err))
-					seq = got + 1
+					lose(got, got, corrupt(got, "%v", err))
 					continue
 				}
 				closeLoss(&losses, &open, onLoss)
-				seq = got + 1
 				if err := fn(got, m); err != nil {
 					stop = err
 					return nil
@@ -335,7 +339,7 @@ func (s *salvager) walk(id string, fn func(orig uint64, m *Message) error, onLos
 			break
 		}
 		// The read met damage at seq: lose it, and try the next.
-		lose(seq, err)
+		lose(seq, seq, err)
 		seq++
 		if last > 0 && seq > last {
 			break
@@ -345,12 +349,43 @@ func (s *salvager) walk(id string, fn func(orig uint64, m *Message) error, onLos
 			break
 		}
 	}
-	if seq <= last { // the end is gone from the messages tree
-		lose(seq, fmt.Errorf("%s: %w: session %s: messages %d–%d not found", s.path, ErrCorrupt, id, seq, last))
-		open.To = last
+	if last > 0 && seq <= last { // the end is gone from the messages tree
+		lose(seq, last, corrupt(seq, "not found, though the session reaches seq %d", last))
 	}
 	closeLoss(&losses, &open, onLoss)
 	return losses, nil
+}
+
+// maxPlausibleSeq bounds the seqs Salvage believes when it cannot read
+// where a session ends: a key past it is damage, not 2^40 lost messages.
+const maxPlausibleSeq = 1 << 40
+
+// lastSeq is where a session ends, by either of its trees (the index holds
+// a summary of every message, so a damaged end of one is bounded by the
+// other), or 0 when neither can say. A last key that is itself damaged
+// would claim more than the trees hold, so it is checked against the
+// index's count when that can be read.
+func (s *salvager) lastSeq(id string) uint64 {
+	var last uint64
+	for _, top := range [][]byte{bucketMessages, bucketIndex} {
+		_ = s.protect(func() error {
+			if b := s.sub(top, id); b != nil {
+				if k, _ := b.Cursor().Last(); len(k) == 8 {
+					if n := binary.BigEndian.Uint64(k); n < maxPlausibleSeq {
+						last = max(last, n)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	_ = s.protect(func() error {
+		if b := s.sub(bucketIndex, id); b != nil && last > uint64(b.Stats().KeyN)+maxBlindProbe {
+			last = uint64(b.Stats().KeyN) // seqs are dense: the count is the end
+		}
+		return nil
+	})
+	return last
 }
 
 // closeLoss ends the range being lost, if any.
