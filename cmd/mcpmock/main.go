@@ -8,10 +8,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/store"
 )
 
 // streams are the process's standard files, replaceable in tests.
@@ -51,14 +53,23 @@ func run(ctx context.Context, args []string, s streams) error {
 	}
 	switch args[0] {
 	case "serve":
-		return runServe(ctx, args[1:], s)
+		return salvageHint(runServe(ctx, args[1:], s))
 	case "check":
-		return runCheck(args[1:], s)
+		return salvageHint(runCheck(args[1:], s))
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(s.Out, usage)
 		return nil
 	}
 	return usageErrorf("unknown command %q (want serve or check)", args[0])
+}
+
+// salvageHint says, under the error of a damaged cassette, how to get
+// what is left of it into a file mcpmock can serve.
+func salvageHint(err error) error {
+	if errors.Is(err, store.ErrCorrupt) {
+		return fmt.Errorf("%w; mcpspy export --salvage -o FILE.jsonl CASSETTE exports what can still be read", err)
+	}
+	return err
 }
 
 func usageErrorf(format string, a ...any) error { return cli.Usagef(format, a...) }

@@ -183,3 +183,22 @@ func TestRun_READMECommands(t *testing.T) {
 		return out + errOut
 	})
 }
+
+// A damaged cassette (here cut short) is refused with what is wrong and
+// where, and the way to what is left of it.
+func TestRun_DamagedCassetteHint(t *testing.T) {
+	shipped, err := os.ReadFile(filepath.Join(peertest.ModuleRoot(), "cassettes", "everything-stdio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "cut.db")
+	if err := os.WriteFile(db, shipped[:2*os.Getpagesize()], 0o600); err != nil { // the meta pages alone
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"serve", "check"} {
+		code, _, stderr := runWith(t, "", cmd, db)
+		if code != 1 || !strings.Contains(stderr, db+": cassette is corrupt: truncated") || !strings.Contains(stderr, "mcpspy export --salvage") {
+			t.Errorf("mcpmock %s of a cut cassette: exit %d, stderr %q", cmd, code, stderr)
+		}
+	}
+}
