@@ -255,15 +255,17 @@ func TestCassette_BadFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := store.Load(tt.path)
-			if err == nil {
-				t.Fatal("Load succeeded")
-			}
-			if tt.want != nil && !errors.Is(err, tt.want) {
-				t.Errorf("error %v, want %v", err, tt.want)
-			}
-			if !strings.Contains(err.Error(), tt.path) {
-				t.Errorf("error %q does not name the file", err)
+			_, loadErr := store.Load(tt.path)
+			for what, err := range map[string]error{"Load": loadErr, "Check": store.Check(tt.path)} {
+				if err == nil {
+					t.Fatalf("%s succeeded", what)
+				}
+				if tt.want != nil && !errors.Is(err, tt.want) {
+					t.Errorf("%s: error %v, want %v", what, err, tt.want)
+				}
+				if !strings.Contains(err.Error(), tt.path) {
+					t.Errorf("%s: error %q does not name the file", what, err)
+				}
 			}
 		})
 	}
