@@ -80,6 +80,11 @@ func (r *SalvageReport) LostMessages() int {
 // lost.
 const TransportUnknown = "unknown"
 
+// maxSessionProbe bounds the session ids ("sN") Salvage looks for one by
+// one when a list of sessions is damaged; the count it starts from may be
+// damaged too.
+const maxSessionProbe = 1 << 20
+
 // maxBlindProbe bounds how far past the last readable seq Salvage keeps
 // trying when neither tree of a session can say where it ends.
 const maxBlindProbe = 4096
@@ -147,26 +152,30 @@ func (s *salvager) protect(fn func() error) error {
 // A session whose info cannot be read gets one made up from its messages,
 // and a Loss.
 func (s *salvager) infos() []SessionInfo {
-	found := map[string]*SessionInfo{}
+	found := map[string]bool{}
 	var order []string
 	note := func(id string) {
-		if _, ok := found[id]; !ok {
-			found[id] = nil
+		if !found[id] {
+			found[id] = true
 			order = append(order, id)
 		}
 	}
+	damaged := false
 	for _, top := range [][]byte{bucketSessions, bucketMessages, bucketIndex} {
 		// Keys up to the damage are kept; the sequence probe below finds
 		// the usual ids ("sN") past it.
-		_ = s.protect(func() error {
+		err := s.protect(func() error {
 			return s.tx.Bucket(top).ForEach(func(k, _ []byte) error { note(string(k)); return nil })
 		})
+		damaged = damaged || err != nil
 	}
 	var seq uint64
-	_ = s.protect(func() error { seq = s.tx.Bucket(bucketSessions).Sequence(); return nil })
-	for n := uint64(1); n <= seq; n++ {
+	if damaged {
+		_ = s.protect(func() error { seq = s.tx.Bucket(bucketSessions).Sequence(); return nil })
+	}
+	for n := uint64(1); n <= min(seq, maxSessionProbe); n++ {
 		id := "s" + strconv.FormatUint(n, 10)
-		if _, ok := found[id]; ok {
+		if found[id] {
 			continue
 		}
 		for _, top := range [][]byte{bucketSessions, bucketMessages} {
