@@ -1,7 +1,9 @@
 package inspector
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -163,4 +165,55 @@ func TestView_FollowLateFindings(t *testing.T) {
 	}
 	h.waitFor(2*time.Second, []string{"lint: 1 finding new on messages the filter had passed over", "0/17"})
 	h.play(wait, []keyStep{{keys: "f"}, {key: tcell.KeyEnter, want: []string{"1/17", "tools/call never"}}})
+}
+
+// pollGate is a Source whose Poll, once armed, says it has started and
+// then waits to be let go: a follower caught mid-poll.
+type pollGate struct {
+	Source
+	armed   chan struct{} // closed to arm
+	entered chan struct{} // closed when an armed Poll starts
+	release chan struct{} // closed to let it return
+	once    sync.Once
+}
+
+func (g *pollGate) Poll(after map[string]uint64) (*Batch, error) {
+	select {
+	case <-g.armed:
+		g.once.Do(func() { close(g.entered) })
+		<-g.release
+	default:
+	}
+	return g.Source.Poll(after)
+}
+
+// Quitting while the follower is handing over a batch ends Run. tview's
+// QueueUpdateDraw waits forever once the application has stopped, and a
+// follower that called it then kept Run (and mcpspy inspect --follow)
+// from returning.
+func TestView_QuitWhileFollowerPosts(t *testing.T) {
+	path := writeCassette(t, sampleSession)
+	m, src := openModel(t, path)
+	gate := &pollGate{Source: src, armed: make(chan struct{}), entered: make(chan struct{}), release: make(chan struct{})}
+	sim := tcell.NewSimulationScreen("UTF-8")
+	a := New(m, gate, Options{Follow: true, Screen: sim, PollInterval: time.Millisecond})
+	done := make(chan error, 1)
+	go func() { done <- a.Run(context.Background()) }()
+
+	close(gate.armed)
+	<-gate.entered
+	sim.InjectKey(tcell.KeyRune, 'q', tcell.ModNone)
+	// Give the quit time to stop the application before the batch is
+	// posted: the order this test is about. (A sleep to set up the race,
+	// not to synchronise: Run must return whichever way it falls.)
+	time.Sleep(100 * time.Millisecond)
+	close(gate.release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after q: the follower is stuck handing over its batch")
+	}
 }

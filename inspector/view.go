@@ -203,8 +203,20 @@ type initializedScreen struct{ tcell.Screen }
 
 func (initializedScreen) Init() error { return nil }
 
-// post is the one way other goroutines change the window.
-func (a *App) post(fn func()) { a.app.QueueUpdateDraw(fn) }
+// post is the one way other goroutines change the window: it runs fn on
+// the UI goroutine and waits until it has run, or until ctx ends. tview's
+// QueueUpdateDraw waits forever once the application has stopped, so a
+// follower that called it just as the user quit kept Run from returning;
+// the goroutine left waiting in that case is one tview strands, and it
+// ends with the process.
+func (a *App) post(ctx context.Context, fn func()) {
+	done := make(chan struct{})
+	go a.app.QueueUpdateDraw(func() { fn(); close(done) })
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
 
 // follow polls the source and posts what it finds. It keeps its own copy
 // of how far it has read, so it never touches the model.
@@ -221,13 +233,13 @@ func (a *App) follow(ctx context.Context) {
 		for {
 			b, err := a.src.Poll(after)
 			if err != nil {
-				a.post(func() { a.setNote(fmt.Sprintf("follow: %v", err), true) })
+				a.post(ctx, func() { a.setNote(fmt.Sprintf("follow: %v", err), true) })
 				break
 			}
 			for _, bm := range b.Msgs {
 				after[bm.Session] = max(after[bm.Session], bm.Sum.Seq)
 			}
-			a.post(func() { a.applyBatch(b) })
+			a.post(ctx, func() { a.applyBatch(b) })
 			if !b.More || ctx.Err() != nil {
 				break
 			}

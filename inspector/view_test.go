@@ -11,7 +11,11 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-const wait = 5 * time.Second
+// wait bounds how long a view test waits for the screen it expects. The
+// screen is polled, so a passing test takes what drawing takes; the bound
+// is for a loaded CI machine under -race, where typing a filter (a redraw
+// per key) took over 5 s.
+const wait = 20 * time.Second
 
 // blobSession has a tools/call result with a long base64 image.
 var blobSession = []frame{
