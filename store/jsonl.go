@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -184,24 +185,8 @@ func Export(path string, w io.Writer, sessions []string, opts ...ExportOption) e
 		if err != nil {
 			return err
 		}
-		if len(sessions) > 0 {
-			infos := make([]SessionInfo, len(t.Sessions))
-			for i := range t.Sessions {
-				infos[i] = t.Sessions[i].Info
-			}
-			want, err := resolve(path, infos, sessions)
-			if err != nil {
-				return err
-			}
-			var picked []TapeSession
-			for _, info := range want {
-				for _, s := range t.Sessions {
-					if s.Info.ID == info.ID {
-						picked = append(picked, s)
-					}
-				}
-			}
-			t.Sessions = picked
+		if err := t.pick(path, sessions); err != nil {
+			return err
 		}
 		return WriteJSONL(w, t, opts...)
 	}
@@ -225,6 +210,32 @@ func Export(path string, w io.Writer, sessions []string, opts ...ExportOption) e
 		return err
 	}
 	return e.w.Flush()
+}
+
+// pick keeps the sessions that names name (ids or names, as --session takes
+// them), in the order named; no names keeps them all. path is for errors.
+func (t *Tape) pick(path string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	infos := make([]SessionInfo, len(t.Sessions))
+	for i := range t.Sessions {
+		infos[i] = t.Sessions[i].Info
+	}
+	want, err := resolve(path, infos, names)
+	if err != nil {
+		return err
+	}
+	var picked []TapeSession
+	for _, info := range want {
+		for _, s := range t.Sessions {
+			if s.Info.ID == info.ID {
+				picked = append(picked, s)
+			}
+		}
+	}
+	t.Sessions = picked
+	return nil
 }
 
 // WriteJSONL writes a tape as JSONL.
@@ -353,15 +364,7 @@ func parseChunk(text []byte) []jsonlRecord {
 	var recs []jsonlRecord
 	names := map[string]string{} // session ids and dirs: a few, many times over
 	var slab []Message           // messages in blocks, not one by one
-	for lineNo := 1; len(text) > 0; lineNo++ {
-		line := text
-		if nl := bytes.IndexByte(text, '\n'); nl >= 0 {
-			line = text[:nl+1]
-		}
-		text = text[len(line):]
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
+	for lineNo, line := range jsonlLines(text) {
 		rec := jsonlRecord{line: lineNo}
 		l, err := parseLine(line, names)
 		switch {
@@ -392,6 +395,23 @@ func parseChunk(text []byte) []jsonlRecord {
 		}
 	}
 	return recs
+}
+
+// jsonlLines yields the lines of text that are not blank, each with its
+// "\n" and its number from 1.
+func jsonlLines(text []byte) iter.Seq2[int, []byte] {
+	return func(yield func(int, []byte) bool) {
+		for n := 1; len(text) > 0; n++ {
+			line := text
+			if nl := bytes.IndexByte(text, '\n'); nl >= 0 {
+				line = text[:nl+1]
+			}
+			text = text[len(line):]
+			if len(bytes.TrimSpace(line)) > 0 && !yield(n, line) {
+				return
+			}
+		}
+	}
 }
 
 // finish fills in m's direction, time and frame from l; it returns what is

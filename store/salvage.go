@@ -43,11 +43,20 @@ type Loss struct {
 	// ToEnd: every seq from From on is lost, how many is not known (the
 	// session's end could not be read from either of its trees).
 	ToEnd bool
-	Err   error // what the first read in that range met
+	// Line is, in a .jsonl, the line that could not be read (From and To
+	// are then 0: what it held is not known; a gap it leaves in a
+	// session's seqs is a loss of its own).
+	Line int
+	Err  error // what the first read in that range met
 }
+
+// InfoLost says whether what was lost is a session's info.
+func (l Loss) InfoLost() bool { return l.From == 0 && l.Line == 0 }
 
 func (l Loss) String() string {
 	switch {
+	case l.Line > 0:
+		return fmt.Sprintf("line %d unreadable: %v", l.Line, l.Err)
 	case l.From == 0:
 		return fmt.Sprintf("%s: session info lost: %v", l.Session, l.Err)
 	case l.ToEnd:
@@ -97,7 +106,7 @@ const maxBlindProbe = 4096
 // write to w.
 func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) (*SalvageReport, error) {
 	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
-		return nil, fmt.Errorf("%s: salvage reads a .db cassette; a .jsonl is text, and a bad line in it is named by import", path)
+		return salvageJSONL(path, w, sessions, opts)
 	}
 	db, err := openDB(path, false)
 	if err != nil {
@@ -239,35 +248,50 @@ func (s *salvager) session(info *SessionInfo) error {
 		return err
 	}
 	s.rep.Sessions++
-	file := filepath.Base(s.path)
-	var next uint64 = 1
-	lostBefore := "" // the gap just before the next message written
+	r := renumberer{file: filepath.Base(s.path), session: info.ID, next: 1}
 	losses, err := s.walk(info.ID, func(orig uint64, m *Message) error {
-		if orig != next {
-			from := fmt.Sprintf("salvaged from %s %s #%d", file, info.ID, orig)
-			if lostBefore != "" {
-				from += "; " + lostBefore + " before it"
-				lostBefore = ""
-			}
-			if m.Note == "" {
-				m.Note = from
-			} else {
-				m.Note += "; " + from
-			}
-			m.Seq = next
-		}
-		next++
+		r.place(orig, m)
 		s.rep.Messages++
 		return s.e.message(m)
-	}, func(l Loss) {
-		if l.From == l.To {
-			lostBefore = fmt.Sprintf("seq %d lost", l.From)
-		} else {
-			lostBefore = fmt.Sprintf("seqs %d–%d lost", l.From, l.To)
-		}
-	})
+	}, r.lost)
 	s.rep.Lost = append(s.rep.Lost, losses...)
 	return err
+}
+
+// renumberer gives one session's salvaged messages dense seqs from 1, so
+// the output imports. Each message moved off its seq gets a note naming
+// where it came from, and the first after a gap the seqs lost before it.
+type renumberer struct {
+	file, session string
+	next          uint64
+	lostBefore    string // the gap just before the next message placed
+}
+
+// lost hears of a loss before the message that follows it is placed.
+func (r *renumberer) lost(l Loss) {
+	if l.From == l.To {
+		r.lostBefore = fmt.Sprintf("seq %d lost", l.From)
+	} else {
+		r.lostBefore = fmt.Sprintf("seqs %d–%d lost", l.From, l.To)
+	}
+}
+
+// place renumbers m, whose seq was orig, and notes the move.
+func (r *renumberer) place(orig uint64, m *Message) {
+	if orig != r.next {
+		from := fmt.Sprintf("salvaged from %s %s #%d", r.file, r.session, orig)
+		if r.lostBefore != "" {
+			from += "; " + r.lostBefore + " before it"
+			r.lostBefore = ""
+		}
+		if m.Note == "" {
+			m.Note = from
+		} else {
+			m.Note += "; " + from
+		}
+	}
+	m.Seq = r.next
+	r.next++
 }
 
 // walk calls fn for each readable message of a session in seq order, with

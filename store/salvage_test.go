@@ -239,8 +239,90 @@ func TestSalvage_Sessions(t *testing.T) {
 	if _, err := Salvage(path, new(bytes.Buffer), []string{"s9"}); !errors.Is(err, ErrNoSession) {
 		t.Errorf("salvage of s9: %v, want %v", err, ErrNoSession)
 	}
-	if _, err := Salvage(strings.TrimSuffix(path, ".db")+".jsonl", new(bytes.Buffer), nil); err == nil || !strings.Contains(err.Error(), "salvage reads a .db cassette") {
-		t.Errorf("salvage of a .jsonl: %v", err)
+}
+
+// An export that a download cut short or an editor mangled gives up
+// every line that can still be read: a bad line is a loss with its
+// number, the gap it leaves in a session's seqs a loss of those seqs, and
+// the output renumbers and notes as for a .db.
+func TestSalvage_JSONL(t *testing.T) {
+	var text bytes.Buffer
+	if err := WriteJSONL(&text, markedTape(4)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(text.String(), "\n")
+	// lines: 0 s1 header, 1–4 s1 seqs 1–4, 5 s2 header, 6–9 s2, 10 s3 header, 11–14 s3
+	edit := func(f func(l []string) []string) string {
+		return strings.Join(f(append([]string(nil), lines...)), "")
+	}
+	tests := []struct {
+		name     string
+		text     string
+		sessions []string
+		lost     []string // Loss.String() prefixes, in order
+		s2       []string // the markers of s2's salvaged messages, in order
+		s2Notes  []string
+	}{
+		{"undamaged", text.String(), nil, nil,
+			[]string{"@s2#0001@", "@s2#0002@", "@s2#0003@", "@s2#0004@"}, []string{"", "", "", ""}},
+		{"a line mangled", edit(func(l []string) []string { l[7] = l[7][:40] + "\n"; return l }), nil,
+			[]string{"line 8 unreadable: ", "s2: seq 2 lost: "},
+			[]string{"@s2#0001@", "@s2#0003@", "@s2#0004@"},
+			[]string{"", "salvaged from c.jsonl s2 #3; seq 2 lost before it", "salvaged from c.jsonl s2 #4"}},
+		{"cut short in the last line", edit(func(l []string) []string { l[14] = l[14][:60]; return l }), nil,
+			[]string{"line 15 unreadable: "},
+			[]string{"@s2#0001@", "@s2#0002@", "@s2#0003@", "@s2#0004@"}, []string{"", "", "", ""}},
+		{"a header line lost", edit(func(l []string) []string { l[5] = "{\n"; return l }), nil,
+			[]string{"line 6 unreadable: ", "s2: session info lost: "},
+			[]string{"@s2#0001@", "@s2#0002@", "@s2#0003@", "@s2#0004@"}, []string{"", "", "", ""}},
+		{"a line repeated", edit(func(l []string) []string { l[7] = l[7] + l[6]; return l }), nil,
+			[]string{"line 9 unreadable: "},
+			[]string{"@s2#0001@", "@s2#0002@", "@s2#0003@", "@s2#0004@"}, []string{"", "", "", ""}},
+		{"one session asked for", edit(func(l []string) []string { l[2] = "x\n"; l[7] = "y\n"; return l }), []string{"s2"},
+			[]string{"line 3 unreadable: ", "line 8 unreadable: ", "s2: seq 2 lost: "},
+			[]string{"@s2#0001@", "@s2#0003@", "@s2#0004@"},
+			[]string{"", "salvaged from c.jsonl s2 #3; seq 2 lost before it", "salvaged from c.jsonl s2 #4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.jsonl")
+			if err := os.WriteFile(path, []byte(tt.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, rep, _ := salvage(t, path, tt.sessions...)
+			var lost []string
+			for _, l := range rep.Lost {
+				lost = append(lost, l.String())
+				if !strings.Contains(l.Err.Error(), path) || !errors.Is(l.Err, ErrJSONL) {
+					t.Errorf("loss %v: want ErrJSONL naming %s", l, path)
+				}
+			}
+			if len(lost) != len(tt.lost) {
+				t.Fatalf("losses %q, want %q", lost, tt.lost)
+			}
+			for i := range lost {
+				if !strings.HasPrefix(lost[i], tt.lost[i]) {
+					t.Errorf("loss %d: %q, want %q…", i, lost[i], tt.lost[i])
+				}
+			}
+			var s2 *TapeSession
+			for i := range got.Sessions {
+				if got.Sessions[i].Info.ID == "s2" {
+					s2 = &got.Sessions[i]
+				}
+			}
+			if s2 == nil || len(s2.Messages) != len(tt.s2) {
+				t.Fatalf("s2: %+v, want %d messages", s2, len(tt.s2))
+			}
+			for i, m := range s2.Messages {
+				if !bytes.Contains(m.Frame, []byte(tt.s2[i])) || m.Note != tt.s2Notes[i] || m.Seq != uint64(i+1) {
+					t.Errorf("s2 message %d: seq %d %.60s note %q; want %s, note %q", i, m.Seq, m.Frame, m.Note, tt.s2[i], tt.s2Notes[i])
+				}
+			}
+			if want := len(got.Sessions); rep.Sessions != want || (tt.sessions != nil && want != len(tt.sessions)) {
+				t.Errorf("report: %d sessions, the output has %d", rep.Sessions, want)
+			}
+		})
 	}
 }
 

@@ -63,10 +63,10 @@ func run(ctx context.Context, args []string, s streams) error {
 	return usageErrorf("unknown command %q (want serve or check)", args[0])
 }
 
-// salvageHint says, under the error of a damaged cassette, how to get
+// salvageHint says, after the error of a damaged cassette or export, how to get
 // what is left of it into a file mcpmock can serve.
 func salvageHint(err error) error {
-	if errors.Is(err, store.ErrCorrupt) {
+	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrJSONL) {
 		return fmt.Errorf("%w; mcpspy export --salvage -o FILE.jsonl CASSETTE exports what can still be read", err)
 	}
 	return err

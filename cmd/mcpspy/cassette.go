@@ -112,8 +112,8 @@ func runExport(args []string, s streams) error {
 	filter := fs.String("filter", "", "export only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md), renumbered\n"+
 		"as the inspector's e key writes them")
 	out := fs.String("o", "", "write to FILE atomically instead of stdout")
-	salvage := fs.Bool("salvage", false, "export what a damaged .db cassette still holds: go on past damage, renumber, list what\n"+
-		"was lost on stderr, and exit 1 if anything was")
+	salvage := fs.Bool("salvage", false, "export what a damaged cassette (.db or .jsonl) still holds: go on past damage, renumber,\n"+
+		"list what was lost on stderr, and exit 1 if anything was")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -135,11 +135,8 @@ func runExport(args []string, s streams) error {
 	filtered := false
 	fs.Visit(func(f *flag.Flag) { filtered = filtered || f.Name == "filter" })
 	if *salvage {
-		switch {
-		case filtered:
+		if filtered {
 			return usageErrorf("export: --salvage and --filter do not go together: salvage, then export the salvaged file with --filter")
-		case strings.EqualFold(filepath.Ext(fs.Arg(0)), ".jsonl"):
-			return usageErrorf("export: --salvage reads a .db cassette, not %s", fs.Arg(0))
 		}
 		err := exportSalvaged(fs.Arg(0), sessions, *out, s, opts)
 		if red != nil {
@@ -161,7 +158,7 @@ func runExport(args []string, s streams) error {
 	if err == nil && red != nil {
 		red.summary(s.Err)
 	}
-	if errors.Is(err, store.ErrCorrupt) {
+	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrJSONL) {
 		return fmt.Errorf("%w; --salvage exports what can still be read", err)
 	}
 	return err
@@ -193,9 +190,12 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 		fmt.Fprintf(s.Err, "mcpspy: export: %s: %s; nothing was lost\n", path, salvaged)
 		return nil
 	}
-	infos := 0
+	infos, lines := 0, 0
 	for _, l := range rep.Lost {
-		if l.From == 0 {
+		switch {
+		case l.Line > 0:
+			lines++
+		case l.InfoLost():
 			infos++
 		}
 	}
@@ -205,6 +205,9 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 	}
 	if infos > 0 {
 		lost = append(lost, counted(infos, "session info")+" (made anew from the messages)")
+	}
+	if lines > 0 {
+		lost = append(lost, counted(lines, "unreadable line"))
 	}
 	return fmt.Errorf("export: %s: %s; lost %s, listed above", path, salvaged, strings.Join(lost, " and "))
 }

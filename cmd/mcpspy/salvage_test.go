@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,7 +101,6 @@ func TestMcpspy_ExportSalvageUsage(t *testing.T) {
 		want string
 	}{
 		{"with --filter", []string{"export", "--salvage", "--filter", "tool:echo", db}, "--salvage and --filter do not go together"},
-		{"a .jsonl", []string{"export", "--salvage", shippedCassette(t, "everything-http.jsonl")}, "--salvage reads a .db cassette"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := runCmd(tt.args...)
@@ -109,4 +109,46 @@ func TestMcpspy_ExportSalvageUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A bug report's .jsonl that a download cut short: export and import
+// refuse it at the cut line and point at --salvage, which writes every
+// whole line, says which line it lost, exits 1, and what it wrote replays
+// to a go-sdk client.
+func TestMcpspy_ExportSalvageCutJSONL(t *testing.T) {
+	shipped, err := os.ReadFile(shippedCassette(t, "everything-stdio.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "bug-report.jsonl")
+	lines := bytes.Count(shipped, []byte("\n"))
+	if err := os.WriteFile(cut, shipped[:len(shipped)-40], 0o600); err != nil { // into the last line
+		t.Fatal(err)
+	}
+
+	_, _, err = runCmd("export", cut)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s:%d:", cut, lines)) || !strings.Contains(err.Error(), "--salvage exports what can still be read") {
+		t.Fatalf("export of the cut file: %v, want the line named and a pointer to --salvage", err)
+	}
+	out := filepath.Join(dir, "rescued.jsonl")
+	_, stderr, err := runCmd("export", "--salvage", "-o", out, cut)
+	if err == nil || !strings.Contains(err.Error(), "salvaged 18 messages in 1 session; lost 1 unreadable line") {
+		t.Fatalf("export --salvage: %v", err)
+	}
+	if want := fmt.Sprintf("mcpspy: export: line %d unreadable: %s:%d:", lines, cut, lines); !strings.HasPrefix(stderr, want) {
+		t.Errorf("stderr %q, want it to start %q", stderr, want)
+	}
+	want := readTape(t, shippedCassette(t, "everything-stdio.jsonl")).Sessions[0]
+	got := readTape(t, out).Sessions[0]
+	if got.Info.Upstream != want.Info.Upstream || len(got.Messages) != len(want.Messages)-1 {
+		t.Fatalf("salvaged %q with %d messages, want the recording's info and all but its last message", got.Info.Upstream, len(got.Messages))
+	}
+	for i, m := range got.Messages {
+		if !bytes.Equal(m.Frame, want.Messages[i].Frame) {
+			t.Errorf("seq %d: %.60s, want %.60s", m.Seq, m.Frame, want.Messages[i].Frame)
+		}
+	}
+	srv, cs, ctx := replayWithGoClient(t, out)
+	echoReplays(t, srv, cs, ctx)
 }

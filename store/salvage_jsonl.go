@@ -1,0 +1,121 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// salvageJSONL is Salvage for an export: a download cut short, a line
+// mangled by an editor or a mail client. Import refuses such a file at
+// its first bad line; this reads on. Each line that cannot be read is a
+// Loss naming its number. Messages keep their session, in the order their
+// lines come; a seq that skips ahead is a loss of the seqs between, a seq
+// that does not move forward is a line lost (it cannot be placed), and a
+// session whose header line is missing gets one made from its messages.
+func salvageJSONL(path string, w io.Writer, sessions []string, opts []ExportOption) (*SalvageReport, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	rep := &SalvageReport{}
+	tape := &Tape{}
+	type state struct {
+		index  int    // in tape.Sessions
+		header bool   // its header line was read
+		seq    uint64 // the last seq placed, as in the file
+		r      renumberer
+	}
+	bySession := map[string]*state{}
+	session := func(id string) *state {
+		st, ok := bySession[id]
+		if !ok {
+			st = &state{index: len(tape.Sessions), r: renumberer{file: filepath.Base(path), session: id, next: 1}}
+			bySession[id] = st
+			tape.Sessions = append(tape.Sessions, TapeSession{Info: SessionInfo{ID: id, Transport: TransportUnknown}})
+		}
+		return st
+	}
+	lineLost := func(n int, format string, a ...any) {
+		rep.Lost = append(rep.Lost, Loss{Line: n, Err: fmt.Errorf("%s:%d: %w: %s", path, n, ErrJSONL, fmt.Sprintf(format, a...))})
+	}
+	names := map[string]string{}
+	for n, line := range jsonlLines(data) {
+		l, err := parseLine(line, names)
+		switch {
+		case err != nil:
+			lineLost(n, "%v", err)
+			continue
+		case l.Session == "":
+			lineLost(n, `missing "session"`)
+			continue
+		}
+		if l.Info != nil {
+			st := session(l.Session)
+			ts := &tape.Sessions[st.index]
+			if st.header {
+				lineLost(n, "second header for session %q", l.Session)
+				continue
+			}
+			var info SessionInfo
+			if err := json.Unmarshal(l.Info, &info); err != nil {
+				lineLost(n, "info: %v", err)
+				continue
+			}
+			info.ID = l.Session
+			ts.Info, st.header = info, true
+			continue
+		}
+		m := &Message{Session: l.Session, Seq: l.Seq, HTTP: l.HTTP, Note: l.Note}
+		if why := l.finish(m); why != "" {
+			lineLost(n, "%s", why)
+			continue
+		}
+		st := session(l.Session)
+		if l.Seq <= st.seq {
+			lineLost(n, "seq %d after seq %d of session %q: it cannot be placed", l.Seq, st.seq, l.Session)
+			continue
+		}
+		if l.Seq > st.seq+1 {
+			loss := Loss{Session: l.Session, From: st.seq + 1, To: l.Seq - 1, Err: fmt.Errorf("%s:%d: %w: session %s skips from seq %d to %d", path, n, ErrJSONL, l.Session, st.seq, l.Seq)}
+			rep.Lost = append(rep.Lost, loss)
+			st.r.lost(loss)
+		}
+		st.seq = l.Seq
+		st.r.place(l.Seq, m)
+		ts := &tape.Sessions[st.index]
+		ts.Messages = append(ts.Messages, m)
+	}
+	for i := range tape.Sessions {
+		s := &tape.Sessions[i]
+		if !bySession[s.Info.ID].header {
+			rep.Lost = append(rep.Lost, Loss{Session: s.Info.ID, Err: fmt.Errorf("%s: %w: no header line for session %s", path, ErrJSONL, s.Info.ID)})
+			if len(s.Messages) > 0 {
+				s.Info.Start = s.Messages[0].Time
+			}
+		}
+	}
+	if len(sessions) > 0 {
+		if err := tape.pick(path, sessions); err != nil {
+			return rep, err
+		}
+		kept := map[string]bool{}
+		for _, s := range tape.Sessions {
+			kept[s.Info.ID] = true
+		}
+		var lost []Loss // the losses of the sessions asked for, and every unreadable line
+		for _, l := range rep.Lost {
+			if l.Line > 0 || kept[l.Session] {
+				lost = append(lost, l)
+			}
+		}
+		rep.Lost = lost
+	}
+	for _, s := range tape.Sessions {
+		rep.Sessions++
+		rep.Messages += len(s.Messages)
+	}
+	return rep, WriteJSONL(w, tape, opts...)
+}
