@@ -184,8 +184,8 @@ func TestRun_READMECommands(t *testing.T) {
 	})
 }
 
-// A damaged cassette (here cut short) is refused with what is wrong and
-// where, and the way to what is left of it.
+// A damaged cassette or export (here each cut short) is refused with what
+// is wrong and where, and the way to what is left of it.
 func TestRun_DamagedCassetteHint(t *testing.T) {
 	shipped, err := os.ReadFile(filepath.Join(peertest.ModuleRoot(), "cassettes", "everything-stdio.db"))
 	if err != nil {
@@ -195,10 +195,16 @@ func TestRun_DamagedCassetteHint(t *testing.T) {
 	if err := os.WriteFile(db, shipped[:2*os.Getpagesize()], 0o600); err != nil { // the meta pages alone
 		t.Fatal(err)
 	}
+	jsonl := writeTape(t)
+	if err := os.WriteFile(jsonl, []byte(tape[:len(tape)-30]), 0o600); err != nil { // into the last line
+		t.Fatal(err)
+	}
 	for _, cmd := range []string{"serve", "check"} {
-		code, _, stderr := runWith(t, "", cmd, db)
-		if code != 1 || !strings.Contains(stderr, db+": cassette is corrupt: truncated") || !strings.Contains(stderr, "mcpspy export --salvage") {
-			t.Errorf("mcpmock %s of a cut cassette: exit %d, stderr %q", cmd, code, stderr)
+		for source, want := range map[string]string{db: db + ": cassette is corrupt: truncated", jsonl: jsonl + ":5: bad JSONL cassette"} {
+			code, _, stderr := runWith(t, "", cmd, source)
+			if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "mcpspy export --salvage") {
+				t.Errorf("mcpmock %s %s: exit %d, stderr %q; want %q and the way to salvage it", cmd, source, code, stderr, want)
+			}
 		}
 	}
 }
