@@ -78,17 +78,18 @@ func openDB(path string, write bool) (*bolt.DB, error) {
 // openDBFile is openDB that also returns the handle's file, which a writer
 // holding the file between commits watches for waiters.
 func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
-	if !write {
-		st, err := os.Stat(path)
-		if errors.Is(err, fs.ErrNotExist) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !write {
 			return nil, nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if st.Size() == 0 {
-			return nil, nil, fmt.Errorf("%s: %w (empty file)", path, ErrNotCassette)
-		}
+	case err != nil:
+		return nil, nil, err
+	case !st.Mode().IsRegular():
+		return nil, nil, fmt.Errorf("%s: %w (a %s, not a file)", path, ErrNotCassette, fileKind(st.Mode()))
+	case st.Size() == 0 && !write:
+		return nil, nil, fmt.Errorf("%s: %w (empty file)", path, ErrNotCassette)
 	}
 	if write {
 		if err := checkWholeFile(path); err != nil {
@@ -123,6 +124,21 @@ func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
 	// small and some are committed to git.
 	db.AllocSize = 1 << 20
 	return db, file, nil
+}
+
+// fileKind names what a path that is not a regular file is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
 }
 
 // checkWholeFile refuses, before a writable open, an existing cassette

@@ -541,3 +541,18 @@ func TestWriter_Rewrite(t *testing.T) {
 		t.Errorf("the appended frame was changed in place")
 	}
 }
+
+// A path that is not a regular file is refused as such, for reading and
+// for recording, not as a file that is not bbolt.
+func TestCassette_NotAFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ path, kind string }{{dir, "a directory"}, {os.DevNull, "a device"}} {
+		_, err := store.Load(tt.path)
+		_, werr := store.NewWriter(tt.path, store.WriterOptions{})
+		for _, err := range []error{err, werr, store.Check(tt.path)} {
+			if !errors.Is(err, store.ErrNotCassette) || !strings.Contains(err.Error(), tt.path+": not an mcptape cassette ("+tt.kind+", not a file)") {
+				t.Errorf("%s: %v, want it named %s", tt.path, err, tt.kind)
+			}
+		}
+	}
+}
