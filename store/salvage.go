@@ -127,6 +127,7 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 				if infos, err = resolve(path, infos, sessions); err != nil {
 					return err
 				}
+				rep.Lost = lossesOf(rep.Lost, infos)
 			}
 			for i := range infos {
 				if err := s.session(&infos[i]); err != nil {
@@ -140,6 +141,22 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 		return rep, err
 	}
 	return rep, e.w.Flush()
+}
+
+// lossesOf keeps the losses of the sessions given, and every unreadable
+// line (which no session can claim).
+func lossesOf(lost []Loss, infos []SessionInfo) []Loss {
+	kept := map[string]bool{}
+	for _, info := range infos {
+		kept[info.ID] = true
+	}
+	var out []Loss
+	for _, l := range lost {
+		if l.Line > 0 || kept[l.Session] {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // salvager walks one read transaction of a damaged cassette.

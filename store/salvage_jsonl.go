@@ -101,17 +101,11 @@ func salvageJSONL(path string, w io.Writer, sessions []string, opts []ExportOpti
 		if err := tape.pick(path, sessions); err != nil {
 			return rep, err
 		}
-		kept := map[string]bool{}
-		for _, s := range tape.Sessions {
-			kept[s.Info.ID] = true
+		infos := make([]SessionInfo, len(tape.Sessions))
+		for i, s := range tape.Sessions {
+			infos[i] = s.Info
 		}
-		var lost []Loss // the losses of the sessions asked for, and every unreadable line
-		for _, l := range rep.Lost {
-			if l.Line > 0 || kept[l.Session] {
-				lost = append(lost, l)
-			}
-		}
-		rep.Lost = lost
+		rep.Lost = lossesOf(rep.Lost, infos)
 	}
 	for _, s := range tape.Sessions {
 		rep.Sessions++

@@ -377,3 +377,30 @@ func FuzzSalvage(f *testing.F) {
 		}
 	})
 }
+
+// --session on a damaged cassette reports the losses of the sessions
+// asked for alone.
+func TestSalvage_SessionsReportTheirLossesOnly(t *testing.T) {
+	path := importTape(t, markedTape(400))
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketSessions).Put([]byte("s3"), []byte("{not json")) })
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeroPageOf(t, path, "@s2#0150@", "s2")
+	for _, tt := range []struct {
+		session string
+		losses  int
+	}{{"s1", 0}, {"s2", 1}, {"s3", 1}} {
+		_, rep, _ := salvage(t, path, tt.session)
+		if len(rep.Lost) != tt.losses || rep.Sessions != 1 {
+			t.Errorf("--session %s: %d sessions, losses %v; want 1 session, %d losses", tt.session, rep.Sessions, rep.Lost, tt.losses)
+		}
+	}
+}
