@@ -12,19 +12,68 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
+// pollLog is a Source that notes, for each Poll, when it started and how
+// many new messages it found.
+type pollLog struct {
+	Source
+	mu    sync.Mutex
+	polls []loggedPoll
+}
+
+type loggedPoll struct {
+	start time.Time
+	msgs  int
+}
+
+func (p *pollLog) Poll(after map[string]uint64) (*Batch, error) {
+	start := time.Now()
+	b, err := p.Source.Poll(after)
+	if err == nil {
+		p.mu.Lock()
+		p.polls = append(p.polls, loggedPoll{start, len(b.Msgs)})
+		p.mu.Unlock()
+	}
+	return b, err
+}
+
+// foundBy counts the new messages found by the polls that started after
+// from, up to and including the first that started after by; ok is false
+// when no poll has started after by yet.
+func (p *pollLog) foundBy(from, by time.Time) (n int, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, q := range p.polls {
+		if q.start.After(from) {
+			n += q.msgs
+		}
+		if q.start.After(by) {
+			return n, true
+		}
+	}
+	return n, false
+}
+
 // TestView_Follow appends with a store.Writer, which opens the file for
 // each commit as a recorder in another process does, and checks that the
-// new messages show within a second while the selection and scroll stay.
+// new messages show while the selection and scroll stay. "Within a second
+// of the commit" (#2) holds because the follower polls every 250 ms and
+// the first poll after a commit finds it; both are checked, rather than a
+// wall-clock time that a loaded machine can stretch.
 func TestView_Follow(t *testing.T) {
 	path := writeCassette(t, sampleSession)
 	m, src := openModel(t, path)
-	h := startApp(t, m, src, Options{Follow: true}, 80, 24)
+	log := &pollLog{Source: src}
+	h := startApp(t, m, log, Options{Follow: true}, 80, 24)
+	if got := h.app.opts.PollInterval; got > time.Second/4 {
+		t.Errorf("the follower polls every %v; new messages must show within 1 s", got)
+	}
 	h.waitFor(wait, []string{"13/13", "● follow"})
 	h.keys("jj")
 	h.waitFor(wait, []string{"s1 #3  →"})
 	var off int
 	h.onUI(func() { off, _ = h.app.table.GetOffset() })
 
+	begun := time.Now()
 	w, s := liveSession(t, path, store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: time.Now()})
 	for i := 1; i <= 30; i++ {
 		s.Append(store.C2S, time.Now(), fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i), nil)
@@ -33,9 +82,11 @@ func TestView_Follow(t *testing.T) {
 		t.Fatal(err)
 	}
 	committed := time.Now()
-	h.waitFor(2*time.Second, []string{"43/43", "live"})
-	if d := time.Since(committed); d > time.Second {
-		t.Errorf("new messages took %v to show; want under 1 s", d)
+	h.waitFor(wait, []string{"43/43", "live"})
+	// A poll that ran during the commit may have found them already; by
+	// the first poll after it, all must have been found.
+	if n, ok := log.foundBy(begun, committed); !ok || n != 30 {
+		t.Errorf("by the first poll after the commit, %d new messages were found (polled since: %v); want all 30", n, ok)
 	}
 	if r := h.selected(); r.Session != "s1" || r.Seq != 3 {
 		t.Errorf("selection moved to %s #%d", r.Session, r.Seq)
@@ -115,7 +166,7 @@ func TestView_FollowDetailGainsPair(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	h.waitFor(2*time.Second, []string{"15/15", "paired response s2 #2 below", "paired response: s2 #2"})
+	h.waitFor(wait, []string{"15/15", "paired response s2 #2 below", "paired response: s2 #2"})
 	if r := h.selected(); r.Session != "s2" || r.Seq != 1 {
 		t.Errorf("selection moved to %s #%d", r.Session, r.Seq)
 	}
@@ -163,7 +214,7 @@ func TestView_FollowLateFindings(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	h.waitFor(2*time.Second, []string{"lint: 1 finding new on messages the filter had passed over", "0/17"})
+	h.waitFor(wait, []string{"lint: 1 finding new on messages the filter had passed over", "0/17"})
 	h.play(wait, []keyStep{{keys: "f"}, {key: tcell.KeyEnter, want: []string{"1/17", "tools/call never"}}})
 }
 
