@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -89,6 +90,11 @@ func (r *SalvageReport) LostMessages() int {
 // lost.
 const TransportUnknown = "unknown"
 
+// maxSessionKey bounds the length of a session id Salvage believes: ids
+// are short ("s12", or a --session name), and a key whose length field
+// was damaged can claim most of the file.
+const maxSessionKey = 1 << 10
+
 // maxSessionProbe bounds the session ids ("sN") Salvage looks for one by
 // one when a list of sessions is damaged; the count it starts from may be
 // damaged too.
@@ -120,7 +126,7 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 			if err := checkMeta(path, tx); err != nil {
 				return err
 			}
-			s := &salvager{path: path, tx: tx, e: e, rep: rep}
+			s := &salvager{path: path, tx: tx, e: e, rep: rep, keys: map[string]string{}}
 			infos := s.infos()
 			if len(sessions) > 0 {
 				var err error
@@ -165,6 +171,7 @@ type salvager struct {
 	tx   *bolt.Tx
 	e    *jsonlEncoder
 	rep  *SalvageReport
+	keys map[string]string // the bucket keys of sessions renamed for damage
 }
 
 // protect runs fn, turning a panic (bbolt's on a damaged page, or a fault
@@ -191,7 +198,13 @@ func (s *salvager) infos() []SessionInfo {
 		// Keys up to the damage are kept; the sequence probe below finds
 		// the usual ids ("sN") past it.
 		err := s.protect(func() error {
-			return s.tx.Bucket(top).ForEach(func(k, _ []byte) error { note(string(k)); return nil })
+			return s.tx.Bucket(top).ForEach(func(k, _ []byte) error {
+				if len(k) > maxSessionKey { // a damaged length: not a session anyone named
+					return fmt.Errorf("%s: %w: a session key of %d bytes", s.path, ErrCorrupt, len(k))
+				}
+				note(string(k))
+				return nil
+			})
 		})
 		damaged = damaged || err != nil
 	}
@@ -218,16 +231,36 @@ func (s *salvager) infos() []SessionInfo {
 		}
 	}
 	out := make([]SessionInfo, 0, len(order))
-	for _, id := range order {
-		info, err := s.info(id)
+	for _, key := range order {
+		id := key
+		if id == "" || !utf8.ValidString(id) {
+			// A damaged key: an export cannot carry it (an empty id, or
+			// bytes JSON would change), so the session gets a new one.
+			for n := len(s.keys) + 1; id == key || found[id]; n++ {
+				id = "damaged-" + strconv.Itoa(n)
+			}
+			s.keys[id] = key
+			s.rep.Lost = append(s.rep.Lost, Loss{Session: id, Err: fmt.Errorf("%s: %w: session id %.64q damaged; its messages are under %s", s.path, ErrCorrupt, key, id)})
+		}
+		info, err := s.info(key)
 		if err != nil {
 			s.rep.Lost = append(s.rep.Lost, Loss{Session: id, Err: err})
-			info = SessionInfo{ID: id, Transport: TransportUnknown, Start: s.firstTime(id)}
+			info = SessionInfo{Transport: TransportUnknown, Start: s.firstTime(key)}
 		}
+		info.ID = id
 		out = append(out, info)
 	}
 	sortSessions(out)
 	return out
+}
+
+// key is the bucket key of the session Salvage calls id: id itself,
+// unless the key was damaged and id is the name given in its place.
+func (s *salvager) key(id string) string {
+	if k, ok := s.keys[id]; ok {
+		return k
+	}
+	return id
 }
 
 // info reads one session's info; a missing one is an error here, since
@@ -266,12 +299,16 @@ func (s *salvager) session(info *SessionInfo) error {
 	}
 	s.rep.Sessions++
 	r := renumberer{file: filepath.Base(s.path), session: info.ID, next: 1}
-	losses, err := s.walk(info.ID, func(orig uint64, m *Message) error {
+	losses, err := s.walk(s.key(info.ID), func(orig uint64, m *Message) error {
+		m.Session = info.ID
 		r.place(orig, m)
 		s.rep.Messages++
 		return s.e.message(m)
 	}, r.lost)
-	s.rep.Lost = append(s.rep.Lost, losses...)
+	for _, l := range losses {
+		l.Session = info.ID
+		s.rep.Lost = append(s.rep.Lost, l)
+	}
 	return err
 }
 
