@@ -125,7 +125,9 @@ func joinChunks(tail []byte, seq uint64, blobs *bolt.Bucket) ([]byte, error) {
 	if k <= 0 || blobs == nil {
 		return nil, errShort
 	}
-	frame := make([]byte, 0, size)
+	// The size is read from the file: a damaged one must not be allocated
+	// up front (it can claim more memory than the machine has).
+	frame := make([]byte, 0, min(size, maxChunkedPrealloc))
 	for i := 0; uint64(len(frame)) < size; i++ {
 		c := blobs.Get(chunkKey(seq, i))
 		if c == nil {
@@ -138,6 +140,10 @@ func joinChunks(tail []byte, seq uint64, blobs *bolt.Bucket) ([]byte, error) {
 	}
 	return frame, nil
 }
+
+// maxChunkedPrealloc bounds what joinChunks allocates before it has read
+// a chunk.
+const maxChunkedPrealloc = 64 << 20
 
 func readBytes(b []byte) (field, rest []byte, err error) {
 	n, k := binary.Uvarint(b)

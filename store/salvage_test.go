@@ -350,6 +350,13 @@ func TestSalvage_TruncatedPastTheRoot(t *testing.T) {
 // session that added this). Everything else (meta pages, leaf keys and
 // values, element headers, overflow pages, free pages) may be damaged.
 func FuzzSalvage(f *testing.F) {
+	if raceEnabled {
+		// -race builds with checkptr, under which bbolt's unsafe.Slice over
+		// a damaged key or value length is a fatal error, not a panic: the
+		// seeds include such a length. .ci/run fuzzes this target, seeds
+		// first, in a build without -race.
+		f.Skip("needs a build without -race: checkptr makes bbolt's reads of a damaged length fatal")
+	}
 	dir := f.TempDir()
 	base := filepath.Join(dir, "base.db")
 	if err := Import(base, markedTape(40)); err != nil {
