@@ -2,10 +2,12 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -248,4 +250,27 @@ func truncatedCassette(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// A chunked frame whose size was damaged into something huge is an error
+// once its chunks run out, and is not allocated up front: 8 GiB asked for
+// by a few damaged bytes must not be 8 GiB taken.
+func TestReader_DamagedChunkedSizeIsNotAllocated(t *testing.T) {
+	const claimed = 8 << 30
+	path := damagedCassette(t, func(tx *bolt.Tx) error {
+		rec := append([]byte{chunkedVersion, byte(S2C)}, make([]byte, 8)...)
+		rec = append(rec, 0, 0) // no metadata, no note
+		rec = binary.AppendUvarint(rec, claimed)
+		return sessionBucket(tx, bucketMessages).Put(seqKey(2), rec)
+	})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := View(path, func(r *Reader) error { _, err := r.Message("s1", 2); return err })
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "chunk 3 of a 8589934592-byte frame is missing") {
+		t.Errorf("error %v, want the missing chunk named", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<30 {
+		t.Errorf("reading it allocated %d MiB", got>>20)
+	}
 }
