@@ -148,12 +148,8 @@ func runExport(args []string, s streams) error {
 	switch {
 	case filtered:
 		err = exportFiltered(fs.Arg(0), *filter, sessions, *out, s, opts)
-	case *out == "":
-		err = store.Export(fs.Arg(0), s.Out, sessions, opts...)
 	default:
-		err = atomicfile.Write(*out, 0o600, func(f *os.File) error {
-			return store.Export(fs.Arg(0), f, sessions, opts...)
-		})
+		err = writeExport(*out, s.Out, func(w io.Writer) error { return store.Export(fs.Arg(0), w, sessions, opts...) })
 	}
 	if err == nil && red != nil {
 		red.summary(s.Err)
@@ -169,16 +165,10 @@ func runExport(args []string, s streams) error {
 // written whole: a script must not take a salvaged file for a full one.
 func exportSalvaged(path string, sessions []string, out string, s streams, opts []store.ExportOption) error {
 	var rep *store.SalvageReport
-	write := func(w io.Writer) (err error) {
+	err := writeExport(out, s.Out, func(w io.Writer) (err error) {
 		rep, err = store.Salvage(path, w, sessions, opts...)
 		return err
-	}
-	var err error
-	if out == "" {
-		err = write(s.Out)
-	} else {
-		err = atomicfile.Write(out, 0o600, func(f *os.File) error { return write(f) })
-	}
+	})
 	if err != nil {
 		return err
 	}
@@ -245,12 +235,18 @@ func exportFiltered(path, expr string, sessions []string, out string, s streams,
 		fmt.Fprintln(s.Err, "mcpspy: export: the filter matched no message")
 	}
 	warnNoHandshake(m, idxs, s.Err)
-	if out == "" {
-		return m.Export(s.Out, src, idxs, opts...)
-	}
 	// No match still writes the (empty) file, so an older export at that
 	// path is not mistaken for this one.
-	return atomicfile.Write(out, 0o600, func(f *os.File) error { return m.Export(f, src, idxs, opts...) })
+	return writeExport(out, s.Out, func(w io.Writer) error { return m.Export(w, src, idxs, opts...) })
+}
+
+// writeExport runs write on stdout, or, given -o FILE, on a temp file
+// that replaces FILE only once write has succeeded.
+func writeExport(out string, stdout io.Writer, write func(io.Writer) error) error {
+	if out == "" {
+		return write(stdout)
+	}
+	return atomicfile.Write(out, 0o600, func(f *os.File) error { return write(f) })
 }
 
 // exportScopes turns --session values (id or name, as for the plain
