@@ -91,7 +91,7 @@ func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
 	case st.Size() == 0 && !write:
 		return nil, nil, fmt.Errorf("%s: %w (empty file)", path, ErrNotCassette)
 	}
-	if write {
+	if write && err == nil && st.Size() > 0 { // an existing file; a new one is whole
 		if err := checkWholeFile(path); err != nil {
 			return nil, nil, err
 		}
@@ -148,10 +148,6 @@ func fileKind(m fs.FileMode) string {
 // file's lock, behind. A read-only open reads no page past the meta
 // pages, so checkWhole can run there first.
 func checkWholeFile(path string) error {
-	st, err := os.Stat(path)
-	if err != nil || st.Size() == 0 {
-		return nil // the open that follows creates it, or says why not
-	}
 	db, err := openDB(path, false)
 	if err != nil {
 		return err
