@@ -27,6 +27,11 @@ import (
 // forwarding path: the cheapest recording hop we know). The paths take
 // turns in small chunks so that machine noise hits all alike.
 //
+// Set MCPTAPE_BENCH_BASE to another mcpspy binary (a build of the commit
+// before a change) to run it as a sixth path beside the others:
+// "vs-base" is then this mcpspy ÷ that one, measured on the same machine
+// in the same minutes, which a change worth a few percent needs.
+//
 // It reports the target ratio, mcpspy ÷ direct (≥ 0.85), and beside it
 // the relay's ratio: what any extra hop costs on this machine, the floor
 // under mcpspy's own overhead. "vs-relay" is mcpspy ÷ relay, the part
@@ -82,6 +87,12 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 				{sessions: connect(listening(tapProc, "taprelay: listening on ")), pid: tapProc.Cmd.Process.Pid},
 			}
 			direct, proxied, relayed, stdlib, tapped := paths[0], paths[1], paths[2], paths[3], paths[4]
+			var base *benchPath
+			if bin := os.Getenv("MCPTAPE_BENCH_BASE"); bin != "" {
+				baseProc := peertest.Start(b, dir, nil, nil, nil, bin, "record", "-o", filepath.Join(dir, "base.db"), "--listen", "127.0.0.1:0", "--upstream", up+"/mcp")
+				base = &benchPath{sessions: connect(listening(baseProc, "mcpspy: listening on ")), pid: baseProc.Cmd.Process.Pid}
+				paths = append(paths, base)
+			}
 			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "benchmark payload"}}
 			for _, p := range paths { // warm up
 				p.run(b, params, 20*clients)
@@ -117,6 +128,11 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 			b.ReportMetric(stdlib.rate(b.N)/direct.rate(b.N), "goproxy-ratio")
 			b.ReportMetric(proxied.rate(b.N)/stdlib.rate(b.N), "vs-goproxy")
 			b.ReportMetric(tapped.rate(b.N)/direct.rate(b.N), "tap-ratio")
+			if base != nil {
+				b.ReportMetric(perRT(processCPU(b, base.pid)-base.cpu, n), "base_cpu_µs/rt")
+				b.ReportMetric(base.rate(b.N)/direct.rate(b.N), "base-ratio")
+				b.ReportMetric(proxied.rate(b.N)/base.rate(b.N), "vs-base")
+			}
 			p99d := p99(direct.lat)
 			b.ReportMetric(float64(p99d.Microseconds()), "direct_p99_µs")
 			b.ReportMetric(float64((p99(proxied.lat) - p99d).Microseconds()), "added_p99_µs")
