@@ -186,6 +186,17 @@ func (p *HTTPProxy) roundTrip(r, out *http.Request) (*http.Response, error) {
 	return p.Transport.RoundTrip(out)
 }
 
+// upstreamRequest is the request r becomes upstream, without a header or
+// body yet: r's method and context, and the target as mapped, not
+// printed and parsed again as http.NewRequest would (that was a
+// measurable share of each round trip).
+func upstreamRequest(r *http.Request, target *url.URL) *http.Request {
+	target.Host = strings.TrimSuffix(target.Host, ":") // an empty port, as NewRequest drops it
+	out := &http.Request{Method: r.Method, URL: target, Host: target.Host,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{}}
+	return out.WithContext(r.Context())
+}
+
 // target maps a request URL to the upstream.
 func (p *HTTPProxy) target(in *url.URL) *url.URL { return upstreamURL(p.Upstream, in) }
 
@@ -245,11 +256,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), nil)
-	if err != nil {
-		p.badGateway(w, msg, err)
-		return
-	}
+	out := upstreamRequest(r, target)
 	out.Header = forwardHeader(r.Header)
 	p.setOwnHeader(out)
 	switch {

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // HTTPRedactor hides credentials in what the HTTP and WebSocket recorders
@@ -13,7 +15,16 @@ import (
 // defaults; a nil *HTTPRedactor redacts nothing (--no-redact).
 type HTTPRedactor struct {
 	extra map[string]bool // lower-case names
+
+	// known remembers the answer for each header or parameter name seen:
+	// the same few names come with every request, and deciding costs a
+	// dozen case-folding comparisons. Bounded by maxKnownNames, as names
+	// come from clients.
+	known  sync.Map // string → bool
+	nKnown atomic.Int32
 }
+
+const maxKnownNames = 1024
 
 // NewHTTPRedactor redacts the default names and the given extra ones
 // (case-insensitive).
@@ -29,10 +40,16 @@ func (r *HTTPRedactor) secret(name string) bool {
 	if r == nil {
 		return false
 	}
-	if IsSecretName(name) {
-		return true
+	if v, ok := r.known.Load(name); ok {
+		return v.(bool)
 	}
-	return len(r.extra) > 0 && r.extra[strings.ToLower(name)]
+	secret := IsSecretName(name) || len(r.extra) > 0 && r.extra[strings.ToLower(name)]
+	if r.nKnown.Load() < maxKnownNames {
+		if _, loaded := r.known.LoadOrStore(name, secret); !loaded {
+			r.nKnown.Add(1)
+		}
+	}
+	return secret
 }
 
 // Header returns a copy of h with secret values replaced. The copy's
@@ -48,13 +65,14 @@ func (r *HTTPRedactor) Header(h http.Header) http.Header {
 	out := make(http.Header, len(h))
 	backing := make([]string, n)
 	for k, vs := range h {
-		if len(vs) == 0 && !r.secret(k) {
+		secret := r.secret(k)
+		if len(vs) == 0 && !secret {
 			out[k] = nil // as a copy by append would be
 			continue
 		}
 		dst := backing[:len(vs):len(vs)]
 		backing = backing[len(vs):]
-		if r.secret(k) {
+		if secret {
 			for i := range dst {
 				dst[i] = Redacted
 			}

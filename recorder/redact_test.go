@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -133,6 +134,35 @@ func TestHTTPRedactor_Header(t *testing.T) {
 // The upstream URL is stored in the session's info: a password in it and
 // secret query parameters are hidden; the rest stays as it was, and
 // --no-redact (a nil redactor) keeps it all.
+// The redactor remembers its answer per name; past maxKnownNames it stops
+// remembering, and its answers must be the same either way.
+func TestHTTPRedactor_RemembersNamesWithinBound(t *testing.T) {
+	r := NewHTTPRedactor([]string{"x-tenant"})
+	for round := range 2 { // the second round answers from memory
+		for i := range maxKnownNames + 100 {
+			for _, tc := range []struct {
+				name   string
+				secret bool
+			}{
+				{fmt.Sprintf("X-Plain-%d", i), false},
+				{fmt.Sprintf("X-Token-%d", i), true},
+				{"X-TENANT", true},
+				{"Accept", false},
+			} {
+				if got := r.secret(tc.name); got != tc.secret {
+					t.Fatalf("round %d: secret(%q) = %v, want %v", round, tc.name, got, tc.secret)
+				}
+			}
+		}
+	}
+	if n := r.nKnown.Load(); n > maxKnownNames {
+		t.Errorf("remembers %d names, more than the bound %d", n, maxKnownNames)
+	}
+	if _, ok := r.known.Load("X-TENANT"); !ok {
+		t.Error("a name seen first was not remembered")
+	}
+}
+
 func TestHTTPRedactor_URL(t *testing.T) {
 	tests := []struct {
 		name string

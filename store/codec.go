@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -51,10 +52,24 @@ type encodedMessage struct {
 	chunks   [][]byte
 }
 
+var metaBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledMeta keeps the buffers of rare, huge header sets out of the pool.
+const maxPooledMeta = 64 << 10
+
 func encodeMessage(m *Message, sum *Summary) (encodedMessage, error) {
 	var meta []byte
 	if m.HTTP != nil {
-		meta = appendHTTPMeta(nil, m.HTTP)
+		// The metadata is copied into the record below: build it in a
+		// pooled buffer, not in one allocated and dropped per message.
+		buf := metaBufs.Get().(*[]byte)
+		meta = appendHTTPMeta((*buf)[:0], m.HTTP)
+		defer func() {
+			if cap(meta) <= maxPooledMeta {
+				*buf = meta
+				metaBufs.Put(buf)
+			}
+		}()
 	}
 	chunked := len(m.Frame) > chunkSize
 	version, inline := byte(codecVersion), len(m.Frame)
