@@ -114,7 +114,7 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
 		return salvageJSONL(path, w, sessions, opts)
 	}
-	db, err := openDB(path, false)
+	db, file, err := openDBFile(path, false)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +123,9 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 	rep := &SalvageReport{}
 	err = guard(path, func() error {
 		return db.View(func(tx *bolt.Tx) error {
+			if err := checkTree(path, file, tx, true); err != nil {
+				return err
+			}
 			if err := checkMeta(path, tx); err != nil {
 				return err
 			}

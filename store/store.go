@@ -277,7 +277,7 @@ func ensureSchema(tx *bolt.Tx) error {
 
 // update runs fn in one write transaction on a freshly opened file.
 func update(path string, fn func(tx *bolt.Tx) error) (err error) {
-	db, err := openDB(path, true)
+	db, file, err := openDBFile(path, true)
 	if err != nil {
 		return err
 	}
@@ -286,6 +286,18 @@ func update(path string, fn func(tx *bolt.Tx) error) (err error) {
 			err = fmt.Errorf("close cassette %s: %w", path, cerr)
 		}
 	}()
+	// Before writing: a write transaction searches the tree too.
+	err = guard(path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			if err := checkWhole(path, tx); err != nil {
+				return err
+			}
+			return checkTree(path, file, tx, false)
+		})
+	})
+	if err != nil {
+		return err
+	}
 	return writeTx(path, db, fn)
 }
 
@@ -307,14 +319,20 @@ func writeTx(path string, db *bolt.DB, fn func(tx *bolt.Tx) error) error {
 
 // view runs fn in one read transaction on a freshly opened file.
 func view(path string, fn func(tx *bolt.Tx) error) error {
-	db, err := openDB(path, false)
+	db, file, err := openDBFile(path, false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	return guard(path, func() error {
 		return db.View(func(tx *bolt.Tx) error {
-			if err := checkFormat(path, tx); err != nil {
+			if err := checkWhole(path, tx); err != nil {
+				return err
+			}
+			if err := checkTree(path, file, tx, false); err != nil {
+				return err
+			}
+			if err := checkMeta(path, tx); err != nil {
 				return err
 			}
 			return fn(tx)
