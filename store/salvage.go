@@ -31,9 +31,11 @@ import (
 // truncated file, which guard turns into a panic) and where the record
 // decoder finds it. Each read that meets damage is abandoned and the walk
 // resumes at the next seq, so one bad page costs the messages on it and
-// nothing more. What Salvage cannot get past: both bbolt meta pages
-// damaged (the file does not open), or a meta bucket that no longer says
-// it is a cassette.
+// nothing more. A page pointer damaged into a loop, which bbolt would
+// follow for ever, is cut in a private copy of the file first
+// (salvage_detour.go). What Salvage cannot get past: both bbolt meta
+// pages damaged (the file does not open), or a meta bucket that no longer
+// says it is a cassette.
 
 // Loss is a part of a damaged cassette that Salvage could not read.
 type Loss struct {
@@ -73,6 +75,9 @@ type SalvageReport struct {
 	Sessions int // sessions written
 	Messages int // messages written
 	Lost     []Loss
+	// Detours are the loops of page pointers read around; what lay below
+	// each is among Lost.
+	Detours []PageDetour
 }
 
 // LostMessages counts the messages in Lost.
@@ -114,18 +119,20 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
 		return salvageJSONL(path, w, sessions, opts)
 	}
-	db, file, err := openDBFile(path, false)
+	src, detours, cleanup, err := detourLoops(path)
 	if err != nil {
 		return nil, err
 	}
+	defer cleanup()
+	db, err := openDB(src, false)
+	if err != nil {
+		return nil, renamed(err, src, path)
+	}
 	defer db.Close()
 	e := newJSONLEncoder(w, opts)
-	rep := &SalvageReport{}
+	rep := &SalvageReport{Detours: detours}
 	err = guard(path, func() error {
 		return db.View(func(tx *bolt.Tx) error {
-			if err := checkTree(path, file, tx, true); err != nil {
-				return err
-			}
 			if err := checkMeta(path, tx); err != nil {
 				return err
 			}

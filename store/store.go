@@ -16,8 +16,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -364,7 +366,24 @@ func describePanic(path string, r any) any {
 		}
 		return "a page lies past the end of the file (" + size + " bytes): truncated, or cut short while it was read"
 	}
+	if isDetour(r) {
+		return "it lay below a page pointer that looped, which salvage cut"
+	}
 	return r
+}
+
+// isDetour says whether a recovered panic is bbolt's read of detourPage:
+// an index past the end of its mapping array, at detourPage × page size
+// or beyond.
+func isDetour(r any) bool {
+	e, ok := r.(runtime.Error)
+	if !ok {
+		return false
+	}
+	_, rest, found := strings.Cut(e.Error(), "index out of range [")
+	digits, _, _ := strings.Cut(rest, "]")
+	at, err := strconv.ParseUint(digits, 10, 64)
+	return found && err == nil && at >= detourPage*512
 }
 
 // Init creates the cassette at path if needed, or checks that the file there

@@ -51,9 +51,17 @@ func checkTree(path string, file *os.File, tx *bolt.Tx, loose bool) error {
 		err = w.walk(root)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+		return fmt.Errorf("%s: %w: %w", path, ErrCorrupt, err)
 	}
 	return nil
+}
+
+// pageLoop is a child pointer, element elem of branch page from, that
+// points back up the tree to page to.
+type pageLoop struct{ from, elem, to, pageSize uint64 }
+
+func (l *pageLoop) Error() string {
+	return fmt.Sprintf("page %d is its own descendant: a damaged pointer (element %d of page %d) loops back to it", l.to, l.elem, l.from)
 }
 
 // The page format of bbolt v1 (native byte order): a 16-byte header (id
@@ -125,7 +133,10 @@ func (w *treeWalk) walk(root uint64) error {
 	enter := func(id uint64, depth int) error {
 		if id < w.pages && w.entered[depth].has(id) {
 			if !w.finished[depth].has(id) {
-				return fmt.Errorf("page %d is its own descendant: a damaged pointer loops back to it", id)
+				// Only a branch's child can loop: a bucket's root is a
+				// page of the next depth down.
+				parent := path[len(path)-1]
+				return &pageLoop{from: parent.id, elem: uint64(parent.next - 1), to: id, pageSize: w.pageSize}
 			}
 			if w.loose {
 				return nil // walked already

@@ -172,6 +172,9 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 	if err != nil {
 		return err
 	}
+	for _, d := range rep.Detours {
+		fmt.Fprintf(s.Err, "mcpspy: export: %s: %v\n", path, d)
+	}
 	for _, l := range rep.Lost {
 		fmt.Fprintf(s.Err, "mcpspy: export: %v\n", l) // its error names the file
 	}

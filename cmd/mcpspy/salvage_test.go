@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/store"
 )
 
 // runCmd runs mcpspy in process and returns its error and streams.
@@ -84,6 +87,60 @@ func TestMcpspy_ExportSalvageReplays(t *testing.T) {
 		t.Errorf("the mock introduced itself as %+v, want server-everything", got)
 	}
 	echoReplays(t, srv, cs, ctx)
+}
+
+// A cassette whose page pointer was damaged into a loop: export refuses
+// it, naming the page (bbolt would follow the loop for ever), and export
+// --salvage reads around the loop, says so, and writes the rest.
+func TestMcpspy_ExportSalvageReadsAroundALoop(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	tape := &store.Tape{Sessions: []store.TapeSession{{Info: store.SessionInfo{ID: "s1", Transport: store.TransportStdio, Upstream: "server", Start: time.Unix(1_800_000_000, 0).UTC()}}}}
+	for q := 1; q <= 400; q++ {
+		frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, q, strings.Repeat("x", 200))
+		tape.Sessions[0].Messages = append(tape.Sessions[0].Messages, &store.Message{Session: "s1", Seq: uint64(q), Time: time.Unix(1_800_000_000, int64(q)).UTC(), Frame: []byte(frame)})
+	}
+	db := filepath.Join(dir, "bug-report.db")
+	if err := store.Import(db, tape); err != nil {
+		t.Fatal(err)
+	}
+	// bbolt's page layout: a 16-byte header (flags at 8, count at 10), then
+	// 16-byte elements, a branch element's child pointer in its last 8.
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, branch := os.Getpagesize(), 0
+	for p := 2; (p+1)*size <= len(data) && branch == 0; p++ {
+		if binary.NativeEndian.Uint16(data[p*size+8:]) == 1 && binary.NativeEndian.Uint16(data[p*size+10:]) >= 2 {
+			branch = p
+		}
+	}
+	if branch == 0 {
+		t.Fatal("no branch page with two children")
+	}
+	binary.NativeEndian.PutUint64(data[branch*size+16+16+8:], uint64(branch)) // child 1 → the branch itself
+	if err := os.WriteFile(db, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	_, _, err = runCmd("export", db)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("page %d is its own descendant", branch)) || !strings.Contains(err.Error(), "--salvage") {
+		t.Fatalf("export: %v, want the looping page named and a pointer to --salvage", err)
+	}
+	out := filepath.Join(dir, "salvaged.jsonl")
+	_, stderr, err := runCmd("export", "--salvage", "-o", out, db)
+	if code := cli.ExitCode("mcpspy", err, new(bytes.Buffer)); code != 1 || !strings.Contains(err.Error(), "lost") {
+		t.Errorf("export --salvage: %v (exit %d), want exit 1 and the count lost", err, code)
+	}
+	want := fmt.Sprintf("mcpspy: export: %s: element 1 of page %d pointed back up the tree to page %d; salvaged around it\n", db, branch, branch)
+	if !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "it lay below a page pointer that looped") {
+		t.Errorf("stderr %q, want it to start %q and say why messages were lost", stderr, want)
+	}
+	got := readTape(t, out)
+	if n := len(got.Sessions[0].Messages); n == 0 || n >= 400 {
+		t.Errorf("salvaged %d messages, want all but those below the loop", n)
+	}
 }
 
 // On an undamaged cassette --salvage is a plain export that says nothing
