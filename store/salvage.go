@@ -50,16 +50,22 @@ type Loss struct {
 	// are then 0: what it held is not known; a gap it leaves in a
 	// session's seqs is a loss of its own).
 	Line int
-	Err  error // what the first read in that range met
+	// Renamed: what was lost is the session's id (its key was damaged
+	// into bytes an export cannot carry); Session is the name given in
+	// its place.
+	Renamed bool
+	Err     error // what the first read in that range met
 }
 
 // InfoLost says whether what was lost is a session's info.
-func (l Loss) InfoLost() bool { return l.From == 0 && l.Line == 0 }
+func (l Loss) InfoLost() bool { return l.From == 0 && l.Line == 0 && !l.Renamed }
 
 func (l Loss) String() string {
 	switch {
 	case l.Line > 0:
 		return fmt.Sprintf("line %d unreadable: %v", l.Line, l.Err)
+	case l.Renamed:
+		return fmt.Sprintf("%s: session id lost: %v", l.Session, l.Err)
 	case l.From == 0:
 		return fmt.Sprintf("%s: session info lost: %v", l.Session, l.Err)
 	case l.ToEnd:
@@ -250,7 +256,7 @@ func (s *salvager) infos() []SessionInfo {
 				id = "damaged-" + strconv.Itoa(n)
 			}
 			s.keys[id] = key
-			s.rep.Lost = append(s.rep.Lost, Loss{Session: id, Err: fmt.Errorf("%s: %w: session id %.64q damaged; its messages are under %s", s.path, ErrCorrupt, key, id)})
+			s.rep.Lost = append(s.rep.Lost, Loss{Session: id, Renamed: true, Err: fmt.Errorf("%s: %w: session id %.64q damaged; its messages are under %s", s.path, ErrCorrupt, key, id)})
 		}
 		info, err := s.info(key)
 		if err != nil {

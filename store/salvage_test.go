@@ -487,8 +487,12 @@ func TestSalvage_DamagedSessionKey(t *testing.T) {
 	for _, l := range rep.Lost {
 		lost = append(lost, l.String())
 	}
-	if len(lost) != 2 || !strings.Contains(lost[0], `damaged-1: session info lost: `+path+`: cassette is corrupt: session id "s\xff" damaged; its messages are under damaged-1`) ||
+	if len(lost) != 2 || !strings.Contains(lost[0], `damaged-1: session id lost: `+path+`: cassette is corrupt: session id "s\xff" damaged; its messages are under damaged-1`) ||
 		!strings.HasPrefix(lost[1], "damaged-1: session info lost: not in the sessions list") {
 		t.Errorf("losses %q, want the damaged id, then the info it lost", lost)
+	}
+	// Counted apart: one id and one info, not two infos.
+	if !rep.Lost[0].Renamed || rep.Lost[0].InfoLost() || !rep.Lost[1].InfoLost() {
+		t.Errorf("losses %+v: want the first an id (Renamed), the second an info", rep.Lost)
 	}
 }

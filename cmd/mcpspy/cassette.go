@@ -183,11 +183,13 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 		fmt.Fprintf(s.Err, "mcpspy: export: %s: %s; nothing was lost\n", path, salvaged)
 		return nil
 	}
-	infos, lines := 0, 0
+	ids, infos, lines := 0, 0, 0
 	for _, l := range rep.Lost {
 		switch {
 		case l.Line > 0:
 			lines++
+		case l.Renamed:
+			ids++
 		case l.InfoLost():
 			infos++
 		}
@@ -195,6 +197,9 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 	var lost []string
 	if n := rep.LostMessages(); n > 0 {
 		lost = append(lost, counted(n, "message"))
+	}
+	if ids > 0 {
+		lost = append(lost, counted(ids, "session id")+" (renamed damaged-N)")
 	}
 	if infos > 0 {
 		lost = append(lost, counted(infos, "session info")+" (made anew from the messages)")

@@ -110,10 +110,12 @@ func TestMcpspy_ExportSalvageReadsAroundALoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	size, branch := os.Getpagesize(), 0
-	for p := 2; (p+1)*size <= len(data) && branch == 0; p++ {
-		if binary.NativeEndian.Uint16(data[p*size+8:]) == 1 && binary.NativeEndian.Uint16(data[p*size+10:]) >= 2 {
-			branch = p
+	// The widest branch page is the messages' (the index's records are
+	// smaller): a loop there costs messages.
+	size, branch, children := os.Getpagesize(), 0, uint16(1)
+	for p := 2; (p+1)*size <= len(data); p++ {
+		if n := binary.NativeEndian.Uint16(data[p*size+10:]); binary.NativeEndian.Uint16(data[p*size+8:]) == 1 && n > children {
+			branch, children = p, n
 		}
 	}
 	if branch == 0 {
