@@ -32,6 +32,10 @@ import (
 // "vs-base" is then this mcpspy ÷ that one, measured on the same machine
 // in the same minutes, which a change worth a few percent needs.
 //
+// Set MCPTAPE_BENCH_LEAN to a leanrelay binary (go build
+// ./internal/peertest/leanrelay) to run that experiment as a path too
+// ("lean-ratio").
+//
 // It reports the target ratio, mcpspy ÷ direct (≥ 0.85), and beside it
 // the relay's ratio: what any extra hop costs on this machine, the floor
 // under mcpspy's own overhead. "vs-relay" is mcpspy ÷ relay, the part
@@ -87,6 +91,12 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 				{sessions: connect(listening(tapProc, "taprelay: listening on ")), pid: tapProc.Cmd.Process.Pid},
 			}
 			direct, proxied, relayed, stdlib, tapped := paths[0], paths[1], paths[2], paths[3], paths[4]
+			var lean *benchPath
+			if bin := os.Getenv("MCPTAPE_BENCH_LEAN"); bin != "" {
+				leanProc := peertest.Start(b, dir, nil, nil, nil, bin, "-o", filepath.Join(dir, "lean.db"), "-upstream", strings.TrimPrefix(up, "http://"))
+				lean = &benchPath{sessions: connect(listening(leanProc, "leanrelay: listening on ")), pid: leanProc.Cmd.Process.Pid}
+				paths = append(paths, lean)
+			}
 			var base *benchPath
 			if bin := os.Getenv("MCPTAPE_BENCH_BASE"); bin != "" {
 				baseProc := peertest.Start(b, dir, nil, nil, nil, bin, "record", "-o", filepath.Join(dir, "base.db"), "--listen", "127.0.0.1:0", "--upstream", up+"/mcp")
@@ -132,6 +142,10 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 				b.ReportMetric(perRT(processCPU(b, base.pid)-base.cpu, n), "base_cpu_µs/rt")
 				b.ReportMetric(base.rate(b.N)/direct.rate(b.N), "base-ratio")
 				b.ReportMetric(proxied.rate(b.N)/base.rate(b.N), "vs-base")
+			}
+			if lean != nil {
+				b.ReportMetric(perRT(processCPU(b, lean.pid)-lean.cpu, n), "lean_cpu_µs/rt")
+				b.ReportMetric(lean.rate(b.N)/direct.rate(b.N), "lean-ratio")
 			}
 			p99d := p99(direct.lat)
 			b.ReportMetric(float64(p99d.Microseconds()), "direct_p99_µs")

@@ -20,19 +20,15 @@ package main
 import (
 	"bufio"
 	"flag"
-	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"runtime"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/chunkfeed"
+	"github.com/mcptape/mcptape/internal/peertest/hop"
 	"github.com/mcptape/mcptape/internal/sse"
 	"github.com/mcptape/mcptape/store"
 )
@@ -44,30 +40,12 @@ func main() {
 	if *upstream == "" {
 		log.Fatal("taprelay: -upstream is required")
 	}
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(max(1, runtime.NumCPU()/2))
-	}
+	hop.HalfTheCores()
 	w, err := store.NewWriter(*out, store.WriterOptions{})
 	if err != nil {
 		log.Fatalf("taprelay: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatalf("taprelay: %v", err)
-	}
-	fmt.Fprintf(os.Stderr, "taprelay: listening on http://%s\n", ln.Addr())
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-	go func() { <-stop; ln.Close() }()
-	var conns sync.WaitGroup
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			break // closed by a signal
-		}
-		conns.Go(func() { relay(c, *upstream, w) })
-	}
-	conns.Wait()
+	hop.Serve("taprelay", func(c net.Conn) { relay(c, *upstream, w) })
 	if err := w.Close(); err != nil {
 		log.Fatalf("taprelay: %v", err)
 	}

@@ -11,13 +11,11 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"log"
 	"net"
-	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/mcptape/mcptape/internal/peertest/hop"
 )
 
 func main() {
@@ -26,21 +24,7 @@ func main() {
 	if *upstream == "" {
 		log.Fatal("tcprelay: -upstream is required")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatalf("tcprelay: %v", err)
-	}
-	fmt.Fprintf(os.Stderr, "tcprelay: listening on http://%s\n", ln.Addr())
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-	go func() { <-stop; ln.Close() }()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return // closed by a signal
-		}
-		go relay(c.(*net.TCPConn), *upstream)
-	}
+	hop.Serve("tcprelay", func(c net.Conn) { relay(c.(*net.TCPConn), *upstream) })
 }
 
 // relay copies both ways until both directions end; each side's end is

@@ -1,0 +1,48 @@
+// Package hop is what the benchmarks' stand-in hops (tcprelay, taprelay,
+// leanrelay) share: a loopback listener that announces itself the way
+// mcpspy does, an accept loop that a signal ends, and mcpspy's share of
+// the cores. Not product code; it must never be imported outside
+// internal/peertest.
+package hop
+
+import (
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+	"syscall"
+)
+
+// Serve listens on 127.0.0.1, prints "NAME: listening on http://HOST:PORT"
+// to stderr, and runs handle for each connection until SIGINT or SIGTERM;
+// it returns once every handle has.
+func Serve(name string, handle func(net.Conn)) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatalf("%s: %v", name, err)
+	}
+	fmt.Fprintf(os.Stderr, "%s: listening on http://%s\n", name, ln.Addr())
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	go func() { <-stop; ln.Close() }()
+	var conns sync.WaitGroup
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			break // closed by a signal
+		}
+		conns.Go(func() { handle(c) })
+	}
+	conns.Wait()
+}
+
+// HalfTheCores runs the process on half the cores, as mcpspy's network
+// proxy does, unless GOMAXPROCS is set.
+func HalfTheCores() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(max(1, runtime.NumCPU()/2))
+	}
+}
