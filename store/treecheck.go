@@ -44,8 +44,9 @@ func checkTree(path string, file *os.File, tx *bolt.Tx, loose bool) error {
 	defer syscall.Munmap(data)
 	w := &treeWalk{data: data, pageSize: uint64(pageSize), pages: uint64(size / pageSize), loose: loose}
 	for d := range w.entered {
-		w.entered[d], w.finished[d] = make(pageSet, (w.pages+63)/64), make(pageSet, (w.pages+63)/64)
+		w.entered[d], w.finished[d] = newPageSet(w.pages), newPageSet(w.pages)
 	}
+	w.reached = newPageSet(w.pages)
 	root, err := w.rootOf(uint64(tx.ID()))
 	if err == nil {
 		err = w.walk(root)
@@ -99,6 +100,9 @@ type treeWalk struct {
 	// below it has been walked, per bucket depth: reaching an entered,
 	// unfinished page again is a loop.
 	entered, finished [maxBucketDepth + 1]pageSet
+	// reached is every page reached at any depth (strict: a page is in
+	// one bucket, once).
+	reached pageSet
 }
 
 // rootOf reads the root bucket's page from the meta page of transaction
@@ -193,9 +197,11 @@ func (w *treeWalk) strictNode(n *node) error {
 	if off+pageHeaderSize+count*pageElementSize > end {
 		return fmt.Errorf("page %d claims %d elements, more than it holds", id, count)
 	}
-	for p := id + 1; p <= id+overflow; p++ { // part of this page: no pointer may reach them
-		w.entered[n.depth].set(p)
-		w.finished[n.depth].set(p)
+	for p := id; p <= id+overflow; p++ { // with its overflow: no other pointer may reach them
+		if w.reached.has(p) {
+			return fmt.Errorf("page %d is reached twice (a damaged pointer)", p)
+		}
+		w.reached.set(p)
 	}
 	switch {
 	case flags == branchPage && count == 0:
@@ -317,6 +323,8 @@ func (w *treeWalk) inline(id, i, count, start, end uint64) error {
 
 // pageSet is a bit per page.
 type pageSet []uint64
+
+func newPageSet(pages uint64) pageSet { return make(pageSet, (pages+63)/64) }
 
 func (s pageSet) has(id uint64) bool { return s[id/64]&(1<<(id%64)) != 0 }
 func (s pageSet) set(id uint64)      { s[id/64] |= 1 << (id % 64) }
