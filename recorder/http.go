@@ -191,8 +191,9 @@ func (p *HTTPProxy) roundTrip(r, out *http.Request) (*http.Response, error) {
 // printed and parsed again as http.NewRequest would (that was a
 // measurable share of each round trip).
 func upstreamRequest(r *http.Request, target *url.URL) *http.Request {
-	target.Host = strings.TrimSuffix(target.Host, ":") // an empty port, as NewRequest drops it
-	out := &http.Request{Method: r.Method, URL: target, Host: target.Host,
+	u := *target                             // the caller's stays as mapped
+	u.Host = strings.TrimSuffix(u.Host, ":") // an empty port, as NewRequest drops it
+	out := &http.Request{Method: r.Method, URL: &u, Host: u.Host,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{}}
 	return out.WithContext(r.Context())
 }
