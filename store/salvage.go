@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -130,7 +131,7 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 		return nil, err
 	}
 	defer cleanup()
-	db, err := openDB(src, false)
+	db, file, err := openDBFile(src, false)
 	if err != nil {
 		return nil, renamed(err, src, path)
 	}
@@ -142,7 +143,13 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 			if err := checkMeta(path, tx); err != nil {
 				return err
 			}
-			s := &salvager{path: path, tx: tx, e: e, rep: rep, keys: map[string]string{}}
+			s := &salvager{path: path, tx: tx, e: e, rep: rep, keys: map[string]string{},
+				pageSize: uint64(db.Info().PageSize)}
+			// For lastKey; without it, lastSeq knows less, nothing worse.
+			if data, err := mapFile(file, -1); err == nil {
+				defer syscall.Munmap(data)
+				s.data = data
+			}
 			infos := s.infos()
 			if len(sessions) > 0 {
 				var err error
@@ -188,6 +195,9 @@ type salvager struct {
 	e    *jsonlEncoder
 	rep  *SalvageReport
 	keys map[string]string // the bucket keys of sessions renamed for damage
+
+	data     []byte // the file, mapped read-only (nil if it could not be)
+	pageSize uint64
 }
 
 // protect runs fn, turning a panic (bbolt's on a damaged page, or a fault
@@ -473,7 +483,16 @@ func (s *salvager) lastSeq(id string) uint64 {
 	for _, top := range [][]byte{bucketMessages, bucketIndex} {
 		_ = s.protect(func() error {
 			if b := s.sub(top, id); b != nil {
-				if k, _ := b.Cursor().Last(); len(k) == 8 {
+				// Not Cursor.Last on a tree of pages: on a damaged one it
+				// can go round for ever (see looseNode). An inline
+				// bucket's one page was checked by checkTree.
+				var k []byte
+				if root := uint64(b.Root()); root != 0 {
+					k = lastKey(s.data, s.pageSize, root)
+				} else {
+					k, _ = b.Cursor().Last()
+				}
+				if len(k) == 8 {
 					if n := binary.BigEndian.Uint64(k); n < maxPlausibleSeq {
 						last = max(last, n)
 					}

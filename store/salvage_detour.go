@@ -27,12 +27,12 @@ const maxDetours = 64
 
 // PageDetour is a loop of page pointers that Salvage read around.
 type PageDetour struct {
-	Page, Element uint64 // the pointer: element Element of branch page Page
-	LoopsTo       uint64 // the page above it that it pointed back to
+	Page, Element uint64 // the pointer cut: element Element of page Page
+	LoopsTo       uint64 // the page the loop returns to
 }
 
 func (d PageDetour) String() string {
-	return fmt.Sprintf("element %d of page %d pointed back up the tree to page %d; salvaged around it", d.Element, d.Page, d.LoopsTo)
+	return fmt.Sprintf("element %d of page %d is in a loop of page pointers back to page %d; salvaged around it", d.Element, d.Page, d.LoopsTo)
 }
 
 // detourLoops returns the file Salvage should read for path: path itself

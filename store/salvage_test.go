@@ -341,15 +341,9 @@ func TestSalvage_TruncatedPastTheRoot(t *testing.T) {
 // disk would. Each 3 bytes of input are one edit: where (scaled to the
 // file) and the byte written.
 //
-// Edits that would land in a page's header are dropped. bbolt's cursors
-// take a page that is neither branch nor leaf for a branch, and
-// Cursor.Last on one whose count is 0 follows element 65535, which can
-// lead round through a meta page for ever (seed 01c00ece0ba0d28e, whose
-// first edit is a leaf's count); no recover reaches that, and checkTree's
-// loose walk does not refuse it, as it would then refuse every zeroed
-// page Salvage reads past. Everything else may be damaged: branch
-// pointers (checkTree refuses a loop of them), meta pages, leaf keys and
-// values, element headers, overflow pages, free pages.
+// Any byte may be damaged: page headers, branch pointers (checkTree's
+// loose walk finds the loops bbolt's cursors would go round, and Salvage
+// cuts them), meta pages, keys and values, free pages.
 func FuzzSalvage(f *testing.F) {
 	if raceEnabled {
 		// -race builds with checkptr, under which bbolt's unsafe.Slice over
@@ -367,7 +361,6 @@ func FuzzSalvage(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	editable := editableBytes(orig, os.Getpagesize())
 	f.Add([]byte{0x10, 0x00, 0x00})
 	f.Add([]byte{0x80, 0x00, 0xff, 0x40, 0x10, 0x00})
 	f.Add([]byte{0x00, 0x00, 0x00, 0x00, 0x40, 0x00})
@@ -376,9 +369,7 @@ func FuzzSalvage(f *testing.F) {
 		data := bytes.Clone(orig)
 		for i := 0; i+3 <= len(edits) && i < 3*64; i += 3 {
 			at := int(edits[i])<<8 | int(edits[i+1])
-			if at = at * len(data) >> 16; editable[at] {
-				data[at] = edits[i+2]
-			}
+			data[at*len(data)>>16] = edits[i+2]
 		}
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
@@ -422,21 +413,6 @@ func TestSalvage_SessionsReportTheirLossesOnly(t *testing.T) {
 			t.Errorf("--session %s: %d sessions, losses %v; want 1 session, %d losses", tt.session, rep.Sessions, rep.Lost, tt.losses)
 		}
 	}
-}
-
-// editableBytes marks the bytes of a bbolt file that FuzzSalvage may
-// damage: all but page headers.
-func editableBytes(data []byte, pageSize int) []bool {
-	ok := make([]bool, len(data))
-	for p := 0; p*pageSize+pageHeaderSize <= len(data); {
-		start := p * pageSize
-		pages := 1 + int(native.Uint32(data[start+12:]))
-		for i := start + pageHeaderSize; i < min(len(data), (p+pages)*pageSize); i++ {
-			ok[i] = true
-		}
-		p += pages
-	}
-	return ok
 }
 
 // A session whose bucket key was damaged into bytes an export cannot

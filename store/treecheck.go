@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -37,7 +39,7 @@ func checkTree(path string, file *os.File, tx *bolt.Tx, loose bool) error {
 	if size <= 0 {
 		return nil
 	}
-	data, err := syscall.Mmap(int(file.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	data, err := mapFile(file, size)
 	if err != nil {
 		return fmt.Errorf("%s: map for checking: %w", path, err)
 	}
@@ -57,12 +59,28 @@ func checkTree(path string, file *os.File, tx *bolt.Tx, loose bool) error {
 	return nil
 }
 
+// mapFile maps the first size bytes of file (all of it when size < 0)
+// read-only; syscall.Munmap undoes it.
+func mapFile(file *os.File, size int64) ([]byte, error) {
+	if size < 0 {
+		st, err := file.Stat()
+		if err != nil {
+			return nil, err
+		}
+		size = st.Size()
+	}
+	if size <= 0 {
+		return nil, errors.New("nothing to map")
+	}
+	return syscall.Mmap(int(file.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+}
+
 // pageLoop is a child pointer, element elem of branch page from, that
 // points back up the tree to page to.
 type pageLoop struct{ from, elem, to, pageSize uint64 }
 
 func (l *pageLoop) Error() string {
-	return fmt.Sprintf("page %d is its own descendant: a damaged pointer (element %d of page %d) loops back to it", l.to, l.elem, l.from)
+	return fmt.Sprintf("page %d is its own descendant: the page pointers below it loop back to it (through element %d of page %d)", l.to, l.elem, l.from)
 }
 
 // The page format of bbolt v1 (native byte order): a 16-byte header (id
@@ -76,8 +94,10 @@ const (
 	pageElementSize = 16
 	bucketHeader    = 16
 
-	branchPage = 0x01
-	leafPage   = 0x02
+	branchPage   = 0x01
+	leafPage     = 0x02
+	metaPage     = 0x04
+	freelistPage = 0x10
 
 	bucketElement = 0x01
 )
@@ -127,6 +147,7 @@ type node struct {
 	depth    int      // of the bucket the page belongs to
 	kids     []uint64 // pages below: its children, or the roots of its buckets
 	kidDepth int
+	elements bool // kids[i] is the pointer in element i
 	next     int
 }
 
@@ -137,10 +158,7 @@ func (w *treeWalk) walk(root uint64) error {
 	enter := func(id uint64, depth int) error {
 		if id < w.pages && w.entered[depth].has(id) {
 			if !w.finished[depth].has(id) {
-				// Only a branch's child can loop: a bucket's root is a
-				// page of the next depth down.
-				parent := path[len(path)-1]
-				return &pageLoop{from: parent.id, elem: uint64(parent.next - 1), to: id, pageSize: w.pageSize}
+				return w.loop(path, id)
 			}
 			if w.loose {
 				return nil // walked already
@@ -180,6 +198,28 @@ func (w *treeWalk) walk(root uint64) error {
 	return nil
 }
 
+// loop describes the loop that reaching page to again from the end of
+// path closes, naming the pointer Salvage should cut: the last one in the
+// loop that lies in a page of its own (not a meta page, which holds the
+// file's root: a loop can run through one, read as a branch). Every page
+// in the loop is a branch by bbolt's reading: a bucket's root is a page
+// of the next depth down, so no loop runs through one.
+func (w *treeWalk) loop(path []node, to uint64) error {
+	l := &pageLoop{to: to, pageSize: w.pageSize}
+	for j := len(path) - 1; j >= 0; j-- {
+		if n := path[j]; n.elements && n.id >= 2 && l.from == 0 {
+			l.from, l.elem = n.id, uint64(n.next-1)
+		}
+		if path[j].id == to {
+			break
+		}
+	}
+	if l.from == 0 {
+		return fmt.Errorf("page %d loops back to itself through the meta pages alone", to)
+	}
+	return l
+}
+
 // strictNode reads the page of a tree that must be whole: inside the
 // tree's pages, a branch or a leaf, its elements inside it.
 func (w *treeWalk) strictNode(n *node) error {
@@ -190,6 +230,9 @@ func (w *treeWalk) strictNode(n *node) error {
 	off := id * w.pageSize
 	head := w.data[off:]
 	flags, count, overflow := native.Uint16(head[8:]), uint64(native.Uint16(head[10:])), uint64(native.Uint32(head[12:]))
+	if own := native.Uint64(head); own != id {
+		return fmt.Errorf("page %d identifies itself as page %d", id, own)
+	}
 	if overflow >= w.pages-id {
 		return fmt.Errorf("page %d runs past the tree's end", id)
 	}
@@ -207,7 +250,7 @@ func (w *treeWalk) strictNode(n *node) error {
 	case flags == branchPage && count == 0:
 		return fmt.Errorf("branch page %d is empty", id)
 	case flags == branchPage:
-		n.kids, n.kidDepth = make([]uint64, count), n.depth
+		n.kids, n.kidDepth, n.elements = make([]uint64, count), n.depth, true
 		for i := range count {
 			n.kids[i] = native.Uint64(w.data[off+pageHeaderSize+i*pageElementSize+8:])
 		}
@@ -224,36 +267,48 @@ func (w *treeWalk) strictNode(n *node) error {
 }
 
 // looseNode reads a page as bbolt would, wherever a damaged pointer led:
-// inside the file, but maybe past the tree's pages. A page past the
-// file's end faults (recovered): nothing below it. A branch's elements
-// are child pointers, however many its count claims (bbolt reads them
-// from the pages that follow). A leaf may hold buckets.
+// inside the file, but maybe past the tree's pages. bbolt reads a page
+// only if its header names it (its own id, one known type): anything
+// else, a zeroed page, one past the file's end, is a panic (recovered),
+// with nothing below it. A leaf may hold buckets. Any other page, a meta
+// or freelist page too, is taken for a branch by Cursor.First and Next
+// (and by Seek when flagged one), which follow its elements 0 … count-1
+// as child pointers, element 0 when its count is 0, reading them from
+// the pages that follow when the count claims more than the page holds.
 //
-// Any other page (zeroed, a meta page) ends the walk. bbolt's Cursor.First,
-// Last and Next take such a page for a branch too, and Last on one whose
-// count is 0 follows element 65535 (its index count-1 wraps), which can
-// lead to a meta page and round again. Salvage survived zeroed pages
-// before this walk, which would refuse them all; that hazard stays (see
-// FuzzSalvage, which does not damage page headers).
+// Cursor.Last follows element count-1, which for a count of 0 wraps to
+// element 65535, a megabyte on; Salvage does not call it on a page tree
+// (lastKey stands in), so the walk does not follow that.
 func (w *treeWalk) looseNode(n *node) error {
 	if n.id >= w.pages {
 		return nil
 	}
 	off := n.id * w.pageSize
 	flags, count := native.Uint16(w.data[off+8:]), uint64(native.Uint16(w.data[off+10:]))
-	switch {
-	case flags == leafPage && n.depth < maxBucketDepth:
-		n.kids, _ = w.bucketRoots(n.id, off, uint64(len(w.data)), count)
-		n.kidDepth = n.depth + 1
-	case flags == branchPage:
-		n.kidDepth = n.depth
-		for i := range count {
-			if at := off + pageHeaderSize + i*pageElementSize + 8; at+8 <= uint64(len(w.data)) {
-				n.kids = append(n.kids, native.Uint64(w.data[at:]))
-			}
+	if native.Uint64(w.data[off:]) != n.id || !validPageType(flags) {
+		return nil
+	}
+	if flags == leafPage {
+		if n.depth < maxBucketDepth {
+			n.kids, _ = w.bucketRoots(n.id, off, uint64(len(w.data)), count)
+			n.kidDepth = n.depth + 1
 		}
+		return nil
+	}
+	n.kidDepth, n.elements = n.depth, true
+	for i := range max(count, 1) {
+		at := off + pageHeaderSize + i*pageElementSize + 8
+		if at+8 > uint64(len(w.data)) {
+			break // and so are the rest: bbolt's read of them faults
+		}
+		n.kids = append(n.kids, native.Uint64(w.data[at:]))
 	}
 	return nil
+}
+
+// validPageType is bbolt's test of a page's flags: one known type.
+func validPageType(flags uint16) bool {
+	return flags == branchPage || flags == leafPage || flags == metaPage || flags == freelistPage
 }
 
 // bucketRoots returns the root pages of the buckets stored in the leaf
@@ -312,9 +367,19 @@ func (w *treeWalk) inline(id, i, count, start, end uint64) error {
 	if flags == leafPage {
 		return nil
 	}
-	elems := min(max(n, 1), (uint64(len(w.data))-start-pageHeaderSize)/pageElementSize)
-	for j := range elems {
-		if native.Uint64(w.data[start+pageHeaderSize+j*pageElementSize+8:]) == 0 {
+	// Cursor.First, Next and Seek follow elements 0 … n-1 (element 0 when
+	// n is 0); Last, which Salvage calls on an inline bucket, element
+	// n-1, which for n = 0 wraps to 65535.
+	elems := []uint64{}
+	for j := range max(n, 1) {
+		elems = append(elems, j)
+	}
+	if n == 0 {
+		elems = append(elems, 1<<16-1)
+	}
+	for _, j := range elems {
+		at := start + pageHeaderSize + j*pageElementSize + 8
+		if at+8 <= uint64(len(w.data)) && native.Uint64(w.data[at:]) == 0 {
 			return fmt.Errorf("page %d: inline bucket %d of %d is a branch that loops back to itself", id, i+1, count)
 		}
 	}
@@ -328,3 +393,38 @@ func newPageSet(pages uint64) pageSet { return make(pageSet, (pages+63)/64) }
 
 func (s pageSet) has(id uint64) bool { return s[id/64]&(1<<(id%64)) != 0 }
 func (s pageSet) set(id uint64)      { s[id/64] |= 1 << (id % 64) }
+
+// lastKey is the last key of the bucket tree rooted at page root of the
+// file mapped at data, found as Cursor.Last finds it (the last element of
+// each page down), but only through pages that are what they say (a
+// branch or a leaf with elements), each once, the key inside the file:
+// nil where bbolt would have gone astray or round. Salvage uses it where
+// it would call Cursor.Last on a damaged tree (see looseNode).
+func lastKey(data []byte, pageSize, root uint64) []byte {
+	seen := map[uint64]bool{}
+	for id := root; ; {
+		off := id * pageSize
+		if id < 2 || seen[id] || off/pageSize != id || off+pageSize > uint64(len(data)) {
+			return nil
+		}
+		seen[id] = true
+		flags, count := native.Uint16(data[off+8:]), uint64(native.Uint16(data[off+10:]))
+		elem := off + pageHeaderSize + (count-1)*pageElementSize
+		if count == 0 || elem+pageElementSize > uint64(len(data)) {
+			return nil
+		}
+		switch flags {
+		case branchPage:
+			id = native.Uint64(data[elem+8:])
+		case leafPage:
+			at := elem + uint64(native.Uint32(data[elem+4:]))
+			end := at + uint64(native.Uint32(data[elem+8:]))
+			if end > uint64(len(data)) {
+				return nil
+			}
+			return bytes.Clone(data[at:end])
+		default:
+			return nil
+		}
+	}
+}

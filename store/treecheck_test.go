@@ -84,7 +84,7 @@ func TestCassette_LoopingBranchPointer(t *testing.T) {
 	data, branches := branchPages(t, path)
 	loop := widest(t, branches)
 	pointChild(t, path, data, loop, 1, uint64(loop))
-	want := "loops back"
+	want := "loop back to it"
 	checks := []struct {
 		name string
 		do   func() error
@@ -165,6 +165,47 @@ func TestSalvage_ReadsAroundALoop(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "mcptape-salvage-*")); len(left) > 0 {
 		t.Errorf("the private copy was left behind: %v", left)
+	}
+}
+
+// bbolt's cursors take a page of any known type that is not a leaf for a
+// branch: a pointer damaged to lead into the freelist page, whose second
+// free page id (where a branch's first child pointer would be) names the
+// branch above, is a loop for Cursor.Next. Salvage cuts it and loses
+// only the messages the damaged pointer led to.
+func TestSalvage_ReadsAroundALoopThroughTheFreelist(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	path := importTape(t, markedTape(400))
+	data, branches := branchPages(t, path)
+	branch := widest(t, branches)
+	pageSize := os.Getpagesize()
+	freelist := -1
+	for p := 2; (p+1)*pageSize <= len(data); p++ {
+		head := data[p*pageSize:]
+		if binary.NativeEndian.Uint16(head[8:]) == freelistPage && binary.NativeEndian.Uint64(head) == uint64(p) {
+			freelist = p
+		}
+	}
+	if freelist < 0 {
+		t.Fatal("no freelist page")
+	}
+	// Child 1 of the branch, and the markers on it.
+	leaf := int(binary.NativeEndian.Uint64(data[branch*pageSize+pageHeaderSize+pageElementSize+8:]))
+	under := markerRE.FindAll(data[leaf*pageSize:(leaf+1)*pageSize], -1)
+	binary.NativeEndian.PutUint64(data[freelist*pageSize+pageHeaderSize+8:], uint64(branch))
+	pointChild(t, path, data, branch, 1, uint64(freelist))
+
+	_, rep, out := salvage(t, path) // returns: the loop is cut
+	if len(rep.Detours) != 1 || rep.Detours[0].LoopsTo != uint64(branch) {
+		t.Errorf("detours %v, want one, back to page %d", rep.Detours, branch)
+	}
+	if rep.LostMessages() != len(under) || rep.Messages != 1200-len(under) {
+		t.Errorf("salvaged %d and lost %d messages (%v), want the %d of page %d lost", rep.Messages, rep.LostMessages(), rep.Lost, len(under), leaf)
+	}
+	for _, m := range under {
+		if strings.Contains(out, string(m)) {
+			t.Errorf("%s, which the damaged pointer no longer leads to, was salvaged", m)
+		}
 	}
 }
 

@@ -135,7 +135,7 @@ func TestMcpspy_ExportSalvageReadsAroundALoop(t *testing.T) {
 	if code := cli.ExitCode("mcpspy", err, new(bytes.Buffer)); code != 1 || !strings.Contains(err.Error(), "lost") {
 		t.Errorf("export --salvage: %v (exit %d), want exit 1 and the count lost", err, code)
 	}
-	want := fmt.Sprintf("mcpspy: export: %s: element 1 of page %d pointed back up the tree to page %d; salvaged around it\n", db, branch, branch)
+	want := fmt.Sprintf("mcpspy: export: %s: element 1 of page %d is in a loop of page pointers back to page %d; salvaged around it\n", db, branch, branch)
 	if !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "it lay below a page pointer that looped") {
 		t.Errorf("stderr %q, want it to start %q and say why messages were lost", stderr, want)
 	}
