@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -144,11 +143,9 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 				return err
 			}
 			s := &salvager{path: path, tx: tx, e: e, rep: rep, keys: map[string]string{},
-				pageSize: uint64(db.Info().PageSize)}
-			// For lastKey; without it, lastSeq knows less, nothing worse.
-			if data, err := mapFile(file, -1); err == nil {
-				defer syscall.Munmap(data)
-				s.data = data
+				pageSize: uint64(db.Info().PageSize), file: fileView{f: file}}
+			if st, err := file.Stat(); err == nil {
+				s.file.size = uint64(st.Size())
 			}
 			infos := s.infos()
 			if len(sessions) > 0 {
@@ -196,7 +193,7 @@ type salvager struct {
 	rep  *SalvageReport
 	keys map[string]string // the bucket keys of sessions renamed for damage
 
-	data     []byte // the file, mapped read-only (nil if it could not be)
+	file     fileView // for lastKey
 	pageSize uint64
 }
 
@@ -488,7 +485,7 @@ func (s *salvager) lastSeq(id string) uint64 {
 				// bucket's one page was checked by checkTree.
 				var k []byte
 				if root := uint64(b.Root()); root != 0 {
-					k = lastKey(s.data, s.pageSize, root)
+					k = lastKey(s.file, s.pageSize, root)
 				} else {
 					k, _ = b.Cursor().Last()
 				}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -257,6 +258,75 @@ func within2(t *testing.T, do func() (*SalvageReport, error)) (*SalvageReport, e
 		return err
 	})
 	return rep, err
+}
+
+// A child pointer damaged to lead to a free page, which holds what an
+// older transaction wrote (its pointers too), is refused: the strict walk
+// does not read the leaves under a branch beyond the first, and the
+// freelist is how it knows such a pointer leads nowhere bbolt could
+// take for a branch.
+func TestCassette_PointerToAFreePage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	w, err := NewWriter(path, WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.NewSession(SessionInfo{Transport: TransportStdio, Upstream: "server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for commit := range 4 { // each commit frees the pages it rewrites
+		for i := range 150 {
+			s.Append(C2S, time.Now(), fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"pad":%q}}`, commit*150+i, strings.Repeat("x", 200)), nil)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	free := freePages(t, path)
+	data, branches := branchPages(t, path)
+	branch := widest(t, branches)
+	pointChild(t, path, data, branch, 1, free)
+	err = Export(path, new(bytes.Buffer), nil)
+	if want := fmt.Sprintf("a pointer to page %d, a free page", free); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), want) {
+		t.Errorf("export: %v, want %v saying %q", err, ErrCorrupt, want)
+	}
+}
+
+// freePages returns a page the freelist of the cassette at path lists.
+func freePages(t *testing.T, path string) uint64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageSize := uint64(os.Getpagesize())
+	w := &treeWalk{fileView: fileView{f: f, size: uint64(st.Size())}, pageSize: pageSize, pages: uint64(st.Size()) / pageSize}
+	meta0, meta1 := w.at(pageHeaderSize, 64), w.at(pageSize+pageHeaderSize, 64)
+	meta := meta0
+	if binary.NativeEndian.Uint64(meta1[48:]) > binary.NativeEndian.Uint64(meta0[48:]) {
+		meta = meta1
+	}
+	freelist := binary.NativeEndian.Uint64(meta[32:])
+	w.readFreelist(freelist)
+	if w.free == nil {
+		t.Fatal("no freelist")
+	}
+	for p := uint64(2); p < w.pages; p++ {
+		if w.free.has(p) && p != freelist {
+			return p
+		}
+	}
+	t.Fatal("the freelist lists no page")
+	return 0
 }
 
 // A cassette written the ordinary way, many commits, sessions side by
