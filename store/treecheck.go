@@ -54,8 +54,8 @@ func checkTree(path string, file *os.File, tx *bolt.Tx, loose bool) error {
 	return nil
 }
 
-// pageLoop is a child pointer, element elem of branch page from, that
-// points back up the tree to page to.
+// pageLoop is a loop of page pointers back to page to; element elem of
+// page from is the pointer in it that Salvage cuts (see treeWalk.loop).
 type pageLoop struct{ from, elem, to, pageSize uint64 }
 
 func (l *pageLoop) Error() string {
@@ -118,7 +118,7 @@ func (v fileView) u64(off uint64) (uint64, bool) {
 type treeWalk struct {
 	fileView
 	pageSize uint64
-	pages    uint64 // mapped
+	pages    uint64 // in the view
 	loose    bool
 	// A page is entered when the walk reaches it and finished when all
 	// below it has been walked, per bucket depth: reaching an entered,
@@ -251,6 +251,9 @@ func (w *treeWalk) strictNode(n *node) error {
 	}
 	off := id * w.pageSize
 	head := w.at(off, pageHeaderSize)
+	if len(head) < pageHeaderSize {
+		return fmt.Errorf("page %d cannot be read", id)
+	}
 	flags, count, overflow := native.Uint16(head[8:]), uint64(native.Uint16(head[10:])), uint64(native.Uint32(head[12:]))
 	if own := native.Uint64(head); own != id {
 		return fmt.Errorf("page %d identifies itself as page %d", id, own)
@@ -274,12 +277,15 @@ func (w *treeWalk) strictNode(n *node) error {
 	case flags == branchPage:
 		n.kids, n.kidDepth, n.elements = make([]uint64, count), n.depth, true
 		elems := w.at(off+pageHeaderSize, count*pageElementSize)
+		if uint64(len(elems)) < count*pageElementSize {
+			return fmt.Errorf("page %d cannot be read", id)
+		}
 		for i := range count {
 			n.kids[i] = native.Uint64(elems[i*pageElementSize+8:])
 		}
 		if n.depth == maxBucketDepth && w.free != nil && n.kids[0] < w.pages {
 			first := w.at(n.kids[0]*w.pageSize, pageHeaderSize)
-			n.bottom = native.Uint64(first) == n.kids[0] && native.Uint16(first[8:]) == leafPage
+			n.bottom = len(first) == pageHeaderSize && native.Uint64(first) == n.kids[0] && native.Uint16(first[8:]) == leafPage
 		}
 		return nil
 	case flags == leafPage && n.depth < maxBucketDepth:
@@ -325,7 +331,7 @@ func (w *treeWalk) readFreelist(id uint64) {
 		return
 	}
 	head := w.at(id*w.pageSize, pageHeaderSize)
-	if native.Uint64(head) != id || native.Uint16(head[8:]) != freelistPage {
+	if len(head) < pageHeaderSize || native.Uint64(head) != id || native.Uint16(head[8:]) != freelistPage {
 		return
 	}
 	overflow := uint64(native.Uint32(head[12:]))
@@ -371,6 +377,9 @@ func (w *treeWalk) looseNode(n *node) error {
 	}
 	off := n.id * w.pageSize
 	head := w.at(off, pageHeaderSize)
+	if len(head) < pageHeaderSize {
+		return nil
+	}
 	flags, count := native.Uint16(head[8:]), uint64(native.Uint16(head[10:]))
 	if native.Uint64(head) != n.id || !validPageType(flags) {
 		return nil
