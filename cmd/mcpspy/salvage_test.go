@@ -89,16 +89,21 @@ func TestMcpspy_ExportSalvageReplays(t *testing.T) {
 	echoReplays(t, srv, cs, ctx)
 }
 
-// A cassette whose page pointer was damaged into a loop: export refuses
-// it, naming the page (bbolt would follow the loop for ever), and export
-// --salvage reads around the loop, says so, and writes the rest.
+// A bug-report cassette (the shipped server-everything recording, with
+// enough logging after it to give its session a tree of pages) whose page
+// pointer was damaged into a loop: export refuses it, naming the page
+// (bbolt would follow the loop for ever); export --salvage reads around
+// the loop, says so, and what it wrote replays to a go-sdk client.
 func TestMcpspy_ExportSalvageReadsAroundALoop(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
-	tape := &store.Tape{Sessions: []store.TapeSession{{Info: store.SessionInfo{ID: "s1", Transport: store.TransportStdio, Upstream: "server", Start: time.Unix(1_800_000_000, 0).UTC()}}}}
-	for q := 1; q <= 400; q++ {
-		frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, q, strings.Repeat("x", 200))
-		tape.Sessions[0].Messages = append(tape.Sessions[0].Messages, &store.Message{Session: "s1", Seq: uint64(q), Time: time.Unix(1_800_000_000, int64(q)).UTC(), Frame: []byte(frame)})
+	tape := readTape(t, shippedCassette(t, "everything-stdio.jsonl"))
+	sess := &tape.Sessions[0]
+	last := sess.Messages[len(sess.Messages)-1]
+	for i := range 400 {
+		seq := last.Seq + uint64(i) + 1
+		frame := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%q}}`, strings.Repeat("log ", 50))
+		sess.Messages = append(sess.Messages, &store.Message{Session: sess.Info.ID, Seq: seq, Dir: store.S2C, Time: last.Time.Add(time.Duration(i+1) * time.Millisecond), Frame: []byte(frame)})
 	}
 	db := filepath.Join(dir, "bug-report.db")
 	if err := store.Import(db, tape); err != nil {
@@ -106,12 +111,12 @@ func TestMcpspy_ExportSalvageReadsAroundALoop(t *testing.T) {
 	}
 	// bbolt's page layout: a 16-byte header (flags at 8, count at 10), then
 	// 16-byte elements, a branch element's child pointer in its last 8.
+	// The widest branch page is the messages' (the index's records are
+	// smaller); its last child holds logging alone.
 	data, err := os.ReadFile(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The widest branch page is the messages' (the index's records are
-	// smaller): a loop there costs messages.
 	size, branch, children := os.Getpagesize(), 0, uint16(1)
 	for p := 2; (p+1)*size <= len(data); p++ {
 		if n := binary.NativeEndian.Uint16(data[p*size+10:]); binary.NativeEndian.Uint16(data[p*size+8:]) == 1 && n > children {
@@ -121,7 +126,8 @@ func TestMcpspy_ExportSalvageReadsAroundALoop(t *testing.T) {
 	if branch == 0 {
 		t.Fatal("no branch page with two children")
 	}
-	binary.NativeEndian.PutUint64(data[branch*size+16+16+8:], uint64(branch)) // child 1 → the branch itself
+	lastChild := int(children) - 1
+	binary.NativeEndian.PutUint64(data[branch*size+16+lastChild*16+8:], uint64(branch)) // → the branch itself
 	if err := os.WriteFile(db, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +141,20 @@ func TestMcpspy_ExportSalvageReadsAroundALoop(t *testing.T) {
 	if code := cli.ExitCode("mcpspy", err, new(bytes.Buffer)); code != 1 || !strings.Contains(err.Error(), "lost") {
 		t.Errorf("export --salvage: %v (exit %d), want exit 1 and the count lost", err, code)
 	}
-	want := fmt.Sprintf("mcpspy: export: %s: element 1 of page %d is in a loop of page pointers back to page %d; salvaged around it\n", db, branch, branch)
+	want := fmt.Sprintf("mcpspy: export: %s: element %d of page %d is in a loop of page pointers back to page %d; salvaged around it\n", db, lastChild, branch, branch)
 	if !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "it lay below a page pointer that looped") {
 		t.Errorf("stderr %q, want it to start %q and say why messages were lost", stderr, want)
 	}
 	got := readTape(t, out)
-	if n := len(got.Sessions[0].Messages); n == 0 || n >= 400 {
-		t.Errorf("salvaged %d messages, want all but those below the loop", n)
+	if n := len(got.Sessions[0].Messages); n <= len(sess.Messages)-400 || n >= len(sess.Messages) {
+		t.Errorf("salvaged %d messages of %d, want all but those below the loop", n, len(sess.Messages))
 	}
+
+	srv, cs, ctx := replayWithGoClient(t, out)
+	if got := cs.InitializeResult(); got == nil || got.ServerInfo == nil || !strings.Contains(got.ServerInfo.Name, "everything") {
+		t.Errorf("the mock introduced itself as %+v, want server-everything", got)
+	}
+	echoReplays(t, srv, cs, ctx)
 }
 
 // On an undamaged cassette --salvage is a plain export that says nothing
