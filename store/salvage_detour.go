@@ -43,11 +43,12 @@ func detourLoops(path string) (src string, detours []PageDetour, cleanup func(),
 	src = path
 	for {
 		loop, err := findLoop(src, path)
-		if err != nil || loop == nil {
-			if err != nil {
-				cleanup()
-			}
-			return src, detours, cleanup, err
+		if err != nil {
+			cleanup()
+			return "", nil, func() {}, err
+		}
+		if loop == nil {
+			return src, detours, cleanup, nil
 		}
 		if len(detours) == maxDetours {
 			cleanup()
