@@ -22,8 +22,9 @@ import (
 // walk goes where bbolt would (see looseNode).
 //
 // Strict, it reads the freelist, the branch pages, the leaves that hold
-// buckets, and the first leaf under each branch; not keys, values, or
-// the other leaves that hold records (most of the file: see unreadLeaf).
+// buckets, and the headers of the first and last leaf under each branch;
+// not keys, values, or the other leaves that hold records (most of the
+// file: see unreadLeaf).
 // On 200k messages that is a fifth of a millisecond (BenchmarkCheckTree).
 // Loose, it reads every page a pointer leads to. It reads with pread, not
 // through a mapping, whose pages would count as the process's memory.
@@ -157,8 +158,8 @@ type node struct {
 	kids     []uint64 // pages below: its children, or the roots of its buckets
 	kidDepth int
 	elements bool // kids[i] is the pointer in element i
-	// bottom: a branch of a session's bucket whose first child is a
-	// leaf; its other children are taken for leaves unread (see
+	// bottom: a branch of a session's bucket whose first and last
+	// children are leaves; the others are taken for leaves unread (see
 	// unreadLeaf).
 	bottom bool
 	next   int
@@ -283,10 +284,10 @@ func (w *treeWalk) strictNode(n *node) error {
 		for i := range count {
 			n.kids[i] = native.Uint64(elems[i*pageElementSize+8:])
 		}
-		if n.depth == maxBucketDepth && w.free != nil && n.kids[0] < w.pages {
-			first := w.at(n.kids[0]*w.pageSize, pageHeaderSize)
-			n.bottom = len(first) == pageHeaderSize && native.Uint64(first) == n.kids[0] && native.Uint16(first[8:]) == leafPage
-		}
+		// Its first and last children both leaves: a bottom branch. One
+		// damaged pointer cannot make a branch of branches look like one
+		// and hide the subtrees between.
+		n.bottom = n.depth == maxBucketDepth && w.free != nil && w.isLeaf(n.kids[0]) && w.isLeaf(n.kids[count-1])
 		return nil
 	case flags == leafPage && n.depth < maxBucketDepth:
 		var err error
@@ -299,13 +300,22 @@ func (w *treeWalk) strictNode(n *node) error {
 	return fmt.Errorf("page %d has flags %#x where a branch or leaf page belongs", id, flags)
 }
 
+// isLeaf says whether page id is a leaf by its header.
+func (w *treeWalk) isLeaf(id uint64) bool {
+	if id >= w.pages {
+		return false
+	}
+	head := w.at(id*w.pageSize, pageHeaderSize)
+	return len(head) == pageHeaderSize && native.Uint64(head) == id && native.Uint16(head[8:]) == leafPage
+}
+
 // unreadLeaf checks, without reading it, a child of a bottom branch
-// (node.bottom): its siblings are leaves, so it should be one too. A leaf
-// has no pointers, so what matters is that it is not a page bbolt would
-// take for a branch: not a page of the tree reached already or later
-// (the reached set says so), not a meta page, not a free or pending page
-// (the freelist says so: stale pages hold old pointers), and inside the
-// tree. Every other page below the high-water mark is a page of the tree
+// (node.bottom): its first and last siblings are leaves, so it should be
+// one too. A leaf has no pointers, so what matters is that it is not a
+// page bbolt would take for a branch: not a page of the tree reached
+// already or later (the reached set says so), not a meta page, not a free
+// or pending page (the freelist says so: stale pages hold old pointers),
+// and inside the tree. Every other page below the high-water mark is a page of the tree
 // or part of one, which bbolt's header check refuses to read as anything
 // but itself. Reading every leaf's header instead cost a read per 4 KiB
 // of the file, in every open.

@@ -329,6 +329,44 @@ func freePages(t *testing.T, path string) uint64 {
 	return 0
 }
 
+// A session's tree three levels deep, whose top branch's first pointer
+// was damaged to lead to a leaf, and a branch below its last child to
+// loop: the strict walk must not take the top branch for one whose
+// children are all leaves (and so skip the subtrees where the loop is).
+func TestCassette_FirstPointerToALeafHidesNothing(t *testing.T) {
+	tape := &Tape{Sessions: []TapeSession{{Info: SessionInfo{ID: "s1", Transport: TransportStdio, Upstream: "server"}}}}
+	for q := 1; q <= 20_000; q++ {
+		frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, q)
+		tape.Sessions[0].Messages = append(tape.Sessions[0].Messages, &Message{Session: "s1", Seq: uint64(q), Time: time.Unix(1_800_000_000, int64(q)).UTC(), Frame: []byte(frame)})
+	}
+	path := importTape(t, tape)
+	var root uint64
+	if err := View(path, func(r *Reader) error {
+		root = uint64(r.tx.Bucket(bucketMessages).Bucket([]byte("s1")).Root())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	data, branches := branchPages(t, path)
+	pageSize := os.Getpagesize()
+	child := func(page, i int) int {
+		return int(binary.NativeEndian.Uint64(data[page*pageSize+pageHeaderSize+i*pageElementSize+8:]))
+	}
+	top := int(root)
+	n := branches[top]
+	if n < 2 || branches[child(top, n-1)] < 2 || branches[child(top, 0)] < 2 {
+		t.Fatalf("s1's messages are not three levels deep: root %d has %d children", top, n)
+	}
+	leaf := child(child(top, 0), 0) // a leaf, which the top branch's first pointer will name
+	loop := child(top, n-1)         // a branch under the last child…
+	pointChild(t, path, data, top, 0, uint64(leaf))
+	pointChild(t, path, data, loop, 1, uint64(loop)) // …that loops
+	err := within(t, "export", func() error { return Export(path, new(bytes.Buffer), nil) })
+	if !errors.Is(err, ErrCorrupt) {
+		t.Errorf("export: %v, want %v", err, ErrCorrupt)
+	}
+}
+
 // A cassette written the ordinary way, many commits, sessions side by
 // side, a chunked frame and inline buckets included, passes the walk.
 func TestCheckTree_AcceptsWrittenCassettes(t *testing.T) {
