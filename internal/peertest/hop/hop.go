@@ -1,11 +1,12 @@
 // Package hop is what the benchmarks' stand-in hops (tcprelay, taprelay,
 // leanrelay) share: a loopback listener that announces itself the way
-// mcpspy does, an accept loop that a signal ends, and mcpspy's share of
-// the cores. Not product code; it must never be imported outside
+// mcpspy does, an accept loop that a signal ends, mcpspy's share of the
+// cores, and for the recording ones their whole main. Not product code; it must never be imported outside
 // internal/peertest.
 package hop
 
 import (
+	"flag"
 	"fmt"
 	"log"
 	"net"
@@ -14,6 +15,8 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+
+	"github.com/mcptape/mcptape/store"
 )
 
 // Serve listens on 127.0.0.1, prints "NAME: listening on http://HOST:PORT"
@@ -44,5 +47,27 @@ func Serve(name string, handle func(net.Conn)) {
 func HalfTheCores() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(max(1, runtime.NumCPU()/2))
+	}
+}
+
+// ServeRecording is the main of a recording hop: flags -upstream
+// HOST:PORT (required) and -o CASSETTE (default NAME.db), half the cores,
+// a cassette writer with opts, and relay for each connection until a
+// signal; the cassette is closed last.
+func ServeRecording(name string, opts store.WriterOptions, relay func(c net.Conn, upstream string, w *store.Writer)) {
+	upstream := flag.String("upstream", "", "HOST:PORT to relay to")
+	out := flag.String("o", name+".db", "cassette to record into")
+	flag.Parse()
+	if *upstream == "" {
+		log.Fatalf("%s: -upstream is required", name)
+	}
+	HalfTheCores()
+	w, err := store.NewWriter(*out, opts)
+	if err != nil {
+		log.Fatalf("%s: %v", name, err)
+	}
+	Serve(name, func(c net.Conn) { relay(c, *upstream, w) })
+	if err := w.Close(); err != nil {
+		log.Fatalf("%s: %v", name, err)
 	}
 }

@@ -21,9 +21,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"flag"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -35,19 +33,7 @@ import (
 )
 
 func main() {
-	upstream := flag.String("upstream", "", "HOST:PORT to relay to")
-	out := flag.String("o", "leanrelay.db", "cassette to record into")
-	flag.Parse()
-	if *upstream == "" {
-		log.Fatal("leanrelay: -upstream is required")
-	}
-	hop.HalfTheCores()
-	w, err := store.NewWriter(*out, store.WriterOptions{NoSync: true})
-	if err != nil {
-		log.Fatalf("leanrelay: %v", err)
-	}
-	hop.Serve("leanrelay", func(c net.Conn) { relay(c, *upstream, w) })
-	_ = w.Close()
+	hop.ServeRecording("leanrelay", store.WriterOptions{NoSync: true}, relay)
 }
 
 type head struct {

@@ -19,7 +19,6 @@ package main
 
 import (
 	"bufio"
-	"flag"
 	"io"
 	"log"
 	"net"
@@ -34,21 +33,7 @@ import (
 )
 
 func main() {
-	upstream := flag.String("upstream", "", "HOST:PORT to relay to")
-	out := flag.String("o", "taprelay.db", "cassette to record into")
-	flag.Parse()
-	if *upstream == "" {
-		log.Fatal("taprelay: -upstream is required")
-	}
-	hop.HalfTheCores()
-	w, err := store.NewWriter(*out, store.WriterOptions{})
-	if err != nil {
-		log.Fatalf("taprelay: %v", err)
-	}
-	hop.Serve("taprelay", func(c net.Conn) { relay(c, *upstream, w) })
-	if err := w.Close(); err != nil {
-		log.Fatalf("taprelay: %v", err)
-	}
+	hop.ServeRecording("taprelay", store.WriterOptions{}, relay)
 }
 
 // relay carries one client connection to a new upstream connection until
