@@ -288,14 +288,10 @@ func update(path string, fn func(tx *bolt.Tx) error) (err error) {
 			err = fmt.Errorf("close cassette %s: %w", path, cerr)
 		}
 	}()
-	// Before writing: a write transaction searches the tree too.
+	// Before writing: a write transaction searches the tree too. The
+	// file is whole: openDBFile checked that before opening it to write.
 	err = guard(path, func() error {
-		return db.View(func(tx *bolt.Tx) error {
-			if err := checkWhole(path, tx); err != nil {
-				return err
-			}
-			return checkTree(path, file, tx, false)
-		})
+		return db.View(func(tx *bolt.Tx) error { return checkTree(path, file, tx, false) })
 	})
 	if err != nil {
 		return err

@@ -235,7 +235,8 @@ func TestCassette_DamagedBranchPointer(t *testing.T) {
 				t.Errorf("export: error %v, want %v saying %q", err, ErrCorrupt, tc.want)
 			}
 			var out bytes.Buffer
-			rep, err := within2(t, func() (*SalvageReport, error) { return Salvage(path, &out, nil) })
+			var rep *SalvageReport
+			err = within(t, "salvage", func() (err error) { rep, err = Salvage(path, &out, nil); return err })
 			if err != nil {
 				t.Fatalf("salvage: %v", err)
 			}
@@ -247,17 +248,6 @@ func TestCassette_DamagedBranchPointer(t *testing.T) {
 			}
 		})
 	}
-}
-
-func within2(t *testing.T, do func() (*SalvageReport, error)) (*SalvageReport, error) {
-	t.Helper()
-	var rep *SalvageReport
-	err := within(t, "salvage", func() error {
-		var err error
-		rep, err = do()
-		return err
-	})
-	return rep, err
 }
 
 // A child pointer damaged to lead to a free page, which holds what an
