@@ -32,9 +32,10 @@ import (
 // "vs-base" is then this mcpspy ÷ that one, measured on the same machine
 // in the same minutes, which a change worth a few percent needs.
 //
-// Set MCPTAPE_BENCH_LEAN to a leanrelay binary (go build
-// ./internal/peertest/leanrelay) to run that experiment as a path too
-// ("lean-ratio").
+// Set MCPTAPE_BENCH_LEAN to the binary of an experimental hop (go build
+// ./internal/peertest/leanrelay, or teerelay) to run it as a path too
+// ("lean-ratio"); it must take -upstream and -o and announce itself as
+// "NAME: listening on …", NAME being the binary's file name.
 //
 // It reports the target ratio, mcpspy ÷ direct (≥ 0.85), and beside it
 // the relay's ratio: what any extra hop costs on this machine, the floor
@@ -94,7 +95,7 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 			var lean *benchPath
 			if bin := os.Getenv("MCPTAPE_BENCH_LEAN"); bin != "" {
 				leanProc := peertest.Start(b, dir, nil, nil, nil, bin, "-o", filepath.Join(dir, "lean.db"), "-upstream", strings.TrimPrefix(up, "http://"))
-				lean = &benchPath{sessions: connect(listening(leanProc, "leanrelay: listening on ")), pid: leanProc.Cmd.Process.Pid}
+				lean = &benchPath{sessions: connect(listening(leanProc, filepath.Base(bin)+": listening on ")), pid: leanProc.Cmd.Process.Pid}
 				paths = append(paths, lean)
 			}
 			var base *benchPath

@@ -1,7 +1,8 @@
 // Package hop is what the benchmarks' stand-in hops (tcprelay, taprelay,
-// leanrelay) share: a loopback listener that announces itself the way
-// mcpspy does, an accept loop that a signal ends, mcpspy's share of the
-// cores, and for the recording ones their whole main. Not product code; it must never be imported outside
+// leanrelay, teerelay) share: a loopback listener that announces itself
+// the way mcpspy does, an accept loop that a signal ends, mcpspy's share
+// of the cores, for the recording ones their whole main, and the parsers
+// that record from a copy of a connection's bytes. Not product code; it must never be imported outside
 // internal/peertest.
 package hop
 

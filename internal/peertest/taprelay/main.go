@@ -18,17 +18,12 @@
 package main
 
 import (
-	"bufio"
-	"io"
 	"log"
 	"net"
-	"net/http"
 	"sync"
-	"time"
 
 	"github.com/mcptape/mcptape/internal/chunkfeed"
 	"github.com/mcptape/mcptape/internal/peertest/hop"
-	"github.com/mcptape/mcptape/internal/sse"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -54,8 +49,14 @@ func relay(c net.Conn, upstream string, w *store.Writer) {
 	methods := make(chan string, 64) // requests forwarded, for the response parser
 	c2s, s2c := chunkfeed.New(), chunkfeed.New()
 	var parsers sync.WaitGroup
-	parsers.Go(func() { parseRequests(c2s, s, methods) })
-	parsers.Go(func() { parseResponses(s2c, s, methods) })
+	parsers.Go(func() {
+		defer c2s.Discard() // the pump never waits on a parser that stopped
+		hop.RecordRequests(c2s, s, methods)
+	})
+	parsers.Go(func() {
+		defer s2c.Discard()
+		hop.RecordResponses(s2c, s, methods)
+	})
 	done := make(chan struct{})
 	go func() {
 		pump(up, c, c2s)
@@ -84,73 +85,6 @@ func pump(dst, src net.Conn, f *chunkfeed.Feed) {
 			if tc, ok := dst.(*net.TCPConn); ok {
 				_ = tc.CloseWrite()
 			}
-			return
-		}
-	}
-}
-
-func parseRequests(f *chunkfeed.Feed, s *store.Session, methods chan<- string) {
-	defer close(methods)
-	defer f.Discard() // the pump never waits on a parser that stopped
-	br := bufio.NewReader(f)
-	for {
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			return
-		}
-		select {
-		case methods <- req.Method:
-		default: // the response parser has stopped, or is far behind: it guesses
-		}
-		body, err := io.ReadAll(req.Body)
-		if len(body) > 0 {
-			s.Append(store.C2S, time.Now(), body, &store.HTTPMeta{Method: req.Method, Path: req.URL.RequestURI(), RequestHeader: req.Header, Stream: "post-body"})
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func parseResponses(f *chunkfeed.Feed, s *store.Session, methods <-chan string) {
-	defer f.Discard()
-	br := bufio.NewReader(f)
-	for {
-		if _, err := br.Peek(1); err != nil {
-			return
-		}
-		method := http.MethodGet // a response nobody asked for (a 408) has no method
-		select {
-		case m, ok := <-methods:
-			if ok {
-				method = m
-			}
-		default:
-		}
-		resp, err := http.ReadResponse(br, &http.Request{Method: method})
-		if err != nil {
-			return
-		}
-		meta := store.HTTPMeta{Method: method, Status: resp.StatusCode, ResponseHeader: resp.Header, Stream: "json"}
-		if resp.Header.Get("Content-Type") == "text/event-stream" {
-			meta.Stream = "post-sse"
-			err = sse.Messages(resp.Body, 0, func(e sse.Event) {
-				m := meta
-				m.EventID = e.ID
-				s.Append(store.S2C, time.Now(), e.Data, &m)
-			})
-			if err == io.EOF {
-				err = nil
-			}
-		} else {
-			var body []byte
-			body, err = io.ReadAll(resp.Body)
-			if len(body) > 0 {
-				s.Append(store.S2C, time.Now(), body, &meta)
-			}
-		}
-		resp.Body.Close()
-		if err != nil {
 			return
 		}
 	}
