@@ -53,6 +53,9 @@ type checker struct {
 	walks map[string]*walk
 	// subscribed holds the resource URIs the client subscribed to.
 	subscribed map[string]bool
+	// asks holds the input_required results a retry may answer, by
+	// askKey.
+	asks map[string]*inputAsk
 }
 
 type era uint8
@@ -72,8 +75,11 @@ type request struct {
 	// tool and task are a tools/call's params.name and whether it asked
 	// for a task: what its answer is judged by. Nothing else of a
 	// request's frame is kept, so a long session holds no frames.
-	tool     string
-	task     bool
+	tool string
+	task bool
+	// target is what a tools/call, prompts/get or resources/read names
+	// (the tool, prompt or resource), which its retries name too.
+	target   string
 	answered uint64 // seq of the first answer
 	// cancelled is the seq of a notifications/cancelled for it.
 	cancelled uint64
@@ -99,7 +105,7 @@ type frame struct {
 }
 
 func newChecker(info store.SessionInfo, opts Options) *checker {
-	c := &checker{info: info, skip: map[string]bool{}, tools: map[string]*tool{}, walks: map[string]*walk{}, subscribed: map[string]bool{}}
+	c := &checker{info: info, skip: map[string]bool{}, tools: map[string]*tool{}, walks: map[string]*walk{}, subscribed: map[string]bool{}, asks: map[string]*inputAsk{}}
 	for _, name := range opts.Skip {
 		c.skip[name] = true
 	}
@@ -171,9 +177,15 @@ func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 // what came before.
 func (c *checker) request(f *frame) {
 	r := &request{seq: f.seq, dir: f.dir, id: f.id, method: f.method}
-	if f.method == "tools/call" {
+	switch f.method {
+	case "tools/call":
 		r.tool, _ = stringOf(member(f.params, "name"))
 		r.task = member(f.params, "task") != nil
+		r.target = r.tool
+	case "prompts/get":
+		r.target, _ = stringOf(member(f.params, "name"))
+	case "resources/read":
+		r.target, _ = stringOf(member(f.params, "uri"))
 	}
 	c.lifecycleRequest(f, r)
 	switch first, ok := c.sent[f.dir][f.id]; {
@@ -200,6 +212,7 @@ func (c *checker) request(f *frame) {
 	if f.dir == store.C2S {
 		c.paginationRequest(f, r)
 		c.toolCallRequest(f)
+		c.inputResponses(f, r)
 	}
 }
 
@@ -243,7 +256,7 @@ func (c *checker) response(f *frame) {
 		c.report("answered-after-cancel", f.seq, r.cancelled, "answers %s %s after it was cancelled at #%d", r.method, r.id, r.cancelled)
 	}
 	c.httpResponse(f, r)
-	if f.kind == jsonrpc.Error {
+	if f.kind == jsonrpc.Error || c.inputRequired(f, r) {
 		return
 	}
 	switch r.method {

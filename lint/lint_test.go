@@ -47,6 +47,21 @@ func opened(lines ...string) []string {
 	return append([]string{initReq, initResp, initialized}, lines...)
 }
 
+// stateless is a 2026-07-28 request's _meta, declaring the client
+// capabilities caps (JSON members).
+func stateless(caps string) string {
+	return `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{` + caps + `}}`
+}
+
+// mrtr opens a 2026-07-28 session: server/discover, answered with tools
+// and prompts.
+func mrtr(lines ...string) []string {
+	return append([]string{
+		`> {"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":` + stateless(``) + `}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"prompts":{}}}}`,
+	}, lines...)
+}
+
 func TestSession_Rules(t *testing.T) {
 	bareServer := strings.Replace(initResp, `"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"logging":{},"completions":{}`, `"tools":{}`, 1)
 	bareClient := strings.Replace(initReq, `"roots":{"listChanged":true},"sampling":{},"elicitation":{}`, ``, 1)
@@ -197,6 +212,34 @@ func TestSession_Rules(t *testing.T) {
 			`< {"jsonrpc":"2.0","id":2,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}`,
 			`> {"jsonrpc":"2.0","id":2,"result":{"action":"maybe"}}`,
 		), []string{"log-level@4", "resource-not-subscribed@10", "elicitation-schema@11", "result-shape@14"}},
+		{"a multi round-trip tools/call, asked and answered", mrtr(
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy","arguments":{},"_meta":`+stateless(`"elicitation":{},"sampling":{}`)+`}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"content":null,"resultType":"input_required","requestState":"s1","inputRequests":{"ok":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object","properties":{"yes":{"type":"boolean"}}}}},"llm":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":9}}}}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"deploy","arguments":{},"requestState":"s1","inputResponses":{"ok":{"action":"accept","content":{"yes":true}},"llm":{"role":"assistant","content":{"type":"text","text":"go"},"model":"m"}},"_meta":`+stateless(`"elicitation":{},"sampling":{}`)+`}}`,
+			`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"done"}],"resultType":"complete"}}`,
+		), []string{"deprecated@4"}}, // sampling, asked by input request
+		{"input_required in the handshake era", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{}}}`,
+		), []string{"input-required@5"}},
+		{"input_required where it cannot be", mrtr(
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":`+stateless(``)+`}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","inputRequests":{}}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"deploy","_meta":`+stateless(``)+`}}`,
+			`< {"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required"}}`,
+			`> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"deploy","_meta":`+stateless(``)+`}}`,
+			`< {"jsonrpc":"2.0","id":4,"result":{"resultType":"input_required","inputRequests":{"x":{"method":"tools/list"},"ok":{"method":"elicitation/create","params":{"message":"Sure?"}}}}}`,
+		), []string{"input-required@4", "input-required@6", "undeclared-capability@8", "input-required@8"}},
+		{"retries that answer wrong", mrtr(
+			`> {"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"p","requestState":"never","inputResponses":{},"_meta":`+stateless(`"elicitation":{}`)+`}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"messages":[]}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p","_meta":`+stateless(`"elicitation":{}`)+`}}`,
+			`< {"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"A?"}},"b":{"method":"roots/list"}}}}`,
+			`> {"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"other","inputResponses":{"a":{"action":"accept"}},"_meta":`+stateless(`"elicitation":{}`)+`}}`,
+			`< {"jsonrpc":"2.0","id":4,"result":{"messages":[]}}`,
+			`> {"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"p","inputResponses":{"a":{"action":"maybe?","content":{}},"c":{}},"_meta":`+stateless(`"elicitation":{}`)+`}}`,
+			`< {"jsonrpc":"2.0","id":5,"result":{"messages":[]}}`,
+		), []string{"input-responses@3", "undeclared-capability@6", "deprecated@6", "input-responses@7", "input-responses@9", "input-responses@9", "input-responses@9"}},
 		{"an update after unsubscribing", opened(
 			`> {"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///a"}}`,
 			`< {"jsonrpc":"2.0","id":1,"result":{}}`,

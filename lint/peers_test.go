@@ -170,6 +170,9 @@ func connect(t *testing.T, tr mcp.Transport) *client {
 	progress := make(chan struct{}, 100)
 	c := mcp.NewClient(&mcp.Implementation{Name: "lint-test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress <- struct{}{} },
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
 	})
 	//lint:ignore SA1019 handshake-era servers (server-everything's get-roots-list) still ask for roots
 	c.AddRoots(&mcp.Root{URI: "file:///tmp", Name: "tmp"})
@@ -235,6 +238,11 @@ func driveGoServer(t *testing.T, c *client) {
 	}
 	call(t, cs, "progress", map[string]any{"steps": 3}, "tok-1")
 	c.awaitProgress(t, 3)
+	// Input asked of the client: an input_required result and a retry
+	// in 2026-07-28, an elicitation/create request before.
+	if res := call(t, cs, "confirm", map[string]any{}, nil); len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "hello Ada" {
+		t.Errorf("confirm: %+v", res.Content)
+	}
 	call(t, cs, "grow", map[string]any{}, nil)
 	if names := listTools(t, cs); !strings.Contains(strings.Join(names, ","), "grown") {
 		t.Errorf("tools after grow: %q", names)

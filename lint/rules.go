@@ -58,6 +58,10 @@ var rules = []Rule{
 	{"resource-not-subscribed", Warning, "notifications/resources/updated for a resource the client did not subscribe to"},
 	{"elicitation-schema", Error, "an elicitation form asks for something other than flat strings, numbers, booleans and enums"},
 
+	// Multi round-trip requests (2026-07-28)
+	{"input-required", Error, "an input_required result outside tools/call, prompts/get and resources/read or before 2026-07-28, or with input requests of an unknown method"},
+	{"input-responses", Error, "a retry whose inputResponses or requestState answer no input_required result, leave an input request unanswered, or answer one in the wrong shape"},
+
 	// Pagination
 	{"cursor-loop", Warning, "a list result hands out a cursor that was already followed"},
 

@@ -7,7 +7,11 @@
 // progress (sends steps progress notifications to the caller's token and
 // answers "done N steps"), slow (three progress notifications), counter
 // (counts its calls), grow (adds a tool "grown", so the server sends
-// tools/list_changed).
+// tools/list_changed), confirm (asks the client for a name with an
+// elicitation form, then answers "hello NAME": in 2026-07-28 by an
+// input_required result the client retries with inputResponses, SEP-2322;
+// in the handshake era go-sdk turns that into an elicitation/create request
+// to the client).
 package gosdk
 
 import (
@@ -15,6 +19,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -91,7 +97,26 @@ func NewServer(name string) *mcp.Server {
 				})
 			return text("grew"), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "confirm", Description: "Asks the client for a name, then greets it"}, confirm)
 	return s
+}
+
+// confirm asks for a name unless the call carries the answer.
+func confirm(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	answer, ok := req.Params.InputResponses["who"].(*mcp.ElicitResult)
+	if !ok {
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{"who": &mcp.ElicitParams{
+				Message: "What is your name?",
+				RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+					"name": {Type: "string"},
+				}},
+			}},
+			RequestState: "step=1",
+		}, nil, nil
+	}
+	name, _ := answer.Content["name"].(string)
+	return text("hello " + name), nil, nil
 }
 
 func text(s string) *mcp.CallToolResult {

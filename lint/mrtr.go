@@ -1,0 +1,128 @@
+package lint
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// Multi round-trip requests (SEP-2322, 2026-07-28). A server that needs
+// something of the client to finish a tools/call, prompts/get or
+// resources/read no longer asks it with a request of its own: it answers
+// with resultType "input_required", inputRequests (each an id mapped to a
+// method, elicitation/create, sampling/createMessage or roots/list, and
+// its params) and an opaque requestState. The client fulfils them itself
+// and sends the same request again with inputResponses (the same ids,
+// each mapped to that method's result) and the requestState echoed.
+
+const resultInputRequired = "input_required"
+
+// inputRequestMethods are the methods an input request may name.
+var inputRequestMethods = map[string]bool{"elicitation/create": true, "sampling/createMessage": true, "roots/list": true}
+
+// retryableMethods are the requests a server may answer with input_required.
+var retryableMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
+
+// inputAsk is an input_required result, kept until the client retries.
+type inputAsk struct {
+	seq     uint64
+	methods map[string]string // input request id → its method
+}
+
+// inputRequired reports whether f answers r with an input_required
+// result, and checks that result. Such a result holds none of what the
+// method's complete result must, so the caller skips those checks.
+func (c *checker) inputRequired(f *frame, r *request) bool {
+	if rt, _ := stringOf(member(f.result, "resultType")); rt != resultInputRequired {
+		return false
+	}
+	if !retryableMethods[r.method] {
+		c.report("input-required", f.seq, r.seq, "%s is answered input_required; only tools/call, prompts/get and resources/read may be", r.method)
+		return true
+	}
+	if !c.atLeast(statelessVersion) {
+		c.report("input-required", f.seq, r.seq, "an input_required result in protocol %s; multi round-trip requests came with %s, and an older client cannot retry", c.version, statelessVersion)
+	}
+	asks := objectMembers(member(f.result, "inputRequests"))
+	if asks == nil && jsonType(member(f.result, "inputRequests")) != "object" {
+		c.report("input-required", f.seq, r.seq, "the input_required result has no inputRequests object")
+		return true
+	}
+	ask := &inputAsk{seq: f.seq, methods: map[string]string{}}
+	for _, id := range slices.Sorted(maps.Keys(asks)) {
+		method, _ := stringOf(member(asks[id], "method"))
+		if !inputRequestMethods[method] {
+			c.report("input-required", f.seq, r.seq, "input request %q has method %s; it must be elicitation/create, sampling/createMessage or roots/list", id, orNone(string(member(asks[id], "method"))))
+			continue
+		}
+		ask.methods[id] = method
+		// The input request stands for the request the server would have
+		// sent: the same capability and params rules hold.
+		asked := &frame{seq: f.seq, dir: store.S2C, method: method, params: member(asks[id], "params")}
+		c.capability(asked)
+		c.deprecated(asked)
+		c.paramsShape(asked)
+		c.elicitationSchema(asked)
+	}
+	c.asks[askKey(r.method, r.target, member(f.result, "requestState"))] = ask
+	return true
+}
+
+// inputResponses checks a request that retries after input_required: what
+// it answers must be what the server asked, each answer shaped as the
+// asked method's result.
+func (c *checker) inputResponses(f *frame, r *request) {
+	responses, state := member(f.params, "inputResponses"), member(f.params, "requestState")
+	if responses == nil && state == nil {
+		return
+	}
+	ask := c.asks[askKey(f.method, r.target, state)]
+	if ask == nil {
+		what := "inputResponses"
+		if state != nil {
+			what = "requestState " + string(state)
+		}
+		c.report("input-responses", f.seq, 0, "%s carries %s, but the server answered no earlier %s with input_required that it could retry", f.method, what, f.method)
+		return
+	}
+	got := objectMembers(responses)
+	for _, id := range slices.Sorted(maps.Keys(ask.methods)) {
+		answer, ok := got[id]
+		if !ok {
+			c.report("input-responses", f.seq, ask.seq, "the retry leaves input request %q (%s) unanswered", id, ask.methods[id])
+			continue
+		}
+		if problem := inputAnswerProblem(ask.methods[id], answer); problem != "" {
+			c.report("input-responses", f.seq, ask.seq, "the answer to input request %q (%s) %s", id, ask.methods[id], problem)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(got)) {
+		if _, asked := ask.methods[id]; !asked {
+			c.report("input-responses", f.seq, ask.seq, "answers input request %q, which the server did not ask", id)
+		}
+	}
+}
+
+// askKey is how a retry finds the input_required result it answers: the
+// method, what it names (tool, prompt or resource) and the requestState.
+func askKey(method, target string, state json.RawMessage) string {
+	return method + "\x00" + target + "\x00" + string(state)
+}
+
+// inputAnswerProblem says what is wrong with answer as the result of
+// method, "" when nothing is.
+func inputAnswerProblem(method string, answer json.RawMessage) string {
+	for _, p := range shapes[method].result {
+		if miss := lacks(answer, p); miss != "" {
+			return "lacks " + miss
+		}
+	}
+	if method == "elicitation/create" {
+		if a, _ := stringOf(member(answer, "action")); a != "accept" && a != "decline" && a != "cancel" {
+			return "has action " + string(member(answer, "action")) + "; it must be accept, decline or cancel"
+		}
+	}
+	return ""
+}
