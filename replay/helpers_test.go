@@ -47,6 +47,9 @@ func (n *notes) clientOptions() *mcp.ClientOptions {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			n.listChanged <- struct{}{}
 		},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
 	}
 }
 
@@ -98,6 +101,12 @@ func goScenario(tb testing.TB, t mcp.Transport, version, token string) transcrip
 	call("slow", map[string]any{}, mcp.Meta{"progressToken": token})
 	for range 3 {
 		out.addf("%s", waitFor(tb, n.progress, "progress notification"))
+	}
+	// The server asks the client for input: an input_required result
+	// and a retry in 2026-07-28, an elicitation/create request before.
+	call("confirm", map[string]any{}, nil)
+	if got := out[len(out)-1]; got != "call confirm: hello Ada" {
+		tb.Errorf("confirm: %s, want the name the client gave", got)
 	}
 	call("grow", map[string]any{}, nil)
 	waitFor(tb, n.listChanged, "tools/list_changed")

@@ -94,7 +94,10 @@ func readReport(t *testing.T, path string) replay.Report {
 
 // TestReplay_GoSDK records the Go SDK server with mcpspy and replays it with
 // mcpmock to the same Go SDK client code, across transports and eras. The
-// client sends another progress token when replaying.
+// client sends another progress token when replaying. Its confirm call
+// has the server ask the client for input: by an elicitation/create
+// request in the handshake era, by an input_required result and a retry
+// in 2026-07-28; both replay.
 func TestReplay_GoSDK(t *testing.T) {
 	tests := []struct {
 		name          string
