@@ -53,6 +53,7 @@ func TestRealPeers_LintClean(t *testing.T) {
 		// 2026-07-28, which deprecates the logging the script sends.
 		{"go-sdk client, mcpmock serving script-progress", []string{mcpmock, "serve", shippedFile("script-progress.yaml")}, driveProgressScript, []string{"deprecated"}},
 		{"go-sdk client, mcpmock serving script-events", []string{mcpmock, "serve", shippedFile("script-events.yaml")}, driveEventsScript, nil},
+		{"go-sdk client, mcpmock serving script-elicit", []string{mcpmock, "serve", shippedFile("script-elicit.yaml")}, driveElicitScript, nil},
 	}
 	for _, tt := range stdio {
 		t.Run(tt.name, func(t *testing.T) {
@@ -170,7 +171,10 @@ func connect(t *testing.T, tr mcp.Transport) *client {
 	progress := make(chan struct{}, 100)
 	c := mcp.NewClient(&mcp.Implementation{Name: "lint-test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress <- struct{}{} },
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if s, ok := req.Params.RequestedSchema.(map[string]any); ok && s["properties"].(map[string]any)["confirm"] != nil {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true, "note": "lint"}}, nil // script-elicit's form
+			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 		},
 	})
@@ -339,6 +343,19 @@ func driveProgressScript(t *testing.T, c *client) {
 	listTools(t, cs)
 	call(t, cs, "build", map[string]any{"target": "all"}, 1)
 	c.awaitProgress(t, 3)
+}
+
+// driveElicitScript calls script-elicit's tool, which asks the user first
+// (in 2026-07-28: an input_required result and a retry).
+func driveElicitScript(t *testing.T, c *client) {
+	cs := c.cs
+	defer cs.Close()
+	listTools(t, cs)
+	for range 2 {
+		if res := call(t, cs, "deploy", map[string]any{"service": "api"}, nil); res.Content[0].(*mcp.TextContent).Text != "deployed api (lint)" {
+			t.Errorf("deploy: %+v", res.Content[0])
+		}
+	}
 }
 
 // driveEventsScript changes script-events' tool set, then reads its

@@ -56,6 +56,7 @@ type tool struct {
 	invalidAsError bool
 	answers        []*answer
 	sequence       bool
+	elicit         *elicitForm // nil when the tool asks the client nothing
 }
 
 type answer struct {
@@ -64,6 +65,7 @@ type answer struct {
 	hasExact   bool
 	subset     map[string]any
 	regex      []argRegex
+	elicited   map[string]any // when.elicited: a subset of the client's answer
 	hasWhen    bool
 	content    []block
 	structured any
@@ -357,6 +359,9 @@ func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 	}
 	ct.def = mustJSON(def)
 	ct.invalidAsError = c.invalidMode(t.InvalidArguments, sub(t.Pos, "invalidArguments"), defaultInvalid)
+	if t.Elicit != nil {
+		ct.elicit = c.elicit(t.Elicit)
+	}
 	answers := t.Answers
 	switch {
 	case len(t.Answers) > 0 && len(t.Sequence) > 0:
@@ -368,7 +373,7 @@ func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 		c.errorf(t.Pos, "tool %q has no answers: give answers or sequence", t.Name)
 	}
 	for i := range answers {
-		a := c.answer(&answers[i], ct.sequence, out)
+		a := c.answer(&answers[i], ct.sequence, ct.elicit != nil, out)
 		ct.answers = append(ct.answers, a)
 	}
 	return ct
@@ -424,13 +429,16 @@ func (c *compiler) template(p Pos, text string) *template.Template {
 	return t
 }
 
-func (c *compiler) answer(a *Answer, inSequence bool, out *jsonschema.Resolved) *answer {
+func (c *compiler) answer(a *Answer, inSequence, elicits bool, out *jsonschema.Resolved) *answer {
 	ca := &answer{at: a.Pos, isError: a.IsError, delay: a.Delay.D, fault: a.Fault}
 	if a.When != nil {
 		if inSequence {
 			c.errorf(sub(a.Pos, "when"), "answers in a sequence are chosen by call count; when applies only under answers")
 		}
 		c.when(a.When, ca)
+		if a.When.Elicited.Set && !elicits {
+			c.errorf(sub(a.When.Pos, "elicited"), "when.elicited matches the client's answer to the tool's elicit, and this tool has none")
+		}
 	}
 	result := a.Text != "" || len(a.Content) > 0 || a.StructuredContent.Set || a.IsError || a.Meta.Set
 	if a.Text != "" && len(a.Content) > 0 {
@@ -525,8 +533,11 @@ func (c *compiler) when(w *When, ca *answer) {
 		}
 		ca.regex = append(ca.regex, argRegex{arg: k, re: re})
 	}
-	if !w.Exact.Set && !w.Subset.Set && len(w.Regex) == 0 {
-		c.errorf(w.Pos, "when needs exact, subset or regex")
+	if w.Elicited.Set && c.kind(w.Elicited, "object") {
+		ca.elicited = w.Elicited.V.(map[string]any)
+	}
+	if !w.Exact.Set && !w.Subset.Set && len(w.Regex) == 0 && !w.Elicited.Set {
+		c.errorf(w.Pos, "when needs exact, subset, regex or elicited")
 	}
 }
 

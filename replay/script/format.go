@@ -51,6 +51,8 @@ type Tool struct {
 	Meta         Value  `yaml:"_meta"`
 	// InvalidArguments overrides Server.InvalidArguments for this tool.
 	InvalidArguments string `yaml:"invalidArguments"`
+	// Elicit asks the client for input before an answer is chosen.
+	Elicit *Elicit `yaml:"elicit"`
 	// Answers are tried in order; the first whose When matches is used.
 	Answers []Answer `yaml:"answers"`
 	// Sequence answers the first call with Sequence[0], the second with
@@ -77,12 +79,26 @@ type Answer struct {
 }
 
 // When says which arguments an answer is for. Exact and Subset exclude
-// each other; Regex may join either.
+// each other; Regex may join either. Elicited matches the client's answer
+// to the tool's Elicit (as a subset), with or without the others.
 type When struct {
 	Pos
-	Exact  Value             `yaml:"exact"`
-	Subset Value             `yaml:"subset"`
-	Regex  map[string]string `yaml:"regex"`
+	Exact    Value             `yaml:"exact"`
+	Subset   Value             `yaml:"subset"`
+	Regex    map[string]string `yaml:"regex"`
+	Elicited Value             `yaml:"elicited"`
+}
+
+// Elicit is an elicitation form the tool puts to the client (the user)
+// before it answers: an elicitation/create request in the handshake era,
+// an input_required result the client retries in 2026-07-28.
+type Elicit struct {
+	Pos
+	// Message is a template, over the call's arguments.
+	Message string `yaml:"message"`
+	// RequestedSchema is the form: an object schema of flat string,
+	// number, integer, boolean and enum properties.
+	RequestedSchema Value `yaml:"requestedSchema"`
 }
 
 // RPCError is a JSON-RPC error answer.

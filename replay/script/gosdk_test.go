@@ -287,3 +287,63 @@ func TestGoSDK_HungCallTimesOut(t *testing.T) {
 		})
 	}
 }
+
+// TestGoSDK_Elicit puts script-elicit.yaml's form to go-sdk's client in
+// both eras: as elicitation/create mid-call (2025-11-25), and as an
+// input_required result the client's multi round-trip support answers
+// and retries (2026-07-28). The answer the user gives picks the tool's
+// answer; a client that declares no elicitation is not asked.
+func TestGoSDK_Elicit(t *testing.T) {
+	answers := []struct {
+		give *mcp.ElicitResult
+		want string
+	}{
+		{&mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true, "note": "v2.1"}}, "deployed api (v2.1)"},
+		{&mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": false}}, "api not deployed: not confirmed"},
+		{&mcp.ElicitResult{Action: "decline"}, "the user declined to deploy api"},
+		{&mcp.ElicitResult{Action: "cancel"}, "api not deployed: no answer"},
+	}
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var asked []string
+			next := answers[0].give
+			cs := connect(t, tc, "script-elicit.yaml", &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					asked = append(asked, req.Params.Message)
+					return next, nil
+				},
+			})
+			ctx := ctxT(t)
+			for i, a := range answers {
+				mu.Lock()
+				next = a.give
+				mu.Unlock()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "deploy", Arguments: map[string]any{"service": "api"}})
+				if err != nil {
+					t.Fatalf("answer %d: %v", i, err)
+				}
+				if got := text(t, res); got != a.want {
+					t.Errorf("answer %d (%s): %q, want %q", i, a.give.Action, got, a.want)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(asked) != len(answers) || asked[0] != "Deploy api to production?" {
+				t.Errorf("the client was asked %q; want the rendered message once a call", asked)
+			}
+		})
+		t.Run(tc.name+"/client without elicitation", func(t *testing.T) {
+			cs := connect(t, tc, "script-elicit.yaml", nil)
+			res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "deploy", Arguments: map[string]any{"service": "api"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := text(t, res); got != "api not deployed: no answer" || !res.IsError {
+				t.Errorf("%q (isError %v), want the default answer", got, res.IsError)
+			}
+		})
+	}
+}

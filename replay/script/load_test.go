@@ -119,6 +119,31 @@ tools:
     outputSchema: {type: object}
     answers: [{text: x}]
 `, []string{"tools[0].answers[0]: the tool declares an outputSchema"}},
+		{"elicit without a message or a form", `
+tools:
+  - name: a
+    elicit: {}
+    answers: [{text: x}]
+`, []string{"test.yaml:3:13: tools[0].elicit: elicit needs a message", "tools[0].elicit: elicit needs a requestedSchema"}},
+		{"elicit asking for a nested object", `
+tools:
+  - name: a
+    elicit:
+      message: m
+      requestedSchema: {type: object, properties: {ok: {type: boolean}, address: {type: object}, tags: {type: array, items: {type: integer}}}}
+    answers: [{text: x}]
+`, []string{"tools[0].elicit.requestedSchema.properties.address: type object: a form asks only for strings", "tools[0].elicit.requestedSchema.properties.tags: an array property must be of strings"}},
+		{"elicit form not an object", `
+tools:
+  - name: a
+    elicit: {message: m, requestedSchema: {type: string}}
+    answers: [{text: x}]
+`, []string{"tools[0].elicit.requestedSchema: requestedSchema must have type: object"}},
+		{"when.elicited on a tool that asks nothing", `
+tools:
+  - name: a
+    answers: [{when: {elicited: {action: accept}}, text: x}]
+`, []string{"tools[0].answers[0].when.elicited: when.elicited matches the client's answer to the tool's elicit, and this tool has none"}},
 		{"decreasing progress", `
 tools:
   - name: a

@@ -27,9 +27,10 @@ const (
 )
 
 const (
-	metaVersion      = "io.modelcontextprotocol/protocolVersion"
-	metaServerInfo   = "io.modelcontextprotocol/serverInfo"
-	metaSubscription = "io.modelcontextprotocol/subscriptionId"
+	metaVersion            = "io.modelcontextprotocol/protocolVersion"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaSubscription       = "io.modelcontextprotocol/subscriptionId"
 )
 
 // session is one client's view of a script: the current tool, resource
@@ -47,6 +48,10 @@ type session struct {
 	fired     []bool
 	minLevel  int // index into logLevels
 	listeners map[*listener]struct{}
+	// clientCaps are what the client's initialize declared, when this
+	// source saw it (a source layered after another may not).
+	clientCaps      map[string]json.RawMessage
+	clientCapsKnown bool
 }
 
 func newSession(s *Script) *session {
@@ -139,6 +144,9 @@ func (ss *session) answer(ctx context.Context, peer replay.Peer, c *call) (repla
 	ss.requests++
 	c.number = ss.requests
 	ss.mu.Unlock()
+	if req.Method == "initialize" {
+		ss.noteClientCaps(c)
+	}
 
 	if s.owner && c.version != "" && !slices.Contains(s.versions, c.version) {
 		return errReply(codeUnsupportedVersion, fmt.Sprintf("unsupported protocol version %q", c.version),

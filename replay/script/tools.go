@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -29,11 +30,8 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 	ss.mu.Lock()
 	i := slices.IndexFunc(ss.tools, func(t *tool) bool { return t.name == name })
 	var t *tool
-	n := 0
 	if i >= 0 {
 		t = ss.tools[i]
-		ss.calls[name]++
-		n = ss.calls[name]
 	}
 	ss.mu.Unlock()
 	if t == nil {
@@ -61,30 +59,86 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 			return resultReply(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true}), true
 		}
 	}
+	data := map[string]any{"args": args, "tool": name, "request": c.number}
+	if t.elicit == nil || !ss.canElicit(c) {
+		return ss.answerTool(ctx, peer, c, t, data, nil)
+	}
+	form, err := t.elicit.params(data)
+	if err != nil {
+		return errReply(codeInternal, fmt.Sprintf("mcpmock script: tool %q, elicit: %v", name, err), nil), true
+	}
+	if c.stateless {
+		elicited, answered := c.inputResponse()
+		if !answered {
+			return inputRequired(form), true
+		}
+		return ss.answerTool(ctx, peer, c, t, data, elicited)
+	}
+	// The handshake era asks mid-call, which needs the peer: count the
+	// call now, in order, and ask and answer when it plays.
+	n := ss.count(name)
+	ask := func(ctx context.Context, peer replay.Peer) replay.Reply {
+		c := *c
+		c.prepare = false
+		elicited := askClient(ctx, peer, form)
+		reply, ok := ss.chooseAnswer(ctx, peer, &c, t, data, n, elicited)
+		if !ok { // too late to pass the call on to the next source
+			reply = noAnswer(t, data, elicited)
+		}
+		return reply
+	}
+	if c.prepare {
+		c.play = ask
+		return replay.Reply{}, true
+	}
+	return ask(ctx, peer), true
+}
 
+// count counts a call of the tool name, for sequence and events, and
+// returns its number.
+func (ss *session) count(name string) int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.calls[name]++
+	return ss.calls[name]
+}
+
+// answerTool counts the call and answers it.
+func (ss *session) answerTool(ctx context.Context, peer replay.Peer, c *call, t *tool, data, elicited map[string]any) (replay.Reply, bool) {
+	return ss.chooseAnswer(ctx, peer, c, t, data, ss.count(t.name), elicited)
+}
+
+// chooseAnswer picks the answer for call number n, given what the client
+// answered to the tool's elicit (nil when it was not asked or answered
+// nothing), and performs it.
+func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, t *tool, data map[string]any, n int, elicited map[string]any) (replay.Reply, bool) {
+	args := data["args"].(map[string]any)
 	var a *answer
 	if t.sequence {
 		a = t.answers[min(n, len(t.answers))-1]
 	} else {
 		for _, cand := range t.answers {
-			if cand.matches(args) {
+			if cand.matches(args, elicited) {
 				a = cand
 				break
 			}
 		}
 	}
 	if a == nil {
-		if !s.owner {
+		if !ss.s.owner {
 			return replay.Reply{}, false
 		}
-		msg := fmt.Sprintf("mcpmock script: no answer of tool %q matches the arguments %s", name, mustJSON(args))
-		return resultReply(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true}), true
+		return noAnswer(t, data, elicited), true
 	}
-	data := map[string]any{"args": args, "tool": name, "call": n, "request": c.number}
+	data = maps.Clone(data)
+	data["call"] = n
+	if t.elicit != nil {
+		data["elicited"] = elicited
+	}
 	perform := func(ctx context.Context, peer replay.Peer) replay.Reply {
 		reply, err := ss.perform(ctx, peer, c, a, data)
 		if err != nil {
-			return errReply(codeInternal, fmt.Sprintf("mcpmock script: tool %q, answer at line %d: %v", name, a.at.Line, err), nil)
+			return errReply(codeInternal, fmt.Sprintf("mcpmock script: tool %q, answer at line %d: %v", t.name, a.at.Line, err), nil)
 		}
 		return reply
 	}
@@ -95,17 +149,31 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 	return perform(ctx, peer), true
 }
 
+// noAnswer is what a whole-server script answers when none of a tool's
+// answers matches.
+func noAnswer(t *tool, data, elicited map[string]any) replay.Reply {
+	msg := fmt.Sprintf("mcpmock script: no answer of tool %q matches the arguments %s", t.name, mustJSON(data["args"]))
+	if t.elicit != nil {
+		msg += fmt.Sprintf(" and the client's answer %s", mustJSON(elicited))
+	}
+	return resultReply(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true})
+}
+
 // immediate says whether an answer takes no time and needs no peer: no
 // delay, no progress, no logging.
 func (a *answer) immediate() bool {
 	return a.delay == 0 && len(a.progress) == 0 && len(a.log) == 0
 }
 
-// matches says whether the arguments satisfy a's when; an answer without
-// one matches anything (the default).
-func (a *answer) matches(args map[string]any) bool {
+// matches says whether the arguments, and the client's answer to the
+// tool's elicit, satisfy a's when; an answer without one matches anything
+// (the default).
+func (a *answer) matches(args, elicited map[string]any) bool {
 	if !a.hasWhen {
 		return true
+	}
+	if a.elicited != nil && (elicited == nil || !isSubset(a.elicited, elicited)) {
+		return false
 	}
 	if a.hasExact && !jsonEqual(a.exact, args) {
 		return false

@@ -7,7 +7,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [scenario, how, ...rest] = process.argv.slice(2);
 const transport = how === "--url"
@@ -17,6 +17,7 @@ const transport = how === "--url"
 let toolsChanged;
 const changed = new Promise((resolve) => { toolsChanged = resolve; });
 const client = new Client({ name: "script-ts-client", version: "1.0.0" }, {
+  capabilities: { elicitation: {} },
   listChanged: {
     tools: {
       autoRefresh: true,
@@ -26,6 +27,11 @@ const client = new Client({ name: "script-ts-client", version: "1.0.0" }, {
   },
 });
 const logs = [];
+const asked = [];
+client.setRequestHandler(ElicitRequestSchema, (req) => {
+  asked.push(req.params.message);
+  return { action: "accept", content: { confirm: true, note: "from ts" } };
+});
 client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logs.push(n.params.level); });
 
 function errorOf(e) {
@@ -69,6 +75,11 @@ try {
       out.text = firstText(r);
       out.progress = progress;
       out.logs = logs;
+      break;
+    }
+    case "elicit": {
+      out.text = firstText(await client.callTool({ name: "deploy", arguments: { service: "web" } }));
+      out.asked = asked;
       break;
     }
     case "errors": {
