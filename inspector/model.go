@@ -32,6 +32,8 @@ type row struct {
 	dir     store.Dir
 	kind    jsonrpc.Kind
 	isError bool
+	// inputRequired: a 2026-07-28 result asking the client for input.
+	inputRequired bool
 }
 
 // Session is one session as the sessions pane shows it.
@@ -136,7 +138,7 @@ func (m *Model) add(sess uint32, s *store.Summary, method, id, tool []byte) int3
 		time: s.Time.UnixNano(), seq: s.Seq, idOff: uint32(len(m.ids)), idLen: uint16(len(id)),
 		size: uint32(min(s.Size, 1<<32-1)), errCode: int32(s.ErrorCode), pair: -1,
 		method: m.str(method), tool: m.str(tool), sess: sess,
-		dir: s.Dir, kind: s.Kind, isError: s.IsError,
+		dir: s.Dir, kind: s.Kind, isError: s.IsError, inputRequired: s.InputRequired,
 	}
 	m.ids = append(m.ids, id...)
 	i := int32(len(m.rows))
@@ -192,7 +194,10 @@ type Row struct {
 	ID      string
 	IsError bool
 	ErrCode int
-	Size    int
+	// InputRequired marks a result that asks the client for input
+	// (2026-07-28): the client sends the request again with it.
+	InputRequired bool
+	Size          int
 	// Latency is the time from request to response, for both; 0 without
 	// a pair. Pair is the paired message's index, -1 without one.
 	Latency time.Duration
@@ -226,6 +231,7 @@ func (m *Model) row(idx int) Row {
 		Index: idx, Dir: r.dir, Time: time.Unix(0, r.time), Kind: r.kind,
 		Method: m.strs[r.method], Tool: m.strs[r.tool], ID: m.id(r),
 		IsError: r.isError, ErrCode: int(r.errCode), Size: int(r.size), Pair: int(r.pair),
+		InputRequired: r.inputRequired,
 	}
 	out.Latency = m.latency(r)
 	return out

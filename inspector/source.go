@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -156,7 +155,7 @@ func (t *tapeSource) Poll(after map[string]uint64) (*Batch, error) {
 		b.Sessions = append(b.Sessions, s.Info)
 		for _, msg := range s.Messages {
 			if msg.Seq > after[s.Info.ID] {
-				b.Msgs = append(b.Msgs, BatchMsg{Session: s.Info.ID, Sum: summarize(msg)})
+				b.Msgs = append(b.Msgs, BatchMsg{Session: s.Info.ID, Sum: store.Summarize(msg)})
 			}
 		}
 	}
@@ -212,17 +211,6 @@ func (t *tapeSource) Messages(session string, from, to uint64, fn func(m *store.
 		}
 	}
 	return nil
-}
-
-// summarize is what the store keeps in its index, for messages that come
-// from a JSONL file instead.
-func summarize(m *store.Message) store.Summary {
-	c := jsonrpc.Classify(m.Frame)
-	return store.Summary{
-		Seq: m.Seq, Dir: m.Dir, Time: m.Time, Kind: c.Kind, IsError: c.IsError,
-		ErrorCode: c.ErrorCode, Size: len(m.Frame), Method: c.Method, ID: c.ID,
-		Tool: c.Tool, ProgressToken: c.ProgressToken,
-	}
 }
 
 // Open reads a cassette (.db) or an export (.jsonl) into a new model. A

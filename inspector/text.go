@@ -52,6 +52,9 @@ func (m *Model) cellTexts(r Row) [9]string {
 	if r.IsError && r.ErrCode != 0 {
 		name += fmt.Sprintf(" [%d]", r.ErrCode)
 	}
+	if r.InputRequired {
+		name += " [input required]"
+	}
 	lat := ""
 	if r.Pair >= 0 {
 		lat = durText(r.Latency)

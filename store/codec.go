@@ -35,7 +35,12 @@ const (
 	chunkSize      = 1 << 20
 )
 
-const flagIsError = 1
+// Summary flags. Readers ignore the bits they do not know, so a flag
+// can be added without a new codec version.
+const (
+	flagIsError       = 1
+	flagInputRequired = 2
+)
 
 var errShort = errors.New("truncated record")
 
@@ -175,6 +180,7 @@ type Summary struct {
 	Time          time.Time
 	Kind          jsonrpc.Kind
 	IsError       bool
+	InputRequired bool // a 2026-07-28 result asking the client for input
 	ErrorCode     int
 	Size          int // frame length in bytes
 	Method        string
@@ -183,11 +189,13 @@ type Summary struct {
 	ProgressToken string
 }
 
-func summarize(m *Message) Summary {
+// Summarize is what the store keeps of m in its index: the listing view,
+// for messages that come from elsewhere (a JSONL file) too.
+func Summarize(m *Message) Summary {
 	c := jsonrpc.Classify(m.Frame)
 	return Summary{
 		Seq: m.Seq, Dir: m.Dir, Time: m.Time, Kind: c.Kind, IsError: c.IsError,
-		ErrorCode: c.ErrorCode, Size: len(m.Frame), Method: c.Method, ID: c.ID,
+		InputRequired: c.InputRequired, ErrorCode: c.ErrorCode, Size: len(m.Frame), Method: c.Method, ID: c.ID,
 		Tool: c.Tool, ProgressToken: c.ProgressToken,
 	}
 }
@@ -199,6 +207,9 @@ func encodeSummary(s *Summary) []byte {
 	var flags byte
 	if s.IsError {
 		flags |= flagIsError
+	}
+	if s.InputRequired {
+		flags |= flagInputRequired
 	}
 	b = append(b, byte(s.Kind), flags)
 	b = binary.AppendVarint(b, int64(s.ErrorCode))
@@ -220,6 +231,7 @@ func decodeSummary(v []byte, s *Summary, intern func([]byte) string) error {
 	s.Time = time.Unix(0, int64(binary.BigEndian.Uint64(v[2:10]))).UTC()
 	s.Kind = jsonrpc.Kind(v[10])
 	s.IsError = v[11]&flagIsError != 0
+	s.InputRequired = v[11]&flagInputRequired != 0
 	rest := v[12:]
 	code, k := binary.Varint(rest)
 	if k <= 0 {

@@ -570,7 +570,7 @@ func Import(path string, t *Tape) error {
 				return err
 			}
 			for _, m := range s.Messages {
-				sum := summarize(m)
+				sum := Summarize(m)
 				e, err := encodeMessage(m, &sum)
 				if err != nil {
 					return err

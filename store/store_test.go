@@ -147,6 +147,7 @@ func TestCassette_Summaries(t *testing.T) {
 		`{"jsonrpc":"2.0","id":"a","result":{"content":[],"isError":true}}`,
 		`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad"}}`,
 		`garbage`,
+		`{"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required","inputRequests":{}}}`,
 	}
 	for i, f := range frames {
 		s.Append(store.Dir(min(i, 1)), time.Now(), []byte(f), nil)
@@ -159,18 +160,20 @@ func TestCassette_Summaries(t *testing.T) {
 		Method, ID, Tok string
 		Tool            string
 		IsError         bool
+		InputRequired   bool
 		Code, Size      int
 	}
 	want := []row{
-		{jsonrpc.Request, "tools/call", `"a"`, "9", "echo", false, 0, len(frames[0])},
-		{jsonrpc.Response, "", `"a"`, "", "", true, 0, len(frames[1])},
-		{jsonrpc.Error, "", "2", "", "", true, -32602, len(frames[2])},
-		{jsonrpc.Malformed, "", "", "", "", false, 0, len(frames[3])},
+		{jsonrpc.Request, "tools/call", `"a"`, "9", "echo", false, false, 0, len(frames[0])},
+		{jsonrpc.Response, "", `"a"`, "", "", true, false, 0, len(frames[1])},
+		{jsonrpc.Error, "", "2", "", "", true, false, -32602, len(frames[2])},
+		{jsonrpc.Malformed, "", "", "", "", false, false, 0, len(frames[3])},
+		{jsonrpc.Response, "", "3", "", "", false, true, 0, len(frames[4])},
 	}
 	var got []row
 	err := store.View(path, func(r *store.Reader) error {
 		return r.Summaries("s1", 1, nil, func(s *store.Summary) error {
-			got = append(got, row{s.Kind, s.Method, s.ID, s.ProgressToken, s.Tool, s.IsError, s.ErrorCode, s.Size})
+			got = append(got, row{s.Kind, s.Method, s.ID, s.ProgressToken, s.Tool, s.IsError, s.InputRequired, s.ErrorCode, s.Size})
 			return nil
 		})
 	})

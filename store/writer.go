@@ -303,7 +303,7 @@ func (w *Writer) encode(batch []*Message) ([]encodedMessage, []SessionInfo, []*S
 			m = w.opts.Rewrite(m)
 			batch[i] = m
 		}
-		sum := summarize(m)
+		sum := Summarize(m)
 		if w.opts.Observe != nil {
 			w.observe(m, &sum)
 		}

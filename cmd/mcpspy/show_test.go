@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func showOutput(tb testing.TB, args ...string) string {
@@ -286,5 +288,54 @@ func TestMcpspy_ShowFollowsLiveRecorder(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], " → req ") || !strings.Contains(lines[1], " ← resp ") {
 		t.Errorf("want the echo request and its answer, got:\n%s", out)
+	}
+}
+
+// A 2026-07-28 result that asks the client for input (the go-sdk
+// server's confirm tool, recorded on stdio with the go-sdk client) shows
+// as such, in the .db and its .jsonl export alike; the retry's answer
+// does not.
+func TestMcpspy_ShowInputRequired(t *testing.T) {
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	toSpy, clientIn := io.Pipe()
+	clientOut, fromSpy := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(context.Background(), []string{"record", "-o", db, "--", server}, streams{In: toSpy, Out: fromSpy, Err: io.Discard})
+		fromSpy.Close()
+		done <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientOut, Writer: clientIn}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "confirm"}); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("record: %v", err)
+	}
+	jsonl := filepath.Join(dir, "c.jsonl")
+	runText(t, "export", "-o", jsonl, db)
+	for _, path := range []string{db, jsonl} {
+		lines := strings.Split(strings.TrimSuffix(showOutput(t, "--filter", "tool:confirm", path), "\n"), "\n")
+		var ends []string
+		for _, l := range lines {
+			ends = append(ends, l[strings.Index(l, "tools/call"):])
+		}
+		want := []string{"tools/call confirm", "tools/call confirm [input required]", "tools/call confirm", "tools/call confirm"}
+		if strings.Join(ends, "|") != strings.Join(want, "|") {
+			t.Errorf("%s:\n%s\nwant the first answer marked, the retry's not", filepath.Base(path), strings.Join(lines, "\n"))
+		}
 	}
 }

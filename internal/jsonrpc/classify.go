@@ -51,6 +51,10 @@ type Summary struct {
 	Tool string
 	// IsError is set for a JSON-RPC error and for a result with isError true.
 	IsError bool
+	// InputRequired is set for a result with resultType "input_required"
+	// (2026-07-28): the server asks the client for input, and the client
+	// retries the request with it.
+	InputRequired bool
 	// ErrorCode is the JSON-RPC error code when Kind is Error.
 	ErrorCode int
 	// ProgressToken is the JSON text of params._meta.progressToken on a
@@ -147,8 +151,12 @@ func Classify(frame []byte) Summary {
 		}
 		out.Kind = Response
 		members(result, func(key []byte, escaped bool, v []byte) {
-			if keyIs(key, escaped, "isError") {
+			switch {
+			case keyIs(key, escaped, "isError"):
 				out.IsError = string(v) == "true"
+			case keyIs(key, escaped, "resultType"):
+				rt, _ := stringValue(v)
+				out.InputRequired = rt == "input_required"
 			}
 		})
 	default:

@@ -21,6 +21,8 @@ func TestClassify(t *testing.T) {
 			Summary{Kind: Notification, Method: "notifications/progress", ProgressToken: "5"}},
 		{"result first, as the TS SDK writes", `{"result":{},"jsonrpc":"2.0","id":3}`, Summary{Kind: Response, ID: "3"}},
 		{"isError result", `{"jsonrpc":"2.0","id":3,"result":{"content":[],"isError":true}}`, Summary{Kind: Response, ID: "3", IsError: true}},
+		{"input_required result", `{"jsonrpc":"2.0","id":3,"result":{"content":null,"resultType":"input_required","inputRequests":{}}}`, Summary{Kind: Response, ID: "3", InputRequired: true}},
+		{"complete result", `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x","resultType":"input_required"}],"resultType":"complete"}}`, Summary{Kind: Response, ID: "3"}},
 		{"error", `{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"x"}}`, Summary{Kind: Error, ID: "4", IsError: true, ErrorCode: -32601}},
 		{"error with null id", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`, Summary{Kind: Error, IsError: true, ErrorCode: -32700}},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, Summary{Kind: Batch}},
