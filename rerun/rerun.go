@@ -11,7 +11,9 @@
 // before the client's next frame) the rerun waits too, at most
 // Options.Timeout. Server→client requests get the reply the recorded client
 // gave to the same method, in order. It never re-encodes a frame it sends,
-// and never sends a recorded answer of the server.
+// and never sends a recorded answer of the server. One value is not sent
+// as recorded: a 2026-07-28 retry's requestState, which is the live
+// server's to give (state.go).
 package rerun
 
 import (
@@ -84,7 +86,8 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 	}
 	plan := planOf(recorded)
 	tape := newTape(transportOf(opts), upstreamOf(opts))
-	d := &driver{tape: tape, plan: plan, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{}}
+	d := &driver{tape: tape, plan: plan, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{},
+		gaveState: map[string][]byte{}, liveState: map[string][]byte{}}
 	var (
 		c   conn
 		err error
@@ -133,6 +136,10 @@ type step struct {
 	// headers come from when the live server has listed no such tool.
 	tools  toolSchemas
 	header http.Header
+	// gaveState is the requestState of the recorded answer when it asked
+	// for input (input_required), and echoesState the requestState the
+	// frame itself carries, a retry's (state.go); nil when none.
+	gaveState, echoesState []byte
 }
 
 // plan is the recording taken apart: what to send, in order, and what the
@@ -157,6 +164,9 @@ func planOf(s *store.TapeSession) *plan {
 		case m.Dir == store.S2C && (sum.Kind == jsonrpc.Response || sum.Kind == jsonrpc.Error):
 			if k, ok := pending[sum.ID]; ok {
 				p.steps[k].answeredAt = i
+				if inputRequired(m.Frame) {
+					p.steps[k].gaveState = requestStateOf(m.Frame, "result")
+				}
 				delete(pending, sum.ID)
 			}
 			if listed[sum.ID] {
@@ -179,6 +189,7 @@ func planOf(s *store.TapeSession) *plan {
 			}
 			if sum.Kind == jsonrpc.Request {
 				st.id = sum.ID
+				st.echoesState = requestStateOf(m.Frame, "params")
 				pending[sum.ID] = len(p.steps)
 				if sum.Method == "tools/list" {
 					listed[sum.ID] = true
@@ -238,8 +249,13 @@ type driver struct {
 	answered      map[string]chan struct{} // request id → closed at its live answer
 	sentAs        map[string]string        // request id → method and id, for messages
 	nextReply     map[string]int
-	unanswered    []string
-	notes         []string
+	// gaveState maps a request id to the requestState its recorded answer
+	// gave; liveState a recorded requestState to the one the live server
+	// gave in its place (state.go).
+	gaveState  map[string][]byte
+	liveState  map[string][]byte
+	unanswered []string
+	notes      []string
 }
 
 func (d *driver) run(ctx context.Context, timeout time.Duration) error {
@@ -266,12 +282,15 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 			d.mu.Lock()
 			d.answered[st.id] = make(chan struct{})
 			d.sentAs[st.id] = st.what
+			if st.gaveState != nil {
+				d.gaveState[st.id] = st.gaveState
+			}
 			d.mu.Unlock()
 			if st.answeredAt >= 0 {
 				open = append(open, st)
 			}
 		}
-		if err := d.conn.send(st.frame, &st); err != nil {
+		if err := d.conn.send(d.retryFrame(&st), &st); err != nil {
 			return fmt.Errorf("send %s: %w", st.what, err)
 		}
 	}
@@ -351,6 +370,7 @@ func (d *driver) receive(frame []byte) {
 	switch sum.Kind {
 	case jsonrpc.Response, jsonrpc.Error:
 		d.mu.Lock()
+		d.noteLiveState(sum.ID, frame)
 		if ch, ok := d.answered[sum.ID]; ok {
 			close(ch)
 			delete(d.answered, sum.ID)

@@ -507,3 +507,54 @@ func TestRun_WaitsForServerRequests(t *testing.T) {
 		t.Errorf("sent (unanswered %q):\n%s\nwant:\n%s", res.Unanswered, strings.Join(sent, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A 2026-07-28 call that asked for input, recorded from another run of
+// the server: the retry goes out with the requestState today's server
+// gave, not the recorded one it would refuse (the go-sdk test server's
+// confirm names its own process in the state), and every other byte of
+// the recorded retry stays as it was.
+func TestRun_RetriesWithTheLiveRequestState(t *testing.T) {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("mrtr-go") }, &mcp.StreamableHTTPOptions{Stateless: true})
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	u, _ := url.Parse(ts.URL + "/mcp")
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	const old = `"step=1;boot=yesterday"`
+	retry := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"confirm","arguments":{},"requestState":` + old + `,"inputResponses":{"who":{"action":"accept","content":{"name":"Ada"}}},` + meta + `}}`
+	recorded := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm","arguments":{},`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":null,"requestState":`+old+`,"resultType":"input_required","inputRequests":{"who":{"method":"elicitation/create","params":{"mode":"form","message":"What is your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}}}}`,
+		`> `+retry,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hello Ada"}],"resultType":"complete"}}`,
+	)
+	res := runOK(t, recorded, rerun.Options{URL: u})
+	var sent, answer []byte
+	var live []byte
+	for _, m := range res.Session.Messages {
+		switch sum := jsonrpc.Classify(m.Frame); {
+		case m.Dir == store.C2S && sum.ID == "2":
+			sent = m.Frame
+		case m.Dir == store.S2C && sum.ID == "2":
+			answer = m.Frame
+		case m.Dir == store.S2C && sum.ID == "1" && sum.InputRequired:
+			live = m.Frame
+		}
+	}
+	if live == nil || answer == nil {
+		t.Fatalf("no input_required answer or no answer to the retry; unanswered %q", res.Unanswered)
+	}
+	var state string
+	if i := strings.Index(string(live), `"requestState":`); i >= 0 {
+		state = string(live[i+len(`"requestState":`):])
+		state = state[:strings.IndexByte(state[1:], '"')+2]
+	}
+	if state == "" || state == old {
+		t.Fatalf("the live server gave state %s; want one of its own: %s", state, live)
+	}
+	if want := strings.Replace(retry, old, state, 1); string(sent) != want {
+		t.Errorf("retry sent\n%s\nwant the recorded one with the live state\n%s", sent, want)
+	}
+	if !strings.Contains(string(answer), `"text":"hello Ada"`) {
+		t.Errorf("the retry got %s", answer)
+	}
+}

@@ -11,11 +11,14 @@
 // elicitation form, then answers "hello NAME": in 2026-07-28 by an
 // input_required result the client retries with inputResponses, SEP-2322;
 // in the handshake era go-sdk turns that into an elicitation/create request
-// to the client).
+// to the client). Its requestState names this process, and a retry with a
+// state another process gave gets an error result, as a server that
+// signs its states would answer.
 package gosdk
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -101,9 +104,16 @@ func NewServer(name string) *mcp.Server {
 	return s
 }
 
+// confirmState is the requestState confirm gives: its own in each process.
+var confirmState = "step=1;boot=" + rand.Text()[:8]
+
 // confirm asks for a name unless the call carries the answer.
 func confirm(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 	answer, ok := req.Params.InputResponses["who"].(*mcp.ElicitResult)
+	if ok && req.Params.RequestState != confirmState {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: fmt.Sprintf("requestState %q was not given by this server", req.Params.RequestState)}}}, nil, nil
+	}
 	if !ok {
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{"who": &mcp.ElicitParams{
@@ -112,7 +122,7 @@ func confirm(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.Call
 					"name": {Type: "string"},
 				}},
 			}},
-			RequestState: "step=1",
+			RequestState: confirmState,
 		}, nil, nil
 	}
 	name, _ := answer.Content["name"].(string)
