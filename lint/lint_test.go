@@ -281,6 +281,28 @@ func TestSession_Rules(t *testing.T) {
 	}
 }
 
+// Over Streamable HTTP, 2026-07-28 traffic is recorded one session per
+// connection, and go-sdk's client may retry on another connection than
+// the call: a retry whose ask is in another session is not judged (a
+// real-peer recording caught this). Over stdio, the same retry is.
+func TestSession_RetryOnAnotherConnection(t *testing.T) {
+	retry := []string{
+		`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"confirm","requestState":"step=1","inputResponses":{"who":{"action":"accept","content":{"name":"Ada"}}},"_meta":` + stateless(`"elicitation":{}`) + `}}`,
+		`< {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hello Ada"}],"resultType":"complete"}}`,
+	}
+	if got := found(Session(session(retry...), Options{})); !slices.Equal(got, []string{"input-responses@1"}) {
+		t.Errorf("over stdio: findings %q, want the retry of nothing", got)
+	}
+	h := withHTTP(session(retry...), func(*store.Message) http.Header {
+		return http.Header{"Mcp-Method": {"tools/call"}, "Mcp-Name": {"confirm"}, "Mcp-Protocol-Version": {"2026-07-28"}}
+	}, func(*store.Message) (string, http.Header) {
+		return "post-sse", http.Header{"Content-Type": {"text/event-stream"}}
+	})
+	if got := Session(h, Options{}); len(got) != 0 {
+		t.Errorf("over HTTP: findings %v, want none", got)
+	}
+}
+
 func TestSession_StillRecordingIsNotUnanswered(t *testing.T) {
 	s := session(opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`)...)
 	s.Info.End = nil

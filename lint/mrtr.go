@@ -79,6 +79,12 @@ func (c *checker) inputResponses(f *frame, r *request) {
 		return
 	}
 	ask := c.asks[askKey(f.method, r.target, state)]
+	if ask == nil && c.info.Transport == store.TransportHTTP {
+		// 2026-07-28 over Streamable HTTP is recorded one session per
+		// connection, and a client may send the retry on another
+		// connection than the call: its ask is then in another session.
+		return
+	}
 	if ask == nil {
 		what := "inputResponses"
 		if state != nil {
