@@ -73,14 +73,14 @@ type interaction struct {
 	// no Play: its Reply's NoReply (not answered), Result or Error, After,
 	// and SSE (the answer was an SSE stream over Streamable HTTP). For a
 	// client notification, only After.
-	prep      Prepared
-	used      atomic.Bool
-	n         uint32 // its number in Cassette.slab
-	dup       uint32 // its key's list in keyIndex.dups, from 1; 0: recorded once
-	plays     bool   // len(during) > 0
-	timed     bool   // replyAt > 0
-	cancelled bool   // the client cancelled it before any answer
-	note      bool   // a client notification
+	prep  Prepared
+	used  atomic.Bool
+	n     uint32 // its number in Cassette.slab
+	dup   uint32 // its key's list in keyIndex.dups, from 1; 0: recorded once
+	plays bool   // len(during) > 0
+	timed bool   // replyAt > 0
+	note  bool   // a client notification
+	asks  bool   // answered input_required (mrtr.go)
 
 	replyAt time.Duration
 	during  []step
@@ -331,6 +331,8 @@ func (c *Cassette) addSession(s *store.TapeSession, ps []parsed, b *building) {
 		}
 	}()
 	inflight := map[string]*interaction{}
+	// cancelled: the client cancelled them before any answer.
+	cancelled := map[*interaction]bool{}
 	tokens := map[*interaction]string{} // recorded progressTokens
 	var open []*interaction             // in flight, oldest first
 	var last *interaction               // what session-level server traffic follows
@@ -361,7 +363,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps []parsed, b *building) {
 				// cancellation, not by the request: a live client cancels
 				// too, and then gets no answer.
 				if it := inflight[string(fieldOf(p.params, "requestId"))]; it != nil {
-					it.cancelled = true
+					cancelled[it] = true
 				}
 				continue
 			}
@@ -377,7 +379,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps []parsed, b *building) {
 			}
 			delete(inflight, string(p.id))
 			open = removeInteraction(open, it)
-			if it.cancelled {
+			if cancelled[it] {
 				continue // answered because it was cancelled: replayed as unanswered
 			}
 			r := &it.prep.Reply
@@ -390,6 +392,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps []parsed, b *building) {
 				}
 			} else {
 				r.Result = p.result
+				it.asks = asksForInput(p.result)
 			}
 			it.prep.SSE = m.HTTP != nil && m.HTTP.Stream == "post-sse"
 			last = it

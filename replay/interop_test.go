@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -166,4 +167,57 @@ func logCassette(t *testing.T, spy, db string) {
 		lines = append(lines, l)
 	}
 	t.Logf("cassette %s (%v):\n%s", db, err, strings.Join(lines, "\n"))
+}
+
+// TestReplay_InputRequiredAcrossEras replays a 2026-07-28 recording in
+// which the server asked for input (an input_required answer, then the
+// client's retry) to clients of the handshake era, which know no such
+// answer: mcpmock asks them with an elicitation/create request mid-call,
+// as a server of their era would, and answers the call with the recorded
+// answer to the retry. go-sdk's client is told to leave input_required
+// answers alone, so that only mcpmock's asking can get it its answer; the
+// TypeScript SDK's client never knew them.
+func TestReplay_InputRequiredAcrossEras(t *testing.T) {
+	db, _ := recordGo(t, "stdio", "")
+
+	t.Run("go-sdk client, 2025-11-25", func(t *testing.T) {
+		var asked []string
+		c := mcp.NewClient(&mcp.Implementation{Name: "old", Version: "1"}, &mcp.ClientOptions{
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked = append(asked, req.Params.Message)
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+			},
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cs, err := c.Connect(ctx, mockTransport(t, "stdio", db, filepath.Join(t.TempDir(), "report.json")), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resultText(res); got != "hello Ada" || res.NeedsInput() || len(asked) != 1 || asked[0] != "What is your name?" {
+			t.Errorf("confirm: %q (needs input %v), asked %q; want hello Ada after one elicitation", got, res.NeedsInput(), asked)
+		}
+	})
+
+	t.Run("TypeScript SDK client", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		argv := peertest.NodeScript(t, "script-client.mjs", "confirm", "--", peertest.Binary(t, "mcpmock"), "serve", db)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("TS client: %v\n%s", err, stderr.String())
+		}
+		if want := `{"server":"gosdkserver","protocolVersion":null,"text":"hello Ada","asked":["What is your name?"]}`; strings.TrimSpace(string(out)) != want {
+			t.Errorf("TS client saw\n%s\nwant\n%s\nstderr:\n%s", out, want, stderr.String())
+		}
+	})
 }

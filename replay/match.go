@@ -228,8 +228,18 @@ func (s *cassetteSession) prepareNote(key []byte) (*Prepared, bool) {
 }
 
 // plan turns an interaction into a prepared answer: the one built at load,
-// unless answering takes time.
+// unless answering takes time or asks the client for input (mrtr.go).
 func (s *cassetteSession) plan(it *interaction) *Prepared {
+	p := s.planRecorded(it)
+	if it.asks {
+		return s.askAcrossEras(p)
+	}
+	return p
+}
+
+// planRecorded is the recorded answer, played with the recorded timing
+// and the traffic that went on during the call.
+func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 	timing := s.c.match.timing
 	if !it.plays && (!timing || !it.timed) {
 		return &it.prep

@@ -1,6 +1,6 @@
-// A TypeScript SDK client that runs one scenario against a scripted
-// mcpmock and prints what it saw as one JSON line on stdout, for
-// replay/script's interop tests.
+// A TypeScript SDK client that runs one scenario against mcpmock (serving
+// a script, or a cassette) and prints what it saw as one JSON line on
+// stdout, for the interop tests of replay/script and replay.
 //
 // usage: node script-client.mjs SCENARIO --url URL
 //        node script-client.mjs SCENARIO -- COMMAND [ARG...]
@@ -30,7 +30,10 @@ const logs = [];
 const asked = [];
 client.setRequestHandler(ElicitRequestSchema, (req) => {
   asked.push(req.params.message);
-  return { action: "accept", content: { confirm: true, note: "from ts" } };
+  if (req.params.requestedSchema?.properties?.name) {
+    return { action: "accept", content: { name: "Ada" } }; // the go-sdk test server's confirm
+  }
+  return { action: "accept", content: { confirm: true, note: "from ts" } }; // script-elicit's deploy
 });
 client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logs.push(n.params.level); });
 
@@ -79,6 +82,11 @@ try {
     }
     case "elicit": {
       out.text = firstText(await client.callTool({ name: "deploy", arguments: { service: "web" } }));
+      out.asked = asked;
+      break;
+    }
+    case "confirm": {
+      out.text = firstText(await client.callTool({ name: "confirm", arguments: {} }));
       out.asked = asked;
       break;
     }
