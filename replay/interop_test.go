@@ -180,30 +180,51 @@ func logCassette(t *testing.T, spy, db string) {
 func TestReplay_InputRequiredAcrossEras(t *testing.T) {
 	db, _ := recordGo(t, "stdio", "")
 
-	t.Run("go-sdk client, 2025-11-25", func(t *testing.T) {
-		var asked []string
-		c := mcp.NewClient(&mcp.Implementation{Name: "old", Version: "1"}, &mcp.ClientOptions{
-			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				asked = append(asked, req.Params.Message)
-				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
-			},
+	for _, name := range []string{"Ada", "Bob"} {
+		t.Run("go-sdk client, 2025-11-25, answering "+name, func(t *testing.T) {
+			var asked []string
+			c := mcp.NewClient(&mcp.Implementation{Name: "old", Version: "1"}, &mcp.ClientOptions{
+				MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = append(asked, req.Params.Message)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}, nil
+				},
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			report := filepath.Join(t.TempDir(), "report.json")
+			cs, err := c.Connect(ctx, mockTransport(t, "stdio", db, report), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{}})
+			cs.Close()
+			if len(asked) != 1 || asked[0] != "What is your name?" {
+				t.Errorf("asked %q; want one elicitation", asked)
+			}
+			if name == "Ada" { // what the recorded client answered
+				if err != nil || resultText(res) != "hello Ada" || res.NeedsInput() {
+					t.Errorf("confirm: %v %+v; want hello Ada", err, res)
+				}
+				return
+			}
+			// Other input: no recorded retry has it. The call gets an
+			// error naming the nearest, and the report counts it.
+			if err == nil || !strings.Contains(err.Error(), "matches no recorded retry") || !strings.Contains(err.Error(), `"Bob"`) {
+				t.Errorf("confirm answered %v, %+v; want the unmatched retry's error", err, res)
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			for _, err := os.Stat(report); err != nil; _, err = os.Stat(report) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no report at %s", report)
+				}
+				time.Sleep(10 * time.Millisecond) // polling for a file, with a deadline
+			}
+			if r := readReport(t, report); len(r.Unmatched) != 1 || r.Unmatched[0].Method != "tools/call" || !strings.Contains(r.Unmatched[0].Diff, "Ada") {
+				t.Errorf("report's unmatched: %+v; want the retry, nearest the recorded one", r.Unmatched)
+			}
 		})
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cs, err := c.Connect(ctx, mockTransport(t, "stdio", db, filepath.Join(t.TempDir(), "report.json")), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := resultText(res); got != "hello Ada" || res.NeedsInput() || len(asked) != 1 || asked[0] != "What is your name?" {
-			t.Errorf("confirm: %q (needs input %v), asked %q; want hello Ada after one elicitation", got, res.NeedsInput(), asked)
-		}
-	})
+	}
 
 	t.Run("TypeScript SDK client", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -108,11 +108,15 @@ func (s *cassetteSession) fulfil(ctx context.Context, peer Peer, req *Request, r
 	retry.Params, _ = json.Marshal(params)
 	p, ok := s.Prepare(retry)
 	if !ok {
+		canon, _ := canonParams(retry.Method, retry.Params)
+		u := &Unmatched{Method: retry.Method, Params: shortened(canon)}
 		msg := fmt.Sprintf("mcpmock: the client's input for %s matches no recorded retry", req.Method)
 		if near, diff, ok := s.Nearest(retry); ok {
+			u.Nearest, u.Diff = near, diff
 			msg += fmt.Sprintf("; nearest recorded request: %s\n%s", near, diff)
 		}
-		return Reply{Error: &RPCError{Code: -32602, Message: msg}}
+		data, _ := json.Marshal(u)
+		return Reply{Error: &RPCError{Code: -32602, Message: msg, Data: data}, Unmatched: u}
 	}
 	ctx = context.WithValue(ctx, inputRoundsKey{}, rounds+1)
 	if p.Play != nil {

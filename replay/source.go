@@ -93,6 +93,11 @@ type Reply struct {
 	// (over HTTP on the GET stream; on stdio, stdout): list_changed after
 	// the call that caused it.
 	After []Outgoing
+	// Unmatched, when set, is a request the source made on the live
+	// request's behalf and found nothing for (a retry mcpmock built from
+	// the client's input, mrtr.go): the report counts it, and stderr
+	// says so, as for any unmatched request.
+	Unmatched *Unmatched
 }
 
 // Peer is the client of one session, as a Source sees it while answering
