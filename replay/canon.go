@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -30,9 +31,26 @@ func isVolatileMetaKey(k string) bool {
 
 // volatileTopKeys are params fields ignored for one method: who the client
 // is and what it can do. initialize's protocolVersion is ignored too; the
-// engine warns when the recording answers another version.
+// engine warns when the recording answers another version. A 2026-07-28
+// retry's requestState (SEP-2322) is the server's opaque state, echoed: a
+// server may make it afresh each run, and the input the retry carries is
+// what it asks.
 var volatileTopKeys = map[string][]string{
-	"initialize": {"clientInfo", "capabilities", "protocolVersion"},
+	"initialize":     {"clientInfo", "capabilities", "protocolVersion"},
+	"tools/call":     {"requestState"},
+	"prompts/get":    {"requestState"},
+	"resources/read": {"requestState"},
+}
+
+// answerCanonMethod is the method whose volatile top-level fields an
+// answer to method drops when compared: the requestState of an
+// input_required answer, which is the server's opaque state. No other
+// answer drops any.
+func answerCanonMethod(method string) string {
+	if slices.Equal(volatileTopKeys[method], []string{"requestState"}) {
+		return method
+	}
+	return ""
 }
 
 // canonParams returns params in canonical form: parsed, volatile fields

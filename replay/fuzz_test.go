@@ -155,6 +155,10 @@ func TestCanonParams(t *testing.T) {
 		{"numbers as written", "tools/call", `{"n":1}`, `{"n":1.0}`, false},
 		{"absent, null, empty", "tools/list", `null`, `{}`, true},
 		{"values differ", "tools/call", `{"name":"a"}`, `{"name":"b"}`, false},
+		{"a retry's requestState", "tools/call", `{"name":"e","requestState":"run1","inputResponses":{"a":{"action":"accept"}}}`, `{"name":"e","requestState":"run2","inputResponses":{"a":{"action":"accept"}}}`, true},
+		{"a retry's input kept", "prompts/get", `{"name":"e","requestState":"s","inputResponses":{"a":{"action":"accept"}}}`, `{"name":"e","requestState":"s","inputResponses":{"a":{"action":"decline"}}}`, false},
+		{"requestState nested kept", "tools/call", `{"name":"e","arguments":{"requestState":1}}`, `{"name":"e","arguments":{"requestState":2}}`, false},
+		{"requestState of other methods kept", "completion/complete", `{"requestState":1}`, `{"requestState":2}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,5 +188,21 @@ func TestParseMatch(t *testing.T) {
 		if (err != nil) != tt.wantErr {
 			t.Errorf("parseMatch(%q) error = %v, want error %v", tt.mode, err, tt.wantErr)
 		}
+	}
+}
+
+// An answer drops its requestState (an input_required answer's opaque
+// state) when compared, and nothing else: initialize's answer keeps the
+// protocolVersion and capabilities its request drops.
+func TestAnswerCanonMethod(t *testing.T) {
+	for method, want := range map[string]string{"tools/call": "tools/call", "prompts/get": "prompts/get", "resources/read": "resources/read", "initialize": "", "tools/list": ""} {
+		if got := answerCanonMethod(method); got != want {
+			t.Errorf("answerCanonMethod(%q) = %q, want %q", method, got, want)
+		}
+	}
+	a, _ := canonParams(answerCanonMethod("initialize"), json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{}}`))
+	b, _ := canonParams(answerCanonMethod("initialize"), json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{}}`))
+	if a == b {
+		t.Errorf("initialize answers of two versions compare the same: %s", a)
 	}
 }

@@ -330,7 +330,10 @@ func waitUntil(ctx context.Context, t time.Time) bool {
 const nearestScan = 2000
 
 // Nearest implements Nearer: among recorded requests with the same method,
-// the one whose canonical params differ in the fewest leaves.
+// the one whose canonical params differ in the fewest leaves, and of those
+// the one that shares the most with the live request (a retry that gives
+// other input than the recorded one is nearest that recorded retry, not
+// the call before it that gave none).
 func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) {
 	c := s.c
 	canon, _ := canonParams(req.Method, req.Params)
@@ -365,7 +368,9 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 			break
 		}
 		minus, plus := leafDiff(flatten(it.canon()), live)
-		if best == nil || len(minus)+len(plus) < len(bestMinus)+len(bestPlus) {
+		d, bestD := len(minus)+len(plus), len(bestMinus)+len(bestPlus)
+		// Of the live leaves, those not in plus are shared.
+		if best == nil || d < bestD || (d == bestD && len(plus) < len(bestPlus)) {
 			best, bestMinus, bestPlus = it, minus, plus
 		}
 	}

@@ -116,7 +116,7 @@ func (s *cassetteSession) fulfil(ctx context.Context, peer Peer, req *Request, r
 			msg += fmt.Sprintf("; nearest recorded request: %s\n%s", near, diff)
 		}
 		data, _ := json.Marshal(u)
-		return Reply{Error: &RPCError{Code: -32602, Message: msg, Data: data}, Unmatched: u}
+		return Reply{Error: &RPCError{Code: -32602, Message: msg, Data: data, unmatched: u}}
 	}
 	ctx = context.WithValue(ctx, inputRoundsKey{}, rounds+1)
 	if p.Play != nil {

@@ -379,7 +379,8 @@ func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Req
 // finish writes a source's reply and what follows it.
 func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply, sse bool) {
 	s.srv.countMatched()
-	if u := r.Unmatched; u != nil {
+	if r.Error != nil && r.Error.unmatched != nil {
+		u := r.Error.unmatched
 		s.srv.addUnmatched(*u)
 		s.srv.warnf("unmatched %s (built from the client's input)\n  nearest: %s\n  %s", describe(u.Method, u.Params), u.Nearest, indent(u.Diff))
 	}

@@ -62,6 +62,12 @@ type RPCError struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
+	// unmatched, when set, is a request the source made on the live
+	// request's behalf and found nothing for (a retry built from the
+	// client's input, mrtr.go): the report counts it, and stderr says so,
+	// as for any unmatched request. (Here, not in Reply: a Reply is part
+	// of every recorded interaction, whose size is kept to 256 bytes.)
+	unmatched *Unmatched
 }
 
 func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
@@ -93,11 +99,6 @@ type Reply struct {
 	// (over HTTP on the GET stream; on stdio, stdout): list_changed after
 	// the call that caused it.
 	After []Outgoing
-	// Unmatched, when set, is a request the source made on the live
-	// request's behalf and found nothing for (a retry mcpmock built from
-	// the client's input, mrtr.go): the report counts it, and stderr
-	// says so, as for any unmatched request.
-	Unmatched *Unmatched
 }
 
 // Peer is the client of one session, as a Source sees it while answering
