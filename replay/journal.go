@@ -20,7 +20,11 @@ type Received struct {
 }
 
 // ToolCalls picks, from what clients sent, the arguments of each
-// tools/call of the named tool, in order: WireMock's "verify".
+// tools/call of the named tool, in order: WireMock's "verify". A
+// 2026-07-28 retry (the call sent again with inputResponses, after the
+// server asked for input) is the same call, not another: it is left out,
+// so that a host calls a tool as many times in either protocol era.
+// Received has every request as sent.
 func ToolCalls(received []Received, name string) []json.RawMessage {
 	var out []json.RawMessage
 	for _, r := range received {
@@ -28,10 +32,11 @@ func ToolCalls(received []Received, name string) []json.RawMessage {
 			continue
 		}
 		var p struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
+			Name           string          `json:"name"`
+			Arguments      json.RawMessage `json:"arguments"`
+			InputResponses json.RawMessage `json:"inputResponses"`
 		}
-		if json.Unmarshal(r.Params, &p) == nil && p.Name == name {
+		if json.Unmarshal(r.Params, &p) == nil && p.Name == name && p.InputResponses == nil {
 			out = append(out, p.Arguments)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/script"
 )
 
 // Server is a fake MCP server for one test.
@@ -47,12 +49,22 @@ func WithMatch(mode string) Option { return func(o *replay.Options) { o.Match = 
 // WithLog sends mcpmock's warnings to w too.
 func WithLog(w io.Writer) Option { return func(o *replay.Options) { o.Log = w } }
 
-// Load reads cassettes (.db or .jsonl), failing the test on error.
+// Load reads cassettes (.db or .jsonl) and scripts (.yaml, .yml or
+// .json), as mcpmock serve takes them, failing the test on error.
 func Load(tb testing.TB, paths ...string) []replay.Source {
 	tb.Helper()
 	var out []replay.Source
 	for _, p := range paths {
-		out = append(out, LoadCassette(tb, p))
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".yaml", ".yml", ".json":
+			src, err := script.Load(p)
+			if err != nil {
+				tb.Fatalf("mocktest: %v", err)
+			}
+			out = append(out, src)
+		default:
+			out = append(out, LoadCassette(tb, p))
+		}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,5 +69,42 @@ func TestLoadCassette_Ignore(t *testing.T) {
 	}
 	if r := srv.Report(); len(r.Unmatched) > 0 {
 		t.Errorf("unmatched: %+v", r.Unmatched)
+	}
+}
+
+// A tool that asks the user first (cassettes/script-elicit.yaml) is called
+// once, as ToolCalls counts, whichever era the host speaks: a 2026-07-28
+// host sends the call twice on the wire (the retry carries the user's
+// answer), a handshake-era one once.
+func TestToolCalls_OneCallInEitherEra(t *testing.T) {
+	for _, version := range []string{"2025-11-25", ""} {
+		t.Run("protocol "+version, func(t *testing.T) {
+			srv := mocktest.New(t, mocktest.Load(t, filepath.Join(peertest.ModuleRoot(), "cassettes", "script-elicit.yaml")))
+			c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true, "note": "n"}}, nil
+				},
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := c.Connect(ctx, srv.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "deploy", Arguments: map[string]any{"service": "api"}}); err != nil {
+				t.Fatal(err)
+			}
+			sent := 0
+			for _, r := range srv.Received() {
+				if r.Method == "tools/call" {
+					sent++
+				}
+			}
+			wantSent := map[string]int{"2025-11-25": 1, "": 2}[version]
+			if calls := srv.ToolCalls("deploy"); len(calls) != 1 || string(calls[0]) != `{"service":"api"}` || sent != wantSent {
+				t.Errorf("ToolCalls(deploy) = %s, tools/call sent %d times; want one call, sent %d times", calls, sent, wantSent)
+			}
+		})
 	}
 }
