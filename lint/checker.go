@@ -102,6 +102,9 @@ type frame struct {
 	method string
 	params json.RawMessage
 	result json.RawMessage
+	// inputRequired: a result with resultType input_required (from the
+	// classifier's one pass over the frame).
+	inputRequired bool
 }
 
 func newChecker(info store.SessionInfo, opts Options) *checker {
@@ -155,7 +158,7 @@ func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 		c.report("malformed", m.Seq, 0, "not a JSON-RPC 2.0 message: %s", s.Reason)
 		return
 	}
-	f := &frame{seq: m.Seq, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, method: s.Method}
+	f := &frame{seq: m.Seq, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, method: s.Method, inputRequired: s.InputRequired}
 	if s.Kind != jsonrpc.Error {
 		f.params, f.result = member(raw, "params"), member(raw, "result")
 	}

@@ -17,8 +17,6 @@ import (
 // and sends the same request again with inputResponses (the same ids,
 // each mapped to that method's result) and the requestState echoed.
 
-const resultInputRequired = "input_required"
-
 // inputRequestMethods are the methods an input request may name.
 var inputRequestMethods = map[string]bool{"elicitation/create": true, "sampling/createMessage": true, "roots/list": true}
 
@@ -35,7 +33,7 @@ type inputAsk struct {
 // result, and checks that result. Such a result holds none of what the
 // method's complete result must, so the caller skips those checks.
 func (c *checker) inputRequired(f *frame, r *request) bool {
-	if rt, _ := stringOf(member(f.result, "resultType")); rt != resultInputRequired {
+	if !f.inputRequired {
 		return false
 	}
 	if !retryableMethods[r.method] {
@@ -74,6 +72,9 @@ func (c *checker) inputRequired(f *frame, r *request) bool {
 // it answers must be what the server asked, each answer shaped as the
 // asked method's result.
 func (c *checker) inputResponses(f *frame, r *request) {
+	if !retryableMethods[f.method] {
+		return
+	}
 	responses, state := member(f.params, "inputResponses"), member(f.params, "requestState")
 	if responses == nil && state == nil {
 		return
