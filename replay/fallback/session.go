@@ -18,6 +18,9 @@ type session struct {
 	up      *upstream
 	failure error // the server could not be started: said again to every later request
 	closed  bool
+	// states are the requestStates of the input_required answers the
+	// server gave in this session (mrtr.go).
+	states map[string]bool
 }
 
 // declined are the methods the fallback leaves to the engine and the
@@ -52,6 +55,9 @@ func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Req
 		ss.src.warnf("%s: %v", describe(req), err)
 		return failReply(req, ss.src.target, err), true
 	}
+	if first := ss.staleRetry(req); first != nil {
+		req = ss.freshState(ctx, peer, up, req, first)
+	}
 	r, err := up.forward(ctx, peer, req, passed(peer))
 	switch {
 	case ctx.Err() != nil:
@@ -61,6 +67,9 @@ func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Req
 		return failReply(req, ss.src.target, err), true
 	default:
 		ss.src.countAnswered()
+		if retryable[req.Method] && r.Result != nil {
+			ss.noteState(r.Result)
+		}
 	}
 	return r, true
 }

@@ -375,3 +375,66 @@ func TestFallback_StatelessCancel(t *testing.T) {
 		t.Errorf("reached go-sdk: %s; want the two calls, nothing else (no notifications/cancelled)", got)
 	}
 }
+
+// TestFallback_RetryWithAStateFromTheRecording: the recording answered
+// confirm input_required with a state of another run of the server, and
+// recorded the retry with the input "Ada". The live client answers "Bob":
+// its retry, echoing the recorded state, matches nothing recorded and
+// comes to the fallback, whose server (go-sdk's test server, which
+// refuses a state it did not give) would refuse it as it stands. The
+// fallback asks the server the call first, and sends the retry with the
+// state it gave: the client gets "hello Bob", and the new cassette holds
+// both exchanges, so a second replay answers "Bob" alone.
+func TestFallback_RetryWithAStateFromTheRecording(t *testing.T) {
+	const meta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"io.modelcontextprotocol/clientInfo":{"name":"host","version":"1.0.0"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	const old = `"step=1;boot=yesterday"`
+	ask := `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"gosdkserver","version":"1.0.0"}},"content":null,"requestState":` + old + `,"resultType":"input_required","inputRequests":{"who":{"method":"elicitation/create","params":{"mode":"form","message":"What is your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}}}`
+	lines := []string{
+		`{"session":"s1","info":{"transport":"streamable-http","upstream":"http://127.0.0.1:1/","start":"2026-11-21T10:00:00Z"}}`,
+		`{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00.000000000Z","message":{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}}`,
+		`{"session":"s1","seq":2,"dir":"s2c","time":"2026-11-21T10:00:00.001000000Z","message":{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}}}}}`,
+		`{"session":"s1","seq":3,"dir":"c2s","time":"2026-11-21T10:00:00.002000000Z","message":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{` + meta + `,"name":"confirm","arguments":{}}}}`,
+		`{"session":"s1","seq":4,"dir":"s2c","time":"2026-11-21T10:00:00.003000000Z","message":{"jsonrpc":"2.0","id":2,"result":` + ask + `}}`,
+		`{"session":"s1","seq":5,"dir":"c2s","time":"2026-11-21T10:00:00.004000000Z","message":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{` + meta + `,"name":"confirm","arguments":{},"requestState":` + old + `,"inputResponses":{"who":{"action":"accept","content":{"name":"Ada"}}}}}}`,
+		`{"session":"s1","seq":6,"dir":"s2c","time":"2026-11-21T10:00:00.005000000Z","message":{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hello Ada"}],"resultType":"complete"}}}`,
+	}
+	db := cassetteDB(t, "mrtr.db", strings.Join(lines, "\n")+"\n")
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdkserver") }, &mcp.StreamableHTTPOptions{Stateless: true})
+	real := httptest.NewServer(h)
+	defer real.Close()
+
+	confirm := func(name string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _, endpoint, stop := replayWithFallback(t, db, real.URL+"/mcp")
+		defer stop()
+		hc := &http.Client{Transport: &http.Transport{}}
+		defer hc.CloseIdleConnections()
+		sdk := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}, nil
+			},
+		})
+		cs, err := sdk.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	if got := confirm("Ada"); got != "hello Ada" {
+		t.Errorf("the recorded input: %q", got)
+	}
+	if got := confirm("Bob"); got != "hello Bob" {
+		t.Errorf("other input, through the fallback: %q", got)
+	}
+	real.Close() // the second replay has only the cassette
+	if got := confirm("Bob"); got != "hello Bob" {
+		t.Errorf("other input, replayed from what the fallback recorded: %q", got)
+	}
+}
