@@ -17,6 +17,10 @@ func FuzzSession(f *testing.F) {
 			`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text"}],"structuredContent":{"a":1}}}`),
 		{`> [{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `< {"jsonrpc":"2.0","id":1,"result":{"nextCursor":"a"}}`},
 		{`> {"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
+		mrtr(`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","_meta":`+stateless(`"elicitation":{}`)+`}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","requestState":"s","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{"n":{"type":"string"}}}}},"b":{"method":"roots/list"}}}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","requestState":"s","inputResponses":{"a":{"action":"accept","content":{"n":"x"}},"b":{"roots":[]}},"_meta":`+stateless(`"elicitation":{}`)+`}}`,
+			`< {"jsonrpc":"2.0","id":3,"result":{"content":[],"resultType":"complete"}}`),
 	} {
 		f.Add([]byte(strings.Join(l, "\n")))
 	}

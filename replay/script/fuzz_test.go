@@ -40,6 +40,16 @@ func FuzzParse(f *testing.F) {
 			cancel() // never wait on delays or hung answers
 			params, _ := json.Marshal(map[string]any{"name": t.name, "arguments": map[string]any{"q": "x"}})
 			ss.Answer(ctx, peer, &replay.Request{ID: json.RawMessage("9"), Method: "tools/call", Params: params})
+			// 2026-07-28: the first round of an elicit, and its retry.
+			meta := map[string]any{metaVersion: statelessVersion}
+			for _, input := range []any{nil, map[string]any{elicitKey: map[string]any{"action": "accept", "content": map[string]any{"q": 1}}}} {
+				p := map[string]any{"name": t.name, "arguments": map[string]any{"q": "x"}, "_meta": meta}
+				if input != nil {
+					p["inputResponses"] = input
+				}
+				params, _ := json.Marshal(p)
+				ss.Answer(ctx, peer, &replay.Request{ID: json.RawMessage("10"), Method: "tools/call", Params: params})
+			}
 		}
 	})
 }
