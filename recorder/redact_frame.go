@@ -43,15 +43,18 @@ func NewFrameRedactor(names []string) *FrameRedactor {
 // progressToken, the protocol's own, does not count.
 func (r *FrameRedactor) Unnamed(frame []byte, fn func(name string)) {
 	jsonrpc.ReplaceMembers(frame, func(path []string, name string) bool {
-		if r.looked(path) && name != "progressToken" && IsSecretName(name) && !r.named(name) {
+		if LooksInto(path) && name != "progressToken" && IsSecretName(name) && !r.named(name) {
 			fn(name)
 		}
 		return false
 	}, nil)
 }
 
-// looked says whether Frame looks at a member under path.
-func (r *FrameRedactor) looked(path []string) bool {
+// LooksInto says whether redaction looks at a member under path (the
+// names of the members enclosing it): not at the JSON-RPC envelope
+// (jsonrpc, id, method, and params, result or error themselves), not
+// inside tool and form schemas.
+func LooksInto(path []string) bool {
 	if len(path) == 0 {
 		return false
 	}
@@ -68,7 +71,7 @@ func (r *FrameRedactor) looked(path []string) bool {
 // frame is not JSON, and so could not be looked into.
 func (r *FrameRedactor) Frame(frame []byte) (out []byte, n int, ok bool) {
 	return jsonrpc.ReplaceMembers(frame, func(path []string, name string) bool {
-		return r.named(name) && r.looked(path)
+		return r.named(name) && LooksInto(path)
 	}, redactedJSON)
 }
 
@@ -87,7 +90,12 @@ func (r *FrameRedactor) Rewrite(m *store.Message) *store.Message {
 	return &c
 }
 
+// named is false for every name on a nil redactor: Frame then blanks
+// nothing, and Unnamed names every member that looks like a credential.
 func (r *FrameRedactor) named(name string) bool {
+	if r == nil {
+		return false
+	}
 	for _, n := range r.names {
 		if strings.EqualFold(n, name) {
 			return true

@@ -100,15 +100,18 @@ func compactServerInfo(raw []byte) string {
 	return si.Name + "@" + si.Version
 }
 
-const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage] [--redact NAME] [-o FILE] CASSETTE"
+const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE"
 
 func runExport(args []string, s streams) error {
 	fs := newFlags("export", exportSynopsis, s)
-	var sessions, redact multiFlag
+	var sessions, redact, redactValue multiFlag
 	fs.Var(&sessions, "session", "export only this session (id or name); repeatable")
 	fs.Var(&redact, "redact", "write \"[redacted]\" for the value of every member `NAME`d so inside params, results and\n"+
 		"errors, and for headers and query parameters so named; repeatable. Replay matches a redacted\n"+
 		"request value with any value")
+	fs.Var(&redactValue, "redact-value", "write \"[redacted]\" for every member of params, results and errors whose string value\n"+
+		"(or an array element of it) the Go regular expression `REGEX` matches, and for such HTTP\n"+
+		"header values: secrets found by what they look like (sk-[A-Za-z0-9]{20,}); repeatable")
 	filter := fs.String("filter", "", "export only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md), renumbered\n"+
 		"as the inspector's e key writes them")
 	out := fs.String("o", "", "write to FILE atomically instead of stdout")
@@ -125,9 +128,9 @@ func runExport(args []string, s streams) error {
 	}
 	var opts []store.ExportOption
 	var red *exportRedactor
-	if len(redact) > 0 {
+	if len(redact) > 0 || len(redactValue) > 0 {
 		var err error
-		if red, err = newExportRedactor(redact); err != nil {
+		if red, err = newExportRedactor(redact, redactValue); err != nil {
 			return err
 		}
 		opts = append(opts, red.option())

@@ -411,7 +411,7 @@ func TestMcpspy_ExportHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"export -h", []string{"export", "-h"}, []string{"Usage: mcpspy export [--session ID] [--filter EXPR | --salvage] [--redact NAME] [-o FILE] CASSETTE", "-filter EXPR", "-redact NAME", "-salvage"}},
+		{"export -h", []string{"export", "-h"}, []string{"Usage: mcpspy export [--session ID] [--filter EXPR | --salvage] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE", "-filter EXPR", "-redact NAME", "-salvage"}},
 		{"mcpspy -h", []string{"-h"}, []string{"mcpspy export [--session ID] [--filter EXPR | --salvage] [--redact NAME] [-o FILE] CASSETTE"}},
 	}
 	for _, tt := range tests {

@@ -20,18 +20,25 @@ type exportRedactor struct {
 	names  []string
 	frames *recorder.FrameRedactor
 	http   *recorder.HTTPRedactor
+	// values are --redact-value's patterns: a string they match is a
+	// secret whatever its member is named (values.go).
+	values secretValues
 	// What it did, for the summary line.
-	values, messages, notJSON int
+	blanked, messages, notJSON int
 	// unnamed counts the members left as they were that are named like
 	// credentials: perhaps a --redact the user did not think of.
 	unnamed map[string]int
 }
 
-func newExportRedactor(names []string) (*exportRedactor, error) {
+func newExportRedactor(names, patterns []string) (*exportRedactor, error) {
 	if err := checkRedactNames("export", names); err != nil {
 		return nil, err
 	}
-	return &exportRedactor{names: names, frames: recorder.NewFrameRedactor(names), http: recorder.NewHTTPRedactor(names), unnamed: map[string]int{}}, nil
+	values, err := compileSecretValues("export", patterns)
+	if err != nil {
+		return nil, err
+	}
+	return &exportRedactor{names: names, values: values, frames: recorder.NewFrameRedactor(names), http: recorder.NewHTTPRedactor(names), unnamed: map[string]int{}}, nil
 }
 
 // checkRedactNames refuses an empty --redact value, which would name
@@ -53,6 +60,11 @@ func (r *exportRedactor) message(m *store.Message) *store.Message {
 	if !ok {
 		r.notJSON++
 	}
+	if ok && len(r.values) > 0 {
+		var k int
+		frame, k = r.values.frame(frame)
+		n += k
+	}
 	r.frames.Unnamed(m.Frame, func(name string) { r.unnamed[name]++ })
 	if n == 0 && m.HTTP == nil {
 		return m
@@ -61,15 +73,15 @@ func (r *exportRedactor) message(m *store.Message) *store.Message {
 	c.Frame = frame
 	if m.HTTP != nil {
 		h := *m.HTTP
-		h.RequestHeader = r.http.Header(h.RequestHeader)
-		h.ResponseHeader = r.http.Header(h.ResponseHeader)
+		h.RequestHeader = r.values.header(r.http.Header(h.RequestHeader))
+		h.ResponseHeader = r.values.header(r.http.Header(h.ResponseHeader))
 		if path, query, found := strings.Cut(h.Path, "?"); found {
 			h.Path = path + "?" + r.http.Query(query)
 		}
 		c.HTTP = &h
 	}
 	if n > 0 {
-		r.values += n
+		r.blanked += n
 		r.messages++
 	}
 	return &c
@@ -78,10 +90,15 @@ func (r *exportRedactor) message(m *store.Message) *store.Message {
 // summary tells on w what was blanked, and what could not be looked at: a
 // frame that is not JSON is written as it came, secrets and all.
 func (r *exportRedactor) summary(w io.Writer) {
-	if r.values == 0 {
+	switch {
+	case r.blanked > 0:
+		fmt.Fprintf(w, "mcpspy: export: redacted %s in %s\n", counted(r.blanked, "value"), counted(r.messages, "message"))
+	case len(r.names) > 0 && len(r.values) > 0:
+		fmt.Fprintf(w, "mcpspy: export: no message has a member named %s or a value --redact-value matches; no value was redacted\n", strings.Join(r.names, " or "))
+	case len(r.names) > 0:
 		fmt.Fprintf(w, "mcpspy: export: no message has a member named %s; no value was redacted\n", strings.Join(r.names, " or "))
-	} else {
-		fmt.Fprintf(w, "mcpspy: export: redacted %s in %s\n", counted(r.values, "value"), counted(r.messages, "message"))
+	default:
+		fmt.Fprintf(w, "mcpspy: export: no value matches --redact-value; no value was redacted\n")
 	}
 	if len(r.unnamed) > 0 {
 		var list []string

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -185,6 +188,32 @@ func TestMcpspy_RecordRedactStdio(t *testing.T) {
 	}
 }
 
+// recordGoStdio records the go-sdk test server through mcpspy record on
+// stdio into db, while drive has a go-sdk client (with opts) talk to it.
+func recordGoStdio(t *testing.T, db string, opts *mcp.ClientOptions, drive func(context.Context, *mcp.ClientSession)) {
+	t.Helper()
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	toSpy, clientIn := io.Pipe()
+	clientOut, fromSpy := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(context.Background(), []string{"record", "-o", db, "--", server}, streams{In: toSpy, Out: fromSpy, Err: io.Discard})
+		fromSpy.Close()
+		done <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, opts).Connect(ctx, &mcp.IOTransport{Reader: clientOut, Writer: clientIn}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drive(ctx, cs)
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("record: %v", err)
+	}
+}
+
 // record --redact over Streamable HTTP blanks message members as well as
 // the header of that name.
 func TestMcpspy_RecordRedactHTTP(t *testing.T) {
@@ -259,5 +288,67 @@ func TestMcpspy_ExportRedactNamesWhatItLeft(t *testing.T) {
 		"mcpspy: export: left as they were, though named like credentials: apiKey ×2, refreshToken ×1; add --redact NAME to hide one\n"
 	if string(stderr) != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
+	}
+}
+
+// export --redact-value finds a secret by what it looks like, whatever
+// its member is called: the go-sdk server's echo, recorded on stdio with a
+// key in the text, is exported without the key in the request or in the
+// answer, and the export replays to a host that sends its own key.
+func TestMcpspy_ExportRedactValue(t *testing.T) {
+	const secret = "my key is sk-ABCDEFGHIJKLMNOPQRSTUVWX"
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	recordGoStdio(t, db, nil, func(ctx context.Context, cs *mcp.ClientSession) {
+		for _, text := range []string{secret, "nothing secret here"} {
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	out := filepath.Join(dir, "shared.jsonl")
+	_, stderr := runText(t, "export", "--redact-value", `sk-[A-Za-z0-9]{20,}`, "-o", out, db)
+	if !strings.Contains(string(stderr), "redacted 2 values in 2 messages") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	requireRedacted(t, out, "sk-ABCDEFGHIJKLMNOPQRSTUVWX", `"arguments":{"text":"[redacted]"}`, `"text":"[redacted]"`, `"nothing secret here"`)
+
+	srv, cs2, ctx2 := replayWithGoClient(t, out)
+	res, err := cs2.CallTool(ctx2, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "my key is sk-0000000000000000000000000"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != store.Redacted {
+		t.Errorf("replaying the redacted call: %v %+v", err, res)
+	}
+	if r := srv.Report(); len(r.Unmatched) > 0 {
+		t.Errorf("unmatched: %+v", r.Unmatched)
+	}
+}
+
+// --redact-value blanks a member holding an array with a secret in it (a
+// command line), and header values; a pattern that does not compile, or
+// an empty one, is a usage error naming it.
+func TestMcpspy_ExportRedactValueShapes(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	lines := `{"session":"s1","info":{"transport":"streamable-http","upstream":"http://127.0.0.1:1/mcp","start":"2026-11-21T10:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00Z","message":{"jsonrpc":"2.0","id":"sk-AAAAAAAAAAAAAAAAAAAAAAAA","method":"tools/call","params":{"name":"run","arguments":{"argv":["tool","--key","sk-AAAAAAAAAAAAAAAAAAAAAAAA"],"opts":[{"token":"x"},{"k":"sk-AAAAAAAAAAAAAAAAAAAAAAAA"}]}}},"http":{"method":"POST","path":"/mcp","request_header":{"X-Upstream-Auth":["sk-AAAAAAAAAAAAAAAAAAAAAAAA"],"Accept":["application/json"]}}}
+`
+	if err := os.WriteFile(in, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := runText(t, "export", "--redact-value", `sk-[A`+`-Z]{20,}`, in)
+	got := string(out)
+	for _, want := range []string{`"id":"sk-AAAAAAAAAAAAAAAAAAAAAAAA"`, `"argv":"[redacted]"`, `"opts":[{"token":"x"},{"k":"[redacted]"}]`, `"X-Upstream-Auth":["[redacted]"]`, `"Accept":["application/json"]`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("export lacks %s:\n%s", want, got)
+		}
+	}
+	for _, bad := range []string{"(", ""} {
+		var errb bytes.Buffer
+		err := run(context.Background(), []string{"export", "--redact-value", bad, in}, streams{In: strings.NewReader(""), Out: io.Discard, Err: &errb})
+		var ue *cli.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--redact-value") {
+			t.Errorf("--redact-value %q: %v", bad, err)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -296,35 +295,17 @@ func TestMcpspy_ShowFollowsLiveRecorder(t *testing.T) {
 // as such, in the .db and its .jsonl export alike; the retry's answer
 // does not.
 func TestMcpspy_ShowInputRequired(t *testing.T) {
-	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
 	dir := t.TempDir()
 	db := filepath.Join(dir, "c.db")
-	toSpy, clientIn := io.Pipe()
-	clientOut, fromSpy := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := run(context.Background(), []string{"record", "-o", db, "--", server}, streams{In: toSpy, Out: fromSpy, Err: io.Discard})
-		fromSpy.Close()
-		done <- err
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
+	recordGoStdio(t, db, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 		},
+	}, func(ctx context.Context, cs *mcp.ClientSession) {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "confirm"}); err != nil {
+			t.Fatal(err)
+		}
 	})
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientOut, Writer: clientIn}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "confirm"}); err != nil {
-		t.Fatal(err)
-	}
-	cs.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("record: %v", err)
-	}
 	jsonl := filepath.Join(dir, "c.jsonl")
 	runText(t, "export", "-o", jsonl, db)
 	for _, path := range []string{db, jsonl} {

@@ -15,11 +15,17 @@ import "slices"
 // It exists so that a cassette can be shared without the secrets its
 // frames carry (mcpspy export --redact).
 func ReplaceMembers(b []byte, match func(path []string, name string) bool, with []byte) (out []byte, n int, ok bool) {
+	return ReplaceMemberValues(b, func(path []string, name string, _ []byte) bool { return match(path, name) }, with)
+}
+
+// ReplaceMemberValues is ReplaceMembers whose match also sees the
+// member's value, as written (a string with its quotes and escapes).
+func ReplaceMemberValues(b []byte, match func(path []string, name string, value []byte) bool, with []byte) (out []byte, n int, ok bool) {
 	type span struct{ start, end int }
 	var spans []span
 	s := scanner{b: b}
 	s.visit = func(key []byte, escaped bool, vs, ve int) {
-		if match(s.path, keyName(key, escaped)) {
+		if match(s.path, keyName(key, escaped), s.b[vs:ve]) {
 			spans = append(spans, span{vs, ve})
 		}
 	}
