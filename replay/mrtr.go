@@ -45,8 +45,8 @@ func asksForInput(result json.RawMessage) bool {
 	return asks
 }
 
-// inputRounds counts, in a context, the input_required answers already
-// fulfilled for one live call.
+// inputRoundsKey is the context key under which fulfil counts the
+// input_required answers already fulfilled for one live call.
 type inputRoundsKey struct{}
 
 // askAcrossEras wraps the prepared answer p of an interaction recorded

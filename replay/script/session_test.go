@@ -210,3 +210,38 @@ func TestSession_Sequence(t *testing.T) {
 		t.Fatal("new session did not start from the first answer")
 	}
 }
+
+// Which calls count, for sequence (and events): a call with invalid
+// arguments does, as the host did call; a 2026-07-28 call answered
+// input_required for its elicit does not, as the retry that follows is
+// the same call.
+func TestSession_CallsThatCount(t *testing.T) {
+	s, err := Parse("count.yaml", []byte(`
+tools:
+  - name: step
+    inputSchema: {type: object, properties: {n: {type: integer}}, required: [n]}
+    sequence: [{text: one}, {text: two}, {text: three}]
+  - name: asks
+    elicit: {message: "ok?", requestedSchema: {type: object, properties: {ok: {type: boolean}}}}
+    sequence: [{text: first}, {text: second}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, s)
+	if r := c.result("tools/call", toolCall("step", map[string]any{})); r["isError"] != true {
+		t.Fatalf("invalid arguments: %v", r)
+	}
+	if got := firstText(t, c.result("tools/call", toolCall("step", map[string]any{"n": 1}))); got != "two" {
+		t.Errorf("the call after one with invalid arguments got %q, want the second answer", got)
+	}
+	meta := map[string]any{metaVersion: statelessVersion}
+	first := c.result("tools/call", map[string]any{"name": "asks", "_meta": meta})
+	if first["resultType"] != "input_required" {
+		t.Fatalf("first round: %v", first)
+	}
+	retry := c.result("tools/call", map[string]any{"name": "asks", "_meta": meta, "inputResponses": map[string]any{elicitKey: map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}})
+	if got := firstText(t, retry); got != "first" {
+		t.Errorf("the retry got %q, want the first answer: the input_required round is no call", got)
+	}
+}

@@ -44,6 +44,7 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 	var args map[string]any
 	if raw, ok := c.params["arguments"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &args); err != nil {
+			ss.count(name) // a call all the same, for sequence and events
 			return errReply(codeInvalidParams, fmt.Sprintf("tools/call %s: arguments must be an object", name), nil), true
 		}
 	}
@@ -52,6 +53,7 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 	}
 	if t.in != nil {
 		if err := t.in.Validate(args); err != nil {
+			ss.count(name)
 			msg := fmt.Sprintf("invalid arguments for tool %q: %v", name, err)
 			if t.invalidAsError {
 				return errReply(codeInvalidParams, msg, nil), true
