@@ -23,7 +23,7 @@ var inputRequestMethods = map[string]bool{"elicitation/create": true, "sampling/
 // retryableMethods are the requests a server may answer with input_required.
 var retryableMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
 
-// inputAsk is an input_required result, kept until the client retries.
+// inputAsk is an input_required result, kept for the retries that answer it.
 type inputAsk struct {
 	seq     uint64
 	methods map[string]string // input request id → its method
