@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -16,12 +17,6 @@ import (
 // its params) and an opaque requestState. The client fulfils them itself
 // and sends the same request again with inputResponses (the same ids,
 // each mapped to that method's result) and the requestState echoed.
-
-// inputRequestMethods are the methods an input request may name.
-var inputRequestMethods = map[string]bool{"elicitation/create": true, "sampling/createMessage": true, "roots/list": true}
-
-// retryableMethods are the requests a server may answer with input_required.
-var retryableMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
 
 // inputAsk is an input_required result, kept for the retries that answer it.
 type inputAsk struct {
@@ -36,7 +31,7 @@ func (c *checker) inputRequired(f *frame, r *request) bool {
 	if !f.inputRequired {
 		return false
 	}
-	if !retryableMethods[r.method] {
+	if !jsonrpc.MayAskForInput(r.method) {
 		c.report("input-required", f.seq, r.seq, "%s is answered input_required; only tools/call, prompts/get and resources/read may be", r.method)
 		return true
 	}
@@ -51,7 +46,7 @@ func (c *checker) inputRequired(f *frame, r *request) bool {
 	ask := &inputAsk{seq: f.seq, methods: map[string]string{}}
 	for _, id := range slices.Sorted(maps.Keys(asks)) {
 		method, _ := stringOf(member(asks[id], "method"))
-		if !inputRequestMethods[method] {
+		if !jsonrpc.IsInputRequestMethod(method) {
 			c.report("input-required", f.seq, r.seq, "input request %q has method %s; it must be elicitation/create, sampling/createMessage or roots/list", id, orNone(string(member(asks[id], "method"))))
 			continue
 		}
@@ -72,7 +67,7 @@ func (c *checker) inputRequired(f *frame, r *request) bool {
 // it answers must be what the server asked, each answer shaped as the
 // asked method's result.
 func (c *checker) inputResponses(f *frame, r *request) {
-	if !retryableMethods[f.method] {
+	if !jsonrpc.MayAskForInput(f.method) {
 		return
 	}
 	responses, state := member(f.params, "inputResponses"), member(f.params, "requestState")

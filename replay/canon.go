@@ -3,9 +3,10 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"sort"
 	"strings"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // Canonical params: the form in which a live request and a recorded one are
@@ -29,25 +30,33 @@ func isVolatileMetaKey(k string) bool {
 	return volatileMetaKeys[k] || strings.HasPrefix(k, "io.modelcontextprotocol/") || strings.HasPrefix(k, "otel")
 }
 
-// volatileTopKeys are params fields ignored for one method: who the client
-// is and what it can do. initialize's protocolVersion is ignored too; the
-// engine warns when the recording answers another version. A 2026-07-28
-// retry's requestState (SEP-2322) is the server's opaque state, echoed: a
-// server may make it afresh each run, and the input the retry carries is
-// what it asks.
-var volatileTopKeys = map[string][]string{
-	"initialize":     {"clientInfo", "capabilities", "protocolVersion"},
-	"tools/call":     {"requestState"},
-	"prompts/get":    {"requestState"},
-	"resources/read": {"requestState"},
+// volatileTopKeys are the params fields ignored for a method: who the
+// client is and what it can do. initialize's protocolVersion is ignored
+// too; the engine warns when the recording answers another version. A
+// 2026-07-28 retry's requestState (SEP-2322) is the server's opaque state,
+// echoed: a server may make it afresh each run, and the input the retry
+// carries is what it asks.
+func volatileTopKeys(method string) []string {
+	switch {
+	case method == "initialize":
+		return initializeVolatile
+	case jsonrpc.MayAskForInput(method):
+		return requestStateVolatile
+	}
+	return nil
 }
+
+var (
+	initializeVolatile   = []string{"clientInfo", "capabilities", "protocolVersion"}
+	requestStateVolatile = []string{"requestState"}
+)
 
 // answerCanonMethod is the method whose volatile top-level fields an
 // answer to method drops when compared: the requestState of an
 // input_required answer, which is the server's opaque state. No other
-// answer drops any.
+// answer drops any (initialize's answer keeps its protocolVersion).
 func answerCanonMethod(method string) string {
-	if slices.Equal(volatileTopKeys[method], []string{"requestState"}) {
+	if jsonrpc.MayAskForInput(method) {
 		return method
 	}
 	return ""
@@ -79,7 +88,7 @@ func appendCanonToken(dst []byte, method string, params json.RawMessage) (out, t
 			return dst, nil, false
 		}
 	}
-	top := volatileTopKeys[method]
+	top := volatileTopKeys(method)
 	drop := func(depth int, key, val []byte) bool {
 		switch depth {
 		case metaDepth:

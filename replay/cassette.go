@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -392,7 +393,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps []parsed, b *building) {
 				}
 			} else {
 				r.Result = p.result
-				it.asks = asksForInput(p.result)
+				it.asks = jsonrpc.AsksForInput(p.result)
 			}
 			it.prep.SSE = m.HTTP != nil && m.HTTP.Stream == "post-sse"
 			last = it

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-
-	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // Multi round-trip requests across eras. In 2026-07-28 (SEP-2322) a
@@ -28,22 +26,6 @@ import (
 // recording whose retry is again answered input_required, with the same
 // replies each time, would go round for ever.
 const maxInputRounds = 8
-
-// asksForInput reports whether a recorded result asks the client for
-// input.
-func asksForInput(result json.RawMessage) bool {
-	if result == nil {
-		return false
-	}
-	asks := false
-	jsonrpc.Members(result, func(name, value []byte) {
-		if string(name) == "resultType" {
-			rt, _ := jsonrpc.String(value)
-			asks = rt == "input_required"
-		}
-	})
-	return asks
-}
 
 // inputRoundsKey is the context key under which fulfil counts the
 // input_required answers already fulfilled for one live call.

@@ -155,8 +155,7 @@ func Classify(frame []byte) Summary {
 			case keyIs(key, escaped, "isError"):
 				out.IsError = string(v) == "true"
 			case keyIs(key, escaped, "resultType"):
-				rt, _ := stringValue(v)
-				out.InputRequired = rt == "input_required"
+				out.InputRequired = isInputRequired(v)
 			}
 		})
 	default:

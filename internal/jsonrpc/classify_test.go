@@ -129,3 +129,27 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+func TestInputHelpers(t *testing.T) {
+	for method, want := range map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true, "tools/list": false, "elicitation/create": false} {
+		if MayAskForInput(method) != want {
+			t.Errorf("MayAskForInput(%q) = %v", method, !want)
+		}
+	}
+	for method, want := range map[string]bool{"elicitation/create": true, "sampling/createMessage": true, "roots/list": true, "tools/call": false} {
+		if IsInputRequestMethod(method) != want {
+			t.Errorf("IsInputRequestMethod(%q) = %v", method, !want)
+		}
+	}
+	for result, want := range map[string]bool{
+		`{"resultType":"input_required","inputRequests":{}}`:      true,
+		`{"resultType":"complete"}`:                               false,
+		`{"content":[{"resultType":"input_required"}]}`:           false, // only the result's own member
+		`{"resultType":"input_\u0072equired"}`:                    true,
+		`{"resultType":"input_required","resultType":"complete"}`: false, // the last one counts
+	} {
+		if AsksForInput([]byte(result)) != want {
+			t.Errorf("AsksForInput(%s) = %v", result, !want)
+		}
+	}
+}

@@ -20,13 +20,10 @@ import (
 // A retry whose state this server gave (its first round came here too)
 // goes as it is.
 
-// retryable are the requests a server may answer input_required.
-var retryable = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
-
 // staleRetry returns the call to send before req when req is a retry
 // whose requestState this server never gave, nil otherwise.
 func (ss *session) staleRetry(req *replay.Request) *replay.Request {
-	if !retryable[req.Method] || !stateless(req) {
+	if !jsonrpc.MayAskForInput(req.Method) || !stateless(req) {
 		return nil
 	}
 	var params map[string]json.RawMessage

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -67,7 +68,7 @@ func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Req
 		return failReply(req, ss.src.target, err), true
 	default:
 		ss.src.countAnswered()
-		if retryable[req.Method] && r.Result != nil {
+		if jsonrpc.MayAskForInput(req.Method) && r.Result != nil {
 			ss.noteState(r.Result)
 		}
 	}

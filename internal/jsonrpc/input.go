@@ -1,0 +1,44 @@
+package jsonrpc
+
+// Multi round-trip requests (2026-07-28, SEP-2322): a server that needs
+// input to finish a request answers it with resultType "input_required"
+// and inputRequests, each naming a method the client fulfils itself; the
+// client then sends the request again with inputResponses and the
+// server's requestState. lint, replay, rerun and the fallback all need to
+// know which requests and methods take part.
+
+// MayAskForInput reports whether a request of method may be answered
+// input_required.
+func MayAskForInput(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read":
+		return true
+	}
+	return false
+}
+
+// IsInputRequestMethod reports whether an input request may name method.
+func IsInputRequestMethod(method string) bool {
+	switch method {
+	case "elicitation/create", "sampling/createMessage", "roots/list":
+		return true
+	}
+	return false
+}
+
+// AsksForInput reports whether result (a response's result member, as
+// written) has resultType "input_required".
+func AsksForInput(result []byte) bool {
+	asks := false
+	members(result, func(key []byte, escaped bool, v []byte) {
+		if keyIs(key, escaped, "resultType") {
+			asks = isInputRequired(v)
+		}
+	})
+	return asks
+}
+
+func isInputRequired(resultType []byte) bool {
+	rt, _ := stringValue(resultType)
+	return rt == "input_required"
+}
