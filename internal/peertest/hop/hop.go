@@ -54,8 +54,11 @@ func HalfTheCores() {
 // ServeRecording is the main of a recording hop: flags -upstream
 // HOST:PORT (required) and -o CASSETTE (default NAME.db), half the cores,
 // a cassette writer with opts, and relay for each connection until a
-// signal; the cassette is closed last.
-func ServeRecording(name string, opts store.WriterOptions, relay func(c net.Conn, upstream string, w *store.Writer)) {
+// signal; the cassette is closed last. Each client connection c gets a new
+// upstream connection up and a cassette session s of its own: relay
+// carries the traffic; both connections are closed and s ended when it
+// returns.
+func ServeRecording(name string, opts store.WriterOptions, relay func(c, up net.Conn, s *store.Session)) {
 	upstream := flag.String("upstream", "", "HOST:PORT to relay to")
 	out := flag.String("o", name+".db", "cassette to record into")
 	flag.Parse()
@@ -67,8 +70,27 @@ func ServeRecording(name string, opts store.WriterOptions, relay func(c net.Conn
 	if err != nil {
 		log.Fatalf("%s: %v", name, err)
 	}
-	Serve(name, func(c net.Conn) { relay(c, *upstream, w) })
+	Serve(name, func(c net.Conn) { RecordConn(name, c, *upstream, w, relay) })
 	if err := w.Close(); err != nil {
 		log.Fatalf("%s: %v", name, err)
 	}
+}
+
+// RecordConn dials upstream and opens a session of w for c, runs relay,
+// then closes both connections and ends the session: ServeRecording's work
+// for each connection, for tests that run a relay in process.
+func RecordConn(name string, c net.Conn, upstream string, w *store.Writer, relay func(c, up net.Conn, s *store.Session)) {
+	defer c.Close()
+	up, err := net.Dial("tcp", upstream)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: upstream})
+	if err != nil {
+		log.Printf("%s: %v", name, err)
+		return
+	}
+	defer func() { _ = s.End(store.EndInfo{Reason: store.EndEOF}) }()
+	relay(c, up, s)
 }

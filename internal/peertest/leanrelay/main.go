@@ -76,18 +76,7 @@ func readHead(br *bufio.Reader) (*head, error) {
 	}
 }
 
-func relay(c net.Conn, upstream string, w *store.Writer) {
-	defer c.Close()
-	up, err := net.Dial("tcp", upstream)
-	if err != nil {
-		return
-	}
-	defer up.Close()
-	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: upstream})
-	if err != nil {
-		return
-	}
-	defer func() { _ = s.End(store.EndInfo{Reason: store.EndEOF}) }()
+func relay(c, up net.Conn, s *store.Session) {
 	cr, cw := bufio.NewReaderSize(c, 16<<10), bufio.NewWriterSize(c, 16<<10)
 	ur, uw := bufio.NewReaderSize(up, 16<<10), bufio.NewWriterSize(up, 16<<10)
 	for {

@@ -18,7 +18,6 @@
 package main
 
 import (
-	"log"
 	"net"
 	"sync"
 
@@ -31,21 +30,9 @@ func main() {
 	hop.ServeRecording("taprelay", store.WriterOptions{}, relay)
 }
 
-// relay carries one client connection to a new upstream connection until
-// either side ends, recording into a session of its own.
-func relay(c net.Conn, upstream string, w *store.Writer) {
-	defer c.Close()
-	up, err := net.Dial("tcp", upstream)
-	if err != nil {
-		return
-	}
-	defer up.Close()
-	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: upstream})
-	if err != nil {
-		log.Printf("taprelay: %v", err)
-		return
-	}
-	defer func() { _ = s.End(store.EndInfo{Reason: store.EndEOF}) }()
+// relay carries a client connection and its upstream connection until
+// either side ends, recording into s.
+func relay(c, up net.Conn, s *store.Session) {
 	methods := make(chan string, 64) // requests forwarded, for the response parser
 	c2s, s2c := chunkfeed.New(), chunkfeed.New()
 	var parsers sync.WaitGroup

@@ -43,16 +43,10 @@ func main() {
 	hop.ServeRecording("teerelay", store.WriterOptions{NoSync: true}, relay)
 }
 
-// relay carries one client connection to a new upstream connection until
-// either side ends, recording into a session of its own.
-func relay(c net.Conn, upstream string, w *store.Writer) {
-	defer c.Close()
-	u, err := net.Dial("tcp", upstream)
-	if err != nil {
-		return
-	}
+// relay carries a client connection and its upstream connection until
+// either side ends, recording into s.
+func relay(c, u net.Conn, s *store.Session) {
 	up := u.(*net.TCPConn)
-	defer up.Close()
 	c2s, err := newTee()
 	if err != nil {
 		log.Printf("teerelay: %v", err)
@@ -64,14 +58,6 @@ func relay(c net.Conn, upstream string, w *store.Writer) {
 		log.Printf("teerelay: %v", err)
 		return
 	}
-	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: upstream})
-	if err != nil {
-		log.Printf("teerelay: %v", err)
-		c2s.close()
-		s2c.close()
-		return
-	}
-	defer func() { _ = s.End(store.EndInfo{Reason: store.EndEOF}) }()
 	methods := make(chan string, 64) // requests forwarded, for the response parser
 	var parsers sync.WaitGroup
 	parsers.Go(func() { c2s.record(func(r io.Reader) { hop.RecordRequests(r, s, methods) }) })

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcptape/mcptape/internal/peertest/gosdk"
+	"github.com/mcptape/mcptape/internal/peertest/hop"
 	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,7 +41,7 @@ func TestRelay_RecordsWhatItForwards(t *testing.T) {
 			if err != nil {
 				return
 			}
-			conns.Go(func() { relay(c, strings.TrimPrefix(srv.URL, "http://"), w) })
+			conns.Go(func() { hop.RecordConn("teerelay", c, strings.TrimPrefix(srv.URL, "http://"), w, relay) })
 		}
 	}()
 
