@@ -54,6 +54,9 @@ func TestRealPeers_LintClean(t *testing.T) {
 		{"go-sdk client, mcpmock serving script-progress", []string{mcpmock, "serve", shippedFile("script-progress.yaml")}, driveProgressScript, []string{"deprecated"}},
 		{"go-sdk client, mcpmock serving script-events", []string{mcpmock, "serve", shippedFile("script-events.yaml")}, driveEventsScript, nil},
 		{"go-sdk client, mcpmock serving script-elicit", []string{mcpmock, "serve", shippedFile("script-elicit.yaml")}, driveElicitScript, nil},
+		// Sampling and roots too are deprecated in 2026-07-28 (SEP-2577);
+		// a go-sdk v1.8 server can still ask for them, and so does mcpmock.
+		{"go-sdk client, mcpmock serving script-sample", []string{mcpmock, "serve", shippedFile("script-sample.yaml")}, driveSampleScript, []string{"deprecated"}},
 	}
 	for _, tt := range stdio {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,6 +179,12 @@ func connect(t *testing.T, tr mcp.Transport) *client {
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true, "note": "lint"}}, nil // script-elicit's form
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+		// Sampling is deprecated in 2026-07-28 (SEP-2577) but still served: script-sample asks for it.
+		//lint:ignore SA1019 see above
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			//lint:ignore SA1019 see above
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "lint-model", Content: &mcp.TextContent{Text: "short"}}, nil
 		},
 	})
 	//lint:ignore SA1019 handshake-era servers (server-everything's get-roots-list) still ask for roots
@@ -355,6 +364,20 @@ func driveElicitScript(t *testing.T, c *client) {
 		if res := call(t, cs, "deploy", map[string]any{"service": "api"}, nil); res.Content[0].(*mcp.TextContent).Text != "deployed api (lint)" {
 			t.Errorf("deploy: %+v", res.Content[0])
 		}
+	}
+}
+
+// driveSampleScript calls script-sample's tools, which ask the client's
+// model and its roots first.
+func driveSampleScript(t *testing.T, c *client) {
+	cs := c.cs
+	defer cs.Close()
+	listTools(t, cs)
+	if res := call(t, cs, "summarize", map[string]any{"text": "a long story"}, nil); res.Content[0].(*mcp.TextContent).Text != "summary by lint-model: short" {
+		t.Errorf("summarize: %+v", res.Content[0])
+	}
+	if res := call(t, cs, "workspace", map[string]any{}, nil); res.Content[0].(*mcp.TextContent).Text != "roots: file:///tmp" {
+		t.Errorf("workspace: %+v", res.Content[0])
 	}
 }
 

@@ -56,7 +56,7 @@ type tool struct {
 	invalidAsError bool
 	answers        []*answer
 	sequence       bool
-	elicit         *elicitForm // nil when the tool asks the client nothing
+	asks           []*ask // what it asks the client before it answers, in order
 }
 
 type answer struct {
@@ -66,6 +66,7 @@ type answer struct {
 	subset     map[string]any
 	regex      []argRegex
 	elicited   map[string]any // when.elicited: a subset of the client's answer
+	sampled    map[string]any // when.sampled: a subset of the model's answer
 	hasWhen    bool
 	content    []block
 	structured any
@@ -308,9 +309,11 @@ func (c *compiler) kind(v Value, want string) bool {
 		_, ok = v.V.(map[string]any)
 	case "list":
 		_, ok = v.V.([]any)
+	case "number":
+		_, ok = number(v.V)
 	}
 	if !ok {
-		c.errorf(v.Pos, "want a %s", map[string]string{"object": "mapping", "list": "list"}[want])
+		c.errorf(v.Pos, "want a %s", map[string]string{"object": "mapping", "list": "list", "number": "number"}[want])
 	}
 	return ok
 }
@@ -360,7 +363,13 @@ func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 	ct.def = mustJSON(def)
 	ct.invalidAsError = c.invalidMode(t.InvalidArguments, sub(t.Pos, "invalidArguments"), defaultInvalid)
 	if t.Elicit != nil {
-		ct.elicit = c.elicit(t.Elicit)
+		ct.asks = append(ct.asks, &ask{kind: elicitKind, params: c.elicit(t.Elicit).params})
+	}
+	if t.Sample != nil {
+		ct.asks = append(ct.asks, c.sample(t.Sample))
+	}
+	if t.Roots {
+		ct.asks = append(ct.asks, rootsAsk)
 	}
 	answers := t.Answers
 	switch {
@@ -373,7 +382,7 @@ func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 		c.errorf(t.Pos, "tool %q has no answers: give answers or sequence", t.Name)
 	}
 	for i := range answers {
-		a := c.answer(&answers[i], ct.sequence, ct.elicit != nil, out)
+		a := c.answer(&answers[i], ct.sequence, ct.asks, out)
 		ct.answers = append(ct.answers, a)
 	}
 	return ct
@@ -429,15 +438,19 @@ func (c *compiler) template(p Pos, text string) *template.Template {
 	return t
 }
 
-func (c *compiler) answer(a *Answer, inSequence, elicits bool, out *jsonschema.Resolved) *answer {
+func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonschema.Resolved) *answer {
 	ca := &answer{at: a.Pos, isError: a.IsError, delay: a.Delay.D, fault: a.Fault}
 	if a.When != nil {
 		if inSequence {
 			c.errorf(sub(a.Pos, "when"), "answers in a sequence are chosen by call count; when applies only under answers")
 		}
 		c.when(a.When, ca)
-		if a.When.Elicited.Set && !elicits {
+		asked := func(k askKind) bool { return slices.ContainsFunc(asks, func(a *ask) bool { return a.kind == k }) }
+		if a.When.Elicited.Set && !asked(elicitKind) {
 			c.errorf(sub(a.When.Pos, "elicited"), "when.elicited matches the client's answer to the tool's elicit, and this tool has none")
+		}
+		if a.When.Sampled.Set && !asked(sampleKind) {
+			c.errorf(sub(a.When.Pos, "sampled"), "when.sampled matches the model's answer to the tool's sample, and this tool has none")
 		}
 	}
 	result := a.Text != "" || len(a.Content) > 0 || a.StructuredContent.Set || a.IsError || a.Meta.Set
@@ -536,8 +549,11 @@ func (c *compiler) when(w *When, ca *answer) {
 	if w.Elicited.Set && c.kind(w.Elicited, "object") {
 		ca.elicited = w.Elicited.V.(map[string]any)
 	}
-	if !w.Exact.Set && !w.Subset.Set && len(w.Regex) == 0 && !w.Elicited.Set {
-		c.errorf(w.Pos, "when needs exact, subset, regex or elicited")
+	if w.Sampled.Set && c.kind(w.Sampled, "object") {
+		ca.sampled = w.Sampled.V.(map[string]any)
+	}
+	if !w.Exact.Set && !w.Subset.Set && len(w.Regex) == 0 && !w.Elicited.Set && !w.Sampled.Set {
+		c.errorf(w.Pos, "when needs exact, subset, regex, elicited or sampled")
 	}
 }
 

@@ -86,7 +86,15 @@ func (c *compiler) prompt(p *Prompt) *prompt {
 		}
 	}
 	cp.def = mustJSON(def)
-	for _, m := range p.Messages {
+	cp.messages = c.messages(p.Messages, "a prompt message")
+	return cp
+}
+
+// messages compiles the messages of a prompt or of a sample; what names
+// one in errors.
+func (c *compiler) messages(msgs []PromptMsg, what string) []promptMsg {
+	var out []promptMsg
+	for _, m := range msgs {
 		if m.Role != "user" && m.Role != "assistant" {
 			c.errorf(sub(m.Pos, "role"), "role must be user or assistant, got %q", m.Role)
 		}
@@ -100,11 +108,11 @@ func (c *compiler) prompt(p *Prompt) *prompt {
 			c.block(m.Content, "content")
 			pm.content = m.Content.V
 		default:
-			c.errorf(m.Pos, "a prompt message needs text or content")
+			c.errorf(m.Pos, "%s needs text or content", what)
 		}
-		cp.messages = append(cp.messages, pm)
+		out = append(out, pm)
 	}
-	return cp
+	return out
 }
 
 func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defaultInvalid bool) {

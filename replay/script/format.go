@@ -51,8 +51,12 @@ type Tool struct {
 	Meta         Value  `yaml:"_meta"`
 	// InvalidArguments overrides Server.InvalidArguments for this tool.
 	InvalidArguments string `yaml:"invalidArguments"`
-	// Elicit asks the client for input before an answer is chosen.
+	// Elicit asks the client's user for input before an answer is chosen.
 	Elicit *Elicit `yaml:"elicit"`
+	// Sample asks the client's model for a completion, and Roots asks the
+	// client for its roots, before an answer is chosen (after Elicit).
+	Sample *Sample `yaml:"sample"`
+	Roots  bool    `yaml:"roots"`
 	// Answers are tried in order; the first whose When matches is used.
 	Answers []Answer `yaml:"answers"`
 	// Sequence answers the first call with Sequence[0], the second with
@@ -79,14 +83,16 @@ type Answer struct {
 }
 
 // When says which arguments an answer is for. Exact and Subset exclude
-// each other; Regex may join either. Elicited matches the client's answer
-// to the tool's Elicit (as a subset), with or without the others.
+// each other; Regex may join either. Elicited and Sampled match the
+// client's replies to the tool's Elicit and Sample (as subsets), with or
+// without the others.
 type When struct {
 	Pos
 	Exact    Value             `yaml:"exact"`
 	Subset   Value             `yaml:"subset"`
 	Regex    map[string]string `yaml:"regex"`
 	Elicited Value             `yaml:"elicited"`
+	Sampled  Value             `yaml:"sampled"`
 }
 
 // Elicit is an elicitation form the tool puts to the client (the user)
@@ -99,6 +105,25 @@ type Elicit struct {
 	// RequestedSchema is the form: an object schema of flat string,
 	// number, integer, boolean and enum properties.
 	RequestedSchema Value `yaml:"requestedSchema"`
+}
+
+// Sample is a sampling/createMessage request the tool sends the client
+// (its model) before it answers, as an Elicit is sent.
+type Sample struct {
+	Pos
+	// Messages are the conversation; their text is a template over the
+	// call's arguments.
+	Messages []PromptMsg `yaml:"messages"`
+	// SystemPrompt is a template, over the call's arguments.
+	SystemPrompt string `yaml:"systemPrompt"`
+	// MaxTokens is required, as the spec requires it.
+	MaxTokens        int      `yaml:"maxTokens"`
+	Temperature      Value    `yaml:"temperature"`
+	StopSequences    []string `yaml:"stopSequences"`
+	ModelPreferences Value    `yaml:"modelPreferences"`
+	// IncludeContext is none, thisServer or allServers.
+	IncludeContext string `yaml:"includeContext"`
+	Meta           Value  `yaml:"_meta"`
 }
 
 // RPCError is a JSON-RPC error answer.

@@ -22,6 +22,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("a: &a [*a, *a]\nb: *a\n"))
 	f.Add([]byte("tools: [{name: x, answers: [{text: '{{.args.q}}'}]}]"))
+	f.Add([]byte("tools: [{name: x, sample: {messages: [{role: user, text: '{{.args.q}}'}], maxTokens: 5}, roots: true, answers: [{when: {sampled: {model: m}}, text: '{{.sampled.content.text}} {{range .roots}}{{.uri}}{{end}}'}]}]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.yaml", data)
 		if err != nil {
@@ -40,9 +41,13 @@ func FuzzParse(f *testing.F) {
 			cancel() // never wait on delays or hung answers
 			params, _ := json.Marshal(map[string]any{"name": t.name, "arguments": map[string]any{"q": "x"}})
 			ss.Answer(ctx, peer, &replay.Request{ID: json.RawMessage("9"), Method: "tools/call", Params: params})
-			// 2026-07-28: the first round of an elicit, and its retry.
+			// 2026-07-28: the first round of a tool's questions, and retries.
 			meta := map[string]any{metaVersion: statelessVersion}
-			for _, input := range []any{nil, map[string]any{elicitKey: map[string]any{"action": "accept", "content": map[string]any{"q": 1}}}} {
+			for _, input := range []any{nil, map[string]any{
+				elicitKind.key: map[string]any{"action": "accept", "content": map[string]any{"q": 1}},
+				sampleKind.key: map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "t"}},
+				rootsKind.key:  map[string]any{"roots": []any{map[string]any{"uri": "file:///r"}}},
+			}, map[string]any{sampleKind.key: "not an object", rootsKind.key: map[string]any{"roots": "nor a list"}}} {
 				p := map[string]any{"name": t.name, "arguments": map[string]any{"q": "x"}, "_meta": meta}
 				if input != nil {
 					p["inputResponses"] = input

@@ -65,6 +65,12 @@ func servePipes(ctx context.Context, srv *replay.Server) (toServer io.WriteClose
 // connect starts a server for the script and connects a go-sdk client.
 func connect(t *testing.T, tc transportCase, file string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectClient(t, tc, file, mcp.NewClient(&mcp.Implementation{Name: "script-test", Version: "1.0.0"}, opts))
+}
+
+// connectClient is connect with a client of the test's own.
+func connectClient(t *testing.T, tc transportCase, file string, client *mcp.Client) *mcp.ClientSession {
+	t.Helper()
 	srv := serve(t, file)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -83,7 +89,6 @@ func connect(t *testing.T, tc transportCase, file string, opts *mcp.ClientOption
 		})
 		tr = &mcp.IOTransport{Reader: cr, Writer: cw}
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "script-test", Version: "1.0.0"}, opts)
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
 	if err != nil {
 		t.Fatalf("connect: %v", err)

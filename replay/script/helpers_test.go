@@ -15,7 +15,9 @@ import (
 type fakePeer struct {
 	mu      sync.Mutex
 	version string
-	sent    []string // "method params"
+	sent    []string // "method params"; requests as "call method params"
+	// answers answers the requests the session sends; nil answers none.
+	answers func(method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 func (p *fakePeer) Notify(method string, params json.RawMessage) error {
@@ -30,7 +32,11 @@ func (p *fakePeer) NotifySession(method string, params json.RawMessage) error {
 }
 
 func (p *fakePeer) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return nil, &replay.RPCError{Code: -32601, Message: "fake peer answers no requests"}
+	if p.answers == nil {
+		return nil, &replay.RPCError{Code: -32601, Message: "fake peer answers no requests"}
+	}
+	p.Notify("call "+method, params)
+	return p.answers(method, params)
 }
 
 func (p *fakePeer) ProtocolVersion() string { return p.version }

@@ -144,6 +144,41 @@ tools:
   - name: a
     answers: [{when: {elicited: {action: accept}}, text: x}]
 `, []string{"tools[0].answers[0].when.elicited: when.elicited matches the client's answer to the tool's elicit, and this tool has none"}},
+		{"sample without messages or maxTokens", `
+tools:
+  - name: a
+    sample: {}
+    answers: [{text: x}]
+`, []string{"test.yaml:3:13: tools[0].sample: sample needs messages", "tools[0].sample: sample needs maxTokens, a positive number"}},
+		{"sample with bad fields", `
+tools:
+  - name: a
+    sample:
+      messages: [{role: system, text: hi}, {role: user}]
+      maxTokens: 10
+      temperature: warm
+      includeContext: everything
+      systemPrompt: "{{.args"
+    answers: [{text: x}]
+`, []string{
+			"tools[0].sample.messages[0].role: role must be user or assistant, got \"system\"",
+			"tools[0].sample.messages[1]: a sample message needs text or content",
+			"tools[0].sample.temperature: want a number",
+			"tools[0].sample.includeContext: includeContext must be none, thisServer or allServers, got \"everything\"",
+			"tools[0].sample.systemPrompt: template does not parse",
+		}},
+		{"when.sampled on a tool that samples nothing", `
+tools:
+  - name: a
+    elicit: {message: m, requestedSchema: {type: object}}
+    answers: [{when: {sampled: {model: x}}, text: x}]
+`, []string{"tools[0].answers[0].when.sampled: when.sampled matches the model's answer to the tool's sample, and this tool has none"}},
+		{"roots not a boolean", `
+tools:
+  - name: a
+    roots: yes please
+    answers: [{text: x}]
+`, []string{"tools[0].roots"}},
 		{"decreasing progress", `
 tools:
   - name: a

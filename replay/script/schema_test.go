@@ -52,6 +52,7 @@ func TestSchema_Examples(t *testing.T) {
 	defs := map[string]reflect.Type{
 		"tool": reflect.TypeFor[Tool](), "answer": reflect.TypeFor[Answer](), "resource": reflect.TypeFor[Resource](),
 		"prompt": reflect.TypeFor[Prompt](), "when": reflect.TypeFor[When](), "event": reflect.TypeFor[Event](),
+		"elicit": reflect.TypeFor[Elicit](), "sample": reflect.TypeFor[Sample](), "message": reflect.TypeFor[PromptMsg](),
 	}
 	for name, typ := range defs {
 		_, fields := fieldsOf(typ)

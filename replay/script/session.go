@@ -402,17 +402,9 @@ func (ss *session) getPrompt(c *call) (replay.Reply, bool) {
 		}
 	}
 	data := map[string]any{"args": args, "prompt": name, "request": c.number}
-	msgs := []any{}
-	for _, m := range p.messages {
-		content := m.content
-		if m.text != nil {
-			text, err := render(m.text, data)
-			if err != nil {
-				return errReply(codeInternal, err.Error(), nil), true
-			}
-			content = map[string]any{"type": "text", "text": text}
-		}
-		msgs = append(msgs, map[string]any{"role": m.role, "content": content})
+	msgs, err := renderMessages(p.messages, data)
+	if err != nil {
+		return errReply(codeInternal, err.Error(), nil), true
 	}
 	res := map[string]any{"messages": msgs}
 	var def map[string]any
@@ -502,4 +494,21 @@ func (ss *session) apply(e *event) {
 		ss.prompts = slices.DeleteFunc(ss.prompts, func(p *prompt) bool { return p.name == n })
 	}
 	ss.prompts = append(ss.prompts, e.addPrompts...)
+}
+
+// renderMessages renders the messages of a prompt or of a sample.
+func renderMessages(msgs []promptMsg, data map[string]any) ([]any, error) {
+	out := []any{}
+	for _, m := range msgs {
+		content := m.content
+		if m.text != nil {
+			text, err := render(m.text, data)
+			if err != nil {
+				return nil, err
+			}
+			content = map[string]any{"type": "text", "text": text}
+		}
+		out = append(out, map[string]any{"role": m.role, "content": content})
+	}
+	return out, nil
 }

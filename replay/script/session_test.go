@@ -240,7 +240,7 @@ tools:
 	if first["resultType"] != "input_required" {
 		t.Fatalf("first round: %v", first)
 	}
-	retry := c.result("tools/call", map[string]any{"name": "asks", "_meta": meta, "inputResponses": map[string]any{elicitKey: map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}})
+	retry := c.result("tools/call", map[string]any{"name": "asks", "_meta": meta, "inputResponses": map[string]any{elicitKind.key: map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}})
 	if got := firstText(t, retry); got != "first" {
 		t.Errorf("the retry got %q, want the first answer: the input_required round is no call", got)
 	}

@@ -62,38 +62,43 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 		}
 	}
 	data := map[string]any{"args": args, "tool": name, "request": c.number}
-	if t.elicit == nil || !ss.canElicit(c) {
+	asks := ss.askable(c, t)
+	if len(asks) == 0 {
 		return ss.answerTool(ctx, peer, c, t, data, nil)
 	}
-	form, err := t.elicit.params(data)
-	if err != nil {
-		return errReply(codeInternal, fmt.Sprintf("mcpmock script: tool %q, elicit: %v", name, err), nil), true
+	params := make([]json.RawMessage, len(asks))
+	for i, a := range asks {
+		p, err := a.params(data)
+		if err != nil {
+			return errReply(codeInternal, fmt.Sprintf("mcpmock script: tool %q, %s: %v", name, a.kind.field, err), nil), true
+		}
+		params[i] = p
 	}
 	if c.stateless {
-		elicited, answered := c.inputResponse()
-		if !answered {
-			return inputRequired(form), true
+		replies, retry := c.replies(asks)
+		if !retry {
+			return inputRequired(asks, params), true
 		}
-		return ss.answerTool(ctx, peer, c, t, data, elicited)
+		return ss.answerTool(ctx, peer, c, t, data, replies)
 	}
 	// The handshake era asks mid-call, which needs the peer: count the
 	// call now, in order, and ask and answer when it plays.
 	n := ss.count(name)
-	ask := func(ctx context.Context, peer replay.Peer) replay.Reply {
+	play := func(ctx context.Context, peer replay.Peer) replay.Reply {
 		c := *c
 		c.prepare = false
-		elicited := askClient(ctx, peer, form)
-		reply, ok := ss.chooseAnswer(ctx, peer, &c, t, data, n, elicited)
+		replies := askClient(ctx, peer, asks, params)
+		reply, ok := ss.chooseAnswer(ctx, peer, &c, t, data, n, replies)
 		if !ok { // too late to pass the call on to the next source
-			reply = noAnswer(t, data, elicited)
+			reply = noAnswer(t, data, replies)
 		}
 		return reply
 	}
 	if c.prepare {
-		c.play = ask
+		c.play = play
 		return replay.Reply{}, true
 	}
-	return ask(ctx, peer), true
+	return play(ctx, peer), true
 }
 
 // count counts a call of the tool name, for sequence and events, and
@@ -106,21 +111,21 @@ func (ss *session) count(name string) int {
 }
 
 // answerTool counts the call and answers it.
-func (ss *session) answerTool(ctx context.Context, peer replay.Peer, c *call, t *tool, data, elicited map[string]any) (replay.Reply, bool) {
-	return ss.chooseAnswer(ctx, peer, c, t, data, ss.count(t.name), elicited)
+func (ss *session) answerTool(ctx context.Context, peer replay.Peer, c *call, t *tool, data, replies map[string]any) (replay.Reply, bool) {
+	return ss.chooseAnswer(ctx, peer, c, t, data, ss.count(t.name), replies)
 }
 
-// chooseAnswer picks the answer for call number n, given what the client
-// answered to the tool's elicit (nil when it was not asked or answered
-// nothing), and performs it.
-func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, t *tool, data map[string]any, n int, elicited map[string]any) (replay.Reply, bool) {
+// chooseAnswer picks the answer for call number n, given the client's
+// replies to the tool's questions by data name (a question not asked, or
+// not answered, has none), and performs it.
+func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, t *tool, data map[string]any, n int, replies map[string]any) (replay.Reply, bool) {
 	args := data["args"].(map[string]any)
 	var a *answer
 	if t.sequence {
 		a = t.answers[min(n, len(t.answers))-1]
 	} else {
 		for _, cand := range t.answers {
-			if cand.matches(args, elicited) {
+			if cand.matches(args, replies) {
 				a = cand
 				break
 			}
@@ -130,12 +135,12 @@ func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, 
 		if !ss.s.owner {
 			return replay.Reply{}, false
 		}
-		return noAnswer(t, data, elicited), true
+		return noAnswer(t, data, replies), true
 	}
 	data = maps.Clone(data)
 	data["call"] = n
-	if t.elicit != nil {
-		data["elicited"] = elicited
+	for _, q := range t.asks {
+		data[q.kind.data] = reply(replies, q.kind)
 	}
 	perform := func(ctx context.Context, peer replay.Peer) replay.Reply {
 		reply, err := ss.perform(ctx, peer, c, a, data)
@@ -153,10 +158,15 @@ func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, 
 
 // noAnswer is what a whole-server script answers when none of a tool's
 // answers matches.
-func noAnswer(t *tool, data, elicited map[string]any) replay.Reply {
+func noAnswer(t *tool, data, replies map[string]any) replay.Reply {
 	msg := fmt.Sprintf("mcpmock script: no answer of tool %q matches the arguments %s", t.name, mustJSON(data["args"]))
-	if t.elicit != nil {
-		msg += fmt.Sprintf(" and the client's answer %s", mustJSON(elicited))
+	for _, q := range t.asks {
+		switch q.kind {
+		case elicitKind:
+			msg += fmt.Sprintf(" and the client's answer %s", mustJSON(reply(replies, q.kind)))
+		case sampleKind:
+			msg += fmt.Sprintf(" and the model's answer %s", mustJSON(reply(replies, q.kind)))
+		}
 	}
 	return resultReply(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true})
 }
@@ -167,15 +177,21 @@ func (a *answer) immediate() bool {
 	return a.delay == 0 && len(a.progress) == 0 && len(a.log) == 0
 }
 
-// matches says whether the arguments, and the client's answer to the
-// tool's elicit, satisfy a's when; an answer without one matches anything
-// (the default).
-func (a *answer) matches(args, elicited map[string]any) bool {
+// matches says whether the arguments, and the client's replies to the
+// tool's questions, satisfy a's when; an answer without one matches
+// anything (the default).
+func (a *answer) matches(args, replies map[string]any) bool {
 	if !a.hasWhen {
 		return true
 	}
-	if a.elicited != nil && (elicited == nil || !isSubset(a.elicited, elicited)) {
-		return false
+	for _, w := range []struct {
+		want map[string]any
+		kind askKind
+	}{{a.elicited, elicitKind}, {a.sampled, sampleKind}} {
+		got, _ := replies[w.kind.data].(map[string]any)
+		if w.want != nil && (got == nil || !isSubset(w.want, got)) {
+			return false
+		}
 	}
 	if a.hasExact && !jsonEqual(a.exact, args) {
 		return false
@@ -447,4 +463,17 @@ func wrongID(id json.RawMessage) json.RawMessage {
 		return mustJSON(s + "-wrong")
 	}
 	return mustJSON(string(id))
+}
+
+// reply is the reply to a question of kind k among replies, typed as
+// templates expect it (an object, or for roots a list) even when there is
+// none, so that {{.elicited.action}} prints <no value> rather than fail.
+func reply(replies map[string]any, k askKind) any {
+	v := replies[k.data]
+	if k == rootsKind {
+		roots, _ := v.([]any)
+		return roots
+	}
+	m, _ := v.(map[string]any)
+	return m
 }

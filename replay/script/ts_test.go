@@ -37,6 +37,8 @@ func TestTSClient(t *testing.T) {
 			"strict":{"code":-32602,"message":"MCP error -32602: invalid arguments for tool \"strict\": validating root: validating /properties/count: minimum: 0/1 is less than 1.000000","data":null},
 			"broken":{"code":-32000,"message":"MCP error -32000: upstream said no to {\"q\":1}","data":{"retryAfterMs":500,"upstream":"inventory"}}}`},
 		{"elicit", "script-elicit.yaml", `{"server":"elicit-demo","text":"deployed web (from ts)","asked":["Deploy web to production?"]}`},
+		{"sample", "script-sample.yaml", `{"server":"sample-demo","summary":"summary by ts-model: short",
+			"sampled":[{"system":"You summarize in one sentence.","text":"Summarize: a long story","maxTokens":100}],"roots":"roots: file:///ts/root"}`},
 		{"hang", "script-faults.yaml", `{"server":"faults-demo","hang":{"code":-32001,"message":"MCP error -32001: Request timed out","data":{"timeout":300}},"after":"fine"}`},
 	}
 	for _, transport := range []string{"stdio", "http"} {

@@ -7,7 +7,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [scenario, how, ...rest] = process.argv.slice(2);
 const transport = how === "--url"
@@ -17,7 +17,7 @@ const transport = how === "--url"
 let toolsChanged;
 const changed = new Promise((resolve) => { toolsChanged = resolve; });
 const client = new Client({ name: "script-ts-client", version: "1.0.0" }, {
-  capabilities: { elicitation: {} },
+  capabilities: { elicitation: {}, sampling: {}, roots: { listChanged: true } },
   listChanged: {
     tools: {
       autoRefresh: true,
@@ -35,6 +35,12 @@ client.setRequestHandler(ElicitRequestSchema, (req) => {
   }
   return { action: "accept", content: { confirm: true, note: "from ts" } }; // script-elicit's deploy
 });
+const sampled = [];
+client.setRequestHandler(CreateMessageRequestSchema, (req) => {
+  sampled.push({ system: req.params.systemPrompt, text: req.params.messages[0]?.content?.text, maxTokens: req.params.maxTokens });
+  return { role: "assistant", model: "ts-model", content: { type: "text", text: "short" } };
+});
+client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: "file:///ts/root", name: "root" }] }));
 client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logs.push(n.params.level); });
 
 function errorOf(e) {
@@ -83,6 +89,12 @@ try {
     case "elicit": {
       out.text = firstText(await client.callTool({ name: "deploy", arguments: { service: "web" } }));
       out.asked = asked;
+      break;
+    }
+    case "sample": {
+      out.summary = firstText(await client.callTool({ name: "summarize", arguments: { text: "a long story" } }));
+      out.sampled = sampled;
+      out.roots = firstText(await client.callTool({ name: "workspace", arguments: {} }));
       break;
     }
     case "confirm": {
