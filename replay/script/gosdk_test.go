@@ -40,7 +40,10 @@ var transports = []transportCase{
 
 func serve(t *testing.T, file string) *replay.Server {
 	t.Helper()
-	src, err := script.Load(filepath.Join(peertest.ModuleRoot(), "cassettes", file))
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(peertest.ModuleRoot(), "cassettes", file)
+	}
+	src, err := script.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}

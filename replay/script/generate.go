@@ -1,0 +1,264 @@
+package script
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+)
+
+// This file turns a recording into a script: what the recorded server
+// listed and answered, written as a whole-server script a person can read
+// and edit (add an error case, a delay, a tool that does not exist yet).
+// A cassette replays exactly what was recorded; a script made from it is
+// where hand-written fakes start.
+
+// FromTape writes a whole-server script that serves what the servers in
+// tape served: their identity, the tools, resources and prompts they
+// listed, and for each tool the answers it gave to each set of arguments
+// (with the progress and log messages sent during the call). What a
+// script cannot say the same way is left as a comment where it applies.
+// The result always parses; Parse it to be sure of the rest.
+func FromTape(tape *store.Tape) ([]byte, error) {
+	r := newRecording()
+	for i := range tape.Sessions {
+		r.addSession(&tape.Sessions[i])
+	}
+	doc := newMap()
+	doc.n.HeadComment = "A mcpmock script made by mcpspy from " + r.describe() + ".\n" +
+		"It answers as the recorded server did; edit it freely (docs/SCRIPTS.md)."
+	doc.set("server", r.server())
+	if tools := r.tools(); len(tools.Content) > 0 {
+		doc.set("tools", tools)
+	}
+	if res := r.resources(); len(res.Content) > 0 {
+		doc.set("resources", res)
+	}
+	if prompts := r.prompts(); len(prompts.Content) > 0 {
+		doc.set("prompts", prompts)
+	}
+	var foot []string
+	if r.listChanged {
+		foot = append(foot, "The server announced list changes while recording; the lists above are the last\n"+
+			"it sent. Write the changes as events if a test needs them (docs/SCRIPTS.md#events).")
+	}
+	foot = append(foot, r.omitted...)
+	doc.n.FootComment = strings.Join(foot, "\n")
+	return encodeYAML(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc.n}})
+}
+
+// wire is one frame, decoded as far as the generator needs.
+type wire struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// exchange is one client request and what the server did about it.
+type exchange struct {
+	seq      uint64
+	method   string
+	params   json.RawMessage
+	result   json.RawMessage // nil when answered with an error, or not at all
+	err      json.RawMessage
+	progress []json.RawMessage // notifications/progress params
+	logs     []json.RawMessage // notifications/message params
+	answered bool
+}
+
+// recording is what FromTape gathered from the sessions.
+type recording struct {
+	sessions     []string
+	serverInfo   json.RawMessage
+	instructions string
+	toolOrder    []string
+	toolDefs     map[string]json.RawMessage
+	pageSize     int
+	calls        map[string][]*exchange // by tool name
+	resOrder     []string
+	resDefs      map[string]json.RawMessage
+	reads        map[string]json.RawMessage // uri → the first contents entry read
+	promptOrder  []string
+	promptDefs   map[string]json.RawMessage
+	gets         map[string]*exchange // prompt name → the first prompts/get
+	listChanged  bool
+	omitted      []string // items left out of the script, and why
+}
+
+func newRecording() *recording {
+	return &recording{
+		toolDefs: map[string]json.RawMessage{}, calls: map[string][]*exchange{},
+		resDefs: map[string]json.RawMessage{}, reads: map[string]json.RawMessage{},
+		promptDefs: map[string]json.RawMessage{}, gets: map[string]*exchange{},
+	}
+}
+
+func (r *recording) describe() string {
+	if len(r.sessions) == 1 {
+		return "session " + r.sessions[0]
+	}
+	return "sessions " + strings.Join(r.sessions, ", ")
+}
+
+func (r *recording) addSession(s *store.TapeSession) {
+	r.sessions = append(r.sessions, s.Info.ID)
+	if len(s.Info.Handshake.ServerInfo) > 0 {
+		r.serverInfo = s.Info.Handshake.ServerInfo
+	}
+	if s.Info.Handshake.Instructions != "" {
+		r.instructions = s.Info.Handshake.Instructions
+	}
+	pending := map[string]*exchange{} // by request id, as written
+	byToken := map[string]*exchange{} // by progressToken, as written
+	var inflight []*exchange          // tools/call not yet answered
+	for _, m := range s.Messages {
+		var w wire
+		if json.Unmarshal(m.Frame, &w) != nil {
+			continue // malformed frames and batches teach a script nothing
+		}
+		switch {
+		case m.Dir == store.C2S && w.Method != "" && len(w.ID) > 0:
+			x := &exchange{seq: m.Seq, method: w.Method, params: w.Params}
+			pending[string(w.ID)] = x
+			var p struct {
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			}
+			if json.Unmarshal(w.Params, &p) == nil && len(p.Meta.ProgressToken) > 0 {
+				byToken[string(p.Meta.ProgressToken)] = x
+			}
+			if w.Method == "tools/call" {
+				inflight = append(inflight, x)
+			}
+		case m.Dir == store.S2C && w.Method == "" && len(w.ID) > 0:
+			x := pending[string(w.ID)]
+			if x == nil {
+				continue
+			}
+			delete(pending, string(w.ID))
+			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
+			x.result, x.err, x.answered = w.Result, w.Error, true
+			r.learn(x)
+		case m.Dir == store.S2C && w.Method == "notifications/progress":
+			var p struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			}
+			if json.Unmarshal(w.Params, &p) == nil {
+				if x := byToken[string(p.ProgressToken)]; x != nil && !x.answered {
+					x.progress = append(x.progress, w.Params)
+				}
+			}
+		case m.Dir == store.S2C && w.Method == "notifications/message":
+			// Logs say nothing of the call they belong to: only one
+			// call in flight makes it certain.
+			if len(inflight) == 1 {
+				inflight[0].logs = append(inflight[0].logs, w.Params)
+			}
+		case m.Dir == store.S2C && strings.HasPrefix(w.Method, "notifications/") && strings.HasSuffix(w.Method, "/list_changed"):
+			r.listChanged = true
+		}
+	}
+	for _, x := range inflight { // calls the session ended without an answer to
+		r.learn(x)
+	}
+}
+
+// learn takes what an answered request tells about the server.
+func (r *recording) learn(x *exchange) {
+	if len(x.err) > 0 && x.method != "tools/call" {
+		return
+	}
+	switch x.method {
+	case "tools/call":
+		if len(x.result) > 0 && jsonrpc.AsksForInput(x.result) {
+			return // the first round of a multi round-trip call; its retry answers
+		}
+		var p struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(x.params, &p) == nil && p.Name != "" {
+			r.calls[p.Name] = append(r.calls[p.Name], x)
+			if !slices.Contains(r.toolOrder, p.Name) {
+				r.toolOrder = append(r.toolOrder, p.Name)
+			}
+		}
+	case "tools/list":
+		var res struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if json.Unmarshal(x.result, &res) != nil {
+			return
+		}
+		if res.NextCursor != "" && r.pageSize == 0 && !bytes.Contains(x.params, []byte(`"cursor"`)) {
+			r.pageSize = len(res.Tools)
+		}
+		appendDefs(r.toolDefs, &r.toolOrder, res.Tools, "name")
+	case "resources/list":
+		var res struct {
+			Resources []json.RawMessage `json:"resources"`
+		}
+		if json.Unmarshal(x.result, &res) == nil {
+			appendDefs(r.resDefs, &r.resOrder, res.Resources, "uri")
+		}
+	case "resources/read":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		var res struct {
+			Contents []json.RawMessage `json:"contents"`
+		}
+		if json.Unmarshal(x.params, &p) == nil && json.Unmarshal(x.result, &res) == nil && len(res.Contents) > 0 {
+			if _, seen := r.reads[p.URI]; !seen {
+				r.reads[p.URI] = res.Contents[0]
+			}
+			if !slices.Contains(r.resOrder, p.URI) {
+				r.resOrder = append(r.resOrder, p.URI)
+			}
+		}
+	case "prompts/list":
+		var res struct {
+			Prompts []json.RawMessage `json:"prompts"`
+		}
+		if json.Unmarshal(x.result, &res) == nil {
+			appendDefs(r.promptDefs, &r.promptOrder, res.Prompts, "name")
+		}
+	case "prompts/get":
+		var p struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(x.params, &p) == nil && p.Name != "" && r.gets[p.Name] == nil {
+			r.gets[p.Name] = x
+			if !slices.Contains(r.promptOrder, p.Name) {
+				r.promptOrder = append(r.promptOrder, p.Name)
+			}
+		}
+	}
+}
+
+// appendDefs keeps the latest definition of each listed item, by its key
+// member, and the order in which they were first seen.
+func appendDefs(defs map[string]json.RawMessage, order *[]string, items []json.RawMessage, key string) {
+	for _, item := range items {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(item, &m) != nil {
+			continue
+		}
+		var k string
+		if json.Unmarshal(m[key], &k) != nil || k == "" {
+			continue
+		}
+		if _, seen := defs[k]; !seen && !slices.Contains(*order, k) {
+			*order = append(*order, k)
+		}
+		defs[k] = item
+	}
+}

@@ -1,0 +1,437 @@
+package script
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// This file writes FromTape's sections from what the recording gathered.
+
+// The members of each definition a script takes as written.
+var (
+	serverInfoMembers = []string{"title", "websiteUrl", "icons"}
+	toolMembers       = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "execution", "_meta"}
+	resourceMembers   = []string{"uri", "name", "title", "description", "mimeType", "annotations", "icons", "_meta"}
+	promptMembers     = []string{"name", "title", "description", "arguments", "icons", "_meta"}
+)
+
+// pick copies the members of the JSON object raw that are in keep, in the
+// order written; nil when raw is no object.
+func pick(raw json.RawMessage, keep []string) mapNode {
+	out := newMap()
+	n, err := jsonNode(raw)
+	if err != nil || n.Kind != yaml.MappingNode {
+		return out
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if slices.Contains(keep, n.Content[i].Value) {
+			out.n.Content = append(out.n.Content, n.Content[i], n.Content[i+1])
+		}
+	}
+	return out
+}
+
+func (r *recording) server() *yaml.Node {
+	var info struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	m := newMap()
+	if json.Unmarshal(r.serverInfo, &info) != nil || info.Name == "" || info.Version == "" {
+		info.Name, info.Version = "recorded-server", "1.0.0"
+		m.n.HeadComment = "No handshake was recorded: the name and version are made up."
+	}
+	m.set("name", strNode(info.Name))
+	m.set("version", strNode(info.Version))
+	extra := pick(r.serverInfo, serverInfoMembers)
+	m.n.Content = append(m.n.Content, extra.n.Content...)
+	if r.instructions != "" {
+		m.set("instructions", strNode(r.instructions))
+	}
+	if r.pageSize > 0 {
+		m.set("pageSize", intNode(r.pageSize))
+	}
+	if err := loadsAs("server", m.n); err != nil {
+		plain := newMap()
+		plain.set("name", strNode("recorded-server"))
+		plain.set("version", strNode("1.0.0"))
+		plain.n.HeadComment = "The recorded identity does not load (" + firstLine(err.Error()) + "): this one is made up."
+		return plain.n
+	}
+	return m.n
+}
+
+func (r *recording) tools() *yaml.Node {
+	out := seqNode()
+	for _, name := range r.toolOrder {
+		t, err := r.tool(name)
+		if err != nil {
+			r.omit("tool", name, err)
+			continue
+		}
+		out.Content = append(out.Content, t)
+	}
+	return out
+}
+
+// tool writes one tool. What keeps it from loading is left out with a
+// comment saying so, as little as will do: a schema the recorded server's
+// own answers broke (or that does not compile), else the answers that do
+// not load. err says why not even a tool with none of those loads.
+func (r *recording) tool(name string) (*yaml.Node, error) {
+	def, listed := r.toolDefs[name]
+	var notes []string
+	if !listed {
+		def = mustJSON(map[string]any{"name": name})
+		notes = append(notes, "Called but never listed while recording.")
+	}
+	calls := r.calls[name]
+	if len(calls) == 0 {
+		notes = append(notes, "Never called while recording: write its answers.")
+	}
+	key, list := r.answers(name, calls)
+	build := func(drop []string, list *yaml.Node) *yaml.Node {
+		t := pick(def, slices.DeleteFunc(slices.Clone(toolMembers), func(k string) bool { return slices.Contains(drop, k) }))
+		t.set(key, list)
+		t.n.HeadComment = strings.Join(notes, "\n")
+		return t.n
+	}
+	schemas := []string{"outputSchema", "inputSchema"}
+	for _, drop := range [][]string{nil, schemas[:1], schemas} {
+		if t := build(drop, list); loadsAs("tools", t) == nil {
+			if len(drop) > 0 {
+				notes = append(notes, fmt.Sprintf("Its recorded %s is left out: the server's own answers broke it, or it does not compile.", strings.Join(drop, " and ")))
+			}
+			return build(drop, list), nil
+		}
+	}
+	kept := seqNode()
+	var why error
+	for _, a := range list.Content {
+		if err := loadsAs("tools", build(schemas, seqNode(a))); err != nil {
+			why = cmp.Or(why, err)
+			continue
+		}
+		kept.Content = append(kept.Content, a)
+	}
+	if len(kept.Content) == 0 {
+		kept.Content = append(kept.Content, fallbackAnswer("no recorded answer loads as a script"))
+	}
+	notes = append(notes, fmt.Sprintf("Its recorded schemas and %d answers are left out: %s", len(list.Content)-len(kept.Content), firstLine(why.Error())))
+	t := build(schemas, kept)
+	return t, loadsAs("tools", t)
+}
+
+// omit notes an item left out of the script entirely.
+func (r *recording) omit(kind, name string, err error) {
+	r.omitted = append(r.omitted, fmt.Sprintf("Left out %s %q: %s", kind, name, firstLine(err.Error())))
+}
+
+// loadsAs says whether item loads as the one entry of a script's section
+// (tools, resources, prompts), or as its server.
+func loadsAs(section string, item *yaml.Node) error {
+	doc := newMap()
+	if section == "server" {
+		doc.set(section, item)
+	} else {
+		doc.set(section, seqNode(item))
+	}
+	b, err := encodeYAML(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc.n}})
+	if err != nil {
+		return err
+	}
+	_, err = Parse(section+".yaml", b)
+	return err
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// answers writes a tool's recorded calls as the script's answers: one per
+// set of arguments, chosen by when.exact, then a default for arguments
+// never recorded. A tool always called with the same arguments but
+// answered differently becomes a sequence, which answers by call count
+// as the server did.
+func (r *recording) answers(name string, calls []*exchange) (key string, list *yaml.Node) {
+	type group struct {
+		args     map[string]any
+		outcomes []*exchange // distinct outcomes, in order
+	}
+	var groups []*group
+	for _, x := range calls {
+		args, ok := callArgs(x.params)
+		if !ok {
+			continue // mcpmock refuses arguments that are no object itself
+		}
+		i := slices.IndexFunc(groups, func(g *group) bool { return jsonEqual(g.args, args) })
+		if i < 0 {
+			groups = append(groups, &group{args: args})
+			i = len(groups) - 1
+		}
+		g := groups[i]
+		if !slices.ContainsFunc(g.outcomes, func(y *exchange) bool { return sameOutcome(x, y) }) {
+			g.outcomes = append(g.outcomes, x)
+		}
+	}
+	list = seqNode()
+	switch {
+	case len(groups) == 0:
+		list.Content = append(list.Content, fallbackAnswer(fmt.Sprintf("no call of %s was recorded", name)))
+		return "answers", list
+	case len(groups) == 1 && len(groups[0].outcomes) > 1:
+		for _, x := range groups[0].outcomes {
+			list.Content = append(list.Content, answerNode(x))
+		}
+		list.Content[0].HeadComment = "Answers by call count, as recorded; the last repeats."
+		return "sequence", list
+	}
+	for _, g := range groups {
+		a := answerNode(g.outcomes[0])
+		when := newMap()
+		args, _ := jsonNode(mustJSON(g.args))
+		when.set("exact", args)
+		a.Content = append([]*yaml.Node{strNode("when"), flow(when.n)}, a.Content...)
+		if len(g.outcomes) > 1 {
+			var seqs []string
+			for _, x := range g.outcomes[1:] {
+				seqs = append(seqs, fmt.Sprint(x.seq))
+			}
+			a.HeadComment = fmt.Sprintf("Later calls with these arguments were answered otherwise (seq %s); this answers them all.", strings.Join(seqs, ", "))
+		}
+		list.Content = append(list.Content, a)
+	}
+	list.Content = append(list.Content, fallbackAnswer("no answer was recorded for these arguments"))
+	return "answers", list
+}
+
+// callArgs is a call's arguments as the script sees them: an object, {}
+// when there were none; ok is false when they are not an object.
+func callArgs(params json.RawMessage) (args map[string]any, ok bool) {
+	var p struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.Arguments) == 0 || string(p.Arguments) == "null" {
+		return map[string]any{}, true
+	}
+	if json.Unmarshal(p.Arguments, &args) != nil || args == nil {
+		return nil, false
+	}
+	return args, true
+}
+
+// sameOutcome says whether two calls were answered alike.
+func sameOutcome(a, b *exchange) bool {
+	return a.answered == b.answered && jsonValueEqual(a.result, b.result) && jsonValueEqual(a.err, b.err) &&
+		len(a.progress) == len(b.progress) && len(a.logs) == len(b.logs)
+}
+
+func jsonValueEqual(a, b json.RawMessage) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	return jsonEqual(x, y)
+}
+
+func fallbackAnswer(text string) *yaml.Node {
+	a := newMap()
+	a.set("isError", boolNode(true))
+	a.set("text", strNode(text))
+	return a.n
+}
+
+// answerNode writes what the server did with one call.
+func answerNode(x *exchange) *yaml.Node {
+	a := newMap()
+	if !x.answered {
+		a.set("fault", strNode("hang"))
+		a.n.HeadComment = "Never answered while recording."
+		return a.n
+	}
+	if steps := progressSteps(x.progress); steps != nil {
+		a.set("progress", steps)
+	}
+	if len(x.logs) > 0 {
+		logs := seqNode()
+		for _, p := range x.logs {
+			l := pick(p, []string{"level", "logger", "data"})
+			literalTemplateNode(member(l.n, "data"))
+			logs.Content = append(logs.Content, flow(l.n))
+		}
+		a.set("log", logs)
+	}
+	if len(x.err) > 0 {
+		e := pick(x.err, []string{"code", "message", "data"})
+		literalTemplateNode(member(e.n, "message"))
+		a.set("error", e.n)
+		return a.n
+	}
+	res, err := jsonNode(x.result)
+	if err != nil || res.Kind != yaml.MappingNode {
+		a.set("isError", boolNode(true))
+		a.set("text", strNode("the recorded result was not an object"))
+		return a.n
+	}
+	content := member(res, "content")
+	text, plain := plainText(content)
+	switch {
+	case plain:
+		a.set("text", strNode(literalTemplate(text)))
+	case content != nil && content.Kind == yaml.SequenceNode && len(content.Content) > 0:
+		for _, block := range content.Content {
+			literalTemplateNode(member(block, "text"))
+			literalTemplateNode(member(member(block, "resource"), "text"))
+		}
+		a.set("content", content)
+	}
+	for _, k := range []string{"structuredContent", "isError", "_meta"} {
+		a.set(k, member(res, k))
+	}
+	if len(a.n.Content) == 0 || (len(a.n.Content) == 2 && a.n.Content[0].Value == "progress") {
+		// An empty result: the script has no empty answer, so say it.
+		a.set("text", strNode(""))
+		a.n.HeadComment = "The recorded result had no content."
+	}
+	return a.n
+}
+
+// plainText returns the text of content when it is one text block with
+// nothing else, which the script writes as text.
+func plainText(content *yaml.Node) (string, bool) {
+	if content == nil || content.Kind != yaml.SequenceNode || len(content.Content) != 1 {
+		return "", false
+	}
+	return textBlock(content.Content[0])
+}
+
+// textBlock returns the text of a content block that is a text block and
+// nothing more (no annotations, no _meta).
+func textBlock(b *yaml.Node) (string, bool) {
+	if b == nil || b.Kind != yaml.MappingNode || len(b.Content) != 4 {
+		return "", false
+	}
+	typ, text := member(b, "type"), member(b, "text")
+	if typ == nil || typ.Value != "text" || text == nil || text.Kind != yaml.ScalarNode || text.Tag != "!!str" {
+		return "", false
+	}
+	return text.Value, true
+}
+
+// progressSteps writes recorded progress notifications as steps; nil when
+// they do not rise, which a script requires.
+func progressSteps(params []json.RawMessage) *yaml.Node {
+	if len(params) == 0 {
+		return nil
+	}
+	steps := seqNode()
+	last := -1.0
+	for _, p := range params {
+		var v struct {
+			Progress float64 `json:"progress"`
+		}
+		if json.Unmarshal(p, &v) != nil || v.Progress <= last {
+			return nil
+		}
+		last = v.Progress
+		s := pick(p, []string{"progress", "total", "message"})
+		literalTemplateNode(member(s.n, "message"))
+		steps.Content = append(steps.Content, flow(s.n))
+	}
+	return steps
+}
+
+func (r *recording) resources() *yaml.Node {
+	out := seqNode()
+	for _, uri := range r.resOrder {
+		def, listed := r.resDefs[uri]
+		if !listed {
+			def = mustJSON(map[string]any{"uri": uri, "name": uri})
+		}
+		res := pick(def, resourceMembers)
+		if member(res.n, "name") == nil {
+			res.set("name", strNode(uri))
+		}
+		contents, read := r.reads[uri]
+		body := pick(contents, []string{"text", "blob"})
+		switch {
+		case !read:
+			res.n.HeadComment = "Never read while recording: its text is empty."
+			res.set("text", strNode(""))
+		case len(body.n.Content) == 0:
+			res.set("text", strNode(""))
+		default:
+			res.n.Content = append(res.n.Content, body.n.Content[:2]...)
+		}
+		if err := loadsAs("resources", res.n); err != nil {
+			r.omit("resource", uri, err)
+			continue
+		}
+		out.Content = append(out.Content, res.n)
+	}
+	return out
+}
+
+func (r *recording) prompts() *yaml.Node {
+	out := seqNode()
+	for _, name := range r.promptOrder {
+		def, listed := r.promptDefs[name]
+		if !listed {
+			def = mustJSON(map[string]any{"name": name})
+		}
+		p := pick(def, promptMembers)
+		msgs := seqNode()
+		if x := r.gets[name]; x != nil {
+			var res struct {
+				Messages []json.RawMessage `json:"messages"`
+			}
+			_ = json.Unmarshal(x.result, &res)
+			for _, raw := range res.Messages {
+				msgs.Content = append(msgs.Content, promptMessage(raw))
+			}
+			var args struct {
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			if json.Unmarshal(x.params, &args) == nil && len(args.Arguments) > 0 && string(args.Arguments) != "{}" {
+				p.n.HeadComment = "Its messages as recorded for the arguments " + string(args.Arguments) + "; use {{.args.NAME}} to follow them."
+			}
+		}
+		if len(msgs.Content) == 0 {
+			m := newMap()
+			m.set("role", strNode("user"))
+			m.set("text", strNode("(not recorded)"))
+			msgs.Content = append(msgs.Content, flow(m.n))
+			p.n.HeadComment = "Never fetched while recording: write its messages."
+		}
+		p.set("messages", msgs)
+		if err := loadsAs("prompts", p.n); err != nil {
+			r.omit("prompt", name, err)
+			continue
+		}
+		out.Content = append(out.Content, p.n)
+	}
+	return out
+}
+
+// promptMessage writes one recorded prompt message: its text, a template
+// here, or its content block as written.
+func promptMessage(raw json.RawMessage) *yaml.Node {
+	m := pick(raw, []string{"role"})
+	n, _ := jsonNode(raw)
+	content := member(n, "content")
+	if text, ok := textBlock(content); ok {
+		m.set("text", strNode(literalTemplate(text)))
+		return m.n
+	}
+	m.set("content", content)
+	return m.n
+}

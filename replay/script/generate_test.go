@@ -1,0 +1,218 @@
+package script
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// tapeOf builds a one-session tape from frames, each prefixed "> " (client
+// to server) or "< " (server to client).
+func tapeOf(info store.SessionInfo, frames ...string) *store.Tape {
+	s := store.TapeSession{Info: info}
+	for i, f := range frames {
+		dir := store.C2S
+		if strings.HasPrefix(f, "< ") {
+			dir = store.S2C
+		}
+		s.Messages = append(s.Messages, &store.Message{Session: info.ID, Seq: uint64(i + 1), Dir: dir, Frame: []byte(f[2:])})
+	}
+	return &store.Tape{Sessions: []store.TapeSession{s}}
+}
+
+var generateInfo = store.SessionInfo{ID: "s1", Handshake: store.Handshake{
+	ServerInfo:   json.RawMessage(`{"name":"weather","version":"2.1.0","title":"Weather"}`),
+	Instructions: "Ask about the weather.\nOne city at a time.",
+}}
+
+// generateFrames is a session with a bit of everything a script can say.
+var generateFrames = []string{
+	`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+	`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"forecast","description":"Forecast","inputSchema":{"type":"object","properties":{"city":{"type":"string"}}}},{"name":"report","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]}}],"nextCursor":"p2"}}`,
+	`> {"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"p2"}}`,
+	`< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"flaky","inputSchema":{"type":"object"}},{"name":"unused","title":"Unused","inputSchema":{"type":"object"}}]}}`,
+	// Two cities, one asked twice with another answer the second time.
+	`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"forecast","arguments":{"city":"Paris"},"_meta":{"progressToken":"t3"}}}`,
+	`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t3","progress":1,"total":2,"message":"asking {{the sky}}"}}`,
+	`< {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"looked up Paris"}}`,
+	`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t3","progress":2,"total":2}}`,
+	`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Sunny {{in Paris}}"}]}}`,
+	`> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"forecast","arguments":{"city":"Oslo"}}}`,
+	`< {"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"no data for Oslo","data":{"retry":true}}}`,
+	`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"forecast","arguments":{"city":"Paris"}}}`,
+	`< {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"Rain"}]}}`,
+	// One set of arguments, three answers: a sequence.
+	`> {"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"flaky"}}`,
+	`< {"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"busy"}],"isError":true}}`,
+	`> {"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"flaky","arguments":{}}}`,
+	`< {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"},{"type":"image","data":"AAAA","mimeType":"image/png"}]}}`,
+	`> {"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"flaky"}}`,
+	`< {"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"ok"},{"type":"image","data":"AAAA","mimeType":"image/png"}]}}`,
+	// A result that breaks the tool's own outputSchema.
+	`> {"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"report","arguments":{}}}`,
+	`< {"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"{\"temp\":\"warm\"}"}],"structuredContent":{"temp":"warm"}}}`,
+	// A tool never listed, asked in two rounds (2026-07-28), and one never answered.
+	`> {"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"confirm","arguments":{"x":1}}}`,
+	`< {"jsonrpc":"2.0","id":10,"result":{"resultType":"input_required","inputRequests":{"e":{"method":"elicitation/create","params":{}}}}}`,
+	`> {"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"confirm","arguments":{"x":1},"inputResponses":{"e":{"action":"accept"}}}}`,
+	`< {"jsonrpc":"2.0","id":11,"result":{"content":[{"type":"text","text":"confirmed"}],"resultType":"complete"}}`,
+	`> {"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"slow","arguments":{}}}`,
+	// Resources and prompts.
+	`> {"jsonrpc":"2.0","id":13,"method":"resources/list"}`,
+	`< {"jsonrpc":"2.0","id":13,"result":{"resources":[{"uri":"file:///a.txt","name":"a","mimeType":"text/plain"},{"uri":"file:///b.png","name":"b"},{"uri":"file:///c","name":"c"}]}}`,
+	`> {"jsonrpc":"2.0","id":14,"method":"resources/read","params":{"uri":"file:///a.txt"}}`,
+	`< {"jsonrpc":"2.0","id":14,"result":{"contents":[{"uri":"file:///a.txt","mimeType":"text/plain","text":"line one\nline two {{x}}\n"}]}}`,
+	`> {"jsonrpc":"2.0","id":15,"method":"resources/read","params":{"uri":"file:///b.png"}}`,
+	`< {"jsonrpc":"2.0","id":15,"result":{"contents":[{"uri":"file:///b.png","blob":"iVBORw0KGgo="}]}}`,
+	`> {"jsonrpc":"2.0","id":16,"method":"prompts/list"}`,
+	`< {"jsonrpc":"2.0","id":16,"result":{"prompts":[{"name":"brief","arguments":[{"name":"city","required":true}]},{"name":"never"}]}}`,
+	`> {"jsonrpc":"2.0","id":17,"method":"prompts/get","params":{"name":"brief","arguments":{"city":"Rome"}}}`,
+	`< {"jsonrpc":"2.0","id":17,"result":{"messages":[{"role":"user","content":{"type":"text","text":"Brief me on {{Rome}}"}},{"role":"assistant","content":{"type":"image","data":"AAAA","mimeType":"image/png"}}]}}`,
+	`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+	`not json at all`,
+}
+
+// TestFromTape: the script made from a recording loads, lists what the
+// server listed, and answers each recorded call as the server did.
+func TestFromTape(t *testing.T) {
+	out, err := FromTape(tapeOf(generateInfo, generateFrames...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("generated.yaml", out)
+	if err != nil {
+		t.Fatalf("the generated script does not load: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{
+		"  instructions: |-\n    Ask about the weather.\n    One city at a time.\n", // a block, as a person writes it
+		"  pageSize: 2\n",
+		"Later calls with these arguments were answered otherwise (seq 12)",
+		"Answers by call count, as recorded; the last repeats.",
+		"Its recorded outputSchema is left out",
+		"# Called but never listed while recording.",
+		"# Never called while recording: write its answers.",
+		"# Never answered while recording.",
+		"# Never read while recording: its text is empty.",
+		"# Never fetched while recording: write its messages.",
+		`use {{.args.NAME}} to follow them`,
+		"The server announced list changes while recording",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the script lacks %q:\n%s", want, out)
+		}
+	}
+
+	c := newClient(t, s)
+	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	var names []string
+	params := map[string]any{}
+	for pages := 0; pages < 5; pages++ {
+		res := c.result("tools/list", params)
+		for _, tl := range res["tools"].([]any) {
+			names = append(names, tl.(map[string]any)["name"].(string))
+		}
+		next, _ := res["nextCursor"].(string)
+		if next == "" {
+			break
+		}
+		params = map[string]any{"cursor": next}
+	}
+	if got := strings.Join(names, ","); got != "forecast,report,flaky,unused,confirm,slow" {
+		t.Errorf("tools %s", got)
+	}
+
+	call := func(name string, args any) string {
+		t.Helper()
+		params := toolCall(name, args)
+		params["_meta"] = map[string]any{"progressToken": 7}
+		r, ok := c.ask("tools/call", params)
+		if !ok {
+			t.Fatalf("%s: no answer", name)
+		}
+		if r.Error != nil {
+			b, _ := json.Marshal(r.Error)
+			return "error " + string(b)
+		}
+		return string(r.Result)
+	}
+	for _, tc := range []struct {
+		name string
+		args any
+		want string
+	}{
+		{"forecast", map[string]any{"city": "Paris"}, `{"content":[{"text":"Sunny {{in Paris}}","type":"text"}]}`},
+		{"forecast", map[string]any{"city": "Oslo"}, `error {"code":-32603,"message":"no data for Oslo","data":{"retry":true}}`},
+		{"forecast", map[string]any{"city": "Rome"}, `{"content":[{"text":"no answer was recorded for these arguments","type":"text"}],"isError":true}`},
+		{"flaky", nil, `{"content":[{"text":"busy","type":"text"}],"isError":true}`},
+		{"flaky", nil, `{"content":[{"text":"ok","type":"text"},{"data":"AAAA","mimeType":"image/png","type":"image"}]}`},
+		{"flaky", nil, `{"content":[{"text":"ok","type":"text"},{"data":"AAAA","mimeType":"image/png","type":"image"}]}`},
+		{"report", nil, `{"content":[{"text":"{\"temp\":\"warm\"}","type":"text"}],"structuredContent":{"temp":"warm"}}`},
+		{"confirm", map[string]any{"x": 1}, `{"content":[{"text":"confirmed","type":"text"}]}`},
+	} {
+		if got := call(tc.name, tc.args); got != tc.want {
+			t.Errorf("%s %v:\n got %s\nwant %s", tc.name, tc.args, got, tc.want)
+		}
+	}
+	if sent := strings.Join(c.peer.take(), "\n"); !strings.Contains(sent, `"message":"asking {{the sky}}"`) || !strings.Contains(sent, `"data":"looked up Paris"`) {
+		t.Errorf("the Paris forecast sent\n%s\nwant its recorded progress and log", sent)
+	}
+
+	read := func(uri string) string {
+		b, _ := json.Marshal(c.result("resources/read", map[string]any{"uri": uri}))
+		return string(b)
+	}
+	if got := read("file:///a.txt"); got != `{"contents":[{"mimeType":"text/plain","text":"line one\nline two {{x}}\n","uri":"file:///a.txt"}]}` {
+		t.Errorf("a.txt: %s", got)
+	}
+	if got := read("file:///b.png"); !strings.Contains(got, `"blob":"iVBORw0KGgo="`) {
+		t.Errorf("b.png: %s", got)
+	}
+	got, _ := json.Marshal(c.result("prompts/get", map[string]any{"name": "brief", "arguments": map[string]any{"city": "Rome"}}))
+	if want := `{"messages":[{"content":{"text":"Brief me on {{Rome}}","type":"text"},"role":"user"},{"content":{"data":"AAAA","mimeType":"image/png","type":"image"},"role":"assistant"}]}`; string(got) != want {
+		t.Errorf("prompts/get brief:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestFromTape_NoHandshake: a recording cut before its handshake still
+// makes a script that loads, with a made-up identity said as such.
+func TestFromTape_NoHandshake(t *testing.T) {
+	out, err := FromTape(tapeOf(store.SessionInfo{ID: "s2"},
+		`> {"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":"a","result":{}}`,
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse("generated.yaml", out); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"No handshake was recorded", "name: recorded-server", "The recorded result had no content."} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// FuzzFromTape: whatever was recorded, the script made from it loads.
+func FuzzFromTape(f *testing.F) {
+	f.Add([]byte(strings.Join(generateFrames, "\n")))
+	f.Add([]byte("> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":[1]}}\n< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":\"no list\"}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var frames []string
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "> ") || strings.HasPrefix(line, "< ") {
+				frames = append(frames, line)
+			}
+		}
+		out, err := FromTape(tapeOf(generateInfo, frames...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse("fuzz.yaml", out); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	})
+}
