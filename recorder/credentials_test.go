@@ -118,7 +118,7 @@ func TestHTTPProxy_HeaderGivesCredentials(t *testing.T) {
 			defer cancel()
 			hc := http.DefaultClient
 			if tt.clientHeader != "" {
-				hc = &http.Client{Transport: headerTransport{"Authorization", tt.clientHeader}}
+				hc = &http.Client{Transport: peertest.HeaderTransport{Name: "Authorization", Value: tt.clientHeader}}
 			}
 			client := mcp.NewClient(&mcp.Implementation{Name: "client-go", Version: "0.1"}, nil)
 			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp", HTTPClient: hc}, nil)
@@ -276,16 +276,6 @@ func TestWSProxy_HeaderGivesCredentials(t *testing.T) {
 			}
 		})
 	}
-}
-
-// headerTransport sets one header on every request, as a client with its
-// own credentials does.
-type headerTransport struct{ name, value string }
-
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set(h.name, h.value)
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 // Why the proxy needs a token of its own: the TypeScript SDK will not log

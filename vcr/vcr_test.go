@@ -236,16 +236,6 @@ func TestNew_Failures(t *testing.T) {
 	}
 }
 
-// headerTransport adds a credential to every request, as a host talking to
-// a remote server does.
-type headerTransport struct{ key, value string }
-
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set(h.key, h.value)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // A go-sdk server over Streamable HTTP, reached with a bearer token:
 // recorded once through the proxy with the token redacted, then replayed
 // with the server gone.
@@ -265,7 +255,7 @@ func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 	call := func(t *testing.T, srv *vcr.Server, customer string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: &http.Client{Transport: headerTransport{"Authorization", "Bearer s3cret-token"}}}
+		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: &http.Client{Transport: peertest.HeaderTransport{Name: "Authorization", Value: "Bearer s3cret-token"}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, tr, nil)
 		if err != nil {
 			t.Fatalf("connect: %v", err)
