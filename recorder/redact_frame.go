@@ -82,6 +82,13 @@ func (r *FrameRedactor) Rewrite(m *store.Message) *store.Message {
 		return m
 	}
 	frame, n, _ := r.Frame(m.Frame)
+	return withFrame(m, frame, n)
+}
+
+// withFrame returns m when n (the values blanked) is 0, else a copy of m
+// holding frame: m itself must not change, as the proxy may still be
+// forwarding its frame.
+func withFrame(m *store.Message, frame []byte, n int) *store.Message {
 	if n == 0 {
 		return m
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -21,8 +22,8 @@ type exportRedactor struct {
 	frames *recorder.FrameRedactor
 	http   *recorder.HTTPRedactor
 	// values are --redact-value's patterns: a string they match is a
-	// secret whatever its member is named (values.go).
-	values secretValues
+	// secret whatever its member is named.
+	values *recorder.ValuePatterns
 	// What it did, for the summary line.
 	blanked, messages, notJSON int
 	// unnamed counts the members left as they were that are named like
@@ -34,7 +35,7 @@ func newExportRedactor(names, patterns []string) (*exportRedactor, error) {
 	if err := checkRedactNames("export", names); err != nil {
 		return nil, err
 	}
-	values, err := compileSecretValues("export", patterns)
+	values, err := valuePatterns("export", patterns)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +53,20 @@ func checkRedactNames(cmd string, names []string) error {
 	return nil
 }
 
+// valuePatterns compiles cmd's --redact-value patterns; a bad one is a
+// usage error that names it.
+func valuePatterns(cmd string, patterns []string) (*recorder.ValuePatterns, error) {
+	v, err := recorder.NewValuePatterns(patterns)
+	var pe *recorder.PatternError
+	switch {
+	case errors.Is(err, recorder.ErrEmptyPattern):
+		return nil, usageErrorf("%s: --redact-value wants a regular expression, got an empty one (it would match every value)", cmd)
+	case errors.As(err, &pe):
+		return nil, usageErrorf("%s: --redact-value %q: %v", cmd, pe.Pattern, pe.Err)
+	}
+	return v, err
+}
+
 func (r *exportRedactor) option() store.ExportOption { return store.MapMessages(r.message) }
 
 // message returns m, or a copy with what is secret blanked.
@@ -60,9 +75,9 @@ func (r *exportRedactor) message(m *store.Message) *store.Message {
 	if !ok {
 		r.notJSON++
 	}
-	if ok && len(r.values) > 0 {
+	if ok {
 		var k int
-		frame, k = r.values.frame(frame)
+		frame, k = r.values.Frame(frame)
 		n += k
 	}
 	r.frames.Unnamed(m.Frame, func(name string) { r.unnamed[name]++ })
@@ -73,8 +88,8 @@ func (r *exportRedactor) message(m *store.Message) *store.Message {
 	c.Frame = frame
 	if m.HTTP != nil {
 		h := *m.HTTP
-		h.RequestHeader = r.values.header(r.http.Header(h.RequestHeader))
-		h.ResponseHeader = r.values.header(r.http.Header(h.ResponseHeader))
+		h.RequestHeader = r.values.Header(r.http.Header(h.RequestHeader))
+		h.ResponseHeader = r.values.Header(r.http.Header(h.ResponseHeader))
 		if path, query, found := strings.Cut(h.Path, "?"); found {
 			h.Path = path + "?" + r.http.Query(query)
 		}
@@ -93,7 +108,7 @@ func (r *exportRedactor) summary(w io.Writer) {
 	switch {
 	case r.blanked > 0:
 		fmt.Fprintf(w, "mcpspy: export: redacted %s in %s\n", counted(r.blanked, "value"), counted(r.messages, "message"))
-	case len(r.names) > 0 && len(r.values) > 0:
+	case len(r.names) > 0 && r.values != nil:
 		fmt.Fprintf(w, "mcpspy: export: no message has a member named %s or a value --redact-value matches; no value was redacted\n", strings.Join(r.names, " or "))
 	case len(r.names) > 0:
 		fmt.Fprintf(w, "mcpspy: export: no message has a member named %s; no value was redacted\n", strings.Join(r.names, " or "))

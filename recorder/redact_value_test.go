@@ -1,0 +1,125 @@
+package recorder
+
+import (
+	"errors"
+	"net/http"
+	"reflect"
+	"testing"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+const testKey = "sk-ABCDEFGHIJKLMNOPQRSTUVWX"
+
+func mustValuePatterns(tb testing.TB, patterns ...string) *ValuePatterns {
+	tb.Helper()
+	v, err := NewValuePatterns(patterns)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+func TestNewValuePatterns(t *testing.T) {
+	tests := []struct {
+		name     string
+		patterns []string
+		wantNil  bool
+		wantBad  string // the pattern the error names
+		wantErr  error
+	}{
+		{name: "none", patterns: nil, wantNil: true},
+		{name: "several", patterns: []string{`sk-[A-Za-z0-9]{20,}`, `ghp_\w+`}},
+		{name: "empty", patterns: []string{`ok`, ``}, wantNil: true, wantBad: "", wantErr: ErrEmptyPattern},
+		{name: "does not compile", patterns: []string{`sk-(`}, wantNil: true, wantBad: "sk-("},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := NewValuePatterns(tt.patterns)
+			if (v == nil) != tt.wantNil {
+				t.Errorf("patterns %v, want nil: %v", v, tt.wantNil)
+			}
+			failed := tt.wantErr != nil || tt.wantBad != ""
+			if !failed {
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+				return
+			}
+			var pe *PatternError
+			if !errors.As(err, &pe) || pe.Pattern != tt.wantBad || pe.Err == nil {
+				t.Fatalf("error %v, want a *PatternError naming %q", err, tt.wantBad)
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("error %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestValuePatterns_Frame(t *testing.T) {
+	v := mustValuePatterns(t, `sk-[A-Z]{20,}`)
+	tests := []struct{ name, in, want string }{
+		{"a string member anywhere inside params",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"my key is ` + testKey + `"}}}`,
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"[redacted]"}}}`},
+		{"inside a result's content array",
+			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + testKey + `"}]}}`,
+			`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"[redacted]"}]}}`},
+		{"an array holding the string, at any depth, goes whole",
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"argv":["run",["--key","` + testKey + `"]],"n":[1,2]}}`,
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"argv":"[redacted]","n":[1,2]}}`},
+		{"an escaped string is judged decoded",
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"k":"sk-\u0041BCDEFGHIJKLMNOPQRSTUVWX"}}`,
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"k":"[redacted]"}}`},
+		{"the envelope is kept, an error's data is not",
+			`{"jsonrpc":"2.0","id":"` + testKey + `","error":{"code":-1,"message":"bad key ` + testKey + `"}}`,
+			`{"jsonrpc":"2.0","id":"` + testKey + `","error":{"code":-1,"message":"[redacted]"}}`},
+		{"schemas are kept",
+			`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"properties":{"k":{"default":"` + testKey + `"}}}}]}}`,
+			`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"properties":{"k":{"default":"` + testKey + `"}}}}]}}`},
+		{"numbers and short strings stay",
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"k":"sk-SHORT","n":12}}`,
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"k":"sk-SHORT","n":12}}`},
+		{"not JSON: as it came", `{"k": "` + testKey + `" oops`, `{"k": "` + testKey + `" oops`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &store.Message{Seq: 3, Frame: []byte(tt.in)}
+			got := v.Rewrite(m)
+			if string(got.Frame) != tt.want {
+				t.Errorf("got  %s\nwant %s", got.Frame, tt.want)
+			}
+			if string(m.Frame) != tt.in {
+				t.Errorf("the original message changed: %s", m.Frame)
+			}
+			if (got == m) != (tt.in == tt.want) || got.Seq != 3 {
+				t.Errorf("Rewrite gave %p for %p: a copy is for a changed frame only", got, m)
+			}
+		})
+	}
+	var none *ValuePatterns
+	if frame, n := none.Frame([]byte(`{"params":{"k":"` + testKey + `"}}`)); n != 0 || !reflect.DeepEqual(frame, []byte(`{"params":{"k":"`+testKey+`"}}`)) {
+		t.Errorf("no patterns blanked %d values: %s", n, frame)
+	}
+}
+
+func TestValuePatterns_Header(t *testing.T) {
+	v := mustValuePatterns(t, `sk-[A-Z]{20,}`)
+	in := http.Header{"X-Credential": {"plain", "Bearer " + testKey}, "Accept": {"application/json"}}
+	out := v.Header(in)
+	want := http.Header{"X-Credential": {"plain", Redacted}, "Accept": {"application/json"}}
+	if !reflect.DeepEqual(out, want) {
+		t.Errorf("got %v, want %v", out, want)
+	}
+	if in["X-Credential"][1] != "Bearer "+testKey {
+		t.Errorf("the original header changed: %v", in)
+	}
+	plain := http.Header{"Accept": {"application/json"}}
+	if got := v.Header(plain); reflect.ValueOf(got).Pointer() != reflect.ValueOf(plain).Pointer() {
+		t.Errorf("a header with nothing to blank was copied")
+	}
+	if (*ValuePatterns)(nil).Header(in)["X-Credential"][1] != "Bearer "+testKey {
+		t.Errorf("no patterns blanked a header")
+	}
+}
