@@ -10,11 +10,18 @@ import (
 
 // HTTPRedactor hides credentials in what the HTTP and WebSocket recorders
 // store: header values and query parameters whose names look secret
-// (IsSecretName), plus any names added with --redact. The forwarded traffic
-// is never touched; only the stored copy is. The zero value redacts the
-// defaults; a nil *HTTPRedactor redacts nothing (--no-redact).
+// (IsSecretName), plus any names added with --redact, and with Values the
+// values that look secret whatever their name (--redact-value). The
+// forwarded traffic is never touched; only the stored copy is. The zero
+// value redacts the defaults; a nil *HTTPRedactor redacts nothing
+// (--no-redact).
 type HTTPRedactor struct {
 	extra map[string]bool // lower-case names
+
+	// Values, when set before the redactor is first used, also hides
+	// every header value, query parameter value, URL path segment and
+	// URL user name or password it matches.
+	Values *ValuePatterns
 
 	// known remembers the answer for each header or parameter name seen:
 	// the same few names come with every request, and deciding costs a
@@ -52,6 +59,14 @@ func (r *HTTPRedactor) secret(name string) bool {
 	return secret
 }
 
+// values is r.Values, and none on a nil redactor (--no-redact).
+func (r *HTTPRedactor) values() *ValuePatterns {
+	if r == nil {
+		return nil
+	}
+	return r.Values
+}
+
 // Header returns a copy of h with secret values replaced. The copy's
 // values share one backing array: this runs for every recorded message.
 func (r *HTTPRedactor) Header(h http.Header) http.Header {
@@ -64,6 +79,7 @@ func (r *HTTPRedactor) Header(h http.Header) http.Header {
 	}
 	out := make(http.Header, len(h))
 	backing := make([]string, n)
+	values := r.values()
 	for k, vs := range h {
 		secret := r.secret(k)
 		if len(vs) == 0 && !secret {
@@ -78,6 +94,7 @@ func (r *HTTPRedactor) Header(h http.Header) http.Header {
 			}
 		} else {
 			copy(dst, vs)
+			values.blank(dst)
 		}
 		out[k] = dst
 	}
@@ -96,8 +113,12 @@ func (r *HTTPRedactor) Query(raw string) string {
 		if un, err := url.QueryUnescape(name); err == nil {
 			name = un
 		}
-		if hasValue && r.secret(name) {
-			parts[i] = p[:strings.IndexByte(p, '=')+1] + Redacted
+		if !hasValue {
+			continue
+		}
+		at := strings.IndexByte(p, '=') + 1
+		if r.secret(name) || r.Values.escaped(p[at:], url.QueryUnescape) {
+			parts[i] = p[:at] + Redacted
 		}
 	}
 	return strings.Join(parts, "&")
@@ -109,6 +130,7 @@ func (r *HTTPRedactor) PathQuery(u *url.URL) string {
 	if p == "" {
 		p = "/"
 	}
+	p = r.values().path(p)
 	if u.RawQuery != "" {
 		p += "?" + r.Query(u.RawQuery)
 	}
@@ -116,14 +138,24 @@ func (r *HTTPRedactor) PathQuery(u *url.URL) string {
 }
 
 // URL renders a URL for the cassette with its password and secret query
-// parameters hidden.
+// parameters hidden, and what Values match.
 func (r *HTTPRedactor) URL(u *url.URL) string {
 	c := *u
 	if r != nil {
 		if c.User != nil {
-			if _, has := c.User.Password(); has {
-				c.User = url.UserPassword(c.User.Username(), Redacted)
+			name := c.User.Username()
+			if r.Values.match(name) { // a token given as the user (https://TOKEN@host)
+				name = Redacted
 			}
+			if _, has := c.User.Password(); has {
+				c.User = url.UserPassword(name, Redacted)
+			} else if name == Redacted {
+				c.User = url.User(name)
+			}
+		}
+		if p := r.Values.path(c.EscapedPath()); p != c.EscapedPath() {
+			c.Path, _ = url.PathUnescape(p) // unescapes: it came from EscapedPath
+			c.RawPath = p
 		}
 		c.RawQuery = r.Query(c.RawQuery)
 	}

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
@@ -136,4 +138,52 @@ func (v *ValuePatterns) blank(vals []string) {
 			vals[i] = Redacted
 		}
 	}
+}
+
+// escaped says whether the escaped piece of a URL (a query value, a path
+// segment) unescapes to a matching value. A piece that does not unescape
+// is judged as written.
+func (v *ValuePatterns) escaped(piece string, unescape func(string) (string, error)) bool {
+	if v == nil {
+		return false
+	}
+	if un, err := unescape(piece); err == nil {
+		piece = un
+	}
+	return v.match(piece)
+}
+
+// path returns an escaped URL path with each segment that matches
+// replaced: some servers take their key as a path segment
+// (https://host/KEY/mcp).
+func (v *ValuePatterns) path(escaped string) string {
+	if v == nil {
+		return escaped
+	}
+	segs := strings.Split(escaped, "/")
+	for i, s := range segs {
+		if s != "" && v.escaped(s, url.PathUnescape) {
+			segs[i] = Redacted
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// CommandLine is RedactCommandLine that also hides every argument a
+// pattern matches: a key given on a server's command line is stored with
+// the session. Of a NAME=VALUE word only the value goes, so the line
+// still says which option it was.
+func (v *ValuePatterns) CommandLine(argv []string) string {
+	args := slices.Clone(argv)
+	for i, a := range args {
+		if !v.match(a) {
+			continue
+		}
+		if name, value, ok := strings.Cut(a, "="); ok && !v.match(name) && v.match(value) {
+			args[i] = name + "=" + Redacted
+		} else {
+			args[i] = Redacted
+		}
+	}
+	return RedactCommandLine(args)
 }

@@ -3,6 +3,7 @@ package recorder
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"reflect"
 	"testing"
 
@@ -121,5 +122,95 @@ func TestValuePatterns_Header(t *testing.T) {
 	}
 	if (*ValuePatterns)(nil).Header(in)["X-Credential"][1] != "Bearer "+testKey {
 		t.Errorf("no patterns blanked a header")
+	}
+}
+
+// With Values the HTTP redactor hides what looks secret under any name,
+// besides what is named so; forwarding keeps its own header and URL.
+func TestHTTPRedactor_Values(t *testing.T) {
+	r := NewHTTPRedactor([]string{"x-tenant"})
+	r.Values = mustValuePatterns(t, `sk-[A-Z]{20,}`)
+
+	in := http.Header{"X-Credential": {testKey}, "X-Tenant": {"acme"}, "Accept": {"application/json"}}
+	want := http.Header{"X-Credential": {Redacted}, "X-Tenant": {Redacted}, "Accept": {"application/json"}}
+	if got := r.Header(in); !reflect.DeepEqual(got, want) {
+		t.Errorf("Header: got %v, want %v", got, want)
+	}
+	if in["X-Credential"][0] != testKey {
+		t.Errorf("the forwarded header changed: %v", in)
+	}
+
+	tests := []struct {
+		name, in, wantPath, wantURL string
+	}{
+		{"query value under any name",
+			"http://h/mcp?org=" + testKey + "&region=eu",
+			"/mcp?org=" + Redacted + "&region=eu",
+			"http://h/mcp?org=" + Redacted + "&region=eu"},
+		{"query value judged unescaped, written as it was",
+			"http://h/mcp?org=sk%2DABCDEFGHIJKLMNOPQRSTUVWX&x=%zz&flag",
+			"/mcp?org=" + Redacted + "&x=%zz&flag",
+			"http://h/mcp?org=" + Redacted + "&x=%zz&flag"},
+		{"a path segment",
+			"https://h/servers/" + testKey + "/mcp",
+			"/servers/" + Redacted + "/mcp",
+			"https://h/servers/" + Redacted + "/mcp"},
+		{"a user name that is a token",
+			"https://" + testKey + "@h/mcp",
+			"/mcp",
+			"https://" + url.PathEscape(Redacted) + "@h/mcp"},
+		{"nothing that looks secret",
+			"http://h/a%20b/mcp?region=eu",
+			"/a%20b/mcp?region=eu",
+			"http://h/a%20b/mcp?region=eu"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := url.Parse(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.PathQuery(u); got != tt.wantPath {
+				t.Errorf("PathQuery = %s, want %s", got, tt.wantPath)
+			}
+			if got := r.URL(u); got != tt.wantURL {
+				t.Errorf("URL = %s, want %s", got, tt.wantURL)
+			}
+			if u.String() != tt.in {
+				t.Errorf("the URL itself changed to %s", u)
+			}
+		})
+	}
+}
+
+// A key given on a server's command line is hidden in what the session
+// stores; the rest of the line, and RedactCommandLine's own hiding, stay.
+func TestValuePatterns_CommandLine(t *testing.T) {
+	v := mustValuePatterns(t, `sk-[A-Z]{20,}`, `tenant=[a-z]{4}`)
+	tests := []struct {
+		name string
+		argv []string
+		want string
+	}{
+		{"a bare argument", []string{"server", testKey, "--verbose"}, "server " + Redacted + " --verbose"},
+		{"NAME=VALUE keeps its name", []string{"server", "--upstream-credential=" + testKey}, "server --upstream-credential=" + Redacted},
+		{"a match across the = goes whole", []string{"server", "tenant=acme"}, "server " + Redacted},
+		{"inside a URL", []string{"server", "https://h/mcp?k=" + testKey}, "server https://h/mcp?k=" + Redacted},
+		{"names still hide values", []string{"server", "--api-key", "short"}, "server --api-key " + Redacted},
+		{"nothing secret", []string{"server", "--port", "8080"}, "server --port 8080"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := append([]string(nil), tt.argv...)
+			if got := v.CommandLine(tt.argv); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+			if !reflect.DeepEqual(tt.argv, before) {
+				t.Errorf("the command line itself changed: %v", tt.argv)
+			}
+		})
+	}
+	if got, want := (*ValuePatterns)(nil).CommandLine([]string{"s", testKey}), RedactCommandLine([]string{"s", testKey}); got != want {
+		t.Errorf("no patterns: %s, want RedactCommandLine's %s", got, want)
 	}
 }
