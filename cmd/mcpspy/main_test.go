@@ -45,6 +45,8 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"import without -o", []string{"import", "x.jsonl"}, 2, []string{"-o CASSETTE is required"}},
 		{"--no-redact in stdio mode", []string{"record", "--no-redact", "--", "true"}, 2, []string{"--no-redact is for HTTP and WebSocket recording"}},
 		{"record --redact without a name", []string{"record", "--redact", "", "--", "true"}, 2, []string{"record: --redact wants a member, header or parameter name"}},
+		{"record --redact-value empty", []string{"record", "--redact-value", "", "--", "true"}, 2, []string{"record: --redact-value wants a regular expression, got an empty one"}},
+		{"record --redact-value that does not compile", []string{"record", "--redact-value", "sk-(", "--", "true"}, 2, []string{`record: --redact-value "sk-(": error parsing regexp`}},
 		{"--insecure in stdio mode", []string{"record", "--insecure", "--", "true"}, 2, []string{"--insecure is for HTTP and WebSocket recording"}},
 		{"--header in stdio mode", []string{"record", "--header", "Authorization: Bearer x", "--", "true"}, 2, []string{"--header is for HTTP and WebSocket recording"}},
 		{"record --header without a colon", []string{"record", "--header", "Authorization Bearer x", "--upstream", "http://127.0.0.1:1/mcp"}, 2, []string{`record: --header "Authorization Bearer x": want NAME: VALUE`}},
@@ -243,18 +245,22 @@ func TestMcpspy_READMECommands(t *testing.T) {
 // each argument it was started with.
 func TestMcpspy_RecordRedactsCommandLine(t *testing.T) {
 	tests := []struct {
-		name string
-		args []string
+		name  string
+		flags []string
+		args  []string
 	}{
-		{"flag then value", []string{"--api-key", "s3cret", "--verbose"}},
-		{"flag=value", []string{"--token=s3cret", "--port=8080"}},
-		{"NAME=VALUE", []string{"GITHUB_TOKEN=s3cret", "serve"}},
-		{"password in a URL", []string{"https://user:s3cret@db.example/x"}},
+		{"flag then value", nil, []string{"--api-key", "s3cret", "--verbose"}},
+		{"flag=value", nil, []string{"--token=s3cret", "--port=8080"}},
+		{"NAME=VALUE", nil, []string{"GITHUB_TOKEN=s3cret", "serve"}},
+		{"password in a URL", nil, []string{"https://user:s3cret@db.example/x"}},
+		// Named like nothing secret: only --redact-value finds these.
+		{"a bare argument --redact-value matches", []string{"--redact-value", "s3cret"}, []string{"serve", "s3cret-0123"}},
+		{"a NAME=VALUE --redact-value matches", []string{"--redact-value", "s3cret"}, []string{"--tenant=s3cret-0123", "serve"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "argv.db")
-			args := append([]string{"record", "-o", db, "--", "printf", `%s\n`}, tt.args...)
+			args := append(append(append([]string{"record", "-o", db}, tt.flags...), "--", "printf", `%s\n`), tt.args...)
 			code, out, errOut := runCaptured(args...)
 			if code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, errOut)

@@ -30,6 +30,10 @@ type recordOptions struct {
 	grace    time.Duration
 	fsync    bool
 	command  []string
+	// redactValue are the --redact-value patterns, values what they
+	// compile to (nil when there are none).
+	redactValue multiFlag
+	values      *recorder.ValuePatterns
 }
 
 const recordSynopsis = `record [-o CASSETTE] [--session NAME] -- COMMAND [ARG...]
@@ -44,6 +48,10 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	fs.StringVar(&o.upstream, "upstream", "", "record an HTTP (http://, https://) or WebSocket (ws://, wss://) server at this URL")
 	fs.Var(&o.redact, "redact", "also store as \"[redacted]\" the value of every header, query parameter and message member\n"+
 		"(inside params, results and errors) with this `NAME`; repeatable. Replay matches a redacted value with any value")
+	fs.Var(&o.redactValue, "redact-value", "also store as \"[redacted]\" every message member (inside params, results and errors) whose string\n"+
+		"value, or an array element of it, the Go regular expression `REGEX` matches, and every header value, query\n"+
+		"parameter value, URL path segment and server command-line argument it matches: secrets found by what they\n"+
+		"look like (sk-[A-Za-z0-9]{20,}); repeatable. Replay matches a redacted value with any value")
 	fs.Var(&o.origins, "allow-origin", "with --upstream: also proxy browser requests from this origin (repeatable; * allows any); requests without Origin and loopback origins always pass")
 	fs.Var(&o.headers, "header", "with --upstream: set header `'NAME: VALUE'` on every request to the upstream (repeatable), in place of any\n"+
 		"the client sent so named; never recorded. For a server that wants a token the client cannot get through the proxy")
@@ -89,6 +97,10 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	if err := checkRedactNames("record", o.redact); err != nil {
 		return nil, err
 	}
+	var err error
+	if o.values, err = valuePatterns("record", o.redactValue); err != nil {
+		return nil, err
+	}
 	if _, err := cli.Headers("record", o.headers); err != nil {
 		return nil, err
 	}
@@ -104,8 +116,9 @@ func runRecord(ctx context.Context, args []string, s streams) error {
 		return err
 	}
 	wopts := store.WriterOptions{Observe: recorder.ObserveHandshake, Log: s.Err, NoSync: !o.fsync}
-	if red := recorder.NewFrameRedactor(o.redact); red != nil {
-		wopts.Rewrite = red.Rewrite // on the store's goroutine, off the forwarding path
+	// On the store's goroutine, off the forwarding path.
+	if names, values := recorder.NewFrameRedactor(o.redact), o.values; names != nil || values != nil {
+		wopts.Rewrite = func(m *store.Message) *store.Message { return values.Rewrite(names.Rewrite(m)) }
 	}
 	w, err := store.NewWriter(o.cassette, wopts)
 	if err != nil {
@@ -125,7 +138,7 @@ func recordStdio(ctx context.Context, s streams, o *recordOptions, w *store.Writ
 	sess, err := w.NewSession(store.SessionInfo{
 		Name:      o.session,
 		Transport: store.TransportStdio,
-		Upstream:  recorder.RedactCommandLine(o.command),
+		Upstream:  o.values.CommandLine(o.command),
 		Recorder:  version,
 	})
 	if err != nil {

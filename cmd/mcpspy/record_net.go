@@ -38,10 +38,14 @@ func recordNet(ctx context.Context, s streams, o *recordOptions, w *store.Writer
 		return usageErrorf("record: --upstream %q has no host", o.upstream)
 	}
 	var red *recorder.HTTPRedactor
-	if !o.noRedact {
+	switch {
+	case !o.noRedact:
 		red = recorder.NewHTTPRedactor(o.redact)
-	} else if len(o.redact) > 0 {
+		red.Values = o.values
+	case len(o.redact) > 0:
 		return usageErrorf("record: --redact and --no-redact contradict each other")
+	case len(o.redactValue) > 0:
+		return usageErrorf("record: --redact-value and --no-redact contradict each other")
 	}
 	header, err := cli.Headers("record", o.headers) // checked by parseRecord
 	if err != nil {

@@ -157,6 +157,7 @@ func TestRecordNet_BadInput(t *testing.T) {
 		{"listen address in use", []string{"--listen", busy.Addr().String(), "--upstream", deadURL}, 1, "address already in use"},
 		{"non-HTTP upstream", []string{"--upstream", "http://" + notHTTP + "/mcp"}, 1, "does not speak HTTP"},
 		{"redact with no-redact", []string{"--no-redact", "--redact", "x", "--upstream", deadURL}, 2, "contradict"},
+		{"redact-value with no-redact", []string{"--no-redact", "--redact-value", "sk-", "--upstream", deadURL}, 2, "--redact-value and --no-redact contradict"},
 		{"not a URL", []string{"--upstream", "http://[::1"}, 2, "is not a URL"},
 		{"upstream hangs up", []string{"--upstream", "http://" + closer + "/mcp"}, 1, "closed the connection without a response"},
 		{"upstream silent", []string{"--upstream", "http://" + silent + "/mcp"}, 1, "no response within 5s"},

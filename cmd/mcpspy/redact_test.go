@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,7 +174,7 @@ func TestMcpspy_RecordRedactStdio(t *testing.T) {
 		fromSpy.Close()
 		done <- err
 	}()
-	echoSecret(t, &mcp.IOTransport{Reader: clientOut, Writer: clientIn})
+	echoSecret(t, &mcp.IOTransport{Reader: clientOut, Writer: clientIn}, "my secret words")
 	if err := <-done; err != nil {
 		t.Fatalf("record: %v", err)
 	}
@@ -190,14 +192,16 @@ func TestMcpspy_RecordRedactStdio(t *testing.T) {
 
 // recordGoStdio records the go-sdk test server through mcpspy record on
 // stdio into db, while drive has a go-sdk client (with opts) talk to it.
-func recordGoStdio(t *testing.T, db string, opts *mcp.ClientOptions, drive func(context.Context, *mcp.ClientSession)) {
+// flags go to record, serverArgs to the server.
+func recordGoStdio(t *testing.T, db string, flags, serverArgs []string, opts *mcp.ClientOptions, drive func(context.Context, *mcp.ClientSession)) {
 	t.Helper()
 	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	args := append(append(append([]string{"record", "-o", db}, flags...), "--", server), serverArgs...)
 	toSpy, clientIn := io.Pipe()
 	clientOut, fromSpy := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := run(context.Background(), []string{"record", "-o", db, "--", server}, streams{In: toSpy, Out: fromSpy, Err: io.Discard})
+		err := run(context.Background(), args, streams{In: toSpy, Out: fromSpy, Err: io.Discard})
 		fromSpy.Close()
 		done <- err
 	}()
@@ -221,17 +225,17 @@ func TestMcpspy_RecordRedactHTTP(t *testing.T) {
 	up := strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(upstream.WaitLine(t, "gosdkserver: listening on ", 30*time.Second), "gosdkserver: listening on ")), "/")
 	db := filepath.Join(t.TempDir(), "c.db")
 	sp := startSpy(t, "-o", db, "--redact", "text", "--upstream", up+"/mcp")
-	echoSecret(t, &mcp.StreamableClientTransport{Endpoint: sp.url + "/mcp"})
+	echoSecret(t, &mcp.StreamableClientTransport{Endpoint: sp.url + "/mcp"}, "my secret words")
 	if err := sp.stop(t); err != nil {
 		t.Fatalf("mcpspy: %v\n%s", err, sp.stderr)
 	}
 	requireRedacted(t, db, "my secret words", `"arguments":{"text":"[redacted]"}`)
 }
 
-// echoSecret has a go-sdk client call the go-sdk server's echo with a
+// echoSecret has a go-sdk client call the go-sdk server's echo with
 // secret over tr, and checks the secret comes back whole: forwarding is
 // never redacted.
-func echoSecret(t *testing.T, tr mcp.Transport) {
+func echoSecret(t *testing.T, tr mcp.Transport, secret string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -240,11 +244,11 @@ func echoSecret(t *testing.T, tr mcp.Transport) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "my secret words"}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": secret}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Content[0].(*mcp.TextContent).Text; got != "my secret words" {
+	if got := res.Content[0].(*mcp.TextContent).Text; got != secret {
 		t.Errorf("the client got %q: forwarding must not be redacted", got)
 	}
 }
@@ -299,7 +303,7 @@ func TestMcpspy_ExportRedactValue(t *testing.T) {
 	const secret = "my key is sk-ABCDEFGHIJKLMNOPQRSTUVWX"
 	dir := t.TempDir()
 	db := filepath.Join(dir, "c.db")
-	recordGoStdio(t, db, nil, func(ctx context.Context, cs *mcp.ClientSession) {
+	recordGoStdio(t, db, nil, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) {
 		for _, text := range []string{secret, "nothing secret here"} {
 			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}}); err != nil {
 				t.Fatal(err)
@@ -308,14 +312,21 @@ func TestMcpspy_ExportRedactValue(t *testing.T) {
 	})
 
 	out := filepath.Join(dir, "shared.jsonl")
-	_, stderr := runText(t, "export", "--redact-value", `sk-[A-Za-z0-9]{20,}`, "-o", out, db)
+	_, stderr := runText(t, "export", "--redact-value", keyPattern, "-o", out, db)
 	if !strings.Contains(string(stderr), "redacted 2 values in 2 messages") {
 		t.Errorf("stderr: %s", stderr)
 	}
 	requireRedacted(t, out, "sk-ABCDEFGHIJKLMNOPQRSTUVWX", `"arguments":{"text":"[redacted]"}`, `"text":"[redacted]"`, `"nothing secret here"`)
 
-	srv, cs2, ctx2 := replayWithGoClient(t, out)
-	res, err := cs2.CallTool(ctx2, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "my key is sk-0000000000000000000000000"}})
+	replaysWithAnyKey(t, out)
+}
+
+// replaysWithAnyKey checks that mcpmock answers an echo call, whose text
+// was redacted in path, when the host sends a key of its own.
+func replaysWithAnyKey(t *testing.T, path string) {
+	t.Helper()
+	srv, cs, ctx := replayWithGoClient(t, path)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "my key is sk-0000000000000000000000000"}})
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != store.Redacted {
 		t.Errorf("replaying the redacted call: %v %+v", err, res)
 	}
@@ -350,5 +361,104 @@ func TestMcpspy_ExportRedactValueShapes(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--redact-value") {
 			t.Errorf("--redact-value %q: %v", bad, err)
 		}
+	}
+}
+
+const keyPattern = `sk-[A-Za-z0-9]{20,}`
+
+// requireNotInFile checks that no byte run of the cassette file holds any
+// of secrets: not a frame, not a header, not the session's info.
+func requireNotInFile(t *testing.T, db string, secrets ...string) {
+	t.Helper()
+	raw, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets {
+		if strings.Contains(string(raw), s) {
+			t.Errorf("the cassette file holds %q", s)
+		}
+	}
+}
+
+// record --redact-value over stdio, with the go-sdk server as the real
+// peer: a key in a tool call and its echo, and one given to the server as
+// a command-line argument, never reach the cassette, while the client gets
+// the echo whole; the cassette replays to a host that sends its own key.
+func TestMcpspy_RecordRedactValueStdio(t *testing.T) {
+	const (
+		callKey = "sk-ABCDEFGHIJKLMNOPQRSTUVWX"
+		argKey  = "sk-ZYXWVUTSRQPONMLKJIHGFEDC"
+	)
+	db := filepath.Join(t.TempDir(), "c.db")
+	recordGoStdio(t, db, []string{"--redact-value", keyPattern}, []string{argKey}, nil, func(ctx context.Context, cs *mcp.ClientSession) {
+		for _, text := range []string{"my key is " + callKey, "nothing secret here"} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[0].(*mcp.TextContent).Text; got != text {
+				t.Errorf("the client got %q, want %q: forwarding must not be redacted", got, text)
+			}
+		}
+	})
+	requireRedacted(t, db, callKey, `"arguments":{"text":"[redacted]"}`, `"text":"[redacted]"`, `"nothing secret here"`)
+	requireNotInFile(t, db, callKey, argKey)
+	tape := readTape(t, db)
+	if len(tape.Sessions) != 1 {
+		t.Fatalf("%d sessions, want 1", len(tape.Sessions))
+	}
+	if up := tape.Sessions[0].Info.Upstream; !strings.Contains(up, "gosdkserver") || !strings.HasSuffix(up, " "+store.Redacted) {
+		t.Errorf("stored command line %q, want the server with its argument redacted", up)
+	}
+
+	replaysWithAnyKey(t, db)
+}
+
+// record --redact-value over Streamable HTTP, through the binary, with the
+// go-sdk server and client: a key in a header whose name says nothing, in
+// the upstream URL's query and in a tool call are stored "[redacted]",
+// and the client gets its echo whole.
+func TestMcpspy_RecordRedactValueHTTP(t *testing.T) {
+	const (
+		headerKey = "sk-HEADERHEADERHEADERHEADER"
+		queryKey  = "sk-QUERYQUERYQUERYQUERYQUERY"
+		callKey   = "sk-CALLCALLCALLCALLCALLCALL"
+	)
+	upstream := peertest.Start(t, t.TempDir(), nil, nil, nil, peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver"), "-http", "127.0.0.1:0")
+	up := strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(upstream.WaitLine(t, "gosdkserver: listening on ", 30*time.Second), "gosdkserver: listening on ")), "/")
+	db := filepath.Join(t.TempDir(), "c.db")
+	sp := startSpy(t, "-o", db, "--redact-value", keyPattern, "--upstream", up+"/mcp?org="+queryKey)
+	client := &http.Client{Transport: peertest.HeaderTransport{Name: "X-Credential", Value: "Bearer " + headerKey}}
+	// "/" is the upstream URL itself, query and all.
+	echoSecret(t, &mcp.StreamableClientTransport{Endpoint: sp.url + "/", HTTPClient: client}, "my key is "+callKey)
+	if err := sp.stop(t); err != nil {
+		t.Fatalf("mcpspy: %v\n%s", err, sp.stderr)
+	}
+	requireRedacted(t, db, callKey, `"arguments":{"text":"[redacted]"}`, `"text":"[redacted]"`)
+	requireNotInFile(t, db, headerKey, queryKey, callKey)
+
+	// The go-sdk client asks server/discover first, then falls back to
+	// initialize: two sessions.
+	posts := 0
+	for _, s := range readTape(t, db).Sessions {
+		if !strings.HasSuffix(s.Info.Upstream, "/mcp?org="+store.Redacted) {
+			t.Errorf("%s: stored upstream %q, want its org redacted", s.Info.ID, s.Info.Upstream)
+		}
+		for _, m := range s.Messages {
+			if m.HTTP == nil || m.Dir != store.C2S {
+				continue
+			}
+			posts++
+			if got := m.HTTP.RequestHeader["X-Credential"]; !slices.Equal(got, []string{store.Redacted}) {
+				t.Errorf("%s #%d: X-Credential stored as %q", s.Info.ID, m.Seq, got)
+			}
+			if m.HTTP.Path != "/mcp?org="+store.Redacted {
+				t.Errorf("%s #%d: path stored as %q", s.Info.ID, m.Seq, m.HTTP.Path)
+			}
+		}
+	}
+	if posts == 0 {
+		t.Errorf("no client message was recorded")
 	}
 }

@@ -297,7 +297,7 @@ func TestMcpspy_ShowFollowsLiveRecorder(t *testing.T) {
 func TestMcpspy_ShowInputRequired(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "c.db")
-	recordGoStdio(t, db, &mcp.ClientOptions{
+	recordGoStdio(t, db, nil, nil, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 		},
