@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -39,7 +40,9 @@ func newExportRedactor(names, patterns []string) (*exportRedactor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &exportRedactor{names: names, values: values, frames: recorder.NewFrameRedactor(names), http: recorder.NewHTTPRedactor(names), unnamed: map[string]int{}}, nil
+	http := recorder.NewHTTPRedactor(names)
+	http.Values = values // header values, query values and path segments, as record does
+	return &exportRedactor{names: names, values: values, frames: recorder.NewFrameRedactor(names), http: http, unnamed: map[string]int{}}, nil
 }
 
 // checkRedactNames refuses an empty --redact value, which would name
@@ -88,10 +91,10 @@ func (r *exportRedactor) message(m *store.Message) *store.Message {
 	c.Frame = frame
 	if m.HTTP != nil {
 		h := *m.HTTP
-		h.RequestHeader = r.values.Header(r.http.Header(h.RequestHeader))
-		h.ResponseHeader = r.values.Header(r.http.Header(h.ResponseHeader))
-		if path, query, found := strings.Cut(h.Path, "?"); found {
-			h.Path = path + "?" + r.http.Query(query)
+		h.RequestHeader = r.http.Header(h.RequestHeader)
+		h.ResponseHeader = r.http.Header(h.ResponseHeader)
+		if u, err := url.Parse(h.Path); err == nil && h.Path != "" {
+			h.Path = r.http.PathQuery(u)
 		}
 		c.HTTP = &h
 	}

@@ -336,20 +336,21 @@ func replaysWithAnyKey(t *testing.T, path string) {
 }
 
 // --redact-value blanks a member holding an array with a secret in it (a
-// command line), and header values; a pattern that does not compile, or
+// command line), header values, and query values and path segments of
+// the recorded paths; a pattern that does not compile, or
 // an empty one, is a usage error naming it.
 func TestMcpspy_ExportRedactValueShapes(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
 	lines := `{"session":"s1","info":{"transport":"streamable-http","upstream":"http://127.0.0.1:1/mcp","start":"2026-11-21T10:00:00Z"}}
-{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00Z","message":{"jsonrpc":"2.0","id":"sk-AAAAAAAAAAAAAAAAAAAAAAAA","method":"tools/call","params":{"name":"run","arguments":{"argv":["tool","--key","sk-AAAAAAAAAAAAAAAAAAAAAAAA"],"opts":[{"token":"x"},{"k":"sk-AAAAAAAAAAAAAAAAAAAAAAAA"}]}}},"http":{"method":"POST","path":"/mcp","request_header":{"X-Upstream-Auth":["sk-AAAAAAAAAAAAAAAAAAAAAAAA"],"Accept":["application/json"]}}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00Z","message":{"jsonrpc":"2.0","id":"sk-AAAAAAAAAAAAAAAAAAAAAAAA","method":"tools/call","params":{"name":"run","arguments":{"argv":["tool","--key","sk-AAAAAAAAAAAAAAAAAAAAAAAA"],"opts":[{"token":"x"},{"k":"sk-AAAAAAAAAAAAAAAAAAAAAAAA"}]}}},"http":{"method":"POST","path":"/mcp/sk-AAAAAAAAAAAAAAAAAAAAAAAA/x?org=sk-AAAAAAAAAAAAAAAAAAAAAAAA&page=2","request_header":{"X-Upstream-Auth":["sk-AAAAAAAAAAAAAAAAAAAAAAAA"],"Accept":["application/json"]}}}
 `
 	if err := os.WriteFile(in, []byte(lines), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, _ := runText(t, "export", "--redact-value", `sk-[A`+`-Z]{20,}`, in)
 	got := string(out)
-	for _, want := range []string{`"id":"sk-AAAAAAAAAAAAAAAAAAAAAAAA"`, `"argv":"[redacted]"`, `"opts":[{"token":"x"},{"k":"[redacted]"}]`, `"X-Upstream-Auth":["[redacted]"]`, `"Accept":["application/json"]`} {
+	for _, want := range []string{`"id":"sk-AAAAAAAAAAAAAAAAAAAAAAAA"`, `"argv":"[redacted]"`, `"opts":[{"token":"x"},{"k":"[redacted]"}]`, `"X-Upstream-Auth":["[redacted]"]`, `"Accept":["application/json"]`, `"path":"/mcp/[redacted]/x?org=[redacted]&page=2"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("export lacks %s:\n%s", want, got)
 		}
