@@ -16,6 +16,7 @@ import (
 	"github.com/mcptape/mcptape/internal/atomicfile"
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/replay/script"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -100,7 +101,7 @@ func compactServerInfo(raw []byte) string {
 	return si.Name + "@" + si.Version
 }
 
-const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE"
+const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage | --script] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE"
 
 func runExport(args []string, s streams) error {
 	fs := newFlags("export", exportSynopsis, s)
@@ -117,6 +118,8 @@ func runExport(args []string, s streams) error {
 	out := fs.String("o", "", "write to FILE atomically instead of stdout")
 	salvage := fs.Bool("salvage", false, "export what a damaged cassette (.db or .jsonl) still holds: go on past damage, renumber,\n"+
 		"list what was lost on stderr, and exit 1 if anything was")
+	asScript := fs.Bool("script", false, "write a mcpmock script (YAML) that answers as the recorded server did, instead of JSONL:\n"+
+		"a start for a hand-written fake (docs/SCRIPTS.md#from-a-recording)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -137,6 +140,16 @@ func runExport(args []string, s streams) error {
 	}
 	filtered := false
 	fs.Visit(func(f *flag.Flag) { filtered = filtered || f.Name == "filter" })
+	if *asScript {
+		if filtered || *salvage {
+			return usageErrorf("export: --script makes a script of whole sessions: pick them with --session, not --filter or --salvage")
+		}
+		err := exportScript(fs.Arg(0), sessions, *out, s, red)
+		if err == nil && red != nil {
+			red.summary(s.Err)
+		}
+		return err
+	}
 	if *salvage {
 		if filtered {
 			return usageErrorf("export: --salvage and --filter do not go together: salvage, then export the salvaged file with --filter")
@@ -161,6 +174,45 @@ func runExport(args []string, s streams) error {
 		return fmt.Errorf("%w; --salvage exports what can still be read", err)
 	}
 	return err
+}
+
+// exportScript writes the script script.FromTape makes of the sessions
+// (all when none is named), after red's blanking if any.
+func exportScript(path string, sessions []string, out string, s streams, red *exportRedactor) error {
+	tape, err := store.Load(path)
+	if err != nil {
+		return err
+	}
+	if len(sessions) > 0 {
+		var picked []store.TapeSession
+		for _, want := range sessions {
+			n := len(picked)
+			for _, ts := range tape.Sessions {
+				if ts.Info.Named(want) {
+					picked = append(picked, ts)
+				}
+			}
+			if len(picked) == n {
+				return fmt.Errorf("%s: %w %q", path, store.ErrNoSession, want)
+			}
+		}
+		tape = &store.Tape{Sessions: picked}
+	}
+	if red != nil {
+		for i := range tape.Sessions {
+			for j, m := range tape.Sessions[i].Messages {
+				tape.Sessions[i].Messages[j] = red.message(m)
+			}
+		}
+	}
+	text, err := script.FromTape(tape)
+	if err != nil {
+		return err
+	}
+	return writeExport(out, s.Out, func(w io.Writer) error {
+		_, err := w.Write(text)
+		return err
+	})
 }
 
 // exportSalvaged writes what store.Salvage can read, then lists each

@@ -201,6 +201,13 @@ func TestMcpspy_ExportFilterNoMatchFile(t *testing.T) {
 func replayWithGoClient(tb testing.TB, path string) (*mocktest.Server, *mcp.ClientSession, context.Context) {
 	tb.Helper()
 	srv := mocktest.NewFromCassette(tb, path)
+	cs, ctx := goClientOn(tb, srv)
+	return srv, cs, ctx
+}
+
+// goClientOn connects a go-sdk client to srv for the rest of the test.
+func goClientOn(tb testing.TB, srv *mocktest.Server) (*mcp.ClientSession, context.Context) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	tb.Cleanup(cancel)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
@@ -208,7 +215,7 @@ func replayWithGoClient(tb testing.TB, path string) (*mocktest.Server, *mcp.Clie
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { cs.Close() })
-	return srv, cs, ctx
+	return cs, ctx
 }
 
 // echoReplays calls the echo tool the shipped cassettes recorded and
@@ -411,8 +418,8 @@ func TestMcpspy_ExportHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"export -h", []string{"export", "-h"}, []string{"Usage: mcpspy export [--session ID] [--filter EXPR | --salvage] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE", "-filter EXPR", "-redact NAME", "-salvage"}},
-		{"mcpspy -h", []string{"-h"}, []string{"mcpspy export [--session ID] [--filter EXPR | --salvage] [--redact NAME] [-o FILE] CASSETTE"}},
+		{"export -h", []string{"export", "-h"}, []string{"Usage: mcpspy export [--session ID] [--filter EXPR | --salvage | --script] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE", "-filter EXPR", "-redact NAME", "-salvage"}},
+		{"mcpspy -h", []string{"-h"}, []string{"mcpspy export [--session ID] [--filter EXPR | --salvage | --script] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
