@@ -28,11 +28,14 @@ type httpState struct {
 	sessions map[string]*httpSession // by Mcp-Session-Id
 	legacy   map[string]*httpSession // by the legacy endpoint's sessionId
 	conns    map[string]*httpSession // sessionless traffic, by client (see http_conn.go)
-	n        int
-	closed   bool
-	now      func() time.Time // nil: time.Now; tests set a clock
-	swept    time.Time
-	hub      listenHub
+	// retired are sessionless sessions RestartSessionless replaced while
+	// they had requests in flight, kept so that Close still ends them.
+	retired map[*httpSession]struct{}
+	n       int
+	closed  bool
+	now     func() time.Time // nil: time.Now; tests set a clock
+	swept   time.Time
+	hub     listenHub
 }
 
 // httpSession is one replay session over HTTP: an Mcp-Session-Id, a legacy
@@ -165,7 +168,15 @@ func (s *Server) doneHTTP(h *httpSession) {
 	s.http.mu.Lock()
 	h.active--
 	h.used = s.clock()
+	_, retired := s.http.retired[h]
+	drop := retired && h.active == 0
+	if drop {
+		delete(s.http.retired, h)
+	}
 	s.http.mu.Unlock()
+	if drop {
+		s.dropHTTPSession(h)
+	}
 }
 
 func (s *Server) dropHTTPSession(h *httpSession) {
@@ -202,7 +213,10 @@ func (s *Server) Close() {
 			all = append(all, h)
 		}
 	}
-	st.sessions, st.legacy, st.conns = nil, nil, nil
+	for h := range st.retired {
+		all = append(all, h)
+	}
+	st.sessions, st.legacy, st.conns, st.retired = nil, nil, nil, nil
 	st.mu.Unlock()
 	for _, h := range all {
 		if h.q != nil {

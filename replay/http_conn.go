@@ -73,6 +73,31 @@ func (s *Server) sessionlessSession(r *http.Request, p *peek) *httpSession {
 	return h
 }
 
+// RestartSessionless makes the next request of every sessionless
+// (2026-07-28) client start a new replay session: mcpmock serve --watch
+// calls it after reloading a script, since such a client has no session
+// of its own to end, and would otherwise meet the old version until idle.
+// A request or listen stream in flight finishes with the session it began
+// in, which then ends.
+func (s *Server) RestartSessionless() {
+	st := &s.http
+	st.mu.Lock()
+	var gone []*httpSession
+	for key, h := range st.conns {
+		delete(st.conns, key)
+		if h.active == 0 {
+			gone = append(gone, h)
+			continue
+		}
+		if st.retired == nil {
+			st.retired = map[*httpSession]struct{}{}
+		}
+		st.retired[h] = struct{}{}
+	}
+	st.mu.Unlock()
+	s.dropAll(gone)
+}
+
 // ConnState ends the sessionless session of a client connection when the
 // connection closes. Set it as the http.Server's ConnState when serving
 // Handler; without it such a session ends once idle (Options.SessionIdle).

@@ -2,8 +2,10 @@ package replay_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
+	"github.com/mcptape/mcptape/replay/script"
 )
 
 var statelessTape = []string{
@@ -168,5 +171,88 @@ func TestHTTP_SessionlessGoSDKClients(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("client %s got %q, want %q", name, got, want)
 		}
+	}
+}
+
+// RestartSessionless (mcpmock serve --watch, after a reload) starts each
+// sessionless client afresh at its next request. A call in flight
+// finishes in the session it began in; and Close still ends that session
+// if the call never does.
+func TestHTTP_RestartSessionless(t *testing.T) {
+	src, err := script.Parse("s.yaml", []byte(`
+server: {name: s, version: "1"}
+tools:
+  - {name: counter, sequence: [{text: one}, {text: two}]}
+  - {name: slow, answers: [{text: done, delay: 300ms}]}
+  - {name: hang, answers: [{fault: hang}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var received atomic.Int64 // requests the server has taken
+	srv, err := replay.NewServer([]replay.Source{src}, replay.Options{Journal: func(replay.Received) { received.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := newHTTPServer(t, srv)
+	post := func(ctx context.Context, tool string) (string, error) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"a","version":"1"}}}}`
+		req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		setStatelessHeaders(req, "tools/call", tool)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	answer := func(tool string) string {
+		t.Helper()
+		body, err := post(ctx, tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+	// waitReceived waits until the server has taken n requests.
+	waitReceived := func(n int) {
+		t.Helper()
+		for received.Load() < int64(n) {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("the server took %d requests, want %d", received.Load(), n)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+
+	if got := answer("counter"); !strings.Contains(got, `"one"`) {
+		t.Fatalf("first call: %s", got)
+	}
+	slow := make(chan string, 1)
+	go func() { body, _ := post(ctx, "slow"); slow <- body }()
+	waitReceived(2)
+	srv.RestartSessionless()
+	if got := answer("counter"); !strings.Contains(got, `"one"`) {
+		t.Errorf("the first call after the restart: %s, want a new session's first answer", got)
+	}
+	if got := <-slow; !strings.Contains(got, `"done"`) {
+		t.Errorf("the call in flight at the restart: %s", got)
+	}
+
+	hung := make(chan error, 1)
+	go func() { _, err := post(ctx, "hang"); hung <- err }()
+	waitReceived(4)
+	srv.RestartSessionless()
+	srv.Close()
+	select {
+	case <-hung: // ended by Close, with an error or an empty stream
+	case <-ctx.Done():
+		t.Fatal("Close left a retired session's hung call running")
 	}
 }
