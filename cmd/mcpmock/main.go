@@ -24,7 +24,7 @@ func main() { cli.Main("mcpmock", run) }
 const usage = `mcpmock is a fake MCP server that replays cassettes and serves scripts.
 
 Usage:
-  mcpmock serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--strict]
+  mcpmock serve [--http ADDR | --ws ADDR] [--watch] [--match MODE] [--report FILE] [--strict]
                 [--journal FILE] [--timing recorded|none] [--session NAME]... [--ignore NAME]...
                 [--call-timeout D] [--session-idle D] SOURCE...
   mcpmock serve [flags] [--record-new CASSETTE] [SOURCE...] -- COMMAND [ARG...]

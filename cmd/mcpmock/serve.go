@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +21,7 @@ import (
 	"github.com/mcptape/mcptape/replay/script"
 )
 
-const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] SOURCE...
+const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--watch] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] SOURCE...
        mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [SOURCE...] -- COMMAND [ARG...]
        mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--header 'NAME: VALUE'] --upstream URL [SOURCE...]`
 
@@ -35,6 +36,7 @@ type serveOptions struct {
 	ignore      multiFlag
 	callTimeout time.Duration
 	sessionIdle time.Duration
+	watch       bool
 	sources     []string
 	fallback    fallbackOptions
 }
@@ -54,6 +56,8 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 		"from run to run, like timestamps or request ids (repeatable; cassettes only)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 10*time.Second, "how long to wait for the client's reply to a server→client request")
 	fs.DurationVar(&o.sessionIdle, "session-idle", 30*time.Minute, "end an HTTP session unused for this long (its id then gets 404); 0 or negative: never")
+	fs.BoolVar(&o.watch, "watch", false, "with --http or --ws: load the script SOURCEs again when their files change; sessions that start\n"+
+		"after a change get the new version, and one that does not load is reported while the last good one serves")
 	o.fallback.flags(fs)
 	args, o.fallback.command = splitCommand(args)
 	pos, err := cli.ParseInterleaved(fs, args)
@@ -82,6 +86,14 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	if err := o.fallback.check(o); err != nil {
 		return nil, err
 	}
+	if o.watch {
+		if o.http == "" && o.ws == "" {
+			return nil, usageErrorf("serve: --watch is for --http or --ws, where each new session gets the newest script; a stdio server has one session: restart it instead")
+		}
+		if !slices.ContainsFunc(o.sources, func(p string) bool { k, _ := sourceKind(p); return k == "script" }) {
+			return nil, usageErrorf("serve: --watch reloads scripts, and no SOURCE is a script (.yaml, .yml, .json)")
+		}
+	}
 	return o, nil
 }
 
@@ -101,14 +113,21 @@ func sourceKind(path string) (string, error) {
 	return "", usageErrorf("source %q: unknown kind (want a cassette .db or .jsonl, or a script .yaml, .yml or .json)", path)
 }
 
-func loadSources(o *serveOptions) ([]replay.Source, error) {
-	var out []replay.Source
+// loadSources loads the SOURCEs in order; watched are the scripts to
+// reload, with --watch.
+func loadSources(o *serveOptions) (out []replay.Source, watched []*script.Reloadable, err error) {
 	for _, path := range o.sources {
 		kind, _ := sourceKind(path)
 		if kind == "script" {
-			src, err := script.Load(path)
-			if err != nil {
-				return nil, fmt.Errorf("script %s: %w", path, err)
+			var src replay.Source
+			if o.watch {
+				r, err := script.LoadReloadable(path)
+				if err != nil {
+					return nil, nil, fmt.Errorf("script %s: %w", path, err)
+				}
+				src, watched = r, append(watched, r)
+			} else if src, err = script.Load(path); err != nil {
+				return nil, nil, fmt.Errorf("script %s: %w", path, err)
 			}
 			out = append(out, src)
 			continue
@@ -125,11 +144,11 @@ func loadSources(o *serveOptions) ([]replay.Source, error) {
 		}
 		c, err := replay.LoadCassette(path, opts...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return out, watched, nil
 }
 
 func runServe(ctx context.Context, args []string, s streams) error {
@@ -137,7 +156,7 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	sources, err := loadSources(o)
+	sources, watched, err := loadSources(o)
 	if err != nil {
 		return err
 	}
@@ -164,6 +183,9 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		_ = j.close()
 		return usageErrorf("serve: %v", err)
+	}
+	if len(watched) > 0 {
+		defer watchScripts(s, srv, watched)()
 	}
 	switch {
 	case o.http != "":
