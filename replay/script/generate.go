@@ -63,6 +63,8 @@ type wire struct {
 
 // exchange is one client request and what the server did about it.
 type exchange struct {
+	order    int // requests in the order they were sent, across sessions
+	session  string
 	seq      uint64
 	method   string
 	params   json.RawMessage
@@ -90,6 +92,7 @@ type recording struct {
 	gets         map[string]*exchange // prompt name → the first prompts/get
 	listChanged  bool
 	omitted      []string // items left out of the script, and why
+	requests     int      // requests seen so far
 }
 
 func newRecording() *recording {
@@ -125,7 +128,8 @@ func (r *recording) addSession(s *store.TapeSession) {
 		}
 		switch {
 		case m.Dir == store.C2S && w.Method != "" && len(w.ID) > 0:
-			x := &exchange{seq: m.Seq, method: w.Method, params: w.Params}
+			r.requests++
+			x := &exchange{order: r.requests, session: s.Info.ID, seq: m.Seq, method: w.Method, params: w.Params}
 			pending[string(w.ID)] = x
 			var p struct {
 				Meta struct {

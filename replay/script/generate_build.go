@@ -164,6 +164,8 @@ func (r *recording) answers(name string, calls []*exchange) (key string, list *y
 		args     map[string]any
 		outcomes []*exchange // distinct outcomes, in order
 	}
+	// In the order asked, as mcpmock counts calls, not as answered.
+	calls = slices.SortedFunc(slices.Values(calls), func(a, b *exchange) int { return a.order - b.order })
 	var groups []*group
 	for _, x := range calls {
 		args, ok := callArgs(x.params)
@@ -201,9 +203,9 @@ func (r *recording) answers(name string, calls []*exchange) (key string, list *y
 		if len(g.outcomes) > 1 {
 			var seqs []string
 			for _, x := range g.outcomes[1:] {
-				seqs = append(seqs, fmt.Sprint(x.seq))
+				seqs = append(seqs, fmt.Sprintf("%s seq %d", x.session, x.seq))
 			}
-			a.HeadComment = fmt.Sprintf("Later calls with these arguments were answered otherwise (seq %s); this answers them all.", strings.Join(seqs, ", "))
+			a.HeadComment = fmt.Sprintf("Later calls with these arguments were answered otherwise (%s); this answers them all.", strings.Join(seqs, ", "))
 		}
 		list.Content = append(list.Content, a)
 	}

@@ -89,7 +89,7 @@ func TestFromTape(t *testing.T) {
 	for _, want := range []string{
 		"  instructions: |-\n    Ask about the weather.\n    One city at a time.\n", // a block, as a person writes it
 		"  pageSize: 2\n",
-		"Later calls with these arguments were answered otherwise (seq 12)",
+		"Later calls with these arguments were answered otherwise (s1 seq 12)",
 		"Answers by call count, as recorded; the last repeats.",
 		"Its recorded outputSchema is left out",
 		"# Called but never listed while recording.",
@@ -215,4 +215,28 @@ func FuzzFromTape(f *testing.F) {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	})
+}
+
+// A sequence follows the order the calls were asked in, as mcpmock counts
+// them, not the order their answers came back.
+func TestFromTape_CallOrder(t *testing.T) {
+	out, err := FromTape(tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job"}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"job"}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"second asked"}]}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"first asked"}]}}`,
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("generated.yaml", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, s)
+	for _, want := range []string{"first asked", "second asked"} {
+		if got := firstText(t, c.result("tools/call", toolCall("job", nil))); got != want {
+			t.Errorf("got %q, want %q:\n%s", got, want, out)
+		}
+	}
 }
