@@ -44,6 +44,19 @@ type PatternError struct {
 func (e *PatternError) Error() string { return fmt.Sprintf("value pattern %q: %v", e.Pattern, e.Err) }
 func (e *PatternError) Unwrap() error { return e.Err }
 
+// OptionError says what is wrong with a pattern NewValuePatterns refused
+// in the words of the option the user gave it to (a command's
+// --redact-value, vcr.WithRedactValue), naming the pattern, so that each
+// place that takes patterns complains alike. Other errors are returned as
+// they are.
+func OptionError(option string, err error) error {
+	var pe *PatternError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s %q: %w", option, pe.Pattern, pe.Err)
+	}
+	return err
+}
+
 // NewValuePatterns compiles Go regular expressions; it returns nil when
 // there are none, and a *PatternError for the first that is empty or
 // does not compile.
@@ -83,6 +96,17 @@ func (v *ValuePatterns) Frame(frame []byte) (out []byte, n int) {
 func (v *ValuePatterns) Rewrite(m *store.Message) *store.Message {
 	frame, n := v.Frame(m.Frame)
 	return withFrame(m, frame, n)
+}
+
+// Rewriter is store.WriterOptions.Rewrite for a recording that blanks
+// the members named (FrameRedactor) and the values values match, or nil
+// when there is nothing to blank, so the store does no work per message.
+func Rewriter(names []string, values *ValuePatterns) func(*store.Message) *store.Message {
+	frames := NewFrameRedactor(names)
+	if frames == nil && values == nil {
+		return nil
+	}
+	return func(m *store.Message) *store.Message { return values.Rewrite(frames.Rewrite(m)) }
 }
 
 // holds reports whether value is a string a pattern matches, or an array

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mcptape/mcptape/store"
@@ -53,6 +54,68 @@ func TestNewValuePatterns(t *testing.T) {
 			}
 			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Errorf("error %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestOptionError(t *testing.T) {
+	tests := []struct {
+		name     string
+		patterns []string
+		want     string
+		wantErr  error
+	}{
+		{name: "empty", patterns: []string{``}, want: `--redact-value "": an empty pattern matches every value`, wantErr: ErrEmptyPattern},
+		{name: "does not compile", patterns: []string{`ok`, `sk-(`}, want: `--redact-value "sk-(": error parsing regexp: missing closing )`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewValuePatterns(tt.patterns)
+			got := OptionError("--redact-value", err)
+			if got == nil || !strings.HasPrefix(got.Error(), tt.want) {
+				t.Errorf("OptionError = %v, want %q…", got, tt.want)
+			}
+			if tt.wantErr != nil && !errors.Is(got, tt.wantErr) {
+				t.Errorf("OptionError = %v, want it to wrap %v", got, tt.wantErr)
+			}
+		})
+	}
+	other := errors.New("something else")
+	if got := OptionError("--redact-value", other); got != other {
+		t.Errorf("OptionError changed an error that is no *PatternError: %v", got)
+	}
+}
+
+// Rewriter blanks by name, then by value, and is nil with neither, so a
+// recording without redaction costs the store nothing per message.
+func TestRewriter(t *testing.T) {
+	if Rewriter(nil, nil) != nil {
+		t.Error("Rewriter(nil, nil) is not nil")
+	}
+	in := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"customer":"acme","text":"` + testKey + `","n":1}}}`
+	tests := []struct {
+		name   string
+		names  []string
+		values *ValuePatterns
+		want   string
+	}{
+		{"names", []string{"customer"}, nil,
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"customer":"[redacted]","text":"` + testKey + `","n":1}}}`},
+		{"values", nil, mustValuePatterns(t, `sk-[A-Z]{20,}`),
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"customer":"acme","text":"[redacted]","n":1}}}`},
+		{"both", []string{"customer"}, mustValuePatterns(t, `sk-[A-Z]{20,}`),
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"customer":"[redacted]","text":"[redacted]","n":1}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &store.Message{Frame: []byte(in)}
+			got := Rewriter(tt.names, tt.values)(m)
+			if string(got.Frame) != tt.want {
+				t.Errorf("got  %s\nwant %s", got.Frame, tt.want)
+			}
+			if string(m.Frame) != in {
+				t.Errorf("the message given was changed: %s", m.Frame)
 			}
 		})
 	}

@@ -45,7 +45,7 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"import without -o", []string{"import", "x.jsonl"}, 2, []string{"-o CASSETTE is required"}},
 		{"--no-redact in stdio mode", []string{"record", "--no-redact", "--", "true"}, 2, []string{"--no-redact is for HTTP and WebSocket recording"}},
 		{"record --redact without a name", []string{"record", "--redact", "", "--", "true"}, 2, []string{"record: --redact wants a member, header or parameter name"}},
-		{"record --redact-value empty", []string{"record", "--redact-value", "", "--", "true"}, 2, []string{"record: --redact-value wants a regular expression, got an empty one"}},
+		{"record --redact-value empty", []string{"record", "--redact-value", "", "--", "true"}, 2, []string{`record: --redact-value "": an empty pattern matches every value`}},
 		{"record --redact-value that does not compile", []string{"record", "--redact-value", "sk-(", "--", "true"}, 2, []string{`record: --redact-value "sk-(": error parsing regexp`}},
 		{"--insecure in stdio mode", []string{"record", "--insecure", "--", "true"}, 2, []string{"--insecure is for HTTP and WebSocket recording"}},
 		{"--header in stdio mode", []string{"record", "--header", "Authorization: Bearer x", "--", "true"}, 2, []string{"--header is for HTTP and WebSocket recording"}},

@@ -116,10 +116,7 @@ func runRecord(ctx context.Context, args []string, s streams) error {
 		return err
 	}
 	wopts := store.WriterOptions{Observe: recorder.ObserveHandshake, Log: s.Err, NoSync: !o.fsync}
-	// On the store's goroutine, off the forwarding path.
-	if names, values := recorder.NewFrameRedactor(o.redact), o.values; names != nil || values != nil {
-		wopts.Rewrite = func(m *store.Message) *store.Message { return values.Rewrite(names.Rewrite(m)) }
-	}
+	wopts.Rewrite = recorder.Rewriter(o.redact, o.values) // on the store's goroutine, off the forwarding path
 	w, err := store.NewWriter(o.cassette, wopts)
 	if err != nil {
 		return fmt.Errorf("cassette: %w", err)

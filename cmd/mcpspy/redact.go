@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -60,14 +59,10 @@ func checkRedactNames(cmd string, names []string) error {
 // usage error that names it.
 func valuePatterns(cmd string, patterns []string) (*recorder.ValuePatterns, error) {
 	v, err := recorder.NewValuePatterns(patterns)
-	var pe *recorder.PatternError
-	switch {
-	case errors.Is(err, recorder.ErrEmptyPattern):
-		return nil, usageErrorf("%s: --redact-value wants a regular expression, got an empty one (it would match every value)", cmd)
-	case errors.As(err, &pe):
-		return nil, usageErrorf("%s: --redact-value %q: %v", cmd, pe.Pattern, pe.Err)
+	if err != nil {
+		return nil, usageErrorf("%s: %v", cmd, recorder.OptionError("--redact-value", err))
 	}
-	return v, err
+	return v, nil
 }
 
 func (r *exportRedactor) option() store.ExportOption { return store.MapMessages(r.message) }
