@@ -63,6 +63,12 @@ type Options struct {
 	// errors) with these names, and query parameters of URL, besides the
 	// credentials always hidden.
 	Redact []string
+	// RedactValues also stores as "[redacted]" what they match, as mcpspy
+	// record --redact-value does: message members holding such a string
+	// (or an array with one), query values and path segments of the
+	// recorded paths, and the matching arguments of Command or parts of
+	// URL in the sessions' upstream. Nil matches nothing.
+	RedactValues *recorder.ValuePatterns
 	// StartTimeout bounds the handshake with the real server. Default 30 s
 	// (a first npx run downloads its package).
 	StartTimeout time.Duration
@@ -124,15 +130,12 @@ func New(opts Options) (*Source, error) {
 	}
 	s := &Source{opts: opts, open: map[*upstream]bool{}}
 	if opts.URL != nil {
-		s.target = recorder.NewHTTPRedactor(opts.Redact).URL(opts.URL)
+		s.target = opts.httpRedactor().URL(opts.URL)
 	} else {
-		s.target = recorder.RedactCommandLine(opts.Command)
+		s.target = opts.RedactValues.CommandLine(opts.Command)
 	}
 	if opts.Record != "" {
-		wo := store.WriterOptions{Observe: recorder.ObserveHandshake, Log: opts.Log}
-		if red := recorder.NewFrameRedactor(opts.Redact); red != nil {
-			wo.Rewrite = red.Rewrite
-		}
+		wo := store.WriterOptions{Observe: recorder.ObserveHandshake, Log: opts.Log, Rewrite: recorder.Rewriter(opts.Redact, opts.RedactValues)}
 		w, err := store.NewWriter(opts.Record, wo)
 		if err != nil {
 			return nil, fmt.Errorf("fallback: cassette for new sessions: %w", err)
@@ -142,8 +145,20 @@ func New(opts Options) (*Source, error) {
 	return s, nil
 }
 
+// httpRedactor hides what Redact names and RedactValues match in the
+// recorded paths and upstream URL, besides the credentials always hidden.
+func (o Options) httpRedactor() *recorder.HTTPRedactor {
+	r := recorder.NewHTTPRedactor(o.Redact)
+	r.Values = o.RedactValues
+	return r
+}
+
 // Name implements replay.Source.
 func (s *Source) Name() string { return "fallback " + s.target }
+
+// Target is the server's command line or URL as the recorded sessions
+// name it, secrets hidden: for messages about it.
+func (s *Source) Target() string { return s.target }
 
 // Unused implements replay.Source: the fallback records nothing it could
 // leave unused.

@@ -19,6 +19,7 @@ import (
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/internal/syncbuf"
+	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/fallback"
 	"github.com/mcptape/mcptape/replay/mocktest"
@@ -497,27 +498,48 @@ func TestFallback_ServerEverythingOutlivesStdin(t *testing.T) {
 
 // TestFallback_Redact: what the fallback records keeps no credential: not
 // Options.Header, not a secret query parameter of the URL, not a member
-// Options.Redact names; and the redacted session still replays.
+// Options.Redact names, nor a key Options.RedactValues matches wherever it
+// is (a path segment or an innocently named query value of the URL, a
+// tool argument); and the redacted session still replays, the redacted
+// argument matching another live key.
 func TestFallback_Redact(t *testing.T) {
+	const (
+		pathKey  = "sk-PATHpathPATHpathPATH01"
+		queryKey = "sk-QUERYqueryQUERYquery01"
+		argKey   = "sk-ARGargARGargARGargARG01"
+	)
 	db := cassetteDB(t, "gosdk.db", gosdkCassette)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gosdk.NewServer("gosdk") }, nil)
 	real := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer header-s3cret" || r.URL.Query().Get("api_key") != "query-s3cret" {
+		q := r.URL.Query()
+		if r.Header.Get("Authorization") != "Bearer header-s3cret" || q.Get("api_key") != "query-s3cret" ||
+			q.Get("org") != queryKey || r.URL.Path != "/"+pathKey+"/mcp" {
 			http.Error(w, "who are you?", http.StatusUnauthorized)
 			return
 		}
 		h.ServeHTTP(w, r)
 	}))
 	defer real.Close()
-	u, _ := url.Parse(real.URL + "/mcp?api_key=query-s3cret")
+	u, _ := url.Parse(real.URL + "/" + pathKey + "/mcp?api_key=query-s3cret&org=" + queryKey)
+	values, err := recorder.NewValuePatterns([]string{`sk-[A-Za-z0-9]{20,}`})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	fb := newFallback(t, fallback.Options{URL: u, Record: db, Header: http.Header{"Authorization": {"Bearer header-s3cret"}}, Redact: []string{"b"}})
+	fb := newFallback(t, fallback.Options{URL: u, Record: db, Header: http.Header{"Authorization": {"Bearer header-s3cret"}},
+		Redact: []string{"b"}, RedactValues: values})
+	if strings.Contains(fb.Target(), "sk-") {
+		t.Errorf("Target() shows a key: %s", fb.Target())
+	}
 	srv := mocktest.New(t, []replay.Source{mocktest.LoadCassette(t, db), fb})
 	c := connect(ctx, t, srv.Transport())
 	if got := c.call(ctx, t, "add", map[string]any{"a": 20, "b": 22}, nil); got != `{"sum":42}` {
 		t.Errorf("add: %q", got)
+	}
+	if got := c.call(ctx, t, "echo", map[string]any{"text": "key " + argKey}, nil); got != "key "+argKey {
+		t.Errorf("echo: %q; the client gets what the server said, key and all", got)
 	}
 	c.cs.Close()
 	srv.Close()
@@ -528,27 +550,34 @@ func TestFallback_Redact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{"header-s3cret", "query-s3cret"} {
+	for _, secret := range []string{"header-s3cret", "query-s3cret", pathKey, queryKey, argKey} {
 		if strings.Contains(string(raw), secret) {
 			t.Errorf("the cassette keeps %q", secret)
 		}
 	}
 	all := sessions(t, db)
 	added := all[len(all)-1]
-	if !strings.Contains(added.Info.Upstream, "api_key=[redacted]") {
-		t.Errorf("the new session's upstream is %q, want its api_key redacted", added.Info.Upstream)
+	const path = "/[redacted]/mcp?api_key=[redacted]&org=[redacted]"
+	if !strings.HasSuffix(added.Info.Upstream, path) {
+		t.Errorf("the new session's upstream is %q, want it to end %s", added.Info.Upstream, path)
 	}
-	var call string
+	var add, echo string
 	for _, m := range added.Messages {
-		if m.HTTP == nil || m.HTTP.Path != "/mcp?api_key=[redacted]" {
-			t.Errorf("message %d: HTTP metadata %+v, want the path with its api_key redacted", m.Seq, m.HTTP)
+		if m.HTTP == nil || m.HTTP.Path != path {
+			t.Errorf("message %d: HTTP metadata %+v, want the path %s", m.Seq, m.HTTP, path)
 		}
-		if strings.Contains(string(m.Frame), `"name":"add"`) {
-			call = string(m.Frame)
+		switch {
+		case strings.Contains(string(m.Frame), `"name":"add"`):
+			add = string(m.Frame)
+		case strings.Contains(string(m.Frame), `"name":"echo"`):
+			echo = string(m.Frame)
 		}
 	}
-	if !strings.Contains(call, `"b":"[redacted]"`) || !strings.Contains(call, `"a":20`) {
-		t.Errorf("the recorded add call is %s, want b redacted and a kept", call)
+	if !strings.Contains(add, `"b":"[redacted]"`) || !strings.Contains(add, `"a":20`) {
+		t.Errorf("the recorded add call is %s, want b redacted and a kept", add)
+	}
+	if !strings.Contains(echo, `"text":"[redacted]"`) {
+		t.Errorf("the recorded echo call is %s, want its text redacted", echo)
 	}
 
 	// A redacted value matches any live one.
@@ -557,5 +586,8 @@ func TestFallback_Redact(t *testing.T) {
 	c2 := connect(ctx, t, srv2.Transport())
 	if got := c2.call(ctx, t, "add", map[string]any{"a": 20, "b": 22}, nil); got != `{"sum":42}` {
 		t.Errorf("replayed add: %q", got)
+	}
+	if got := c2.call(ctx, t, "echo", map[string]any{"text": "key sk-ANOTHERanotherANOTHER01"}, nil); got != store.Redacted {
+		t.Errorf("replayed echo: %q, want the recorded answer, %s", got, store.Redacted)
 	}
 }

@@ -35,7 +35,7 @@ func httpClient(o Options) *http.Client {
 // then ends the session.
 func startHTTP(o Options, tap recorder.Tap, receive func([]byte, string), failed func(string, error), onLegacy func(), lost func(error)) *httpConn {
 	return &httpConn{c: recorder.NewStreamableClient(recorder.StreamableOptions{
-		URL: o.URL, Header: o.Header, Client: httpClient(o), Tap: tap, Redactor: recorder.NewHTTPRedactor(o.Redact),
+		URL: o.URL, Header: o.Header, Client: httpClient(o), Tap: tap, Redactor: o.httpRedactor(),
 		Receive: receive, Failed: failed,
 		OnLegacy: func(done <-chan struct{}) {
 			onLegacy()

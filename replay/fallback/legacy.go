@@ -24,7 +24,7 @@ type legacyConn struct {
 func startLegacy(o Options, tap recorder.Tap, receive func([]byte, string), lost func(error)) (*legacyConn, error) {
 	c, err := recorder.DialLegacy(recorder.LegacyOptions{
 		URL: o.URL, Header: o.Header, Client: httpClient(o), Timeout: o.StartTimeout, Tap: tap,
-		Redactor: recorder.NewHTTPRedactor(o.Redact), Receive: func(f []byte) { receive(f, "") },
+		Redactor: o.httpRedactor(), Receive: func(f []byte) { receive(f, "") },
 	})
 	if err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ func startWS(o Options, tap recorder.Tap, receive func([]byte, string), lost fun
 	ctx, cancel := context.WithTimeout(context.Background(), o.StartTimeout)
 	defer cancel()
 	c, err := recorder.DialWS(ctx, recorder.WSOptions{
-		URL: o.URL, Header: o.Header, Timeout: o.StartTimeout, Tap: tap, Redactor: recorder.NewHTTPRedactor(o.Redact),
+		URL: o.URL, Header: o.Header, Timeout: o.StartTimeout, Tap: tap, Redactor: o.httpRedactor(),
 		Receive: func(f []byte) { receive(f, "") },
 	})
 	if err != nil {
