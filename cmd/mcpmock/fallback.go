@@ -32,7 +32,11 @@ type fallbackOptions struct {
 	headers multiFlag
 	header  http.Header // from headers, once checked
 	redact  multiFlag
-	url     *url.URL
+	// redactValue are the --redact-value patterns, values what they
+	// compile to (nil when there are none).
+	redactValue multiFlag
+	values      *recorder.ValuePatterns
+	url         *url.URL
 }
 
 func (f *fallbackOptions) flags(fs *flag.FlagSet) {
@@ -44,6 +48,10 @@ func (f *fallbackOptions) flags(fs *flag.FlagSet) {
 		"(default: the first SOURCE when it is a .db cassette; else they are not recorded)")
 	fs.Var(&f.redact, "redact", "store as \"[redacted]\" the value of every message member and URL query parameter `NAME`d so\n"+
 		"in what the fallback server's sessions add to the cassette (repeatable; credentials always are)")
+	fs.Var(&f.redactValue, "redact-value", "store as \"[redacted]\", in what the fallback server's sessions add to the cassette, every message\n"+
+		"member whose string value, or an array element of it, the Go regular expression `REGEX` matches, and every URL\n"+
+		"query parameter value, path segment and server command-line argument it matches: secrets found by what they look\n"+
+		"like (sk-[A-Za-z0-9]{20,}), as mcpspy record --redact-value; repeatable. Replay matches a redacted value with any value")
 	fs.Var(&f.headers, "header", "with --upstream: add this header to every request to it (repeatable, 'NAME: VALUE'):\n"+
 		"credentials, which are not recorded")
 }
@@ -69,6 +77,8 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 		return usageErrorf("serve: give either --upstream URL or -- COMMAND, not both")
 	case !f.enabled() && len(f.redact) > 0:
 		return usageErrorf("serve: --redact is for what a fallback server adds: add -- COMMAND [ARG...] or --upstream URL")
+	case !f.enabled() && len(f.redactValue) > 0:
+		return usageErrorf("serve: --redact-value is for what a fallback server adds: add -- COMMAND [ARG...] or --upstream URL")
 	case !f.enabled() && f.recordNew != "":
 		return usageErrorf("serve: --record-new is for a fallback server: add -- COMMAND [ARG...] or --upstream URL")
 	}
@@ -80,6 +90,9 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 		return err
 	}
 	f.header = header
+	if f.values, err = recorder.NewValuePatterns(f.redactValue); err != nil {
+		return usageErrorf("serve: %v", recorder.OptionError("--redact-value", err))
+	}
 	if f.upstream != "" {
 		u, err := url.Parse(f.upstream)
 		if err != nil || !slices.Contains([]string{"http", "https", "ws", "wss"}, u.Scheme) || u.Host == "" {
@@ -118,30 +131,27 @@ func (f *fallbackOptions) startsEmpty(path string) bool {
 
 func (f *fallbackOptions) enabled() bool { return f.dashes || f.upstream != "" }
 
-// target is the server, for messages: its secrets hidden as in the
-// sessions recorded with it.
-func (f *fallbackOptions) target() string {
-	if f.url != nil {
-		return recorder.NewHTTPRedactor(f.redact).URL(f.url)
-	}
-	return recorder.RedactCommandLine(f.command)
-}
-
 // source makes the fallback source, or nil without one.
 func (f *fallbackOptions) source(s streams) (*fallback.Source, error) {
 	if !f.enabled() {
 		return nil, nil
 	}
+	fb, err := fallback.New(fallback.Options{Command: f.command, URL: f.url, Header: f.header, Redact: f.redact, RedactValues: f.values,
+		Record: f.recordNew, Stderr: s.Err, Log: s.Err})
+	if err != nil {
+		return nil, err
+	}
+	// Named as the sessions recorded with it name it: secrets hidden.
 	if f.recordNew == "" {
-		fmt.Fprintf(s.Err, "mcpmock: what %s answers is not recorded: the first SOURCE is no .db cassette (give --record-new CASSETTE)\n", f.target())
+		fmt.Fprintf(s.Err, "mcpmock: what %s answers is not recorded: the first SOURCE is no .db cassette (give --record-new CASSETTE)\n", fb.Target())
 	}
 	switch {
 	case f.fresh && f.alone:
-		fmt.Fprintf(s.Err, "mcpmock: %s does not exist yet: %s answers every request, recorded there for the next replay\n", f.recordNew, f.target())
+		fmt.Fprintf(s.Err, "mcpmock: %s does not exist yet: %s answers every request, recorded there for the next replay\n", f.recordNew, fb.Target())
 	case f.fresh:
-		fmt.Fprintf(s.Err, "mcpmock: %s does not exist yet: %s answers what no SOURCE does, recorded there for the next replay\n", f.recordNew, f.target())
+		fmt.Fprintf(s.Err, "mcpmock: %s does not exist yet: %s answers what no SOURCE does, recorded there for the next replay\n", f.recordNew, fb.Target())
 	}
-	return fallback.New(fallback.Options{Command: f.command, URL: f.url, Header: f.header, Redact: f.redact, Record: f.recordNew, Stderr: s.Err, Log: s.Err})
+	return fb, nil
 }
 
 // summarize says at exit what the fallback did, where a user looks.

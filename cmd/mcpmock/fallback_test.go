@@ -100,6 +100,9 @@ func TestServe_FallbackUsage(t *testing.T) {
 		{"no source", []string{"serve", "--", "server"}, "no SOURCE given"},
 		{"header for stdio", []string{"serve", "--header", "A: b", db, "--", "server"}, "--header is for --upstream URL"},
 		{"redact without a server", []string{"serve", "--redact", "key", db}, "--redact is for what a fallback server adds"},
+		{"redact-value without a server", []string{"serve", "--redact-value", "sk-", db}, "--redact-value is for what a fallback server adds"},
+		{"redact-value empty", []string{"serve", "--redact-value", "", db, "--", "server"}, `serve: --redact-value "": an empty pattern matches every value`},
+		{"redact-value that does not compile", []string{"serve", "--redact-value", "sk-(", db, "--upstream", "http://127.0.0.1:1/mcp"}, `serve: --redact-value "sk-(": error parsing regexp`},
 		{"header without colon", []string{"serve", "--header", "Bearer x", db, "--upstream", "http://127.0.0.1:1/mcp"}, `--header "Bearer x": want NAME: VALUE`},
 	}
 	for _, tt := range tests {
@@ -354,6 +357,68 @@ func TestServe_FallbackRedact(t *testing.T) {
 	}
 	if got := answerTo(t, stdout, "3"); got != added {
 		t.Errorf("replayed add: %s\nwant %s", got, added)
+	}
+}
+
+// TestServe_FallbackRedactValue: --redact-value keeps a key out of the
+// cassette file wherever the fallback server's session holds it (a tool
+// call's argument, the answer echoing it, the server's command line),
+// while the host gets its echo whole; a replay of the grown cassette
+// answers the call made with another key.
+func TestServe_FallbackRedactValue(t *testing.T) {
+	const (
+		keyPattern = `sk-[A-Za-z0-9]{20,}`
+		argKey     = "sk-ARGargARGargARGargARG01"
+		cmdKey     = "sk-CMDcmdCMDcmdCMDcmdCMD01"
+	)
+	db, _ := handshakeDB(t)
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	session := func(key string) string {
+		return strings.Replace(hostSession, `"name":"add","arguments":{"a":40,"b":2}`, `"name":"echo","arguments":{"text":"my key is `+key+`"}`, 1)
+	}
+	code, stdout, stderr := runWith(t, session(argKey), "serve", "--redact-value", keyPattern, db, "--", server, cmdKey)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if got, want := answerTo(t, stdout, "3"), `"text":"my key is `+argKey+`"`; !strings.Contains(got, want) {
+		t.Errorf("echo: %s; want the server's answer whole, %s", got, want)
+	}
+	raw, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{argKey, cmdKey} {
+		if bytes.Contains(raw, []byte(key)) {
+			t.Errorf("the cassette file holds %s", key)
+		}
+	}
+	if strings.Contains(stderr, cmdKey) {
+		t.Errorf("stderr shows the key of the command line:\n%s", stderr)
+	}
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := tape.Sessions[len(tape.Sessions)-1]
+	if want := server + " [redacted]"; len(tape.Sessions) != 2 || added.Info.Upstream != want {
+		t.Errorf("%d sessions, the new one's upstream %q; want 2, and %q", len(tape.Sessions), added.Info.Upstream, want)
+	}
+	var call string
+	for _, m := range added.Messages {
+		if m.Dir == store.C2S && strings.Contains(string(m.Frame), `"name":"echo"`) {
+			call = string(m.Frame)
+		}
+	}
+	if !strings.Contains(call, `"arguments":{"text":"[redacted]"}`) {
+		t.Errorf("the recorded call is %s, want its text redacted", call)
+	}
+
+	code, stdout, stderr = runWith(t, session("sk-ANOTHERanotherANOTHER01"), "serve", "--strict", db)
+	if code != 0 {
+		t.Fatalf("replay of the grown cassette: exit %d; stderr:\n%s", code, stderr)
+	}
+	if got := answerTo(t, stdout, "3"); !strings.Contains(got, `"text":"[redacted]"`) {
+		t.Errorf("replayed echo: %s; want the recorded answer, redacted", got)
 	}
 }
 

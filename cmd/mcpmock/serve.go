@@ -22,8 +22,8 @@ import (
 )
 
 const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--watch] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] SOURCE...
-       mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [SOURCE...] -- COMMAND [ARG...]
-       mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--header 'NAME: VALUE'] --upstream URL [SOURCE...]`
+       mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--redact-value REGEX] [SOURCE...] -- COMMAND [ARG...]
+       mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--redact-value REGEX] [--header 'NAME: VALUE'] --upstream URL [SOURCE...]`
 
 type serveOptions struct {
 	http, ws    string
