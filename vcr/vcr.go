@@ -115,11 +115,12 @@ func parseMode(s string) (Mode, error) {
 }
 
 type config struct {
-	mode     Mode
-	mockOpts []mocktest.Option
-	ignore   []string
-	redact   []string
-	header   http.Header
+	mode        Mode
+	mockOpts    []mocktest.Option
+	ignore      []string
+	redact      []string
+	redactValue []string
+	header      http.Header
 }
 
 // Option changes how New works.
@@ -137,6 +138,19 @@ func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }
 // value, so the test still passes with its own secret.
 func WithRedact(names ...string) Option {
 	return func(c *config) { c.redact = append(c.redact, names...) }
+}
+
+// WithRedactValue gives Go regular expressions for secrets found by what
+// they look like rather than by name (sk-[A-Za-z0-9]{20,}), as mcpspy
+// record --redact-value does: wherever WithRedact applies, a message
+// member whose string value a pattern matches (or that holds an array
+// with such a string) is stored as "[redacted]", and so are the matching
+// header values, query values and path segments over HTTP, and arguments
+// of the server command. Replay matches a redacted value with any value.
+// An empty pattern, or one that does not compile, fails the test, in
+// every mode.
+func WithRedactValue(patterns ...string) Option {
+	return func(c *config) { c.redactValue = append(c.redactValue, patterns...) }
 }
 
 // WithHeader sets a header on every request to a real server reached over
@@ -173,9 +187,10 @@ func WithReplay(opts ...mocktest.Option) Option {
 type Server struct {
 	tb       testing.TB
 	path     string
-	command  []string // stdio
-	upstream *url.URL // HTTP
-	overHTTP bool     // made by NewHTTP
+	command  []string                // stdio
+	upstream *url.URL                // HTTP
+	overHTTP bool                    // made by NewHTTP
+	values   *recorder.ValuePatterns // WithRedactValue's patterns, compiled
 
 	mock      *mocktest.Server // replaying
 	replayURL string           // its HTTP endpoint, once asked for
@@ -255,6 +270,12 @@ func newServer(tb testing.TB, path string, opts []Option) (*Server, config, bool
 	for _, o := range opts {
 		o(&cfg)
 	}
+	// Checked in every mode, so that a bad pattern fails in replay too,
+	// not first in the run that records.
+	values, err := recorder.NewValuePatterns(cfg.redactValue)
+	if err != nil {
+		tb.Fatalf("vcr: %v", recorder.OptionError("WithRedactValue", err))
+	}
 	if env := os.Getenv(EnvMode); env != "" {
 		m, err := parseMode(env)
 		if err != nil {
@@ -262,7 +283,7 @@ func newServer(tb testing.TB, path string, opts []Option) (*Server, config, bool
 		}
 		cfg.mode = m
 	}
-	s := &Server{tb: tb, path: path}
+	s := &Server{tb: tb, path: path, values: values}
 	_, statErr := os.Stat(path)
 	exists := statErr == nil
 	switch {
@@ -297,7 +318,7 @@ func (s *Server) startFallback(cfg config) *fallback.Source {
 	if err != nil {
 		tb.Fatalf("vcr: %v", err)
 	}
-	o := fallback.Options{Record: tmp, Redact: cfg.redact, Grace: shutdownGrace, Stderr: &s.stderr, Log: &s.stderr}
+	o := fallback.Options{Record: tmp, Redact: cfg.redact, RedactValues: s.values, Grace: shutdownGrace, Stderr: &s.stderr, Log: &s.stderr}
 	if s.upstream != nil {
 		o.URL, o.Header = s.upstream, cfg.header
 	} else {
@@ -376,7 +397,8 @@ func (s *Server) Mock() *mocktest.Server { return s.mock }
 
 // Received returns every request and notification the host has sent so
 // far, in order, replaying or recording alike (mocktest.Server.Received).
-// While recording, values WithRedact names read "[redacted]", as stored.
+// While recording, values WithRedact names or WithRedactValue matches read
+// "[redacted]", as stored.
 func (s *Server) Received() []replay.Received {
 	if s.mock != nil {
 		return s.mock.Received()
@@ -482,10 +504,7 @@ func (s *Server) startRecording(cfg config) {
 	opts := store.WriterOptions{Observe: func(info *store.SessionInfo, m *store.Message, sum *store.Summary) bool {
 		s.noteReceived(m, sum)
 		return recorder.ObserveHandshake(info, m, sum)
-	}}
-	if red := recorder.NewFrameRedactor(cfg.redact); red != nil {
-		opts.Rewrite = red.Rewrite
-	}
+	}, Rewrite: recorder.Rewriter(cfg.redact, s.values)}
 	w, err := store.NewWriter(s.tmp, opts)
 	if err != nil {
 		tb.Fatalf("vcr: %v", err)
@@ -498,6 +517,7 @@ func (s *Server) startRecording(cfg config) {
 // upstream, recording into the writer.
 func (s *Server) startProxy(cfg config) {
 	red := recorder.NewHTTPRedactor(cfg.redact)
+	red.Values = s.values
 	p := &recorder.HTTPProxy{
 		Upstream:  s.upstream,
 		Writer:    s.writer,
@@ -531,7 +551,7 @@ func (s *Server) recordSession() (io.WriteCloser, io.ReadCloser) {
 	sess, err := s.writer.NewSession(store.SessionInfo{
 		Name:      s.tb.Name(),
 		Transport: store.TransportStdio,
-		Upstream:  recorder.RedactCommandLine(s.command),
+		Upstream:  s.values.CommandLine(s.command),
 		Recorder:  recorderName,
 	})
 	if err != nil {

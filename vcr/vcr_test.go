@@ -202,6 +202,10 @@ func TestNew_Failures(t *testing.T) {
 			wantLog: []string{`MCPTAPE_VCR="bogus": want once, replay, record or new`}},
 		{name: "no cassette and no command",
 			wantLog: []string{"does not exist and there is no server command to record it from"}},
+		{name: "a value pattern that does not compile", command: goServer, opts: []vcr.Option{vcr.WithRedactValue(`sk-[A-Z]+`, `sk-(`)},
+			wantLog: []string{`vcr: WithRedactValue "sk-(": error parsing regexp`}},
+		{name: "an empty value pattern", command: goServer, opts: []vcr.Option{vcr.WithRedactValue("")},
+			wantLog: []string{`vcr: WithRedactValue "": an empty pattern matches every value`}},
 		{name: "a server that cannot start", command: []string{"/no/such/mcp-server"},
 			body: func(tb *fakeTB, srv *vcr.Server) {
 				in, out := srv.Pipes()
@@ -236,9 +240,10 @@ func TestNew_Failures(t *testing.T) {
 	}
 }
 
-// A go-sdk server over Streamable HTTP, reached with a bearer token:
-// recorded once through the proxy with the token redacted, then replayed
-// with the server gone.
+// A go-sdk server over Streamable HTTP, reached with a bearer token and a
+// key in its path: recorded once through the proxy with the token, the key
+// and the member WithRedact names redacted, then replayed with the server
+// gone.
 func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 	t.Setenv(vcr.EnvMode, "")
 	path := filepath.Join(t.TempDir(), "remote.db")
@@ -270,8 +275,9 @@ func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 		return res.Content[0].(*mcp.TextContent).Text
 	}
 
+	const pathKey = "sk-PATHpathPATHpathPATH01"
 	t.Run("recorded", func(t *testing.T) {
-		srv := vcr.NewHTTP(t, path, upstream.URL+"/mcp", vcr.WithRedact("customer"))
+		srv := vcr.NewHTTP(t, path, upstream.URL+"/"+pathKey+"/mcp", vcr.WithRedact("customer"), vcr.WithRedactValue(`sk-[A-Za-z0-9]{20,}`))
 		if !srv.Recording() || !strings.HasSuffix(srv.URL(), "/mcp") || !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") {
 			t.Fatalf("recording %v at %s: want a proxy on 127.0.0.1 ending in /mcp", srv.Recording(), srv.URL())
 		}
@@ -293,11 +299,14 @@ func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 		for _, m := range sess.Messages {
 			all.Write(m.Frame)
 			if m.HTTP != nil {
-				fmt.Fprint(&all, m.HTTP.RequestHeader)
+				fmt.Fprint(&all, m.HTTP.RequestHeader, m.HTTP.Path)
 			}
 		}
 	}
-	for _, secret := range []string{"s3cret-token", "ACME-12345"} {
+	if up := tape.Sessions[0].Info.Upstream; !strings.HasSuffix(up, "/[redacted]/mcp") {
+		t.Errorf("upstream %q, want the key in its path redacted", up)
+	}
+	for _, secret := range []string{"s3cret-token", "ACME-12345", pathKey} {
 		if strings.Contains(string(b), secret) || strings.Contains(all.String(), secret) {
 			t.Errorf("the cassette keeps %q", secret)
 		}
@@ -326,6 +335,82 @@ func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 		}
 		cs.Close()
 	})
+}
+
+// WithRedactValue keeps a key out of the cassette wherever a recording
+// holds it (a tool argument, the answer echoing it, an argument of the
+// server command, _meta of a new episode), while the host gets its echo
+// whole and Received reads "[redacted]", as stored; the replay answers the
+// call made with another key.
+func TestNew_RedactValue(t *testing.T) {
+	t.Setenv(vcr.EnvMode, "")
+	const (
+		argKey = "sk-ARGargARGargARGargARG01"
+		cmdKey = "sk-CMDcmdCMDcmdCMDcmdCMD01"
+		newKey = "sk-NEWnewNEWnewNEWnewNEW01"
+	)
+	path := filepath.Join(t.TempDir(), "c.db")
+	bin := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	server := []string{bin, cmdKey}
+	redact := vcr.WithRedactValue(`sk-[A-Za-z0-9]{20,}`)
+
+	t.Run("recorded", func(t *testing.T) {
+		srv := vcr.New(t, path, server, redact)
+		if got := callEcho(t, srv, "echo", "text", "key "+argKey); got != "key "+argKey {
+			t.Errorf("echo answered %q, want the server's answer whole", got)
+		}
+		if calls := srv.ToolCalls("echo"); len(calls) != 1 || string(calls[0]) != `{"text":"[redacted]"}` {
+			t.Errorf("ToolCalls(echo) = %s, want the text as stored, redacted", calls)
+		}
+	})
+	raw := readFile(t, path)
+	for _, key := range []string{argKey, cmdKey} {
+		if bytes.Contains(raw, []byte(key)) {
+			t.Errorf("the cassette file holds %s", key)
+		}
+	}
+	tape, err := store.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tape.Sessions[0].Info.Upstream, bin+" [redacted]"; got != want {
+		t.Errorf("upstream %q, want %q", got, want)
+	}
+
+	t.Run("replayed with another key", func(t *testing.T) {
+		srv := vcr.New(t, path, server, redact, vcr.WithMode(vcr.ReplayOnly))
+		if got := callEcho(t, srv, "echo", "text", "key sk-ANOTHERanotherANOTHER01"); got != store.Redacted {
+			t.Errorf("echo replayed %q, want the recorded answer, %s", got, store.Redacted)
+		}
+	})
+
+	t.Run("a new episode", func(t *testing.T) {
+		srv := vcr.New(t, path, server, redact, vcr.WithMode(vcr.ReplayWithNew))
+		h := connectHost(t, srv, nil)
+		res, err := h.cs.CallTool(h.ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}, Meta: mcp.Meta{"org": newKey}})
+		if err != nil || res.StructuredContent == nil {
+			t.Fatalf("add: %+v, %v", res, err)
+		}
+		if n := srv.NewRequests(); n != 1 {
+			t.Errorf("%d new requests, want the add", n)
+		}
+	})
+	if raw := readFile(t, path); bytes.Contains(raw, []byte(newKey)) || bytes.Contains(raw, []byte(cmdKey)) {
+		t.Error("the new episode brought a key into the cassette file")
+	}
+	if tape, err = store.Load(path); err != nil || len(tape.Sessions) != 2 {
+		t.Fatalf("cassette: %v, want two sessions", err)
+	}
+	added := tape.Sessions[1]
+	var call string
+	for _, m := range added.Messages {
+		if m.Dir == store.C2S && strings.Contains(string(m.Frame), `"name":"add"`) {
+			call = string(m.Frame)
+		}
+	}
+	if !strings.Contains(call, `"org":"[redacted]"`) || added.Info.Upstream != bin+" [redacted]" {
+		t.Errorf("the new session (upstream %q) should hold the add with its _meta key redacted: %s", added.Info.Upstream, call)
+	}
 }
 
 // The wrong way in for each kind fails the test with a line saying so.
