@@ -82,6 +82,9 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 	case !f.enabled() && f.recordNew != "":
 		return usageErrorf("serve: --record-new is for a fallback server: add -- COMMAND [ARG...] or --upstream URL")
 	}
+	if slices.Contains(f.redact, "") {
+		return usageErrorf("serve: --redact wants a member or parameter name, got an empty one")
+	}
 	if len(f.headers) > 0 && f.upstream == "" {
 		return usageErrorf("serve: --header is for --upstream URL, not a stdio server")
 	}

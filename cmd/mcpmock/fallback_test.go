@@ -100,6 +100,7 @@ func TestServe_FallbackUsage(t *testing.T) {
 		{"no source", []string{"serve", "--", "server"}, "no SOURCE given"},
 		{"header for stdio", []string{"serve", "--header", "A: b", db, "--", "server"}, "--header is for --upstream URL"},
 		{"redact without a server", []string{"serve", "--redact", "key", db}, "--redact is for what a fallback server adds"},
+		{"redact an empty name", []string{"serve", "--redact", "", db, "--", "server"}, "serve: --redact wants a member or parameter name, got an empty one"},
 		{"redact-value without a server", []string{"serve", "--redact-value", "sk-", db}, "--redact-value is for what a fallback server adds"},
 		{"redact-value empty", []string{"serve", "--redact-value", "", db, "--", "server"}, `serve: --redact-value "": an empty pattern matches every value`},
 		{"redact-value that does not compile", []string{"serve", "--redact-value", "sk-(", db, "--upstream", "http://127.0.0.1:1/mcp"}, `serve: --redact-value "sk-(": error parsing regexp`},
