@@ -31,6 +31,7 @@ Usage:
   mcpspy rerun [--session ID] [-o CASSETTE] [--exit-code] SOURCE... (-- COMMAND [ARG...] | --upstream URL)
   mcpspy lint [--session ID] [--skip RULE] [--min SEVERITY] [--strict] [--json] CASSETTE...
   mcpspy import -o CASSETTE FILE.jsonl
+  mcpspy wrap [-o FILE] [--cassette CASSETTE] [--unwrap] CONFIG
 
 Run "mcpspy COMMAND -h" for a command's flags.
 `
@@ -59,11 +60,13 @@ func run(ctx context.Context, args []string, s streams) error {
 		return runLint(args[1:], s)
 	case "import":
 		return runImport(args[1:], s)
+	case "wrap":
+		return runWrap(args[1:], s)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(s.Out, usage)
 		return nil
 	}
-	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff, rerun, lint or import)", args[0])
+	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff, rerun, lint, import or wrap)", args[0])
 }
 
 func usageErrorf(format string, a ...any) error { return cli.Usagef(format, a...) }

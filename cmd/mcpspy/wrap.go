@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/recorder"
+)
+
+const wrapSynopsis = "wrap [-o FILE] [--cassette CASSETTE] [--mcpspy PATH] [--unwrap] CONFIG"
+
+// runWrap is mcpspy wrap: recorder.WrapHostConfig on a file, with the
+// paths made absolute, since a host starts its servers from a directory
+// and with a PATH of its own.
+func runWrap(args []string, s streams) error {
+	fs := newFlags("wrap", wrapSynopsis, s)
+	out := fs.String("o", "", "write the configuration to `FILE` (atomically; it may be CONFIG itself) instead of stdout")
+	cassette := fs.String("cassette", "mcpspy.db", "the cassette the servers record into, one session each, named after the server")
+	self := fs.String("mcpspy", "", "the mcpspy the host is to start (default: this one, by its absolute path)")
+	unwrap := fs.Bool("unwrap", false, "undo an earlier wrap: every server mcpspy records starts without it again")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageErrorf("wrap: want exactly one CONFIG (a host's mcp.json or claude_desktop_config.json), got %d arguments", fs.NArg())
+	}
+	config := fs.Arg(0)
+	if *out != "" && cli.SamePath(*out, *cassette) {
+		return usageErrorf("wrap: -o %s is also the --cassette", *out)
+	}
+	o := recorder.WrapOptions{Unwrap: *unwrap}
+	var err error
+	if o.Cassette, err = filepath.Abs(*cassette); err != nil {
+		return fmt.Errorf("wrap: --cassette: %w", err)
+	}
+	if o.Mcpspy, err = mcpspyPath(*self, s.Err); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(config)
+	if err != nil {
+		return fmt.Errorf("wrap: %w", err)
+	}
+	text, notes, err := recorder.WrapHostConfig(data, o)
+	if err != nil {
+		return fmt.Errorf("wrap: %s: %w", config, err)
+	}
+	if err := writeExport(*out, s.Out, func(w io.Writer) error {
+		_, err := w.Write(text)
+		return err
+	}); err != nil {
+		return fmt.Errorf("wrap: %w", err)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(s.Err, "mcpspy: wrap: %s: %s\n", n.Server, n.Note)
+	}
+	if *out != "" && !*unwrap {
+		fmt.Fprintf(s.Err, "mcpspy: wrap: restart the host; watch with: mcpspy inspect --follow %s\n", o.Cassette)
+	}
+	return nil
+}
+
+// mcpspyPath is the program the host is to start: flag when given, else
+// this executable by its absolute path, unless it is a go run build that
+// will be gone, when it is mcpspy from the host's PATH.
+func mcpspyPath(flag string, stderr io.Writer) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("wrap: where is this mcpspy? %w; name it with --mcpspy PATH", err)
+	}
+	if strings.Contains(self, string(filepath.Separator)+"go-build") {
+		fmt.Fprintf(stderr, "mcpspy: wrap: this mcpspy is a temporary go run build; the host will start \"mcpspy\" from its PATH (go install ./cmd/mcpspy, or --mcpspy PATH)\n")
+		return "mcpspy", nil
+	}
+	return self, nil
+}

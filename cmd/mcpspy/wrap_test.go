@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/store"
+)
+
+// mcpspy wrap, as a host would use it: the go-sdk server in a host
+// configuration is started as the wrapped entry says (the mcpspy binary
+// in front of it), answers go-sdk's client through it, and is recorded as
+// a session named after its key; wrap --unwrap, in place, gives the entry
+// back.
+func TestMcpspy_Wrap(t *testing.T) {
+	spy := peertest.Binary(t, "mcpspy")
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp.json")
+	original := `{"mcpServers": {"echoer": {"command": ` + quote(server) + `, "env": {"X": "1"}}}, "other": true}`
+	if err := os.WriteFile(config, []byte(original), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "host.db")
+	_, stderr := runText(t, "wrap", "--mcpspy", spy, "--cassette", db, "-o", config, config)
+	if !strings.Contains(string(stderr), `echoer: records into `+db+` as session "echoer"`) {
+		t.Errorf("stderr: %s", stderr)
+	}
+	entry := serverEntry(t, config, "echoer")
+
+	// The host starts the entry's command line.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.Command(entry.Command, entry.Args...)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "through the wrap"}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "through the wrap" {
+		t.Errorf("echo: %v %+v", err, res)
+	}
+	if err := cs.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tape.Sessions) != 1 || tape.Sessions[0].Info.Name != "echoer" || !strings.Contains(messagesText(tape.Sessions[0]), `"through the wrap"`) {
+		t.Errorf("the cassette holds %+v", tape.Sessions)
+	}
+
+	runText(t, "wrap", "--unwrap", "-o", config, config)
+	back := serverEntry(t, config, "echoer")
+	if back.Command != server || len(back.Args) != 0 || back.Env["X"] != "1" {
+		t.Errorf("after --unwrap: %+v", back)
+	}
+}
+
+type hostEntry struct {
+	Command string
+	Args    []string
+	Env     map[string]string
+}
+
+func serverEntry(t *testing.T, config, name string) hostEntry {
+	t.Helper()
+	b, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		McpServers map[string]hostEntry
+		Other      bool
+	}
+	if err := json.Unmarshal(b, &c); err != nil || !c.Other {
+		t.Fatalf("%v (other kept: %v)\n%s", err, c.Other, b)
+	}
+	return c.McpServers[name]
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func messagesText(s store.TapeSession) string {
+	var b strings.Builder
+	for _, m := range s.Messages {
+		b.Write(m.Frame)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestMcpspy_WrapBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notConfig := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(notConfig, []byte(`{"theme": "dark"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"wrap"}, "want exactly one CONFIG"},
+		{[]string{"wrap", filepath.Join(dir, "missing.json")}, "no such file"},
+		{[]string{"wrap", notConfig}, `settings.json: no "mcpServers" or "servers" object`},
+		{[]string{"wrap", "-o", "x.db", "--cassette", "x.db", notConfig}, "is also the --cassette"},
+	} {
+		err := run(context.Background(), tc.args, streams{In: strings.NewReader(""), Out: &strings.Builder{}, Err: &strings.Builder{}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}

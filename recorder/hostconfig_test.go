@@ -1,0 +1,130 @@
+package recorder
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// claudeConfig is a Claude Desktop configuration, with a member mcpspy
+// has no business with on either side of the servers.
+const claudeConfig = `{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {"DEBUG": "1"}},
+    "remote": {"url": "https://example.com/mcp"},
+    "bare": {"command": "weather-server"}
+  },
+  "theme": "dark"
+}`
+
+func TestWrapHostConfig(t *testing.T) {
+	o := WrapOptions{Mcpspy: "/usr/local/bin/mcpspy", Cassette: "/home/me/mcp.db"}
+	out, notes, err := WrapHostConfig([]byte(claudeConfig), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		GlobalShortcut string
+		Theme          string
+		McpServers     map[string]struct {
+			Command string
+			Args    []string
+			Env     map[string]string
+			URL     string
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	files := got.McpServers["files"]
+	if files.Command != o.Mcpspy || strings.Join(files.Args, " ") != "record -o /home/me/mcp.db --session files -- npx -y @modelcontextprotocol/server-filesystem /tmp" || files.Env["DEBUG"] != "1" {
+		t.Errorf("files: %+v", files)
+	}
+	if bare := got.McpServers["bare"]; strings.Join(bare.Args, " ") != "record -o /home/me/mcp.db --session bare -- weather-server" {
+		t.Errorf("bare: %+v", bare)
+	}
+	if remote := got.McpServers["remote"]; remote.URL != "https://example.com/mcp" || remote.Command != "" {
+		t.Errorf("remote: %+v", remote)
+	}
+	if got.GlobalShortcut != "Ctrl+Space" || got.Theme != "dark" {
+		t.Errorf("the rest of the file: %+v", got)
+	}
+	if i, j := bytes.Index(out, []byte(`"globalShortcut"`)), bytes.Index(out, []byte(`"theme"`)); i < 0 || j < i {
+		t.Errorf("members out of order:\n%s", out)
+	}
+	wantNotes := map[string]string{
+		"files":  `records into /home/me/mcp.db as session "files"`,
+		"remote": "record it with\n    /usr/local/bin/mcpspy record -o /home/me/mcp.db --session remote --upstream https://example.com/mcp",
+		"bare":   `records into /home/me/mcp.db as session "bare"`,
+	}
+	for _, n := range notes {
+		if !strings.Contains(n.Note, wantNotes[n.Server]) {
+			t.Errorf("%s: %q, want %q", n.Server, n.Note, wantNotes[n.Server])
+		}
+	}
+
+	// Wrapping again changes nothing; unwrapping gives the commands back.
+	again, notes, err := WrapHostConfig(out, o)
+	if err != nil || !bytes.Equal(again, out) || !strings.Contains(notes[0].Note, "mcpspy records it already") {
+		t.Errorf("a second wrap: %v, notes %v\n%s", err, notes, again)
+	}
+	back, _, err := WrapHostConfig(out, WrapOptions{Unwrap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orig, undone any
+	_ = json.Unmarshal([]byte(strings.Replace(claudeConfig, `{"command": "weather-server"}`, `{"command": "weather-server", "args": []}`, 1)), &orig)
+	_ = json.Unmarshal(back, &undone)
+	a, _ := json.Marshal(orig)
+	b, _ := json.Marshal(undone)
+	if !bytes.Equal(a, b) {
+		t.Errorf("unwrap did not give the configuration back:\n got %s\nwant %s", b, a)
+	}
+}
+
+// VS Code keeps its servers under "servers", with a type.
+func TestWrapHostConfig_VSCode(t *testing.T) {
+	config := `{"servers": {"git": {"type": "stdio", "command": "uvx", "args": ["mcp-server-git"]}}, "inputs": []}`
+	out, _, err := WrapHostConfig([]byte(config), WrapOptions{Mcpspy: "mcpspy", Cassette: "/c.db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Servers map[string]struct {
+			Type, Command string
+			Args          []string
+		}
+		Inputs []any
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if git := got.Servers["git"]; git.Type != "stdio" || strings.Join(git.Args, " ") != "record -o /c.db --session git -- uvx mcp-server-git" || got.Inputs == nil {
+		t.Errorf("%s", out)
+	}
+}
+
+func TestWrapHostConfig_BadInput(t *testing.T) {
+	for _, tc := range []struct{ config, want string }{
+		{`{"mcpServers": {}, }`, "not JSON"},
+		{`// comment` + "\n" + `{"mcpServers": {}}`, "not JSON"},
+		{`[1, 2]`, "not an MCP host configuration"},
+		{`{"servers2": {}}`, "not an MCP host configuration"},
+		{`{"mcpServers": [1]}`, `"mcpServers" is not an object`},
+	} {
+		_, _, err := WrapHostConfig([]byte(tc.config), WrapOptions{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.config, err, tc.want)
+		}
+	}
+	_, notes, err := WrapHostConfig([]byte(`{"mcpServers": {"odd": 3, "empty": {}}}`), WrapOptions{})
+	if err != nil || len(notes) != 2 || !strings.Contains(notes[0].Note, "not an object") || !strings.Contains(notes[1].Note, "no command") {
+		t.Errorf("odd entries: %v %v", err, notes)
+	}
+	if !errors.Is(func() error { _, _, err := WrapHostConfig([]byte(`{}`), WrapOptions{}); return err }(), ErrNotHostConfig) {
+		t.Error("want ErrNotHostConfig")
+	}
+}
