@@ -154,9 +154,10 @@ func serverCommand(entry []member) (command string, args []string, ok bool) {
 }
 
 // recordedBy says whether a server's command line is mcpspy record's,
-// and where the server's own command starts in args.
+// and where the server's own command starts in args. A build named
+// otherwise (mcpspy.exe, mcpspy-1.2) still counts.
 func recordedBy(command string, args []string) (serverAt int, ok bool) {
-	if strings.TrimSuffix(filepath.Base(command), ".exe") != "mcpspy" || len(args) == 0 || args[0] != "record" {
+	if !strings.HasPrefix(filepath.Base(command), "mcpspy") || len(args) == 0 || args[0] != "record" {
 		return 0, false
 	}
 	dash := slices.Index(args, "--")

@@ -66,6 +66,12 @@ func TestWrapHostConfig(t *testing.T) {
 		}
 	}
 
+	// A build with another name is recognised as well.
+	other, _, err := WrapHostConfig(out, WrapOptions{Mcpspy: "/opt/mcpspy-1.2", Cassette: o.Cassette})
+	if err != nil || !bytes.Equal(other, out) {
+		t.Errorf("wrapping with another mcpspy build: %v\n%s", err, other)
+	}
+
 	// Wrapping again changes nothing; unwrapping gives the commands back.
 	again, notes, err := WrapHostConfig(out, o)
 	if err != nil || !bytes.Equal(again, out) || !strings.Contains(notes[0].Note, "mcpspy records it already") {
