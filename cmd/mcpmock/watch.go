@@ -28,20 +28,25 @@ func watchScripts(s streams, srv *replay.Server, scripts []*script.Reloadable) (
 				return
 			case <-tick.C:
 			}
+			var said []string
 			reloaded := false
 			for _, sc := range scripts {
 				switch changed, err := sc.ReloadIfChanged(); {
 				case err != nil:
-					fmt.Fprintf(s.Err, "mcpmock: %v; the last version that loaded goes on serving\n", err)
+					said = append(said, fmt.Sprintf("mcpmock: %v; the last version that loaded goes on serving", err))
 				case changed:
 					reloaded = true
-					fmt.Fprintf(s.Err, "mcpmock: reloaded %s: new sessions get it\n", sc.Name())
+					said = append(said, fmt.Sprintf("mcpmock: reloaded %s: new sessions get it", sc.Name()))
 				}
 			}
 			if reloaded {
 				// A 2026-07-28 client has no session to end: its next
-				// request is to see the new version.
+				// request is to see the new version. Before the line that
+				// says so, which scripts and tests wait for.
 				srv.RestartSessionless()
+			}
+			for _, line := range said {
+				fmt.Fprintln(s.Err, line)
 			}
 		}
 	})
