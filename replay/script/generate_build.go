@@ -167,17 +167,19 @@ func (r *recording) answers(name string, calls []*exchange) (key string, list *y
 	// In the order asked, as mcpmock counts calls, not as answered.
 	calls = slices.SortedFunc(slices.Values(calls), func(a, b *exchange) int { return a.order - b.order })
 	var groups []*group
+	byArgs := map[string]*group{} // by the arguments' JSON, keys sorted: equal arguments, one key
 	for _, x := range calls {
 		args, ok := callArgs(x.params)
 		if !ok {
 			continue // mcpmock refuses arguments that are no object itself
 		}
-		i := slices.IndexFunc(groups, func(g *group) bool { return jsonEqual(g.args, args) })
-		if i < 0 {
-			groups = append(groups, &group{args: args})
-			i = len(groups) - 1
+		key := string(mustJSON(args))
+		g := byArgs[key]
+		if g == nil {
+			g = &group{args: args}
+			byArgs[key] = g
+			groups = append(groups, g)
 		}
-		g := groups[i]
 		if !slices.ContainsFunc(g.outcomes, func(y *exchange) bool { return sameOutcome(x, y) }) {
 			g.outcomes = append(g.outcomes, x)
 		}
