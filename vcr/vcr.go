@@ -396,9 +396,9 @@ func (s *Server) NewRequests() int {
 func (s *Server) Mock() *mocktest.Server { return s.mock }
 
 // Received returns every request and notification the host has sent so
-// far, in order, replaying or recording alike (mocktest.Server.Received).
-// While recording, values WithRedact names or WithRedactValue matches read
-// "[redacted]", as stored.
+// far, in order, as the host sent them, replaying or recording alike
+// (mocktest.Server.Received): values WithRedact and WithRedactValue blank
+// in the cassette read as they were, so a test's checks hold in every mode.
 func (s *Server) Received() []replay.Received {
 	if s.mock != nil {
 		return s.mock.Received()
@@ -501,10 +501,17 @@ func (s *Server) startRecording(cfg config) {
 	f.Close()
 	os.Remove(f.Name()) // the store creates the file itself
 	s.tmp = f.Name()
-	opts := store.WriterOptions{Observe: func(info *store.SessionInfo, m *store.Message, sum *store.Summary) bool {
-		s.noteReceived(m, sum)
-		return recorder.ObserveHandshake(info, m, sum)
-	}, Rewrite: recorder.Rewriter(cfg.redact, s.values)}
+	// Received is to read what the host sent, as a replay's does, so it
+	// takes each message before redaction blanks it for the cassette.
+	redact := recorder.Rewriter(cfg.redact, s.values)
+	opts := store.WriterOptions{Observe: recorder.ObserveHandshake, Rewrite: func(m *store.Message) *store.Message {
+		sum := store.Summarize(m)
+		s.noteReceived(m, &sum)
+		if redact == nil {
+			return m
+		}
+		return redact(m)
+	}}
 	w, err := store.NewWriter(s.tmp, opts)
 	if err != nil {
 		tb.Fatalf("vcr: %v", err)

@@ -340,8 +340,8 @@ func TestNewHTTP_RecordOnceThenReplay(t *testing.T) {
 // WithRedactValue keeps a key out of the cassette wherever a recording
 // holds it (a tool argument, the answer echoing it, an argument of the
 // server command, _meta of a new episode), while the host gets its echo
-// whole and Received reads "[redacted]", as stored; the replay answers the
-// call made with another key.
+// whole and Received reads what the host sent, in both modes; the replay
+// answers the call made with another key.
 func TestNew_RedactValue(t *testing.T) {
 	t.Setenv(vcr.EnvMode, "")
 	const (
@@ -359,8 +359,8 @@ func TestNew_RedactValue(t *testing.T) {
 		if got := callEcho(t, srv, "echo", "text", "key "+argKey); got != "key "+argKey {
 			t.Errorf("echo answered %q, want the server's answer whole", got)
 		}
-		if calls := srv.ToolCalls("echo"); len(calls) != 1 || string(calls[0]) != `{"text":"[redacted]"}` {
-			t.Errorf("ToolCalls(echo) = %s, want the text as stored, redacted", calls)
+		if calls := srv.ToolCalls("echo"); len(calls) != 1 || string(calls[0]) != `{"text":"key `+argKey+`"}` {
+			t.Errorf("ToolCalls(echo) = %s, want the text the host sent", calls)
 		}
 	})
 	raw := readFile(t, path)
@@ -381,6 +381,9 @@ func TestNew_RedactValue(t *testing.T) {
 		srv := vcr.New(t, path, server, redact, vcr.WithMode(vcr.ReplayOnly))
 		if got := callEcho(t, srv, "echo", "text", "key sk-ANOTHERanotherANOTHER01"); got != store.Redacted {
 			t.Errorf("echo replayed %q, want the recorded answer, %s", got, store.Redacted)
+		}
+		if calls := srv.ToolCalls("echo"); len(calls) != 1 || string(calls[0]) != `{"text":"key sk-ANOTHERanotherANOTHER01"}` {
+			t.Errorf("ToolCalls(echo) = %s, want the text the host sent, as while recording", calls)
 		}
 	})
 
