@@ -52,6 +52,9 @@ func (k askKind) value(result map[string]any) any {
 // ask is one question a tool puts to the client.
 type ask struct {
 	kind askKind
+	// mode, when set, is a member the client's capability must hold as
+	// well (elicitation's "url").
+	mode string
 	// params renders the request's params for one call.
 	params func(data map[string]any) (json.RawMessage, error)
 }
@@ -60,17 +63,18 @@ type ask struct {
 func (ss *session) askable(c *call, t *tool) []*ask {
 	var out []*ask
 	for _, a := range t.asks {
-		if ss.canAsk(c, a.kind.capability) {
+		if ss.canAsk(c, a.kind.capability, a.mode) {
 			out = append(out, a)
 		}
 	}
 	return out
 }
 
-// canAsk says whether the client may be asked what needs capability:
-// unless what it told of its capabilities (initialize, or the request's
-// _meta in 2026-07-28) leaves it out. A client that never said is asked.
-func (ss *session) canAsk(c *call, capability string) bool {
+// canAsk says whether the client may be asked what needs capability (and
+// its member mode, when given): unless what it told of its capabilities
+// (initialize, or the request's _meta in 2026-07-28) leaves it out. A
+// client that never said is asked.
+func (ss *session) canAsk(c *call, capability, mode string) bool {
 	var caps map[string]json.RawMessage
 	known := false
 	if c.stateless {
@@ -89,7 +93,16 @@ func (ss *session) canAsk(c *call, capability string) bool {
 		return true
 	}
 	v, ok := caps[capability]
-	return ok && string(v) != "null"
+	if !ok || string(v) == "null" {
+		return false
+	}
+	if mode == "" {
+		return true
+	}
+	var modes map[string]json.RawMessage
+	_ = json.Unmarshal(v, &modes)
+	m, ok := modes[mode]
+	return ok && string(m) != "null"
 }
 
 // noteClientCaps keeps what a handshake-era client declared.

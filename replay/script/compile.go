@@ -363,7 +363,8 @@ func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 	ct.def = mustJSON(def)
 	ct.invalidAsError = c.invalidMode(t.InvalidArguments, sub(t.Pos, "invalidArguments"), defaultInvalid)
 	if t.Elicit != nil {
-		ct.asks = append(ct.asks, &ask{kind: elicitKind, params: c.elicit(t.Elicit).params})
+		f := c.elicit(t.Elicit)
+		ct.asks = append(ct.asks, &ask{kind: elicitKind, mode: f.clientMode(), params: f.params})
 	}
 	if t.Sample != nil {
 		ct.asks = append(ct.asks, c.sample(t.Sample))

@@ -3,6 +3,7 @@ package script
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"text/template"
 )
 
@@ -12,6 +13,7 @@ import (
 type elicitForm struct {
 	message *template.Template
 	schema  map[string]any
+	url     *template.Template // url mode: where to send the user; nil in form mode
 }
 
 func (c *compiler) elicit(e *Elicit) *elicitForm {
@@ -20,6 +22,25 @@ func (c *compiler) elicit(e *Elicit) *elicitForm {
 		c.errorf(e.Pos, "elicit needs a message")
 	} else {
 		f.message = c.template(sub(e.Pos, "message"), e.Message)
+	}
+	switch e.Mode {
+	case "", "form":
+		if e.URL != "" {
+			c.errorf(sub(e.Pos, "url"), "url is for mode: url; a form asks with requestedSchema")
+		}
+	case "url":
+		if e.URL == "" {
+			c.errorf(e.Pos, "elicit in mode url needs a url: where to send the user")
+		} else {
+			f.url = c.template(sub(e.Pos, "url"), e.URL)
+		}
+		if e.RequestedSchema.Set {
+			c.errorf(sub(e.Pos, "requestedSchema"), "mode url asks for no fields: leave out requestedSchema")
+		}
+		return f
+	default:
+		c.errorf(sub(e.Pos, "mode"), "mode must be form or url, got %q", e.Mode)
+		return f
 	}
 	if !e.RequestedSchema.Set {
 		c.errorf(e.Pos, "elicit needs a requestedSchema: the form's fields")
@@ -67,11 +88,33 @@ func formFieldProblem(prop any) string {
 	}
 }
 
-// params renders the elicitation/create params for one call.
+// params renders the elicitation/create params for one call. In url
+// mode the elicitationId is made from the tool and its arguments, so that
+// a 2026-07-28 retry is asked about the same elicitation as its first
+// round, and every run says the same.
 func (f *elicitForm) params(data map[string]any) (json.RawMessage, error) {
 	msg, err := render(f.message, data)
 	if err != nil {
 		return nil, err
 	}
-	return mustJSON(map[string]any{"message": msg, "requestedSchema": f.schema}), nil
+	if f.url == nil {
+		return mustJSON(map[string]any{"message": msg, "requestedSchema": f.schema}), nil
+	}
+	url, err := render(f.url, data)
+	if err != nil {
+		return nil, err
+	}
+	h := fnv.New64a()
+	h.Write(mustJSON([]any{data["tool"], data["args"]}))
+	return mustJSON(map[string]any{"mode": "url", "message": msg, "url": url, "elicitationId": fmt.Sprintf("mcpmock-%x", h.Sum64())}), nil
+}
+
+// clientMode is the member of the client's elicitation capability the
+// form needs: "url" for url mode; "" for a form, which any client that
+// can be asked at all takes (before 2025-11-25, {} meant a form).
+func (f *elicitForm) clientMode() string {
+	if f.url != nil {
+		return "url"
+	}
+	return ""
 }

@@ -100,6 +100,11 @@ type When struct {
 // an input_required result the client retries in 2026-07-28.
 type Elicit struct {
 	Pos
+	// Mode is "form" (the default) or "url": send the user to URL, out of
+	// band (2025-11-25), rather than ask for RequestedSchema's fields.
+	Mode string `yaml:"mode"`
+	// URL is a template, over the call's arguments; url mode only.
+	URL string `yaml:"url"`
 	// Message is a template, over the call's arguments.
 	Message string `yaml:"message"`
 	// RequestedSchema is the form: an object schema of flat string,

@@ -144,6 +144,18 @@ tools:
   - name: a
     answers: [{when: {elicited: {action: accept}}, text: x}]
 `, []string{"tools[0].answers[0].when.elicited: when.elicited matches the client's answer to the tool's elicit, and this tool has none"}},
+		{"elicit modes mixed up", `
+tools:
+  - {name: a, elicit: {mode: url, message: m}, answers: [{text: x}]}
+  - {name: b, elicit: {mode: url, message: m, url: "https://x", requestedSchema: {type: object}}, answers: [{text: x}]}
+  - {name: c, elicit: {message: m, url: "https://x", requestedSchema: {type: object}}, answers: [{text: x}]}
+  - {name: d, elicit: {mode: popup, message: m}, answers: [{text: x}]}
+`, []string{
+			"tools[0].elicit: elicit in mode url needs a url",
+			"tools[1].elicit.requestedSchema: mode url asks for no fields",
+			"tools[2].elicit.url: url is for mode: url",
+			`tools[3].elicit.mode: mode must be form or url, got "popup"`,
+		}},
 		{"sample without messages or maxTokens", `
 tools:
   - name: a

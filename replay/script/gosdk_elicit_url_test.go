@@ -1,0 +1,90 @@
+package script_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const urlElicitScript = `
+server: {name: login-demo, version: 1.0.0}
+tools:
+  - name: connect
+    inputSchema: {type: object, properties: {service: {type: string}}}
+    elicit:
+      mode: url
+      message: "Sign in to {{.args.service}}"
+      url: "https://auth.example.com/start?service={{.args.service}}"
+    answers:
+      - when: {elicited: {action: accept}}
+        text: "connected to {{.args.service}}"
+      - {isError: true, text: not connected}
+`
+
+// TestGoSDK_ElicitURL: a url-mode elicit reaches go-sdk's client as a URL
+// elicitation (mid-call, or as an input_required round in 2026-07-28),
+// with the same elicitationId each time for the same call; a client that
+// takes only forms is not asked.
+func TestGoSDK_ElicitURL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "login.yaml")
+	if err := os.WriteFile(path, []byte(urlElicitScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var asked []*mcp.ElicitParams
+			client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
+				Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					asked = append(asked, req.Params)
+					return &mcp.ElicitResult{Action: "accept"}, nil
+				},
+			})
+			cs := connectClient(t, tc, path, client)
+			ctx := ctxT(t)
+			for range 2 {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "connect", Arguments: map[string]any{"service": "mail"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := text(t, res); got != "connected to mail" {
+					t.Errorf("connect: %q", got)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(asked) != 2 {
+				t.Fatalf("asked %d times, want once a call", len(asked))
+			}
+			p := asked[0]
+			if p.Mode != "url" || p.URL != "https://auth.example.com/start?service=mail" || p.Message != "Sign in to mail" || p.ElicitationID == "" {
+				t.Errorf("asked %+v", p)
+			}
+			if asked[1].ElicitationID != p.ElicitationID {
+				t.Errorf("elicitationId %q then %q, want the same for the same call", p.ElicitationID, asked[1].ElicitationID)
+			}
+		})
+		t.Run(tc.name+"/client with forms only", func(t *testing.T) {
+			cs := connect(t, tc, path, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					t.Error("a client that takes only forms was sent to a URL")
+					return &mcp.ElicitResult{Action: "cancel"}, nil
+				},
+			})
+			res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "connect", Arguments: map[string]any{"service": "mail"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := text(t, res); got != "not connected" {
+				t.Errorf("connect: %q, want the default answer", got)
+			}
+		})
+	}
+}
