@@ -3,6 +3,7 @@ package lint
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
@@ -56,6 +57,10 @@ type checker struct {
 	// asks holds the input_required results a retry may answer, by
 	// askKey.
 	asks map[string]*inputAsk
+	// shared, when the session is checked with the rest of its cassette
+	// (Tape), holds every session's asks, for a retry sent on another
+	// connection than its call.
+	shared *sharedAsks
 }
 
 type era uint8
@@ -95,6 +100,7 @@ type tool struct {
 // frame is a message parsed for the checks. Members hold raw JSON.
 type frame struct {
 	seq    uint64
+	at     time.Time
 	dir    store.Dir
 	http   *store.HTTPMeta
 	kind   jsonrpc.Kind
@@ -158,7 +164,7 @@ func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 		c.report("malformed", m.Seq, 0, "not a JSON-RPC 2.0 message: %s", s.Reason)
 		return
 	}
-	f := &frame{seq: m.Seq, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, method: s.Method, inputRequired: s.InputRequired}
+	f := &frame{seq: m.Seq, at: m.Time, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, method: s.Method, inputRequired: s.InputRequired}
 	if s.Kind != jsonrpc.Error {
 		f.params, f.result = member(raw, "params"), member(raw, "result")
 	}

@@ -109,11 +109,24 @@ func (k *Checker) Finish() []Finding {
 	return k.c.out
 }
 
-// Tape checks every session of a cassette, in the cassette's order.
+// Tape checks every session of a cassette, in the cassette's order. The
+// sessions see each other's multi round-trip requests: a 2026-07-28
+// retry recorded in another session than its call (another connection) is
+// judged against it, which Session alone cannot do.
 func Tape(t *store.Tape, opts Options) []Finding {
-	var out []Finding
+	shared := &sharedAsks{asks: map[string][]sharedAsk{}}
+	checkers := make([]*Checker, len(t.Sessions))
 	for i := range t.Sessions {
-		out = append(out, Session(&t.Sessions[i], opts)...)
+		checkers[i] = NewChecker(t.Sessions[i].Info, opts)
+		checkers[i].c.shared = shared
+		for _, m := range t.Sessions[i].Messages {
+			checkers[i].Add(m)
+		}
+	}
+	shared.judgeRetries()
+	var out []Finding
+	for _, k := range checkers {
+		out = append(out, k.Finish()...)
 	}
 	return out
 }

@@ -283,8 +283,9 @@ func TestSession_Rules(t *testing.T) {
 
 // Over Streamable HTTP, 2026-07-28 traffic is recorded one session per
 // connection, and go-sdk's client may retry on another connection than
-// the call: a retry whose ask is in another session is not judged (a
-// real-peer recording caught this). Over stdio, the same retry is.
+// the call: a retry whose ask is in another session is not judged by
+// Session alone (a real-peer recording caught this; Tape judges it, see
+// TestTape_RetryOnAnotherConnection). Over stdio, the same retry is.
 func TestSession_RetryOnAnotherConnection(t *testing.T) {
 	retry := []string{
 		`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"confirm","requestState":"step=1","inputResponses":{"who":{"action":"accept","content":{"name":"Ada"}}},"_meta":` + stateless(`"elicitation":{}`) + `}}`,
@@ -300,6 +301,60 @@ func TestSession_RetryOnAnotherConnection(t *testing.T) {
 	})
 	if got := Session(h, Options{}); len(got) != 0 {
 		t.Errorf("over HTTP: findings %v, want none", got)
+	}
+}
+
+// Checked with its cassette (Tape), a retry recorded in another session
+// than its call is judged against the call's input_required result: well
+// answered, it passes; answering what was not asked, or nothing asked
+// before it in any session, it is reported, in its own session.
+func TestTape_RetryOnAnotherConnection(t *testing.T) {
+	overHTTP := func(id string, t0 time.Time, lines ...string) store.TapeSession {
+		s := withHTTP(session(lines...), func(*store.Message) http.Header {
+			return http.Header{"Mcp-Method": {"tools/call"}, "Mcp-Name": {"confirm"}, "Mcp-Protocol-Version": {"2026-07-28"}}
+		}, func(*store.Message) (string, http.Header) {
+			return "post-sse", http.Header{"Content-Type": {"text/event-stream"}}
+		})
+		s.Info.ID = id
+		for i, m := range s.Messages {
+			m.Session, m.Time = id, t0.Add(time.Duration(i)*time.Millisecond)
+		}
+		return *s
+	}
+	call := `> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"confirm","_meta":` + stateless(`"elicitation":{}`) + `}}`
+	ask := `< {"jsonrpc":"2.0","id":4,"result":{"resultType":"input_required","requestState":"step=1","inputRequests":{"who":{"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}}}}`
+	retry := func(responses string) []string {
+		return []string{
+			`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"confirm","requestState":"step=1","inputResponses":` + responses + `,"_meta":` + stateless(`"elicitation":{}`) + `}}`,
+			`< {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hello Ada"}],"resultType":"complete"}}`,
+		}
+	}
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	later := t0.Add(time.Second)
+	tests := []struct {
+		name      string
+		askAt     time.Time
+		responses string
+		want      []string
+	}{
+		{"answered as asked", t0, `{"who":{"action":"accept","content":{"name":"Ada"}}}`, nil},
+		{"answers what was not asked", t0, `{"who":{"action":"accept"},"other":{"action":"accept"}}`, []string{`s2:1: error: answers input request "other", which the server did not ask (asked in s1:2) [input-responses]`}},
+		{"retried before any ask", later, `{"who":{"action":"accept"}}`, []string{"s2:1: error: tools/call carries requestState \"step=1\", but the server answered no earlier tools/call with input_required that it could retry [input-responses]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tape := &store.Tape{Sessions: []store.TapeSession{
+				overHTTP("s1", tt.askAt, call, ask),
+				overHTTP("s2", t0.Add(500*time.Millisecond), retry(tt.responses)...),
+			}}
+			var got []string
+			for _, f := range Tape(tape, Options{}) {
+				got = append(got, f.String())
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("findings\n%q\nwant\n%q", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/lint"
+	"github.com/mcptape/mcptape/store"
 )
 
 const lintSynopsis = "lint [--session ID] [--skip RULE] [--min SEVERITY] [--strict] [--json] CASSETTE...\n       mcpspy lint --rules"
@@ -43,17 +44,43 @@ func runLint(args []string, s streams) error {
 	if len(positional) == 0 {
 		return usageErrorf("lint: no CASSETTE")
 	}
-	sessions, err := loadSessions("lint", positional, *session)
-	if err != nil {
-		return err
+	// Each cassette is checked whole, so that a retry recorded in another
+	// session than its call is judged; --session only picks what is shown.
+	type checked struct {
+		source string
+		tape   *store.Tape
+		only   string // the session --session picked; "" for all
+	}
+	var cassettes []checked
+	nSessions := 0
+	for _, source := range positional {
+		tape, err := store.Load(source)
+		if err != nil {
+			return err
+		}
+		c := checked{source: source, tape: tape}
+		switch {
+		case *session != "":
+			picked, err := pickSession("lint", tape, source, *session)
+			if err != nil {
+				return err
+			}
+			c.only = picked.Info.ID
+			nSessions++
+		case len(tape.Sessions) == 0:
+			return fmt.Errorf("%s: the cassette holds no session", source)
+		default:
+			nSessions += len(tape.Sessions)
+		}
+		cassettes = append(cassettes, c)
 	}
 
 	w := bufio.NewWriter(s.Out)
 	enc := json.NewEncoder(w)
 	var counts [3]int
-	for _, ss := range sessions {
-		for _, f := range lint.Session(ss.session, lint.Options{Skip: skip}) {
-			if f.Severity < floor {
+	for _, ss := range cassettes {
+		for _, f := range lint.Tape(ss.tape, lint.Options{Skip: skip}) {
+			if f.Severity < floor || ss.only != "" && f.Session != ss.only {
 				continue
 			}
 			counts[f.Severity]++
@@ -69,7 +96,7 @@ func runLint(args []string, s streams) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Err, "mcpspy: lint: %s in %s\n", findingCounts(counts), counted(len(sessions), "session"))
+	fmt.Fprintf(s.Err, "mcpspy: lint: %s in %s\n", findingCounts(counts), counted(nSessions, "session"))
 	if counts[lint.Error] > 0 || *strict && counts[lint.Warning] > 0 {
 		return &cli.ExitError{Code: 1}
 	}
