@@ -276,6 +276,9 @@ func newServer(tb testing.TB, path string, opts []Option) (*Server, config, bool
 	if err != nil {
 		tb.Fatalf("vcr: %v", recorder.OptionError("WithRedactValue", err))
 	}
+	if slices.Contains(cfg.redact, "") {
+		tb.Fatalf("vcr: WithRedact \"\": an empty name hides nothing")
+	}
 	if env := os.Getenv(EnvMode); env != "" {
 		m, err := parseMode(env)
 		if err != nil {

@@ -206,6 +206,8 @@ func TestNew_Failures(t *testing.T) {
 			wantLog: []string{`vcr: WithRedactValue "sk-(": error parsing regexp`}},
 		{name: "an empty value pattern", command: goServer, opts: []vcr.Option{vcr.WithRedactValue("")},
 			wantLog: []string{`vcr: WithRedactValue "": an empty pattern matches every value`}},
+		{name: "an empty name to redact", command: goServer, opts: []vcr.Option{vcr.WithRedact("token", "")},
+			wantLog: []string{`vcr: WithRedact "": an empty name hides nothing`}},
 		{name: "a server that cannot start", command: []string{"/no/such/mcp-server"},
 			body: func(tb *fakeTB, srv *vcr.Server) {
 				in, out := srv.Pipes()
