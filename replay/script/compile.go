@@ -57,6 +57,9 @@ type tool struct {
 	answers        []*answer
 	sequence       bool
 	asks           []*ask // what it asks the client before it answers, in order
+	// completes: its elicit is in url mode and says complete, sent once
+	// the user accepts.
+	completes bool
 }
 
 type answer struct {
@@ -365,6 +368,7 @@ func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 	if t.Elicit != nil {
 		f := c.elicit(t.Elicit)
 		ct.asks = append(ct.asks, &ask{kind: elicitKind, mode: f.clientMode(), params: f.params})
+		ct.completes = f.complete
 	}
 	if t.Sample != nil {
 		ct.asks = append(ct.asks, c.sample(t.Sample))

@@ -14,6 +14,9 @@ type elicitForm struct {
 	message *template.Template
 	schema  map[string]any
 	url     *template.Template // url mode: where to send the user; nil in form mode
+	// complete: url mode, and notifications/elicitation/complete is sent
+	// once the user has accepted.
+	complete bool
 }
 
 func (c *compiler) elicit(e *Elicit) *elicitForm {
@@ -28,6 +31,9 @@ func (c *compiler) elicit(e *Elicit) *elicitForm {
 		if e.URL != "" {
 			c.errorf(sub(e.Pos, "url"), "url is for mode: url; a form asks with requestedSchema")
 		}
+		if e.Complete {
+			c.errorf(sub(e.Pos, "complete"), "complete is for mode: url, where the user finishes on a page")
+		}
 	case "url":
 		if e.URL == "" {
 			c.errorf(e.Pos, "elicit in mode url needs a url: where to send the user")
@@ -37,6 +43,7 @@ func (c *compiler) elicit(e *Elicit) *elicitForm {
 		if e.RequestedSchema.Set {
 			c.errorf(sub(e.Pos, "requestedSchema"), "mode url asks for no fields: leave out requestedSchema")
 		}
+		f.complete = e.Complete
 		return f
 	default:
 		c.errorf(sub(e.Pos, "mode"), "mode must be form or url, got %q", e.Mode)
@@ -104,9 +111,15 @@ func (f *elicitForm) params(data map[string]any) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	return mustJSON(map[string]any{"mode": "url", "message": msg, "url": url, "elicitationId": elicitationID(data)}), nil
+}
+
+// elicitationID names a url-mode elicitation by the call's tool and
+// arguments.
+func elicitationID(data map[string]any) string {
 	h := fnv.New64a()
 	h.Write(mustJSON([]any{data["tool"], data["args"]}))
-	return mustJSON(map[string]any{"mode": "url", "message": msg, "url": url, "elicitationId": fmt.Sprintf("mcpmock-%x", h.Sum64())}), nil
+	return fmt.Sprintf("mcpmock-%x", h.Sum64())
 }
 
 // clientMode is the member of the client's elicitation capability the

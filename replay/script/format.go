@@ -105,6 +105,10 @@ type Elicit struct {
 	Mode string `yaml:"mode"`
 	// URL is a template, over the call's arguments; url mode only.
 	URL string `yaml:"url"`
+	// Complete, in url mode, sends notifications/elicitation/complete
+	// once the user has accepted, before the answer: as a server does
+	// when the user has finished on the page.
+	Complete bool `yaml:"complete"`
 	// Message is a template, over the call's arguments.
 	Message string `yaml:"message"`
 	// RequestedSchema is the form: an object schema of flat string,

@@ -19,6 +19,7 @@ tools:
       mode: url
       message: "Sign in to {{.args.service}}"
       url: "https://auth.example.com/start?service={{.args.service}}"
+      complete: true
     answers:
       - when: {elicited: {action: accept}}
         text: "connected to {{.args.service}}"
@@ -27,8 +28,9 @@ tools:
 
 // TestGoSDK_ElicitURL: a url-mode elicit reaches go-sdk's client as a URL
 // elicitation (mid-call, or as an input_required round in 2026-07-28),
-// with the same elicitationId each time for the same call; a client that
-// takes only forms is not asked.
+// with the same elicitationId each time for the same call, and, accepted,
+// is followed by notifications/elicitation/complete for that id; a client
+// that takes only forms is not asked.
 func TestGoSDK_ElicitURL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "login.yaml")
 	if err := os.WriteFile(path, []byte(urlElicitScript), 0o600); err != nil {
@@ -38,8 +40,12 @@ func TestGoSDK_ElicitURL(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var asked []*mcp.ElicitParams
+			completed := make(chan string, 10)
 			client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
 				Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+				ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+					completed <- req.Params.ElicitationID
+				},
 				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					mu.Lock()
 					defer mu.Unlock()
@@ -69,6 +75,16 @@ func TestGoSDK_ElicitURL(t *testing.T) {
 			}
 			if asked[1].ElicitationID != p.ElicitationID {
 				t.Errorf("elicitationId %q then %q, want the same for the same call", p.ElicitationID, asked[1].ElicitationID)
+			}
+			for range 2 {
+				select {
+				case id := <-completed:
+					if id != p.ElicitationID {
+						t.Errorf("completed %q, want %q", id, p.ElicitationID)
+					}
+				case <-ctx.Done():
+					t.Fatal("no notifications/elicitation/complete")
+				}
 			}
 		})
 		t.Run(tc.name+"/client with forms only", func(t *testing.T) {

@@ -150,7 +150,9 @@ tools:
   - {name: b, elicit: {mode: url, message: m, url: "https://x", requestedSchema: {type: object}}, answers: [{text: x}]}
   - {name: c, elicit: {message: m, url: "https://x", requestedSchema: {type: object}}, answers: [{text: x}]}
   - {name: d, elicit: {mode: popup, message: m}, answers: [{text: x}]}
+  - {name: e, elicit: {message: m, complete: true, requestedSchema: {type: object}}, answers: [{text: x}]}
 `, []string{
+			"tools[4].elicit.complete: complete is for mode: url",
 			"tools[0].elicit: elicit in mode url needs a url",
 			"tools[1].elicit.requestedSchema: mode url asks for no fields",
 			"tools[2].elicit.url: url is for mode: url",

@@ -142,14 +142,23 @@ func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, 
 	for _, q := range t.asks {
 		data[q.kind.data] = reply(replies, q.kind)
 	}
+	// A url-mode elicitation the user accepted is finished first, if the
+	// script says so.
+	completed := ""
+	if elicited, _ := data[elicitKind.data].(map[string]any); t.completes && elicited["action"] == "accept" {
+		completed = elicitationID(data)
+	}
 	perform := func(ctx context.Context, peer replay.Peer) replay.Reply {
+		if completed != "" {
+			_ = peer.Notify("notifications/elicitation/complete", mustJSON(map[string]any{"elicitationId": completed}))
+		}
 		reply, err := ss.perform(ctx, peer, c, a, data)
 		if err != nil {
 			return errReply(codeInternal, fmt.Sprintf("mcpmock script: tool %q, answer at line %d: %v", t.name, a.at.Line, err), nil)
 		}
 		return reply
 	}
-	if c.prepare && !a.immediate() {
+	if c.prepare && (!a.immediate() || completed != "") {
 		c.play = perform
 		return replay.Reply{}, true
 	}
