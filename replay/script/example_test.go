@@ -1,0 +1,54 @@
+package script_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/mcptape/mcptape/replay/script"
+	"github.com/mcptape/mcptape/store"
+)
+
+// FromTape writes what a recorded server did as a script to edit: here
+// one tool, called twice with other arguments.
+func ExampleFromTape() {
+	frames := []struct {
+		dir   store.Dir
+		frame string
+	}{
+		{store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+		{store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"forecast","inputSchema":{"type":"object"}}]}}`},
+		{store.C2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"forecast","arguments":{"city":"Paris"}}}`},
+		{store.S2C, `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Sunny"}]}}`},
+		{store.C2S, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"forecast","arguments":{"city":"Oslo"}}}`},
+		{store.S2C, `{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"no data for Oslo"}}`},
+	}
+	s := store.TapeSession{Info: store.SessionInfo{ID: "s1", Handshake: store.Handshake{ServerInfo: []byte(`{"name":"weather","version":"1.0.0"}`)}}}
+	for i, f := range frames {
+		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(i + 1), Dir: f.dir, Time: time.Unix(0, 0), Frame: []byte(f.frame)})
+	}
+	out, err := script.FromTape(&store.Tape{Sessions: []store.TapeSession{s}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(string(out))
+	// Output:
+	// # A mcpmock script made by mcpspy from session s1.
+	// # It answers as the recorded server did; edit it freely (docs/SCRIPTS.md).
+	// server:
+	//   name: weather
+	//   version: 1.0.0
+	// tools:
+	//   - name: forecast
+	//     inputSchema:
+	//       type: object
+	//     answers:
+	//       - when: {exact: {city: Paris}}
+	//         text: Sunny
+	//       - when: {exact: {city: Oslo}}
+	//         error:
+	//           code: -32603
+	//           message: no data for Oslo
+	//       - isError: true
+	//         text: no answer was recorded for these arguments
+}
