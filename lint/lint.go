@@ -115,18 +115,28 @@ func (k *Checker) Finish() []Finding {
 // judged against it, which Session alone cannot do.
 func Tape(t *store.Tape, opts Options) []Finding {
 	shared := &sharedAsks{asks: map[string][]sharedAsk{}}
-	checkers := make([]*Checker, len(t.Sessions))
+	found := make([][]Finding, len(t.Sessions))
+	waiting := map[int]*Checker{} // sessions with a retry still to judge
 	for i := range t.Sessions {
-		checkers[i] = NewChecker(t.Sessions[i].Info, opts)
-		checkers[i].c.shared = shared
+		k := NewChecker(t.Sessions[i].Info, opts)
+		k.c.shared = shared
+		retries := len(shared.retries)
 		for _, m := range t.Sessions[i].Messages {
-			checkers[i].Add(m)
+			k.Add(m)
 		}
+		if len(shared.retries) > retries {
+			waiting[i] = k
+			continue
+		}
+		found[i] = k.Finish() // its state can go: one session's at a time, as before
 	}
 	shared.judgeRetries()
+	for i, k := range waiting {
+		found[i] = k.Finish()
+	}
 	var out []Finding
-	for _, k := range checkers {
-		out = append(out, k.Finish()...)
+	for _, f := range found {
+		out = append(out, f...)
 	}
 	return out
 }

@@ -125,26 +125,59 @@ type sourceSession struct {
 // each (id empty: every session of every cassette), in order. A cassette
 // without sessions, or without the one named, is an error.
 func loadSessions(cmd string, sources []string, id string) ([]sourceSession, error) {
+	tapes, err := loadTapes(cmd, sources, id)
+	if err != nil {
+		return nil, err
+	}
 	var out []sourceSession
+	for _, t := range tapes {
+		for _, s := range t.sessions() {
+			out = append(out, sourceSession{t.source, s})
+		}
+	}
+	return out, nil
+}
+
+// sourceTape is one cassette named on the command line, read whole, with
+// the session --session picked in it.
+type sourceTape struct {
+	source string
+	tape   *store.Tape
+	picked *store.TapeSession // nil: every session
+}
+
+// sessions returns the picked session, or every session.
+func (t sourceTape) sessions() []*store.TapeSession {
+	if t.picked != nil {
+		return []*store.TapeSession{t.picked}
+	}
+	out := make([]*store.TapeSession, len(t.tape.Sessions))
+	for i := range t.tape.Sessions {
+		out[i] = &t.tape.Sessions[i]
+	}
+	return out
+}
+
+// loadTapes reads each cassette whole, for a command that needs all of
+// it even when --session picks one session (lint's cross-session
+// checks); the errors are loadSessions'.
+func loadTapes(cmd string, sources []string, id string) ([]sourceTape, error) {
+	var out []sourceTape
 	for _, source := range sources {
 		tape, err := store.Load(source)
 		if err != nil {
 			return nil, err
 		}
-		if id != "" {
-			picked, err := pickSession(cmd, tape, source, id)
-			if err != nil {
+		t := sourceTape{source: source, tape: tape}
+		switch {
+		case id != "":
+			if t.picked, err = pickSession(cmd, tape, source, id); err != nil {
 				return nil, err
 			}
-			out = append(out, sourceSession{source, picked})
-			continue
-		}
-		if len(tape.Sessions) == 0 {
+		case len(tape.Sessions) == 0:
 			return nil, fmt.Errorf("%s: the cassette holds no session", source)
 		}
-		for i := range tape.Sessions {
-			out = append(out, sourceSession{source, &tape.Sessions[i]})
-		}
+		out = append(out, t)
 	}
 	return out, nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/lint"
-	"github.com/mcptape/mcptape/store"
 )
 
 const lintSynopsis = "lint [--session ID] [--skip RULE] [--min SEVERITY] [--strict] [--json] CASSETTE...\n       mcpspy lint --rules"
@@ -46,33 +45,13 @@ func runLint(args []string, s streams) error {
 	}
 	// Each cassette is checked whole, so that a retry recorded in another
 	// session than its call is judged; --session only picks what is shown.
-	type checked struct {
-		source string
-		tape   *store.Tape
-		only   string // the session --session picked; "" for all
+	cassettes, err := loadTapes("lint", positional, *session)
+	if err != nil {
+		return err
 	}
-	var cassettes []checked
 	nSessions := 0
-	for _, source := range positional {
-		tape, err := store.Load(source)
-		if err != nil {
-			return err
-		}
-		c := checked{source: source, tape: tape}
-		switch {
-		case *session != "":
-			picked, err := pickSession("lint", tape, source, *session)
-			if err != nil {
-				return err
-			}
-			c.only = picked.Info.ID
-			nSessions++
-		case len(tape.Sessions) == 0:
-			return fmt.Errorf("%s: the cassette holds no session", source)
-		default:
-			nSessions += len(tape.Sessions)
-		}
-		cassettes = append(cassettes, c)
+	for _, c := range cassettes {
+		nSessions += len(c.sessions())
 	}
 
 	w := bufio.NewWriter(s.Out)
@@ -80,7 +59,7 @@ func runLint(args []string, s streams) error {
 	var counts [3]int
 	for _, ss := range cassettes {
 		for _, f := range lint.Tape(ss.tape, lint.Options{Skip: skip}) {
-			if f.Severity < floor || ss.only != "" && f.Session != ss.only {
+			if f.Severity < floor || ss.picked != nil && f.Session != ss.picked.Info.ID {
 				continue
 			}
 			counts[f.Severity]++
