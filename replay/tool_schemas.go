@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -33,11 +34,18 @@ func (c *Cassette) InputSchema(tool string) (json.RawMessage, bool) {
 	return s, ok
 }
 
-// paramHeaders is what the server knows of each tool's Mcp-Param-*
-// headers, from the first source that knows the tool.
+// paramHeaders caches each tool's Mcp-Param-* headers, parsed from its
+// inputSchema. An entry holds the schema it was parsed from: a source may
+// change a tool's schema while serving (mcpmock serve --watch reloads a
+// script), and the check must follow what tools/list now says.
 type paramHeaders struct {
 	mu    sync.Mutex
-	tools map[string][]mcphttp.ParamHeader
+	tools map[string]parsedParams
+}
+
+type parsedParams struct {
+	schema json.RawMessage
+	params []mcphttp.ParamHeader
 }
 
 // checkParams refuses a 2026-07-28 tools/call whose Mcp-Param-* headers
@@ -52,21 +60,25 @@ func (s *Server) checkParams(h http.Header, body []byte, tool string) *headerErr
 	return nil
 }
 
+// paramHeadersOf is the Mcp-Param-* headers of tool's current schema,
+// from the first source that lists it; parsed again only when that
+// schema changes.
 func (s *Server) paramHeadersOf(tool string) []mcphttp.ParamHeader {
+	schema, _ := s.inputSchema(tool)
 	ph := &s.params
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
-	if params, ok := ph.tools[tool]; ok {
-		return params
+	if p, ok := ph.tools[tool]; ok && bytes.Equal(p.schema, schema) {
+		return p.params
 	}
 	var params []mcphttp.ParamHeader
-	if schema, ok := s.inputSchema(tool); ok {
+	if schema != nil {
 		params, _ = mcphttp.ParamHeaders(schema)
 	}
 	if ph.tools == nil {
-		ph.tools = map[string][]mcphttp.ParamHeader{}
+		ph.tools = map[string]parsedParams{}
 	}
-	ph.tools[tool] = params
+	ph.tools[tool] = parsedParams{schema: schema, params: params}
 	return params
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -145,4 +147,66 @@ func readAll(resp *http.Response) (string, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
+}
+
+// TestHTTP_ParamHeadersFollowReload: mcpmock serve --watch reloads a
+// script whose tool now marks another input x-mcp-header. The check of a
+// 2026-07-28 tools/call must follow the new schema, which go-sdk's client
+// learns from tools/list, not the one it first parsed.
+func TestHTTP_ParamHeadersFollowReload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "regions.yaml")
+	write := func(text string, stamp time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, stamp, stamp); err != nil { // a new stamp even on a coarse clock
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	write(regionScript, now)
+	src, err := script.LoadReloadable(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := replay.NewServer([]replay.Source{src}, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mock := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); mock.Close() })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	call := func(args map[string]any) error {
+		t.Helper()
+		c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mock.URL + "/mcp"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		if _, err := cs.ListTools(ctx, nil); err != nil { // the client learns the marks here
+			t.Fatal(err)
+		}
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: args})
+		return err
+	}
+	if err := call(map[string]any{"region": "eu-west"}); err != nil {
+		t.Fatalf("before the reload: %v", err)
+	}
+
+	zoned := strings.Replace(regionScript, `"x-mcp-header":"Region"`, `"x-mcp-header":"Zone"`, 1)
+	if zoned == regionScript {
+		t.Fatal("the schema did not change")
+	}
+	write(zoned, now.Add(time.Hour))
+	if changed, err := src.ReloadIfChanged(); !changed || err != nil {
+		t.Fatalf("reload: changed %v, %v", changed, err)
+	}
+	srv.RestartSessionless()
+	if err := call(map[string]any{"region": "eu-west"}); err != nil {
+		t.Errorf("after the reload, a call with the new schema's headers: %v", err)
+	}
 }
