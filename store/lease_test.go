@@ -323,3 +323,69 @@ func TestWriter_RevivedCassetteSeqsFromOne(t *testing.T) {
 		t.Errorf("the revived cassette's export does not import: %v", err)
 	}
 }
+
+// A commit that fails (another process holds the cassette) keeps its
+// messages for the retry; Rewrite must still see each message once. vcr's
+// Received notes what the host sent from Rewrite, and showed a request
+// twice after a retried commit.
+func TestWriter_RetriedCommitRewritesOnce(t *testing.T) {
+	setLease(t, leaseIdle, maxLeaseHold, 50*time.Millisecond)
+	path := filepath.Join(t.TempDir(), "c.db")
+	var mu sync.Mutex
+	seen := map[uint64]int{} // seq → Rewrite calls
+	w, err := NewWriter(path, WriterOptions{NoSync: true, Rewrite: func(m *Message) *Message {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[m.Seq]++
+		c := *m
+		c.Frame = bytes.ReplaceAll(m.Frame, []byte("secret"), []byte("[redacted]"))
+		return &c
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Append(C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"first"}`), nil)
+	letGo(t, w)
+
+	holder, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	s.Append(C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":2,"method":"second","params":{"key":"secret"}}`), nil)
+	s.Append(C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":3,"method":"third"}`), nil)
+	for range 2 { // two failed tries, as the commit loop's retries make
+		if err := w.Flush(); !errors.Is(err, ErrLocked) {
+			t.Fatalf("commit with the file locked: %v, want ErrLocked", err)
+		}
+	}
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for seq := uint64(1); seq <= 3; seq++ {
+		if seen[seq] != 1 {
+			t.Errorf("message %d went through Rewrite %d times, want once", seq, seen[seq])
+		}
+	}
+	tape, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := tape.Sessions[0].Messages
+	if len(msgs) != 3 || !bytes.Contains(msgs[1].Frame, []byte(`"key":"[redacted]"`)) {
+		t.Errorf("stored %d messages, the second %s; want 3, its key redacted", len(msgs), msgs[1].Frame)
+	}
+}

@@ -37,7 +37,8 @@ type WriterOptions struct {
 	// in place of m: m itself, or a copy with secrets blanked (mcpspy
 	// record --redact). It runs before Observe, so the session's info
 	// holds what the cassette holds. It must not change m, whose frame the
-	// proxy may still be forwarding.
+	// proxy may still be forwarding. It sees each message once, even when
+	// a failed commit is retried.
 	Rewrite func(m *Message) *Message
 	// Log receives warnings (a slow store, a failed commit that will be
 	// retried). Default: discarded.
@@ -60,10 +61,15 @@ type Writer struct {
 	room         *sync.Cond // signalled when pendingBytes drops
 	pending      []*Message
 	pendingBytes int
-	dirty        map[*Session]bool // sessions whose info changed
-	byID         map[string]*Session
-	closed       bool
-	warnedFull   bool
+	// rewritten is how many messages at the head of pending have been
+	// through Rewrite already: a failed commit puts them back, and the
+	// retry must not rewrite them again (Rewrite may note what it sees,
+	// as vcr's Received does).
+	rewritten  int
+	dirty      map[*Session]bool // sessions whose info changed
+	byID       map[string]*Session
+	closed     bool
+	warnedFull bool
 
 	flushMu sync.Mutex // serialises commits, so a session's batches land in order
 	lease   dbLease    // guarded by flushMu
@@ -257,6 +263,8 @@ func (w *Writer) Flush() error {
 	w.mu.Lock()
 	batch := w.pending
 	w.pending = nil
+	rewritten := w.rewritten
+	w.rewritten = 0
 	batchBytes := w.pendingBytes
 	anyDirty := len(w.dirty) > 0
 	w.mu.Unlock()
@@ -270,7 +278,7 @@ func (w *Writer) Flush() error {
 	var infos []SessionInfo
 	var dirty []*Session
 	if err == nil {
-		encoded, infos, dirty, err = w.encode(batch)
+		encoded, infos, dirty, rewritten, err = w.encode(batch, rewritten)
 	}
 	if err == nil {
 		err = w.commit(batch, encoded, infos)
@@ -281,6 +289,7 @@ func (w *Writer) Flush() error {
 	if err != nil {
 		// Keep everything for the next try: nothing is dropped.
 		w.pending = append(batch, w.pending...)
+		w.rewritten = rewritten
 		for _, s := range dirty {
 			w.dirty[s] = true
 		}
@@ -295,13 +304,17 @@ func (w *Writer) Flush() error {
 }
 
 // encode prepares a batch outside the file lock, which other processes
-// share, and takes the infos that changed (Observe may change some).
-func (w *Writer) encode(batch []*Message) ([]encodedMessage, []SessionInfo, []*Session, error) {
+// share, and takes the infos that changed (Observe may change some). The
+// first done messages of batch were rewritten by an earlier try; encode
+// rewrites the rest in place and says how many of batch now are, even
+// when it fails.
+func (w *Writer) encode(batch []*Message, done int) ([]encodedMessage, []SessionInfo, []*Session, int, error) {
 	encoded := make([]encodedMessage, len(batch))
 	for i, m := range batch {
-		if w.opts.Rewrite != nil {
+		if w.opts.Rewrite != nil && i >= done {
 			m = w.opts.Rewrite(m)
 			batch[i] = m
+			done = i + 1
 		}
 		sum := Summarize(m)
 		if w.opts.Observe != nil {
@@ -309,7 +322,7 @@ func (w *Writer) encode(batch []*Message) ([]encodedMessage, []SessionInfo, []*S
 		}
 		e, err := encodeMessage(m, &sum)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, done, err
 		}
 		encoded[i] = e
 	}
@@ -322,7 +335,7 @@ func (w *Writer) encode(batch []*Message) ([]encodedMessage, []SessionInfo, []*S
 		dirty = append(dirty, s)
 	}
 	w.dirty = map[*Session]bool{}
-	return encoded, infos, dirty, nil
+	return encoded, infos, dirty, len(batch), nil
 }
 
 // observe shows m to Observe on a copy of its session's info, outside
