@@ -29,6 +29,27 @@ func FromTape(tape *store.Tape) ([]byte, error) {
 	for i := range tape.Sessions {
 		r.addSession(&tape.Sessions[i])
 	}
+	if len(r.sessions) == 1 {
+		r.events = r.recordedEvents()
+	}
+	out, err := r.script()
+	if err != nil || r.events == nil {
+		return out, err
+	}
+	if _, perr := Parse("events.yaml", out); perr != nil {
+		// Each item was checked alone; together, an event may name a
+		// tool the script had to leave out. Without events, then.
+		r.events = nil
+		r.notes = append(r.notes, "The recorded list changes are left out: as events they do not load ("+firstLine(perr.Error())+").")
+		return r.script()
+	}
+	return out, nil
+}
+
+// script writes the script from what the recording gathered. It may run
+// twice (see FromTape), so it starts its list of omissions afresh.
+func (r *recording) script() ([]byte, error) {
+	r.omitted = nil
 	doc := newMap()
 	doc.n.HeadComment = "A mcpmock script made by mcpspy from " + r.describe() + ".\n" +
 		"It answers as the recorded server did; edit it freely (docs/SCRIPTS.md)."
@@ -42,12 +63,24 @@ func FromTape(tape *store.Tape) ([]byte, error) {
 	if prompts := r.prompts(); len(prompts.Content) > 0 {
 		doc.set("prompts", prompts)
 	}
+	if r.events != nil {
+		doc.set("events", r.eventsNode())
+		doc.n.Content[len(doc.n.Content)-2].HeadComment = "The server changed its lists while recording: the lists above are its first,\n" +
+			"and these events change them where it did."
+	}
 	var foot []string
-	if r.listChanged {
-		foot = append(foot, "The server announced list changes while recording; the lists above are the last\n"+
-			"it sent. Write the changes as events if a test needs them (docs/SCRIPTS.md#events).")
+	if r.listChanged && r.events == nil {
+		if len(r.sessions) > 1 {
+			foot = append(foot, "The server announced list changes while recording. With several sessions the lists above\n"+
+				"hold all it listed, as last listed: export one (--session ID) to get the changes as events.")
+		} else {
+			foot = append(foot, "The server announced list changes while recording, but no later listing showed what\n"+
+				"changed: the lists above are as last listed. Write the changes as events if a test needs\n"+
+				"them (docs/SCRIPTS.md#events).")
+		}
 	}
 	foot = append(foot, r.omitted...)
+	foot = append(foot, r.notes...)
 	doc.n.FootComment = strings.Join(foot, "\n")
 	return encodeYAML(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc.n}})
 }
@@ -63,7 +96,10 @@ type wire struct {
 
 // exchange is one client request and what the server did about it.
 type exchange struct {
-	order    int // requests in the order they were sent, across sessions
+	order    int    // requests in the order they were sent, across sessions
+	nth      int    // requests in the order they were sent, in the session
+	tool     string // for tools/call: the tool's name
+	callN    int    // for tools/call: calls of the tool so far in the session, this one too
 	session  string
 	seq      uint64
 	method   string
@@ -92,7 +128,11 @@ type recording struct {
 	gets         map[string]*exchange // prompt name → the first prompts/get
 	listChanged  bool
 	omitted      []string // items left out of the script, and why
-	requests     int      // requests seen so far
+	notes        []string // more for the script's foot
+	// For events: the last session's list history, and what it says.
+	hist     []*listMark
+	events   *recordedEvents
+	requests int // requests seen so far
 }
 
 func newRecording() *recording {
@@ -121,6 +161,9 @@ func (r *recording) addSession(s *store.TapeSession) {
 	pending := map[string]*exchange{} // by request id, as written
 	byToken := map[string]*exchange{} // by progressToken, as written
 	var inflight []*exchange          // tools/call not yet answered
+	var lastAnswered *exchange
+	nth, calls := 0, map[string]int{} // requests, and tools/calls by tool, in the session
+	r.hist = nil
 	for _, m := range s.Messages {
 		var w wire
 		if json.Unmarshal(m.Frame, &w) != nil {
@@ -129,7 +172,8 @@ func (r *recording) addSession(s *store.TapeSession) {
 		switch {
 		case m.Dir == store.C2S && w.Method != "" && len(w.ID) > 0:
 			r.requests++
-			x := &exchange{order: r.requests, session: s.Info.ID, seq: m.Seq, method: w.Method, params: w.Params}
+			nth++
+			x := &exchange{order: r.requests, nth: nth, session: s.Info.ID, seq: m.Seq, method: w.Method, params: w.Params}
 			pending[string(w.ID)] = x
 			var p struct {
 				Meta struct {
@@ -141,6 +185,13 @@ func (r *recording) addSession(s *store.TapeSession) {
 			}
 			if w.Method == "tools/call" {
 				inflight = append(inflight, x)
+				var p struct {
+					Name string `json:"name"`
+				}
+				if json.Unmarshal(w.Params, &p) == nil && p.Name != "" {
+					calls[p.Name]++
+					x.tool, x.callN = p.Name, calls[p.Name]
+				}
 			}
 		case m.Dir == store.S2C && w.Method == "" && len(w.ID) > 0:
 			x := pending[string(w.ID)]
@@ -151,6 +202,8 @@ func (r *recording) addSession(s *store.TapeSession) {
 			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
 			x.result, x.err, x.answered = w.Result, w.Error, true
 			r.learn(x)
+			r.noteListing(x)
+			lastAnswered = x
 		case m.Dir == store.S2C && w.Method == "notifications/progress":
 			var p struct {
 				ProgressToken json.RawMessage `json:"progressToken"`
@@ -168,6 +221,13 @@ func (r *recording) addSession(s *store.TapeSession) {
 			}
 		case m.Dir == store.S2C && strings.HasPrefix(w.Method, "notifications/") && strings.HasSuffix(w.Method, "/list_changed"):
 			r.listChanged = true
+			// mcpmock fires an event after an answer: the call in
+			// flight made the change, or else the last one answered.
+			trigger := lastAnswered
+			if len(inflight) == 1 {
+				trigger = inflight[0]
+			}
+			r.noteChange(w.Method, trigger)
 		}
 	}
 	for _, x := range inflight { // calls the session ended without an answer to

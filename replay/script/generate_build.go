@@ -69,7 +69,16 @@ func (r *recording) server() *yaml.Node {
 func (r *recording) tools() *yaml.Node {
 	out := seqNode()
 	for _, name := range r.toolOrder {
-		t, err := r.tool(name)
+		if r.events != nil && !r.events.initially("tools", name) {
+			continue // an event adds it
+		}
+		def, listed := r.toolDefs[name]
+		calls := r.calls[name]
+		if r.events != nil {
+			def, listed = r.events.initialDef("tools", name, def, listed)
+			calls = r.events.callsOf(name, nil, calls)
+		}
+		t, err := r.toolNode(name, def, listed, calls)
 		if err != nil {
 			r.omit("tool", name, err)
 			continue
@@ -79,18 +88,17 @@ func (r *recording) tools() *yaml.Node {
 	return out
 }
 
-// tool writes one tool. What keeps it from loading is left out with a
-// comment saying so, as little as will do: a schema the recorded server's
-// own answers broke (or that does not compile), else the answers that do
-// not load. err says why not even a tool with none of those loads.
-func (r *recording) tool(name string) (*yaml.Node, error) {
-	def, listed := r.toolDefs[name]
+// toolNode writes one tool, as listed in def, answering calls. What
+// keeps it from loading is left out with a comment saying so, as little
+// as will do: a schema the recorded server's own answers broke (or that
+// does not compile), else the answers that do not load. err says why not
+// even a tool with none of those loads.
+func (r *recording) toolNode(name string, def json.RawMessage, listed bool, calls []*exchange) (*yaml.Node, error) {
 	var notes []string
 	if !listed {
 		def = mustJSON(map[string]any{"name": name})
 		notes = append(notes, "Called but never listed while recording.")
 	}
-	calls := r.calls[name]
 	if len(calls) == 0 {
 		notes = append(notes, "Never called while recording: write its answers.")
 	}
@@ -357,73 +365,99 @@ func progressSteps(params []json.RawMessage) *yaml.Node {
 func (r *recording) resources() *yaml.Node {
 	out := seqNode()
 	for _, uri := range r.resOrder {
+		if r.events != nil && !r.events.initially("resources", uri) {
+			continue // an event adds it
+		}
 		def, listed := r.resDefs[uri]
-		if !listed {
-			def = mustJSON(map[string]any{"uri": uri, "name": uri})
+		if r.events != nil {
+			def, listed = r.events.initialDef("resources", uri, def, listed)
 		}
-		res := pick(def, resourceMembers)
-		if member(res.n, "name") == nil {
-			res.set("name", strNode(uri))
-		}
-		contents, read := r.reads[uri]
-		body := pick(contents, []string{"text", "blob"})
-		switch {
-		case !read:
-			res.n.HeadComment = "Never read while recording: its text is empty."
-			res.set("text", strNode(""))
-		case len(body.n.Content) == 0:
-			res.set("text", strNode(""))
-		default:
-			res.n.Content = append(res.n.Content, body.n.Content[:2]...)
-		}
-		if err := loadsAs("resources", res.n); err != nil {
+		res, err := r.resourceNode(uri, def, listed)
+		if err != nil {
 			r.omit("resource", uri, err)
 			continue
 		}
-		out.Content = append(out.Content, res.n)
+		out.Content = append(out.Content, res)
 	}
 	return out
+}
+
+// resourceNode writes one resource, as listed in def, with the contents
+// it was first read with.
+func (r *recording) resourceNode(uri string, def json.RawMessage, listed bool) (*yaml.Node, error) {
+	if !listed {
+		def = mustJSON(map[string]any{"uri": uri, "name": uri})
+	}
+	res := pick(def, resourceMembers)
+	if member(res.n, "name") == nil {
+		res.set("name", strNode(uri))
+	}
+	contents, read := r.reads[uri]
+	body := pick(contents, []string{"text", "blob"})
+	switch {
+	case !read:
+		res.n.HeadComment = "Never read while recording: its text is empty."
+		res.set("text", strNode(""))
+	case len(body.n.Content) == 0:
+		res.set("text", strNode(""))
+	default:
+		res.n.Content = append(res.n.Content, body.n.Content[:2]...)
+	}
+	return res.n, loadsAs("resources", res.n)
 }
 
 func (r *recording) prompts() *yaml.Node {
 	out := seqNode()
 	for _, name := range r.promptOrder {
+		if r.events != nil && !r.events.initially("prompts", name) {
+			continue // an event adds it
+		}
 		def, listed := r.promptDefs[name]
-		if !listed {
-			def = mustJSON(map[string]any{"name": name})
+		if r.events != nil {
+			def, listed = r.events.initialDef("prompts", name, def, listed)
 		}
-		p := pick(def, promptMembers)
-		msgs := seqNode()
-		if x := r.gets[name]; x != nil {
-			var res struct {
-				Messages []json.RawMessage `json:"messages"`
-			}
-			_ = json.Unmarshal(x.result, &res)
-			for _, raw := range res.Messages {
-				msgs.Content = append(msgs.Content, promptMessage(raw))
-			}
-			var args struct {
-				Arguments json.RawMessage `json:"arguments"`
-			}
-			if json.Unmarshal(x.params, &args) == nil && len(args.Arguments) > 0 && string(args.Arguments) != "{}" {
-				p.n.HeadComment = "Its messages as recorded for the arguments " + string(args.Arguments) + "; use {{.args.NAME}} to follow them."
-			}
-		}
-		if len(msgs.Content) == 0 {
-			m := newMap()
-			m.set("role", strNode("user"))
-			m.set("text", strNode("(not recorded)"))
-			msgs.Content = append(msgs.Content, flow(m.n))
-			p.n.HeadComment = "Never fetched while recording: write its messages."
-		}
-		p.set("messages", msgs)
-		if err := loadsAs("prompts", p.n); err != nil {
+		p, err := r.promptNode(name, def, listed)
+		if err != nil {
 			r.omit("prompt", name, err)
 			continue
 		}
-		out.Content = append(out.Content, p.n)
+		out.Content = append(out.Content, p)
 	}
 	return out
+}
+
+// promptNode writes one prompt, as listed in def, with the messages of
+// its first prompts/get.
+func (r *recording) promptNode(name string, def json.RawMessage, listed bool) (*yaml.Node, error) {
+	if !listed {
+		def = mustJSON(map[string]any{"name": name})
+	}
+	p := pick(def, promptMembers)
+	msgs := seqNode()
+	if x := r.gets[name]; x != nil {
+		var res struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		_ = json.Unmarshal(x.result, &res)
+		for _, raw := range res.Messages {
+			msgs.Content = append(msgs.Content, promptMessage(raw))
+		}
+		var args struct {
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal(x.params, &args) == nil && len(args.Arguments) > 0 && string(args.Arguments) != "{}" {
+			p.n.HeadComment = "Its messages as recorded for the arguments " + string(args.Arguments) + "; use {{.args.NAME}} to follow them."
+		}
+	}
+	if len(msgs.Content) == 0 {
+		m := newMap()
+		m.set("role", strNode("user"))
+		m.set("text", strNode("(not recorded)"))
+		msgs.Content = append(msgs.Content, flow(m.n))
+		p.n.HeadComment = "Never fetched while recording: write its messages."
+	}
+	p.set("messages", msgs)
+	return p.n, loadsAs("prompts", p.n)
 }
 
 // promptMessage writes one recorded prompt message: its text, a template

@@ -199,6 +199,7 @@ func TestFromTape_NoHandshake(t *testing.T) {
 // FuzzFromTape: whatever was recorded, the script made from it loads.
 func FuzzFromTape(f *testing.F) {
 	f.Add([]byte(strings.Join(generateFrames, "\n")))
+	f.Add([]byte(strings.Join(eventFrames, "\n")))
 	f.Add([]byte("> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":[1]}}\n< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":\"no list\"}}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var frames []string
@@ -238,5 +239,122 @@ func TestFromTape_CallOrder(t *testing.T) {
 		if got := firstText(t, c.result("tools/call", toolCall("job", nil))); got != want {
 			t.Errorf("got %q, want %q:\n%s", got, want, out)
 		}
+	}
+}
+
+// eventFrames: a server that, on the second call of unlock, drops "old",
+// changes "status", adds "secret" and a resource, and says so; one call of
+// status before the change and one after.
+var eventFrames = []string{
+	`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+	`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"locks","version":"1.0.0"}}}`,
+	`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+	`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"unlock","inputSchema":{"type":"object"}},{"name":"old","inputSchema":{"type":"object"}},{"name":"status","description":"v1","inputSchema":{"type":"object"}}]}}`,
+	`> {"jsonrpc":"2.0","id":2,"method":"resources/list"}`,
+	`< {"jsonrpc":"2.0","id":2,"result":{"resources":[{"uri":"file:///a.txt","name":"a"}]}}`,
+	`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"status","arguments":{}}}`,
+	`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"v1"}]}}`,
+	`> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"unlock","arguments":{}}}`,
+	`< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"unlocked"}]}}`,
+	`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"unlock","arguments":{}}}`,
+	`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, // sent while the call runs
+	`< {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"unlocked"}]}}`,
+	`< {"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`,
+	`> {"jsonrpc":"2.0","id":6,"method":"tools/list"}`,
+	`< {"jsonrpc":"2.0","id":6,"result":{"tools":[{"name":"unlock","inputSchema":{"type":"object"}},{"name":"status","description":"v2","inputSchema":{"type":"object"}},{"name":"secret","inputSchema":{"type":"object"}}]}}`,
+	`> {"jsonrpc":"2.0","id":7,"method":"resources/list"}`,
+	`< {"jsonrpc":"2.0","id":7,"result":{"resources":[{"uri":"file:///a.txt","name":"a"},{"uri":"file:///late.txt","name":"late"}]}}`,
+	`> {"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"status","arguments":{}}}`,
+	`< {"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"v2"}]}}`,
+	`> {"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"secret","arguments":{}}}`,
+	`< {"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"42"}]}}`,
+}
+
+// TestFromTape_Events: recorded list changes become events, due after
+// the call that made them, and each version of a tool answers the calls
+// asked while it was listed.
+func TestFromTape_Events(t *testing.T) {
+	out, err := FromTape(tapeOf(store.SessionInfo{ID: "s1"}, eventFrames...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("generated.yaml", out)
+	if err != nil {
+		t.Fatalf("the generated script does not load: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{
+		"after: {tool: unlock, calls: 2}",
+		"removeTools: [old]",
+		"The server changed its lists while recording",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the script lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(text, "The server announced list changes while recording") {
+		t.Errorf("the changes are events, yet the foot says they are left out:\n%s", out)
+	}
+
+	c := newClient(t, s)
+	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	listed := func(method, section, key string) []string {
+		t.Helper()
+		var names []string
+		for _, item := range c.result(method, nil)[section].([]any) {
+			names = append(names, item.(map[string]any)[key].(string))
+		}
+		return names
+	}
+	call := func(name string) string {
+		t.Helper()
+		return firstText(t, c.result("tools/call", toolCall(name, nil)))
+	}
+	if got := strings.Join(listed("tools/list", "tools", "name"), " "); got != "unlock old status" {
+		t.Errorf("first tools: %s", got)
+	}
+	if got := strings.Join(listed("resources/list", "resources", "uri"), " "); got != "file:///a.txt" {
+		t.Errorf("first resources: %s", got)
+	}
+	if got := call("status"); got != "v1" {
+		t.Errorf("status before the change: %q", got)
+	}
+	call("unlock")
+	r, _ := c.ask("tools/call", toolCall("unlock", nil))
+	var sent []string
+	for _, o := range r.After {
+		sent = append(sent, o.Method)
+	}
+	if want := "notifications/tools/list_changed notifications/resources/list_changed"; strings.Join(sent, " ") != want {
+		t.Errorf("after the second unlock the script sent %q, want %q", sent, want)
+	}
+	if got := strings.Join(listed("tools/list", "tools", "name"), " "); got != "unlock status secret" {
+		t.Errorf("tools after the change: %s", got)
+	}
+	if got := strings.Join(listed("resources/list", "resources", "uri"), " "); got != "file:///a.txt file:///late.txt" {
+		t.Errorf("resources after the change: %s", got)
+	}
+	if got := call("status"); got != "v2" {
+		t.Errorf("status after the change: %q", got)
+	}
+	if got := call("secret"); got != "42" {
+		t.Errorf("secret: %q", got)
+	}
+}
+
+// TestFromTape_EventsNeedOneSession: two sessions have no one point of
+// change, so their lists stay merged and the foot says so.
+func TestFromTape_EventsNeedOneSession(t *testing.T) {
+	tape := tapeOf(store.SessionInfo{ID: "s1"}, eventFrames...)
+	tape.Sessions = append(tape.Sessions, tapeOf(store.SessionInfo{ID: "s2"}, eventFrames[:4]...).Sessions...)
+	out, err := FromTape(tape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse("generated.yaml", out); err != nil {
+		t.Fatalf("the generated script does not load: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "events:") || !strings.Contains(string(out), "The server announced list changes while recording") {
+		t.Errorf("want merged lists and the foot note, got:\n%s", out)
 	}
 }

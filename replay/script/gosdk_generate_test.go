@@ -1,15 +1,24 @@
 package script_test
 
 import (
+	"context"
 	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay/script"
 	"github.com/mcptape/mcptape/store"
 )
@@ -145,4 +154,155 @@ func normalResult(t *testing.T, v any) string {
 	delete(m, "_meta")
 	b, _ = json.Marshal(m)
 	return string(b)
+}
+
+// TestGoSDK_FromTapeEvents: go-sdk's server drops a tool and adds one on
+// the second call of unlock, and says so itself
+// (notifications/tools/list_changed). mcpspy records go-sdk's client
+// using it over Streamable HTTP. The script made from that recording
+// serves go-sdk's client, over each transport and era, the first tools,
+// then after the second unlock tells it the list changed and lists the
+// new set, whose tool answers as recorded.
+func TestGoSDK_FromTapeEvents(t *testing.T) {
+	tape := recordUnlocking(t)
+	out, err := script.FromTape(tape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "locks.yaml")
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			changed := make(chan struct{}, 4)
+			cs := connect(t, tc, path, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+				changed <- struct{}{}
+			}})
+			ctx := ctxT(t)
+			if got := toolNames(t, cs); got != "old unlock" {
+				t.Errorf("first tools %q, want the recorded first list\n%s", got, out)
+			}
+			for range 2 {
+				if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "unlock"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				t.Fatal("no notifications/tools/list_changed after the second unlock")
+			}
+			if got := toolNames(t, cs); got != "secret unlock" {
+				t.Errorf("tools after the change %q, want the recorded second list", got)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "secret"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := text(t, res); got != "the secret is 42" {
+				t.Errorf("secret answered %q", got)
+			}
+		})
+	}
+}
+
+// recordUnlocking records, through mcpspy's HTTP proxy, go-sdk's client
+// unlocking go-sdk's server (2025-11-25, where the server's
+// notifications come on the GET stream).
+func recordUnlocking(t *testing.T) *store.Tape {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "locks", Version: "1.0.0"}, nil)
+	answer := func(text string) mcp.ToolHandler {
+		return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		}
+	}
+	var unlocks atomic.Int32
+	s.AddTool(&mcp.Tool{Name: "old", InputSchema: json.RawMessage(`{"type":"object"}`)}, answer("old"))
+	s.AddTool(&mcp.Tool{Name: "unlock", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if unlocks.Add(1) == 2 {
+			s.RemoveTools("old")
+			s.AddTool(&mcp.Tool{Name: "secret", InputSchema: json.RawMessage(`{"type":"object"}`)}, answer("the secret is 42"))
+		}
+		return answer("unlocked")(ctx, req)
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	defer up.Close()
+
+	u, err := url.Parse(up.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "locks.db")
+	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := recorder.NewUpstreamTransport(false)
+	p := &recorder.HTTPProxy{Upstream: u, Writer: w, Transport: tr, Info: store.SessionInfo{Upstream: up.URL}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- p.Serve(ctx, ln) }()
+
+	changed := make(chan struct{}, 4)
+	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String()}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(t, cs); got != "old unlock" {
+		t.Fatalf("the server listed %q", got)
+	}
+	for range 2 {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "unlock"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("go-sdk's server sent no notifications/tools/list_changed")
+	}
+	if got := toolNames(t, cs); got != "secret unlock" {
+		t.Fatalf("after the change the server listed %q", got)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "secret"}); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("proxy: %v", err)
+	}
+	tr.CloseIdleConnections()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tape
+}
+
+// toolNames lists a session's tools, sorted, joined by spaces.
+func toolNames(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	var names []string
+	for tl, err := range cs.Tools(ctxT(t), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, " ")
 }
