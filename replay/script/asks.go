@@ -3,6 +3,8 @@ package script
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 
 	"github.com/mcptape/mcptape/replay"
 )
@@ -59,15 +61,106 @@ type ask struct {
 	params func(data map[string]any) (json.RawMessage, error)
 }
 
-// askable returns the questions of t that the client of c may be asked.
-func (ss *session) askable(c *call, t *tool) []*ask {
+// askable returns the questions among asks that the client of c may be
+// asked.
+func (ss *session) askable(c *call, asks []*ask) []*ask {
 	var out []*ask
-	for _, a := range t.asks {
+	for _, a := range asks {
 		if ss.canAsk(c, a.kind.capability, a.mode) {
 			out = append(out, a)
 		}
 	}
 	return out
+}
+
+// questions is what a tool, prompt or resource asks before it answers,
+// and how it answers.
+type questions struct {
+	what string // names it in errors: tool "x", prompt "x", resource "x"
+	asks []*ask
+	data map[string]any // what the questions' templates see
+	// start commits, in request order, what the answer depends on (a
+	// tool's call count) and returns how to answer given the replies by
+	// data name. answer reports false when the script has no answer for
+	// them, which lets an override pass the request on.
+	start func() func(ctx context.Context, peer replay.Peer, c *call, replies map[string]any) (replay.Reply, bool)
+	// none is the reply when there is no answer and it is too late to
+	// pass the request on: the client was asked already.
+	none func(replies map[string]any) replay.Reply
+}
+
+// askFirst is the one path by which tools/call, prompts/get and
+// resources/read ask the client first: nothing to ask (or nothing the
+// client may be asked) answers at once; in 2026-07-28 the first round is
+// input_required and its retry is answered from the replies it carries;
+// in the handshake era the questions are put mid-call, when the call
+// plays.
+func (ss *session) askFirst(ctx context.Context, peer replay.Peer, c *call, q questions) (replay.Reply, bool) {
+	asks := ss.askable(c, q.asks)
+	if len(asks) == 0 {
+		return q.start()(ctx, peer, c, nil)
+	}
+	params := make([]json.RawMessage, len(asks))
+	for i, a := range asks {
+		p, err := a.params(q.data)
+		if err != nil {
+			return errReply(codeInternal, fmt.Sprintf("mcpmock script: %s, %s: %v", q.what, a.kind.field, err), nil), true
+		}
+		params[i] = p
+	}
+	if c.stateless {
+		replies, retry := c.replies(asks)
+		if !retry {
+			return inputRequired(asks, params), true
+		}
+		return q.start()(ctx, peer, c, replies)
+	}
+	// The handshake era asks mid-call, which needs the peer: commit now,
+	// in order, and ask and answer when the call plays.
+	answer := q.start()
+	play := func(ctx context.Context, peer replay.Peer) replay.Reply {
+		c := *c
+		c.prepare = false
+		replies := askClient(ctx, peer, asks, params)
+		reply, ok := answer(ctx, peer, &c, replies)
+		if !ok { // too late to pass the call on to the next source
+			reply = q.none(replies)
+		}
+		return reply
+	}
+	if c.prepare {
+		c.play = play
+		return replay.Reply{}, true
+	}
+	return play(ctx, peer), true
+}
+
+// withReplies returns data with the replies to asks, by data name, as
+// templates read them.
+func withReplies(data map[string]any, asks []*ask, replies map[string]any) map[string]any {
+	data = maps.Clone(data)
+	for _, q := range asks {
+		data[q.kind.data] = reply(replies, q.kind)
+	}
+	return data
+}
+
+// completion is the elicitationId to say complete before the answer: a
+// url-mode elicit that says complete, and that the user accepted; "" for
+// none.
+func completion(completes bool, data map[string]any) string {
+	if elicited, _ := data[elicitKind.data].(map[string]any); completes && elicited["action"] == "accept" {
+		return elicitationID(data)
+	}
+	return ""
+}
+
+// sendComplete tells the client the user has finished on the page of
+// the elicitation id, if any.
+func sendComplete(peer replay.Peer, id string) {
+	if id != "" {
+		_ = peer.Notify("notifications/elicitation/complete", mustJSON(map[string]any{"elicitationId": id}))
+	}
 }
 
 // canAsk says whether the client may be asked what needs capability (and
@@ -172,3 +265,16 @@ func askClient(ctx context.Context, peer replay.Peer, asks []*ask, params []json
 var rootsAsk = &ask{kind: rootsKind, params: func(map[string]any) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }}
+
+// reply is the reply to a question of kind k among replies, typed as
+// templates expect it (an object, or for roots a list) even when there is
+// none, so that {{.elicited.action}} prints <no value> rather than fail.
+func reply(replies map[string]any, k askKind) any {
+	v := replies[k.data]
+	if k == rootsKind {
+		roots, _ := v.([]any)
+		return roots
+	}
+	m, _ := v.(map[string]any)
+	return m
+}

@@ -63,14 +63,8 @@ type tool struct {
 }
 
 type answer struct {
-	at         Pos
-	exact      any
-	hasExact   bool
-	subset     map[string]any
-	regex      []argRegex
-	elicited   map[string]any // when.elicited: a subset of the client's answer
-	sampled    map[string]any // when.sampled: a subset of the model's answer
-	hasWhen    bool
+	at Pos
+	matcher
 	content    []block
 	structured any
 	hasStruct  bool
@@ -81,11 +75,6 @@ type answer struct {
 	progress   []step
 	log        []logEntry
 	fault      string
-}
-
-type argRegex struct {
-	arg string
-	re  *regexp.Regexp
 }
 
 // block is a content block; the templates fill its text fields per call.
@@ -449,14 +438,7 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 		if inSequence {
 			c.errorf(sub(a.Pos, "when"), "answers in a sequence are chosen by call count; when applies only under answers")
 		}
-		c.when(a.When, ca)
-		asked := func(k askKind) bool { return slices.ContainsFunc(asks, func(a *ask) bool { return a.kind == k }) }
-		if a.When.Elicited.Set && !asked(elicitKind) {
-			c.errorf(sub(a.When.Pos, "elicited"), "when.elicited matches the client's answer to the tool's elicit, and this tool has none")
-		}
-		if a.When.Sampled.Set && !asked(sampleKind) {
-			c.errorf(sub(a.When.Pos, "sampled"), "when.sampled matches the model's answer to the tool's sample, and this tool has none")
-		}
+		ca.matcher = c.when(a.When, "tool", asks)
 	}
 	result := a.Text != "" || len(a.Content) > 0 || a.StructuredContent.Set || a.IsError || a.Meta.Set
 	if a.Text != "" && len(a.Content) > 0 {
@@ -530,36 +512,6 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 		ca.log = append(ca.log, le)
 	}
 	return ca
-}
-
-func (c *compiler) when(w *When, ca *answer) {
-	ca.hasWhen = true
-	if w.Exact.Set && w.Subset.Set {
-		c.errorf(w.Pos, "give exact or subset, not both")
-	}
-	if w.Exact.Set && c.kind(w.Exact, "object") {
-		ca.exact, ca.hasExact = w.Exact.V, true
-	}
-	if w.Subset.Set && c.kind(w.Subset, "object") {
-		ca.subset = w.Subset.V.(map[string]any)
-	}
-	for _, k := range sortedKeys(w.Regex) {
-		re, err := regexp.Compile(w.Regex[k])
-		if err != nil {
-			c.errorf(sub(sub(w.Pos, "regex"), k), "regex does not compile: %v", err)
-			continue
-		}
-		ca.regex = append(ca.regex, argRegex{arg: k, re: re})
-	}
-	if w.Elicited.Set && c.kind(w.Elicited, "object") {
-		ca.elicited = w.Elicited.V.(map[string]any)
-	}
-	if w.Sampled.Set && c.kind(w.Sampled, "object") {
-		ca.sampled = w.Sampled.V.(map[string]any)
-	}
-	if !w.Exact.Set && !w.Subset.Set && len(w.Regex) == 0 && !w.Elicited.Set && !w.Sampled.Set {
-		c.errorf(w.Pos, "when needs exact, subset, regex, elicited or sampled")
-	}
 }
 
 var blockFields = map[string][]string{

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"math"
 	"slices"
 	"strings"
 	"text/template"
@@ -62,43 +60,18 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 		}
 	}
 	data := map[string]any{"args": args, "tool": name, "request": c.number}
-	asks := ss.askable(c, t)
-	if len(asks) == 0 {
-		return ss.answerTool(ctx, peer, c, t, data, nil)
-	}
-	params := make([]json.RawMessage, len(asks))
-	for i, a := range asks {
-		p, err := a.params(data)
-		if err != nil {
-			return errReply(codeInternal, fmt.Sprintf("mcpmock script: tool %q, %s: %v", name, a.kind.field, err), nil), true
-		}
-		params[i] = p
-	}
-	if c.stateless {
-		replies, retry := c.replies(asks)
-		if !retry {
-			return inputRequired(asks, params), true
-		}
-		return ss.answerTool(ctx, peer, c, t, data, replies)
-	}
-	// The handshake era asks mid-call, which needs the peer: count the
-	// call now, in order, and ask and answer when it plays.
-	n := ss.count(name)
-	play := func(ctx context.Context, peer replay.Peer) replay.Reply {
-		c := *c
-		c.prepare = false
-		replies := askClient(ctx, peer, asks, params)
-		reply, ok := ss.chooseAnswer(ctx, peer, &c, t, data, n, replies)
-		if !ok { // too late to pass the call on to the next source
-			reply = noAnswer(t, data, replies)
-		}
-		return reply
-	}
-	if c.prepare {
-		c.play = play
-		return replay.Reply{}, true
-	}
-	return play(ctx, peer), true
+	return ss.askFirst(ctx, peer, c, questions{
+		what: fmt.Sprintf("tool %q", name),
+		asks: t.asks,
+		data: data,
+		start: func() func(context.Context, replay.Peer, *call, map[string]any) (replay.Reply, bool) {
+			n := ss.count(name)
+			return func(ctx context.Context, peer replay.Peer, c *call, replies map[string]any) (replay.Reply, bool) {
+				return ss.chooseAnswer(ctx, peer, c, t, data, n, replies)
+			}
+		},
+		none: func(replies map[string]any) replay.Reply { return noAnswer(t, data, replies) },
+	})
 }
 
 // count counts a call of the tool name, for sequence and events, and
@@ -108,11 +81,6 @@ func (ss *session) count(name string) int {
 	defer ss.mu.Unlock()
 	ss.calls[name]++
 	return ss.calls[name]
-}
-
-// answerTool counts the call and answers it.
-func (ss *session) answerTool(ctx context.Context, peer replay.Peer, c *call, t *tool, data, replies map[string]any) (replay.Reply, bool) {
-	return ss.chooseAnswer(ctx, peer, c, t, data, ss.count(t.name), replies)
 }
 
 // chooseAnswer picks the answer for call number n, given the client's
@@ -137,21 +105,13 @@ func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, 
 		}
 		return noAnswer(t, data, replies), true
 	}
-	data = maps.Clone(data)
+	data = withReplies(data, t.asks, replies)
 	data["call"] = n
-	for _, q := range t.asks {
-		data[q.kind.data] = reply(replies, q.kind)
-	}
 	// A url-mode elicitation the user accepted is finished first, if the
 	// script says so.
-	completed := ""
-	if elicited, _ := data[elicitKind.data].(map[string]any); t.completes && elicited["action"] == "accept" {
-		completed = elicitationID(data)
-	}
+	completed := completion(t.completes, data)
 	perform := func(ctx context.Context, peer replay.Peer) replay.Reply {
-		if completed != "" {
-			_ = peer.Notify("notifications/elicitation/complete", mustJSON(map[string]any{"elicitationId": completed}))
-		}
+		sendComplete(peer, completed)
 		reply, err := ss.perform(ctx, peer, c, a, data)
 		if err != nil {
 			return errReply(codeInternal, fmt.Sprintf("mcpmock script: tool %q, answer at line %d: %v", t.name, a.at.Line, err), nil)
@@ -184,106 +144,6 @@ func noAnswer(t *tool, data, replies map[string]any) replay.Reply {
 // delay, no progress, no logging.
 func (a *answer) immediate() bool {
 	return a.delay == 0 && len(a.progress) == 0 && len(a.log) == 0
-}
-
-// matches says whether the arguments, and the client's replies to the
-// tool's questions, satisfy a's when; an answer without one matches
-// anything (the default).
-func (a *answer) matches(args, replies map[string]any) bool {
-	if !a.hasWhen {
-		return true
-	}
-	for _, w := range []struct {
-		want map[string]any
-		kind askKind
-	}{{a.elicited, elicitKind}, {a.sampled, sampleKind}} {
-		got, _ := replies[w.kind.data].(map[string]any)
-		if w.want != nil && (got == nil || !isSubset(w.want, got)) {
-			return false
-		}
-	}
-	if a.hasExact && !jsonEqual(a.exact, args) {
-		return false
-	}
-	if a.subset != nil && !isSubset(a.subset, args) {
-		return false
-	}
-	for _, r := range a.regex {
-		s, ok := args[r.arg].(string)
-		if !ok || !r.re.MatchString(s) {
-			return false
-		}
-	}
-	return true
-}
-
-// jsonEqual compares JSON values, numbers by value (the script's 1 and a
-// client's 1.0 are the same argument).
-func jsonEqual(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !jsonEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	if fa, ok := number(a); ok {
-		fb, ok := number(b)
-		return ok && fa == fb
-	}
-	return a == b
-}
-
-// isSubset says whether every key of want is in got with an equal value;
-// nested objects are compared as subsets too.
-func isSubset(want, got map[string]any) bool {
-	for k, v := range want {
-		g, ok := got[k]
-		if !ok {
-			return false
-		}
-		if wm, ok := v.(map[string]any); ok {
-			gm, ok := g.(map[string]any)
-			if !ok || !isSubset(wm, gm) {
-				return false
-			}
-			continue
-		}
-		if !jsonEqual(v, g) {
-			return false
-		}
-	}
-	return true
-}
-
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	}
-	return math.NaN(), false
 }
 
 func render(t *template.Template, data any) (string, error) {
@@ -472,17 +332,4 @@ func wrongID(id json.RawMessage) json.RawMessage {
 		return mustJSON(s + "-wrong")
 	}
 	return mustJSON(string(id))
-}
-
-// reply is the reply to a question of kind k among replies, typed as
-// templates expect it (an object, or for roots a list) even when there is
-// none, so that {{.elicited.action}} prints <no value> rather than fail.
-func reply(replies map[string]any, k askKind) any {
-	v := replies[k.data]
-	if k == rootsKind {
-		roots, _ := v.([]any)
-		return roots
-	}
-	m, _ := v.(map[string]any)
-	return m
 }
