@@ -261,7 +261,25 @@ func askClient(ctx context.Context, peer replay.Peer, asks []*ask, params []json
 	return replies
 }
 
-// rootsAsk is a tool's roots: true.
+// asks compiles what a tool, prompt or resource asks the client first, in
+// the order it is asked; completes says its elicit is in url mode and
+// says when the user is done.
+func (c *compiler) asks(e *Elicit, s *Sample, roots bool) (asks []*ask, completes bool) {
+	if e != nil {
+		f := c.elicit(e)
+		asks = append(asks, &ask{kind: elicitKind, mode: f.clientMode(), params: f.params})
+		completes = f.complete
+	}
+	if s != nil {
+		asks = append(asks, c.sample(s))
+	}
+	if roots {
+		asks = append(asks, rootsAsk)
+	}
+	return asks, completes
+}
+
+// rootsAsk is roots: true.
 var rootsAsk = &ask{kind: rootsKind, params: func(map[string]any) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }}
@@ -277,4 +295,34 @@ func reply(replies map[string]any, k askKind) any {
 	}
 	m, _ := v.(map[string]any)
 	return m
+}
+
+// repliesText says what the replies that when matches were, for the
+// message that no answer matched them.
+func repliesText(asks []*ask, replies map[string]any) string {
+	msg := ""
+	for _, q := range asks {
+		switch q.kind {
+		case elicitKind:
+			msg += fmt.Sprintf(" and the client's answer %s", mustJSON(reply(replies, q.kind)))
+		case sampleKind:
+			msg += fmt.Sprintf(" and the model's answer %s", mustJSON(reply(replies, q.kind)))
+		}
+	}
+	return msg
+}
+
+// completeThen answers with reply, after the complete notification of
+// the elicitation id, if any; while c is being prepared, that waits for
+// the play, which has the peer.
+func (c *call) completeThen(peer replay.Peer, id string, reply func() replay.Reply) replay.Reply {
+	if id != "" && c.prepare {
+		c.play = func(_ context.Context, peer replay.Peer) replay.Reply {
+			sendComplete(peer, id)
+			return reply()
+		}
+		return replay.Reply{}
+	}
+	sendComplete(peer, id)
+	return reply()
 }

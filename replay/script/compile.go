@@ -105,14 +105,38 @@ type logEntry struct {
 type resource struct {
 	uri      string
 	def      json.RawMessage
-	contents json.RawMessage
+	contents json.RawMessage // without answers
+	mimeType string
+	answers  []*resourceAnswer
+	asks     []*ask // what it asks the client before it is read, in order
+	// completes: as a tool's.
+	completes bool
+}
+
+type resourceAnswer struct {
+	at Pos
+	matcher
+	text *template.Template
+	blob string
+	err  *rpcErr
 }
 
 type prompt struct {
 	name     string
 	def      json.RawMessage
 	required []string
+	messages []promptMsg // without answers
+	answers  []*promptAnswer
+	asks     []*ask // what it asks the client before it is got, in order
+	// completes: as a tool's.
+	completes bool
+}
+
+type promptAnswer struct {
+	at Pos
+	matcher
 	messages []promptMsg
+	err      *rpcErr
 }
 
 type promptMsg struct {
@@ -354,17 +378,7 @@ func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 	}
 	ct.def = mustJSON(def)
 	ct.invalidAsError = c.invalidMode(t.InvalidArguments, sub(t.Pos, "invalidArguments"), defaultInvalid)
-	if t.Elicit != nil {
-		f := c.elicit(t.Elicit)
-		ct.asks = append(ct.asks, &ask{kind: elicitKind, mode: f.clientMode(), params: f.params})
-		ct.completes = f.complete
-	}
-	if t.Sample != nil {
-		ct.asks = append(ct.asks, c.sample(t.Sample))
-	}
-	if t.Roots {
-		ct.asks = append(ct.asks, rootsAsk)
-	}
+	ct.asks, ct.completes = c.asks(t.Elicit, t.Sample, t.Roots)
 	answers := t.Answers
 	switch {
 	case len(t.Answers) > 0 && len(t.Sequence) > 0:
@@ -474,17 +488,8 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 	if a.Meta.Set && c.kind(a.Meta, "object") {
 		ca.meta = a.Meta.V
 	}
-	if e := a.Error; e != nil {
-		if e.Code == 0 {
-			c.errorf(sub(e.Pos, "code"), "a JSON-RPC error needs a non-zero code")
-		}
-		if e.Message == "" {
-			c.errorf(sub(e.Pos, "message"), "a JSON-RPC error needs a message")
-		}
-		ca.err = &rpcErr{code: e.Code, msg: c.template(sub(e.Pos, "message"), e.Message)}
-		if e.Data.Set {
-			ca.err.data = e.Data.V
-		}
+	if a.Error != nil {
+		ca.err = c.rpcErr(a.Error)
 	}
 	last := 0.0
 	for i, st := range a.Progress {
@@ -512,6 +517,21 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 		ca.log = append(ca.log, le)
 	}
 	return ca
+}
+
+// rpcErr compiles a JSON-RPC error answer; its message is a template.
+func (c *compiler) rpcErr(e *RPCError) *rpcErr {
+	if e.Code == 0 {
+		c.errorf(sub(e.Pos, "code"), "a JSON-RPC error needs a non-zero code")
+	}
+	if e.Message == "" {
+		c.errorf(sub(e.Pos, "message"), "a JSON-RPC error needs a message")
+	}
+	r := &rpcErr{code: e.Code, msg: c.template(sub(e.Pos, "message"), e.Message)}
+	if e.Data.Set {
+		r.data = e.Data.V
+	}
+	return r
 }
 
 var blockFields = map[string][]string{

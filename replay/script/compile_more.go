@@ -6,7 +6,8 @@ import (
 )
 
 // This file compiles the parts of a script around its tools: resources,
-// prompts, and the events that change the sets during a session.
+// prompts (with what they ask first and their answers), and the events
+// that change the sets during a session.
 
 func (c *compiler) resource(r *Resource) *resource {
 	if r.URI == "" {
@@ -18,11 +19,10 @@ func (c *compiler) resource(r *Resource) *resource {
 	if r.Text != "" && r.Blob != "" {
 		c.errorf(r.Pos, "give text or blob, not both")
 	}
-	if r.Blob != "" {
-		if _, err := base64.StdEncoding.DecodeString(r.Blob); err != nil {
-			c.errorf(sub(r.Pos, "blob"), "blob is not base64: %v", err)
-		}
+	if len(r.Answers) > 0 && (r.Text != "" || r.Blob != "") {
+		c.errorf(sub(r.Pos, "answers"), "give text or blob, or answers, not both")
 	}
+	c.base64(r.Blob, sub(r.Pos, "blob"))
 	def := map[string]any{"uri": r.URI, "name": r.Name}
 	content := map[string]any{"uri": r.URI}
 	for k, v := range map[string]string{"title": r.Title, "description": r.Description, "mimeType": r.MimeType} {
@@ -43,7 +43,52 @@ func (c *compiler) resource(r *Resource) *resource {
 			def[k] = v.V
 		}
 	}
-	return &resource{uri: r.URI, def: mustJSON(def), contents: mustJSON(map[string]any{"contents": []any{content}})}
+	cr := &resource{uri: r.URI, def: mustJSON(def), contents: mustJSON(map[string]any{"contents": []any{content}}), mimeType: r.MimeType}
+	cr.asks, cr.completes = c.asks(r.Elicit, r.Sample, r.Roots)
+	for i := range r.Answers {
+		cr.answers = append(cr.answers, c.resourceAnswer(&r.Answers[i], cr.asks))
+	}
+	return cr
+}
+
+func (c *compiler) resourceAnswer(a *ResourceAnswer, asks []*ask) *resourceAnswer {
+	ca := &resourceAnswer{at: a.Pos, blob: a.Blob}
+	if w := a.When; w != nil {
+		if w.Exact.Set || w.Subset.Set || len(w.Regex) > 0 {
+			c.errorf(w.Pos, "a resource is read without arguments: when takes elicited or sampled")
+		}
+		ca.matcher = c.when(w, "resource", asks)
+	}
+	switch n := btoi(a.Text != "") + btoi(a.Blob != "") + btoi(a.Error != nil); {
+	case n == 0:
+		c.errorf(a.Pos, "an answer of a resource needs text, blob or error")
+	case n > 1:
+		c.errorf(a.Pos, "give one of text, blob or error")
+	}
+	if a.Text != "" {
+		ca.text = c.template(sub(a.Pos, "text"), a.Text)
+	}
+	c.base64(a.Blob, sub(a.Pos, "blob"))
+	if a.Error != nil {
+		ca.err = c.rpcErr(a.Error)
+	}
+	return ca
+}
+
+func (c *compiler) base64(blob string, p Pos) {
+	if blob == "" {
+		return
+	}
+	if _, err := base64.StdEncoding.DecodeString(blob); err != nil {
+		c.errorf(p, "blob is not base64: %v", err)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (c *compiler) prompt(p *Prompt) *prompt {
@@ -87,6 +132,27 @@ func (c *compiler) prompt(p *Prompt) *prompt {
 	}
 	cp.def = mustJSON(def)
 	cp.messages = c.messages(p.Messages, "a prompt message")
+	cp.asks, cp.completes = c.asks(p.Elicit, p.Sample, p.Roots)
+	if len(p.Answers) > 0 && len(p.Messages) > 0 {
+		c.errorf(sub(p.Pos, "answers"), "give messages or answers, not both")
+	}
+	for i := range p.Answers {
+		a := &p.Answers[i]
+		ca := &promptAnswer{at: a.Pos}
+		if a.When != nil {
+			ca.matcher = c.when(a.When, "prompt", cp.asks)
+		}
+		switch {
+		case a.Error != nil && len(a.Messages) > 0:
+			c.errorf(sub(a.Pos, "error"), "a JSON-RPC error cannot also carry messages")
+		case a.Error != nil:
+			ca.err = c.rpcErr(a.Error)
+		case len(a.Messages) == 0:
+			c.errorf(a.Pos, "an answer of a prompt needs messages or error")
+		}
+		ca.messages = c.messages(a.Messages, "a prompt message")
+		cp.answers = append(cp.answers, ca)
+	}
 	return cp
 }
 

@@ -7,8 +7,8 @@ import (
 	"text/template"
 )
 
-// This file is a tool's elicit: a form the tool puts to the client (its
-// user) before it answers (see asks.go for how each era asks).
+// This file is an elicit: a form a tool, prompt or resource puts to the
+// client (its user) before it answers (see asks.go for how each era asks).
 
 type elicitForm struct {
 	message *template.Template
@@ -115,10 +115,17 @@ func (f *elicitForm) params(data map[string]any) (json.RawMessage, error) {
 }
 
 // elicitationID names a url-mode elicitation by the call's tool and
-// arguments.
+// arguments (the prompt and arguments of a prompts/get, the uri of a
+// resources/read).
 func elicitationID(data map[string]any) string {
+	key := []any{data["tool"], data["args"]}
+	if name, ok := data["prompt"]; ok {
+		key = []any{"prompt", name, data["args"]}
+	} else if uri, ok := data["uri"]; ok {
+		key = []any{"resource", uri}
+	}
 	h := fnv.New64a()
-	h.Write(mustJSON([]any{data["tool"], data["args"]}))
+	h.Write(mustJSON(key))
 	return fmt.Sprintf("mcpmock-%x", h.Sum64())
 }
 

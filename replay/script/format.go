@@ -171,8 +171,27 @@ type Resource struct {
 	Annotations Value  `yaml:"annotations"`
 	Icons       Value  `yaml:"icons"`
 	Meta        Value  `yaml:"_meta"`
-	Text        string `yaml:"text"`
-	Blob        string `yaml:"blob"`
+	// Text or Blob are the contents, as written (no template), unless
+	// Answers choose them.
+	Text string `yaml:"text"`
+	Blob string `yaml:"blob"`
+	// Elicit, Sample and Roots ask the client first, as a tool's do.
+	Elicit *Elicit `yaml:"elicit"`
+	Sample *Sample `yaml:"sample"`
+	Roots  bool    `yaml:"roots"`
+	// Answers are tried in order, as a tool's are; the first whose When
+	// matches the replies is read.
+	Answers []ResourceAnswer `yaml:"answers"`
+}
+
+// ResourceAnswer is one way to answer a resources/read: Text (a
+// template), Blob, or Error.
+type ResourceAnswer struct {
+	Pos
+	When  *When     `yaml:"when"`
+	Text  string    `yaml:"text"`
+	Blob  string    `yaml:"blob"`
+	Error *RPCError `yaml:"error"`
 }
 
 // Prompt is one prompt and the messages prompts/get returns.
@@ -184,7 +203,23 @@ type Prompt struct {
 	Arguments   []PromptArg `yaml:"arguments"`
 	Icons       Value       `yaml:"icons"`
 	Meta        Value       `yaml:"_meta"`
-	Messages    []PromptMsg `yaml:"messages"`
+	// Messages are what prompts/get returns, unless Answers choose them.
+	Messages []PromptMsg `yaml:"messages"`
+	// Elicit, Sample and Roots ask the client first, as a tool's do.
+	Elicit *Elicit `yaml:"elicit"`
+	Sample *Sample `yaml:"sample"`
+	Roots  bool    `yaml:"roots"`
+	// Answers are tried in order, as a tool's are; the first whose When
+	// matches the arguments and replies is returned.
+	Answers []PromptAnswer `yaml:"answers"`
+}
+
+// PromptAnswer is one way to answer a prompts/get: Messages, or Error.
+type PromptAnswer struct {
+	Pos
+	When     *When       `yaml:"when"`
+	Messages []PromptMsg `yaml:"messages"`
+	Error    *RPCError   `yaml:"error"`
 }
 
 // PromptArg is one argument of a prompt.

@@ -181,6 +181,52 @@ tools:
 			"tools[0].sample.includeContext: includeContext must be none, thisServer or allServers, got \"everything\"",
 			"tools[0].sample.systemPrompt: template does not parse",
 		}},
+		{"a prompt's bad asks and answers", `
+prompts:
+  - name: p
+    elicit: {message: m}
+    sample: {messages: [{role: system, text: x}]}
+    messages: [{role: user, text: x}]
+    answers:
+      - when: {sampled: {model: x}}
+        messages: [{role: user, text: "{{.elicited"}]
+      - {error: {code: 1, message: m}, messages: [{role: user, text: x}]}
+      - when: {}
+  - name: q
+    answers: [{when: {elicited: {action: accept}}, error: {code: 0, message: m}}]
+`, []string{
+			"test.yaml:3:13: prompts[0].elicit: elicit needs a requestedSchema",
+			"test.yaml:4:32: prompts[0].sample.messages[0].role: role must be user or assistant",
+			"test.yaml:4:13: prompts[0].sample: sample needs maxTokens",
+			"test.yaml:7:7: prompts[0].answers: give messages or answers, not both",
+			"test.yaml:8:39: prompts[0].answers[0].messages[0].text: template does not parse",
+			"test.yaml:9:17: prompts[0].answers[1].error: a JSON-RPC error cannot also carry messages",
+			"test.yaml:10:15: prompts[0].answers[2].when: when needs exact, subset, regex, elicited or sampled",
+			"test.yaml:10:9: prompts[0].answers[2]: an answer of a prompt needs messages or error",
+			"test.yaml:12:33: prompts[1].answers[0].when.elicited: when.elicited matches the client's answer to the prompt's elicit, and this prompt has none",
+			"test.yaml:12:66: prompts[1].answers[0].error.code: a JSON-RPC error needs a non-zero code",
+		}},
+		{"a resource's bad asks and answers", `
+resources:
+  - uri: "file:///a"
+    name: a
+    text: fixed
+    elicit: {mode: url, message: m}
+    roots: true
+    answers:
+      - when: {exact: {x: 1}, sampled: {model: m}}
+        text: x
+      - {text: x, blob: "not base64!"}
+      - {}
+`, []string{
+			"test.yaml:5:13: resources[0].elicit: elicit in mode url needs a url",
+			"test.yaml:8:7: resources[0].answers: give text or blob, or answers, not both",
+			"test.yaml:8:15: resources[0].answers[0].when: a resource is read without arguments: when takes elicited or sampled",
+			"test.yaml:8:40: resources[0].answers[0].when.sampled: when.sampled matches the model's answer to the resource's sample, and this resource has none",
+			"test.yaml:10:9: resources[0].answers[1]: give one of text, blob or error",
+			"test.yaml:10:25: resources[0].answers[1].blob: blob is not base64",
+			"test.yaml:11:9: resources[0].answers[2]: an answer of a resource needs text, blob or error",
+		}},
 		{"when.sampled on a tool that samples nothing", `
 tools:
   - name: a

@@ -6,10 +6,10 @@ import (
 	"text/template"
 )
 
-// This file is a tool's sample: a sampling/createMessage request the tool
-// sends the client (its model) before it answers, so that a host's
-// sampling handler can be tested against a fake server. See asks.go for
-// how each era asks.
+// This file is a sample: a sampling/createMessage request a tool, prompt
+// or resource sends the client (its model) before it answers, so that a
+// host's sampling handler can be tested against a fake server. See
+// asks.go for how each era asks.
 
 type sampleRequest struct {
 	messages     []promptMsg

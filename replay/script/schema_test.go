@@ -53,6 +53,7 @@ func TestSchema_Examples(t *testing.T) {
 		"tool": reflect.TypeFor[Tool](), "answer": reflect.TypeFor[Answer](), "resource": reflect.TypeFor[Resource](),
 		"prompt": reflect.TypeFor[Prompt](), "when": reflect.TypeFor[When](), "event": reflect.TypeFor[Event](),
 		"elicit": reflect.TypeFor[Elicit](), "sample": reflect.TypeFor[Sample](), "message": reflect.TypeFor[PromptMsg](),
+		"promptAnswer": reflect.TypeFor[PromptAnswer](), "resourceAnswer": reflect.TypeFor[ResourceAnswer](),
 	}
 	for name, typ := range defs {
 		_, fields := fieldsOf(typ)

@@ -14,7 +14,7 @@ import (
 )
 
 // This file answers the protocol around the tools: the handshake in both
-// eras, the paginated lists, resources, prompts, logging/setLevel and the
+// eras, the paginated lists, logging/setLevel and the
 // 2026-07-28 subscriptions/listen stream, and it applies events.
 
 // JSON-RPC error codes the script answers with.
@@ -169,9 +169,9 @@ func (ss *session) dispatch(ctx context.Context, peer replay.Peer, c *call) (rep
 	case "tools/call":
 		return ss.callTool(ctx, peer, c)
 	case "resources/read":
-		return ss.readResource(c)
+		return ss.readResource(ctx, peer, c)
 	case "prompts/get":
-		return ss.getPrompt(c)
+		return ss.getPrompt(ctx, peer, c)
 	}
 	if !s.owner {
 		return replay.Reply{}, false
@@ -357,63 +357,6 @@ func (ss *session) list(c *call, kind string, defs []json.RawMessage) replay.Rep
 	return resultReply(res)
 }
 
-func (ss *session) readResource(c *call) (replay.Reply, bool) {
-	uri, _ := c.str("uri")
-	ss.mu.Lock()
-	i := slices.IndexFunc(ss.resources, func(r *resource) bool { return r.uri == uri })
-	var r *resource
-	if i >= 0 {
-		r = ss.resources[i]
-	}
-	ss.mu.Unlock()
-	switch {
-	case r != nil:
-		return replay.Reply{Result: r.contents}, true
-	case ss.s.owner:
-		return errReply(codeResourceNotFound, fmt.Sprintf("resource not found: %q", uri), map[string]any{"uri": uri}), true
-	}
-	return replay.Reply{}, false
-}
-
-func (ss *session) getPrompt(c *call) (replay.Reply, bool) {
-	name, _ := c.str("name")
-	ss.mu.Lock()
-	i := slices.IndexFunc(ss.prompts, func(p *prompt) bool { return p.name == name })
-	var p *prompt
-	if i >= 0 {
-		p = ss.prompts[i]
-	}
-	ss.mu.Unlock()
-	if p == nil {
-		if ss.s.owner {
-			return errReply(codeInvalidParams, fmt.Sprintf("prompts/get: unknown prompt %q", name), nil), true
-		}
-		return replay.Reply{}, false
-	}
-	args := map[string]any{}
-	if raw, ok := c.params["arguments"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &args); err != nil {
-			return errReply(codeInvalidParams, "prompts/get: arguments must be an object", nil), true
-		}
-	}
-	for _, r := range p.required {
-		if _, ok := args[r]; !ok {
-			return errReply(codeInvalidParams, fmt.Sprintf("prompts/get %s: missing required argument %q", name, r), nil), true
-		}
-	}
-	data := map[string]any{"args": args, "prompt": name, "request": c.number}
-	msgs, err := renderMessages(p.messages, data)
-	if err != nil {
-		return errReply(codeInternal, err.Error(), nil), true
-	}
-	res := map[string]any{"messages": msgs}
-	var def map[string]any
-	if json.Unmarshal(p.def, &def) == nil && def["description"] != nil {
-		res["description"] = def["description"]
-	}
-	return resultReply(res), true
-}
-
 // listen serves a 2026-07-28 subscriptions/listen stream: acknowledge what
 // the script can send, then hold the request open until the client ends
 // it. Change notifications of stateless requests go to these streams.
@@ -494,21 +437,4 @@ func (ss *session) apply(e *event) {
 		ss.prompts = slices.DeleteFunc(ss.prompts, func(p *prompt) bool { return p.name == n })
 	}
 	ss.prompts = append(ss.prompts, e.addPrompts...)
-}
-
-// renderMessages renders the messages of a prompt or of a sample.
-func renderMessages(msgs []promptMsg, data map[string]any) ([]any, error) {
-	out := []any{}
-	for _, m := range msgs {
-		content := m.content
-		if m.text != nil {
-			text, err := render(m.text, data)
-			if err != nil {
-				return nil, err
-			}
-			content = map[string]any{"type": "text", "text": text}
-		}
-		out = append(out, map[string]any{"role": m.role, "content": content})
-	}
-	return out, nil
 }

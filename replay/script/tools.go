@@ -128,15 +128,7 @@ func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, 
 // noAnswer is what a whole-server script answers when none of a tool's
 // answers matches.
 func noAnswer(t *tool, data, replies map[string]any) replay.Reply {
-	msg := fmt.Sprintf("mcpmock script: no answer of tool %q matches the arguments %s", t.name, mustJSON(data["args"]))
-	for _, q := range t.asks {
-		switch q.kind {
-		case elicitKind:
-			msg += fmt.Sprintf(" and the client's answer %s", mustJSON(reply(replies, q.kind)))
-		case sampleKind:
-			msg += fmt.Sprintf(" and the model's answer %s", mustJSON(reply(replies, q.kind)))
-		}
-	}
+	msg := fmt.Sprintf("mcpmock script: no answer of tool %q matches the arguments %s", t.name, mustJSON(data["args"])) + repliesText(t.asks, replies)
 	return resultReply(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true})
 }
 
