@@ -177,8 +177,16 @@ func connect(t *testing.T, tr mcp.Transport) *client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "lint-test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress <- struct{}{} },
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			if s, ok := req.Params.RequestedSchema.(map[string]any); ok && s["properties"].(map[string]any)["confirm"] != nil {
-				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true, "note": "lint"}}, nil // script-elicit's form
+			if s, ok := req.Params.RequestedSchema.(map[string]any); ok {
+				props, _ := s["properties"].(map[string]any)
+				switch { // script-elicit's forms
+				case props["confirm"] != nil:
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true, "note": "lint"}}, nil
+				case props["language"] != nil:
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"language": "French"}}, nil
+				case props["allow"] != nil:
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"allow": true}}, nil
+				}
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 		},
@@ -356,8 +364,9 @@ func driveProgressScript(t *testing.T, c *client) {
 	c.awaitProgress(t, 3)
 }
 
-// driveElicitScript calls script-elicit's tool, which asks the user first
-// (in 2026-07-28: an input_required result and a retry).
+// driveElicitScript calls script-elicit's tool, gets its prompt and reads
+// its resource, which all ask the user first (in 2026-07-28: an
+// input_required result and a retry).
 func driveElicitScript(t *testing.T, c *client) {
 	cs := c.cs
 	defer cs.Close()
@@ -366,6 +375,22 @@ func driveElicitScript(t *testing.T, c *client) {
 		if res := call(t, cs, "deploy", map[string]any{"service": "api"}, nil); res.Content[0].(*mcp.TextContent).Text != "deployed api (lint)" {
 			t.Errorf("deploy: %+v", res.Content[0])
 		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "translate", Arguments: map[string]string{"text": "hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Messages[0].Content.(*mcp.TextContent).Text; got != "Translate into French: hi" {
+		t.Errorf("translate: %q", got)
+	}
+	r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///secrets.env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Contents[0].Text; got != "API_KEY=not-a-real-key" {
+		t.Errorf("secrets.env: %q", got)
 	}
 }
 

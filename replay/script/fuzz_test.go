@@ -3,6 +3,7 @@ package script
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,6 +24,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("a: &a [*a, *a]\nb: *a\n"))
 	f.Add([]byte("tools: [{name: x, answers: [{text: '{{.args.q}}'}]}]"))
 	f.Add([]byte("tools: [{name: x, sample: {messages: [{role: user, text: '{{.args.q}}'}], maxTokens: 5}, roots: true, answers: [{when: {sampled: {model: m}}, text: '{{.sampled.content.text}} {{range .roots}}{{.uri}}{{end}}'}]}]"))
+	f.Add([]byte("prompts: [{name: p, elicit: {message: '{{.args.q}}', requestedSchema: {type: object}}, answers: [{when: {elicited: {action: accept}}, messages: [{role: user, text: '{{.elicited.content.q}}'}]}, {error: {code: 1, message: '{{.prompt}}'}}]}]"))
+	f.Add([]byte("resources: [{uri: 'file:///r', name: r, roots: true, sample: {messages: [{role: user, text: '{{.uri}}'}], maxTokens: 1}, answers: [{when: {sampled: {model: m}}, text: '{{range .roots}}{{.uri}}{{end}}'}, {blob: aGk=}]}]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.yaml", data)
 		if err != nil {
@@ -36,25 +39,45 @@ func FuzzParse(f *testing.F) {
 		for i, m := range []string{"initialize", "tools/list", "server/discover", "resources/list", "prompts/list"} {
 			ss.Answer(context.Background(), peer, &replay.Request{ID: json.RawMessage{byte('1' + i)}, Method: m, Params: json.RawMessage(`{}`)})
 		}
+		// Each tool, prompt and resource, in both eras: the handshake
+		// era's call, and 2026-07-28's first round of questions and
+		// retries.
+		var reqs []*replay.Request
 		for _, t := range s.tools {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel() // never wait on delays or hung answers
-			params, _ := json.Marshal(map[string]any{"name": t.name, "arguments": map[string]any{"q": "x"}})
-			ss.Answer(ctx, peer, &replay.Request{ID: json.RawMessage("9"), Method: "tools/call", Params: params})
-			// 2026-07-28: the first round of a tool's questions, and retries.
-			meta := map[string]any{metaVersion: statelessVersion}
-			for _, input := range []any{nil, map[string]any{
-				elicitKind.key: map[string]any{"action": "accept", "content": map[string]any{"q": 1}},
-				sampleKind.key: map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "t"}},
-				rootsKind.key:  map[string]any{"roots": []any{map[string]any{"uri": "file:///r"}}},
-			}, map[string]any{sampleKind.key: "not an object", rootsKind.key: map[string]any{"roots": "nor a list"}}} {
-				p := map[string]any{"name": t.name, "arguments": map[string]any{"q": "x"}, "_meta": meta}
-				if input != nil {
-					p["inputResponses"] = input
-				}
-				params, _ := json.Marshal(p)
-				ss.Answer(ctx, peer, &replay.Request{ID: json.RawMessage("10"), Method: "tools/call", Params: params})
-			}
+			reqs = append(reqs, askRequests("tools/call", map[string]any{"name": t.name, "arguments": map[string]any{"q": "x"}})...)
+		}
+		for _, p := range s.prompts {
+			reqs = append(reqs, askRequests("prompts/get", map[string]any{"name": p.name, "arguments": map[string]any{"q": "x"}})...)
+		}
+		for _, r := range s.resources {
+			reqs = append(reqs, askRequests("resources/read", map[string]any{"uri": r.uri})...)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // never wait on delays or hung answers
+		for _, req := range reqs {
+			ss.Answer(ctx, peer, req)
 		}
 	})
+}
+
+// askRequests are a request of method with params in the handshake era,
+// and in 2026-07-28 without input responses, with good ones and with bad
+// ones.
+func askRequests(method string, params map[string]any) []*replay.Request {
+	raw, _ := json.Marshal(params)
+	out := []*replay.Request{{ID: json.RawMessage("9"), Method: method, Params: raw}}
+	for _, input := range []any{nil, map[string]any{
+		elicitKind.key: map[string]any{"action": "accept", "content": map[string]any{"q": 1}},
+		sampleKind.key: map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "t"}},
+		rootsKind.key:  map[string]any{"roots": []any{map[string]any{"uri": "file:///r"}}},
+	}, map[string]any{sampleKind.key: "not an object", rootsKind.key: map[string]any{"roots": "nor a list"}}} {
+		p := maps.Clone(params)
+		p["_meta"] = map[string]any{metaVersion: statelessVersion}
+		if input != nil {
+			p["inputResponses"] = input
+		}
+		raw, _ := json.Marshal(p)
+		out = append(out, &replay.Request{ID: json.RawMessage("10"), Method: method, Params: raw})
+	}
+	return out
 }

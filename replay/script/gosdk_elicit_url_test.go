@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -24,13 +25,22 @@ tools:
       - when: {elicited: {action: accept}}
         text: "connected to {{.args.service}}"
       - {isError: true, text: not connected}
+resources:
+  - uri: "mcpmock://inbox"
+    name: inbox
+    elicit: {mode: url, message: "Sign in to read {{.uri}}", url: "https://auth.example.com/start?inbox", complete: true}
+    answers:
+      - when: {elicited: {action: accept}}
+        text: no new mail
+      - error: {code: -32603, message: not signed in}
 `
 
 // TestGoSDK_ElicitURL: a url-mode elicit reaches go-sdk's client as a URL
 // elicitation (mid-call, or as an input_required round in 2026-07-28),
 // with the same elicitationId each time for the same call, and, accepted,
-// is followed by notifications/elicitation/complete for that id; a client
-// that takes only forms is not asked.
+// is followed by notifications/elicitation/complete for that id, from a
+// tool and from a resource alike; a client that takes only forms is not
+// asked.
 func TestGoSDK_ElicitURL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "login.yaml")
 	if err := os.WriteFile(path, []byte(urlElicitScript), 0o600); err != nil {
@@ -64,9 +74,16 @@ func TestGoSDK_ElicitURL(t *testing.T) {
 					t.Errorf("connect: %q", got)
 				}
 			}
+			rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mcpmock://inbox"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rr.Contents) != 1 || rr.Contents[0].Text != "no new mail" {
+				t.Errorf("inbox: %+v", rr.Contents)
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if len(asked) != 2 {
+			if len(asked) != 3 {
 				t.Fatalf("asked %d times, want once a call", len(asked))
 			}
 			p := asked[0]
@@ -76,15 +93,24 @@ func TestGoSDK_ElicitURL(t *testing.T) {
 			if asked[1].ElicitationID != p.ElicitationID {
 				t.Errorf("elicitationId %q then %q, want the same for the same call", p.ElicitationID, asked[1].ElicitationID)
 			}
-			for range 2 {
+			inbox := asked[2]
+			if inbox.Mode != "url" || inbox.ElicitationID == "" || inbox.ElicitationID == p.ElicitationID {
+				t.Errorf("the resource asked %+v", inbox)
+			}
+			var got []string
+			for range 3 {
 				select {
 				case id := <-completed:
-					if id != p.ElicitationID {
-						t.Errorf("completed %q, want %q", id, p.ElicitationID)
-					}
+					got = append(got, id)
 				case <-ctx.Done():
 					t.Fatal("no notifications/elicitation/complete")
 				}
+			}
+			slices.Sort(got)
+			want := []string{p.ElicitationID, p.ElicitationID, inbox.ElicitationID}
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("completed %q, want %q", got, want)
 			}
 		})
 		t.Run(tc.name+"/client with forms only", func(t *testing.T) {
