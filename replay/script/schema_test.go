@@ -48,6 +48,22 @@ func TestSchema_Examples(t *testing.T) {
 			}
 		})
 	}
+	// Answers of prompts and resources hold one thing each, as the loader
+	// wants.
+	for _, bad := range []string{
+		"prompts: [{name: p, answers: [{when: {subset: {a: x}}}]}]",
+		"prompts: [{name: p, answers: [{messages: [{role: user, text: x}], error: {code: 1, message: m}}]}]",
+		"resources: [{uri: u, name: n, answers: [{text: x, blob: aGk=}]}]",
+		"resources: [{uri: u, name: n, roots: yes, answers: [{text: x}]}]",
+	} {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(bad), &n); err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.Validate((&decoder{}).value(&n, "")); err == nil {
+			t.Errorf("the schema accepts %s", bad)
+		}
+	}
 	// Same field names as the Go types.
 	defs := map[string]reflect.Type{
 		"tool": reflect.TypeFor[Tool](), "answer": reflect.TypeFor[Answer](), "resource": reflect.TypeFor[Resource](),
