@@ -41,6 +41,10 @@ func runWith(t *testing.T, stdin string, args ...string) (code int, stdout, stde
 
 func TestRun_Usage(t *testing.T) {
 	db := writeTape(t)
+	badAsks := filepath.Join(t.TempDir(), "asks.yaml")
+	if err := os.WriteFile(badAsks, []byte("prompts:\n  - name: p\n    sample: {messages: [{role: user, text: hi}]}\n    answers: [{messages: [{role: user, text: hi}]}]\nresources:\n  - {uri: \"file:///a\", name: a, answers: [{when: {elicited: {action: accept}}, text: x}]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	alias := filepath.Join(filepath.Dir(db), "alias.jsonl") // the same file by another name
 	if err := os.Symlink(db, alias); err != nil {
 		t.Fatal(err)
@@ -71,6 +75,8 @@ func TestRun_Usage(t *testing.T) {
 		{"check ok", []string{"check", db}, 0, ""},
 		{"check missing", []string{"check", "missing.jsonl"}, 1, "missing.jsonl"},
 		{"check no source", []string{"check"}, 2, "no SOURCE"},
+		{"check a prompt's bad sample", []string{"check", badAsks}, 1, badAsks + ":3:13: prompts[0].sample: sample needs maxTokens"},
+		{"check a resource's answer to no elicit", []string{"check", badAsks}, 1, badAsks + ":6:61: resources[0].answers[0].when.elicited: when.elicited matches the client's answer to the resource's elicit, and this resource has none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
