@@ -9,9 +9,10 @@ import (
 	"github.com/mcptape/mcptape/replay"
 )
 
-// This file is what a tool asks the client before it answers: a form for
-// its user (elicit, elicit.go), a completion from its model (sample,
-// sample.go), its roots (roots). Answers can depend on the replies, which
+// This file is what a tool, prompt or resource asks the client before it
+// answers (tools/call, prompts/get, resources/read): a form for its user
+// (elicit, elicit.go), a completion from its model (sample, sample.go),
+// its roots (roots). Answers can depend on the replies, which
 // when.elicited and when.sampled match and templates read as .elicited,
 // .sampled and .roots.
 //
@@ -20,14 +21,15 @@ import (
 // for each reply. In 2026-07-28 (SEP-2322) a server cannot send requests:
 // it answers the call with resultType input_required and every question
 // among its inputRequests at once, and the client calls again with the
-// replies in inputResponses. That first round is not a call of the tool:
-// it counts for neither sequence nor events. Because the 2026 client
+// replies in inputResponses; the spec allows that on exactly these three
+// methods. That first round is not a call of the tool: it counts for
+// neither sequence nor events. Because the 2026 client
 // answers all questions at once, a question's templates see the call's
 // arguments but no other question's reply, in both eras alike.
 
 // askKind is one kind of question.
 type askKind struct {
-	field      string // the tool's field in a script
+	field      string // the field in a script
 	method     string // the request that asks it
 	capability string // the client capability that says it may be asked
 	key        string // its key among inputRequests, and inputResponses
