@@ -44,7 +44,13 @@ func (r connReader) Read(p []byte) (int, error) {
 	if r.u.beforeRead != nil {
 		r.u.beforeRead()
 	}
-	return r.u.conn.Read(p)
+	c := r.u.conn
+	if c == nil {
+		// Closed: upstreamBody.Close of an answer not read to its end,
+		// which net/http's body.Close then tries to drain.
+		return 0, net.ErrClosed
+	}
+	return c.Read(p)
 }
 
 func newUpstreamConn(addr string) *upstreamConn {
