@@ -3,6 +3,7 @@ package recorder
 import (
 	"bytes"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/sse"
@@ -34,5 +35,11 @@ func (x *exchange) legacyEndpoint(ev sse.Event) (key string, rewritten []byte) {
 		proxied.Scheme = "https"
 	}
 	// Only the data value changes; ids, comments and line ends stay.
-	return key, bytes.Replace(ev.Raw, []byte(data), []byte(proxied.String()), 1)
+	i := bytes.Index(ev.Raw, []byte(data))
+	if i < 0 {
+		// Spread over several data lines: it cannot be replaced in place.
+		x.p.logf("mcpspy: the endpoint event on %s spans several data lines and is not rewritten: the client may post past the proxy", x.base.Path)
+		return key, nil
+	}
+	return key, slices.Concat(ev.Raw[:i], []byte(proxied.String()), ev.Raw[i+len(data):])
 }
