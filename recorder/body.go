@@ -57,8 +57,40 @@ func newDecoder(coding string, r io.Reader) (io.Reader, error) {
 	case "deflate": // RFC 9110: the zlib format
 		return zlib.NewReader(r)
 	}
-	return nil, fmt.Errorf("content coding %q is not supported", coding)
+	return nil, errCoding(coding)
 }
+
+// canRecode says whether mcpspy can both undo and redo a content coding:
+// those newDecoder and newEncoder know.
+func canRecode(coding string) bool {
+	switch coding {
+	case "gzip", "x-gzip", "deflate":
+		return true
+	}
+	return false
+}
+
+// encoder compresses a stream that is flushed as it goes.
+type encoder interface {
+	io.WriteCloser
+	Flush() error
+}
+
+// newEncoder redoes a content coding newDecoder undid, for a stream the
+// proxy must change (a legacy endpoint event) on its way to a client that
+// asked for that coding. The fastest level: the stream is live and
+// flushed after every event, so a stronger one gains little.
+func newEncoder(coding string, w io.Writer) (encoder, error) {
+	switch coding {
+	case "gzip", "x-gzip":
+		return gzip.NewWriterLevel(w, gzip.BestSpeed)
+	case "deflate":
+		return zlib.NewWriterLevel(w, zlib.BestSpeed)
+	}
+	return nil, errCoding(coding)
+}
+
+func errCoding(coding string) error { return fmt.Errorf("content coding %q is not supported", coding) }
 
 // decodedBody is what the cassette records of a body: the message. The
 // peer gets the bytes as they came; when they were compressed, the

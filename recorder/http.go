@@ -37,7 +37,8 @@ const (
 // events are forwarded exactly as read, an SSE event as soon as it is
 // complete. The one change is the legacy endpoint event: an absolute URI
 // pointing at the upstream is rewritten to the proxy so the client keeps
-// talking through it.
+// talking through it. In a compressed stream (gzip, deflate) that means
+// the stream is decompressed and compressed anew; see relayEncodedSSE.
 //
 // Sessions: one per Mcp-Session-Id, one per legacy SSE connection, and one
 // per client connection for traffic without a session id (2026-07-28).

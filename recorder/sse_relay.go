@@ -15,6 +15,11 @@ import (
 // whole: memory is one event. A compressed stream goes to relayEncodedSSE.
 func (x *exchange) relaySSE() {
 	rc := http.NewResponseController(x.w)
+	coding := contentCoding(x.resp.Header)
+	if coding != "" && x.mayBeLegacy() && canRecode(coding) {
+		// relayEncodedSSE may compress it anew: its length is unknown.
+		x.w.Header().Del("Content-Length")
+	}
 	x.w.WriteHeader(x.resp.StatusCode)
 	// Headers go out before the relay waits for the first event: a long
 	// tool call may send nothing for minutes, and clients time out
@@ -33,7 +38,7 @@ func (x *exchange) relaySSE() {
 	} else if rc.Flush() != nil {
 		return
 	}
-	if coding := contentCoding(x.resp.Header); coding != "" {
+	if coding != "" {
 		x.relayEncodedSSE(rc, coding)
 		return
 	}
@@ -80,7 +85,12 @@ type sseRecorder struct {
 	retry   string
 	started bool // the first event has been seen
 	legacy  bool // the stream is a legacy SSE connection, and so its session
+	rewrote bool // its endpoint event was rewritten to the proxy
 }
+
+// mayBeLegacy says whether x's event stream may be a legacy (2024-11-05)
+// SSE connection: a GET outside any session. Its first event tells.
+func (x *exchange) mayBeLegacy() bool { return x.hs == nil }
 
 func (x *exchange) newSSERecorder() *sseRecorder {
 	stream := "post-sse"
@@ -96,14 +106,14 @@ func (s *sseRecorder) event(ev sse.Event, readAt time.Time) []byte {
 	x, raw := s.x, ev.Raw
 	if !s.started {
 		s.started = true
-		if s.hs == nil && ev.Type == "endpoint" {
+		if x.mayBeLegacy() && ev.Type == "endpoint" {
 			// A legacy (2024-11-05) SSE connection: a session of its own.
 			key, rewritten := x.legacyEndpoint(ev)
 			s.hs = x.p.newLegacy(key)
 			s.stream = "legacy-sse"
 			s.legacy = true
 			if rewritten != nil {
-				raw = rewritten
+				raw, s.rewrote = rewritten, true
 			}
 		}
 		if s.hs == nil {
