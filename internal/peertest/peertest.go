@@ -10,6 +10,7 @@ package peertest
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -52,8 +53,7 @@ func ensureNPM(dir string) error {
 }
 
 func installNPM(dir string) error {
-	marker := filepath.Join(dir, "node_modules", ".package-lock.json")
-	if upToDate(marker, filepath.Join(dir, "package-lock.json")) {
+	if upToDate(dir) {
 		return nil
 	}
 	unlock, err := lockFile(filepath.Join(dir, ".install.lock"))
@@ -61,7 +61,7 @@ func installNPM(dir string) error {
 		return err
 	}
 	defer unlock()
-	if upToDate(marker, filepath.Join(dir, "package-lock.json")) { // another process did it
+	if upToDate(dir) { // another process did it
 		return nil
 	}
 	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
@@ -72,14 +72,37 @@ func installNPM(dir string) error {
 	return nil
 }
 
-// upToDate: the installed tree's marker is newer than the lockfile.
-func upToDate(marker, lock string) bool {
-	m, err := os.Stat(marker)
+// installedLock names the file in node_modules that holds the SHA-256 of
+// the lockfile it was installed from.
+const installedLock = ".mcptape-lock.sha256"
+
+// upToDate says whether node_modules was installed from the lockfile as
+// it is now. It compares contents, not times: a git worktree checks the
+// lockfile out anew, newer than a node_modules shared with the main tree,
+// and an install there replaced the shared tree's symlink. A tree that
+// npm ci installed outside the tests (as .ci/run does) has no such file
+// yet: npm's own marker being newer than the lockfile vouches for it, and
+// the file is written then.
+func upToDate(dir string) bool {
+	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
 		return false
 	}
-	l, err := os.Stat(lock)
-	return err == nil && !m.ModTime().Before(l.ModTime())
+	sum := fmt.Sprintf("%x\n", sha256.Sum256(lock))
+	hashFile := filepath.Join(dir, "node_modules", installedLock)
+	if got, err := os.ReadFile(hashFile); err == nil {
+		return string(got) == sum
+	}
+	m, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
+	if err != nil {
+		return false
+	}
+	l, err := os.Stat(filepath.Join(dir, "package-lock.json"))
+	if err != nil || m.ModTime().Before(l.ModTime()) {
+		return false
+	}
+	_ = os.WriteFile(hashFile, []byte(sum), 0o644) // only a shortcut for the next run
+	return true
 }
 
 // Node returns the path of the node binary.
