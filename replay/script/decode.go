@@ -1,9 +1,11 @@
 package script
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,6 +64,16 @@ func (es Errors) Error() string {
 		b.WriteString(e.Error())
 	}
 	return b.String()
+}
+
+// inFileOrder sorts es by where they are, as a compiler lists its
+// errors: the compiler checks tools, then resources, then prompts, then
+// events, whatever order the file has them in.
+func (es Errors) inFileOrder() Errors {
+	slices.SortStableFunc(es, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
+	})
+	return es
 }
 
 type decoder struct {

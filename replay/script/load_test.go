@@ -1,6 +1,7 @@
 package script
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,5 +277,25 @@ func TestCheck_File(t *testing.T) {
 	}
 	if err := Check(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// Errors are listed in the order of the file, as a compiler lists them,
+// though the compiler checks tools before prompts.
+func TestLoad_ErrorsInFileOrder(t *testing.T) {
+	_, err := Parse("order.yaml", []byte(`server: {name: s, version: "1"}
+prompts:
+  - name: p
+    messages: [{role: robot, text: hi}]
+tools:
+  - name: t
+    answers: [{text: "{{.args"}]
+`))
+	var es Errors
+	if !errors.As(err, &es) || len(es) != 2 {
+		t.Fatalf("got %v, want two errors", err)
+	}
+	if es[0].Line != 4 || es[1].Line != 7 {
+		t.Errorf("errors at lines %d, %d; want 4, 7:\n%v", es[0].Line, es[1].Line, err)
 	}
 }

@@ -69,11 +69,11 @@ func Parse(name string, data []byte) (*Script, error) {
 	}
 	d.decode(&root, "", reflectValue(&f))
 	if len(d.errs) > 0 {
-		return nil, d.errs
+		return nil, d.errs.inFileOrder()
 	}
 	s := compile(d, &f)
 	if len(d.errs) > 0 {
-		return nil, d.errs
+		return nil, d.errs.inFileOrder()
 	}
 	return s, nil
 }
