@@ -101,7 +101,7 @@ func compactServerInfo(raw []byte) string {
 	return si.Name + "@" + si.Version
 }
 
-const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage | --script] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE"
+const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded]] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE"
 
 func runExport(args []string, s streams) error {
 	fs := newFlags("export", exportSynopsis, s)
@@ -120,6 +120,8 @@ func runExport(args []string, s streams) error {
 		"list what was lost on stderr, and exit 1 if anything was")
 	asScript := fs.Bool("script", false, "write a mcpmock script (YAML) that answers as the recorded server did, instead of JSONL:\n"+
 		"a start for a hand-written fake (docs/SCRIPTS.md#from-a-recording)")
+	timing := fs.String("timing", "none", "with --script: `recorded` makes each answer and progress step wait as long as the recorded\n"+
+		"server took; none answers at once")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -140,11 +142,20 @@ func runExport(args []string, s streams) error {
 	}
 	filtered := false
 	fs.Visit(func(f *flag.Flag) { filtered = filtered || f.Name == "filter" })
+	var scriptOpts []script.FromTapeOption
+	switch {
+	case *timing == "recorded" && *asScript:
+		scriptOpts = append(scriptOpts, script.WithTiming())
+	case *timing != "none" && *timing != "recorded":
+		return usageErrorf("export: --timing %q: want recorded or none", *timing)
+	case *timing == "recorded":
+		return usageErrorf("export: --timing is for --script: a JSONL export keeps every message's time")
+	}
 	if *asScript {
 		if filtered || *salvage {
 			return usageErrorf("export: --script makes a script of whole sessions: pick them with --session, not --filter or --salvage")
 		}
-		err := exportScript(fs.Arg(0), sessions, *out, s, red)
+		err := exportScript(fs.Arg(0), sessions, *out, s, red, scriptOpts)
 		if err == nil && red != nil {
 			red.summary(s.Err)
 		}
@@ -177,8 +188,8 @@ func runExport(args []string, s streams) error {
 }
 
 // exportScript writes the script script.FromTape makes of the sessions
-// (all when none is named), after red's blanking if any.
-func exportScript(path string, sessions []string, out string, s streams, red *exportRedactor) error {
+// (all when none is named), after red's blanking if any, with opts.
+func exportScript(path string, sessions []string, out string, s streams, red *exportRedactor, opts []script.FromTapeOption) error {
 	tape, err := store.Load(path)
 	if err != nil {
 		return err
@@ -205,7 +216,7 @@ func exportScript(path string, sessions []string, out string, s streams, red *ex
 			}
 		}
 	}
-	text, err := script.FromTape(tape)
+	text, err := script.FromTape(tape, opts...)
 	if err != nil {
 		return err
 	}

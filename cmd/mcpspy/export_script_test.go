@@ -68,6 +68,8 @@ func TestMcpspy_ExportScriptBadInput(t *testing.T) {
 		{"with --filter", []string{"export", "--script", "--filter", "error", shipped}, true, "--script makes a script of whole sessions"},
 		{"with --salvage", []string{"export", "--script", "--salvage", shipped}, true, "--script makes a script of whole sessions"},
 		{"an unknown session", []string{"export", "--script", "--session", "s9", shipped}, false, `no such session "s9"`},
+		{"--timing without --script", []string{"export", "--timing", "recorded", shipped}, true, "--timing is for --script"},
+		{"an unknown --timing", []string{"export", "--script", "--timing", "fast", shipped}, true, `--timing "fast": want recorded or none`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := run(context.Background(), tc.args, streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -24,8 +25,11 @@ import (
 // (with the progress and log messages sent during the call). What a
 // script cannot say the same way is left as a comment where it applies.
 // The result always parses; Parse it to be sure of the rest.
-func FromTape(tape *store.Tape) ([]byte, error) {
+func FromTape(tape *store.Tape, opts ...FromTapeOption) ([]byte, error) {
 	r := newRecording()
+	for _, o := range opts {
+		o(r)
+	}
 	for i := range tape.Sessions {
 		r.addSession(&tape.Sessions[i])
 	}
@@ -85,6 +89,15 @@ func (r *recording) script() ([]byte, error) {
 	return encodeYAML(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc.n}})
 }
 
+// FromTapeOption changes what FromTape writes.
+type FromTapeOption func(*recording)
+
+// WithTiming makes each answer take as long as the recorded server took:
+// every progress step and the answer wait the time that passed before
+// them on the wire (a delay, to the millisecond). Without it a script
+// answers at once, as tests mostly want.
+func WithTiming() FromTapeOption { return func(r *recording) { r.timing = true } }
+
 // wire is one frame, decoded as far as the generator needs.
 type wire struct {
 	ID     json.RawMessage `json:"id"`
@@ -109,6 +122,10 @@ type exchange struct {
 	progress []json.RawMessage // notifications/progress params
 	logs     []json.RawMessage // notifications/message params
 	answered bool
+	// When the request was sent, each progress step came and the answer
+	// came, for WithTiming.
+	sent, done time.Time
+	stepTimes  []time.Time
 }
 
 // recording is what FromTape gathered from the sessions.
@@ -132,7 +149,8 @@ type recording struct {
 	// For events: the last session's list history, and what it says.
 	hist     []*listMark
 	events   *recordedEvents
-	requests int // requests seen so far
+	requests int  // requests seen so far
+	timing   bool // WithTiming
 }
 
 func newRecording() *recording {
@@ -173,7 +191,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 		case m.Dir == store.C2S && w.Method != "" && len(w.ID) > 0:
 			r.requests++
 			nth++
-			x := &exchange{order: r.requests, nth: nth, session: s.Info.ID, seq: m.Seq, method: w.Method, params: w.Params}
+			x := &exchange{order: r.requests, nth: nth, session: s.Info.ID, seq: m.Seq, method: w.Method, params: w.Params, sent: m.Time}
 			pending[string(w.ID)] = x
 			var p struct {
 				Meta struct {
@@ -200,7 +218,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 			}
 			delete(pending, string(w.ID))
 			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
-			x.result, x.err, x.answered = w.Result, w.Error, true
+			x.result, x.err, x.answered, x.done = w.Result, w.Error, true, m.Time
 			r.learn(x)
 			r.noteListing(x)
 			lastAnswered = x
@@ -211,6 +229,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 			if json.Unmarshal(w.Params, &p) == nil {
 				if x := byToken[string(p.ProgressToken)]; x != nil && !x.answered {
 					x.progress = append(x.progress, w.Params)
+					x.stepTimes = append(x.stepTimes, m.Time)
 				}
 			}
 		case m.Dir == store.S2C && w.Method == "notifications/message":

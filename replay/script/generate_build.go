@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -199,13 +200,13 @@ func (r *recording) answers(name string, calls []*exchange) (key string, list *y
 		return "answers", list
 	case len(groups) == 1 && len(groups[0].outcomes) > 1:
 		for _, x := range groups[0].outcomes {
-			list.Content = append(list.Content, answerNode(x))
+			list.Content = append(list.Content, r.answerNode(x))
 		}
 		list.Content[0].HeadComment = "Answers by call count, as recorded; the last repeats."
 		return "sequence", list
 	}
 	for _, g := range groups {
-		a := answerNode(g.outcomes[0])
+		a := r.answerNode(g.outcomes[0])
 		when := newMap()
 		args, _ := jsonNode(mustJSON(g.args))
 		when.set("exact", args)
@@ -262,8 +263,33 @@ func fallbackAnswer(text string) *yaml.Node {
 	return a.n
 }
 
-// answerNode writes what the server did with one call.
-func answerNode(x *exchange) *yaml.Node {
+// answerNode writes what the server did with one call, and with
+// WithTiming how long it took.
+func (r *recording) answerNode(x *exchange) *yaml.Node {
+	n := answerContent(x)
+	if !r.timing || !x.answered || x.sent.IsZero() {
+		return n
+	}
+	last := x.sent
+	if steps := member(n, "progress"); steps != nil {
+		for i, step := range steps.Content { // a step per recorded notification
+			setDelay(mapNode{step}, x.stepTimes[i].Sub(last))
+			last = x.stepTimes[i]
+		}
+	}
+	setDelay(mapNode{n}, x.done.Sub(last))
+	return n
+}
+
+// setDelay sets m's delay to d, to the millisecond; nothing under 1ms.
+func setDelay(m mapNode, d time.Duration) {
+	if d = d.Round(time.Millisecond); d > 0 {
+		m.set("delay", strNode(d.String()))
+	}
+}
+
+// answerContent writes what the server did with one call.
+func answerContent(x *exchange) *yaml.Node {
 	a := newMap()
 	if !x.answered {
 		a.set("fault", strNode("hang"))

@@ -306,3 +306,77 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) string {
 	slices.Sort(names)
 	return strings.Join(names, " ")
 }
+
+// TestGoSDK_FromTapeTiming: with WithTiming, the script made from
+// server-everything's recording paces its progress as the server did.
+// go-sdk's client calls the tool that sent progress; its steps and answer
+// may not come sooner than recorded (delays only wait, so the bound
+// cannot fail on a slow machine), and without WithTiming they come at once.
+func TestGoSDK_FromTapeTiming(t *testing.T) {
+	tape, err := store.Load(filepath.Join(peertest.ModuleRoot(), "cassettes", "everything-stdio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var call recordedCall
+	var took time.Duration // from the request to its answer, as recorded
+	for _, s := range tape.Sessions {
+		var sent time.Time
+		for _, m := range s.Messages {
+			var f struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Name      string         `json:"name"`
+					Arguments map[string]any `json:"arguments"`
+					Meta      map[string]any `json:"_meta"`
+				} `json:"params"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(m.Frame, &f) != nil {
+				continue
+			}
+			switch {
+			case f.Method == "tools/call" && f.Params.Meta["progressToken"] != nil && call.name == "":
+				call, sent = recordedCall{name: f.Params.Name, args: f.Params.Arguments}, m.Time
+			case f.Method == "" && !sent.IsZero() && took == 0 && len(f.Result) > 0:
+				took = m.Time.Sub(sent)
+			}
+		}
+	}
+	if call.name == "" || took < 50*time.Millisecond {
+		t.Fatalf("the recording has no call with progress that took a while (%q, %v)", call.name, took)
+	}
+	tc := transports[0] // stdio, 2025-11-25: progress goes to the call's token
+	for _, timed := range []bool{true, false} {
+		var opts []script.FromTapeOption
+		if timed {
+			opts = append(opts, script.WithTiming())
+		}
+		out, err := script.FromTape(tape, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "everything.yaml")
+		if err := os.WriteFile(path, out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cs := connect(t, tc, path, nil)
+		params := &mcp.CallToolParams{Name: call.name, Arguments: call.args}
+		params.SetProgressToken("p1")
+		start := time.Now()
+		if _, err := cs.CallTool(ctxT(t), params); err != nil {
+			t.Fatal(err)
+		}
+		elapsed := time.Since(start)
+		want := took.Round(time.Millisecond) - 5*time.Millisecond // each delay rounds to the millisecond
+		if timed && elapsed < want {
+			t.Errorf("with timing, %s answered in %v; recorded %v", call.name, elapsed, took)
+		}
+		if timed && !strings.Contains(string(out), "progress: 1, total: 3, delay: ") {
+			t.Errorf("with timing, the progress steps have no delay of their own:\n%s", out)
+		}
+		if !timed && strings.Contains(string(out), "delay:") {
+			t.Errorf("without timing the script has delays:\n%s", out)
+		}
+	}
+}
