@@ -20,13 +20,24 @@ import (
 // configuration is started as the wrapped entry says (the mcpspy binary
 // in front of it), answers go-sdk's client through it, and is recorded as
 // a session named after its key; wrap --unwrap, in place, gives the entry
-// back.
+// back. Both forms of configuration: Claude Desktop's and Cursor's
+// "mcpServers", and VS Code's "servers" (with its "type" and "inputs").
 func TestMcpspy_Wrap(t *testing.T) {
 	spy := peertest.Binary(t, "mcpspy")
 	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	for _, form := range []struct{ key, entry, rest string }{
+		{"mcpServers", `{"command": ` + quote(server) + `, "env": {"X": "1"}}`, `"other": true`},
+		{"servers", `{"type": "stdio", "command": ` + quote(server) + `, "env": {"X": "1"}}`, `"inputs": [], "other": true`},
+	} {
+		t.Run(form.key, func(t *testing.T) {
+			testWrap(t, spy, server, form.key, `{"`+form.key+`": {"echoer": `+form.entry+`}, `+form.rest+`}`)
+		})
+	}
+}
+
+func testWrap(t *testing.T, spy, server, key, original string) {
 	dir := t.TempDir()
 	config := filepath.Join(dir, "mcp.json")
-	original := `{"mcpServers": {"echoer": {"command": ` + quote(server) + `, "env": {"X": "1"}}}, "other": true}`
 	if err := os.WriteFile(config, []byte(original), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +46,7 @@ func TestMcpspy_Wrap(t *testing.T) {
 	if !strings.Contains(string(stderr), `echoer: records into `+db+` as session "echoer"`) {
 		t.Errorf("stderr: %s", stderr)
 	}
-	entry := serverEntry(t, config, "echoer")
+	entry := serverEntry(t, config, key, "echoer")
 
 	// The host starts the entry's command line.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -61,32 +72,38 @@ func TestMcpspy_Wrap(t *testing.T) {
 	}
 
 	runText(t, "wrap", "--unwrap", "-o", config, config)
-	back := serverEntry(t, config, "echoer")
+	back := serverEntry(t, config, key, "echoer")
 	if back.Command != server || len(back.Args) != 0 || back.Env["X"] != "1" {
 		t.Errorf("after --unwrap: %+v", back)
 	}
 }
 
 type hostEntry struct {
+	Type    string
 	Command string
 	Args    []string
 	Env     map[string]string
 }
 
-func serverEntry(t *testing.T, config, name string) hostEntry {
+// serverEntry reads the entry name of a host configuration's servers
+// (under key), and fails unless the configuration's other members are
+// kept.
+func serverEntry(t *testing.T, config, key, name string) hostEntry {
 	t.Helper()
 	b, err := os.ReadFile(config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c struct {
-		McpServers map[string]hostEntry
-		Other      bool
+	var c map[string]json.RawMessage
+	var entries map[string]hostEntry
+	if err := json.Unmarshal(b, &c); err != nil || json.Unmarshal(c[key], &entries) != nil || string(c["other"]) != "true" {
+		t.Fatalf("%v (other kept: %s)\n%s", err, c["other"], b)
 	}
-	if err := json.Unmarshal(b, &c); err != nil || !c.Other {
-		t.Fatalf("%v (other kept: %v)\n%s", err, c.Other, b)
+	e := entries[name]
+	if key == "servers" && e.Type != "stdio" {
+		t.Errorf("VS Code's entry lost its type: %+v", e)
 	}
-	return c.McpServers[name]
+	return e
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
