@@ -8,6 +8,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
 )
 
 // readBody reads an HTTP body of a declared length into one exact-size
@@ -47,15 +50,28 @@ func contentCoding(h http.Header) string {
 	return c
 }
 
-// newDecoder undoes a content coding: gzip and deflate, the two the
-// standard library reads. Others (br, zstd) are forwarded but cannot be
-// recorded as messages.
-func newDecoder(coding string, r io.Reader) (io.Reader, error) {
+// newDecoder undoes a content coding: gzip and deflate (the standard
+// library's), br and zstd (what CDNs answer clients that accept them:
+// browsers, curl --compressed, Python's httpx with brotli or zstandard
+// installed). Others are forwarded but cannot be recorded as messages.
+// Close releases the decoder; it does not close r.
+func newDecoder(coding string, r io.Reader) (io.ReadCloser, error) {
 	switch coding {
 	case "gzip", "x-gzip":
 		return gzip.NewReader(r)
 	case "deflate": // RFC 9110: the zlib format
 		return zlib.NewReader(r)
+	case "br":
+		return io.NopCloser(brotli.NewReader(r)), nil
+	case "zstd":
+		// One goroutine, decoding in Read: a proxy decodes many streams
+		// at once, and each must not start its own workers. The window
+		// is bounded as RFC 9659 asks of HTTP (8 MiB).
+		zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(8<<20))
+		if err != nil {
+			return nil, err
+		}
+		return zr.IOReadCloser(), nil
 	}
 	return nil, errCoding(coding)
 }
@@ -64,7 +80,7 @@ func newDecoder(coding string, r io.Reader) (io.Reader, error) {
 // those newDecoder and newEncoder know.
 func canRecode(coding string) bool {
 	switch coding {
-	case "gzip", "x-gzip", "deflate":
+	case "gzip", "x-gzip", "deflate", "br", "zstd":
 		return true
 	}
 	return false
@@ -86,6 +102,10 @@ func newEncoder(coding string, w io.Writer) (encoder, error) {
 		return gzip.NewWriterLevel(w, gzip.BestSpeed)
 	case "deflate":
 		return zlib.NewWriterLevel(w, zlib.BestSpeed)
+	case "br":
+		return brotli.NewWriterLevel(w, brotli.BestSpeed), nil
+	case "zstd":
+		return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20))
 	}
 	return nil, errCoding(coding)
 }
@@ -106,6 +126,7 @@ func decodedBody(h http.Header, body []byte) []byte {
 	if err != nil {
 		return body
 	}
+	defer zr.Close()
 	plain, err := io.ReadAll(io.LimitReader(zr, maxBody))
 	if err != nil {
 		return body

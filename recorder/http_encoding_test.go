@@ -2,8 +2,6 @@ package recorder_test
 
 import (
 	"bytes"
-	"compress/gzip"
-	"compress/zlib"
 	"context"
 	"io"
 	"net/http"
@@ -20,50 +18,88 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// gzipResponses compresses every response of h for clients that accept
-// gzip, flushing the compressor on every Flush so that SSE events still
-// travel one by one, as compression middleware in front of an MCP server
-// does.
-func gzipResponses(h http.Handler) http.Handler {
+// compressResponses compresses every response of h in coding for
+// clients that accept it, flushing the compressor on every Flush so that
+// SSE events still travel one by one, as compression middleware (or a
+// CDN) in front of an MCP server does.
+func compressResponses(tb testing.TB, coding string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), coding) {
 			h.ServeHTTP(w, r)
 			return
 		}
-		w.Header().Set("Content-Encoding", "gzip")
-		gw := &gzipWriter{ResponseWriter: w, zw: gzip.NewWriter(w)}
-		h.ServeHTTP(gw, r)
-		gw.zw.Close()
+		w.Header().Set("Content-Encoding", coding)
+		cw := &compressWriter{ResponseWriter: w, zw: encodeTo(tb, coding, w)}
+		h.ServeHTTP(cw, r)
+		cw.zw.Close()
 	})
 }
 
-type gzipWriter struct {
+type compressWriter struct {
 	http.ResponseWriter
-	zw *gzip.Writer
+	zw interface {
+		io.WriteCloser
+		Flush() error
+	}
 }
 
-func (g *gzipWriter) WriteHeader(code int) {
+func (g *compressWriter) WriteHeader(code int) {
 	g.Header().Del("Content-Length")
 	g.ResponseWriter.WriteHeader(code)
 }
-func (g *gzipWriter) Write(b []byte) (int, error) { return g.zw.Write(b) }
-func (g *gzipWriter) Flush() {
+func (g *compressWriter) Write(b []byte) (int, error) { return g.zw.Write(b) }
+func (g *compressWriter) Flush() {
 	g.zw.Flush()
 	if f, ok := g.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
-// A go-sdk server behind gzip middleware and a go-sdk client (Go's HTTP
-// client asks for gzip and undoes it): the client gets the compressed
-// bytes untouched and works as it does directly, and the cassette holds
-// the messages decompressed, SSE events and JSON bodies alike, each
-// response after its request and before the next request.
+// decodingTransport asks for a coding Go's client does not undo by
+// itself (br, zstd) and undoes it, as a client that accepts it does.
+type decodingTransport struct{ coding string }
+
+func (d decodingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Accept-Encoding", d.coding)
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || resp.Header.Get("Content-Encoding") != d.coding {
+		return resp, err
+	}
+	zr, err := decodeFrom(d.coding, resp.Body)
+	if err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	resp.Body = decodedBody{zr, resp.Body}
+	resp.Header.Del("Content-Encoding")
+	resp.ContentLength = -1
+	return resp, nil
+}
+
+type decodedBody struct{ zr, body io.ReadCloser }
+
+func (b decodedBody) Read(p []byte) (int, error) { return b.zr.Read(p) }
+func (b decodedBody) Close() error {
+	b.zr.Close()
+	return b.body.Close()
+}
+
+// A go-sdk server behind compression middleware and a go-sdk client
+// that asks for the coding and undoes it (Go's HTTP client does so for
+// gzip by itself): the client gets the compressed bytes untouched and
+// works as it does directly, and the cassette holds the messages
+// decompressed, SSE events and JSON bodies alike, each response after its
+// request and before the next request.
 func TestHTTPProxy_CompressedResponses(t *testing.T) {
-	for _, jsonAnswers := range []bool{false, true} {
-		name := "SSE answers"
+	for _, tc := range []struct {
+		coding    string
+		jsonReply bool
+	}{{"gzip", false}, {"gzip", true}, {"br", false}, {"br", true}, {"zstd", false}, {"zstd", true}} {
+		coding, jsonAnswers := tc.coding, tc.jsonReply
+		name := coding + "/SSE answers"
 		if jsonAnswers {
-			name = "JSON answers"
+			name = coding + "/JSON answers"
 		}
 		t.Run(name, func(t *testing.T) {
 			srv := goSDKServer()
@@ -74,13 +110,17 @@ func TestHTTPProxy_CompressedResponses(t *testing.T) {
 				mu.Lock()
 				encodings = append(encodings, r.Header.Get("Accept-Encoding"))
 				mu.Unlock()
-				gzipResponses(h).ServeHTTP(w, r)
+				compressResponses(t, coding, h).ServeHTTP(w, r)
 			}))
 			px := startHTTPProxy(t, up+"/mcp")
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			client := mcp.NewClient(&mcp.Implementation{Name: "gz", Version: "1"}, nil)
-			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp", DisableStandaloneSSE: true}, nil)
+			tr := &mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp", DisableStandaloneSSE: true}
+			if coding != "gzip" {
+				tr.HTTPClient = &http.Client{Transport: decodingTransport{coding}}
+			}
+			cs, err := client.Connect(ctx, tr, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,8 +143,8 @@ func TestHTTPProxy_CompressedResponses(t *testing.T) {
 			cs.Close()
 			px.Stop()
 			mu.Lock()
-			if len(encodings) == 0 || !strings.Contains(encodings[0], "gzip") {
-				t.Fatalf("upstream saw Accept-Encoding %q: the test needs a client that asks for gzip", encodings)
+			if len(encodings) == 0 || !strings.Contains(encodings[0], coding) {
+				t.Fatalf("upstream saw Accept-Encoding %q: the test needs a client that asks for %s", encodings, coding)
 			}
 			mu.Unlock()
 
@@ -128,8 +168,8 @@ func TestHTTPProxy_CompressedResponses(t *testing.T) {
 						calls[s.ID] = true
 					case s.Kind == jsonrpc.Response && calls[s.ID]:
 						delete(calls, s.ID)
-						if m.HTTP.ResponseHeader.Get("Content-Encoding") != "gzip" {
-							t.Errorf("seq %d: stored Content-Encoding %q, want gzip (how it travelled)", m.Seq, m.HTTP.ResponseHeader.Get("Content-Encoding"))
+						if m.HTTP.ResponseHeader.Get("Content-Encoding") != coding {
+							t.Errorf("seq %d: stored Content-Encoding %q, want %s (how it travelled)", m.Seq, m.HTTP.ResponseHeader.Get("Content-Encoding"), coding)
 						}
 						if i := bytes.Index(m.Frame, []byte(`"text":"`)); i >= 0 {
 							texts = append(texts, string(m.Frame[i+8:i+8+bytes.IndexByte(m.Frame[i+8:], '"')]))
@@ -155,18 +195,7 @@ func TestHTTPProxy_CompressedResponses(t *testing.T) {
 func compress(tb testing.TB, coding string, parts ...string) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
-	var zw interface {
-		io.WriteCloser
-		Flush() error
-	}
-	switch coding {
-	case "gzip":
-		zw = gzip.NewWriter(&buf)
-	case "deflate":
-		zw = zlib.NewWriter(&buf)
-	default:
-		tb.Fatalf("no coding %q", coding)
-	}
+	zw := encodeTo(tb, coding, &buf)
 	for _, p := range parts {
 		io.WriteString(zw, p)
 		zw.Flush()
@@ -175,14 +204,16 @@ func compress(tb testing.TB, coding string, parts ...string) []byte {
 	return buf.Bytes()
 }
 
-// A request body and an SSE answer that the peers compressed (gzip, or
-// deflate, which Go's client does not undo by itself) reach the other side
-// as sent and are recorded decompressed, each SSE event a frame.
+// A request body and an SSE answer that the peers compressed (gzip; or
+// deflate, br or zstd, which Go's client does not undo by itself) reach
+// the other side as sent and are recorded decompressed, each SSE event a
+// frame. CDNs answer br and zstd to clients that accept them (browsers,
+// curl --compressed, Python's httpx with brotli or zstandard installed).
 func TestHTTPProxy_CompressedBodyAndStream(t *testing.T) {
 	request := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`
 	progress := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`
 	result := `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`
-	for _, coding := range []string{"gzip", "deflate"} {
+	for _, coding := range []string{"gzip", "deflate", "br", "zstd"} {
 		t.Run(coding, func(t *testing.T) {
 			stream := compress(t, coding, "id: e1\ndata: "+progress+"\n\n", "id: e2\ndata: "+result+"\n\n")
 			var got []byte
@@ -228,11 +259,11 @@ func TestHTTPProxy_CompressedBodyAndStream(t *testing.T) {
 }
 
 // A compressed stream mcpspy cannot read (a coding it does not know, or
-// gzip that is corrupt) still reaches the client byte for byte and never
-// stalls the relay; nothing of it is recorded as a message.
+// gzip or zstd that is corrupt) still reaches the client byte for byte and
+// never stalls the relay; nothing of it is recorded as a message.
 func TestHTTPProxy_UndecodableStream(t *testing.T) {
 	junk := bytes.Repeat([]byte("\x1f\x8b\x08\x00not really gzip\n\n"), 4000)
-	for _, coding := range []string{"br", "gzip"} {
+	for _, coding := range []string{"compress", "gzip", "zstd"} {
 		t.Run(coding, func(t *testing.T) {
 			up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/sse"
 	"github.com/mcptape/mcptape/internal/syncbuf"
@@ -35,7 +37,7 @@ func TestHTTPProxy_LegacyAbsoluteEndpointCompressed(t *testing.T) {
 	var mu sync.Mutex
 	var accepted []string // Accept-Encoding of each GET /sse the upstream saw
 	up := absoluteEndpointServer(t, func(h http.Handler) http.Handler {
-		gz := gzipResponses(h)
+		gz := compressResponses(t, "gzip", h)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodGet {
 				mu.Lock()
@@ -138,6 +140,14 @@ func encodeTo(tb testing.TB, coding string, w io.Writer) interface {
 		return gzip.NewWriter(w)
 	case "deflate":
 		return zlib.NewWriter(w)
+	case "br":
+		return brotli.NewWriter(w)
+	case "zstd":
+		zw, err := zstd.NewWriter(w)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return zw
 	}
 	tb.Fatalf("no coding %q", coding)
 	return nil
@@ -145,20 +155,31 @@ func encodeTo(tb testing.TB, coding string, w io.Writer) interface {
 
 // decode undoes a content coding as far as it can.
 func decode(coding string, b []byte) ([]byte, error) {
-	var zr io.Reader
-	var err error
-	switch coding {
-	case "gzip":
-		zr, err = gzip.NewReader(bytes.NewReader(b))
-	case "deflate":
-		zr, err = zlib.NewReader(bytes.NewReader(b))
-	default:
-		return nil, errors.New("no coding " + coding)
-	}
+	zr, err := decodeFrom(coding, bytes.NewReader(b))
 	if err != nil {
 		return nil, err
 	}
+	defer zr.Close()
 	return io.ReadAll(zr)
+}
+
+// decodeFrom undoes a content coding as a client does.
+func decodeFrom(coding string, r io.Reader) (io.ReadCloser, error) {
+	switch coding {
+	case "gzip":
+		return gzip.NewReader(r)
+	case "deflate":
+		return zlib.NewReader(r)
+	case "br":
+		return io.NopCloser(brotli.NewReader(r)), nil
+	case "zstd":
+		d, err := zstd.NewReader(r)
+		if err != nil {
+			return nil, err
+		}
+		return d.IOReadCloser(), nil
+	}
+	return nil, errors.New("no coding " + coding)
 }
 
 // getSSE opens url as a client that asks for coding and undoes it
@@ -190,7 +211,7 @@ func TestHTTPProxy_CompressedEndpointFlushedEventByEvent(t *testing.T) {
 		": a comment\nid: 1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n",
 		"data: {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n\n",
 	}
-	for _, coding := range []string{"gzip", "deflate"} {
+	for _, coding := range []string{"gzip", "deflate", "br", "zstd"} {
 		for _, tt := range []struct {
 			name     string
 			endpoint string // {UP} is the upstream's base URL, {PX} the proxy's
@@ -235,18 +256,12 @@ func TestHTTPProxy_CompressedEndpointFlushedEventByEvent(t *testing.T) {
 				events := make(chan sse.Event, 1+len(rest))
 				ended := make(chan error, 1)
 				go func() {
-					var zr io.Reader
-					var err error
-					switch coding {
-					case "gzip":
-						zr, err = gzip.NewReader(io.TeeReader(resp.Body, &raw))
-					default:
-						zr, err = zlib.NewReader(io.TeeReader(resp.Body, &raw))
-					}
+					zr, err := decodeFrom(coding, io.TeeReader(resp.Body, &raw))
 					if err != nil {
 						ended <- err
 						return
 					}
+					defer zr.Close()
 					rd := sse.NewReader(zr, 0)
 					for {
 						ev, err := rd.Next()
@@ -340,7 +355,7 @@ func TestHTTPProxy_UndecodableLegacyStream(t *testing.T) {
 		rewritten    bool   // the endpoint was rewritten, then the stream broke
 		warning      string // in the log
 	}{
-		{"br", "br", func(string) []byte { return junk }, false, false, "could not be rewritten to the proxy"},
+		{"a coding mcpspy does not know", "compress", func(string) []byte { return junk }, false, false, "could not be rewritten to the proxy"},
 		{"gzip corrupt from the start", "gzip", func(string) []byte { return junk }, false, false, "could not be rewritten to the proxy"},
 		{"gzip with a bad checksum after the endpoint", "gzip", func(up string) []byte {
 			return endpointThen(up, "\xde\xad\xbe\xef\x00\x00\x00\x00") // the events decompress, the check fails

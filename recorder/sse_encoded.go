@@ -27,7 +27,7 @@ import (
 // be legacy are held until that event is read (one event; Content-Length
 // was dropped for such a stream, as it may change).
 //
-// A stream whose coding mcpspy cannot read (br, zstd) or that does not
+// A stream whose coding mcpspy cannot read (compress, say) or that does not
 // decompress is forwarded as it came from that point on and recorded no
 // further, with a warning; an endpoint event in it is not rewritten. A
 // stream compressed anew that stops decompressing cannot go on as it came:
@@ -146,6 +146,7 @@ func (x *exchange) parseEncodedSSE(src io.Reader, coding string, st *recoding) {
 		x.p.logf("mcpspy: %s stream on %s: %v; forwarding it unrecorded%s", coding, x.base.Path, err, st.notRewritten())
 		return
 	}
+	defer zr.Close()
 	rec := x.newSSERecorder()
 	defer rec.finish()
 	rd := sse.NewReader(zr, 0)
