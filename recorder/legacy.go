@@ -30,7 +30,7 @@ func (x *exchange) legacyEndpoint(ev sse.Event) (key string, rewritten []byte) {
 	if !ref.IsAbs() {
 		return key, nil
 	}
-	proxied := url.URL{Scheme: "http", Host: x.r.Host, Path: abs.Path, RawPath: abs.RawPath, RawQuery: abs.RawQuery}
+	proxied := url.URL{Scheme: "http", Host: x.r.Host, Path: abs.Path, RawPath: abs.RawPath, RawQuery: abs.RawQuery, Fragment: abs.Fragment, RawFragment: abs.RawFragment}
 	if x.r.TLS != nil {
 		proxied.Scheme = "https"
 	}
