@@ -110,6 +110,35 @@ func chunkKey(seq uint64, i int) []byte {
 // decodeRecord copies everything out of v: bbolt's bytes die with the
 // transaction. blobs is the session's chunk bucket (nil if it has none).
 func decodeRecord(v []byte, m *Message, blobs *bolt.Bucket) error {
+	return decodeRecordInto(v, m, blobs, nil)
+}
+
+// frameArena hands out frame copies from shared blocks. A kept frame keeps
+// its block alive: for loading whole sessions, whose frames live and die
+// together.
+type frameArena struct{ block []byte }
+
+// arenaBlock is the size of a frameArena block; a frame over a quarter of
+// it gets an allocation of its own, so that little of a block is wasted.
+const arenaBlock = 256 << 10
+
+// copy returns a copy of b, capacity clipped so that an append to it
+// cannot reach the next frame.
+func (a *frameArena) copy(b []byte) []byte {
+	if a == nil || len(b) == 0 || len(b) > arenaBlock/4 {
+		return append([]byte(nil), b...) // nil when empty, as before
+	}
+	if cap(a.block)-len(a.block) < len(b) {
+		a.block = make([]byte, 0, arenaBlock)
+	}
+	start := len(a.block)
+	a.block = append(a.block, b...)
+	return a.block[start:len(a.block):len(a.block)]
+}
+
+// decodeRecordInto is decodeRecord taking the frame's copy from arena (nil:
+// an allocation of its own).
+func decodeRecordInto(v []byte, m *Message, blobs *bolt.Bucket, arena *frameArena) error {
 	if len(v) < 10 || (v[0] != codecVersion && v[0] != chunkedVersion) {
 		return errShort
 	}
@@ -132,7 +161,7 @@ func decodeRecord(v []byte, m *Message, blobs *bolt.Bucket) error {
 	}
 	m.Note = string(note)
 	if v[0] == codecVersion {
-		m.Frame = append([]byte(nil), rest...)
+		m.Frame = arena.copy(rest)
 		return nil
 	}
 	m.Frame, err = joinChunks(rest, m.Seq, blobs)
