@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // FuzzReadJSONL: no JSONL file, however broken, panics the importer; one
@@ -45,6 +46,28 @@ func FuzzReadJSONL(f *testing.F) {
 			if a, b := len(back.Sessions[i].Messages), len(tape.Sessions[i].Messages); a != b {
 				t.Fatalf("session %d: %d messages exported, %d imported", i, a, b)
 			}
+		}
+	})
+}
+
+// FuzzParseTime: parseTime's quick path reads exactly what time.Parse
+// reads, and fails where it fails.
+func FuzzParseTime(f *testing.F) {
+	for _, s := range []string{
+		"2026-11-21T10:00:00.123456789Z", "2026-02-29T00:00:00.000000000Z", "2024-02-29T23:59:59.999999999Z",
+		"2026-13-01T00:00:00.000000000Z", "2026-01-01T24:00:00.000000000Z", "2026-01-01T00:00:60.000000000Z",
+		"0000-01-01T00:00:00.000000000Z", "2026-01-01T00:00:00.1Z", "2026-01-01T00:00:00+01:00", "x",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseTime(s)
+		want, wantErr := time.Parse(time.RFC3339Nano, s)
+		if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+			t.Fatalf("parseTime(%q): error %v, time.Parse: %v", s, err, wantErr)
+		}
+		if err == nil && got.UTC() != want.UTC() {
+			t.Fatalf("parseTime(%q) = %v, time.Parse: %v", s, got, want)
 		}
 	})
 }
