@@ -83,33 +83,12 @@ func appendCanonToken(dst []byte, method string, params json.RawMessage) (out, t
 	if len(p) == 0 || string(p) == "null" || string(p) == "{}" {
 		return dst, nil, true
 	}
-	if p[0] != '{' { // objects check their own end
-		if end, err := skipValue(p, 0); err != nil || end != len(p) {
-			return dst, nil, false
-		}
-	}
-	top := volatileTopKeys(method)
-	drop := func(depth int, key, val []byte) bool {
-		switch depth {
-		case metaDepth:
-			if string(key) == "progressToken" {
-				token = val
-				return true
-			}
-			return isVolatileMetaKey(string(key))
-		case 0:
-			for _, k := range top {
-				if k == string(key) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	out, err := appendCanon(dst, p, 0, drop)
-	if err != nil {
+	c := canonizer{b: p, top: volatileTopKeys(method)}
+	out, end, ok := c.value(dst, 0, 0, 0)
+	if !ok || end != len(p) {
 		return dst, nil, false
 	}
+	token = c.token
 	return out, token, true
 }
 

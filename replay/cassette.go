@@ -238,15 +238,19 @@ const arenaBlock = 64 << 10
 // key writes the match key of a request into the arena. Params that do
 // not canonicalize get the key of a request without params, as before.
 func (ps *parser) key(method string, params []byte) (key, token []byte) {
-	// Canonical params are seldom longer than params as written.
-	if need := len(method) + 1 + len(params); cap(ps.arena)-len(ps.arena) < need {
+	// Canonical params are seldom longer than params as written; putting
+	// an object's members in order takes as much again past them, for a
+	// moment (canonizer.object).
+	if need := len(method) + 1 + 2*len(params); cap(ps.arena)-len(ps.arena) < need {
 		ps.arena = make([]byte, 0, max(arenaBlock, 2*need))
 	}
 	start := len(ps.arena)
-	key, token, ok := appendKey(ps.arena, method, params)
+	// Appended from start: a key that outgrows the block after all is
+	// copied alone, not with the block before it.
+	free := ps.arena[start:start]
+	key, token, ok := appendKey(free, method, params)
 	if !ok {
-		key, token = append(ps.arena, method...), nil
-		key = append(key, 0)[start:]
+		key, token = append(append(free, method...), 0), nil
 	}
 	if &key[0] == &ps.arena[:start+1][start] { // still in the block
 		ps.arena = ps.arena[:start+len(key)]

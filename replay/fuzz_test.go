@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -119,6 +120,9 @@ func FuzzCanonParams(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, params []byte) {
+		for _, method := range []string{"tools/call", "initialize", "ping"} {
+			sameAsRef(t, method, params)
+		}
 		canon, ok := canonParams("tools/call", params)
 		if ok != json.Valid(params) && len(bytes.Trim(params, " \t\r\n")) > 0 { // blank = absent
 			t.Fatalf("canonParams(%q) ok=%v, json.Valid=%v", params, ok, json.Valid(params))
@@ -134,6 +138,71 @@ func FuzzCanonParams(f *testing.F) {
 			t.Fatalf("not stable: %q → %q → %q", params, canon, again)
 		}
 	})
+}
+
+// sameAsRef fails t unless appendCanonToken writes what the reference
+// writes: match keys, and the progress token dropped, must not change.
+func sameAsRef(t *testing.T, method string, params []byte) {
+	t.Helper()
+	prefix := []byte("m\x00") // keys are appended after the method
+	got, gotTok, gotOK := appendCanonToken(prefix, method, params)
+	want, wantTok, wantOK := appendCanonTokenRef(prefix, method, params)
+	if gotOK != wantOK || !bytes.Equal(got, want) || !bytes.Equal(gotTok, wantTok) {
+		t.Fatalf("%s %q: canon %q %q %v, reference %q %q %v", method, params, got, gotTok, gotOK, want, wantTok, wantOK)
+	}
+}
+
+// TestCanonParams_SameAsRef holds the one-pass canonical form to the
+// reference on the cases that matter: order, escapes, what is dropped,
+// duplicates, nesting at JSON's limit and past it, invalid input.
+func TestCanonParams_SameAsRef(t *testing.T) {
+	deep := func(n int, open, close string) string {
+		return `{"a":` + strings.Repeat(open, n) + strings.Repeat(close, n) + `}`
+	}
+	tests := []struct{ name, params string }{
+		{"sorted", `{"a":1,"b":[true,false,null],"c":"x"}`},
+		{"unsorted nested", `{"name":"echo","arguments":{"i":100000,"text":"words"}}`},
+		{"white space", " { \"b\" : [ 1 , { \"y\" : 2 , \"x\" : 3 } ] , \"a\" : { } } "},
+		{"escaped keys and values", `{"\u0062":"\u00e9\/","a\n":"\"q\"","c":"\ud800"}`},
+		{"escaped key sorts decoded", `{"\u007a":1,"y":2,"\u0061":3}`},
+		{"duplicate keys keep order", `{"b":1,"a":2,"b":3,"a":4}`},
+		{"meta dropped", `{"_meta":{"progressToken":"t","traceparent":"x","keep":1},"name":"n"}`},
+		{"meta emptied", `{"name":"n","_meta":{"progressToken":7}}`},
+		{"meta only", `{"_meta":{"progressToken":7,"otel.x":1}}`},
+		{"two metas", `{"_meta":{"progressToken":1},"_meta":{"progressToken":2,"k":1}}`},
+		{"meta not an object", `{"_meta":[1],"a":1}`},
+		{"nested meta kept", `{"a":{"_meta":{"progressToken":1}}}`},
+		{"initialize drops", `{"protocolVersion":"x","clientInfo":{"name":"c"},"capabilities":{},"z":1}`},
+		{"array top", `[{"b":1,"a":2},[],{}]`},
+		{"string top", `"s\u0041"`},
+		{"number top", `-1.5e3`},
+		{"empty", `{}`}, {"null", `null`}, {"blank", " "},
+		{"depth at limit", deep(9999, "[", "]")},
+		{"depth past limit", deep(10000, "[", "]")},
+		{"objects at limit", `{"a":` + strings.Repeat(`{"a":`, 9998) + `1` + strings.Repeat(`}`, 9999)},
+		{"objects past limit", `{"a":` + strings.Repeat(`{"a":`, 9999) + `1` + strings.Repeat(`}`, 10000)},
+		{"deep in meta", `{"_meta":{"progressToken":` + strings.Repeat("[", 9998) + strings.Repeat("]", 9998) + `}}`},
+		{"deep in dropped meta", `{"_meta":{"progressToken":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}}`},
+		{"trailing", `{"a":1} x`}, {"trailing comma", `{"a":1,}`}, {"missing colon", `{"a" 1}`},
+		{"bad number", `{"a":01}`}, {"bad literal", `{"a":tru}`}, {"bad escape", `{"a":"\x"}`},
+		{"control byte", "{\"a\":\"\x01\"}"}, {"invalid UTF-8", "{\"a\":\"\xff\",\"\xfe\":1}"},
+		{"unclosed", `{"a":[1,2`}, {"two values", `1 2`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.params) > 1000 {
+				// The reference takes seconds on deep nesting: hold the
+				// limit to json.Valid's instead.
+				if _, _, ok := appendCanonToken(nil, "tools/call", []byte(tt.params)); ok != json.Valid([]byte(tt.params)) {
+					t.Fatalf("ok=%v, json.Valid=%v", ok, !ok)
+				}
+				return
+			}
+			for _, method := range []string{"tools/call", "initialize", "tools/list"} {
+				sameAsRef(t, method, []byte(tt.params))
+			}
+		})
+	}
 }
 
 func TestCanonParams(t *testing.T) {

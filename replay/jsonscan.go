@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
+
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
@@ -21,16 +23,6 @@ func skipWS(b []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// skipValue returns the index just past the JSON value starting at i
-// (white space before it allowed).
-func skipValue(b []byte, i int) (int, error) {
-	end, ok := jsonrpc.SkipValue(b, i)
-	if !ok {
-		return 0, errSyntax
-	}
-	return end, nil
 }
 
 // objectFields calls fn for each member of the object b (raw key bytes
@@ -61,131 +53,207 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
-type member struct {
-	key []byte // decoded (escapes resolved), for sorting and drop
-	raw []byte // the key as written, quotes included
-	val []byte
+// maxNesting is encoding/json's nesting limit (and internal/jsonrpc's): a
+// value nested deeper is not valid JSON.
+const maxNesting = 10000
+
+// canonizer writes a value in canonical form: no white space, object keys
+// sorted, strings re-escaped uniformly, numbers as written. It validates
+// as it writes, in one pass over its input: loading a large cassette
+// canonicalizes every recorded request's params, and re-scanning each
+// nested object as it was reached (as an earlier version did) made nested
+// params cost several passes.
+type canonizer struct {
+	b []byte
+	// top names the members of the top object left out (volatileTopKeys).
+	top []string
+	// token is the last _meta.progressToken left out, raw.
+	token []byte
 }
 
-// members appends the members of the object b to ms; b must hold that one
-// object and nothing else.
-func members(b []byte, ms []member) ([]member, error) {
-	err := objectFields(b, func(raw, val []byte) {
-		key := raw[1 : len(raw)-1]
-		if bytes.IndexByte(raw, '\\') >= 0 {
-			key = []byte(keyString(raw))
+// drop reports whether a member of the top object (depth 0) or of its
+// "_meta" object (metaDepth) is left out; it sees the raw value too.
+// (A method, not a func value: a closure would cost an allocation per
+// request.)
+func (c *canonizer) drop(depth int, key, val []byte) bool {
+	switch depth {
+	case metaDepth:
+		if string(key) == "progressToken" {
+			c.token = val
+			return true
 		}
-		ms = append(ms, member{key: key, raw: raw, val: val})
-	})
-	return ms, err
-}
-
-// sortMembers sorts by key; objects are small, so insertion sort, which
-// also keeps ms on the caller's stack.
-func sortMembers(ms []member) {
-	for i := 1; i < len(ms); i++ {
-		for j := i; j > 0 && bytes.Compare(ms[j].key, ms[j-1].key) < 0; j-- {
-			ms[j], ms[j-1] = ms[j-1], ms[j]
+		return isVolatileMetaKey(string(key))
+	case 0:
+		for _, k := range c.top {
+			if k == string(key) {
+				return true
+			}
 		}
 	}
+	return false
 }
 
-// dropFunc decides whether a member of the top params object (depth 0) or
-// of its _meta (metaDepth) is left out; it sees the raw value too.
-type dropFunc func(depth int, key, val []byte) bool
+// canonMember is a member written by canonizer.value: its key, decoded,
+// for sorting, and where "key":value lies in the output.
+type canonMember struct {
+	key        []byte
+	start, end int
+}
 
-// appendCanon writes the value b in canonical form: no white space, object
-// keys sorted, strings re-escaped uniformly, numbers as written. drop, if
-// not nil, is asked about each member of the top object (depth 0) and of
-// its "_meta" object.
-func appendCanon(dst, b []byte, depth int, drop dropFunc) ([]byte, error) {
-	i := skipWS(b, 0)
+// canonStack is how many members an object may have before canonizer
+// takes memory for them: params objects are small, and the array is
+// zeroed for every object.
+const canonStack = 8
+
+// value appends the canonical form of the value at c.b[i:] (white space
+// before it allowed) to dst and returns the index just past it. depth is
+// as drop sees it; nest counts the arrays and objects around the value.
+func (c *canonizer) value(dst []byte, i, depth, nest int) ([]byte, int, bool) {
+	b := c.b
+	i = skipWS(b, i)
 	if i >= len(b) {
-		return nil, errSyntax
+		return dst, i, false
 	}
 	switch b[i] {
 	case '{':
-		var stack [16]member
-		all, err := members(b[i:], stack[:0])
-		if err != nil {
-			return nil, err
+		return c.object(dst, i, depth, nest+1)
+	case '[':
+		if nest+1 > maxNesting {
+			return dst, i, false
 		}
-		ms := all[:0]
-		for _, m := range all {
-			if drop != nil && (depth == 0 || depth == metaDepth) && drop(depth, m.key, m.val) {
-				continue
+		dst = append(dst, '[')
+		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return append(dst, ']'), i + 1, true
+		}
+		for {
+			var ok bool
+			if dst, i, ok = c.value(dst, i, depth+1, nest+1); !ok {
+				return dst, i, false
 			}
-			ms = append(ms, m)
-		}
-		sortMembers(ms)
-		start := len(dst)
-		dst = append(dst, '{')
-		n := 0
-		for _, m := range ms {
-			mark := len(dst)
-			if n > 0 {
+			i = skipWS(b, i)
+			switch {
+			case i < len(b) && b[i] == ',':
 				dst = append(dst, ',')
+				i++
+			case i < len(b) && b[i] == ']':
+				return append(dst, ']'), i + 1, true
+			default:
+				return dst, i, false
 			}
-			if bytes.IndexByte(m.raw, '\\') < 0 {
-				dst = append(dst, m.raw...)
-			} else {
-				dst = appendString(dst, string(m.key))
+		}
+	case '"':
+		end, ok := jsonrpc.SkipValue(b, i)
+		if !ok {
+			return dst, i, false
+		}
+		if raw := b[i:end]; bytes.IndexByte(raw, '\\') >= 0 {
+			dst = appendString(dst, keyString(raw))
+		} else {
+			dst = append(dst, raw...)
+		}
+		return dst, end, true
+	}
+	end, ok := jsonrpc.SkipValue(b, i) // a number or a literal
+	return append(dst, b[i:end]...), end, ok
+}
+
+// object is value for the object at c.b[i]. Members are written as they
+// come, then put in order when they came out of order.
+func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
+	b := c.b
+	if nest > maxNesting {
+		return dst, i, false
+	}
+	start := len(dst)
+	dst = append(dst, '{')
+	var stack [canonStack]canonMember
+	ms := stack[:0]
+	sorted := true
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return dst, i, false
 			}
-			dst = append(dst, ':')
+			ke, ok := jsonrpc.SkipValue(b, i)
+			if !ok {
+				return dst, i, false
+			}
+			raw := b[i:ke]
+			key := raw[1 : len(raw)-1]
+			escaped := bytes.IndexByte(raw, '\\') >= 0
+			if escaped {
+				key = []byte(keyString(raw))
+			}
+			i = skipWS(b, ke)
+			if i >= len(b) || b[i] != ':' {
+				return dst, i, false
+			}
 			sub := depth + 1
-			if depth == 0 && string(m.key) == "_meta" {
+			if depth == 0 && string(key) == "_meta" {
 				sub = metaDepth
 			}
-			var err error
-			valStart := len(dst)
-			if dst, err = appendCanon(dst, m.val, sub, drop); err != nil {
-				return nil, err
-			}
-			if sub == metaDepth && string(dst[valStart:]) == "{}" {
-				dst = dst[:mark] // _meta with nothing left
-				continue
-			}
-			n++
-		}
-		dst = append(dst, '}')
-		if depth == 0 && n == 0 {
-			return dst[:start], nil
-		}
-		return dst, nil
-	case '[':
-		dst = append(dst, '[')
-		first := true
-		var err error
-		valid := jsonrpc.Elements(b[i:], func(v []byte) {
-			if err != nil {
-				return
-			}
-			if !first {
+			mark := len(dst)
+			if len(ms) > 0 {
 				dst = append(dst, ',')
 			}
-			first = false
-			dst, err = appendCanon(dst, v, depth+1, drop)
-		})
-		if !valid || err != nil {
-			return nil, errSyntax
+			m := canonMember{key: key, start: len(dst)}
+			if escaped {
+				dst = appendString(dst, string(key))
+			} else {
+				dst = append(dst, raw...)
+			}
+			dst = append(dst, ':')
+			vs := skipWS(b, i+1)
+			valStart := len(dst)
+			if dst, i, ok = c.value(dst, vs, sub, nest); !ok {
+				return dst, i, false
+			}
+			switch {
+			case (depth == 0 || depth == metaDepth) && c.drop(depth, key, b[vs:i]):
+				dst = dst[:mark]
+			case sub == metaDepth && string(dst[valStart:]) == "{}":
+				dst = dst[:mark] // _meta with nothing left
+			default:
+				m.end = len(dst)
+				if len(ms) > 0 && bytes.Compare(key, ms[len(ms)-1].key) < 0 {
+					sorted = false
+				}
+				ms = append(ms, m)
+			}
+			i = skipWS(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = skipWS(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == '}' {
+				i++
+				break
+			}
+			return dst, i, false
 		}
-		return append(dst, ']'), nil
-	case '"':
-		end, err := skipValue(b, i)
-		if err != nil {
-			return nil, err
-		}
-		raw := b[i:end]
-		if bytes.IndexByte(raw, '\\') < 0 {
-			return append(dst, raw...), nil
-		}
-		return appendString(dst, keyString(raw)), nil
 	}
-	end, err := skipValue(b, i)
-	if err != nil {
-		return nil, err
+	if depth == 0 && len(ms) == 0 {
+		return dst[:start], i, true
 	}
-	return append(dst, b[i:end]...), nil
+	if !sorted {
+		// A stable sort, so that members under one key keep their order.
+		// The members are written again in order past the end, then moved
+		// back over the first writing.
+		slices.SortStableFunc(ms, func(x, y canonMember) int { return bytes.Compare(x.key, y.key) })
+		end := len(dst)
+		for k, m := range ms {
+			if k > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, dst[m.start:m.end]...)
+		}
+		dst = dst[:start+1+copy(dst[start+1:], dst[end:])]
+	}
+	return append(dst, '}'), i, true
 }
 
 // metaDepth marks the members of params._meta for drop; far below zero so
