@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"iter"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -144,12 +145,13 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 		}
 	}
 	seed := maphash.MakeSeed()
-	all := make([][]parsed, len(sessions))
-	n := 0 // client messages with a method: at most one interaction each
+	// Client messages: at most one interaction each. The slab is sized
+	// before anything is parsed, so that addSession can work through the
+	// frames while later ones are still being parsed.
+	n := 0
 	for i := range sessions {
-		all[i] = parseAll(sessions[i].Messages, seed, cfg.ignore)
-		for j, m := range sessions[i].Messages {
-			if all[i][j].ok && all[i][j].hasMeth && m.Dir == store.C2S {
+		for _, m := range sessions[i].Messages {
+			if m.Dir == store.C2S {
 				n++
 			}
 		}
@@ -163,7 +165,7 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 	}
 	b := building{reqHash: make([]uint64, 0, n), serverMethods: map[string]bool{}}
 	for i := range sessions {
-		c.addSession(&sessions[i], all[i], &b)
+		c.addSession(&sessions[i], parsedFrames(sessions[i].Messages, seed, cfg.ignore), &b)
 	}
 	c.slab = c.slab[:b.used]
 	c.byKey = buildKeyIndex(seed, c.slab, c.reqs, b.reqHash)
@@ -289,37 +291,86 @@ func (ps *parser) parseFrame(frame []byte, dir store.Dir) parsed {
 	return p
 }
 
-// parseAll parses frames on every core: loading a large cassette is
-// dominated by JSON decoding.
-func parseAll(msgs []*store.Message, seed maphash.Seed, ignore []string) []parsed {
-	out := make([]parsed, len(msgs))
-	workers := runtime.GOMAXPROCS(0)
-	if len(msgs) < 1024 || workers < 2 {
-		ps := newParser(seed, ignore)
-		for i, m := range msgs {
-			out[i] = ps.parseFrame(m.Frame, m.Dir)
-		}
-		return out
-	}
-	var wg sync.WaitGroup
-	chunk := (len(msgs) + workers - 1) / workers
-	for lo := 0; lo < len(msgs); lo += chunk {
-		hi := min(lo+chunk, len(msgs))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ps := newParser(seed, ignore) // one per worker: no locking
-			for i := lo; i < hi; i++ {
-				out[i] = ps.parseFrame(msgs[i].Frame, msgs[i].Dir)
+// parseBlock is how many frames a parsing worker takes at a time.
+const parseBlock = 1024
+
+// parsedFrames parses msgs on every core (loading a large cassette is
+// dominated by JSON decoding) and yields them in recorded order, a block
+// at a time as blocks are done: what runs on one core after parsing
+// (addSession) runs while later frames are parsed, and only a few blocks
+// of results are held at once, not a 200-byte parsed per frame.
+func parsedFrames(msgs []*store.Message, seed maphash.Seed, ignore []string) iter.Seq2[int, *parsed] {
+	return func(yield func(int, *parsed) bool) {
+		workers := runtime.GOMAXPROCS(0)
+		if len(msgs) < 2*parseBlock || workers < 2 {
+			ps := newParser(seed, ignore)
+			for i, m := range msgs {
+				p := ps.parseFrame(m.Frame, m.Dir)
+				if !yield(i, &p) {
+					return
+				}
 			}
+			return
+		}
+		blocks := (len(msgs) + parseBlock - 1) / parseBlock
+		ready := make([]chan []parsed, blocks) // each gets its block's results once
+		for k := range ready {
+			ready[k] = make(chan []parsed, 1)
+		}
+		// Result buffers go round. A worker takes a buffer before it takes
+		// the next block, and blocks are taken in order: so the block the
+		// loop below waits for is either being parsed or next to be
+		// taken, by a worker holding a buffer or about to get one back.
+		free := make(chan []parsed, workers+1)
+		for range workers + 1 {
+			free <- make([]parsed, parseBlock)
+		}
+		var next atomic.Int64
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ps := newParser(seed, ignore) // one per worker: no locking
+				for {
+					var buf []parsed
+					select {
+					case buf = <-free:
+					case <-stop:
+						return
+					}
+					k := int(next.Add(1)) - 1
+					if k >= blocks {
+						return
+					}
+					lo, hi := k*parseBlock, min((k+1)*parseBlock, len(msgs))
+					buf = buf[:hi-lo]
+					for i := lo; i < hi; i++ {
+						buf[i-lo] = ps.parseFrame(msgs[i].Frame, msgs[i].Dir)
+					}
+					ready[k] <- buf // buffered: never waits
+				}
+			}()
+		}
+		defer func() {
+			close(stop)
+			wg.Wait()
 		}()
+		for k := range blocks {
+			buf := <-ready[k]
+			for j := range buf {
+				if !yield(k*parseBlock+j, &buf[j]) {
+					return
+				}
+			}
+			free <- buf[:cap(buf)] // room for every buffer: never waits
+		}
 	}
-	wg.Wait()
-	return out
 }
 
 // addSession adds the interactions of s, parsed as ps, to the slab.
-func (c *Cassette) addSession(s *store.TapeSession, ps []parsed, b *building) {
+func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], b *building) {
 	start := b.used
 	newInteraction := func(m *store.Message, p *parsed) *interaction {
 		it := &c.slab[b.used]
@@ -341,8 +392,8 @@ func (c *Cassette) addSession(s *store.TapeSession, ps []parsed, b *building) {
 	tokens := map[*interaction]string{} // recorded progressTokens
 	var open []*interaction             // in flight, oldest first
 	var last *interaction               // what session-level server traffic follows
-	for i, m := range s.Messages {
-		p := ps[i]
+	for i, pp := range ps {
+		m, p := s.Messages[i], *pp
 		if !p.ok {
 			continue
 		}
