@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // FuzzReadJSONL: no JSONL file, however broken, panics the importer; one
@@ -50,24 +52,28 @@ func FuzzReadJSONL(f *testing.F) {
 	})
 }
 
-// FuzzParseTime: parseTime's quick path reads exactly what time.Parse
-// reads, and fails where it fails.
-func FuzzParseTime(f *testing.F) {
+// FuzzExportTime: exportTime's quick path reads exactly what time.Parse
+// reads from the decoded string, and fails where it fails.
+func FuzzExportTime(f *testing.F) {
 	for _, s := range []string{
 		"2026-11-21T10:00:00.123456789Z", "2026-02-29T00:00:00.000000000Z", "2024-02-29T23:59:59.999999999Z",
 		"2026-13-01T00:00:00.000000000Z", "2026-01-01T24:00:00.000000000Z", "2026-01-01T00:00:60.000000000Z",
 		"0000-01-01T00:00:00.000000000Z", "2026-01-01T00:00:00.1Z", "2026-01-01T00:00:00+01:00", "x",
+		"2026-01-01T00:00:00.00000000\u0030Z", "2026-01-01T00:00:00.000000000\u005a",
 	} {
-		f.Add(s)
+		f.Add([]byte(`"` + s + `"`))
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got, err := parseTime(s)
+	f.Add([]byte(`null`))
+	f.Add([]byte(`12`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := exportTime(raw)
+		s, _ := jsonrpc.String(raw)
 		want, wantErr := time.Parse(time.RFC3339Nano, s)
 		if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
-			t.Fatalf("parseTime(%q): error %v, time.Parse: %v", s, err, wantErr)
+			t.Fatalf("exportTime(%q): error %v, time.Parse: %v", raw, err, wantErr)
 		}
 		if err == nil && got.UTC() != want.UTC() {
-			t.Fatalf("parseTime(%q) = %v, time.Parse: %v", s, got, want)
+			t.Fatalf("exportTime(%q) = %v, time.Parse: %v", raw, got, want)
 		}
 	})
 }

@@ -61,7 +61,7 @@ type messageLine struct {
 	Info      []byte // the header's raw info object; nil on message lines
 	Seq       uint64
 	Dir       string
-	Time      string
+	Time      []byte // raw JSON
 	Message   []byte
 	Raw       *string
 	RawBase64 []byte
@@ -424,7 +424,7 @@ func (l *messageLine) finish(m *Message) string {
 	if m.Dir, ok = ParseDir(l.Dir); !ok {
 		return fmt.Sprintf(`dir %q (want "c2s" or "s2c")`, l.Dir)
 	}
-	t, err := parseTime(l.Time)
+	t, err := exportTime(l.Time)
 	if err != nil {
 		return fmt.Sprintf("time: %v", err)
 	}
@@ -442,17 +442,30 @@ func (l *messageLine) finish(m *Message) string {
 	return ""
 }
 
-// parseTime is time.Parse(time.RFC3339Nano, s), quicker on what exports
-// write (timeLayout in UTC): time.Parse was a tenth of reading an export.
-// Anything else, errors included, is left to time.Parse.
-func parseTime(s string) (time.Time, error) {
-	if len(s) != len(timeLayout)-len("Z07:00")+1 || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
-		s[13] != ':' || s[16] != ':' || s[19] != '.' || s[29] != 'Z' {
-		return time.Parse(time.RFC3339Nano, s)
+// exportTime reads a line's "time", raw JSON: the string it holds, as
+// time.Parse(time.RFC3339Nano, s) reads it. What exports write (timeLayout
+// in UTC, a plain string) it reads by hand, without making a string of
+// it: time.Parse was a tenth of reading an export. Anything else, errors
+// included, is left to time.Parse.
+func exportTime(raw []byte) (time.Time, error) {
+	if len(raw) == len(`""`)+len(timeLayout)-len("Z07:00")+1 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		if t, ok := quickTime(raw[1 : len(raw)-1]); ok {
+			return t, nil
+		}
+	}
+	s, _ := jsonrpc.String(raw)
+	return time.Parse(time.RFC3339Nano, s)
+}
+
+// quickTime reads b if it is in timeLayout, in UTC, and a time
+// time.Parse accepts.
+func quickTime(b []byte) (time.Time, bool) {
+	if b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[19] != '.' || b[29] != 'Z' {
+		return time.Time{}, false
 	}
 	num := func(from, to int) int {
 		n := 0
-		for _, c := range []byte(s[from:to]) {
+		for _, c := range b[from:to] {
 			if c < '0' || c > '9' {
 				return -1
 			}
@@ -464,13 +477,13 @@ func parseTime(s string) (time.Time, error) {
 	hour, minute, sec, nsec := num(11, 13), num(14, 16), num(17, 19), num(20, 29)
 	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
 		minute < 0 || minute > 59 || sec < 0 || sec > 59 || nsec < 0 {
-		return time.Parse(time.RFC3339Nano, s)
+		return time.Time{}, false
 	}
 	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
 	if t.Day() != day { // past the month's end: time.Parse says so
-		return time.Parse(time.RFC3339Nano, s)
+		return time.Time{}, false
 	}
-	return t, nil
+	return t, true
 }
 
 // internString decodes a JSON string value, handing out one copy of each
@@ -517,7 +530,7 @@ func parseLine(line []byte, names map[string]string) (messageLine, error) {
 		case "dir":
 			l.Dir, _ = internString(v, names)
 		case "time":
-			l.Time, _ = jsonrpc.String(v)
+			l.Time = v
 		case "message":
 			l.Message = v
 		case "raw":
@@ -525,7 +538,11 @@ func parseLine(line []byte, names map[string]string) (messageLine, error) {
 			set("raw", json.Unmarshal(v, &raw))
 			l.Raw = &raw
 		case "raw_base64":
-			set("raw_base64", json.Unmarshal(v, &l.RawBase64))
+			// Into a variable of its own: &l.RawBase64 would put every
+			// line's l on the heap.
+			var b []byte
+			set("raw_base64", json.Unmarshal(v, &b))
+			l.RawBase64 = b
 		case "http":
 			l.HTTP = new(HTTPMeta)
 			set("http", json.Unmarshal(v, l.HTTP))
