@@ -296,18 +296,22 @@ func readJSONL(data []byte, name string) (*Tape, error) {
 		rest = rest[n:]
 	}
 	parsed := make([][]jsonlRecord, len(chunks))
+	lines := make([]int, len(chunks)) // "\n"s in each chunk
 	var wg sync.WaitGroup
 	for i, c := range chunks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			parsed[i] = parseChunk(c)
+			parsed[i], lines[i] = parseChunk(c)
 		}()
 	}
 	wg.Wait()
 
 	t := &Tape{}
 	index := map[string]int{}
+	// Lines of one session come together: the last one's place spares a
+	// map look-up per line.
+	lastSession, last := "", -1
 	lineBase := 0
 	for ci, recs := range parsed {
 		for k := range recs {
@@ -329,11 +333,14 @@ func readJSONL(data []byte, name string) (*Tape, error) {
 				t.Sessions = append(t.Sessions, TapeSession{Info: *rec.info})
 				continue
 			}
-			i, ok := index[rec.session]
-			if !ok {
-				return nil, fail("message for session %q before its header line", rec.session)
+			if last < 0 || rec.session != lastSession {
+				i, ok := index[rec.session]
+				if !ok {
+					return nil, fail("message for session %q before its header line", rec.session)
+				}
+				lastSession, last = rec.session, i
 			}
-			s := &t.Sessions[i]
+			s := &t.Sessions[last]
 			if want := uint64(len(s.Messages) + 1); rec.msg.Seq != want {
 				return nil, fail("seq %d, want %d (seqs run from 1 without gaps)", rec.msg.Seq, want)
 			}
@@ -342,7 +349,7 @@ func readJSONL(data []byte, name string) (*Tape, error) {
 			}
 			s.Messages = append(s.Messages, rec.msg)
 		}
-		lineBase += bytes.Count(chunks[ci], []byte{'\n'})
+		lineBase += lines[ci]
 	}
 	return t, nil
 }
@@ -360,11 +367,13 @@ type jsonlRecord struct {
 }
 
 // parseChunk parses whole lines up to the first with an error: nothing
-// after it can matter.
-func parseChunk(text []byte) []jsonlRecord {
+// after it can matter. It returns the records and how many "\n" text
+// holds.
+func parseChunk(text []byte) ([]jsonlRecord, int) {
 	// One record a line: sized up front, since growing a slice of 100k
 	// records by doubling was a tenth of loading a large export.
-	recs := make([]jsonlRecord, 0, bytes.Count(text, []byte{'\n'})+1)
+	lines := bytes.Count(text, []byte{'\n'})
+	recs := make([]jsonlRecord, 0, lines+1)
 	names := map[string]string{} // session ids and dirs: a few, many times over
 	var slab []Message           // messages in blocks, not one by one
 	for lineNo, line := range jsonlLines(text) {
@@ -397,7 +406,7 @@ func parseChunk(text []byte) []jsonlRecord {
 			break
 		}
 	}
-	return recs
+	return recs, lines
 }
 
 // jsonlLines yields the lines of text that are not blank, each with its
