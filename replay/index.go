@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
+	"runtime"
+	"sync"
 )
 
 // keyIndex finds recorded requests by their match key (method, NUL,
@@ -61,26 +63,36 @@ const keptResult = 1<<resultBits - 1
 // occurrences.
 func buildKeyIndex(seed maphash.Seed, slab []interaction, items []*interaction, hashes []uint64) *keyIndex {
 	x := &keyIndex{seed: seed, slab: slab, slots: make([]keySlot, slotsFor(len(items)))}
-	size := 0
-	for _, it := range items {
-		size += 4 + len(it.key) + len(keptOf(it))
-	}
-	x.recs = make([]byte, 0, size)
+	// starts[i] is where item i's record starts; kept[i], how long its
+	// result there is.
+	starts := make([]int, len(items)+1)
+	kept := make([]uint16, len(items))
 	for i, it := range items {
-		start := len(x.recs)
-		x.recs = binary.LittleEndian.AppendUint32(x.recs, uint32(len(it.key)))
-		r := keptOf(it)
-		if len(r) > 0 {
-			x.recs = append(x.recs, r...)
-			it.prep.Reply.Result = x.recs[start+4 : len(x.recs) : len(x.recs)]
+		kept[i] = uint16(len(keptOf(it)))
+		starts[i+1] = starts[i] + 4 + int(kept[i]) + len(it.key)
+	}
+	x.recs = make([]byte, starts[len(items)])
+	// Each record has its place: copying keys and results, most of the
+	// work, goes on every core. The table is filled after, in recorded
+	// order, so that a key's first occurrence is the one it finds.
+	eachPart(len(items), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			it, rec := items[i], x.recs[starts[i]:starts[i+1]:starts[i+1]]
+			binary.LittleEndian.PutUint32(rec, uint32(len(it.key)))
+			if k := 4 + int(kept[i]); k > 4 {
+				copy(rec[4:k], it.prep.Reply.Result)
+				it.prep.Reply.Result = rec[4:k:k]
+			}
+			copy(rec[4+kept[i]:], it.key)
+			it.key = rec[4+kept[i]:]
 		}
-		at := len(x.recs)
-		x.recs = append(x.recs, it.key...)
-		it.key = x.recs[at:len(x.recs):len(x.recs)]
+	})
+	for i, it := range items {
+		start := starts[i]
 		first := x.find(hashes[i], it.key)
 		switch {
 		case first == nil:
-			x.put(hashes[i], keySlot{item: uint64(it.n) + 1, rec: uint64(start)<<resultBits | uint64(len(r))})
+			x.put(hashes[i], keySlot{item: uint64(it.n) + 1, rec: uint64(start)<<resultBits | uint64(kept[i])})
 		case first.dup == 0:
 			x.dups = append(x.dups, []*interaction{first, it})
 			first.dup = uint32(len(x.dups))
@@ -91,6 +103,26 @@ func buildKeyIndex(seed maphash.Seed, slab []interaction, items []*interaction, 
 		}
 	}
 	return x
+}
+
+// eachPart calls fn on every core for parts of [0, n), and returns when
+// all are done; on one goroutine when n is small.
+func eachPart(n int, fn func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n < 4096 || workers < 2 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	part := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += part {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, min(lo+part, n))
+		}()
+	}
+	wg.Wait()
 }
 
 // keptOf is the result to copy next to its key, if any.
