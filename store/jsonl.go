@@ -307,6 +307,18 @@ func readJSONL(data []byte, name string) (*Tape, error) {
 	}
 	wg.Wait()
 
+	// An export of one session (most are) gets its list of messages at
+	// its size: grown by doubling, it was a tenth of this pass.
+	headers, messages := 0, 0
+	for _, recs := range parsed {
+		for k := range recs {
+			if recs[k].info != nil {
+				headers++
+			} else if recs[k].msg != nil {
+				messages++
+			}
+		}
+	}
 	t := &Tape{}
 	index := map[string]int{}
 	// Lines of one session come together: the last one's place spares a
@@ -331,6 +343,9 @@ func readJSONL(data []byte, name string) (*Tape, error) {
 				}
 				index[rec.session] = len(t.Sessions)
 				t.Sessions = append(t.Sessions, TapeSession{Info: *rec.info})
+				if headers == 1 {
+					t.Sessions[0].Messages = make([]*Message, 0, messages)
+				}
 				continue
 			}
 			if last < 0 || rec.session != lastSession {
