@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/maphash"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,61 @@ func TestCassetteSession_OrderWithGuess(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCassette_KeysAsLive: keys built at load (on the parsing workers, in
+// their arenas, then moved into the index) are the keys a live request
+// gets, and the index finds each request's first occurrence, for a
+// cassette large enough to be parsed in blocks on every core. Params vary
+// in order, white space, escapes, size (some outgrow an arena block) and
+// validity.
+func TestCassette_KeysAsLive(t *testing.T) {
+	params := func(i int) string {
+		switch i % 7 {
+		case 0:
+			return fmt.Sprintf(`{"name":"echo","arguments":{"i":%d,"text":"words"}}`, i)
+		case 1:
+			return fmt.Sprintf(` { "b" : [ %d , {"z":1,"y":[]} ] , "a" : "\u00e9\/" } `, i)
+		case 2:
+			return fmt.Sprintf(`{"_meta":{"progressToken":%d,"k":"v"},"name":"n%d"}`, i, i%3)
+		case 3:
+			return fmt.Sprintf(`{"long":"%s","i":%d}`, strings.Repeat("x", 40<<10+i), i)
+		case 4:
+			return `{"name":"same"}` // recorded many times
+		case 5:
+			return fmt.Sprintf(`{"bad":%d`, i) // not JSON: the frame is skipped
+		default:
+			return fmt.Sprintf(`[%d,{"b":1,"a":2}]`, i)
+		}
+	}
+	s := store.TapeSession{Info: store.SessionInfo{ID: "s1", Transport: store.TransportStdio}}
+	add := func(dir store.Dir, frame string) {
+		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(len(s.Messages) + 1), Dir: dir, Time: time.Unix(0, 0), Frame: []byte(frame)})
+	}
+	const n = 5000
+	for i := range n {
+		add(store.C2S, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, i, params(i)))
+		add(store.S2C, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"i":%d}}`, i, i))
+	}
+	c, err := NewCassette("keys", &store.Tape{Sessions: []store.TapeSession{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := n - n/7; c.Len() != want { // every seventh is not JSON
+		t.Fatalf("%d requests, want %d", c.Len(), want)
+	}
+	firsts := map[string]*interaction{}
+	for _, it := range c.reqs {
+		want, _, ok := appendKey(nil, "tools/call", []byte(params(int(it.seq/2))))
+		if !ok || !bytes.Equal(it.key, want) {
+			t.Fatalf("%s: key %q, live %q (ok=%v)", it.where(), it.key, want, ok)
+		}
+		if firsts[string(want)] == nil {
+			firsts[string(want)] = it
+		}
+		if got := c.byKey.find(c.byKey.hash(want), want); got != firsts[string(want)] {
+			t.Fatalf("%s: the index finds %v, want the first occurrence %s", it.where(), got, firsts[string(want)].where())
+		}
 	}
 }
