@@ -274,7 +274,7 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 			return Reply{NoReply: true}
 		}
 		if sentProgress {
-			progressBarrier(ctx, peer)
+			ProgressBarrier(ctx, peer)
 		}
 		return r
 	}
@@ -284,14 +284,15 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 // barrierTimeout bounds the wait for a client that does not answer ping.
 const barrierTimeout = time.Second
 
-// progressBarrier pings the client and waits for its answer before the
-// reply is written. The TypeScript SDK handles notifications in a
+// ProgressBarrier pings the client and waits for its answer, at most a
+// second, or until ctx ends. A source that has sent progress for a request
+// calls it before the reply. The TypeScript SDK handles notifications in a
 // microtask but responses at once, and forgets a request's progress
 // handler with its response: progress read in the same chunk as the
-// response is dropped ("unknown token"). A real server is slower than
-// that; a replay is not. The client answers ping only after it has run the
-// handlers of what it read before, so the progress is seen.
-func progressBarrier(ctx context.Context, peer Peer) {
+// response is dropped ("unknown token"), which a loaded machine makes
+// likely even with a delay in between. The client answers ping only after
+// it has run the handlers of what it read before, so the progress is seen.
+func ProgressBarrier(ctx context.Context, peer Peer) {
 	bctx, cancel := context.WithTimeout(ctx, barrierTimeout)
 	defer cancel()
 	_, _ = peer.Call(bctx, "ping", nil)

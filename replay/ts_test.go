@@ -134,7 +134,7 @@ const allProgress = "progress 1/3 2/3 3/3"
 // request's progress handler. When server-everything writes its last
 // progress notification right before the response, the two often arrive in
 // one read and the client loses that progress ("unknown token") — live.
-// mcpmock pings the client before such a reply (see progressBarrier), so
+// mcpmock pings the client before such a reply (see ProgressBarrier), so
 // the replay delivers every recorded notification; the live run may show
 // fewer.
 func splitProgress(seen []string) (rest []string, progress string) {

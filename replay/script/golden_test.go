@@ -56,6 +56,7 @@ var traffic = map[string][][2]string{
 		{"logging/setLevel", `{"level":"info"}`},
 		{"tools/call", `{"name":"build","arguments":{"target":"y"},"_meta":{"progressToken":"t"}}`},
 		{"tools/call", `{"name":"build","arguments":{"target":"no token"}}`},
+		{"tools/call", `{"name":"build","arguments":{"target":"z"},"_meta":{"progressToken":8,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`},
 	},
 	"script-faults.yaml": {
 		{"tools/call", `{"name":"hang"}`},
@@ -106,7 +107,7 @@ func transcript(t *testing.T, s *Script, steps [][2]string) string {
 		cancel()
 		fmt.Fprintf(&b, "→ %s %s %s\n", id, st[0], st[1])
 		for _, n := range peer.take() {
-			fmt.Fprintf(&b, "  notify %s\n", n)
+			fmt.Fprintf(&b, "  notify %s\n", strings.TrimRight(n, " "))
 		}
 		switch {
 		case !ok:

@@ -32,10 +32,10 @@ func (p *fakePeer) NotifySession(method string, params json.RawMessage) error {
 }
 
 func (p *fakePeer) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	p.Notify("call "+method, params)
 	if p.answers == nil {
 		return nil, &replay.RPCError{Code: -32601, Message: "fake peer answers no requests"}
 	}
-	p.Notify("call "+method, params)
 	return p.answers(method, params)
 }
 

@@ -186,6 +186,7 @@ func (ss *session) perform(ctx context.Context, peer replay.Peer, c *call, a *an
 		_ = peer.Notify("notifications/message", mustJSON(p))
 	}
 	token := c.req.ProgressToken()
+	sentProgress := false
 	for _, st := range a.progress {
 		if !wait(ctx, st.delay) {
 			return replay.Reply{NoReply: true}, nil
@@ -205,6 +206,7 @@ func (ss *session) perform(ctx context.Context, peer replay.Peer, c *call, a *an
 			p["message"] = m
 		}
 		_ = peer.Notify("notifications/progress", mustJSON(p))
+		sentProgress = true
 	}
 	if !wait(ctx, a.delay) {
 		return replay.Reply{NoReply: true}, nil
@@ -214,6 +216,12 @@ func (ss *session) perform(ctx context.Context, peer replay.Peer, c *call, a *an
 		return replay.Reply{NoReply: true}, nil
 	case "close":
 		return replay.Reply{NoReply: true, CloseAfter: true}, nil
+	}
+	if sentProgress && !c.stateless {
+		// A TypeScript SDK client would drop the progress it reads
+		// together with the answer; a 2026-07-28 call takes no requests
+		// from the server.
+		replay.ProgressBarrier(ctx, peer)
 	}
 	var reply replay.Reply
 	if a.err != nil {
