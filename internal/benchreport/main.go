@@ -224,6 +224,10 @@ func format(v float64) string {
 		return strconv.FormatFloat(v, 'g', 4, 64)
 	case v >= 100:
 		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v < 10:
+		// Ratios sit close to their targets: 0.8487 shown as 0.85 beside
+		// a ✗ for ≥ 0.85 reads as a mistake.
+		return strconv.FormatFloat(v, 'f', 3, 64)
 	default:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
