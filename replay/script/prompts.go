@@ -14,13 +14,7 @@ import (
 
 func (ss *session) getPrompt(ctx context.Context, peer replay.Peer, c *call) (replay.Reply, bool) {
 	name, _ := c.str("name")
-	ss.mu.Lock()
-	i := slices.IndexFunc(ss.prompts, func(p *prompt) bool { return p.name == name })
-	var p *prompt
-	if i >= 0 {
-		p = ss.prompts[i]
-	}
-	ss.mu.Unlock()
+	p := find(ss, &ss.prompts, func(p *prompt) bool { return p.name == name })
 	if p == nil {
 		if ss.s.owner {
 			return errReply(codeInvalidParams, fmt.Sprintf("prompts/get: unknown prompt %q", name), nil), true

@@ -14,13 +14,7 @@ import (
 
 func (ss *session) readResource(ctx context.Context, peer replay.Peer, c *call) (replay.Reply, bool) {
 	uri, _ := c.str("uri")
-	ss.mu.Lock()
-	i := slices.IndexFunc(ss.resources, func(r *resource) bool { return r.uri == uri })
-	var r *resource
-	if i >= 0 {
-		r = ss.resources[i]
-	}
-	ss.mu.Unlock()
+	r := find(ss, &ss.resources, func(r *resource) bool { return r.uri == uri })
 	switch {
 	case r == nil && ss.s.owner:
 		return errReply(codeResourceNotFound, fmt.Sprintf("resource not found: %q", uri), map[string]any{"uri": uri}), true

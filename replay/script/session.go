@@ -438,3 +438,14 @@ func (ss *session) apply(e *event) {
 	}
 	ss.prompts = append(ss.prompts, e.addPrompts...)
 }
+
+// find returns the first item of *list that is the one asked for, read
+// under ss.mu (events change the session's lists); nil when none is.
+func find[T any](ss *session, list *[]*T, is func(*T) bool) *T {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if i := slices.IndexFunc(*list, is); i >= 0 {
+		return (*list)[i]
+	}
+	return nil
+}

@@ -25,13 +25,7 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 		}
 		return errReply(codeInvalidParams, "tools/call: params.name must be a tool name", nil), true
 	}
-	ss.mu.Lock()
-	i := slices.IndexFunc(ss.tools, func(t *tool) bool { return t.name == name })
-	var t *tool
-	if i >= 0 {
-		t = ss.tools[i]
-	}
-	ss.mu.Unlock()
+	t := find(ss, &ss.tools, func(t *tool) bool { return t.name == name })
 	if t == nil {
 		if !s.owner {
 			return replay.Reply{}, false
