@@ -179,29 +179,9 @@ func TestGoSDK_FromTapeEvents(t *testing.T) {
 			cs := connect(t, tc, path, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 				changed <- struct{}{}
 			}})
-			ctx := ctxT(t)
-			if got := toolNames(t, cs); got != "old unlock" {
-				t.Errorf("first tools %q, want the recorded first list\n%s", got, out)
-			}
-			for range 2 {
-				if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "unlock"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			select {
-			case <-changed:
-			case <-ctx.Done():
-				t.Fatal("no notifications/tools/list_changed after the second unlock")
-			}
-			if got := toolNames(t, cs); got != "secret unlock" {
-				t.Errorf("tools after the change %q, want the recorded second list", got)
-			}
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "secret"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := text(t, res); got != "the secret is 42" {
-				t.Errorf("secret answered %q", got)
+			before, after, secret := unlock(t, ctxT(t), cs, changed)
+			if before != "old unlock" || after != "secret unlock" || secret != "the secret is 42" {
+				t.Errorf("tools %q, then %q, secret %q; want what was recorded\n%s", before, after, secret, out)
 			}
 		})
 	}
@@ -258,24 +238,8 @@ func recordUnlocking(t *testing.T) *store.Tape {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := toolNames(t, cs); got != "old unlock" {
-		t.Fatalf("the server listed %q", got)
-	}
-	for range 2 {
-		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "unlock"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	select {
-	case <-changed:
-	case <-ctx.Done():
-		t.Fatal("go-sdk's server sent no notifications/tools/list_changed")
-	}
-	if got := toolNames(t, cs); got != "secret unlock" {
-		t.Fatalf("after the change the server listed %q", got)
-	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "secret"}); err != nil {
-		t.Fatal(err)
+	if before, after, secret := unlock(t, ctx, cs, changed); before != "old unlock" || after != "secret unlock" || secret != "the secret is 42" {
+		t.Fatalf("go-sdk's server listed %q, then %q, and the secret was %q", before, after, secret)
 	}
 	cs.Close()
 	cancel()
@@ -291,6 +255,30 @@ func recordUnlocking(t *testing.T) *store.Tape {
 		t.Fatal(err)
 	}
 	return tape
+}
+
+// unlock is what the host does in both tests, live and replayed: list the
+// tools, call unlock twice, wait to be told the list changed, list them
+// again and call the new tool.
+func unlock(t *testing.T, ctx context.Context, cs *mcp.ClientSession, changed <-chan struct{}) (before, after, secret string) {
+	t.Helper()
+	before = toolNames(t, cs)
+	for range 2 {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "unlock"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no notifications/tools/list_changed after the second unlock")
+	}
+	after = toolNames(t, cs)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return before, after, text(t, res)
 }
 
 // toolNames lists a session's tools, sorted, joined by spaces.
