@@ -79,16 +79,13 @@ type recordedEvents struct {
 	changes []*listChange              // in the order they fell due
 	byKind  map[string][]*listChange   // the changes to each kind
 	starts  map[string][]*listChange   // by tool: the changes that add or replace it
-	// While reading: the change each trigger made, and the listing of
-	// each kind it is measured from.
-	pending map[*exchange]*listChange
-	base    map[*listChange]map[string]*listMark
 }
 
 // listChange is one event: the lists' changes that one request made due.
 type listChange struct {
 	trigger *exchange
 	deltas  map[string]*listDelta // by kind
+	from    map[string]*listMark  // by kind: the listing each delta is measured from
 }
 
 // listDelta is how a listing differs from the one before its change.
@@ -103,8 +100,8 @@ func (r *recording) recordedEvents() *recordedEvents {
 	ev := &recordedEvents{
 		first: map[string]*listMark{}, added: map[string]map[string]bool{},
 		byKind: map[string][]*listChange{}, starts: map[string][]*listChange{},
-		pending: map[*exchange]*listChange{}, base: map[*listChange]map[string]*listMark{},
 	}
+	made := map[*exchange]*listChange{} // by trigger
 	for _, k := range listKinds {
 		var prev *listMark
 		var due *exchange // the first change announced since prev
@@ -120,7 +117,7 @@ func (r *recording) recordedEvents() *recordedEvents {
 				prev, due = m, nil
 			default:
 				if due != nil {
-					ev.change(k.kind, due, prev, m)
+					ev.change(made, k.kind, due, prev, m)
 				}
 				prev, due = m, nil
 			}
@@ -148,24 +145,23 @@ func (r *recording) recordedEvents() *recordedEvents {
 			}
 		}
 	}
-	ev.pending, ev.base = nil, nil
 	return ev
 }
 
 // change records that listing next of kind differs from prev, the one
-// before the change trigger made due. A second listing after the same
-// trigger is compared with the same prev.
-func (ev *recordedEvents) change(kind string, trigger *exchange, prev, next *listMark) {
-	c := ev.pending[trigger]
+// before the change trigger made due; made holds the change each trigger
+// has made so far. A second listing after the same trigger is compared
+// with the same prev.
+func (ev *recordedEvents) change(made map[*exchange]*listChange, kind string, trigger *exchange, prev, next *listMark) {
+	c := made[trigger]
 	if c == nil {
-		c = &listChange{trigger: trigger, deltas: map[string]*listDelta{}}
-		ev.pending[trigger] = c
-		ev.base[c] = map[string]*listMark{}
+		c = &listChange{trigger: trigger, deltas: map[string]*listDelta{}, from: map[string]*listMark{}}
+		made[trigger] = c
 	}
-	if b := ev.base[c][kind]; b != nil {
+	if b := c.from[kind]; b != nil {
 		prev = b
 	} else {
-		ev.base[c][kind] = prev
+		c.from[kind] = prev
 	}
 	d := &listDelta{defs: next.defs}
 	for _, key := range next.names {
