@@ -253,12 +253,9 @@ func (hs *httpSession) end(e store.EndInfo) {
 		if s == nil {
 			return
 		}
-		if e.Time.IsZero() {
-			e.Time = time.Now()
-		}
-		if err := s.End(e); err != nil {
-			p.logf("mcpspy: end session %s: %v", s.ID(), err)
-		}
+		// Not End: the client may be waiting for its DELETE's answer, and
+		// the commit can wait for the writer's next group commit.
+		s.Finish(e)
 	})
 }
 

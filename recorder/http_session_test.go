@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -163,4 +166,69 @@ func TestHTTPProxy_StatelessConnectionIsOneSession(t *testing.T) {
 	if m := methods(s.msgs); len(m) == 0 || m[0] != "c2s request server/discover" || calls != 3 {
 		t.Errorf("recorded %q, want server/discover then the 3 calls", m)
 	}
+}
+
+// A client's DELETE is answered as soon as the upstream answers it, not
+// after the cassette has stored the session's end: commits are serialized,
+// and 200 go-sdk clients closing at once on a loaded machine once waited
+// past go-sdk's 5 s limit for the DELETE (TestConcurrent_HTTPSessions).
+// Here another process holds the cassette's lock while the client closes,
+// so a proxy that waited for the disk would answer after store.LockTimeout
+// (10 s): go-sdk's Close would fail. The end is still recorded once the
+// lock is let go.
+func TestHTTPProxy_DeleteDoesNotWaitForTheCassette(t *testing.T) {
+	srv := goSDKServer()
+	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	px := startHTTPProxy(t, up+"/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "closer", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	unlock := lockCassette(t, px.Cassette) // waits for the writer to let the file go
+	closeErr := cs.Close()
+	unlock()
+	if closeErr != nil {
+		t.Fatalf("go-sdk's Close (its DELETE) while the cassette was locked: %v", closeErr)
+	}
+	px.Stop()
+	for _, s := range readCassette(t, px.Cassette) {
+		if s.info.HTTPSessionID != cs.ID() {
+			continue // go-sdk's sessionless server/discover probe
+		}
+		if s.info.End == nil || s.info.End.Reason != store.EndClosed {
+			t.Errorf("session %s ended %+v, want closed (by the DELETE)", s.info.ID, s.info.End)
+		}
+		return
+	}
+	t.Errorf("no session with Mcp-Session-Id %s recorded", cs.ID())
+}
+
+// lockCassette takes the exclusive lock a bbolt writer takes, as another
+// process would, waiting for the proxy's writer to give the file up. The
+// returned func lets it go.
+func lockCassette(t *testing.T, path string) (unlock func()) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	var once sync.Once
+	unlock = func() {
+		once.Do(func() {
+			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			f.Close()
+		})
+	}
+	t.Cleanup(unlock)
+	return unlock
 }

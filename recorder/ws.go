@@ -169,9 +169,9 @@ func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		RequestHeader: p.Redact.Header(r.Header), ResponseHeader: p.Redact.Header(resp.Header), Stream: "ws"}
 	end := p.pump(pair, sess, base)
 	if sess != nil {
-		if err := sess.End(end); err != nil && p.Log != nil {
-			io.WriteString(p.Log, "mcpspy: end session "+sess.ID()+": "+err.Error()+"\n")
-		}
+		// Not End: the deferred close of both connections, which a client
+		// waits for after the close handshake, must not wait for a commit.
+		sess.Finish(end)
 	}
 }
 

@@ -389,3 +389,61 @@ func TestWriter_RetriedCommitRewritesOnce(t *testing.T) {
 		t.Errorf("stored %d messages, the second %s; want 3, its key redacted", len(msgs), msgs[1].Frame)
 	}
 }
+
+// Finish records a session's end without waiting for the file: it returns
+// while another process holds the lock (End would wait for LockTimeout),
+// and the end is stored once the file is free again.
+func TestSession_FinishDoesNotWaitForTheFile(t *testing.T) {
+	setLease(t, 10*time.Millisecond, maxLeaseHold, time.Minute)
+	path := filepath.Join(t.TempDir(), "c.db")
+	w, err := NewWriter(path, WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Append(C2S, time.Now(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil { // once the writer's lease is idle
+		t.Fatal(err)
+	}
+	finished := make(chan struct{})
+	go func() {
+		s.Finish(EndInfo{Reason: EndClosed})
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Finish still waiting 10 s on, while another process holds the cassette")
+	}
+	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err = View(path, func(r *Reader) error {
+		infos, err := r.Sessions()
+		if err != nil {
+			return err
+		}
+		if len(infos) != 1 || infos[0].End == nil || infos[0].End.Reason != EndClosed || infos[0].End.Time.IsZero() {
+			t.Errorf("sessions %+v, want one ended closed, with a time", infos)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

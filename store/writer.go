@@ -204,11 +204,21 @@ func (s *Session) Info() SessionInfo {
 
 // End records how the session ended and commits everything it has.
 func (s *Session) End(e EndInfo) error {
+	s.Finish(e)
+	return s.w.Flush()
+}
+
+// Finish records how the session ended without waiting for the disk: the
+// writer's next group commit stores it, as it stores appended messages,
+// and so do Flush and Close. For a caller that must not hold a peer on a
+// commit: commits are serialized, so a proxy that ended each of 200
+// sessions with End, on the client's DELETE, kept the last client waiting
+// for 200 commits.
+func (s *Session) Finish(e EndInfo) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
 	s.Update(func(info *SessionInfo) { info.End = &e })
-	return s.w.Flush()
 }
 
 func (w *Writer) kickLocked() {
