@@ -135,19 +135,7 @@ func TestLease_UnmarkedWaiterGetsIn(t *testing.T) {
 			if tt.busy {
 				busyWriter(t, path)
 			} else {
-				w, err := NewWriter(path, WriterOptions{NoSync: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer w.Close()
-				s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
-				if err != nil {
-					t.Fatal(err)
-				}
-				s.Append(C2S, time.Now(), []byte(`{"jsonrpc":"2.0","method":"n"}`), nil)
-				if err := w.Flush(); err != nil {
-					t.Fatal(err)
-				}
+				committedWriter(t, path)
 			}
 			db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
 			if errors.Is(err, bolterrors.ErrTimeout) {
@@ -396,19 +384,7 @@ func TestWriter_RetriedCommitRewritesOnce(t *testing.T) {
 func TestSession_FinishDoesNotWaitForTheFile(t *testing.T) {
 	setLease(t, 10*time.Millisecond, maxLeaseHold, time.Minute)
 	path := filepath.Join(t.TempDir(), "c.db")
-	w, err := NewWriter(path, WriterOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Append(C2S, time.Now(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	w, s := committedWriter(t, path)
 	holder, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -446,4 +422,24 @@ func TestSession_FinishDoesNotWaitForTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// committedWriter opens a writer on path (closed when the test ends) with
+// one session, and commits one message of it.
+func committedWriter(t *testing.T, path string) (*Writer, *Session) {
+	t.Helper()
+	w, err := NewWriter(path, WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Append(C2S, time.Now(), []byte(`{"jsonrpc":"2.0","method":"n"}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return w, s
 }
