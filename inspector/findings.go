@@ -13,11 +13,26 @@ import (
 // something asks for them: the lint filter term, the detail pane, the L key,
 // show --lint. Never at open: checking reads every frame of a session,
 // about 0.7 s for 250,000 messages, where opening reads only summaries.
+//
+// The sessions are checked as the sessions of one lint.Cassette, so that
+// the findings are mcpspy lint's: a 2026-07-28 retry that no
+// input_required result of its own session answers (a retry sent on
+// another HTTP connection than its call) is judged against the other
+// sessions'. Before such a retry is judged, every session whose summaries
+// show an input_required result is checked too (settleAsks), and it is
+// judged again whenever more of them arrive in follow mode.
 
 // sessionLint is what package lint found in one session.
 type sessionLint struct {
-	// findings are in seq order, the session's own (seq 0) first.
+	// findings are in seq order, the session's own (seq 0) first: own,
+	// and the judgements of its retries whose ask is in another session.
 	findings []lint.Finding
+	// own are the findings of the session's checker.
+	own []lint.Finding
+	// retries counts the retries the cassette judges (lint.Cassette's
+	// Retries); judged is Model.askRows when they were last judged, -1
+	// when they have not been since the session was checked.
+	retries, judged int
 	// checker is kept while the session is being recorded, so that what
 	// follow mode adds is checked without reading the session again.
 	checker *lint.Checker
@@ -43,12 +58,31 @@ func (m *Model) lintOf(sess int) *sessionLint {
 }
 
 // ensureLint computes the findings of session sess, or brings them up to
-// date with the messages follow mode added since: a session still being
-// recorded feeds its kept checker; one that has ended since it was checked
-// is checked again whole, because only then are its unanswered requests
-// known. Outside follow mode a session with no end (its recorder was
-// killed) is checked whole as it stands, as mcpspy lint checks it.
+// date with the messages follow mode added since (checkSession), and
+// judges its retries that answer another session's input_required
+// result against every such result the cassette holds so far.
 func (m *Model) ensureLint(sess int, src Source) (*sessionLint, error) {
+	l, err := m.checkSession(sess, src)
+	if err != nil {
+		return nil, err
+	}
+	if l.retries > 0 && l.judged != m.askRows {
+		if err := m.settleAsks(src); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// checkSession computes the findings of session sess on its own, or
+// brings them up to date with the messages follow mode added since: a
+// session still being recorded feeds its kept checker; one that has ended
+// since it was checked is checked again whole, because only then are its
+// unanswered requests known. Outside follow mode a session with no end
+// (its recorder was killed) is checked whole as it stands, as mcpspy lint
+// checks it. Its retries that another session may answer are left for
+// settleAsks to judge.
+func (m *Model) checkSession(sess int, src Source) (*sessionLint, error) {
 	s := &m.Sessions[sess]
 	ended := s.Info.End != nil
 	final := ended || !m.following
@@ -59,8 +93,11 @@ func (m *Model) ensureLint(sess int, src Source) (*sessionLint, error) {
 	if src == nil {
 		return nil, fmt.Errorf("lint %s: no cassette to read", s.Info.ID)
 	}
+	if m.cassette == nil {
+		m.cassette = lint.NewCassette(lint.Options{})
+	}
 	if l == nil || l.checker == nil || final {
-		l = &sessionLint{checker: lint.NewChecker(s.Info, lint.Options{}), final: final, ended: ended}
+		l = &sessionLint{checker: m.cassette.Checker(s.Info), final: final, ended: ended}
 	}
 	if s.LastSeq > l.fed {
 		err := src.Messages(s.Info.ID, l.fed+1, s.LastSeq, func(msg *store.Message) error {
@@ -68,24 +105,66 @@ func (m *Model) ensureLint(sess int, src Source) (*sessionLint, error) {
 			return nil
 		})
 		if err != nil {
-			// The checker took part of the messages: start afresh next time.
+			// The checker took part of the messages: start afresh next
+			// time, and give the cassette all of them again.
 			if sess < len(m.lints) {
 				m.lints[sess] = nil
 			}
+			m.asksFed = -1
 			return nil, fmt.Errorf("lint %s: %w", s.Info.ID, err)
 		}
 		l.fed = s.LastSeq
 	}
 	if final {
-		l.findings, l.checker = l.checker.Finish(), nil
+		l.own, l.checker = l.checker.Finish(), nil
 	} else {
-		l.findings = l.checker.Findings()
+		l.own = l.checker.Findings()
+	}
+	l.findings, l.judged = l.own, -1
+	if l.retries = m.cassette.Retries(s.Info.ID); l.retries == 0 {
+		l.judged = m.askRows // nothing to judge: up to date whatever comes
 	}
 	for len(m.lints) <= sess {
 		m.lints = append(m.lints, nil)
 	}
 	m.lints[sess] = l
 	return l, nil
+}
+
+// settleAsks checks every session whose summaries show an input_required
+// result (or a batch, which may hold one), up to its last message, so
+// that the cassette knows every ask; then judges again the retries of
+// every checked session judged before the latest of them arrived.
+func (m *Model) settleAsks(src Source) error {
+	if m.asksFed != m.askRows {
+		for s := range m.Sessions {
+			if m.mayAsk(s) {
+				if _, err := m.checkSession(s, src); err != nil {
+					return err
+				}
+			}
+		}
+		m.asksFed = m.askRows
+	}
+	for s, l := range m.lints {
+		if l == nil || l.retries == 0 || l.judged == m.askRows {
+			continue
+		}
+		l.findings = slices.Clip(l.own)
+		if cross := m.cassette.Findings(m.Sessions[s].Info.ID); len(cross) > 0 {
+			// As lint.Tape merges them: the checker's first, by seq.
+			l.findings = append(l.findings, cross...)
+			slices.SortStableFunc(l.findings, func(a, b lint.Finding) int { return cmp.Compare(a.Seq, b.Seq) })
+		}
+		l.judged = m.askRows
+	}
+	return nil
+}
+
+// mayAsk says whether session sess's summaries show a message that may
+// hold an input_required result.
+func (m *Model) mayAsk(sess int) bool {
+	return sess < len(m.asking) && m.asking[sess]
 }
 
 // lintScope computes the findings of every session in scope.

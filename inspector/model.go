@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -77,8 +78,17 @@ type Model struct {
 	visible []int32
 
 	// lints holds per session what package lint found, nil until
-	// something asked (findings.go).
-	lints []*sessionLint
+	// something asked (findings.go); cassette is the lint.Cassette their
+	// checkers belong to.
+	lints    []*sessionLint
+	cassette *lint.Cassette
+	// asking says, per session, whether its summaries show a result
+	// asking for input (or a batch, which may hold one); askRows counts
+	// such messages, and asksFed is what it was when every such session
+	// was last checked up to date (-1: never).
+	asking  []bool
+	askRows int
+	asksFed int
 	// following says follow mode may add to the sessions that have no
 	// end yet, so their checks that need the whole session wait for it.
 	// Without it what is loaded is all there is to judge.
@@ -98,6 +108,7 @@ func NewModel(path string) *Model {
 		strIdx:  map[string]uint32{},
 		pending: map[pairKey]int32{},
 		scope:   -1,
+		asksFed: -1,
 	}
 	m.str(nil) // index 0 is the empty string
 	return m
@@ -158,6 +169,13 @@ func (m *Model) add(sess uint32, s *store.Summary, method, id, tool []byte) int3
 	}
 	m.rows = append(m.rows, r)
 	m.sessRows[sess] = append(m.sessRows[sess], i)
+	if s.InputRequired || s.Kind == jsonrpc.Batch {
+		for len(m.asking) <= int(sess) {
+			m.asking = append(m.asking, false)
+		}
+		m.asking[sess] = true
+		m.askRows++
+	}
 	ss := &m.Sessions[sess]
 	ss.Messages++
 	if r.isError || r.kind == jsonrpc.Error || r.kind == jsonrpc.Malformed {

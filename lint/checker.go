@@ -57,10 +57,11 @@ type checker struct {
 	// asks holds the input_required results a retry may answer, by
 	// askKey.
 	asks map[string]*inputAsk
-	// shared, when the session is checked with the rest of its cassette
-	// (Tape), holds every session's asks, for a retry sent on another
-	// connection than its call.
-	shared *sharedAsks
+	// cassette, when the session is checked with the rest of its
+	// cassette (Cassette, Tape), takes its asks and the retries no ask of
+	// its own answers, for a retry sent on another connection than its
+	// call.
+	cassette *Cassette
 }
 
 type era uint8
@@ -129,14 +130,22 @@ func newChecker(info store.SessionInfo, opts Options) *checker {
 
 // report adds a finding under rule, whose severity the rule table gives.
 func (c *checker) report(rule string, seq, related uint64, format string, a ...any) {
+	if f, ok := newFinding(c.info.ID, c.skip, rule, seq, related, format, a...); ok {
+		c.out = append(c.out, f)
+	}
+}
+
+// newFinding makes a finding about session under rule, whose severity
+// the rule table gives; ok is false when skip names the rule.
+func newFinding(session string, skip map[string]bool, rule string, seq, related uint64, format string, a ...any) (Finding, bool) {
 	r, ok := rulesByName[rule]
 	if !ok {
 		panic("lint: unknown rule " + rule)
 	}
-	if c.skip[rule] {
-		return
+	if skip[rule] {
+		return Finding{}, false
 	}
-	c.out = append(c.out, Finding{Session: c.info.ID, Seq: seq, Related: related, Rule: rule, Severity: r.Severity, Message: fmt.Sprintf(format, a...)})
+	return Finding{Session: session, Seq: seq, Related: related, Rule: rule, Severity: r.Severity, Message: fmt.Sprintf(format, a...)}, true
 }
 
 func (c *checker) message(m *store.Message) {

@@ -9,6 +9,12 @@
 // (a 202 to a notification, a GET stream it did not carry) cannot be
 // checked, and a cut-down export (mcpspy export --filter) will show gaps a
 // whole recording would not.
+//
+// Tape checks a whole cassette and Session one session alone. A caller
+// that reads a cassette a session or a message at a time, or while it is
+// recorded, checks each session with a Checker: from NewChecker, alone as
+// Session does; from a Cassette, with the cassette's other sessions as
+// Tape does.
 package lint
 
 import (
@@ -92,8 +98,9 @@ func Session(s *store.TapeSession, opts Options) []Finding {
 // a cassette in pieces (store.Reader.Messages) rather than whole.
 type Checker struct{ c *checker }
 
-// NewChecker starts checking a session; info is its session info as the
-// cassette holds it (End nil while it is still being recorded).
+// NewChecker starts checking a session alone; info is its session info as
+// the cassette holds it (End nil while it is still being recorded).
+// Cassette.Checker starts one that sees the cassette's other sessions.
 func NewChecker(info store.SessionInfo, opts Options) *Checker {
 	return &Checker{c: newChecker(info, opts)}
 }
@@ -112,31 +119,20 @@ func (k *Checker) Finish() []Finding {
 // Tape checks every session of a cassette, in the cassette's order. The
 // sessions see each other's multi round-trip requests: a 2026-07-28
 // retry recorded in another session than its call (another connection) is
-// judged against it, which Session alone cannot do.
+// judged against it, which Session alone cannot do (see Cassette).
 func Tape(t *store.Tape, opts Options) []Finding {
-	shared := &sharedAsks{asks: map[string][]sharedAsk{}}
+	cas := NewCassette(opts)
 	found := make([][]Finding, len(t.Sessions))
-	waiting := map[int]*Checker{} // sessions with a retry still to judge
 	for i := range t.Sessions {
-		k := NewChecker(t.Sessions[i].Info, opts)
-		k.c.shared = shared
-		retries := len(shared.retries)
+		k := cas.Checker(t.Sessions[i].Info)
 		for _, m := range t.Sessions[i].Messages {
 			k.Add(m)
 		}
-		if len(shared.retries) > retries {
-			waiting[i] = k
-			continue
-		}
-		found[i] = k.Finish() // its state can go: one session's at a time, as before
-	}
-	shared.judgeRetries()
-	for i, k := range waiting {
-		found[i] = k.Finish()
+		found[i] = k.Finish() // its state can go: one session's at a time
 	}
 	var out []Finding
-	for _, f := range found {
-		out = append(out, f...)
+	for i, fs := range found {
+		out = append(out, withRetries(fs, cas.Findings(t.Sessions[i].Info.ID))...)
 	}
 	return out
 }

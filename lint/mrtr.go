@@ -1,11 +1,11 @@
 package lint
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
@@ -63,8 +63,8 @@ func (c *checker) inputRequired(f *frame, r *request) bool {
 	}
 	key := askKey(r.method, r.target, member(f.result, "requestState"))
 	c.asks[key] = ask
-	if c.shared != nil {
-		c.shared.asks[key] = append(c.shared.asks[key], sharedAsk{session: c.info.ID, at: f.at, ask: ask})
+	if c.cassette != nil {
+		c.cassette.ask(c, key, f.at, ask)
 	}
 	return true
 }
@@ -86,32 +86,37 @@ func (c *checker) inputResponses(f *frame, r *request) {
 		// 2026-07-28 over Streamable HTTP is recorded one session per
 		// connection, and a client may send the retry on another
 		// connection than the call: its ask is then in another session.
-		// Checked with its cassette (Tape), the retry is judged once every
-		// session has been read; alone, it cannot be.
-		if c.shared != nil {
-			c.shared.retries = append(c.shared.retries, sharedRetry{c: c, seq: f.seq, at: f.at, method: f.method, key: key, state: state, responses: responses})
+		// Checked with the rest of its cassette (Cassette, Tape), the
+		// retry is judged against the other sessions' asks; alone, it
+		// cannot be.
+		if c.cassette != nil {
+			c.cassette.retry(c, &pendingRetry{seq: f.seq, at: f.at, method: f.method, key: key, state: bytes.Clone(state), responses: bytes.Clone(responses)})
 		}
 		return
 	}
 	if ask == nil {
-		c.retryOfNothing(f.seq, f.method, state)
+		retryOfNothing(c.report, f.seq, f.method, state)
 		return
 	}
-	c.judgeRetry(f.seq, ask.seq, "", ask, responses)
+	judgeRetry(c.report, f.seq, ask.seq, "", ask, responses)
 }
 
+// reportFunc adds a finding under rule (checker.report's signature).
+type reportFunc func(rule string, seq, related uint64, format string, a ...any)
+
 // retryOfNothing reports a retry that answers no input_required result.
-func (c *checker) retryOfNothing(seq uint64, method string, state json.RawMessage) {
+func retryOfNothing(report reportFunc, seq uint64, method string, state json.RawMessage) {
 	what := "inputResponses"
 	if state != nil {
 		what = "requestState " + string(state)
 	}
-	c.report("input-responses", seq, 0, "%s carries %s, but the server answered no earlier %s with input_required that it could retry", method, what, method)
+	report("input-responses", seq, 0, "%s carries %s, but the server answered no earlier %s with input_required that it could retry", method, what, method)
 }
 
 // judgeRetry checks the responses a retry (at seq) gives to ask, which
-// is at askSeq in this session, or in session elsewhere ("" for this one).
-func (c *checker) judgeRetry(seq, askSeq uint64, elsewhere string, ask *inputAsk, responses json.RawMessage) {
+// is at askSeq in the retry's session, or in session elsewhere ("" for
+// the retry's own).
+func judgeRetry(report reportFunc, seq, askSeq uint64, elsewhere string, ask *inputAsk, responses json.RawMessage) {
 	related, where := askSeq, ""
 	if elsewhere != "" {
 		related, where = 0, fmt.Sprintf(" (asked in %s:%d)", elsewhere, askSeq)
@@ -120,58 +125,17 @@ func (c *checker) judgeRetry(seq, askSeq uint64, elsewhere string, ask *inputAsk
 	for _, id := range slices.Sorted(maps.Keys(ask.methods)) {
 		answer, ok := got[id]
 		if !ok {
-			c.report("input-responses", seq, related, "the retry leaves input request %q (%s) unanswered%s", id, ask.methods[id], where)
+			report("input-responses", seq, related, "the retry leaves input request %q (%s) unanswered%s", id, ask.methods[id], where)
 			continue
 		}
 		if problem := inputAnswerProblem(ask.methods[id], answer); problem != "" {
-			c.report("input-responses", seq, related, "the answer to input request %q (%s) %s%s", id, ask.methods[id], problem, where)
+			report("input-responses", seq, related, "the answer to input request %q (%s) %s%s", id, ask.methods[id], problem, where)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(got)) {
 		if _, asked := ask.methods[id]; !asked {
-			c.report("input-responses", seq, related, "answers input request %q, which the server did not ask%s", id, where)
+			report("input-responses", seq, related, "answers input request %q, which the server did not ask%s", id, where)
 		}
-	}
-}
-
-// sharedAsks is what the sessions of one cassette, checked together,
-// know of each other's multi round-trip requests.
-type sharedAsks struct {
-	asks    map[string][]sharedAsk // by askKey
-	retries []sharedRetry          // retries no ask of their own session answers
-}
-
-type sharedAsk struct {
-	session string
-	at      time.Time
-	ask     *inputAsk
-}
-
-type sharedRetry struct {
-	c         *checker
-	seq       uint64
-	at        time.Time
-	method    string
-	key       string
-	state     json.RawMessage
-	responses json.RawMessage
-}
-
-// judgeRetries judges each retry against the latest ask of another
-// session that came before it, and as a retry of nothing when none did.
-func (s *sharedAsks) judgeRetries() {
-	for _, r := range s.retries {
-		var found *sharedAsk
-		for i, a := range s.asks[r.key] {
-			if a.session != r.c.info.ID && !a.at.After(r.at) {
-				found = &s.asks[r.key][i]
-			}
-		}
-		if found == nil {
-			r.c.retryOfNothing(r.seq, r.method, r.state)
-			continue
-		}
-		r.c.judgeRetry(r.seq, found.ask.seq, found.session, found.ask, r.responses)
 	}
 }
 

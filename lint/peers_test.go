@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/peertest/crossretry"
 	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/store"
@@ -96,6 +97,19 @@ func TestRealPeers_LintClean(t *testing.T) {
 			wantFindings(t, path, tt.allowed...)
 		})
 	}
+	// A client with a connection per POST: every retry in another
+	// session than its input_required result (crossretry.Find fails the
+	// test when none is).
+	t.Run("go-sdk client and server, stateless 2026-07-28, a connection per POST", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "rec.db")
+		crossretry.Record(t, path, 2)
+		tape, err := store.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crossretry.Find(t, tape)
+		wantFindings(t, path)
+	})
 }
 
 // wantFindings fails the test for every finding in the cassette at path
