@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -281,21 +282,69 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 	return p
 }
 
-// barrierTimeout bounds the wait for a client that does not answer ping.
+// barrierTimeout bounds the wait for the client's answer to the progress
+// barrier's ping.
 const barrierTimeout = time.Second
 
-// ProgressBarrier pings the client and waits for its answer, at most a
-// second, or until ctx ends. A source that has sent progress for a request
-// calls it before the reply. The TypeScript SDK handles notifications in a
-// microtask but responses at once, and forgets a request's progress
-// handler with its response: progress read in the same chunk as the
-// response is dropped ("unknown token"), which a loaded machine makes
-// likely even with a delay in between. The client answers ping only after
-// it has run the handlers of what it read before, so the progress is seen.
-func ProgressBarrier(ctx context.Context, peer Peer) {
+// ProgressBarrier pings a handshake-era client and waits for its answer,
+// at most a second, or until ctx ends. A source that has sent progress
+// for a request calls it before the reply. The TypeScript SDK handles
+// notifications in a microtask but responses at once, and forgets a
+// request's progress handler with its response: progress read in the
+// same chunk as the response is dropped ("unknown token"), which a loaded
+// machine makes likely even with a delay in between. The client answers
+// ping only after it has run the handlers of what it read before, so the
+// progress is seen.
+//
+// A 2026-07-28 request is never held up so: that era has no ping, and a
+// server sends no requests of its own during a call. Nor, in a Server's
+// session, once the client let a barrier ping go unanswered for a second
+// (it does not answer ping, or is stalled), until that answer comes late:
+// a client that never answers pays the second once, with a warning, not
+// on every call.
+func ProgressBarrier(ctx context.Context, p Peer) {
+	if v := p.ProtocolVersion(); v >= statelessVersion {
+		return
+	}
+	if own, ok := p.(*peer); ok {
+		own.s.barrier(ctx, own.send)
+		return
+	}
 	bctx, cancel := context.WithTimeout(ctx, barrierTimeout)
 	defer cancel()
-	_, _ = peer.Call(bctx, "ping", nil)
+	_, _ = p.Call(bctx, "ping", nil)
+}
+
+// barrier is ProgressBarrier for a session of this package.
+func (s *session) barrier(ctx context.Context, send func([]byte) error) {
+	s.mu.Lock()
+	if s.barrierOff {
+		s.mu.Unlock()
+		return
+	}
+	id := s.nextID.Add(1)
+	key := fmt.Sprint(id)
+	if s.barrierPings == nil {
+		s.barrierPings = map[string]bool{}
+	}
+	s.barrierPings[key] = true
+	s.mu.Unlock()
+	bctx, cancel := context.WithTimeout(ctx, barrierTimeout)
+	defer cancel()
+	_, err := s.callID(bctx, id, send, "ping", nil)
+	timedOut := err != nil && ctx.Err() == nil && errors.Is(bctx.Err(), context.DeadlineExceeded)
+	s.mu.Lock()
+	// Still here unless the answer came (or came late, just now).
+	pending := s.barrierPings[key]
+	if !timedOut || !pending {
+		delete(s.barrierPings, key)
+	} else {
+		s.barrierOff = true
+	}
+	s.mu.Unlock()
+	if timedOut && pending {
+		s.srv.warnf("client did not answer ping (id %d) within %s: replies after progress no longer wait for its answer in this session", id, barrierTimeout)
+	}
 }
 
 // rekey puts the live progress token into recorded progress params.

@@ -13,12 +13,21 @@ import (
 // answers through, server→client requests and their replies, and the
 // 2026-07-28 listen streams that carry session-level messages over HTTP.
 
-// errCallTimeout: the client did not answer a server→client request.
-var errCallTimeout = errors.New("client did not answer in time")
+var (
+	// errCallTimeout: the client did not answer a server→client request.
+	errCallTimeout = errors.New("client did not answer in time")
+	// errStatelessCall: a server→client request during a 2026-07-28
+	// request, which that era does not have.
+	errStatelessCall = errors.New("a 2026-07-28 client takes no requests from the server")
+)
 
 // call sends a server→client request through send and waits for the reply.
 func (s *session) call(ctx context.Context, send func([]byte) error, method string, params json.RawMessage) (json.RawMessage, error) {
-	id := s.nextID.Add(1)
+	return s.callID(ctx, s.nextID.Add(1), send, method, params)
+}
+
+// callID is call with the request's id taken.
+func (s *session) callID(ctx context.Context, id int64, send func([]byte) error, method string, params json.RawMessage) (json.RawMessage, error) {
 	key := fmt.Sprint(id)
 	ch := make(chan callReply, 1)
 	s.mu.Lock()
@@ -32,18 +41,28 @@ func (s *session) call(ctx context.Context, send func([]byte) error, method stri
 	if err := send(requestMessage(id, method, params)); err != nil {
 		return nil, err
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.srv.opts.CallTimeout)
 	defer cancel()
 	select {
 	case r := <-ch:
-		if r.err != nil {
-			return nil, r.err
-		}
-		return r.result, nil
+		return r.unpack()
 	case <-s.draining:
 		return nil, errQueueClosed
 	case <-ctx.Done():
-		if s.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// No longer waiting: a reply from now on is a late one (see
+		// session.response). One that came as the wait ran out counts.
+		s.mu.Lock()
+		delete(s.waiters, key)
+		s.mu.Unlock()
+		select {
+		case r := <-ch:
+			return r.unpack()
+		default:
+		}
+		// Warn only when CallTimeout ran out: a caller with a shorter
+		// deadline of its own (the progress barrier) says what it waited.
+		if s.ctx.Err() == nil && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			s.srv.warnf("%s (id %d): %v after %s", method, id, errCallTimeout, s.srv.opts.CallTimeout)
 			return nil, errCallTimeout
 		}
@@ -74,6 +93,12 @@ func (p *peer) NotifySession(method string, params json.RawMessage) error {
 }
 
 func (p *peer) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if v := p.ProtocolVersion(); v >= statelessVersion {
+		// A 2026-07-28 client takes no requests from the server: one
+		// would go unanswered, and the reply wait CallTimeout.
+		p.s.srv.warnf("%s not sent to the client during %s: a %s client takes no requests from the server", method, p.req.Method, v)
+		return nil, errStatelessCall
+	}
 	return p.s.call(ctx, p.send, method, params)
 }
 

@@ -65,6 +65,12 @@ type session struct {
 	// message (the acknowledgement).
 	pendingListen [][]byte
 	waiters       map[string]chan callReply // our request id → reply
+	// barrierPings are the progress barrier's pings not yet answered in
+	// time, by id; barrierOff says one of them went unanswered, and the
+	// barrier waits no more until a late answer comes (see
+	// ProgressBarrier).
+	barrierPings map[string]bool
+	barrierOff   bool
 	// lastTurn is the turn of the latest message handed to sources that
 	// may block (see Sequencer).
 	lastTurn chan struct{}
@@ -77,6 +83,13 @@ type session struct {
 type callReply struct {
 	result json.RawMessage
 	err    *RPCError
+}
+
+func (r callReply) unpack() (json.RawMessage, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.result, nil
 }
 
 func (srv *Server) newSession(parent context.Context, out func([]byte) error, hangup func()) *session {
@@ -197,7 +210,16 @@ func (s *session) response(id string, result, rpcErr json.RawMessage) {
 	s.mu.Lock()
 	ch := s.waiters[id]
 	delete(s.waiters, id)
+	late := ch == nil && s.barrierPings[id]
+	if late { // the client answers ping, only slowly: wait for it again
+		delete(s.barrierPings, id)
+		s.barrierOff = false
+	}
 	s.mu.Unlock()
+	if late {
+		s.srv.warnf("client answered the progress barrier's ping %s late; replies after progress wait for its ping again", id)
+		return
+	}
 	if ch == nil {
 		s.srv.warnf("client answered request %s, which mcpmock did not send or no longer waits for", id)
 		return

@@ -110,7 +110,9 @@ type Peer interface {
 	// NotifySession sends a notification not tied to a request.
 	NotifySession(method string, params json.RawMessage) error
 	// Call sends a server→client request with a fresh id and waits for the
-	// client's reply, or for ctx.
+	// client's reply, or for ctx. During a 2026-07-28 request it sends
+	// nothing and returns an error: that era takes no requests from the
+	// server.
 	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	// ProtocolVersion is the version this session negotiated ("" before
 	// initialize; the request's _meta version in the stateless era).
