@@ -65,9 +65,14 @@ type Writer struct {
 	// through Rewrite already: a failed commit puts them back, and the
 	// retry must not rewrite them again (Rewrite may note what it sees,
 	// as vcr's Received does).
-	rewritten  int
-	dirty      map[*Session]bool // sessions whose info changed
-	byID       map[string]*Session
+	rewritten int
+	dirty     map[*Session]bool   // sessions whose info changed
+	byID      map[string]*Session // by key: the id, or a started session's placeholder
+	// started lists the sessions StartSession made that have no id yet,
+	// in the order they were made: the next commit gives them ids in that
+	// order.
+	started    []*Session
+	placeholds uint64 // source of placeholder keys
 	closed     bool
 	warnedFull bool
 
@@ -88,6 +93,11 @@ type Session struct {
 	w    *Writer
 	info SessionInfo // guarded by w.mu
 	next uint64      // next seq, guarded by w.mu
+	// key is what the session's messages carry in Message.Session while
+	// they wait for a commit, and its key in w.byID: its id, or, until the
+	// writer has given it one, a placeholder no cassette id can equal.
+	// Guarded by w.mu.
+	key string
 }
 
 // NewWriter checks (or creates) the cassette at path and starts the commit
@@ -131,17 +141,9 @@ func (w *Writer) NewSession(info SessionInfo) (*Session, error) {
 	}
 	w.flushMu.Lock()
 	err := w.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketSessions)
-		n, err := b.NextSequence()
-		if err != nil {
+		var err error
+		if info.ID, err = nextID(tx); err != nil {
 			return err
-		}
-		info.ID = "s" + strconv.FormatUint(n, 10)
-		for b.Get([]byte(info.ID)) != nil { // an imported session took it
-			if n, err = b.NextSequence(); err != nil {
-				return err
-			}
-			info.ID = "s" + strconv.FormatUint(n, 10)
 		}
 		return putInfo(tx, &info)
 	})
@@ -149,15 +151,63 @@ func (w *Writer) NewSession(info SessionInfo) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
-	s := &Session{w: w, info: info, next: 1}
+	s := &Session{w: w, info: info, next: 1, key: info.ID}
 	w.mu.Lock()
-	w.byID[s.info.ID] = s
+	w.byID[s.key] = s
 	w.mu.Unlock()
 	return s, nil
 }
 
-// ID is the session's id in the cassette ("s1", "s2", …).
-func (s *Session) ID() string { return s.info.ID }
+// StartSession begins a session without waiting for the file: the
+// writer's next group commit allocates its id and stores its info, in a
+// transaction of its own just before the one that stores its first
+// messages, and Append works meanwhile. For a proxy that starts a session
+// on a client's first frame: NewSession's transaction waits for every
+// commit before it (they are serialized) and, while another process
+// holds the cassette, for up to LockTimeout. A commit that fails keeps
+// the session and its messages for the next try, as it keeps messages.
+// The only error is ErrWriterClosed.
+func (w *Writer) StartSession(info SessionInfo) (*Session, error) {
+	if info.Start.IsZero() {
+		info.Start = time.Now()
+	}
+	info.ID = ""
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil, fmt.Errorf("new session: %s: %w", w.path, ErrWriterClosed)
+	}
+	w.placeholds++
+	s := &Session{w: w, info: info, next: 1, key: "\x00started-" + strconv.FormatUint(w.placeholds, 10)}
+	w.byID[s.key] = s
+	w.started = append(w.started, s)
+	w.kickLocked()
+	return s, nil
+}
+
+// nextID takes the next free session id of the cassette: NextSequence
+// keeps ids unique across the processes that record into it.
+func nextID(tx *bolt.Tx) (string, error) {
+	b := tx.Bucket(bucketSessions)
+	for {
+		n, err := b.NextSequence()
+		if err != nil {
+			return "", err
+		}
+		id := "s" + strconv.FormatUint(n, 10)
+		if b.Get([]byte(id)) == nil { // else an imported session took it
+			return id, nil
+		}
+	}
+}
+
+// ID is the session's id in the cassette ("s1", "s2", …); "" for a
+// session from StartSession that no commit has stored yet.
+func (s *Session) ID() string {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	return s.info.ID
+}
 
 // Append records one frame and returns its seq. The sequencer is here:
 // call Append when the frame is read, before forwarding it, so that seq
@@ -180,7 +230,7 @@ func (s *Session) Append(dir Dir, t time.Time, frame []byte, meta *HTTPMeta) uin
 	if len(w.pending) == 0 {
 		w.kickLocked() // the first message waiting starts a commit
 	}
-	w.pending = append(w.pending, &Message{Session: s.info.ID, Seq: seq, Dir: dir, Time: t, Frame: frame, HTTP: meta})
+	w.pending = append(w.pending, &Message{Session: s.key, Seq: seq, Dir: dir, Time: t, Frame: frame, HTTP: meta})
 	w.pendingBytes += len(frame)
 	w.mu.Unlock()
 	return seq
@@ -270,12 +320,19 @@ func (w *Writer) Flush() error {
 	w.flushMu.Lock()
 	defer w.flushMu.Unlock()
 
+	// First, so that Rewrite and Observe see the started sessions' ids.
+	if err := w.allocate(); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	batch := w.pending
 	w.pending = nil
 	rewritten := w.rewritten
 	w.rewritten = 0
 	batchBytes := w.pendingBytes
+	if len(w.started) > 0 { // started while allocate ran
+		batch, batchBytes = w.holdStartedLocked(batch)
+	}
 	anyDirty := len(w.dirty) > 0
 	w.mu.Unlock()
 	if len(batch) == 0 && !anyDirty {
@@ -341,11 +398,83 @@ func (w *Writer) encode(batch []*Message, done int) ([]encodedMessage, []Session
 	infos := make([]SessionInfo, 0, len(w.dirty))
 	dirty := make([]*Session, 0, len(w.dirty))
 	for s := range w.dirty {
+		if s.info.ID == "" {
+			continue // started after allocate: stays dirty for its own commit
+		}
 		infos = append(infos, s.info)
 		dirty = append(dirty, s)
+		delete(w.dirty, s)
 	}
-	w.dirty = map[*Session]bool{}
 	return encoded, infos, dirty, len(batch), nil
+}
+
+// holdStartedLocked keeps the messages of sessions that have no id yet
+// pending, for the commit after the one that gives them ids, and returns
+// the rest of batch and its frame bytes. Rewritten messages, at the head
+// of batch, all have ids. w.mu is held.
+func (w *Writer) holdStartedLocked(batch []*Message) ([]*Message, int) {
+	keep := batch[:0:0]
+	bytes := 0
+	for _, m := range batch {
+		if w.byID[m.Session].info.ID == "" {
+			w.pending = append(w.pending, m)
+			continue
+		}
+		keep = append(keep, m)
+		bytes += len(m.Frame)
+	}
+	return keep, bytes
+}
+
+// allocate gives the sessions StartSession began their ids, in the order
+// they were begun, and stores their infos, in one transaction. Their
+// messages, all pending, take the ids. A failed transaction leaves them
+// as they were, for the next try. The caller holds flushMu.
+func (w *Writer) allocate() error {
+	w.mu.Lock()
+	started := w.started
+	infos := make([]SessionInfo, len(started))
+	for i, s := range started {
+		infos[i] = s.info
+	}
+	w.mu.Unlock()
+	if len(started) == 0 {
+		return nil
+	}
+	err := w.update(func(tx *bolt.Tx) error {
+		for i := range infos {
+			var err error
+			if infos[i].ID, err = nextID(tx); err != nil {
+				return err
+			}
+			if err := putInfo(tx, &infos[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("new session: %w", err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids := make(map[string]string, len(started)) // placeholder to id
+	for i, s := range started {
+		delete(w.byID, s.key)
+		ids[s.key] = infos[i].ID
+		s.key, s.info.ID = infos[i].ID, infos[i].ID
+		w.byID[s.key] = s
+	}
+	// Only StartSession adds to w.started, at its end, and only a
+	// flushMu holder takes from it.
+	clear(started) // w.started's head
+	w.started = w.started[len(started):]
+	for _, m := range w.pending {
+		if id, ok := ids[m.Session]; ok {
+			m.Session = id
+		}
+	}
+	return nil
 }
 
 // observe shows m to Observe on a copy of its session's info, outside
@@ -422,10 +551,11 @@ func (w *Writer) update(fn func(tx *bolt.Tx) error) error {
 // sessions' infos would be lost with the old file). It says so once, and
 // writes the infos of the writer's sessions at once, so that the rest of
 // their messages keep their sessions and another recorder does not take
-// their ids. Each session's seqs start again from 1 in the new file, so
-// that they stay dense there (the messages before are gone): batch, the
-// messages a Flush is about to commit, and those still pending are
-// renumbered. The caller holds flushMu.
+// their ids (a session StartSession began has none yet: allocate gives
+// it one in the new file). Each session's seqs start again from 1 in the
+// new file, so that they stay dense there (the messages before are gone):
+// batch, the messages a Flush is about to commit, and those still pending
+// are renumbered. The caller holds flushMu.
 func (w *Writer) reviveIfRemoved(batch []*Message) error {
 	if w.shut || w.lease.db != nil || w.lease.opens == 0 { // a closed writer writes nothing (update says so)
 		return nil
@@ -441,7 +571,9 @@ func (w *Writer) reviveIfRemoved(batch []*Message) error {
 	w.renumberFromOneLocked(batch)
 	infos := make([]SessionInfo, 0, len(w.byID))
 	for _, s := range w.byID {
-		infos = append(infos, s.info)
+		if s.info.ID != "" { // a started session's info goes with its id, in allocate
+			infos = append(infos, s.info)
+		}
 	}
 	w.mu.Unlock()
 	db, err := w.lease.get()
