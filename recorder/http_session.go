@@ -192,8 +192,10 @@ func (p *HTTPProxy) newLegacy(key string) *httpSession {
 	return hs
 }
 
-// store returns the cassette session, creating it on first use. A cassette
-// that cannot be written is reported once; traffic still flows.
+// store returns the cassette session, creating it on first use. It is on
+// the forwarding path, so the session is started, not made: the writer's
+// next commit stores it (a closed writer is reported once; traffic still
+// flows).
 func (hs *httpSession) store() *store.Session {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -207,7 +209,7 @@ func (hs *httpSession) store() *store.Session {
 	p.mu.Lock()
 	info.HTTPSessionID = hs.sid
 	p.mu.Unlock()
-	s, err := p.Writer.NewSession(info)
+	s, err := p.Writer.StartSession(info)
 	if err != nil {
 		p.logf("mcpspy: cannot record a new session: %v (traffic still flows)", err)
 		return nil

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -177,16 +178,10 @@ func TestHTTPProxy_StatelessConnectionIsOneSession(t *testing.T) {
 // (10 s): go-sdk's Close would fail. The end is still recorded once the
 // lock is let go.
 func TestHTTPProxy_DeleteDoesNotWaitForTheCassette(t *testing.T) {
-	srv := goSDKServer()
-	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	px := startHTTPProxy(t, up+"/mcp")
+	px := proxiedGoSDK(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "closer", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := connectGoSDK(ctx, t, px, "closer")
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +202,91 @@ func TestHTTPProxy_DeleteDoesNotWaitForTheCassette(t *testing.T) {
 		return
 	}
 	t.Errorf("no session with Mcp-Session-Id %s recorded", cs.ID())
+}
+
+// A client's first request is forwarded without waiting for the cassette:
+// the proxy starts the session's record on its first frame, and used to
+// make it with a write transaction there, which waited for every commit
+// before it and, while another process held the cassette, for up to
+// store.LockTimeout (10 s), after which the session went unrecorded. Here
+// a go-sdk client connects, lists tools and calls one while another
+// process holds the lock; once it is let go, the session is all there.
+func TestHTTPProxy_NewSessionDoesNotWaitForTheCassette(t *testing.T) {
+	px := proxiedGoSDK(t)
+	unlock := lockCassette(t, px.Cassette)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs := connectGoSDK(ctx, t, px, "early")
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "while locked"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "while locked" {
+		t.Errorf("echo answered %+v", res.Content)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	px.Stop()
+	checkLockedSession(t, px.Cassette, func(info store.SessionInfo) bool { return info.HTTPSessionID == cs.ID() })
+}
+
+// proxiedGoSDK is the proxy in front of a go-sdk server (goSDKServer) over
+// Streamable HTTP at /mcp.
+func proxiedGoSDK(t *testing.T) *proxyRun {
+	t.Helper()
+	srv := goSDKServer()
+	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	return startHTTPProxy(t, up+"/mcp")
+}
+
+// connectGoSDK connects a go-sdk client named name through px.
+func connectGoSDK(ctx context.Context, t *testing.T, px *proxyRun, name string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: px.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// checkLockedSession fails unless the cassette holds the session pick
+// chooses, with a go-sdk client's handshake with upstream-go, tools/list
+// and tools/call each answered, at dense seqs from 1.
+func checkLockedSession(t *testing.T, cassette string, pick func(store.SessionInfo) bool) {
+	t.Helper()
+	for _, s := range readCassette(t, cassette) {
+		if !pick(s.info) {
+			continue
+		}
+		for i, m := range s.msgs {
+			if m.Seq != uint64(i+1) {
+				t.Errorf("message %d of %s has seq %d", i+1, s.info.ID, m.Seq)
+			}
+		}
+		got := methods(s.msgs)
+		want := []string{"c2s request initialize", "s2c response id=", "c2s notification notifications/initialized",
+			"c2s request tools/list", "s2c response id=", "c2s request tools/call", "s2c response id="}
+		rest := want
+		for _, m := range got {
+			if len(rest) > 0 && strings.HasPrefix(m, rest[0]) {
+				rest = rest[1:]
+			}
+		}
+		if len(rest) > 0 {
+			t.Errorf("session %s recorded:\n%s\nmissing, in this order: %q", s.info.ID, strings.Join(got, "\n"), rest)
+		}
+		if h := s.info.Handshake; h.Method != "initialize" || !strings.Contains(string(h.ServerInfo), "upstream-go") {
+			t.Errorf("session %s handshake %+v, want initialize with upstream-go", s.info.ID, h)
+		}
+		return
+	}
+	t.Errorf("no such session in %s: %+v", cassette, readCassette(t, cassette))
 }
 
 // lockCassette takes the exclusive lock a bbolt writer takes, as another

@@ -159,7 +159,7 @@ func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	info := p.Info
 	info.Transport = store.TransportWebSocket
-	sess, err := p.Writer.NewSession(info)
+	sess, err := p.Writer.StartSession(info) // no wait for the file before pumping
 	if err != nil {
 		if p.Log != nil {
 			io.WriteString(p.Log, "mcpspy: cannot record a new session: "+err.Error()+" (traffic still flows)\n")

@@ -2,7 +2,9 @@ package recorder_test
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,4 +149,55 @@ func TestTSClient_ProgressRace(t *testing.T) {
 		t.Fatalf("client saw %+v", direct)
 	}
 	t.Logf("TS client directly on a go-sdk server over WebSocket saw %d of 2 progress notifications sent back to back with the result", direct.Progress)
+}
+
+// A WebSocket connection is pumped without waiting for the cassette, as
+// an HTTP session's first request is (TestHTTPProxy_NewSessionDoesNotWaitForTheCassette):
+// the proxy used to make the session's record before pumping, which
+// waited while another process held the cassette and, past
+// store.LockTimeout, left the connection unrecorded.
+func TestWSProxy_NewSessionDoesNotWaitForTheCassette(t *testing.T) {
+	up, _ := wsServer(t)
+	px, cassette, stop := startWSProxy(t, up)
+	unlock := lockCassette(t, cassette)
+	c, _, err := (&websocket.Dialer{Subprotocols: []string{"mcp"}}).Dial(px, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	call := func(id int, method, params string) string {
+		t.Helper()
+		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
+		if err := c.WriteMessage(websocket.TextMessage, []byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				t.Fatalf("waiting for the answer to %s: %v", method, err)
+			}
+			if s := jsonrpc.Classify(msg); s.Kind == jsonrpc.Response && s.ID == strconv.Itoa(id) {
+				return string(msg)
+			}
+		}
+	}
+	call(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"early","version":"1"}}`)
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
+		t.Fatal(err)
+	}
+	call(2, "tools/list", `{}`)
+	if got := call(3, "tools/call", `{"name":"echo","arguments":{"text":"while locked"}}`); !strings.Contains(got, "while locked") {
+		t.Errorf("echo answered %s", got)
+	}
+	if err := c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")); err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, _, err = c.ReadMessage()
+	}
+	unlock()
+	stop()
+	checkLockedSession(t, cassette, func(info store.SessionInfo) bool {
+		return info.Transport == store.TransportWebSocket && info.End != nil && info.End.CloseCode == websocket.CloseNormalClosure
+	})
 }
