@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -185,7 +183,7 @@ func TestHTTPProxy_DeleteDoesNotWaitForTheCassette(t *testing.T) {
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	unlock := lockCassette(t, px.Cassette) // waits for the writer to let the file go
+	unlock := peertest.HoldLock(t, px.Cassette) // waits for the writer to let the file go
 	closeErr := cs.Close()
 	unlock()
 	if closeErr != nil {
@@ -213,7 +211,7 @@ func TestHTTPProxy_DeleteDoesNotWaitForTheCassette(t *testing.T) {
 // process holds the lock; once it is let go, the session is all there.
 func TestHTTPProxy_NewSessionDoesNotWaitForTheCassette(t *testing.T) {
 	px := proxiedGoSDK(t)
-	unlock := lockCassette(t, px.Cassette)
+	unlock := peertest.HoldLock(t, px.Cassette)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs := connectGoSDK(ctx, t, px, "early")
@@ -287,28 +285,4 @@ func checkLockedSession(t *testing.T, cassette string, pick func(store.SessionIn
 		return
 	}
 	t.Errorf("no such session in %s: %+v", cassette, readCassette(t, cassette))
-}
-
-// lockCassette takes the exclusive lock a bbolt writer takes, as another
-// process would, waiting for the proxy's writer to give the file up. The
-// returned func lets it go.
-func lockCassette(t *testing.T, path string) (unlock func()) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	var once sync.Once
-	unlock = func() {
-		once.Do(func() {
-			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-			f.Close()
-		})
-	}
-	t.Cleanup(unlock)
-	return unlock
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
@@ -159,7 +160,7 @@ func TestTSClient_ProgressRace(t *testing.T) {
 func TestWSProxy_NewSessionDoesNotWaitForTheCassette(t *testing.T) {
 	up, _ := wsServer(t)
 	px, cassette, stop := startWSProxy(t, up)
-	unlock := lockCassette(t, cassette)
+	unlock := peertest.HoldLock(t, cassette)
 	c, _, err := (&websocket.Dialer{Subprotocols: []string{"mcp"}}).Dial(px, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -8,33 +8,18 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
-// holdLock takes the exclusive lock a bbolt writer takes, as another
-// process would, once w has let the file go. The returned func lets it go.
+// holdLock takes the cassette's lock, as another process would, once w
+// has let the file go. The returned func lets it go.
 func holdLock(t *testing.T, w *Writer) (unlock func()) {
 	t.Helper()
 	letGo(t, w)
-	holder, err := os.Open(w.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(int(holder.Fd()), syscall.LOCK_EX); err != nil {
-		holder.Close()
-		t.Fatal(err)
-	}
-	var once sync.Once
-	unlock = func() {
-		once.Do(func() {
-			_ = syscall.Flock(int(holder.Fd()), syscall.LOCK_UN)
-			holder.Close()
-		})
-	}
-	t.Cleanup(unlock)
-	return unlock
+	return peertest.HoldLock(t, w.Path())
 }
 
 // startedFrames are the frames the tests below record in a started session.
