@@ -43,7 +43,9 @@ func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *sto
 			t.held = append(t.held, &store.Message{Dir: dir, Time: at, Frame: frame, HTTP: meta})
 			return 0
 		}
-		sess, err := t.src.w.NewSession(t.info)
+		// Started, not made: this is the server's first frame, on its way
+		// to the client, and NewSession waits for the file.
+		sess, err := t.src.w.StartSession(t.info)
 		if err != nil {
 			t.failed = true
 			t.src.noteRecErr(err)
@@ -79,7 +81,7 @@ func (t *sessionTap) end(e store.EndInfo) {
 	if t.sess == nil {
 		return
 	}
-	if err := t.sess.End(e); err != nil {
-		t.src.noteRecErr(err)
-	}
+	// Not End: the writer's next commit stores the end, and its Close
+	// (Source.Close) reports a commit that never succeeded.
+	t.sess.Finish(e)
 }

@@ -34,6 +34,11 @@ import (
 // it and the go-sdk server in its default mode lists no 2026-07-28 among
 // its versions, so the client goes on to initialize; a stateless go-sdk
 // server speaks 2026-07-28, and the session stays in that era.
+//
+// While another process holds the cassette, the server's answers are not
+// held up (the session used to be made, waiting for the file, on the
+// server's first frame, and went unrecorded past store.LockTimeout), and
+// the session is stored once the file is free.
 func TestFallback_RecordsFromScratch(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "empty.db")
 	if err := store.Import(empty, &store.Tape{}); err != nil {
@@ -66,15 +71,20 @@ func TestFallback_RecordsFromScratch(t *testing.T) {
 		version    string // what the live client ends up speaking
 		recorded   string // the new session's first frames, by method
 		answered   int    // requests the server answered
+		// locked: another process holds the cassette while the client
+		// talks and closes, so the session is stored only at fb.Close.
+		locked bool
 	}{
 		{"no source, stdio", none, everything,
-			"mcp-servers/everything", map[string]any{"message": "from scratch"}, "Echo: from scratch", "2025-11-25", handshake, 3},
+			"mcp-servers/everything", map[string]any{"message": "from scratch"}, "Echo: from scratch", "2025-11-25", handshake, 3, false},
 		{"empty cassette, stdio", func(t *testing.T) []replay.Source { return []replay.Source{mocktest.LoadCassette(t, empty)} }, everything,
-			"mcp-servers/everything", map[string]any{"message": "from scratch"}, "Echo: from scratch", "2025-11-25", handshake, 3},
+			"mcp-servers/everything", map[string]any{"message": "from scratch"}, "Echo: from scratch", "2025-11-25", handshake, 3, false},
 		{"no source, HTTP", none, goSDKHTTP(nil),
-			"gosdk", map[string]any{"text": "from scratch"}, "from scratch", "2025-11-25", handshake, 3},
+			"gosdk", map[string]any{"text": "from scratch"}, "from scratch", "2025-11-25", handshake, 3, false},
+		{"no source, HTTP, cassette locked", none, goSDKHTTP(nil),
+			"gosdk", map[string]any{"text": "from scratch"}, "from scratch", "2025-11-25", handshake, 3, true},
 		{"no source, stateless HTTP", none, goSDKHTTP(&mcp.StreamableHTTPOptions{Stateless: true}),
-			"gosdk", map[string]any{"text": "from scratch"}, "from scratch", "2026-07-28", stateless, 2},
+			"gosdk", map[string]any{"text": "from scratch"}, "from scratch", "2026-07-28", stateless, 2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -83,12 +93,17 @@ func TestFallback_RecordsFromScratch(t *testing.T) {
 			opts := tc.server(t)
 			opts.Record = db
 			fb := newFallback(t, opts)
+			unlock := func() {}
+			if tc.locked {
+				unlock = peertest.HoldLock(t, db)
+			}
 			srv := mocktest.New(t, append(tc.sources(t), fb))
 			live := connect(ctx, t, srv.Transport())
 			liveInit := live.cs.InitializeResult()
 			liveEcho := live.call(ctx, t, "echo", tc.echoArgs, nil)
 			live.cs.Close()
 			srv.Close()
+			unlock()
 			if err := fb.Close(); err != nil {
 				t.Fatal(err)
 			}
