@@ -132,6 +132,9 @@ func runRecord(ctx context.Context, args []string, s streams) error {
 }
 
 func recordStdio(ctx context.Context, s streams, o *recordOptions, w *store.Writer) error {
+	// NewSession, not StartSession: nothing is forwarded yet (the server
+	// is not started), and a cassette that cannot take a session fails
+	// the run here, before the client talks to anything.
 	sess, err := w.NewSession(store.SessionInfo{
 		Name:      o.session,
 		Transport: store.TransportStdio,
