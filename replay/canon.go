@@ -79,17 +79,33 @@ func appendCanonParams(dst []byte, method string, params json.RawMessage) ([]byt
 // appendCanonToken is appendCanonParams that also returns the raw
 // _meta.progressToken it dropped, if any: loading takes both in one pass.
 func appendCanonToken(dst []byte, method string, params json.RawMessage) (out, token []byte, ok bool) {
-	p := bytes.Trim(params, " \t\r\n") // JSON's white space, no more
+	out, token, _, ok = appendCanonNoted(dst, method, params)
+	return out, token, ok
+}
+
+// appendCanonNoted is appendCanonToken that also says whether the
+// canonical params may hold a "[redacted]" member (redactedNames.add):
+// false when no string in them is "[redacted]".
+func appendCanonNoted(dst []byte, method string, params json.RawMessage) (out, token []byte, redacted, ok bool) {
+	p := trimWS(params)
 	if len(p) == 0 || string(p) == "null" || string(p) == "{}" {
-		return dst, nil, true
+		return dst, nil, false, true
 	}
 	c := canonizer{b: p, top: volatileTopKeys(method)}
 	out, end, ok := c.value(dst, 0, 0, 0)
 	if !ok || end != len(p) {
-		return dst, nil, false
+		return dst, nil, false, false
 	}
-	token = c.token
-	return out, token, true
+	return out, c.token, c.redacted, true
+}
+
+// trimWS is bytes.Trim(b, " \t\r\n"): JSON's white space, no more.
+func trimWS(b []byte) []byte {
+	b = b[skipWS(b, 0):]
+	for len(b) > 0 && b[len(b)-1] <= ' ' && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // decodeJSON parses one JSON value keeping numbers as written (1 and 1.0
@@ -111,10 +127,16 @@ func decodeJSON(b []byte) (any, error) {
 // the canonical params. It also returns the raw _meta.progressToken it
 // dropped, if any.
 func appendKey(dst []byte, method string, params json.RawMessage) (key, token []byte, ok bool) {
+	key, token, _, ok = appendKeyNoted(dst, method, params)
+	return key, token, ok
+}
+
+// appendKeyNoted is appendKey that also says what appendCanonNoted does.
+func appendKeyNoted(dst []byte, method string, params json.RawMessage) (key, token []byte, redacted, ok bool) {
 	start := len(dst)
 	dst = append(append(dst, method...), 0)
-	dst, token, ok = appendCanonToken(dst, method, params)
-	return dst[start:], token, ok
+	dst, token, redacted, ok = appendCanonNoted(dst, method, params)
+	return dst[start:], token, redacted, ok
 }
 
 // flatten lists the leaves of canonical params as path=value, sorted, for

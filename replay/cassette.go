@@ -163,15 +163,18 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 		reqs:     make([]*interaction, 0, n),
 		ignore:   cfg.ignore,
 	}
-	b := building{reqHash: make([]uint64, 0, n), serverMethods: map[string]bool{}}
+	b := building{reqHash: make([]uint64, 0, n), serverMethods: map[string]bool{}, byMethod: map[string]*[]*interaction{}}
 	for i := range sessions {
 		c.addSession(&sessions[i], parsedFrames(sessions[i].Messages, seed, cfg.ignore), &b)
+	}
+	for method, l := range b.byMethod {
+		c.byMethod[method] = *l
 	}
 	c.slab = c.slab[:b.used]
 	c.byKey = buildKeyIndex(seed, c.slab, c.reqs, b.reqHash)
 	c.notes = buildKeyIndex(seed, c.slab, b.notes, b.noteHash)
 	c.redacted = redactedNames{}
-	for _, it := range c.reqs {
+	for _, it := range b.redacted {
 		c.redacted.add(it.method, it.key[len(it.method)+1:])
 	}
 	clientMethods := make(map[string]bool, len(c.byMethod))
@@ -188,9 +191,30 @@ type building struct {
 	reqHash  []uint64
 	notes    []*interaction
 	noteHash []uint64
+	// redacted are the requests whose params hold "[redacted]", in
+	// recorded order.
+	redacted []*interaction
 	// serverMethods are the methods the server sent, for capabilities
 	// when no handshake was recorded.
 	serverMethods map[string]bool
+	// byMethod is Cassette.byMethod as it is built: lists that grow in
+	// place, the last one at hand (most requests have the method of the
+	// one before), not a map assignment a request.
+	byMethod   map[string]*[]*interaction
+	lastMethod *[]*interaction
+}
+
+// addMethod adds a request to its method's list.
+func (b *building) addMethod(it *interaction) {
+	l := b.lastMethod
+	if l == nil || (*l)[0].method != it.method {
+		if l = b.byMethod[it.method]; l == nil {
+			l = new([]*interaction)
+			b.byMethod[it.method] = l
+		}
+		b.lastMethod = l
+	}
+	*l = append(*l, it)
 }
 
 // parsed is one frame taken apart.
@@ -204,7 +228,12 @@ type parsed struct {
 	err     json.RawMessage
 	key     []byte // match key (see appendKey), computed on the parsing workers
 	hash    uint64 // of key
-	token   string
+	// redacted: the canonical params may hold a "[redacted]" member
+	// (redactedNames.add has a look)
+	redacted bool
+	// asks: a response's result has resultType "input_required"
+	asks  bool
+	token string
 }
 
 // parser is the state of one parsing worker.
@@ -239,7 +268,7 @@ const arenaBlock = 64 << 10
 
 // key writes the match key of a request into the arena. Params that do
 // not canonicalize get the key of a request without params, as before.
-func (ps *parser) key(method string, params []byte) (key, token []byte) {
+func (ps *parser) key(method string, params []byte) (key, token []byte, redacted bool) {
 	// Canonical params are seldom longer than params as written; putting
 	// an object's members in order takes as much again past them, for a
 	// moment (canonizer.object).
@@ -250,18 +279,30 @@ func (ps *parser) key(method string, params []byte) (key, token []byte) {
 	// Appended from start: a key that outgrows the block after all is
 	// copied alone, not with the block before it.
 	free := ps.arena[start:start]
-	key, token, ok := appendKey(free, method, params)
+	key, token, redacted, ok := appendKeyNoted(free, method, params)
 	if !ok {
-		key, token = append(append(free, method...), 0), nil
+		key, token, redacted = append(append(free, method...), 0), nil, false
 	}
 	if &key[0] == &ps.arena[:start+1][start] { // still in the block
 		ps.arena = ps.arena[:start+len(key)]
 	}
-	return key[:len(key):len(key)], token
+	return key[:len(key):len(key)], token, redacted
 }
 
-func (ps *parser) parseFrame(frame []byte, dir store.Dir) parsed {
-	f, err := splitRPC(frame)
+func (ps *parser) parseFrame(m *store.Message) parsed {
+	frame, dir := m.Frame, m.Dir
+	var f rpcFields
+	var err error
+	if parts, ok := m.RPC(); ok {
+		// The store split the frame as it read it: a valid object,
+		// whose members are where splitRPC would find them.
+		f = rpcFields{
+			id: parts.ID.Of(frame), method: parts.Method.Of(frame), params: parts.Params.Of(frame),
+			result: parts.Result.Of(frame), err: parts.Error.Of(frame),
+		}
+	} else {
+		f, err = splitRPC(frame)
+	}
 	id, method := f.id, f.method
 	p := parsed{params: f.params, result: f.result, err: f.err}
 	if err != nil || (method != nil && method[0] != '"') {
@@ -272,6 +313,9 @@ func (ps *parser) parseFrame(frame []byte, dir store.Dir) parsed {
 		p.id = id
 	}
 	if method == nil {
+		if dir == store.S2C && p.result != nil {
+			p.asks = jsonrpc.AsksForInput(p.result)
+		}
 		return p
 	}
 	p.hasMeth = true
@@ -279,7 +323,7 @@ func (ps *parser) parseFrame(frame []byte, dir store.Dir) parsed {
 	var tok []byte
 	switch {
 	case dir == store.C2S:
-		p.key, tok = ps.key(p.method, p.params)
+		p.key, tok, p.redacted = ps.key(p.method, p.params)
 		p.key = blankIgnored(p.key, p.method, ps.ignore)
 		p.hash = maphash.Bytes(ps.seed, p.key)
 	case p.method == "notifications/progress":
@@ -305,7 +349,7 @@ func parsedFrames(msgs []*store.Message, seed maphash.Seed, ignore []string) ite
 		if len(msgs) < 2*parseBlock || workers < 2 {
 			ps := newParser(seed, ignore)
 			for i, m := range msgs {
-				p := ps.parseFrame(m.Frame, m.Dir)
+				p := ps.parseFrame(m)
 				if !yield(i, &p) {
 					return
 				}
@@ -347,7 +391,7 @@ func parsedFrames(msgs []*store.Message, seed maphash.Seed, ignore []string) ite
 					lo, hi := k*parseBlock, min((k+1)*parseBlock, len(msgs))
 					buf = buf[:hi-lo]
 					for i := lo; i < hi; i++ {
-						buf[i-lo] = ps.parseFrame(msgs[i].Frame, msgs[i].Dir)
+						buf[i-lo] = ps.parseFrame(msgs[i])
 					}
 					ready[k] <- buf // buffered: never waits
 				}
@@ -371,7 +415,6 @@ func parsedFrames(msgs []*store.Message, seed maphash.Seed, ignore []string) ite
 
 // addSession adds the interactions of s, parsed as ps, to the slab.
 func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], b *building) {
-	start := b.used
 	newInteraction := func(m *store.Message, p *parsed) *interaction {
 		it := &c.slab[b.used]
 		it.n = uint32(b.used)
@@ -380,13 +423,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 		it.method, it.key = p.method, p.key
 		return it
 	}
-	defer func() {
-		for i := start; i < b.used; i++ {
-			it := &c.slab[i]
-			it.plays, it.timed = len(it.during) > 0, it.replyAt > 0
-		}
-	}()
-	inflight := map[string]*interaction{}
+	var inflight inflightIDs
 	// cancelled: the client cancelled them before any answer.
 	cancelled := map[*interaction]bool{}
 	tokens := map[*interaction]string{} // recorded progressTokens
@@ -407,18 +444,21 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			if m.HTTP != nil {
 				it.stream = m.HTTP.StreamID
 			}
-			inflight[string(p.id)] = it
+			inflight.put(p.id, it)
 			open = append(open, it)
 			c.reqs = append(c.reqs, it)
 			b.reqHash = append(b.reqHash, p.hash)
-			c.byMethod[it.method] = append(c.byMethod[it.method], it)
+			if p.redacted {
+				b.redacted = append(b.redacted, it)
+			}
+			b.addMethod(it)
 		case m.Dir == store.C2S && p.hasMeth:
 			if p.method == "notifications/cancelled" {
 				// It names a recorded id, so it never matches a live one;
 				// but what the server answers after it is caused by the
 				// cancellation, not by the request: a live client cancels
 				// too, and then gets no answer.
-				if it := inflight[string(fieldOf(p.params, "requestId"))]; it != nil {
+				if it := inflight.get(fieldOf(p.params, "requestId")); it != nil {
 					cancelled[it] = true
 				}
 				continue
@@ -429,18 +469,19 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			b.noteHash = append(b.noteHash, p.hash)
 			last = it
 		case m.Dir == store.S2C && !p.hasMeth && p.id != nil:
-			it := inflight[string(p.id)]
+			it := inflight.get(p.id)
 			if it == nil {
 				continue
 			}
-			delete(inflight, string(p.id))
+			inflight.del(p.id)
 			open = removeInteraction(open, it)
-			if cancelled[it] {
+			if len(cancelled) > 0 && cancelled[it] {
 				continue // answered because it was cancelled: replayed as unanswered
 			}
 			r := &it.prep.Reply
 			r.NoReply = false
 			it.replyAt = m.Time.Sub(it.t0)
+			it.timed = it.replyAt > 0
 			if len(p.err) > 0 {
 				r.Error = &RPCError{}
 				if json.Unmarshal(p.err, r.Error) != nil {
@@ -448,7 +489,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				}
 			} else {
 				r.Result = p.result
-				it.asks = jsonrpc.AsksForInput(p.result)
+				it.asks = p.asks
 			}
 			it.prep.SSE = m.HTTP != nil && m.HTTP.Stream == "post-sse"
 			last = it
@@ -461,11 +502,75 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				target.during = append(target.during, step{
 					out: out, progress: p.method == "notifications/progress", at: m.Time.Sub(target.t0),
 				})
+				target.plays = true
 			case last != nil && p.method != "notifications/progress":
 				last.prep.Reply.After = append(last.prep.Reply.After, out)
 			default:
 				c.dropped++
 			}
+		}
+	}
+}
+
+// inflightIDs finds the requests in flight by their ids' JSON text, as a
+// map from string(id) would. A session seldom has more than a few in
+// flight: a short list, searched, costs less than a map, whose keys must
+// be copied (that was most of adding a request). Past a few, a map it is.
+type inflightIDs struct {
+	ids [][]byte
+	its []*interaction
+	m   map[string]*interaction
+}
+
+// inflightList is how many requests in flight the list holds.
+const inflightList = 16
+
+func (f *inflightIDs) get(id []byte) *interaction {
+	if f.m != nil {
+		return f.m[string(id)]
+	}
+	for k := range f.ids {
+		if string(f.ids[k]) == string(id) {
+			return f.its[k]
+		}
+	}
+	return nil
+}
+
+func (f *inflightIDs) put(id []byte, it *interaction) {
+	if f.m != nil {
+		f.m[string(id)] = it
+		return
+	}
+	for k := range f.ids {
+		if string(f.ids[k]) == string(id) {
+			f.its[k] = it
+			return
+		}
+	}
+	if len(f.ids) == inflightList {
+		f.m = make(map[string]*interaction, 2*inflightList)
+		for k := range f.ids {
+			f.m[string(f.ids[k])] = f.its[k]
+		}
+		f.ids, f.its = nil, nil
+		f.m[string(id)] = it
+		return
+	}
+	f.ids, f.its = append(f.ids, id), append(f.its, it)
+}
+
+func (f *inflightIDs) del(id []byte) {
+	if f.m != nil {
+		delete(f.m, string(id))
+		return
+	}
+	for k := range f.ids {
+		if string(f.ids[k]) == string(id) {
+			last := len(f.ids) - 1
+			f.ids[k], f.its[k] = f.ids[last], f.its[last]
+			f.ids, f.its = f.ids[:last], f.its[:last]
+			return
 		}
 	}
 }

@@ -116,12 +116,21 @@ func FuzzCanonParams(f *testing.F) {
 	for _, seed := range []string{
 		`{"b":1,"a":[1,2,{"y":"\u00e9","x":null}],"_meta":{"progressToken":3,"k":"v"}}`,
 		`{"_meta":{"progressToken":1}}`, `[1, 2]`, `"s"`, `{"a":"\/<>&"}`, `{"a":1e5,"b":-0.5}`, `{`, `{"a":01}`,
+		`{"k":"[redacted]","l":["[redacted]"],"m":{"\u006b":"\u005bredacted]"},"[redacted]":1,"n":"x\"[redacted]"}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, params []byte) {
 		for _, method := range []string{"tools/call", "initialize", "ping"} {
 			sameAsRef(t, method, params)
+			// Canonical params that may hold a "[redacted]" member are
+			// said to: loading looks for them only then.
+			canon, _, redacted, ok := appendCanonNoted(nil, method, params)
+			if r := (redactedNames{}); ok && !redacted {
+				if r.add(method, canon); len(r) > 0 {
+					t.Fatalf("%s %q: redacted members %v not noted", method, params, r)
+				}
+			}
 		}
 		canon, ok := canonParams("tools/call", params)
 		if ok != json.Valid(params) && len(bytes.Trim(params, " \t\r\n")) > 0 { // blank = absent

@@ -19,7 +19,9 @@ import (
 var errSyntax = errors.New("invalid JSON")
 
 func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	// b[i] <= ' ' first: most often there is no white space, and one
+	// comparison says so.
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
 	return i
@@ -69,6 +71,11 @@ type canonizer struct {
 	top []string
 	// token is the last _meta.progressToken left out, raw.
 	token []byte
+	// redacted says a string written was "[redacted]": only then can
+	// redactedNames.add find a member with that value.
+	redacted bool
+	// keys holds the decoded keys that had escapes.
+	keys []byte
 }
 
 // drop reports whether a member of the top object (depth 0) or of its
@@ -93,11 +100,23 @@ func (c *canonizer) drop(depth int, key, val []byte) bool {
 	return false
 }
 
-// canonMember is a member written by canonizer.value: its key, decoded,
-// for sorting, and where "key":value lies in the output.
+// canonMember is a member written by canonizer.value: where its key lies,
+// decoded, for sorting (in the input, or in canonizer.keys when it had
+// escapes), and where "key":value lies in the output. (Places, not
+// slices: with no pointers in it, an array of them costs no write
+// barriers.)
 type canonMember struct {
-	key        []byte
+	ks, ke     int
 	start, end int
+	esc        bool
+}
+
+// key returns m's key, decoded.
+func (c *canonizer) key(m *canonMember) []byte {
+	if m.esc {
+		return c.keys[m.ks:m.ke]
+	}
+	return c.b[m.ks:m.ke]
 }
 
 // canonStack is how many members an object may have before canonizer
@@ -143,14 +162,18 @@ func (c *canonizer) value(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 			}
 		}
 	case '"':
-		end, ok := jsonrpc.SkipValue(b, i)
+		end, escaped, ok := jsonrpc.SkipString(b, i)
 		if !ok {
 			return dst, i, false
 		}
-		if raw := b[i:end]; bytes.IndexByte(raw, '\\') >= 0 {
+		start := len(dst)
+		if raw := b[i:end]; escaped {
 			dst = appendString(dst, keyString(raw))
 		} else {
 			dst = append(dst, raw...)
+		}
+		if len(dst)-start == len(redactedJSON) && string(dst[start:]) == string(redactedJSON) {
+			c.redacted = true
 		}
 		return dst, end, true
 	}
@@ -178,15 +201,18 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 			if i >= len(b) || b[i] != '"' {
 				return dst, i, false
 			}
-			ke, ok := jsonrpc.SkipValue(b, i)
+			ke, escaped, ok := jsonrpc.SkipString(b, i)
 			if !ok {
 				return dst, i, false
 			}
 			raw := b[i:ke]
+			m := canonMember{ks: i + 1, ke: ke - 1}
 			key := raw[1 : len(raw)-1]
-			escaped := bytes.IndexByte(raw, '\\') >= 0
 			if escaped {
-				key = []byte(keyString(raw))
+				m.ks = len(c.keys)
+				c.keys = append(c.keys, keyString(raw)...)
+				m.ke, m.esc = len(c.keys), true
+				key = c.keys[m.ks:m.ke]
 			}
 			i = skipWS(b, ke)
 			if i >= len(b) || b[i] != ':' {
@@ -200,7 +226,7 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 			if len(ms) > 0 {
 				dst = append(dst, ',')
 			}
-			m := canonMember{key: key, start: len(dst)}
+			m.start = len(dst)
 			if escaped {
 				dst = appendString(dst, string(key))
 			} else {
@@ -219,7 +245,7 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 				dst = dst[:mark] // _meta with nothing left
 			default:
 				m.end = len(dst)
-				if len(ms) > 0 && bytes.Compare(key, ms[len(ms)-1].key) < 0 {
+				if len(ms) > 0 && bytes.Compare(key, c.key(&ms[len(ms)-1])) < 0 {
 					sorted = false
 				}
 				ms = append(ms, m)
@@ -243,7 +269,7 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 		// A stable sort, so that members under one key keep their order.
 		// The members are written again in order past the end, then moved
 		// back over the first writing.
-		slices.SortStableFunc(ms, func(x, y canonMember) int { return bytes.Compare(x.key, y.key) })
+		c.sortMembers(ms)
 		end := len(dst)
 		for k, m := range ms {
 			if k > 0 {
@@ -254,6 +280,25 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 		dst = dst[:start+1+copy(dst[start+1:], dst[end:])]
 	}
 	return append(dst, '}'), i, true
+}
+
+// sortMembers sorts ms by key, stably: by insertion when they are few,
+// which is most often, as slices.SortStableFunc would, without a function
+// call a comparison.
+func (c *canonizer) sortMembers(ms []canonMember) {
+	if len(ms) > 16 {
+		slices.SortStableFunc(ms, func(x, y canonMember) int { return bytes.Compare(c.key(&x), c.key(&y)) })
+		return
+	}
+	for a := 1; a < len(ms); a++ {
+		x := ms[a]
+		xk := c.key(&x)
+		b := a
+		for ; b > 0 && bytes.Compare(xk, c.key(&ms[b-1])) < 0; b-- {
+			ms[b] = ms[b-1]
+		}
+		ms[b] = x
+	}
 }
 
 // metaDepth marks the members of params._meta for drop; far below zero so

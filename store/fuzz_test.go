@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"testing"
 	"time"
@@ -75,5 +76,74 @@ func FuzzExportTime(f *testing.F) {
 		if err == nil && got.UTC() != want.UTC() {
 			t.Fatalf("exportTime(%q) = %v, time.Parse: %v", raw, got, want)
 		}
+		// A line reader reads it the same, first or after a time of the
+		// same second (which it reads from the second before).
+		r := newLineReader()
+		var same []byte
+		if len(raw) == 32 {
+			same = append(append(append([]byte(nil), raw[:21]...), "123456789"...), raw[30:]...)
+		}
+		for _, before := range [][]byte{nil, raw, same} {
+			if before != nil {
+				_, _ = r.time(before)
+			}
+			rgot, rerr := r.time(raw)
+			if (rerr == nil) != (err == nil) || (err != nil && rerr.Error() != err.Error()) || rgot != got {
+				t.Fatalf("after %q, the line reader reads %q as %v, %v; exportTime %v, %v", before, raw, rgot, rerr, got, err)
+			}
+		}
 	})
+}
+
+// FuzzQuickLine: a line the quick reader takes, the full one reads the
+// same, without an error.
+func FuzzQuickLine(f *testing.F) {
+	for _, s := range []string{
+		`{"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00.000000001Z","message":{"jsonrpc":"2.0","id":1,"method":"ping"}}` + "\n",
+		`{"session":"s1","seq":12,"dir":"s2c","time":"2026-01-01T00:00:00.000000001Z","message":{"jsonrpc":"2.0","id":1,"result":{}}}` + "\r\n",
+		`{"session":"s\u0031","seq":1,"dir":"c2s","time":"x","message":{}}`,
+		`{"session":"s1","seq":01,"dir":"c2s","time":"x","message":{}}`,
+		`{"session":"s1","seq":1,"dir":"c2s","time":1,"message":{}}`,
+		`{"session":"s1","seq":1,"dir":"c2s","time":"x","message":{},"note":"n"}`,
+		`{"session":"s1","seq":1,"dir":"c2s","time":"x","message":{}} x`,
+		`{"session":"\xff","seq":18446744073709551615,"dir":"s2c","time":"","message":{"id":[1,{"a":"\u0000"}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r := newLineReader()
+		var quick messageLine
+		if !r.quick(&quick, line) {
+			return
+		}
+		var full messageLine
+		if err := newLineReader().parse(&full, line); err != nil {
+			t.Fatalf("quick read %q, the full reader says %v", line, err)
+		}
+		if !reflect.DeepEqual(quick, full) {
+			t.Fatalf("%q: quick read %+v, the full reader %+v", line, quick, full)
+		}
+	})
+}
+
+// TestQuickLine_Exports: the quick reader takes the message lines exports
+// write for stdio frames, and leaves the others to the full one.
+func TestQuickLine_Exports(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := TapeSession{Info: SessionInfo{ID: "s1", Transport: TransportStdio, Start: t0}}
+	for i, frame := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, "not json\r", `{"jsonrpc":"2.0","method":"x"}`} {
+		s.Messages = append(s.Messages, &Message{Session: "s1", Seq: uint64(i + 1), Dir: Dir(i % 2), Time: t0.Add(time.Duration(i)), Frame: []byte(frame)})
+	}
+	s.Messages[3].Note = "a note"
+	var out bytes.Buffer
+	if err := WriteJSONL(&out, &Tape{Sessions: []TapeSession{s}}); err != nil {
+		t.Fatal(err)
+	}
+	want := []bool{false, true, true, false, false} // header, 2 quick, raw, note
+	for k, line := range bytes.SplitAfter(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n")) {
+		var l messageLine
+		if got := newLineReader().quick(&l, line); got != want[k] {
+			t.Errorf("line %d %s: quick = %v", k+1, line, got)
+		}
+	}
 }

@@ -2,11 +2,14 @@ package store_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/mcptape/mcptape/store"
@@ -86,6 +89,53 @@ func TestReadJSONL_Chunks(t *testing.T) {
 				t.Errorf("error %v, want line %d and %q", err, line, tt.want)
 			}
 		})
+	}
+}
+
+// TestReadJSONL_Pieces: text read in pieces, however the reader hands it
+// over, reads as it does whole: lines across pieces, a line longer than a
+// piece, no newline at the end. An error reading it is returned, named.
+func TestReadJSONL_Pieces(t *testing.T) {
+	text := bigExport(t, 20_000)
+	lines := strings.SplitAfter(string(text), "\n")
+	// A frame of 3 MB, as raw text: longer than a piece.
+	long := strings.Replace(lines[5000], `"message":{"jsonrpc"`, `"raw":"`+strings.Repeat("x", 3<<20)+`","message":{"jsonrpc"`, 1)
+	lines[5000] = long
+	whole := strings.TrimSuffix(strings.Join(lines, ""), "\n")
+	want, err := store.ReadJSONL(strings.NewReader(whole), "big.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantOut bytes.Buffer
+	if err := store.WriteJSONL(&wantOut, want); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]io.Reader{
+		"half":     iotest.HalfReader(strings.NewReader(whole)),
+		"one byte": iotest.OneByteReader(strings.NewReader(whole[:strings.IndexByte(whole[200_000:], '\n')+200_001])),
+		"data+EOF": iotest.DataErrReader(strings.NewReader(whole)),
+	} {
+		got, err := store.ReadJSONL(r, "big.jsonl")
+		if name == "one byte" {
+			if err != nil || len(got.Sessions) != 1 || len(got.Sessions[0].Messages) == 0 {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var out bytes.Buffer
+		if err := store.WriteJSONL(&out, got); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Bytes(), wantOut.Bytes()) {
+			t.Errorf("%s: read in pieces, the text reads otherwise", name)
+		}
+	}
+	_, err = store.ReadJSONL(io.MultiReader(strings.NewReader(whole[:3<<20]), iotest.ErrReader(io.ErrClosedPipe)), "big.jsonl")
+	if err == nil || !errors.Is(err, io.ErrClosedPipe) || !strings.HasPrefix(err.Error(), "big.jsonl: ") {
+		t.Errorf("a read failing midway: %v", err)
 	}
 }
 

@@ -41,9 +41,10 @@ func salvageJSONL(path string, w io.Writer, sessions []string, opts []ExportOpti
 	lineLost := func(n int, format string, a ...any) {
 		rep.Lost = append(rep.Lost, Loss{Line: n, Err: fmt.Errorf("%s:%d: %w: %s", path, n, ErrJSONL, fmt.Sprintf(format, a...))})
 	}
-	names := map[string]string{}
+	r := newLineReader()
 	for n, line := range jsonlLines(data) {
-		l, err := parseLine(line, names)
+		var l messageLine
+		err := r.parse(&l, line)
 		switch {
 		case err != nil:
 			lineLost(n, "%v", err)
@@ -69,7 +70,7 @@ func salvageJSONL(path string, w io.Writer, sessions []string, opts []ExportOpti
 			continue
 		}
 		m := &Message{Session: l.Session, Seq: l.Seq, HTTP: l.HTTP, Note: l.Note}
-		if why := l.finish(m); why != "" {
+		if why := r.finish(&l, m); why != "" {
 			lineLost(n, "%s", why)
 			continue
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // Dir is the direction a frame travelled.
@@ -63,6 +65,30 @@ type Message struct {
 	Frame   []byte
 	HTTP    *HTTPMeta // nil on stdio
 	Note    string
+
+	// rpc, when not nil, is where Frame's JSON-RPC members lie, as the
+	// JSONL reader found them (see RPC).
+	rpc *rpcParts
+}
+
+// rpcParts are a frame's jsonrpc.Parts and the frame they were found in.
+type rpcParts struct {
+	frame *byte // its first byte
+	n     int   // its length
+	parts jsonrpc.Parts
+}
+
+// RPC returns where the JSON-RPC members of Frame lie, when the reader
+// that made m found them while it validated the frame: the JSONL reader
+// does, for each line's "message" that is an object. A reader of the
+// frame may take them instead of scanning it again: the frame is then a
+// valid JSON object. ok is false for any other Message, and once Frame has
+// been set to other bytes.
+func (m *Message) RPC() (parts jsonrpc.Parts, ok bool) {
+	if p := m.rpc; p != nil && len(m.Frame) == p.n && p.n > 0 && &m.Frame[0] == p.frame {
+		return p.parts, true
+	}
+	return jsonrpc.Parts{}, false
 }
 
 // HTTPMeta is the transport metadata of a frame that travelled over HTTP

@@ -80,6 +80,8 @@ var targets = []target{
 	{mockRun, "BenchmarkThroughput_100kVs10", "x-small-shuffled", false, 0, "the same, the 100k cassette asked in a scattered order, every request through the hash index (no goal)"},
 	{mockRun, "BenchmarkFirstAnswer_100k/db", "ms/first-answer", false, 300, "time to first answer from a 100k-interaction .db (ms)"},
 	{mockRun, "BenchmarkFirstAnswer_100k/jsonl", "ms/first-answer", false, 300, "time to first answer from a 100k-interaction .jsonl (ms)"},
+	{mockRun, "BenchmarkFirstAnswer_100k/db", "cpu-ms/first-answer", false, 0, "the CPU time that took from the .db, every core's together (ms; steadier than the wall time on a shared machine; no goal)"},
+	{mockRun, "BenchmarkFirstAnswer_100k/jsonl", "cpu-ms/first-answer", false, 0, "the same from the .jsonl (ms; no goal)"},
 	{inspectRun, "BenchmarkOpenToFirstPaint", "ns/paint", false, 1e9, "inspector: 1M-message cassette to first paint (ns)"},
 	{inspectRun, "BenchmarkOpenToFirstPaint", "MB-peak-RSS", false, 300, "inspector: peak RSS opening 1M messages (MB)"},
 	{inspectRun, "BenchmarkFilter/tool:echo_error", "ns/filter", false, 1e9, "inspector: filtering 1M messages by fields (ns)"},

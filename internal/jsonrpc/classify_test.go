@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -152,4 +153,17 @@ func TestInputHelpers(t *testing.T) {
 			t.Errorf("AsksForInput(%s) = %v", result, !want)
 		}
 	}
+}
+
+// FuzzContainsInputRequired: the quick search finds the word exactly
+// where bytes.Contains does.
+func FuzzContainsInputRequired(f *testing.F) {
+	for _, s := range []string{"input_required", `{"resultType":"input_required"}`, "_input_required_", "input_", "_required", "input__required", "xinput_requiredx", "", "_"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := containsInputRequired(b), bytes.Contains(b, inputRequiredWord); got != want {
+			t.Fatalf("containsInputRequired(%q) = %v, bytes.Contains %v", b, got, want)
+		}
+	})
 }

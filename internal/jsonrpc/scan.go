@@ -31,16 +31,7 @@ type scanner struct {
 // nested deeper, so the scanner does too (found by FuzzClassify).
 const maxDepth = 10000
 
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *scanner) ws() { s.i = skipWS(s.b, s.i) }
 
 // value validates and skips one JSON value, returning its span.
 func (s *scanner) value() (start, end int, ok bool) {
@@ -48,6 +39,12 @@ func (s *scanner) value() (start, end int, ok bool) {
 	start = s.i
 	if s.i >= len(s.b) {
 		return start, start, false
+	}
+	if s.visit == nil {
+		// Nothing looks inside the value: skipValue, with the state in
+		// registers, not in s, does the same work in fewer instructions.
+		s.i, ok = skipValue(s.b, s.i, s.depth)
+		return start, s.i, ok
 	}
 	switch c := s.b[s.i]; {
 	case c == '{':
@@ -169,54 +166,172 @@ func (s *scanner) array(element func(vs, ve int)) bool {
 // str validates a string at s.i (the opening quote) and reports whether it
 // holds escapes.
 func (s *scanner) str() (escaped, ok bool) {
-	s.i++
-	for s.i < len(s.b) {
+	s.i, escaped, ok = skipString(s.b, s.i)
+	return escaped, ok
+}
+
+// The skip functions validate and skip one JSON value that starts at b[i],
+// with no white space before it unless they say so, and return the index
+// just past it (on an error, somewhere before the end). They are the
+// scanner without its callbacks: everything in locals, which the
+// compiler keeps in registers. Loading a JSONL cassette is mostly them.
+
+// skipWS skips JSON white space from b[i].
+func skipWS(b []byte, i int) int {
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue skips the value at b[i], white space before it allowed.
+// depth counts the objects and arrays open around it.
+func skipValue(b []byte, i, depth int) (int, bool) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return i, false
+	}
+	switch b[i] {
+	case '"':
+		end, _, ok := skipString(b, i)
+		return end, ok
+	case '{':
+		return skipObject(b, i, depth+1)
+	case '[':
+		return skipArray(b, i, depth+1)
+	case 't':
+		return skipLiteral(b, i, "true")
+	case 'f':
+		return skipLiteral(b, i, "false")
+	case 'n':
+		return skipLiteral(b, i, "null")
+	}
+	return skipNumber(b, i)
+}
+
+// skipObject skips the object at b[i], the depth-th open.
+func skipObject(b []byte, i, depth int) (int, bool) {
+	if depth > maxDepth {
+		return i, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, false
+		}
+		var ok bool
+		if i, _, ok = skipString(b, i); !ok {
+			return i, false
+		}
+		if i = skipWS(b, i); i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		if i, ok = skipValue(b, i+1, depth); !ok {
+			return i, false
+		}
+		if i = skipWS(b, i); i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+// skipArray skips the array at b[i], the depth-th open.
+func skipArray(b []byte, i, depth int) (int, bool) {
+	if depth > maxDepth {
+		return i, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if i, ok = skipValue(b, i, depth); !ok {
+			return i, false
+		}
+		if i = skipWS(b, i); i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case ']':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+// skipLiteral skips word, which must be at b[i].
+func skipLiteral(b []byte, i int, word string) (int, bool) {
+	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+		return i, false
+	}
+	return i + len(word), true
+}
+
+// skipString skips the string at b[i] (its opening quote) and reports
+// whether it holds escapes.
+func skipString(b []byte, i int) (end int, escaped, ok bool) {
+	i++
+	for {
 		// Most of a frame's bytes are string contents with nothing to
 		// check: look at them eight at a time and go straight to the first
 		// that ends the string or needs a look (this loop was the largest
 		// single cost of loading a .jsonl cassette).
-		if s.i+8 <= len(s.b) {
-			if m := specialBytes(binary.LittleEndian.Uint64(s.b[s.i:])); m == 0 {
-				s.i += 8
-				continue
-			} else {
-				s.i += bits.TrailingZeros64(m) / 8
+		for i+8 <= len(b) {
+			if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
 			}
+			i += 8
 		}
-		c := s.b[s.i]
-		switch {
+		if i >= len(b) {
+			return i, escaped, false
+		}
+		switch c := b[i]; {
 		case c == '"':
-			s.i++
-			return escaped, true
+			return i + 1, escaped, true
 		case c < 0x20:
-			return escaped, false
+			return i, escaped, false
 		case c == '\\':
 			escaped = true
-			s.i++
-			if s.i >= len(s.b) {
-				return escaped, false
+			i++
+			if i >= len(b) {
+				return i, escaped, false
 			}
-			switch s.b[s.i] {
+			switch b[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i++
+				i++
 			case 'u':
-				if s.i+4 >= len(s.b) {
-					return escaped, false
+				if i+4 >= len(b) {
+					return i, escaped, false
 				}
-				for _, h := range s.b[s.i+1 : s.i+5] {
+				for _, h := range b[i+1 : i+5] {
 					if !isHex(h) {
-						return escaped, false
+						return i, escaped, false
 					}
 				}
-				s.i += 5
+				i += 5
 			default:
-				return escaped, false
+				return i, escaped, false
 			}
 		default:
-			s.i++
+			i++
 		}
 	}
-	return escaped, false
 }
 
 // specialBytes marks (with its top bit) each of the eight bytes of w, in
@@ -246,44 +361,53 @@ func (s *scanner) lit(word string) bool {
 	return true
 }
 
-// number validates the JSON number grammar: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
-func (s *scanner) number() bool {
-	if s.i < len(s.b) && s.b[s.i] == '-' {
-		s.i++
-	}
-	switch {
-	case s.i < len(s.b) && s.b[s.i] == '0':
-		s.i++
-	case s.i < len(s.b) && '1' <= s.b[s.i] && s.b[s.i] <= '9':
-		s.digits()
-	default:
-		return false
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if s.digits() == 0 {
-			return false
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if s.digits() == 0 {
-			return false
-		}
-	}
-	return true
+// number validates the JSON number grammar at s.i.
+func (s *scanner) number() (ok bool) {
+	s.i, ok = skipNumber(s.b, s.i)
+	return ok
 }
 
-func (s *scanner) digits() int {
-	n := 0
-	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
-		s.i++
-		n++
+// skipNumber skips the number at b[i]:
+// -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
+func skipNumber(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
 	}
-	return n
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		i = digits(b, i+1)
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return j, false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return j, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+// digits returns the index past the decimal digits from b[i].
+func digits(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // keyName decodes a raw key span (with quotes).
@@ -347,9 +471,16 @@ func intValue(v []byte) (int, bool) {
 // SkipValue validates the JSON value that starts at b[i] (white space
 // before it allowed) and returns the index just past it.
 func SkipValue(b []byte, i int) (end int, ok bool) {
-	s := scanner{b: b, i: i}
-	_, end, ok = s.value()
-	return end, ok
+	return skipValue(b, i, 0)
+}
+
+// SkipString validates the JSON string at b[i] (its opening quote) and
+// returns the index just past it; escaped says it holds escapes.
+func SkipString(b []byte, i int) (end int, escaped, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false, false
+	}
+	return skipString(b, i)
 }
 
 // RawMembers validates b as one JSON object (surrounding white space
