@@ -22,6 +22,19 @@ func holdLock(t *testing.T, w *Writer) (unlock func()) {
 	return peertest.HoldLock(t, w.Path())
 }
 
+// eagerWriter returns a writer at path that commits every millisecond,
+// so that its commits run among the test's calls. The test's end closes
+// it.
+func eagerWriter(t *testing.T, path string) *Writer {
+	t.Helper()
+	w, err := NewWriter(path, WriterOptions{NoSync: true, CommitInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
 // startedFrames are the frames the tests below record in a started session.
 var startedFrames = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
@@ -29,12 +42,12 @@ var startedFrames = []string{
 	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 }
 
-// checkStarted fails unless the cassette at path holds, besides the
-// committedWriter's s1, one session id with the upstream "started" and
+// checkStarted fails unless the cassette at path holds sessions sessions
+// with dense seqs, among them id with the upstream "started" and
 // startedFrames at seqs 1, 2, 3.
-func checkStarted(t *testing.T, path, id string) {
+func checkStarted(t *testing.T, path, id string, sessions int) {
 	t.Helper()
-	checkDenseSeqs(t, path, 2)
+	checkDenseSeqs(t, path, sessions)
 	tape, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +111,7 @@ func TestWriter_StartSessionDoesNotWaitForTheFile(t *testing.T) {
 	if s.ID() != "s2" {
 		t.Errorf("ID() = %q after Close, want s2", s.ID())
 	}
-	checkStarted(t, path, s.ID())
+	checkStarted(t, path, s.ID(), 2)
 }
 
 // A commit that cannot store a started session keeps it, and its
@@ -166,7 +179,7 @@ func TestWriter_StartSessionAfterAFailedCommit(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			checkStarted(t, path, s.ID())
+			checkStarted(t, path, s.ID(), 2)
 			mu.Lock()
 			defer mu.Unlock()
 			if got := rewrites[s.ID()]; !slices.Equal(got, []uint64{1, 2, 3}) {
@@ -222,6 +235,14 @@ func TestWriter_StartSessionIDsAcrossWriters(t *testing.T) {
 			t.Errorf("session %s (%s) holds %d messages, want one: %s", ts.Info.ID, ts.Info.Upstream, len(ts.Messages), want)
 		}
 	}
+	checkIDsIncrease(t, "writer", sessions)
+}
+
+// checkIDsIncrease fails unless each of sessions[i], the sessions one
+// writer or goroutine began in turn, has an id of its own, above the id
+// of the one begun before it.
+func checkIDsIncrease(t *testing.T, by string, sessions [][]*Session) {
+	t.Helper()
 	seen := map[string]bool{}
 	for i, ss := range sessions {
 		last := 0
@@ -229,7 +250,7 @@ func TestWriter_StartSessionIDsAcrossWriters(t *testing.T) {
 			id := s.ID()
 			n, err := strconv.Atoi(id[min(1, len(id)):])
 			if err != nil || seen[id] || n <= last {
-				t.Errorf("writer %d's session %d has id %q after s%d (ids seen: %v)", i, j, id, last, seen)
+				t.Errorf("%s %d's session %d has id %q after s%d (ids seen: %v)", by, i, j, id, last, seen)
 			}
 			seen[id], last = true, n
 		}
@@ -240,11 +261,7 @@ func TestWriter_StartSessionIDsAcrossWriters(t *testing.T) {
 // a started session records finds it with its messages under its id.
 func TestWriter_FollowerSeesStartedSession(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.db")
-	w, err := NewWriter(path, WriterOptions{NoSync: true, CommitInterval: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := eagerWriter(t, path)
 	s, err := w.StartSession(SessionInfo{Transport: TransportHTTP, Upstream: "started"})
 	if err != nil {
 		t.Fatal(err)
@@ -290,11 +307,7 @@ func TestWriter_FollowerSeesStartedSession(t *testing.T) {
 func TestWriter_StartSessionDuringCommits(t *testing.T) {
 	const starters, each = 8, 50
 	path := filepath.Join(t.TempDir(), "c.db")
-	w, err := NewWriter(path, WriterOptions{NoSync: true, CommitInterval: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := eagerWriter(t, path)
 	done := make(chan struct{})
 	flushed := make(chan error, 1)
 	go func() { // commits back to back, besides the writer's own
