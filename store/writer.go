@@ -69,8 +69,8 @@ type Writer struct {
 	dirty     map[*Session]bool   // sessions whose info changed
 	byID      map[string]*Session // by key: the id, or a started session's placeholder
 	// started lists the sessions StartSession made that have no id yet,
-	// in the order they were made: the next commit gives them ids in that
-	// order.
+	// in the order they were made: the next commit, or NewSession, gives
+	// them ids in that order.
 	started    []*Session
 	placeholds uint64 // source of placeholder keys
 	closed     bool
@@ -134,22 +134,20 @@ func NewWriter(path string, opts WriterOptions) (*Writer, error) {
 func (w *Writer) Path() string { return w.path }
 
 // NewSession allocates a session id and stores info at once, so that a
-// follower sees the session before its first message.
+// follower sees the session before its first message. The sessions
+// StartSession began before it get their ids in the same transaction,
+// before its own: a writer's ids follow the order its sessions were
+// begun in, however they were begun. If it fails, they wait for the
+// next commit, as they would have.
 func (w *Writer) NewSession(info SessionInfo) (*Session, error) {
 	if info.Start.IsZero() {
 		info.Start = time.Now()
 	}
 	w.flushMu.Lock()
-	err := w.update(func(tx *bolt.Tx) error {
-		var err error
-		if info.ID, err = nextID(tx); err != nil {
-			return err
-		}
-		return putInfo(tx, &info)
-	})
+	err := w.allocate(&info)
 	w.flushMu.Unlock()
 	if err != nil {
-		return nil, fmt.Errorf("new session: %w", err)
+		return nil, err
 	}
 	s := &Session{w: w, info: info, next: 1, key: info.ID}
 	w.mu.Lock()
@@ -161,10 +159,11 @@ func (w *Writer) NewSession(info SessionInfo) (*Session, error) {
 // StartSession begins a session without waiting for the file: the
 // writer's next group commit allocates its id and stores its info, in a
 // transaction of its own just before the one that stores its first
-// messages, and Append works meanwhile. For a proxy that starts a session
-// on a client's first frame: NewSession's transaction waits for every
-// commit before it (they are serialized) and, while another process
-// holds the cassette, for up to LockTimeout. A commit that fails keeps
+// messages (or in NewSession's, if NewSession comes first), and Append
+// works meanwhile. For a proxy that starts a session on a client's first
+// frame: NewSession's transaction waits for every commit before it (they
+// are serialized) and, while another process holds the cassette, for up
+// to LockTimeout. A commit that fails keeps
 // the session and its messages for the next try, as it keeps messages.
 // The only error is ErrWriterClosed.
 func (w *Writer) StartSession(info SessionInfo) (*Session, error) {
@@ -321,7 +320,7 @@ func (w *Writer) Flush() error {
 	defer w.flushMu.Unlock()
 
 	// First, so that Rewrite and Observe see the started sessions' ids.
-	if err := w.allocate(); err != nil {
+	if err := w.allocate(nil); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -427,18 +426,23 @@ func (w *Writer) holdStartedLocked(batch []*Message) ([]*Message, int) {
 }
 
 // allocate gives the sessions StartSession began their ids, in the order
-// they were begun, and stores their infos, in one transaction. Their
-// messages, all pending, take the ids. A failed transaction leaves them
-// as they were, for the next try. The caller holds flushMu.
-func (w *Writer) allocate() error {
+// they were begun, and stores their infos, in one transaction; with own
+// (NewSession's info), it gives own the next id and stores it too, in the
+// same transaction. The started sessions' messages, all pending, take the
+// ids. A failed transaction leaves them as they were, for the next try.
+// The caller holds flushMu.
+func (w *Writer) allocate(own *SessionInfo) error {
 	w.mu.Lock()
 	started := w.started
-	infos := make([]SessionInfo, len(started))
+	infos := make([]SessionInfo, len(started), len(started)+1)
 	for i, s := range started {
 		infos[i] = s.info
 	}
 	w.mu.Unlock()
-	if len(started) == 0 {
+	if own != nil {
+		infos = append(infos, *own) // begun after every session in started
+	}
+	if len(infos) == 0 {
 		return nil
 	}
 	err := w.update(func(tx *bolt.Tx) error {
@@ -455,6 +459,9 @@ func (w *Writer) allocate() error {
 	})
 	if err != nil {
 		return fmt.Errorf("new session: %w", err)
+	}
+	if own != nil {
+		*own = infos[len(started)]
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
