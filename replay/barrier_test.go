@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/replay"
@@ -35,37 +37,16 @@ func TestReplay_ProgressBarrierEras(t *testing.T) {
 		for _, over := range []string{"stdio", "http"} {
 			t.Run(era.name+" over "+over, func(t *testing.T) {
 				srv := mocktest.New(t, mocktest.Load(t, db))
-				var tr mcp.Transport
-				if over == "stdio" {
-					tr = srv.Transport()
-				} else {
-					hc := &http.Client{Transport: &http.Transport{}}
-					t.Cleanup(hc.CloseIdleConnections)
-					tr = &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: hc}
-				}
 				n := newNotes()
 				n.token = "tok"
-				c := mcp.NewClient(&mcp.Implementation{Name: "barrier", Version: "1"}, n.clientOptions())
 				var pings atomic.Int64
-				c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-					return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-						if method == "ping" {
-							pings.Add(1)
-						}
-						return next(ctx, method, req)
-					}
-				})
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				var so *mcp.ClientSessionOptions
-				if era.version != "" {
-					so = &mcp.ClientSessionOptions{ProtocolVersion: era.version}
-				}
-				cs, err := c.Connect(ctx, tr, so)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer cs.Close()
+				cs := connectEra(ctx, t, srv, over, era.version, n, func(method string) {
+					if method == "ping" {
+						pings.Add(1)
+					}
+				})
 				if v := cs.InitializeResult().ProtocolVersion; (v >= "2026-07-28") != (era.version == "") {
 					t.Fatalf("the client speaks %s", v)
 				}
@@ -84,6 +65,41 @@ func TestReplay_ProgressBarrierEras(t *testing.T) {
 			})
 		}
 	}
+}
+
+// connectEra connects a Go SDK client with n's handlers to srv, in
+// process ("stdio") or over Streamable HTTP, speaking version ("":
+// go-sdk's default, server/discover first for 2026-07-28). seen gets the
+// method of each request and notification the client receives, which is
+// how a test tells what reached it: go-sdk answers ping and roots/list
+// itself.
+func connectEra(ctx context.Context, t *testing.T, srv *mocktest.Server, over, version string, n *notes, seen func(method string)) *mcp.ClientSession {
+	t.Helper()
+	var tr mcp.Transport
+	if over == "stdio" {
+		tr = srv.Transport()
+	} else {
+		hc := &http.Client{Transport: &http.Transport{}}
+		t.Cleanup(hc.CloseIdleConnections)
+		tr = &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: hc}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "eras", Version: "1"}, n.clientOptions())
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			seen(method)
+			return next(ctx, method, req)
+		}
+	})
+	var so *mcp.ClientSessionOptions
+	if version != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := c.Connect(ctx, tr, so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
 }
 
 // A handshake-era client that does not answer the progress barrier's
@@ -164,5 +180,156 @@ func TestServer_NoRequestsToStatelessClients(t *testing.T) {
 	}
 	if w := s.Warnings(); !strings.Contains(w, "roots/list not sent to the client during tools/call: a 2026-07-28 client takes no requests from the server") {
 		t.Errorf("log:\n%s\nwant a warning about the roots/list not sent", w)
+	}
+}
+
+// unsolicitedTape is a recording in which the server asked the client for
+// its roots on its own, after a call's answer and outside any request
+// (server-everything does so right after initialized), then changed its
+// tools after another call. The opening is the era's: server/discover and
+// a subscriptions/listen stream in 2026-07-28, initialize before.
+func unsolicitedTape(version string) []string {
+	meta := ""
+	open := []string{
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"rec","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"srv","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	}
+	if version >= "2026-07-28" {
+		meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version + `"}`
+		open = []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version + `"}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["` + version + `"],"capabilities":{"tools":{"listChanged":true}}}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}` + meta + `}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{}}`,
+		}
+	}
+	return append(open,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{}`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"asked"}]}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"grow","arguments":{}`+meta+`}}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"grew"}]}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+	)
+}
+
+// TestReplay_UnsolicitedRequestEras replays a server→client request the
+// recording has outside any request to Go SDK clients of both eras, in
+// process and over Streamable HTTP. A handshake-era client is asked, as
+// when recorded. A 2026-07-28 client is not: that era has no server→client
+// requests at all (SEP-2322 input_required results ask instead), and over
+// HTTP neither a request's stream nor a subscriptions/listen stream may
+// carry one. The report names what was left out, and the rest replays.
+func TestReplay_UnsolicitedRequestEras(t *testing.T) {
+	eras := []struct {
+		name, version string // version "": go-sdk's default, 2026-07-28
+		recorded      string
+	}{
+		{"stateless era", "", "2026-07-28"},
+		{"handshake era", "2025-11-25", "2025-11-25"},
+	}
+	for _, era := range eras {
+		for _, over := range []string{"stdio", "http"} {
+			t.Run(era.name+" over "+over, func(t *testing.T) {
+				srv := mocktest.New(t, []replay.Source{cassetteOf(t, unsolicitedTape(era.recorded)...)})
+				n := newNotes()
+				asked := make(chan struct{}, 10)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				cs := connectEra(ctx, t, srv, over, era.version, n, func(method string) {
+					if method == "roots/list" {
+						asked <- struct{}{}
+					}
+				})
+				if v := cs.InitializeResult().ProtocolVersion; v != era.recorded {
+					t.Fatalf("the client speaks %s, want %s", v, era.recorded)
+				}
+				for _, call := range []struct{ tool, want string }{{"ask", "asked"}, {"grow", "grew"}} {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.tool, Arguments: map[string]any{}})
+					if err != nil || resultText(res) != call.want {
+						t.Fatalf("%s: %v %+v", call.tool, err, res)
+					}
+				}
+				// list_changed follows grow's answer, and roots/list ask's:
+				// by the time it arrives, a roots/list sent would have too.
+				waitFor(t, n.listChanged, "tools/list_changed")
+				stateless := era.recorded >= "2026-07-28"
+				if stateless {
+					select {
+					case <-asked:
+						t.Errorf("a 2026-07-28 client was sent roots/list\nmcpmock's log:\n%s", srv.Warnings())
+					default:
+					}
+				} else {
+					waitFor(t, asked, "roots/list")
+				}
+				r := srv.Report()
+				if len(r.Unmatched) != 0 || len(r.Unused) != 0 {
+					t.Errorf("report: unmatched %+v, unused %v; want every request answered and used", r.Unmatched, r.Unused)
+				}
+				wantSkipped := []replay.Skipped(nil)
+				if stateless {
+					wantSkipped = []replay.Skipped{{Method: "roots/list", When: "after tools/call", Why: "not deliverable to a 2026-07-28 client: that era takes no requests from the server", Count: 1}}
+				}
+				if diff := cmp.Diff(wantSkipped, r.Skipped); diff != "" {
+					t.Errorf("report's skipped requests (-want +got):\n%s", diff)
+				}
+				// --report's key: present when something was skipped.
+				if b, _ := json.Marshal(r); strings.Contains(string(b), `"skipped":[{"method":"roots/list","when":"after tools/call"`) != stateless {
+					t.Errorf("report as --report writes it: %s", b)
+				}
+				const warning = "roots/list not sent to the client after tools/call: a 2026-07-28 client takes no requests from the server"
+				if got := strings.Count(srv.Warnings(), warning); got != map[bool]int{true: 1}[stateless] {
+					t.Errorf("the warning came %d times; log:\n%s", got, srv.Warnings())
+				}
+			})
+		}
+	}
+}
+
+// askingSource asks the client for its roots while it answers tools/call,
+// on the call's own stream (Peer.Call) or, as package fallback does when
+// its server asks between requests, as a session-level message
+// (SessionCaller), and answers with what came of it.
+type askingSource struct{ session bool }
+
+func (a askingSource) Name() string               { return "asking" }
+func (a askingSource) Unused() []string           { return nil }
+func (a askingSource) Open() replay.SessionSource { return a }
+func (a askingSource) Answer(ctx context.Context, p replay.Peer, req *replay.Request) (replay.Reply, bool) {
+	if req.Method != "tools/call" {
+		return replay.Reply{}, false
+	}
+	call := p.Call
+	if a.session {
+		call = p.(replay.SessionCaller).CallSession
+	}
+	text := "asked"
+	if _, err := call(ctx, "roots/list", nil); err != nil {
+		text = "not asked: " + err.Error()
+	}
+	b, _ := json.Marshal(text)
+	return replay.Reply{Result: json.RawMessage(`{"content":[{"type":"text","text":` + string(b) + `}]}`)}, true
+}
+
+// Neither way reaches a 2026-07-28 client: the source hears why at once,
+// and the report names the request, as it names a recorded one.
+func TestServer_SourceRequestsToStatelessClients(t *testing.T) {
+	for _, session := range []bool{false, true} {
+		when := map[bool]string{false: "during tools/call", true: "after tools/call"}[session]
+		t.Run(when, func(t *testing.T) {
+			s := mocktest.New(t, []replay.Source{askingSource{session: session}})
+			c := dial(t, s)
+			got := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+			if want := `{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"not asked: a 2026-07-28 client takes no requests from the server","type":"text"}]}}`; got != want {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+			want := []replay.Skipped{{Method: "roots/list", When: when, Why: "not deliverable to a 2026-07-28 client: that era takes no requests from the server", Count: 1}}
+			if diff := cmp.Diff(want, s.Report().Skipped); diff != "" {
+				t.Errorf("report's skipped requests (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +55,7 @@ type Server struct {
 	mu        sync.Mutex
 	matched   int
 	unmatched []Unmatched
+	skipped   []Skipped
 
 	http httpState
 	ws   wsState
@@ -67,6 +69,19 @@ type Unmatched struct {
 	Diff    string `json:"diff,omitempty"`
 }
 
+// Skipped is a server→client request a source had for the client that
+// was not sent, because the client could not take it.
+type Skipped struct {
+	Method string `json:"method"`
+	Params string `json:"params,omitempty"`
+	// When says where it would have gone: "during tools/call" (a
+	// request in flight) or "after tools/call" (outside any).
+	When string `json:"when"`
+	Why  string `json:"why"`
+	// Count is how often it was left out; the warning comes once.
+	Count int `json:"count"`
+}
+
 // Report says how a replay went: for --report and --strict.
 type Report struct {
 	Matched   int         `json:"matched"`
@@ -74,6 +89,10 @@ type Report struct {
 	// Unused lists recorded requests no session asked for, as
 	// "SOURCE SESSION#SEQ METHOD PARAMS".
 	Unused []string `json:"unused"`
+	// Skipped lists server→client requests not sent (a 2026-07-28
+	// client takes none), each once. They fail no --strict: the client
+	// did nothing wrong, and a server of its era would not ask.
+	Skipped []Skipped `json:"skipped,omitempty"`
 }
 
 // Clean says whether everything asked was answered and everything recorded
@@ -117,7 +136,7 @@ func NewServer(sources []Source, opts Options) (*Server, error) {
 // Report returns what happened so far.
 func (s *Server) Report() Report {
 	s.mu.Lock()
-	r := Report{Matched: s.matched, Unmatched: append([]Unmatched{}, s.unmatched...)}
+	r := Report{Matched: s.matched, Unmatched: append([]Unmatched{}, s.unmatched...), Skipped: slices.Clone(s.skipped)}
 	s.mu.Unlock()
 	r.Unused = []string{}
 	for _, src := range s.sources {
@@ -136,6 +155,27 @@ func (s *Server) addUnmatched(u Unmatched) {
 	s.mu.Lock()
 	s.unmatched = append(s.unmatched, u)
 	s.mu.Unlock()
+}
+
+// skip counts a server→client request not sent to a client of version v,
+// which takes none, and warns the first time: a client that polls a call
+// whose recording asked something would otherwise fill the log.
+func (s *Server) skip(method string, params json.RawMessage, when, v string) {
+	canon, _ := canonParams(method, params)
+	k := Skipped{Method: method, Params: shortened(canon), When: when,
+		Why: fmt.Sprintf("not deliverable to a %s client: that era takes no requests from the server", v)}
+	s.mu.Lock()
+	i := slices.IndexFunc(s.skipped, func(x Skipped) bool { x.Count = 0; return x == k })
+	if i < 0 {
+		i = len(s.skipped)
+		s.skipped = append(s.skipped, k)
+	}
+	s.skipped[i].Count++
+	first := s.skipped[i].Count == 1
+	s.mu.Unlock()
+	if first {
+		s.warnf("%s not sent to the client %s: a %s client takes no requests from the server", method, when, v)
+	}
 }
 
 // warnf writes one warning line to Options.Log.

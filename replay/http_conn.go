@@ -62,6 +62,7 @@ func (s *Server) sessionlessSession(r *http.Request, p *peek) *httpSession {
 			h.sess = s.newSession(context.Background(), nil, nil)
 			h.sess.out = h.sess.toListeners
 		}
+		h.sess.sessionless = true
 		if st.conns == nil {
 			st.conns = map[string]*httpSession{}
 		}

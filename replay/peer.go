@@ -16,8 +16,8 @@ import (
 var (
 	// errCallTimeout: the client did not answer a server→client request.
 	errCallTimeout = errors.New("client did not answer in time")
-	// errStatelessCall: a server→client request during a 2026-07-28
-	// request, which that era does not have.
+	// errStatelessCall: a server→client request to a 2026-07-28 client,
+	// which that era does not have, during a request or outside any.
 	errStatelessCall = errors.New("a 2026-07-28 client takes no requests from the server")
 )
 
@@ -93,27 +93,26 @@ func (p *peer) NotifySession(method string, params json.RawMessage) error {
 }
 
 func (p *peer) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if v := p.ProtocolVersion(); v >= statelessVersion {
-		// A 2026-07-28 client takes no requests from the server: one
-		// would go unanswered, and the reply wait CallTimeout.
-		p.s.srv.warnf("%s not sent to the client during %s: a %s client takes no requests from the server", method, p.req.Method, v)
-		return nil, errStatelessCall
-	}
-	return p.s.call(ctx, p.send, method, params)
+	return p.callOn(ctx, p.send, "during", method, params)
 }
 
-func (p *peer) ProtocolVersion() string {
-	if v := p.req.MetaVersion(); v != "" {
-		return v
-	}
-	p.s.mu.Lock()
-	defer p.s.mu.Unlock()
-	return p.s.version
-}
+func (p *peer) ProtocolVersion() string { return p.s.versionOf(p.req) }
 
 // CallSession implements SessionCaller.
 func (p *peer) CallSession(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return p.s.call(ctx, p.s.out, method, params)
+	return p.callOn(ctx, p.s.out, "after", method, params)
+}
+
+// callOn sends a server→client request through send, unless the client
+// is of 2026-07-28, which takes none (one would go unanswered, and the
+// reply wait CallTimeout): then it is counted in the report, not sent.
+// where places it for the report, during or after the request p answers.
+func (p *peer) callOn(ctx context.Context, send func([]byte) error, where, method string, params json.RawMessage) (json.RawMessage, error) {
+	if v := p.ProtocolVersion(); v >= statelessVersion {
+		p.s.srv.skip(method, params, where+" "+p.req.Method, v)
+		return nil, errStatelessCall
+	}
+	return p.s.call(ctx, send, method, params)
 }
 
 // AwaitTurn implements Sequencer.

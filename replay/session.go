@@ -76,6 +76,9 @@ type session struct {
 	lastTurn chan struct{}
 	version  string
 	hello    json.RawMessage // the initialize params (ClientHello)
+	// sessionless: the session of a 2026-07-28 client's requests over
+	// HTTP, which come without a session id (http_conn.go).
+	sessionless bool
 
 	closeOnce sync.Once
 }
@@ -248,7 +251,7 @@ func (s *session) notification(req *Request, ex exchange) {
 	for i, src := range s.srcs {
 		if p, ok := src.(Preparer); ok {
 			if pr, ok := p.Prepare(req); ok {
-				s.sendAfter(pr.Reply.After)
+				s.sendAfter(pr.Reply.After, req)
 				return
 			}
 			continue
@@ -262,7 +265,7 @@ func (s *session) notification(req *Request, ex exchange) {
 			defer req.turn.pass()
 			for _, src := range rest {
 				if r, ok := src.Answer(s.ctx, &peer{s: s, ex: nopExchange{}, req: req}, req); ok {
-					s.sendAfter(r.After)
+					s.sendAfter(r.After, req)
 					return
 				}
 			}
@@ -439,10 +442,25 @@ func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply
 		_ = ex.reply(resultMessage(req.ID, r.Result), sse)
 	}
 	ex.done()
-	s.sendAfter(r.After)
+	s.sendAfter(r.After, req)
 	if r.CloseAfter && s.hangup != nil {
 		s.hangup()
 	}
+}
+
+// versionOf is the protocol version req speaks: its _meta's, else the
+// one the session negotiated, else, in a session of sessionless HTTP
+// requests, 2026-07-28 (its notifications need not say).
+func (s *session) versionOf(req *Request) string {
+	if v := req.MetaVersion(); v != "" {
+		return v
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.version == "" && s.sessionless {
+		return statelessVersion
+	}
+	return s.version
 }
 
 // initialized notes the negotiated version and warns when the recording
@@ -462,12 +480,20 @@ func (s *session) initialized(req *Request, result json.RawMessage) {
 	}
 }
 
-// sendAfter sends session-level messages; requests among them are sent
-// with fresh ids and their replies awaited off this goroutine.
-func (s *session) sendAfter(after []Outgoing) {
+// sendAfter sends session-level messages, what the server sent after
+// answering req; requests among them are sent with fresh ids and their
+// replies awaited off this goroutine. Not to a 2026-07-28 client: that
+// era has no server→client requests (SEP-2322 asks in results), so
+// nothing outside a request may carry one, its subscriptions/listen
+// streams included.
+func (s *session) sendAfter(after []Outgoing, req *Request) {
 	for _, o := range after {
 		if !o.Request {
 			_ = s.out(notificationMessage(o.Method, o.Params))
+			continue
+		}
+		if v := s.versionOf(req); v >= statelessVersion {
+			s.srv.skip(o.Method, o.Params, "after "+req.Method, v)
 			continue
 		}
 		s.wg.Add(1)

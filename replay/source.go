@@ -79,7 +79,9 @@ type Outgoing struct {
 	Params json.RawMessage
 	// Request marks a server→client request (roots/list, sampling): the
 	// engine sends it with a fresh id and awaits the client's reply with a
-	// timeout, then drops the reply.
+	// timeout, then drops the reply. To a 2026-07-28 client it sends
+	// nothing (that era takes no requests from the server) and counts it
+	// in Report.Skipped.
 	Request bool
 }
 
@@ -112,7 +114,7 @@ type Peer interface {
 	// Call sends a server→client request with a fresh id and waits for the
 	// client's reply, or for ctx. During a 2026-07-28 request it sends
 	// nothing and returns an error: that era takes no requests from the
-	// server.
+	// server. The engine's Peer counts such a request in Report.Skipped.
 	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	// ProtocolVersion is the version this session negotiated ("" before
 	// initialize; the request's _meta version in the stateless era).
@@ -173,7 +175,8 @@ type Sequencer interface {
 // messages are (over Streamable HTTP, on the GET stream), for a source
 // whose real server asks the client something between its requests
 // (package fallback: server-everything asks for roots right after
-// initialized).
+// initialized). To a 2026-07-28 client, which takes no requests from the
+// server, it sends nothing and returns an error, as Peer.Call does.
 type SessionCaller interface {
 	CallSession(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }

@@ -47,7 +47,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.http, "http", "", "serve Streamable HTTP on ADDR at /mcp (and legacy HTTP+SSE at /sse, /message); a bare port binds 127.0.0.1")
 	fs.StringVar(&o.ws, "ws", "", "serve WebSocket (subprotocol mcp) on ADDR; a bare port binds 127.0.0.1")
 	fs.StringVar(&o.match, "match", "default", "how requests match recordings: default, strict, ignore-params, ignore-params=METHOD,... (see docs/REPLAY.md)")
-	fs.StringVar(&o.report, "report", "", "write a JSON report to FILE at exit: matched, unmatched, unused")
+	fs.StringVar(&o.report, "report", "", "write a JSON report to FILE at exit: matched, unmatched, unused, skipped")
 	fs.StringVar(&o.journal, "journal", "", "write every request and notification clients send to FILE as it arrives, one JSON object per line")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 if any request was unmatched or any recorded request unused")
 	fs.StringVar(&o.timing, "timing", "none", "none: answer at once; recorded: keep the recorded delays")
