@@ -163,8 +163,8 @@ func (w *Writer) NewSession(info SessionInfo) (*Session, error) {
 // works meanwhile. For a proxy that starts a session on a client's first
 // frame: NewSession's transaction waits for every commit before it (they
 // are serialized) and, while another process holds the cassette, for up
-// to LockTimeout. A commit that fails keeps
-// the session and its messages for the next try, as it keeps messages.
+// to LockTimeout. A commit that fails keeps the session and its messages
+// for the next try, as it keeps messages.
 // The only error is ErrWriterClosed.
 func (w *Writer) StartSession(info SessionInfo) (*Session, error) {
 	if info.Start.IsZero() {
