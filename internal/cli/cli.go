@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/mcptape/mcptape/internal/heapfloor"
 )
 
 // Streams are a process's standard files, replaceable in tests.
@@ -27,11 +29,18 @@ type Streams struct {
 	Out, Err io.Writer
 }
 
+// heapFloor is the heap a command may fill with garbage before Go's
+// collector first runs, instead of the runtime's 4 MiB: a busy proxy
+// collects a few times a second instead of dozens (see package
+// heapfloor), for a few tens of MiB of memory.
+const heapFloor = 32 << 20
+
 // Main runs a command with the process's streams and arguments, cancels
 // its context on SIGINT or SIGTERM, and exits with the code its error
 // maps to.
 func Main(prog string, run func(ctx context.Context, args []string, s Streams) error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	heapfloor.Set(heapFloor)
 	err := run(ctx, os.Args[1:], Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	stop()
 	os.Exit(ExitCode(prog, err, os.Stderr))
