@@ -2,6 +2,7 @@ package recorder_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -17,6 +18,10 @@ import (
 // so that all see the same machine. Reports each rate, proxied/direct
 // (target ≥ 0.9), and relay/direct: what any process in the middle costs
 // here, the floor under mcpspy's own overhead.
+//
+// Set MCPTAPE_BENCH_BASE to another mcpspy binary (a build of the commit
+// before a change) to call through it too, in the same rounds:
+// "vs-base" is then this mcpspy ÷ that one.
 func BenchmarkStdio_ToolsCall(b *testing.B) {
 	spy := peertest.Binary(b, "mcpspy")
 	server := peertest.BinaryPkg(b, "gosdkserver", "./internal/peertest/gosdkserver")
@@ -35,6 +40,10 @@ func BenchmarkStdio_ToolsCall(b *testing.B) {
 	direct := connect(exec.Command(server))
 	proxied := connect(exec.Command(spy, "record", "-o", db, "--", server))
 	relayed := connect(exec.Command(relay, server))
+	var base *mcp.ClientSession
+	if bin := os.Getenv("MCPTAPE_BENCH_BASE"); bin != "" {
+		base = connect(exec.Command(bin, "record", "-o", filepath.Join(b.TempDir(), "base.db"), "--", server))
+	}
 	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "ping"}}
 	call := func(cs *mcp.ClientSession) time.Duration {
 		t0 := time.Now()
@@ -47,16 +56,25 @@ func BenchmarkStdio_ToolsCall(b *testing.B) {
 		call(direct)
 		call(proxied)
 		call(relayed)
+		if base != nil {
+			call(base)
+		}
 	}
-	var dt, pt, rt time.Duration
+	var dt, pt, rt, bt time.Duration
 	for b.Loop() {
 		dt += call(direct)
 		pt += call(proxied)
 		rt += call(relayed)
+		if base != nil {
+			bt += call(base)
+		}
 	}
 	n := float64(b.N)
 	b.ReportMetric(n/dt.Seconds(), "direct-calls/s")
 	b.ReportMetric(n/pt.Seconds(), "proxied-calls/s")
 	b.ReportMetric(dt.Seconds()/pt.Seconds(), "proxied/direct")
 	b.ReportMetric(dt.Seconds()/rt.Seconds(), "relay/direct")
+	if base != nil {
+		b.ReportMetric(bt.Seconds()/pt.Seconds(), "vs-base")
+	}
 }
