@@ -11,8 +11,10 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -196,7 +198,44 @@ func classifyOpenError(path string, err error) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
+	if short := shortFileError(path); short != nil {
+		return short
+	}
 	return fmt.Errorf("open cassette %s: %w", path, err)
+}
+
+// bboltMagic starts the meta of both of a bbolt file's first two pages,
+// after the 16-byte page header; the page size follows it and the format
+// version.
+const bboltMagic = 0xED0CDAED
+
+// shortFileError explains a file shorter than two bbolt pages, which bbolt
+// refuses with a bare "file size too small": one that does not start as a
+// bbolt file is none (a script or notes given as CASSETTE), and one that
+// does was cut short inside its meta pages. Nil when the file is neither.
+func shortFileError(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	var head [28]byte
+	n, _ := io.ReadFull(f, head[:])
+	var order binary.ByteOrder = binary.LittleEndian
+	if n == len(head) && binary.BigEndian.Uint32(head[16:]) == bboltMagic {
+		order = binary.BigEndian
+	}
+	if n < len(head) || order.Uint32(head[16:]) != bboltMagic {
+		return fmt.Errorf("%s: %w (not a bbolt database)", path, ErrNotCassette)
+	}
+	if pages := 2 * int64(order.Uint32(head[24:])); st.Size() < pages {
+		return fmt.Errorf("%s: %w: truncated: the file is %d bytes, its two meta pages need %d (a copy cut short?)", path, ErrCorrupt, st.Size(), pages)
+	}
+	return nil
 }
 
 // checkFormat verifies the meta bucket. It runs inside every transaction

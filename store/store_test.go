@@ -255,6 +255,11 @@ func TestCassette_BadFiles(t *testing.T) {
 		{"newer format", newer, store.ErrNewerFormat},
 		{"missing", filepath.Join(dir, "nope.db"), store.ErrNotFound},
 		{"garbled meta pages", write("garbled.db", garbled), nil},
+		// Files under two bbolt pages make bbolt fail with a bare "file
+		// size too small": a script or notes given by mistake, and a
+		// cassette cut short inside its meta pages.
+		{"a short text file", write("script.db", bytes.Repeat([]byte("tools:\n  - name: x\n"), 150)), store.ErrNotCassette},
+		{"cut inside its meta pages", write("cut.db", raw[:5000]), store.ErrCorrupt},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
