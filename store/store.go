@@ -450,7 +450,11 @@ func create(path string) (placed bool, err error) {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".creating-*") // 0600, as a cassette is
 	if err != nil {
-		return false, fmt.Errorf("create cassette %s: %w", path, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // without the temporary name, which the user never gave
+		}
+		return false, fmt.Errorf("create cassette %s: create a file in %s: %w", path, filepath.Dir(path), err)
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())

@@ -473,6 +473,36 @@ func TestWriter_SharedFile(t *testing.T) {
 	}
 }
 
+// A cassette that cannot be created (its directory is missing) is named
+// in the error, not the temporary file it is built in, which the user has
+// never heard of.
+func TestCassette_CreateInMissingDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "c.db")
+	tests := []struct {
+		name   string
+		create func() error
+	}{
+		{"writer", func() error {
+			w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+			if err == nil {
+				w.Close()
+			}
+			return err
+		}},
+		{"init", func() error { return store.Init(path) }},
+		{"import", func() error { return store.Import(path, &store.Tape{}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.create()
+			want := "create cassette " + path + ": create a file in " + filepath.Dir(path) + ": no such file or directory"
+			if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), ".creating-") {
+				t.Errorf("error %v, want %q", err, want)
+			}
+		})
+	}
+}
+
 // A cassette is created 0600 however it comes to be. (One made anew by a
 // writer after a removal: TestWriter_CassetteRemovedWhileRecording.)
 func TestWriter_FileMode(t *testing.T) {
