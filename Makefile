@@ -5,7 +5,7 @@ GO ?= go
 NPM_DIR := testdata/npm
 EVERYTHING := node $(NPM_DIR)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
-.PHONY: all build test race bench fuzz cassettes peers clean
+.PHONY: all build test race bench cassettes peers clean
 
 all: build test
 
