@@ -82,13 +82,23 @@ func ExitCode(prog string, err error, stderr io.Writer) int {
 }
 
 // NewFlags makes a flag set that reports errors instead of exiting and
-// prints "Usage: prog synopsis" and its flags to s.Err.
+// prints "Usage: prog synopsis" and its flags, if any, to s.Err. The flag
+// package's own line for a bad flag is dropped: ExitCode prints the
+// error once, after the usage.
 func NewFlags(prog, name, synopsis string, s Streams) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(s.Err)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(s.Err, "Usage: %s %s\n\nFlags:\n", prog, synopsis)
+		fmt.Fprintf(s.Err, "Usage: %s %s\n", prog, synopsis)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if !hasFlags {
+			return
+		}
+		fmt.Fprint(s.Err, "\nFlags:\n")
+		fs.SetOutput(s.Err)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	return fs
 }

@@ -46,6 +46,37 @@ func TestParse_UsageError(t *testing.T) {
 	if !bytes.Contains(b.Bytes(), []byte("Usage: prog ls CASSETTE")) {
 		t.Errorf("usage not printed: %q", b.String())
 	}
+	// The error itself is ExitCode's one line, after the usage; the flag
+	// package's own copy of it would say it twice.
+	if bytes.Contains(b.Bytes(), []byte("not defined")) {
+		t.Errorf("the error printed before the usage too: %q", b.String())
+	}
+}
+
+func TestNewFlags_Usage(t *testing.T) {
+	tests := []struct {
+		name     string
+		synopsis string
+		flags    func(fs *flag.FlagSet)
+		want     string
+	}{
+		{"no flags", "ls CASSETTE", func(*flag.FlagSet) {}, "Usage: prog ls CASSETTE\n"},
+		{"a flag", "inspect CASSETTE", func(fs *flag.FlagSet) { fs.Bool("follow", false, "keep going") },
+			"Usage: prog inspect CASSETTE\n\nFlags:\n  -follow\n    \tkeep going\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			fs := NewFlags("prog", "x", tt.synopsis, Streams{Err: &b})
+			tt.flags(fs)
+			if err := Parse(fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
+				t.Fatalf("Parse(-h) = %v", err)
+			}
+			if b.String() != tt.want {
+				t.Errorf("-h printed %q, want %q", b.String(), tt.want)
+			}
+		})
+	}
 }
 
 func TestParseInterleaved(t *testing.T) {
