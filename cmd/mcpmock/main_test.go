@@ -76,6 +76,8 @@ func TestRun_Usage(t *testing.T) {
 		{"check missing", []string{"check", "missing.jsonl"}, 1, "missing.jsonl"},
 		{"check no source", []string{"check"}, 2, "no SOURCE"},
 		{"check a prompt's bad sample", []string{"check", badAsks}, 1, badAsks + ":3:13: prompts[0].sample: sample needs maxTokens"},
+		{"serve a bad script, named once", []string{"serve", badAsks}, 1, "mcpmock: " + badAsks + ":3:13: prompts[0].sample: sample needs maxTokens"},
+		{"watch a bad script, named once", []string{"serve", "--http", "127.0.0.1:0", "--watch", badAsks}, 1, "mcpmock: " + badAsks + ":3:13: prompts[0].sample: sample needs maxTokens"},
 		{"check a resource's answer to no elicit", []string{"check", badAsks}, 1, badAsks + ":6:61: resources[0].answers[0].when.elicited: when.elicited matches the client's answer to the resource's elicit, and this resource has none"},
 	}
 	for _, tt := range tests {

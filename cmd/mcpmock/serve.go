@@ -119,15 +119,17 @@ func loadSources(o *serveOptions) (out []replay.Source, watched []*script.Reload
 	for _, path := range o.sources {
 		kind, _ := sourceKind(path)
 		if kind == "script" {
+			// A script's errors name its file (file:line:col, or the read
+			// error's path): nothing to add.
 			var src replay.Source
 			if o.watch {
 				r, err := script.LoadReloadable(path)
 				if err != nil {
-					return nil, nil, fmt.Errorf("script %s: %w", path, err)
+					return nil, nil, err
 				}
 				src, watched = r, append(watched, r)
 			} else if src, err = script.Load(path); err != nil {
-				return nil, nil, fmt.Errorf("script %s: %w", path, err)
+				return nil, nil, err
 			}
 			out = append(out, src)
 			continue
