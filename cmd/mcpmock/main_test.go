@@ -66,6 +66,7 @@ func TestRun_Usage(t *testing.T) {
 		{"bad timing", []string{"serve", "--timing", "slow", db}, 2, `unknown timing "slow"`},
 		{"bad flag", []string{"serve", "--nope", db}, 2, "flag provided but not defined"},
 		{"serve help names --session-idle", []string{"serve", "-h"}, 0, "-session-idle"},
+		{"call timeout of 0", []string{"serve", "--call-timeout", "0s", db}, 2, "serve: --call-timeout 0s: want a time above 0"},
 		{"bad session idle", []string{"serve", "--session-idle", "soon", db}, 2, `invalid value "soon" for flag -session-idle`},
 		{"missing cassette", []string{"serve", "missing.db"}, 1, "cassette does not exist"},
 		{"unknown session", []string{"serve", "--session", "s9", db}, 1, `no such session "s9"`},

@@ -86,6 +86,9 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	if err := o.fallback.check(o); err != nil {
 		return nil, err
 	}
+	if err := cli.Positive("serve", "call-timeout", o.callTimeout); err != nil {
+		return nil, err
+	}
 	if o.watch {
 		if o.http == "" && o.ws == "" {
 			return nil, usageErrorf("serve: --watch is for --http or --ws, where each new session gets the newest script; a stdio server has one session: restart it instead")

@@ -107,6 +107,9 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	if set["grace"] && o.upstream != "" {
 		return nil, usageErrorf("record: --grace is for a stdio server (-- COMMAND), not --upstream")
 	}
+	if err := cli.Positive("record", "grace", o.grace); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 

@@ -55,6 +55,9 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	case *out != "" && slices.ContainsFunc(positional, func(p string) bool { return cli.SamePath(*out, p) }):
 		return usageErrorf("rerun: -o %s is a SOURCE; name another cassette", *out)
 	}
+	if err := cli.Positive("rerun", "timeout", *timeout); err != nil {
+		return err
+	}
 	header, err := cli.Headers("rerun", headers)
 	if err != nil {
 		return err

@@ -105,6 +105,7 @@ func TestMcpspy_RerunErrors(t *testing.T) {
 		{"bad header", []string{"rerun", "--header", "nocolon", db, "--upstream", "http://127.0.0.1:1/mcp"}, 2, `--header "nocolon": want NAME: VALUE`},
 		{"header for stdio", []string{"rerun", "--header", "A: b", db, "--", "true"}, 2, "--header is for --upstream URL"},
 		{"bad upstream", []string{"rerun", db, "--upstream", "ftp://127.0.0.1:1/"}, 2, "want an http(s):// or ws(s):// URL"},
+		{"timeout of 0", []string{"rerun", "--timeout", "0s", db, "--", "true"}, 2, "rerun: --timeout 0s: want a time above 0"},
 		{"-o is a source", []string{"rerun", "-o", db, db, "--", "true"}, 2, "is a SOURCE"},
 		{"missing command", []string{"rerun", db, "--", "/no/such/server"}, 1, `server command "/no/such/server"`},
 		{"missing source", []string{"rerun", filepath.Join(t.TempDir(), "none.db"), "--", "true"}, 1, "none.db"},

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mcptape/mcptape/internal/heapfloor"
 )
@@ -163,4 +164,14 @@ func Headers(cmd string, flags []string) (http.Header, error) {
 		h.Add(name, strings.TrimSpace(value))
 	}
 	return h, nil
+}
+
+// Positive refuses a duration flag of 0 or less, which the packages
+// behind the commands take for "unset" and replace by their default: a
+// user who asks for no wait would silently get one.
+func Positive(cmd, flag string, d time.Duration) error {
+	if d <= 0 {
+		return Usagef("%s: --%s %s: want a time above 0", cmd, flag, d)
+	}
+	return nil
 }

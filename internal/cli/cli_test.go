@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestExitCode(t *testing.T) {
@@ -122,5 +123,26 @@ func TestHeaders(t *testing.T) {
 		if !errors.As(err, &usage) || !strings.Contains(err.Error(), fmt.Sprintf("serve: --header %q: want NAME: VALUE", bad)) {
 			t.Errorf("Headers(%q) = %v; want a usage error naming it", bad, err)
 		}
+	}
+}
+
+func TestPositive(t *testing.T) {
+	tests := []struct {
+		name string
+		d    time.Duration
+		want string
+	}{
+		{"above 0", time.Millisecond, ""},
+		{"0", 0, "record: --grace 0s: want a time above 0"},
+		{"negative", -time.Second, "record: --grace -1s: want a time above 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Positive("record", "grace", tt.d)
+			var usage *UsageError
+			if tt.want == "" && err != nil || tt.want != "" && (!errors.As(err, &usage) || err.Error() != tt.want) {
+				t.Errorf("Positive(%s) = %v, want %q", tt.d, err, tt.want)
+			}
+		})
 	}
 }
