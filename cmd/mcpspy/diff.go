@@ -26,7 +26,7 @@ func runDiff(args []string, s streams) error {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return usageErrorf("diff: want two cassettes, A and B, got %d arguments", fs.NArg())
+		return usageErrorf("diff: want two cassettes, A and B, not %d", fs.NArg())
 	}
 	if len(sessions) > 2 {
 		return usageErrorf("diff: --session at most twice (A's, then B's), got %d", len(sessions))

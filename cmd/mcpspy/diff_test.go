@@ -72,7 +72,7 @@ func TestMcpspy_DiffErrors(t *testing.T) {
 		wantCode int
 		wantErr  string // the start of stderr's last line
 	}{
-		{"one cassette", []string{db}, 2, "mcpspy: diff: want two cassettes, A and B, got 1 arguments"},
+		{"one cassette", []string{db}, 2, "mcpspy: diff: want two cassettes, A and B, not 1"},
 		{"three sessions", []string{"--session", "s1", "--session", "s1", "--session", "s1", db, db}, 2, "mcpspy: diff: --session at most twice"},
 		{"several sessions, none named", []string{db, two}, 2, "mcpspy: diff: " + two + " holds 2 sessions (s1, s2); name one with --session"},
 		{"unknown session", []string{"--session", "s1", "--session", "s9", db, two}, 1, "mcpspy: " + two + `: no such session "s9"`},
