@@ -40,19 +40,19 @@ type fallbackOptions struct {
 }
 
 func (f *fallbackOptions) flags(fs *flag.FlagSet) {
-	fs.StringVar(&f.upstream, "upstream", "", "answer what no SOURCE answers from the Streamable HTTP server at this URL (a legacy HTTP+SSE one\n"+
+	fs.StringVar(&f.upstream, "upstream", "", "answer what no SOURCE answers from the Streamable HTTP server at `URL` (a legacy HTTP+SSE one\n"+
 		"when its path ends in /sse, or when it refuses the POST of initialize and opens an event stream on GET; ws:// or wss://:\n"+
 		"a WebSocket one), and record it\n"+
 		"(or give a stdio server as -- COMMAND [ARG...] after the sources)")
-	fs.StringVar(&f.recordNew, "record-new", "", "add the sessions with the fallback server to this cassette (.db)\n"+
+	fs.StringVar(&f.recordNew, "record-new", "", "add the sessions with the fallback server to `CASSETTE` (a .db)\n"+
 		"(default: the first SOURCE when it is a .db cassette; else they are not recorded)")
-	fs.Var(&f.redact, "redact", "store as \"[redacted]\" the value of every message member and URL query parameter `NAME`d so\n"+
+	fs.Var(&f.redact, "redact", "store as \"[redacted]\" the value of every message member and URL query parameter named `NAME`\n"+
 		"in what the fallback server's sessions add to the cassette (repeatable; credentials always are)")
 	fs.Var(&f.redactValue, "redact-value", "store as \"[redacted]\", in what the fallback server's sessions add to the cassette, every message\n"+
 		"member whose string value, or an array element of it, the Go regular expression `REGEX` matches, and every URL\n"+
 		"query parameter value, path segment and server command-line argument it matches: secrets found by what they look\n"+
 		"like (sk-[A-Za-z0-9]{20,}), as mcpspy record --redact-value; repeatable. Replay matches a redacted value with any value")
-	fs.Var(&f.headers, "header", "with --upstream: add this header to every request to it (repeatable, 'NAME: VALUE'):\n"+
+	fs.Var(&f.headers, "header", "with --upstream: add header `'NAME: VALUE'` to every request to it (repeatable):\n"+
 		"credentials, which are not recorded")
 }
 

@@ -27,8 +27,10 @@ Usage:
   mcpmock serve [--http ADDR | --ws ADDR] [--watch] [--match MODE] [--report FILE] [--strict]
                 [--journal FILE] [--timing recorded|none] [--session NAME]... [--ignore NAME]...
                 [--call-timeout D] [--session-idle D] SOURCE...
-  mcpmock serve [flags] [--record-new CASSETTE] [SOURCE...] -- COMMAND [ARG...]
-  mcpmock serve [flags] [--record-new CASSETTE] --upstream URL [SOURCE...]
+  mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--redact-value REGEX]
+                [SOURCE...] -- COMMAND [ARG...]
+  mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--redact-value REGEX]
+                [--header 'NAME: VALUE'] --upstream URL [SOURCE...]
   mcpmock check SOURCE...
 
 SOURCE is a cassette (.db), a JSONL export (.jsonl) or a script (.yaml, .yml,

@@ -44,14 +44,14 @@ type serveOptions struct {
 func parseServe(args []string, s streams) (*serveOptions, error) {
 	o := &serveOptions{}
 	fs := newFlags("serve", serveSynopsis, s)
-	fs.StringVar(&o.http, "http", "", "serve Streamable HTTP on ADDR at /mcp (and legacy HTTP+SSE at /sse, /message); a bare port binds 127.0.0.1")
-	fs.StringVar(&o.ws, "ws", "", "serve WebSocket (subprotocol mcp) on ADDR; a bare port binds 127.0.0.1")
-	fs.StringVar(&o.match, "match", "default", "how requests match recordings: default, strict, ignore-params, ignore-params=METHOD,... (see docs/REPLAY.md)")
-	fs.StringVar(&o.report, "report", "", "write a JSON report to FILE at exit: matched, unmatched, unused, skipped")
-	fs.StringVar(&o.journal, "journal", "", "write every request and notification clients send to FILE as it arrives, one JSON object per line")
+	fs.StringVar(&o.http, "http", "", "serve Streamable HTTP on `ADDR` at /mcp (and legacy HTTP+SSE at /sse, /message); a bare port binds 127.0.0.1")
+	fs.StringVar(&o.ws, "ws", "", "serve WebSocket (subprotocol mcp) on `ADDR`; a bare port binds 127.0.0.1")
+	fs.StringVar(&o.match, "match", "default", "how requests match recordings, `MODE`: default, strict, ignore-params, ignore-params=METHOD,... (see docs/REPLAY.md)")
+	fs.StringVar(&o.report, "report", "", "write a JSON report to `FILE` at exit: matched, unmatched, unused, skipped")
+	fs.StringVar(&o.journal, "journal", "", "write every request and notification clients send to `FILE` as it arrives, one JSON object per line")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 if any request was unmatched or any recorded request unused")
-	fs.StringVar(&o.timing, "timing", "none", "none: answer at once; recorded: keep the recorded delays")
-	fs.Var(&o.sessions, "session", "replay only this recorded session (id or name; repeatable; cassettes only)")
+	fs.StringVar(&o.timing, "timing", "none", "`recorded` keeps the recorded delays; none answers at once")
+	fs.Var(&o.sessions, "session", "replay only the recorded session `NAME` (an id or a name; repeatable; cassettes only)")
 	fs.Var(&o.ignore, "ignore", "leave request members named `NAME` (at any depth in params) out of matching: values that change\n"+
 		"from run to run, like timestamps or request ids (repeatable; cassettes only)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 10*time.Second, "how long to wait for the client's reply to a server→client request")

@@ -106,8 +106,8 @@ const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage | --scr
 func runExport(args []string, s streams) error {
 	fs := newFlags("export", exportSynopsis, s)
 	var sessions, redact, redactValue multiFlag
-	fs.Var(&sessions, "session", "export only this session (id or name); repeatable")
-	fs.Var(&redact, "redact", "write \"[redacted]\" for the value of every member `NAME`d so inside params, results and\n"+
+	fs.Var(&sessions, "session", "export only the session `ID` (an id or a name); repeatable")
+	fs.Var(&redact, "redact", "write \"[redacted]\" for the value of every member named `NAME` inside params, results and\n"+
 		"errors, and for headers and query parameters so named; repeatable. Replay matches a redacted\n"+
 		"request value with any value")
 	fs.Var(&redactValue, "redact-value", "write \"[redacted]\" for every member of params, results and errors whose string value\n"+
@@ -115,7 +115,7 @@ func runExport(args []string, s streams) error {
 		"header values: secrets found by what they look like (sk-[A-Za-z0-9]{20,}); repeatable")
 	filter := fs.String("filter", "", "export only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md), renumbered\n"+
 		"as the inspector's e key writes them")
-	out := fs.String("o", "", "write to FILE atomically instead of stdout")
+	out := fs.String("o", "", "write to `FILE` atomically instead of stdout")
 	salvage := fs.Bool("salvage", false, "export what a damaged cassette (.db or .jsonl) still holds: go on past damage, renumber,\n"+
 		"list what was lost on stderr, and exit 1 if anything was")
 	asScript := fs.Bool("script", false, "write a mcpmock script (YAML) that answers as the recorded server did, instead of JSONL:\n"+
@@ -353,7 +353,7 @@ func exportScopes(m *inspector.Model, path string, sessions []string) ([]int, er
 
 func runImport(args []string, s streams) error {
 	fs := newFlags("import", "import -o CASSETTE FILE.jsonl", s)
-	out := fs.String("o", "", "the cassette to write (required); created if missing")
+	out := fs.String("o", "", "the `CASSETTE` to write (required); created if missing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ const diffSynopsis = "diff [--session ID [--session ID]] [--ignore NAME] [--all]
 func runDiff(args []string, s streams) error {
 	fs := newFlags("diff", diffSynopsis, s)
 	var sessions multiFlag
-	fs.Var(&sessions, "session", "the session to compare (id or name): once for both cassettes, twice for A's then B's;\nneeded for a cassette that holds several")
+	fs.Var(&sessions, "session", "the session to compare, `ID` or name: once for both cassettes, twice for A's then B's;\nneeded for a cassette that holds several")
 	all := fs.Bool("all", false, "print the requests that are the same too")
 	ignore := ignoreFlag(fs)
 	exitCode := fs.Bool("exit-code", false, "exit 1 when the sessions differ (as git diff --exit-code)")

@@ -32,7 +32,7 @@ func runInspect(ctx context.Context, args []string, s streams) error {
 // message: for a CI log, a pipe, or a bug report.
 func runShow(ctx context.Context, args []string, s streams) error {
 	fs := newFlags("show", showSynopsis, s)
-	session := fs.String("session", "", "show only this session (id or name)")
+	session := fs.String("session", "", "show only the session `ID` (an id or a name)")
 	filter := fs.String("filter", "", "show only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md)")
 	body := fs.Bool("body", false, "print each message's frame under its line, indented")
 	httpMeta := fs.Bool("http", false, "print each message's HTTP metadata under its line: method, path, status, stream, SSE event")

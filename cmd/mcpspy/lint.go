@@ -17,10 +17,10 @@ const lintSynopsis = "lint [--session ID] [--skip RULE] [--min SEVERITY] [--stri
 // and prints one line per finding, as a compiler prints errors.
 func runLint(args []string, s streams) error {
 	fs := newFlags("lint", lintSynopsis, s)
-	session := fs.String("session", "", "check only the session with this id or name (default: every session of every CASSETTE)")
+	session := fs.String("session", "", "check only the session `ID` (an id or a name; default: every session of every CASSETTE)")
 	var skip multiFlag
 	fs.Var(&skip, "skip", "do not report the rule named `RULE` (repeatable; --rules lists them)")
-	minimum := fs.String("min", "info", "print findings of this severity and above: info, warning or error")
+	minimum := fs.String("min", "info", "print findings of `SEVERITY` and above: info, warning or error")
 	strict := fs.Bool("strict", false, "exit 1 on warnings too, not only on errors")
 	asJSON := fs.Bool("json", false, "print each finding as a JSON object on a line of its own")
 	rules := fs.Bool("rules", false, "list the rules, with their severity and what they check, and exit")

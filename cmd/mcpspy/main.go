@@ -30,8 +30,9 @@ Usage:
   mcpspy diff [--session ID [--session ID]] [--ignore NAME] [--all] [--exit-code] A B
   mcpspy rerun [--session ID] [-o CASSETTE] [--exit-code] SOURCE... (-- COMMAND [ARG...] | --upstream URL)
   mcpspy lint [--session ID] [--skip RULE] [--min SEVERITY] [--strict] [--json] CASSETTE...
+  mcpspy lint --rules
   mcpspy import -o CASSETTE FILE.jsonl
-  mcpspy wrap [-o FILE] [--cassette CASSETTE] [--unwrap] CONFIG
+  mcpspy wrap [-o FILE] [--cassette CASSETTE] [--mcpspy PATH] [--unwrap] CONFIG
 
 Run "mcpspy COMMAND -h" for a command's flags.
 `

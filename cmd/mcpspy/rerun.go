@@ -24,14 +24,14 @@ const rerunSynopsis = `rerun [--session ID] [-o CASSETTE] [--timeout D] [--ignor
 // so named in each.
 func runRerun(ctx context.Context, args []string, s streams) error {
 	fs := newFlags("rerun", rerunSynopsis, s)
-	session := fs.String("session", "", "rerun only the session with this id or name (default: every session of every SOURCE)")
-	out := fs.String("o", "", "also record the rerun into this cassette (created if missing, added to if not)")
-	upstream := fs.String("upstream", "", "rerun against the Streamable HTTP server at this URL instead of a command\n"+
+	session := fs.String("session", "", "rerun only the session `ID` (an id or a name; default: every session of every SOURCE)")
+	out := fs.String("o", "", "also record the rerun into `CASSETTE` (created if missing, added to if not)")
+	upstream := fs.String("upstream", "", "rerun against the Streamable HTTP server at `URL` instead of a command\n"+
 		"(legacy HTTP+SSE: a path ending in /sse, or a server that refuses the POST of initialize and opens\n"+
 		"an event stream on GET; ws:// or wss://: WebSocket)")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for each answer (and server request) the recording got")
 	var headers multiFlag
-	fs.Var(&headers, "header", "add this header to every HTTP request (repeatable): the credentials a recording keeps redacted")
+	fs.Var(&headers, "header", "add header `'NAME: VALUE'` to every HTTP request (repeatable): the credentials a recording keeps redacted")
 	all := fs.Bool("all", false, "print the requests answered the same too")
 	ignore := ignoreFlag(fs)
 	exitCode := fs.Bool("exit-code", false, "exit 1 when the server now answers differently, or not at all")

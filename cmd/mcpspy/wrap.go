@@ -19,8 +19,8 @@ const wrapSynopsis = "wrap [-o FILE] [--cassette CASSETTE] [--mcpspy PATH] [--un
 func runWrap(args []string, s streams) error {
 	fs := newFlags("wrap", wrapSynopsis, s)
 	out := fs.String("o", "", "write the configuration to `FILE` (atomically; it may be CONFIG itself) instead of stdout")
-	cassette := fs.String("cassette", "mcpspy.db", "the cassette the servers record into, one session each, named after the server")
-	self := fs.String("mcpspy", "", "the mcpspy the host is to start (default: this one, by its absolute path)")
+	cassette := fs.String("cassette", "mcpspy.db", "the `CASSETTE` the servers record into, one session each, named after the server")
+	self := fs.String("mcpspy", "", "the `PATH` of the mcpspy the host is to start (default: this one, by its absolute path)")
 	unwrap := fs.Bool("unwrap", false, "undo an earlier wrap: every server mcpspy records starts without it again")
 	if err := parseFlags(fs, args); err != nil {
 		return err
