@@ -404,6 +404,13 @@ func describePanic(path string, r any) any {
 	if isDetour(r) {
 		return "it lay below a page pointer that looped, which salvage cut"
 	}
+	// bbolt's check of a page it reads, in the words checkTree uses.
+	var want, own uint64
+	if s, ok := r.(string); ok {
+		if n, _ := fmt.Sscanf(s, "assertion failed: Page expected to be: %d, but self identifies as %d", &want, &own); n == 2 {
+			return fmt.Sprintf("page %d identifies itself as page %d", want, own)
+		}
+	}
 	return r
 }
 
