@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/peertest"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,11 @@ func TestRun_Usage(t *testing.T) {
 	if err := os.WriteFile(badAsks, []byte("prompts:\n  - name: p\n    sample: {messages: [{role: user, text: hi}]}\n    answers: [{messages: [{role: user, text: hi}]}]\nresources:\n  - {uri: \"file:///a\", name: a, answers: [{when: {elicited: {action: accept}}, text: x}]}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { busy.Close() })
 	alias := filepath.Join(filepath.Dir(db), "alias.jsonl") // the same file by another name
 	if err := os.Symlink(db, alias); err != nil {
 		t.Fatal(err)
@@ -66,6 +72,7 @@ func TestRun_Usage(t *testing.T) {
 		{"bad timing", []string{"serve", "--timing", "slow", db}, 2, `unknown timing "slow"`},
 		{"bad flag", []string{"serve", "--nope", db}, 2, "flag provided but not defined"},
 		{"serve help names --session-idle", []string{"serve", "-h"}, 0, "-session-idle"},
+		{"address in use", []string{"serve", "--http", busy.Addr().String(), db}, 1, "mcpmock: listen on " + busy.Addr().String() + ": address already in use\n"},
 		{"call timeout of 0", []string{"serve", "--call-timeout", "0s", db}, 2, "serve: --call-timeout 0s: want a time above 0"},
 		{"bad session idle", []string{"serve", "--session-idle", "soon", db}, 2, `invalid value "soon" for flag -session-idle`},
 		{"missing cassette", []string{"serve", "missing.db"}, 1, "cassette does not exist"},

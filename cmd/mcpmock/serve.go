@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -321,9 +320,9 @@ func listenAddr(addr string) string {
 }
 
 func serveNet(ctx context.Context, s streams, srv *replay.Server, addr, scheme string, h http.Handler) error {
-	ln, err := net.Listen("tcp", listenAddr(addr))
+	ln, err := cli.Listen(listenAddr(addr))
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ConnState: srv.ConnState}
 	served := make(chan error, 1)

@@ -13,7 +13,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/cli"
@@ -56,12 +55,9 @@ func recordNet(ctx context.Context, s streams, o *recordOptions, w *store.Writer
 		return err
 	}
 
-	ln, err := net.Listen("tcp", o.listen)
+	ln, err := cli.Listen(o.listen)
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("listen on %s: address already in use", o.listen)
-		}
-		return fmt.Errorf("listen on %s: %w", o.listen, err)
+		return err
 	}
 	info := store.SessionInfo{Name: o.session, Upstream: red.URL(up), Recorder: version}
 	var serve func(context.Context, net.Listener) error

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -174,4 +175,22 @@ func Positive(cmd, flag string, d time.Duration) error {
 		return Usagef("%s: --%s %s: want a time above 0", cmd, flag, d)
 	}
 	return nil
+}
+
+// Listen listens on TCP addr. Its error is one line naming addr, without
+// the net package's own "listen tcp ADDR: bind:":
+// "listen on 127.0.0.1:8000: address already in use".
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("listen on %s: address already in use", addr)
+		}
+		var op *net.OpError
+		if errors.As(err, &op) {
+			err = op.Err
+		}
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
 }

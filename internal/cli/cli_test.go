@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -142,6 +143,31 @@ func TestPositive(t *testing.T) {
 			var usage *UsageError
 			if tt.want == "" && err != nil || tt.want != "" && (!errors.As(err, &usage) || err.Error() != tt.want) {
 				t.Errorf("Positive(%s) = %v, want %q", tt.d, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestListen(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { busy.Close() })
+	tests := []struct {
+		name, addr, want string
+	}{
+		{"in use", busy.Addr().String(), "listen on " + busy.Addr().String() + ": address already in use"},
+		{"no port", "nonsense", "listen on nonsense: address nonsense: missing port in address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ln, err := Listen(tt.addr)
+			if err == nil {
+				ln.Close()
+			}
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("Listen(%q) = %v, want %q", tt.addr, err, tt.want)
 			}
 		})
 	}
