@@ -372,6 +372,9 @@ func runImport(args []string, s streams) error {
 	}
 	defer f.Close()
 	tape, err := store.ReadJSONL(f, fs.Arg(0))
+	if err != nil && store.Check(fs.Arg(0)) == nil {
+		return fmt.Errorf("import: %s is a cassette already; import reads a JSONL export (mcpspy export makes one)", fs.Arg(0))
+	}
 	if err != nil {
 		return err
 	}

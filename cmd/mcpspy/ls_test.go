@@ -86,3 +86,15 @@ func TestMcpspy_ImportIntoForeignFile(t *testing.T) {
 		t.Errorf("the foreign file was changed: %q", got)
 	}
 }
+
+// import of a cassette (.db) where an export belongs says what the file
+// is, not that its first line is bad JSONL.
+func TestMcpspy_ImportOfACassette(t *testing.T) {
+	db := shippedCassette(t, "everything-stdio.db")
+	out := filepath.Join(t.TempDir(), "new.db")
+	code, _, stderr := runCaptured("import", "-o", out, db)
+	want := "mcpspy: import: " + db + " is a cassette already; import reads a JSONL export (mcpspy export makes one)\n"
+	if code != 1 || stderr != want {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+}
