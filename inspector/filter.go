@@ -118,7 +118,7 @@ func tokenize(s string) ([]string, error) {
 		}
 	}
 	if inQuote {
-		return nil, fmt.Errorf("%s: unclosed quote in %q", errFilterPrefix, s)
+		return nil, fmt.Errorf("%s: %q: unclosed quote", errFilterPrefix, s)
 	}
 	if cur.Len() > 0 {
 		toks = append(toks, cur.String())

@@ -194,7 +194,7 @@ func TestParseFilter_Errors(t *testing.T) {
 		{"bad dir", "dir:up", `dir must be c2s or s2c`},
 		{"bad duration", "slow:>fast", `slow needs a duration`},
 		{"bad regexp", "/(/", `bad regexp`},
-		{"unclosed quote", `"abc`, `unclosed quote`},
+		{"unclosed quote", `"abc`, `filter: "\"abc": unclosed quote`}, // the filter, then what is wrong, as for a term
 		{"lonely not", "!", `! must be followed by a term`},
 		{"empty value", "method:", `needs a value`},
 		{"unknown lint rule", "lint:unanswerd", `unknown lint rule or severity "unanswerd"`},

@@ -154,7 +154,7 @@ func TestMcpspy_ExportFilterErrors(t *testing.T) {
 		{"lone negation", []string{"--filter", "!", db}, 2,
 			`mcpspy: export: --filter "!": ! must be followed by a term to negate`},
 		{"unclosed quote", []string{"--filter", `"Echo: hello`, db}, 2,
-			`mcpspy: export: --filter unclosed quote`},
+			`mcpspy: export: --filter "\"Echo: hello": unclosed quote`},
 		{"bad filter before a missing file", []string{"--filter", "dir:up", "missing.db"}, 2,
 			`mcpspy: export: --filter "dir:up": dir must be c2s or s2c`},
 		{"unknown session", []string{"--filter", "tool:echo", "--session", "s9", db}, 1,
