@@ -206,10 +206,10 @@ func compile(d *decoder, f *File) *Script {
 func (c *compiler) server(sv *Server) (invalidAsError bool) {
 	s := c.s
 	if sv.Name == "" {
-		c.errorf(sv.Pos, "server.name is required")
+		c.errorf(sv.Pos, "name is required")
 	}
 	if sv.Version == "" {
-		c.errorf(sv.Pos, "server.version is required")
+		c.errorf(sv.Pos, "version is required")
 	}
 	info := map[string]any{"name": sv.Name, "version": sv.Version}
 	if sv.Title != "" {

@@ -42,6 +42,9 @@ servr: {name: s}
 		{"wrong type", `
 server: {name: s, version: 1.0}
 `, []string{"test.yaml:1:28: server.version: want a string, got a number"}},
+		{"server without name and version", `
+server: {title: s}
+`, []string{"test.yaml:1:9: server: name is required", "test.yaml:1:9: server: version is required"}},
 		{"wrong type in list", `
 server: {name: s, version: "1", pageSize: two}
 `, []string{"test.yaml:1:43: server.pageSize: want an integer, got a string"}},
