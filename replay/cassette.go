@@ -128,22 +128,11 @@ func NewCassette(name string, tape *store.Tape, opts ...CassetteOption) (*Casset
 }
 
 func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, error) {
-	sessions := tape.Sessions
-	if len(cfg.sessions) > 0 {
-		sessions = nil
-		for _, want := range cfg.sessions {
-			found := false
-			for _, s := range tape.Sessions {
-				if s.Info.Named(want) {
-					sessions = append(sessions, s)
-					found = true
-				}
-			}
-			if !found {
-				return nil, fmt.Errorf("%s: %w %q", name, store.ErrNoSession, want)
-			}
-		}
+	picked := store.Tape{Sessions: tape.Sessions} // the caller's tape stays whole
+	if err := picked.Pick(name, cfg.sessions); err != nil {
+		return nil, err
 	}
+	sessions := picked.Sessions
 	seed := maphash.MakeSeed()
 	// Client messages: at most one interaction each. The slab is sized
 	// before anything is parsed, so that addSession can work through the

@@ -185,7 +185,7 @@ func Export(path string, w io.Writer, sessions []string, opts ...ExportOption) e
 		if err != nil {
 			return err
 		}
-		if err := t.pick(path, sessions); err != nil {
+		if err := t.Pick(path, sessions); err != nil {
 			return err
 		}
 		return WriteJSONL(w, t, opts...)
@@ -212,9 +212,10 @@ func Export(path string, w io.Writer, sessions []string, opts ...ExportOption) e
 	return e.w.Flush()
 }
 
-// pick keeps the sessions that names name (ids or names, as --session takes
-// them), in the order named; no names keeps them all. path is for errors.
-func (t *Tape) pick(path string, names []string) error {
+// Pick keeps the sessions that names name (ids or names, as --session takes
+// them), in the order first named, each once; no names keeps them all.
+// path names the tape in the error for a name that names no session.
+func (t *Tape) Pick(path string, names []string) error {
 	if len(names) == 0 {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -173,14 +174,19 @@ func (r *Reader) ResolveSessions(names []string) ([]SessionInfo, error) {
 	return resolve(r.path, all, names)
 }
 
+// resolve picks the sessions each name names, in the order first named;
+// a session named twice (by id and by name, say) is picked once.
 func resolve(path string, all []SessionInfo, names []string) ([]SessionInfo, error) {
 	var out []SessionInfo
 	for _, n := range names {
 		found := false
 		for _, s := range all {
-			if s.Named(n) {
+			if !s.Named(n) {
+				continue
+			}
+			found = true
+			if !slices.ContainsFunc(out, func(o SessionInfo) bool { return o.ID == s.ID }) {
 				out = append(out, s)
-				found = true
 			}
 		}
 		if !found {

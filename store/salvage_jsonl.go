@@ -99,7 +99,7 @@ func salvageJSONL(path string, w io.Writer, sessions []string, opts []ExportOpti
 		}
 	}
 	if len(sessions) > 0 {
-		if err := tape.pick(path, sessions); err != nil {
+		if err := tape.Pick(path, sessions); err != nil {
 			return rep, err
 		}
 		infos := make([]SessionInfo, len(tape.Sessions))

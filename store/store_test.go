@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -401,6 +402,67 @@ func TestReadJSONL_Errors(t *testing.T) {
 // Two writers on one file behave like two recording processes: each holds
 // the file only while committing. A reader polling meanwhile always sees a
 // gap-free prefix of each session.
+// A session named twice (by id twice, or by id and by name) is exported
+// once: --session flags give the union, and an export holding a session
+// twice does not import.
+func TestExport_SessionNamedTwice(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.db")
+	w := newWriter(t, path)
+	for _, name := range []string{"alpha", "beta"} {
+		s, err := w.NewSession(store.SessionInfo{Name: name, Transport: store.TransportStdio})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil)
+		s.End(store.EndInfo{Reason: store.EndEOF})
+	}
+	w.Close()
+	var whole bytes.Buffer
+	if err := store.Export(path, &whole, nil); err != nil {
+		t.Fatal(err)
+	}
+	jsonl := filepath.Join(dir, "c.jsonl")
+	if err := os.WriteFile(jsonl, whole.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		sessions []string
+		want     []string // the sessions exported, in order
+	}{
+		{"id twice", []string{"s1", "s1"}, []string{"s1"}},
+		{"id and name", []string{"s1", "alpha"}, []string{"s1"}},
+		{"first named comes first", []string{"s2", "s1", "beta"}, []string{"s2", "s1"}},
+	}
+	exports := map[string]func(sessions []string, w io.Writer) error{
+		".db":     func(ss []string, w io.Writer) error { return store.Export(path, w, ss) },
+		".jsonl":  func(ss []string, w io.Writer) error { return store.Export(jsonl, w, ss) },
+		"salvage": func(ss []string, w io.Writer) error { _, err := store.Salvage(path, w, ss); return err },
+	}
+	for _, tt := range tests {
+		for how, export := range exports {
+			t.Run(tt.name+", "+how, func(t *testing.T) {
+				var out bytes.Buffer
+				if err := export(tt.sessions, &out); err != nil {
+					t.Fatal(err)
+				}
+				tape, err := store.ReadJSONL(bytes.NewReader(out.Bytes()), "out.jsonl")
+				if err != nil {
+					t.Fatalf("the export does not read back: %v", err)
+				}
+				var got []string
+				for _, s := range tape.Sessions {
+					got = append(got, s.Info.ID)
+				}
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("sessions %v exported %v, want %v", tt.sessions, got, tt.want)
+				}
+			})
+		}
+	}
+}
+
 func TestWriter_SharedFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shared.db")
 	const perWriter = 3000

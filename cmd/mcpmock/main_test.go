@@ -142,6 +142,16 @@ func TestServe_StdioReportStrict(t *testing.T) {
 	}
 }
 
+// A session named twice is replayed once: its requests are not counted
+// unused a second time, which --strict would fail on.
+func TestServe_SessionNamedTwice(t *testing.T) {
+	stdin := `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n" + `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a"}}` + "\n"
+	code, _, stderr := runWith(t, stdin, "serve", "--strict", "--session", "s1", "--session", "s1", writeTape(t))
+	if code != 0 {
+		t.Errorf("exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+}
+
 // --ignore NAME: a request that differs from the recording only in that
 // member matches; the flag may come after the SOURCE.
 func TestServe_Ignore(t *testing.T) {

@@ -194,20 +194,8 @@ func exportScript(path string, sessions []string, out string, s streams, red *ex
 	if err != nil {
 		return err
 	}
-	if len(sessions) > 0 {
-		var picked []store.TapeSession
-		for _, want := range sessions {
-			n := len(picked)
-			for _, ts := range tape.Sessions {
-				if ts.Info.Named(want) {
-					picked = append(picked, ts)
-				}
-			}
-			if len(picked) == n {
-				return fmt.Errorf("%s: %w %q", path, store.ErrNoSession, want)
-			}
-		}
-		tape = &store.Tape{Sessions: picked}
+	if err := tape.Pick(path, sessions); err != nil {
+		return err
 	}
 	if red != nil {
 		for i := range tape.Sessions {

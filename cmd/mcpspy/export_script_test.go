@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -53,6 +54,27 @@ func TestMcpspy_ExportScript(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "not recorded"}})
 	if err != nil || !res.IsError {
 		t.Errorf("an echo never recorded: %v %+v, want the script's isError default", err, res)
+	}
+}
+
+// A session named twice, by id and by name, is one session: the script
+// is the one-session script, events and all.
+func TestMcpspy_ExportScriptSessionNamedTwice(t *testing.T) {
+	shipped := filepath.Join(peertest.ModuleRoot(), "cassettes", "everything-stdio.db")
+	script := func(sessions ...string) string {
+		t.Helper()
+		args := []string{"export", "--script"}
+		for _, s := range sessions {
+			args = append(args, "--session", s)
+		}
+		var out bytes.Buffer
+		if err := run(context.Background(), append(args, shipped), streams{In: strings.NewReader(""), Out: &out, Err: io.Discard}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if once, twice := script("s1"), script("s1", "everything"); twice != once {
+		t.Errorf("--session s1 --session everything:\n%.200s\nwant what --session s1 gives:\n%.200s", twice, once)
 	}
 }
 
