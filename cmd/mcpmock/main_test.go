@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/peertest"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -139,6 +140,21 @@ func TestServe_StdioReportStrict(t *testing.T) {
 				t.Errorf("report: %d unmatched, %d unused; want %d, %d\n%s", len(r.Unmatched), len(r.Unused), tt.wantUnmat, tt.wantUnuse, b)
 			}
 		})
+	}
+}
+
+// A --report that could not be written at exit is refused before
+// anything is served, not after a whole test run against the server. (The
+// deadline only bounds a failing test: the refusal comes at once.)
+func TestServe_ReportDirCheckedAtStart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errb bytes.Buffer
+	err := run(ctx, []string{"serve", "--http", "127.0.0.1:0", "--report", "/nonexistent/r.json", writeTape(t)}, streams{In: strings.NewReader(""), Out: io.Discard, Err: &errb})
+	code := cli.ExitCode("mcpmock", err, &errb)
+	want := "mcpmock: report: cannot write /nonexistent/r.json at exit: stat /nonexistent: no such file or directory\n"
+	if code != 1 || errb.String() != want {
+		t.Errorf("exit %d, stderr %q; want 1 and %q, before listening", code, errb.String(), want)
 	}
 }
 

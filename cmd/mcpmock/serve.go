@@ -164,6 +164,9 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
+	if err := reportDirExists(o.report); err != nil {
+		return err
+	}
 	var journal func(replay.Received)
 	var j *journalFile
 	if o.journal != "" {
@@ -226,6 +229,23 @@ type journalFile struct {
 	mu  sync.Mutex
 	f   *os.File
 	err error // the first write error, reported at exit
+}
+
+// reportDirExists refuses at the start a --report that could not be
+// written at the end, after the whole session had been served.
+func reportDirExists(path string) error {
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err == nil && !st.IsDir() {
+		err = fmt.Errorf("%s is not a directory", dir)
+	}
+	if err != nil {
+		return fmt.Errorf("report: cannot write %s at exit: %w", path, err)
+	}
+	return nil
 }
 
 func openJournal(path string) (*journalFile, error) {
