@@ -88,11 +88,24 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	if err := cli.Positive("serve", "call-timeout", o.callTimeout); err != nil {
 		return nil, err
 	}
+	// Without a cassette these would do nothing (a script says in its own
+	// when: what matches). Kind, not existence: a cassette the fallback is
+	// to create counts.
+	if !anySource(o.sources, "cassette") {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--session", len(o.sessions) > 0}, {"--ignore", len(o.ignore) > 0}} {
+			if f.set {
+				return nil, usageErrorf("serve: %s is for cassettes, and no SOURCE is one (.db, .jsonl)", f.name)
+			}
+		}
+	}
 	if o.watch {
 		if o.http == "" && o.ws == "" {
 			return nil, usageErrorf("serve: --watch is for --http or --ws, where each new session gets the newest script; a stdio server has one session: restart it instead")
 		}
-		if !slices.ContainsFunc(o.sources, func(p string) bool { k, _ := sourceKind(p); return k == "script" }) {
+		if !anySource(o.sources, "script") {
 			return nil, usageErrorf("serve: --watch reloads scripts, and no SOURCE is a script (.yaml, .yml, .json)")
 		}
 	}
@@ -113,6 +126,11 @@ func sourceKind(path string) (string, error) {
 		return "script", nil
 	}
 	return "", usageErrorf("source %q: unknown kind (want a cassette .db or .jsonl, or a script .yaml, .yml or .json)", path)
+}
+
+// anySource says whether a SOURCE is of kind ("cassette", "script").
+func anySource(sources []string, kind string) bool {
+	return slices.ContainsFunc(sources, func(p string) bool { k, _ := sourceKind(p); return k == kind })
 }
 
 // loadSources loads the SOURCEs in order; watched are the scripts to
