@@ -39,6 +39,15 @@ func runLs(args []string, s streams) error {
 	return w.Flush()
 }
 
+// checkCassetteOut refuses to write a cassette under a .jsonl name: every
+// command reads such a file as a JSONL export, so none could read it back.
+func checkCassetteOut(cmd, flag, path string) error {
+	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+		return usageErrorf("%s: %s %s: a .jsonl is read as a JSONL export, and a cassette is a bbolt file: name it .db (mcpspy export makes a .jsonl of it)", cmd, flag, path)
+	}
+	return nil
+}
+
 // listSessions reads each session's info and message count. From a .db it
 // reads no message at all; a .jsonl has to be read whole.
 func listSessions(path string) ([]store.SessionInfo, []int, error) {
@@ -353,6 +362,9 @@ func runImport(args []string, s streams) error {
 	}
 	if cli.SamePath(*out, fs.Arg(0)) {
 		return usageErrorf("import: -o %s is the FILE.jsonl being imported; name another cassette", *out)
+	}
+	if err := checkCassetteOut("import", "-o", *out); err != nil {
+		return err
 	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {

@@ -56,6 +56,10 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"record: a word before --", []string{"record", "-o", filepath.Join(dir, "c.db"), "extra", "--", "true"}, 2, []string{`record: unexpected argument "extra" before --`}},
 		{"record: --upstream and a command", []string{"record", "--upstream", "http://127.0.0.1:1/mcp", "--", "true"}, 2, []string{"give either --upstream URL or -- COMMAND, not both"}},
 		{"record: --listen with a command", []string{"record", "--listen", "127.0.0.1:0", "--", "true"}, 2, []string{"--listen needs --upstream URL"}},
+		{"record into a .jsonl", []string{"record", "-o", filepath.Join(dir, "r.jsonl"), "--", "true"}, 2, []string{"record: -o " + filepath.Join(dir, "r.jsonl") + ": a .jsonl is read as a JSONL export, and a cassette is a bbolt file: name it .db"}},
+		{"import into a .jsonl", []string{"import", "-o", filepath.Join(dir, "i.jsonl"), "x.jsonl"}, 2, []string{"import: -o " + filepath.Join(dir, "i.jsonl") + ": a .jsonl is read as a JSONL export"}},
+		{"rerun into a .jsonl", []string{"rerun", "-o", "out.jsonl", notCassette, "--", "true"}, 2, []string{"rerun: -o out.jsonl: a .jsonl is read as a JSONL export"}},
+		{"wrap into a .jsonl cassette", []string{"wrap", "--cassette", "w.jsonl", "mcp.json"}, 2, []string{"wrap: --cassette w.jsonl: a .jsonl is read as a JSONL export"}},
 		{"ls of two cassettes", []string{"ls", notCassette, notCassette}, 2, []string{"ls: want exactly one CASSETTE, got 2 arguments"}},
 		{"import of two files", []string{"import", "-o", filepath.Join(dir, "d.db"), "a.jsonl", "b.jsonl"}, 2, []string{"import: want exactly one FILE.jsonl, got 2 arguments"}},
 	}

@@ -94,6 +94,9 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 			return nil, usageErrorf("record: --%s is for HTTP and WebSocket recording (--upstream URL), not a stdio server", name)
 		}
 	}
+	if err := checkCassetteOut("record", "-o", o.cassette); err != nil {
+		return nil, err
+	}
 	if err := checkRedactNames("record", o.redact); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,9 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	if err := cli.Positive("rerun", "timeout", *timeout); err != nil {
 		return err
 	}
+	if err := checkCassetteOut("rerun", "-o", *out); err != nil {
+		return err
+	}
 	header, err := cli.Headers("rerun", headers)
 	if err != nil {
 		return err

@@ -32,6 +32,9 @@ func runWrap(args []string, s streams) error {
 	if *out != "" && cli.SamePath(*out, *cassette) {
 		return usageErrorf("wrap: -o %s is also the --cassette", *out)
 	}
+	if err := checkCassetteOut("wrap", "--cassette", *cassette); err != nil {
+		return err
+	}
 	o := recorder.WrapOptions{Unwrap: *unwrap}
 	var err error
 	if o.Cassette, err = filepath.Abs(*cassette); err != nil {
