@@ -140,6 +140,13 @@ func runExport(args []string, s streams) error {
 	if *out != "" && cli.SamePath(*out, fs.Arg(0)) {
 		return usageErrorf("export: -o %s is the CASSETTE being exported; writing it would destroy it", *out)
 	}
+	// What is read by its name must be written under a name it is read by.
+	switch ext := strings.ToLower(filepath.Ext(*out)); {
+	case *asScript && (ext == ".db" || ext == ".jsonl"):
+		return usageErrorf("export: -o %s: --script writes a script, which mcpmock reads by its .yaml, .yml or .json name", *out)
+	case !*asScript && ext == ".db":
+		return usageErrorf("export: -o %s: export writes JSONL, and a .db is read as a cassette: name it .jsonl (mcpspy import makes a .db of it)", *out)
+	}
 	var opts []store.ExportOption
 	var red *exportRedactor
 	if len(redact) > 0 || len(redactValue) > 0 {

@@ -60,6 +60,8 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"import into a .jsonl", []string{"import", "-o", filepath.Join(dir, "i.jsonl"), "x.jsonl"}, 2, []string{"import: -o " + filepath.Join(dir, "i.jsonl") + ": a .jsonl is read as a JSONL export"}},
 		{"rerun into a .jsonl", []string{"rerun", "-o", "out.jsonl", notCassette, "--", "true"}, 2, []string{"rerun: -o out.jsonl: a .jsonl is read as a JSONL export"}},
 		{"wrap into a .jsonl cassette", []string{"wrap", "--cassette", "w.jsonl", "mcp.json"}, 2, []string{"wrap: --cassette w.jsonl: a .jsonl is read as a JSONL export"}},
+		{"export into a .db", []string{"export", "-o", "out.db", notCassette}, 2, []string{"export: -o out.db: export writes JSONL, and a .db is read as a cassette: name it .jsonl"}},
+		{"export --script into a .jsonl", []string{"export", "--script", "-o", "fake.jsonl", notCassette}, 2, []string{"export: -o fake.jsonl: --script writes a script, which mcpmock reads by its .yaml, .yml or .json name"}},
 		{"ls of two cassettes", []string{"ls", notCassette, notCassette}, 2, []string{"ls: want exactly one CASSETTE, got 2 arguments"}},
 		{"import of two files", []string{"import", "-o", filepath.Join(dir, "d.db"), "a.jsonl", "b.jsonl"}, 2, []string{"import: want exactly one FILE.jsonl, got 2 arguments"}},
 	}
