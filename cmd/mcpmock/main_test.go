@@ -80,6 +80,7 @@ func TestRun_Usage(t *testing.T) {
 		{"unknown session", []string{"serve", "--session", "s9", db}, 1, `no such session "s9"`},
 		{"--session without a cassette", []string{"serve", "--session", "s1", badAsks}, 2, "serve: --session is for cassettes, and no SOURCE is one (.db, .jsonl)"},
 		{"--ignore without a cassette", []string{"serve", "--ignore", "ts", badAsks}, 2, "serve: --ignore is for cassettes, and no SOURCE is one (.db, .jsonl)"},
+		{"a source twice, by another name", []string{"serve", db, alias}, 2, "serve: SOURCE " + alias + " is given twice; the second would never answer"},
 		{"journal over a source", []string{"serve", "--journal", db, db}, 2, "--journal " + db + " is also a SOURCE; writing it would destroy it"},
 		{"report over a source, by another name", []string{"serve", "--report", alias, db}, 2, "--report " + alias + " is also a SOURCE"},
 		{"journal in a missing directory", []string{"serve", "--journal", "/nonexistent/j.jsonl", db}, 1, "journal: open /nonexistent/j.jsonl: no such file or directory"},

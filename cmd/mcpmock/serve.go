@@ -70,9 +70,13 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	case o.http != "" && o.ws != "":
 		return nil, usageErrorf("serve: give --http or --ws, not both")
 	}
-	for _, src := range o.sources {
+	for i, src := range o.sources {
 		if _, err := sourceKind(src); err != nil {
 			return nil, err
+		}
+		// The second copy would never answer, and count all it holds unused.
+		if slices.ContainsFunc(o.sources[:i], func(p string) bool { return cli.SamePath(p, src) }) {
+			return nil, usageErrorf("serve: SOURCE %s is given twice; the second would never answer", src)
 		}
 		// --report and --journal replace what is at their path: never a
 		// cassette or script the user is replaying.
