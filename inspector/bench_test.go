@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/mcptape/mcptape/inspector/internal/gen"
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -156,17 +156,11 @@ func TestBenchChildFirstPaint(t *testing.T) {
 
 // peakRSS reads VmHWM, the process's peak resident set, in kB.
 func peakRSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
+	kb, ok := peertest.StatusKB(os.Getpid(), "VmHWM")
+	if !ok {
 		return -1
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return n
-		}
-	}
-	return -1
+	return int64(kb)
 }
 
 // BenchmarkFilter filters the big cassette; the ratio is to a bare scan

@@ -44,8 +44,8 @@ import (
 // under mcpspy's own overhead. "vs-relay" is mcpspy ÷ relay, the part
 // that is mcpspy's; "vs-goproxy" is mcpspy ÷ Go's reverse proxy (net/http's
 // server and Transport, recording nothing; mcpspy has its own front). Also the p99 latency
-// mcpspy adds, and CPU per round trip of the hops and the server (from
-// /proc).
+// mcpspy adds, CPU per round trip of the hops and the server, and
+// mcpspy's peak resident set (from /proc).
 //
 // The server, mcpspy and the relay run as processes of their own, as they
 // are deployed. In one process with the go-sdk client and server, the
@@ -147,10 +147,16 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 				b.ReportMetric(perRT(processCPU(b, base.pid)-base.cpu, n), "base_cpu_µs/rt")
 				b.ReportMetric(base.rate(b.N)/direct.rate(b.N), "base-ratio")
 				b.ReportMetric(proxied.rate(b.N)/base.rate(b.N), "vs-base")
+				if kb, ok := peertest.StatusKB(base.pid, "VmHWM"); ok {
+					b.ReportMetric(float64(kb)/1024, "base_peak_rss_MiB")
+				}
 			}
 			if lean != nil {
 				b.ReportMetric(perRT(processCPU(b, lean.pid)-lean.cpu, n), "lean_cpu_µs/rt")
 				b.ReportMetric(lean.rate(b.N)/direct.rate(b.N), "lean-ratio")
+			}
+			if kb, ok := peertest.StatusKB(proxied.pid, "VmHWM"); ok {
+				b.ReportMetric(float64(kb)/1024, "spy_peak_rss_MiB")
 			}
 			p99d := p99(direct.lat)
 			b.ReportMetric(float64(p99d.Microseconds()), "direct_p99_µs")

@@ -67,6 +67,7 @@ var targets = []target{
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=16", "vs-goproxy", false, 0, "mcpspy ÷ Go's reverse proxy, 16 clients (no goal)"},
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=16", "added_p99_µs", false, 0, "added p99 latency, 16 clients (µs; reported, no goal)"},
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=16", "spy_cpu_µs/rt", false, 0, "mcpspy's CPU per HTTP round trip, 16 clients (µs; no goal)"},
+	{httpRun, "BenchmarkHTTPRoundTrip/clients=16", "spy_peak_rss_MiB", false, 0, "mcpspy's peak resident set after the 16-client run (MiB; no goal)"},
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=16", "relay_cpu_µs/rt", false, 0, "the bare relay's CPU per round trip, for scale (µs; no goal)"},
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=16", "goproxy_cpu_µs/rt", false, 0, "Go's reverse proxy's CPU per round trip, for scale (µs; no goal)"},
 	{httpRun, "BenchmarkHTTPRoundTrip/clients=16", "tap_cpu_µs/rt", false, 0, "taprelay's CPU per round trip, for scale (µs; no goal)"},

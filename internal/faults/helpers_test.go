@@ -9,8 +9,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,22 +58,6 @@ func loadTape(t *testing.T, db string) *store.Tape {
 	return tape
 }
 
-// statusKB reads a "VmHWM:"-style field of /proc/PID/status in KiB; ok is
-// false once the process is gone (or a zombie, which has no memory).
-func statusKB(pid int, field string) (kb int, ok bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, false
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, found := strings.CutPrefix(line, field+":"); found {
-			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
-			return n, err == nil
-		}
-	}
-	return 0, false
-}
-
 // hwmWatcher polls a process's peak RSS (VmHWM) until it exits, so the
 // last value read is the peak of its whole life, taken just before exit.
 type hwmWatcher struct {
@@ -91,12 +73,12 @@ func watchHWM(pid int) *hwmWatcher {
 		tick := time.NewTicker(2 * time.Millisecond)
 		defer tick.Stop()
 		for range tick.C {
-			kb, ok := statusKB(pid, "VmHWM")
+			kb, ok := peertest.StatusKB(pid, "VmHWM")
 			if !ok {
 				return
 			}
 			w.peak = max(w.peak, kb)
-			if f, ok := statusKB(pid, "RssFile"); ok {
+			if f, ok := peertest.StatusKB(pid, "RssFile"); ok {
 				w.peakFile = max(w.peakFile, f)
 			}
 		}

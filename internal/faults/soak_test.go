@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -35,7 +36,7 @@ func takeSample(done int) soakSample {
 	debug.FreeOSMemory() // a GC, then freed spans go back to the OS
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	rss, _ := statusKB(os.Getpid(), "RssAnon")
+	rss, _ := peertest.StatusKB(os.Getpid(), "RssAnon")
 	return soakSample{done: done, goroutines: runtime.NumGoroutine(), heapInuse: ms.HeapInuse, heapAlloc: ms.HeapAlloc, rssAnon: rss}
 }
 
