@@ -222,6 +222,7 @@ type Process struct {
 	mu     sync.Mutex
 	stderr strings.Builder
 	lines  chan string
+	exited chan struct{} // closed when the process has been waited for
 }
 
 // Start runs argv with the given stdin/stdout (nil: none), and stops it
@@ -235,7 +236,7 @@ func Start(tb testing.TB, dir string, env []string, stdin io.Reader, stdout io.W
 	cmd.Stdout = stdout
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
-	p := &Process{Cmd: cmd, lines: make(chan string, 1024)}
+	p := &Process{Cmd: cmd, lines: make(chan string, 1024), exited: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("start %v: %v", argv, err)
 	}
@@ -253,7 +254,7 @@ func Start(tb testing.TB, dir string, env []string, stdin io.Reader, stdout io.W
 		}
 		close(p.lines)
 	}()
-	waited := make(chan struct{})
+	waited := p.exited
 	go func() { _ = cmd.Wait(); pw.Close(); close(waited) }()
 	tb.Cleanup(func() {
 		select {
@@ -270,6 +271,20 @@ func Start(tb testing.TB, dir string, env []string, stdin io.Reader, stdout io.W
 		}
 	})
 	return p
+}
+
+// Stop interrupts the process (SIGINT, as a user's ^C) and waits until it
+// has exited, so that what it writes on the way out (a cassette's last
+// messages, mcpmock's report) is complete. It fails the test if the
+// process is still running after timeout.
+func (p *Process) Stop(tb testing.TB, timeout time.Duration) {
+	tb.Helper()
+	_ = p.Cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.exited:
+	case <-time.After(timeout):
+		tb.Fatalf("%s did not exit within %s of SIGINT; stderr:\n%s", p.Cmd.Path, timeout, p.Stderr())
+	}
 }
 
 // Stderr returns everything the process wrote to stderr so far.
