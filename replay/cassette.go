@@ -418,6 +418,9 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 	tokens := map[*interaction]string{} // recorded progressTokens
 	var open []*interaction             // in flight, oldest first
 	var last *interaction               // what session-level server traffic follows
+	// answered: the last answered request with each recorded token, for
+	// progress the server sent after its answer.
+	answered := map[string]*interaction{}
 	for i, pp := range ps {
 		m, p := s.Messages[i], *pp
 		if !p.ok {
@@ -482,6 +485,9 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			}
 			it.prep.SSE = m.HTTP != nil && m.HTTP.Stream == "post-sse"
 			last = it
+			if tok := tokens[it]; tok != "" {
+				answered[tok] = it
+			}
 		case m.Dir == store.S2C && p.hasMeth:
 			b.serverMethods[p.method] = true
 			out := Outgoing{Method: p.method, Params: p.params, Request: p.id != nil}
@@ -492,6 +498,11 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 					out: out, progress: p.method == "notifications/progress", at: m.Time.Sub(target.t0),
 				})
 				target.plays = true
+			case p.method == "notifications/progress" && answered[p.token] != nil:
+				// Sent after the answer: replayed there.
+				it := answered[p.token]
+				out.Progress = true
+				it.prep.Reply.After = append(it.prep.Reply.After, out)
 			case last != nil && p.method != "notifications/progress":
 				last.prep.Reply.After = append(last.prep.Reply.After, out)
 			default:

@@ -488,6 +488,12 @@ func (s *session) initialized(req *Request, result json.RawMessage) {
 // streams included.
 func (s *session) sendAfter(after []Outgoing, req *Request) {
 	for _, o := range after {
+		if o.Progress {
+			if tok := req.ProgressToken(); tok != nil {
+				_ = s.out(notificationMessage(o.Method, rekey(o.Params, tok)))
+			}
+			continue
+		}
 		if !o.Request {
 			_ = s.out(notificationMessage(o.Method, o.Params))
 			continue

@@ -83,6 +83,12 @@ type Outgoing struct {
 	// nothing (that era takes no requests from the server) and counts it
 	// in Report.Skipped.
 	Request bool
+	// Progress marks a notifications/progress the server sent after it
+	// had answered the request it reports on (mcp-go's stdio server
+	// writes notifications from a goroutine of its own, racing its
+	// answers): the engine puts the live request's progressToken in it,
+	// and sends nothing if the live request asked for no progress.
+	Progress bool
 }
 
 // Reply is a Source's answer to one request. Exactly one of Result, Error,

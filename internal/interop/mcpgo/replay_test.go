@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/store"
 )
 
 // mock is `mcpmock serve --report` on sources, on stdio or over HTTP, for
@@ -129,8 +130,14 @@ func TestReplay_Recordings(t *testing.T) {
 					if d := cmp.Diff(rec.live.answers, got); d != "" {
 						t.Errorf("replay differs from live (-live +replay):\n%s", d)
 					}
-					// mcpmock replays progress recorded during the call only.
+					// Progress recorded after the answer is replayed after it,
+					// as session-level traffic: over HTTP that goes on a GET
+					// stream, which mcp-go's client opens only when told to
+					// (and 2026-07-28 has none).
 					want := rec.before
+					if r.over == "stdio" {
+						want += rec.after
+					}
 					progress := p.wait(t, want)
 					checkClean(t, m.finish(t, c), 5) // server/discover or initialize, tools/list, three calls
 					if len(progress) != want || !ownSteps(progress) {
@@ -140,4 +147,30 @@ func TestReplay_Recordings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mcp-go's stdio server writes notifications from a goroutine of its own,
+// racing its answers: a call's progress can follow the call's answer (on
+// stdio nothing is lost, and mcp-go's client takes it). The recording in
+// testdata caught all three after the answer. mcpmock replays them where
+// they happened, after the answer, re-keyed to the fresh client's token.
+func TestReplay_ProgressAfterAnswer(t *testing.T) {
+	t.Parallel()
+	jsonl := filepath.Join("testdata", "stdio-progress-after-answer.jsonl")
+	tape, err := store.Load(jsonl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before, after := progressAround(tape.Sessions[0].Messages, "tok-rec"); before != 0 || after != 3 {
+		t.Fatalf("testdata has %d progress before the answer and %d after, want 0 and 3", before, after)
+	}
+	m := startMock(t, "stdio", jsonl)
+	c, ir, p := connect(t, m.tr)
+	if d := cmp.Diff(append(transcript{"server mcpgoserver 1.0.0, protocol 2026-07-28"}, wantAnswers...), scenario(t, c, ir, p, "tok-replay")); d != "" {
+		t.Errorf("client saw (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(ownProgress, p.wait(t, 3)); d != "" {
+		t.Errorf("replayed progress (-want +got):\n%s", d)
+	}
+	checkClean(t, m.finish(t, c), 5)
 }
