@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,23 +35,8 @@ func recordGo(t *testing.T, transport, version string) (string, transcript) {
 	p := peertest.Start(t, "", nil, nil, nil, spy, "record", "-o", db, "--listen", "127.0.0.1:0", "--upstream", strings.TrimSuffix(url, "/"))
 	purl := p.WaitLine(t, "mcpspy: listening on ", 20*time.Second)
 	live := goScenario(t, &mcp.StreamableClientTransport{Endpoint: purl + "/mcp"}, version, "tok-rec")
-	stopAndWait(t, p)
+	p.Stop(t, 15*time.Second)
 	return db, live
-}
-
-// stopAndWait interrupts a process started with peertest.Start and waits
-// until it is gone, so that what it wrote is complete.
-func stopAndWait(t *testing.T, p *peertest.Process) {
-	t.Helper()
-	pid := p.Cmd.Process.Pid
-	_ = syscall.Kill(pid, syscall.SIGINT)
-	deadline := time.Now().Add(15 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d did not exit after SIGINT; stderr:\n%s", pid, p.Stderr())
-		}
-		time.Sleep(10 * time.Millisecond) // polling for exit, with a deadline
-	}
 }
 
 // mockTransport starts mcpmock on a cassette and returns a Go SDK
@@ -69,7 +53,7 @@ func mockTransport(t *testing.T, transport, db, report string) mcp.Transport {
 		p := peertest.Start(t, "", nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", "--report", report, db)
 		url := p.WaitLine(t, "mcpmock: listening on ", 20*time.Second)
 		t.Cleanup(func() {
-			stopAndWait(t, p)
+			p.Stop(t, 15*time.Second)
 			if t.Failed() {
 				t.Logf("mcpmock stderr:\n%s", p.Stderr())
 			}

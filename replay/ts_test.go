@@ -82,7 +82,7 @@ func recordEverything(t *testing.T, over string) (string, []string) {
 	p := peertest.Start(t, "", nil, nil, nil, spy, "record", "-o", db, "--upstream", fmt.Sprintf("http://127.0.0.1:%d", port))
 	url := p.WaitLine(t, "mcpspy: listening on ", 20*time.Second)
 	live := runTSClient(t, "rec-token", false, "http", url+"/mcp")
-	stopAndWait(t, p)
+	p.Stop(t, 15*time.Second)
 	return db, live
 }
 
