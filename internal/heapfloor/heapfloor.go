@@ -5,8 +5,8 @@
 // (bbolt materializes every leaf page a commit touches; net/http builds
 // headers per request). With the default GOGC=100 the collector's goal is
 // then the runtime's 4 MiB minimum, and it runs every couple of MiB
-// allocated: a tenth of mcpspy's CPU went to collecting. A floor lets the
-// heap grow to a few tens of MiB of garbage first.
+// allocated: some 6 % of mcpspy's CPU went to collecting. A floor lets
+// the heap grow to the floor first.
 //
 // It must never raise the goal of a large heap: mcpspy holds a 64 MiB
 // frame in under 3× its size, so past the floor the collector behaves
