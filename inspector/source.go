@@ -46,13 +46,18 @@ type BatchMsg struct {
 // recorder in another process never waits long for the file.
 const chunk = 50_000
 
-type dbSource struct{ path string }
+// dbSource reads a .db cassette, a short View at a time; its Viewer walks
+// the file's page tree once per snapshot, not at every message shown.
+type dbSource struct {
+	path   string
+	viewer *store.Viewer
+}
 
 func (d dbSource) Live() bool { return true }
 
 func (d dbSource) Poll(after map[string]uint64) (*Batch, error) {
 	b := &Batch{}
-	err := store.View(d.path, func(r *store.Reader) error {
+	err := d.viewer.View(func(r *store.Reader) error {
 		infos, err := r.Sessions()
 		if err != nil {
 			return err
@@ -87,7 +92,7 @@ var errStopScan = fmt.Errorf("stop scan")
 
 func (d dbSource) Message(ref Ref) (*store.Message, error) {
 	var m *store.Message
-	err := store.View(d.path, func(r *store.Reader) error {
+	err := d.viewer.View(func(r *store.Reader) error {
 		var err error
 		m, err = r.Message(ref.Session, ref.Seq)
 		return err
@@ -102,7 +107,7 @@ func (d dbSource) Frames(session string, from, to uint64, fn func(seq uint64, fr
 			hi = to
 		}
 		var n int
-		err := store.View(d.path, func(r *store.Reader) error {
+		err := d.viewer.View(func(r *store.Reader) error {
 			return r.Frames(session, from, hi, func(seq uint64, frame []byte) error {
 				n++
 				return fn(seq, frame)
@@ -122,7 +127,7 @@ func (d dbSource) Messages(session string, from, to uint64, fn func(m *store.Mes
 			hi = to
 		}
 		var n int
-		err := store.View(d.path, func(r *store.Reader) error {
+		err := d.viewer.View(func(r *store.Reader) error {
 			return r.Messages(session, from, func(m *store.Message) error {
 				if m.Seq > hi {
 					return errStopScan
@@ -232,7 +237,7 @@ func Open(path string) (*Model, Source, error) {
 		}
 		return m, src, nil
 	}
-	src := dbSource{path: path}
+	src := dbSource{path: path, viewer: store.NewViewer(path)}
 	if err := m.loadDB(path); err != nil {
 		return nil, nil, err
 	}

@@ -356,6 +356,13 @@ func writeTx(path string, db *bolt.DB, fn func(tx *bolt.Tx) error) error {
 
 // view runs fn in one read transaction on a freshly opened file.
 func view(path string, fn func(tx *bolt.Tx) error) error {
+	return viewChecked(path, func(path string, file *os.File, tx *bolt.Tx) error {
+		return checkTree(path, file, tx, false)
+	}, fn)
+}
+
+// viewChecked is view with the tree check a Viewer may skip.
+func viewChecked(path string, check func(path string, file *os.File, tx *bolt.Tx) error, fn func(tx *bolt.Tx) error) error {
 	db, file, err := openDBFile(path, false)
 	if err != nil {
 		return err
@@ -366,7 +373,7 @@ func view(path string, fn func(tx *bolt.Tx) error) error {
 			if err := checkWhole(path, tx); err != nil {
 				return err
 			}
-			if err := checkTree(path, file, tx, false); err != nil {
+			if err := check(path, file, tx); err != nil {
 				return err
 			}
 			if err := checkMeta(path, tx); err != nil {
