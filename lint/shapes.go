@@ -113,17 +113,14 @@ func lacks(value json.RawMessage, path string) string {
 	return miss
 }
 
-// logLevels are the syslog severities MCP logging uses.
-var logLevels = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}
-
 // logLevel checks the level of logging/setLevel and notifications/message.
 func (c *checker) logLevel(f *frame) {
 	if f.method != "logging/setLevel" && f.method != "notifications/message" {
 		return
 	}
 	raw := member(f.params, "level")
-	if lv, _ := stringOf(raw); raw != nil && !logLevels[lv] {
-		c.report("log-level", f.seq, 0, "%s has level %s, none of debug, info, notice, warning, error, critical, alert, emergency", f.method, raw)
+	if lv, _ := stringOf(raw); raw != nil && !slices.Contains(jsonrpc.LogLevels, lv) {
+		c.report("log-level", f.seq, 0, "%s has level %s, none of %s", f.method, raw, strings.Join(jsonrpc.LogLevels, ", "))
 	}
 }
 

@@ -49,6 +49,9 @@ type Server struct {
 	match   matcher
 
 	logMu sync.Mutex
+	// setLevelWarned: an unrecorded logging/setLevel was answered (said
+	// once per run).
+	setLevelWarned atomic.Bool
 
 	sessions atomic.Int64 // sessions started, for Received.Session
 

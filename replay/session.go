@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // exchange is where the messages about one client frame go. Over stdio and
@@ -76,6 +80,9 @@ type session struct {
 	lastTurn chan struct{}
 	version  string
 	hello    json.RawMessage // the initialize params (ClientHello)
+	// logging: the initialize answer this client got declared the
+	// logging capability (see answerSetLevel).
+	logging bool
 	// sessionless: the session of a 2026-07-28 client's requests over
 	// HTTP, which come without a session id (http_conn.go).
 	sessionless bool
@@ -466,13 +473,20 @@ func (s *session) versionOf(req *Request) string {
 // initialized notes the negotiated version and warns when the recording
 // answers another one than the client asked for.
 func (s *session) initialized(req *Request, result json.RawMessage) {
-	var asked, got struct {
+	var asked struct {
 		ProtocolVersion string `json:"protocolVersion"`
+	}
+	var got struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		Capabilities    struct {
+			Logging json.RawMessage `json:"logging"`
+		} `json:"capabilities"`
 	}
 	_ = json.Unmarshal(req.Params, &asked)
 	_ = json.Unmarshal(result, &got)
 	s.mu.Lock()
 	s.version = got.ProtocolVersion
+	s.logging = len(got.Capabilities.Logging) > 0 && string(got.Capabilities.Logging) != "null"
 	s.hello = append(json.RawMessage(nil), req.Params...)
 	s.mu.Unlock()
 	if asked.ProtocolVersion != "" && got.ProtocolVersion != "" && asked.ProtocolVersion != got.ProtocolVersion {
@@ -527,6 +541,9 @@ func (s *session) unmatched(ctx context.Context, req *Request, ex exchange) {
 		_ = ex.reply(errorMessage(req.ID, &RPCError{Code: -32601, Message: "Method not found: server/discover"}), false)
 		return
 	}
+	if req.Method == "logging/setLevel" && s.answerSetLevel(req, ex) {
+		return
+	}
 	canon, _ := canonParams(req.Method, req.Params)
 	u := Unmatched{Method: req.Method, Params: shortened(canon)}
 	for _, src := range s.srcs {
@@ -548,6 +565,37 @@ func (s *session) unmatched(ctx context.Context, req *Request, ex exchange) {
 		s.srv.warnf("unmatched %s\n  nearest: %s\n  %s", describe(req.Method, canon), u.Nearest, indent(u.Diff))
 	}
 	_ = ex.reply(errorMessage(req.ID, e), false)
+}
+
+// answerSetLevel answers a logging/setLevel nothing recorded, when the
+// server the client was introduced to declared logging: such a server
+// answers it with an empty result, and some clients send it whatever they
+// go on to do (the MCP Inspector's CLI sets "debug" as soon as it has
+// connected, and gives up on an error), so a cassette recorded with
+// another client could not be replayed to them. Recorded log messages
+// are not made up: only a recorded setLevel brings those. A level the
+// spec does not name gets -32602, as from a real server.
+func (s *session) answerSetLevel(req *Request, ex exchange) bool {
+	s.mu.Lock()
+	logging := s.logging
+	s.mu.Unlock()
+	if !logging {
+		return false
+	}
+	var p struct {
+		Level string `json:"level"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil || !slices.Contains(jsonrpc.LogLevels, p.Level) {
+		_ = ex.reply(errorMessage(req.ID, &RPCError{Code: -32602, Message: fmt.Sprintf("logging/setLevel: level must be one of %s", strings.Join(jsonrpc.LogLevels, ", "))}), false)
+		s.srv.countMatched()
+		return true
+	}
+	if !s.srv.setLevelWarned.Swap(true) {
+		s.srv.warnf("nothing recorded answers logging/setLevel; answering {} (the recorded server declared logging), and again for the rest of this run")
+	}
+	s.srv.countMatched()
+	_ = ex.reply(resultMessage(req.ID, nil), false)
+	return true
 }
 
 // introduce answers initialize from a source that recorded none (a

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // This file checks a decoded File and compiles it into a Script: schemas
@@ -25,7 +27,8 @@ const statelessVersion = "2026-07-28"
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
-var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+// logLevels are MCP's log severities, least severe first.
+var logLevels = jsonrpc.LogLevels
 
 var faults = []string{"hang", "close", "malformed", "duplicate", "wrong-id"}
 
