@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // Options configure a Server.
@@ -55,10 +58,11 @@ type Server struct {
 
 	sessions atomic.Int64 // sessions started, for Received.Session
 
-	mu        sync.Mutex
-	matched   int
-	unmatched []Unmatched
-	skipped   []Skipped
+	mu          sync.Mutex
+	matched     int
+	unmatched   []Unmatched
+	skipped     []Skipped
+	undelivered []Undelivered
 
 	http httpState
 	ws   wsState
@@ -85,6 +89,15 @@ type Skipped struct {
 	Count int `json:"count"`
 }
 
+// Undelivered counts the messages of one method that waited for a
+// Streamable HTTP session's GET stream and never went out: the session
+// ended, and its client had not opened one (the go-sdk client with
+// DisableStandaloneSSE, a host that never listens) or had left it.
+type Undelivered struct {
+	Method string `json:"method"`
+	Count  int    `json:"count"`
+}
+
 // Report says how a replay went: for --report and --strict.
 type Report struct {
 	Matched   int         `json:"matched"`
@@ -96,6 +109,12 @@ type Report struct {
 	// client takes none), each once. They fail no --strict: the client
 	// did nothing wrong, and a server of its era would not ask.
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// Undelivered lists, per method, what the server had for clients
+	// over Streamable HTTP outside any request (list_changed after a
+	// call, progress sent after an answer, server→client requests) that
+	// no GET stream carried. They fail no --strict: a client need not
+	// open a GET stream.
+	Undelivered []Undelivered `json:"undelivered,omitempty"`
 }
 
 // Clean says whether everything asked was answered and everything recorded
@@ -139,7 +158,7 @@ func NewServer(sources []Source, opts Options) (*Server, error) {
 // Report returns what happened so far.
 func (s *Server) Report() Report {
 	s.mu.Lock()
-	r := Report{Matched: s.matched, Unmatched: append([]Unmatched{}, s.unmatched...), Skipped: slices.Clone(s.skipped)}
+	r := Report{Matched: s.matched, Unmatched: append([]Unmatched{}, s.unmatched...), Skipped: slices.Clone(s.skipped), Undelivered: slices.Clone(s.undelivered)}
 	s.mu.Unlock()
 	r.Unused = []string{}
 	for _, src := range s.sources {
@@ -179,6 +198,33 @@ func (s *Server) skip(method string, params json.RawMessage, when, v string) {
 	if first {
 		s.warnf("%s not sent to the client %s: a %s client takes no requests from the server", method, when, v)
 	}
+}
+
+// countUndelivered counts the messages HTTP session id ended without sending,
+// and says so.
+func (s *Server) countUndelivered(id string, msgs [][]byte) {
+	if len(msgs) == 0 {
+		return
+	}
+	var methods []string
+	s.mu.Lock()
+	for _, m := range msgs {
+		method := jsonrpc.Classify(m).Method
+		if method == "" {
+			method = "(no method)"
+		}
+		i := slices.IndexFunc(s.undelivered, func(u Undelivered) bool { return u.Method == method })
+		if i < 0 {
+			i = len(s.undelivered)
+			s.undelivered = append(s.undelivered, Undelivered{Method: method})
+		}
+		s.undelivered[i].Count++
+		if !slices.Contains(methods, method) {
+			methods = append(methods, method)
+		}
+	}
+	s.mu.Unlock()
+	s.warnf("session %s: %d message(s) for its GET stream never reached the client (%s): it had no GET stream open before the session ended", id, len(msgs), strings.Join(methods, ", "))
 }
 
 // warnf writes one warning line to Options.Log.

@@ -128,7 +128,7 @@ func (s *Server) newHTTPSession(legacy bool) (*httpSession, error) {
 		h.q = newQueue(s.warnf)
 		out = h.q.push
 	} else {
-		h.log = newEventLog(s.warnf)
+		h.log = newEventLog(s.warnf, func(msgs [][]byte) { s.countUndelivered(h.id, msgs) })
 	}
 	h.sess = s.newSession(context.Background(), out, func() { s.dropHTTPSession(h) })
 	if *m == nil {
@@ -192,13 +192,18 @@ func (s *Server) dropHTTPSession(h *httpSession) {
 		delete(st.conns, h.conn)
 	}
 	st.mu.Unlock()
+	s.closeStreams(h)
+	go h.sess.close() // may be called from one of the session's own goroutines
+}
+
+// closeStreams ends h's event streams.
+func (s *Server) closeStreams(h *httpSession) {
 	if h.q != nil {
 		h.q.close()
 	}
 	if h.log != nil {
 		h.log.close()
 	}
-	go h.sess.close() // may be called from one of the session's own goroutines
 }
 
 // Close ends every HTTP, SSE and WebSocket session and cancels what they
@@ -219,12 +224,7 @@ func (s *Server) Close() {
 	st.sessions, st.legacy, st.conns, st.retired = nil, nil, nil, nil
 	st.mu.Unlock()
 	for _, h := range all {
-		if h.q != nil {
-			h.q.close()
-		}
-		if h.log != nil {
-			h.log.close()
-		}
+		s.closeStreams(h)
 		h.sess.close()
 	}
 	s.closeWebSockets()

@@ -32,6 +32,9 @@ var (
 // eventLog is one session's event streams.
 type eventLog struct {
 	warn func(string, ...any)
+	// lost is given the GET-stream messages no client was sent: those
+	// still waiting when the session ends, and those pushed after.
+	lost func(msgs [][]byte)
 
 	get *evStream // stream 0
 
@@ -67,8 +70,8 @@ type streamWriter struct {
 	once     sync.Once
 }
 
-func newEventLog(warn func(string, ...any)) *eventLog {
-	l := &eventLog{warn: warn, streams: map[int]*evStream{}, end: make(chan struct{})}
+func newEventLog(warn func(string, ...any), lost func([][]byte)) *eventLog {
+	l := &eventLog{warn: warn, lost: lost, streams: map[int]*evStream{}, end: make(chan struct{})}
 	l.get = &evStream{changed: make(chan struct{})}
 	l.streams[0] = l.get
 	return l
@@ -92,6 +95,7 @@ func (l *eventLog) push(msg []byte) error {
 	closed := l.closed
 	l.mu.Unlock()
 	if closed {
+		l.lost([][]byte{msg})
 		return errQueueClosed
 	}
 	l.append(l.get, msg)
@@ -156,12 +160,26 @@ func (l *eventLog) finish(st *evStream) {
 }
 
 // close ends every stream: the session is gone.
+// close ends the session's streams. The GET stream's kept events no
+// client was sent are lost: the session's client never opened a GET
+// stream, or left it before they came.
 func (l *eventLog) close() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.closed {
-		l.closed = true
-		close(l.end)
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed = true
+	close(l.end)
+	var unsent [][]byte
+	for i, ev := range l.get.evs {
+		if l.get.first+i > l.get.sent {
+			unsent = append(unsent, ev)
+		}
+	}
+	l.mu.Unlock()
+	if len(unsent) > 0 {
+		l.lost(unsent)
 	}
 }
 
