@@ -238,7 +238,7 @@ func Open(path string) (*Model, Source, error) {
 		return m, src, nil
 	}
 	src := dbSource{path: path, viewer: store.NewViewer(path)}
-	if err := m.loadDB(path); err != nil {
+	if err := m.loadDB(src.viewer); err != nil {
 		return nil, nil, err
 	}
 	return m, src, nil
@@ -246,10 +246,13 @@ func Open(path string) (*Model, Source, error) {
 
 // loadDB reads every summary straight into the model, without building a
 // Batch: at a million messages the copies would cost more than the rows.
-func (m *Model) loadDB(path string) error {
+// It reads in chunks, each in a View of its own, so that recorders are not
+// held off the file for long; v walks the page tree only when a recorder
+// committed between two of them.
+func (m *Model) loadDB(v *store.Viewer) error {
 	var infos []store.SessionInfo
 	last := map[string]uint64{}
-	err := store.View(path, func(r *store.Reader) error {
+	err := v.View(func(r *store.Reader) error {
 		var err error
 		if infos, err = r.Sessions(); err != nil {
 			return err
@@ -273,7 +276,7 @@ func (m *Model) loadDB(path string) error {
 		sess := m.session(info)
 		m.sessRows[sess] = slices.Grow(m.sessRows[sess], int(last[info.ID]))
 		for from := uint64(1); from <= last[info.ID]; from += chunk {
-			err := store.View(path, func(r *store.Reader) error {
+			err := v.View(func(r *store.Reader) error {
 				return r.RawSummaries(info.ID, from, min(from+chunk-1, last[info.ID]), func(s *store.RawSummary) error {
 					m.add(sess, &s.Summary, s.Method, s.ID, s.Tool)
 					return nil
