@@ -45,7 +45,7 @@ to that real server, and the session with it is added to --record-new
 the cassette. A --record-new (or first SOURCE) that does not exist yet is
 created, and the server answers everything: record once, replay after.
 
-Run "mcpmock COMMAND -h" for a command's flags.
+Run "mcpmock help COMMAND" (or "mcpmock COMMAND -h") for a command's flags.
 `
 
 func run(ctx context.Context, args []string, s streams) error {
@@ -58,9 +58,8 @@ func run(ctx context.Context, args []string, s streams) error {
 		return salvageHint(runServe(ctx, args[1:], s))
 	case "check":
 		return salvageHint(runCheck(args[1:], s))
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(s.Out, usage)
-		return nil
+	case "help", "-h", "-help", "--help":
+		return cli.Help(args, usage, s, func(args []string) error { return run(ctx, args, s) })
 	}
 	return usageErrorf("unknown command %q (want serve or check)", args[0])
 }

@@ -65,14 +65,12 @@ func TestRun_Usage(t *testing.T) {
 		{"no command", nil, 2, "no command given"},
 		{"unknown command", []string{"play"}, 2, `unknown command "play"`},
 		{"help", []string{"-h"}, 0, ""},
-		{"serve help", []string{"serve", "-h"}, 0, "Usage: mcpmock serve"},
 		{"no source", []string{"serve"}, 2, "no SOURCE given"},
 		{"unknown kind", []string{"serve", "x.txt"}, 2, `source "x.txt": unknown kind`},
 		{"both transports", []string{"serve", "--http", ":0", "--ws", ":0", db}, 2, "give --http or --ws, not both"},
 		{"bad match", []string{"serve", "--match", "fuzzy", db}, 2, `unknown match mode "fuzzy"`},
 		{"bad timing", []string{"serve", "--timing", "slow", db}, 2, `unknown timing "slow"`},
 		{"bad flag", []string{"serve", "--nope", db}, 2, "flag provided but not defined"},
-		{"serve help names --session-idle", []string{"serve", "-h"}, 0, "-session-idle"},
 		{"address in use", []string{"serve", "--http", busy.Addr().String(), db}, 1, "mcpmock: listen on " + busy.Addr().String() + ": address already in use\n"},
 		{"call timeout of 0", []string{"serve", "--call-timeout", "0s", db}, 2, "serve: --call-timeout 0s: want a time above 0"},
 		{"bad session idle", []string{"serve", "--session-idle", "soon", db}, 2, `invalid value "soon" for flag -session-idle`},
@@ -251,5 +249,36 @@ func TestRun_DamagedCassetteHint(t *testing.T) {
 				t.Errorf("mcpmock %s %s: exit %d, stderr %q; want %q and the way to salvage it", cmd, source, code, stderr, want)
 			}
 		}
+	}
+}
+
+// Help that is asked for goes to stdout, with exit 0, so that it pages;
+// "help COMMAND" is "COMMAND -h".
+func TestRun_Help(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // stdout starts so
+	}{
+		{"-h", []string{"-h"}, "mcpmock is a fake MCP server"},
+		{"help", []string{"help"}, "mcpmock is a fake MCP server"},
+		{"serve -h", []string{"serve", "-h"}, "Usage: mcpmock serve"},
+		{"help serve", []string{"help", "serve"}, "Usage: mcpmock serve"},
+		{"help check", []string{"help", "check"}, "Usage: mcpmock check"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runWith(t, "", tt.args...)
+			if code != 0 || !strings.HasPrefix(stdout, tt.want) || stderr != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 0, stdout starting %q, no stderr", code, stdout, stderr, tt.want)
+			}
+		})
+	}
+	if !strings.Contains(func() string { _, out, _ := runWith(t, "", "serve", "-h"); return out }(), "-session-idle") {
+		t.Error("serve -h does not name --session-idle")
+	}
+	code, _, stderr := runWith(t, "", "help", "play")
+	if code != 2 || !strings.Contains(stderr, `unknown command "play"`) {
+		t.Errorf("help play: exit %d, stderr %q", code, stderr)
 	}
 }

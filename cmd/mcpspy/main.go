@@ -34,7 +34,7 @@ Usage:
   mcpspy import -o CASSETTE FILE.jsonl
   mcpspy wrap [-o FILE] [--cassette CASSETTE] [--mcpspy PATH] [--unwrap] CONFIG
 
-Run "mcpspy COMMAND -h" for a command's flags.
+Run "mcpspy help COMMAND" (or "mcpspy COMMAND -h") for a command's flags.
 `
 
 func run(ctx context.Context, args []string, s streams) error {
@@ -63,9 +63,8 @@ func run(ctx context.Context, args []string, s streams) error {
 		return runImport(args[1:], s)
 	case "wrap":
 		return runWrap(args[1:], s)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(s.Out, usage)
-		return nil
+	case "help", "-h", "-help", "--help":
+		return cli.Help(args, usage, s, func(args []string) error { return run(ctx, args, s) })
 	}
 	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff, rerun, lint, import or wrap)", args[0])
 }

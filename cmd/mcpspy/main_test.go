@@ -286,3 +286,33 @@ func TestMcpspy_RecordRedactsCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// Help that is asked for goes to stdout, with exit 0, so that it pages;
+// "help COMMAND" is "COMMAND -h". A usage error prints the usage to
+// stderr instead.
+func TestMcpspy_Help(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // stdout starts so
+	}{
+		{"-h", []string{"-h"}, "mcpspy records and inspects MCP traffic."},
+		{"help", []string{"help"}, "mcpspy records and inspects MCP traffic."},
+		{"record -h", []string{"record", "-h"}, "Usage: mcpspy record"},
+		{"help record", []string{"help", "record"}, "Usage: mcpspy record"},
+		{"help ls", []string{"help", "ls"}, "Usage: mcpspy ls CASSETTE"},
+		{"help lint", []string{"help", "lint"}, "Usage: mcpspy lint"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCaptured(tt.args...)
+			if code != 0 || !strings.HasPrefix(stdout, tt.want) || stderr != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 0, stdout starting %q, no stderr", code, stdout, stderr, tt.want)
+			}
+		})
+	}
+	code, stdout, stderr := runCaptured("ls", "--bogus")
+	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "Usage: mcpspy ls CASSETTE\n") {
+		t.Errorf("ls --bogus: exit %d, stdout %q, stderr %q; want 2, the usage on stderr", code, stdout, stderr)
+	}
+}

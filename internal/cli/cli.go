@@ -84,31 +84,67 @@ func ExitCode(prog string, err error, stderr io.Writer) int {
 	return 1
 }
 
-// NewFlags makes a flag set that reports errors instead of exiting and
-// prints "Usage: prog synopsis" and its flags, if any, to s.Err. The flag
+// NewFlags makes a flag set that reports errors instead of exiting. Parse
+// prints "Usage: prog synopsis" and the flags, if any: to s.Out when the
+// user asked for help (-h), to s.Err before a usage error. The flag
 // package's own line for a bad flag is dropped: ExitCode prints the
 // error once, after the usage.
 func NewFlags(prog, name, synopsis string, s Streams) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprintf(s.Err, "Usage: %s %s\n", prog, synopsis)
+	u := &flagUsage{streams: s}
+	u.print = func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: %s %s\n", prog, synopsis)
 		hasFlags := false
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if !hasFlags {
 			return
 		}
-		fmt.Fprint(s.Err, "\nFlags:\n")
-		fs.SetOutput(s.Err)
+		fmt.Fprint(w, "\nFlags:\n")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		fs.SetOutput(u)
 	}
+	fs.SetOutput(u)
+	// The flag package calls Usage before it says why (help or a bad
+	// flag); Parse prints it once it knows where it belongs.
+	fs.Usage = func() { u.asked = true }
 	return fs
 }
 
-// Parse parses flags, turning a flag error into a UsageError.
+// Help answers "PROG help [COMMAND]" (and -h, -help, --help): the
+// program's usage on stdout, or with a COMMAND, what "PROG COMMAND -h"
+// gives, through run.
+func Help(args []string, usage string, s Streams, run func(args []string) error) error {
+	if len(args) > 1 && args[0] == "help" && args[1] != "help" {
+		return run([]string{args[1], "-h"})
+	}
+	fmt.Fprint(s.Out, usage)
+	return nil
+}
+
+// flagUsage is a NewFlags set's output: it swallows the flag package's
+// own messages and keeps what Parse needs to print the usage.
+type flagUsage struct {
+	streams Streams
+	print   func(w io.Writer)
+	asked   bool
+}
+
+func (u *flagUsage) Write(p []byte) (int, error) { return len(p), nil }
+
+// Parse parses flags, turning a flag error into a UsageError. The usage
+// of a NewFlags set goes to stdout for -h, to stderr before an error.
 func Parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if u, ok := fs.Output().(*flagUsage); ok && u.asked {
+		u.asked = false
+		if errors.Is(err, flag.ErrHelp) {
+			u.print(u.streams.Out)
+		} else {
+			u.print(u.streams.Err)
+		}
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}

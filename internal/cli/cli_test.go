@@ -68,14 +68,23 @@ func TestNewFlags_Usage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var b bytes.Buffer
-			fs := NewFlags("prog", "x", tt.synopsis, Streams{Err: &b})
+			var out, errOut bytes.Buffer
+			fs := NewFlags("prog", "x", tt.synopsis, Streams{Out: &out, Err: &errOut})
 			tt.flags(fs)
+			// Asked for, help goes to stdout (for a pager); nothing to stderr.
 			if err := Parse(fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
 				t.Fatalf("Parse(-h) = %v", err)
 			}
-			if b.String() != tt.want {
-				t.Errorf("-h printed %q, want %q", b.String(), tt.want)
+			if out.String() != tt.want || errOut.Len() != 0 {
+				t.Errorf("-h printed %q to stdout and %q to stderr, want %q and nothing", out.String(), errOut.String(), tt.want)
+			}
+			// Before a usage error, the same usage goes to stderr.
+			out.Reset()
+			if err := Parse(fs, []string{"-bogus"}); err == nil {
+				t.Fatal("Parse(-bogus) succeeded")
+			}
+			if errOut.String() != tt.want || out.Len() != 0 {
+				t.Errorf("-bogus printed %q to stderr and %q to stdout, want %q and nothing", errOut.String(), out.String(), tt.want)
 			}
 		})
 	}
