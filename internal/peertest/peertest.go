@@ -1,7 +1,7 @@
 // Package peertest finds and starts the real MCP peers that tests talk to:
 // the mcpspy and mcpmock binaries built from this module, Node.js, and the
-// npm packages pinned in testdata/npm (the TypeScript SDK and
-// server-everything).
+// npm packages pinned in testdata/npm (the TypeScript SDK,
+// server-everything and the MCP Inspector).
 //
 // It is for tests only. A missing peer fails the test with the command that
 // installs it; it never skips, because CI must run every interop test.
@@ -131,6 +131,21 @@ func ServerEverything(tb testing.TB, mode string) []string {
 	dir := NPMDir(tb)
 	return []string{Node(tb), "--require", filepath.Join(dir, "loopback.cjs"),
 		filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), mode}
+}
+
+// InspectorCLI returns the command line that runs the MCP Inspector as a
+// scriptable client (`mcp-inspector --cli`, its package's bin, run by node
+// itself): args name the server (a command line, or a URL with
+// --transport http|sse) and the method (--method tools/list, …). It prints
+// the result as JSON on stdout and exits 0, or a message on stderr and
+// exits 1. With --cli it opens no browser, starts no web server and needs
+// no network; it starts the CLI proper as a second node process, found on
+// PATH. Run it in a directory whose parent holds no package.json (a
+// t.TempDir): see internal/interop/mcpinspector.
+func InspectorCLI(tb testing.TB, args ...string) []string {
+	tb.Helper()
+	dir := NPMDir(tb)
+	return append([]string{Node(tb), filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "cli", "build", "cli.js"), "--cli"}, args...)
 }
 
 // EverythingHTTP starts server-everything in an HTTP mode ("streamableHttp"
