@@ -1,0 +1,285 @@
+package mcpinspector_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/store"
+)
+
+// The inspector's method arguments for the two runs every test makes: a
+// tools/list, and a call of server-everything's echo (which the inspector
+// precedes with a tools/list of its own, to convert the arguments).
+var (
+	listTools = []string{"--method", "tools/list"}
+	callEcho  = []string{"--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi"}
+)
+
+// run is how one inspector invocation ended.
+type run struct {
+	stdout, stderr string
+	err            error // nil when it exited 0
+}
+
+// inspect runs `mcp-inspector --cli args...` in a fresh directory (see
+// TestInspector_ParentPackageJSON for why that matters) and waits for it
+// to exit, at most a minute.
+func inspect(t *testing.T, args ...string) run {
+	t.Helper()
+	return inspectIn(t, t.TempDir(), args...)
+}
+
+func inspectIn(t *testing.T, dir string, args ...string) run {
+	t.Helper()
+	argv := peertest.InspectorCLI(t, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.WaitDelay = 5 * time.Second // its CLI proper is a child that shares stdout
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("inspector %q still running after a minute; stderr:\n%s", args, stderr.String())
+	}
+	return run{stdout: stdout.String(), stderr: stderr.String(), err: err}
+}
+
+// mustInspect is inspect for a run that must succeed; it returns stdout.
+func mustInspect(t *testing.T, args ...string) string {
+	t.Helper()
+	r := inspect(t, args...)
+	if r.err != nil {
+		t.Fatalf("inspector %q: %v; stderr:\n%s", args, r.err, r.stderr)
+	}
+	return r.stdout
+}
+
+// stdioArgs returns the inspector's arguments for a stdio server started
+// as argv, with the method arguments. Each of the inspector's two layers
+// (its bin, and the CLI proper it starts) takes the first "--" for the end
+// of its own options and passes on what follows without it: a "--" in the
+// server's command line (mcpspy record's) must be given three times to
+// reach it once (TestInspector_EatsDoubleDash), and the method arguments
+// must come before them.
+func stdioArgs(method []string, argv ...string) []string {
+	i := slices.Index(argv, "--")
+	if i < 0 {
+		return slices.Concat(argv, method)
+	}
+	return slices.Concat(argv[:i], method, []string{"--", "--", "--"}, argv[i+1:])
+}
+
+// urlArgs returns the inspector's arguments for a server at u over transport
+// ("http" or "sse"). The URL is the target: --server-url is for the web
+// UI only (TestInspector_ServerURLFlag).
+func urlArgs(u, transport string, method []string) []string {
+	return slices.Concat([]string{u, "--transport", transport}, method)
+}
+
+// toolNames returns the names in a tools/list result (the inspector's
+// output, or a recorded frame's result).
+func toolNames(t *testing.T, result []byte) []string {
+	t.Helper()
+	var r struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		t.Fatalf("tools/list result: %v\n%s", err, result)
+	}
+	var names []string
+	for _, tool := range r.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// callText returns a tools/call result's text blocks, joined by " | ",
+// with "isError" added when the result says so.
+func callText(t *testing.T, result []byte) string {
+	t.Helper()
+	var r struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		t.Fatalf("tools/call result: %v\n%s", err, result)
+	}
+	var parts []string
+	for _, c := range r.Content {
+		parts = append(parts, c.Type+": "+c.Text)
+	}
+	if r.IsError {
+		parts = append(parts, "isError")
+	}
+	return strings.Join(parts, " | ")
+}
+
+// waitEnded polls the cassette until it holds n sessions, every one
+// ended, and returns it. A stdio recording ends after the inspector has
+// exited: its SDK waits up to 2 s for mcpspy to exit, then signals it,
+// and does not wait for the end of that.
+func waitEnded(t *testing.T, db string, n int) *store.Tape {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tape, err := store.Load(db)
+		ended := 0
+		if err == nil {
+			for _, s := range tape.Sessions {
+				if s.Info.End != nil {
+					ended++
+				}
+			}
+			if ended == n && len(tape.Sessions) == n {
+				return tape
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cassette %s: want %d sessions ended within 20 s; have %d ended (load: %v)", db, n, ended, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling, with a deadline
+	}
+}
+
+// logOnFailure logs the cassette one message a line if the test fails.
+func logOnFailure(t *testing.T, db string) {
+	t.Helper()
+	spy := peertest.Binary(t, "mcpspy")
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, err := exec.Command(spy, "show", db).CombinedOutput()
+			t.Logf("cassette %s (%v):\n%s", db, err, out)
+		}
+	})
+}
+
+// listChanged is the notification server-everything sends after
+// initialized: where it lands among the client's requests is the
+// server's timing, so shape counts it apart.
+const listChanged = "notifications/tools/list_changed"
+
+// shape lists a session's messages as "dir kind method-or-id", but for
+// list_changed notifications, which it counts. Legacy SSE's endpoint
+// event is "s2c endpoint".
+func shape(msgs []*store.Message) (rest []string, changed int) {
+	for _, m := range msgs {
+		s := jsonrpc.Classify(m.Frame)
+		switch {
+		case s.Method == listChanged:
+			changed++
+			continue
+		case s.Kind == jsonrpc.Malformed && m.HTTP != nil && m.HTTP.EventType == "endpoint":
+			rest = append(rest, fmt.Sprintf("%s endpoint", m.Dir))
+			continue
+		}
+		what := s.Method
+		if what == "" {
+			what = "id=" + s.ID
+		}
+		rest = append(rest, fmt.Sprintf("%s %s %s", m.Dir, s.Kind, what))
+	}
+	return rest, changed
+}
+
+// The sessions each inspector run makes, in shape's terms: the
+// inspector's ids start at 0, and it sets the level before anything else.
+var (
+	wantHandshake = []string{
+		"c2s request initialize", "s2c response id=0",
+		"c2s notification notifications/initialized",
+		"c2s request logging/setLevel", "s2c response id=1",
+		"c2s request tools/list", "s2c response id=2",
+	}
+	wantListSession = wantHandshake
+	wantCallSession = append(slices.Clone(wantHandshake), "c2s request tools/call", "s2c response id=3")
+)
+
+// answer returns the result of the response to the c2s request method
+// (with tool, for tools/call) in a session.
+func answer(t *testing.T, s store.TapeSession, method, tool string) []byte {
+	t.Helper()
+	id := ""
+	for _, m := range s.Messages {
+		sum := jsonrpc.Classify(m.Frame)
+		switch {
+		case m.Dir == store.C2S && sum.Kind == jsonrpc.Request && sum.Method == method && sum.Tool == tool:
+			id = sum.ID
+		case m.Dir == store.S2C && sum.Kind == jsonrpc.Response && id != "" && sum.ID == id:
+			var r struct {
+				Result json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal(m.Frame, &r); err != nil {
+				t.Fatalf("session %s seq %d: %v", s.Info.ID, m.Seq, err)
+			}
+			return r.Result
+		}
+	}
+	t.Fatalf("session %s has no answer to %s %s", s.Info.ID, method, tool)
+	return nil
+}
+
+// inspectorInfo is the clientInfo the inspector sends: its package's name
+// (less the scope) and version.
+const inspectorInfo = `{"name":"inspector","version":"0.22.0"}`
+
+// checkHandshake checks what a session recorded of the handshake between
+// the inspector and server-everything.
+func checkHandshake(t *testing.T, s store.TapeSession, transport string) {
+	t.Helper()
+	h := s.Info.Handshake
+	if s.Info.Transport != transport || h.Method != "initialize" || h.ProtocolVersion != "2025-11-25" ||
+		string(h.ClientInfo) != inspectorInfo || !strings.Contains(string(h.ServerInfo), `"name":"mcp-servers/everything"`) ||
+		!strings.Contains(string(h.Capabilities), `"logging":{}`) {
+		t.Errorf("session %s: info %+v, handshake %+v", s.Info.ID, s.Info, h)
+	}
+}
+
+// readReport waits for mcpmock's report (written when it exits; over
+// stdio that is after the inspector has exited, see waitEnded) and
+// returns it.
+func readReport(t *testing.T, path string) replay.Report {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			var r replay.Report
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatalf("report %s: %v\n%s", path, err, b)
+			}
+			return r
+		}
+		if !errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
+			t.Fatalf("mcpmock wrote no report within 20 s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling, with a deadline
+	}
+}
+
+// checkClean checks that a report has matched requests, none unmatched
+// and nothing recorded unused.
+func checkClean(t *testing.T, r replay.Report, matched int) {
+	t.Helper()
+	if len(r.Unmatched) > 0 || len(r.Unused) > 0 || r.Matched != matched {
+		t.Errorf("report: %d matched (want %d), unmatched %+v, unused %q", r.Matched, matched, r.Unmatched, r.Unused)
+	}
+}
