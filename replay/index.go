@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // keyIndex finds recorded requests by their match key (method, NUL,
@@ -36,6 +37,9 @@ type keyIndex struct {
 	// dups lists the occurrences of each key recorded more than once, in
 	// recorded order; interaction.dup numbers them from 1.
 	dups [][]*interaction
+	// claims counts, per entry of dups, the live requests that used the
+	// key, in every session (see claim).
+	claims []atomic.Int32
 }
 
 // keySlot is one slot of the table; the zero value is empty.
@@ -102,6 +106,7 @@ func buildKeyIndex(seed maphash.Seed, slab []interaction, items []*interaction, 
 			it.dup = first.dup
 		}
 	}
+	x.claims = make([]atomic.Int32, len(x.dups))
 	return x
 }
 
@@ -151,6 +156,20 @@ func (x *keyIndex) occurrences(it *interaction) []*interaction {
 		return nil
 	}
 	return x.dups[it.dup-1]
+}
+
+// claim counts a live request that was answered with one of the
+// occurrences of first's key, and returns the occurrence to count as used
+// for Unused: the next not counted yet, in recorded order. Each live
+// session replays identical requests from the cassette's first
+// occurrence on, so in a cassette pooling several recorded sessions the
+// later sessions' occurrences would never be used, although every client
+// asked exactly what was recorded. Counted over all sessions, N live
+// requests use up N recorded ones.
+func (x *keyIndex) claim(first *interaction) *interaction {
+	all := x.dups[first.dup-1]
+	i := int(x.claims[first.dup-1].Add(1)) - 1
+	return all[min(i, len(all)-1)]
 }
 
 // findNext is find in the index of requests, trying guess first: the

@@ -160,7 +160,11 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	if !ignores {
 		s.guess.Store(it.n + 1)
 	}
-	markUsed(it)
+	if !ignores && !c.match.strict && first.dup != 0 {
+		markUsed(c.byKey.claim(first))
+	} else {
+		markUsed(it)
+	}
 	return s.plan(it), true
 }
 
