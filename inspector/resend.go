@@ -1,0 +1,319 @@
+package inspector
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/store"
+)
+
+// One recorded client message as a shell command that sends it again,
+// what browser devtools and mitmproxy call "copy as cURL": curl for the
+// HTTP transports, a printf piped into the server's command for stdio.
+// The frame goes out byte for byte; nothing here re-encodes it.
+
+// Sentinels of Resend.Command; the errors that wrap them name the message.
+var (
+	// ErrNotSendable is for a message a client does not send on its own:
+	// anything from the server, a client's response, a malformed frame.
+	ErrNotSendable = errors.New("only client requests and notifications can be sent again")
+	// ErrNoShellForm is for a transport no one-line command speaks.
+	ErrNoShellForm = errors.New("no one-line shell command can send it")
+)
+
+// Resend is a recorded message and what its session tells about sending
+// it again.
+type Resend struct {
+	Info store.SessionInfo
+	Msg  *store.Message
+	// Initialize and Initialized are the frames of the session's first
+	// initialize request and notifications/initialized, nil when the
+	// cassette holds none. A stdio server reads them before Msg: a new
+	// process knows nothing of the recorded handshake.
+	Initialize, Initialized []byte
+}
+
+// initializedFrame stands in for a notifications/initialized the
+// cassette lacks: a handshake-era server waits for it.
+const initializedFrame = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+
+// ShellCommand is a command line and what must be done before running it.
+type ShellCommand struct {
+	// Line is the command, on one line unless the frame holds line breaks.
+	Line string
+	// Notes say what to do first (a [redacted] value to fill in) or what
+	// to expect.
+	Notes []string
+}
+
+// String is the command with its notes in a comment at its end: pasted
+// into a shell, it waits for Enter, and reads the notes as a comment.
+func (c ShellCommand) String() string {
+	if len(c.Notes) == 0 {
+		return c.Line
+	}
+	return c.Line + "  # " + strings.Join(c.Notes, "; ")
+}
+
+// Command returns the shell command that sends r.Msg again. The
+// message's own bytes go out unchanged.
+func (r Resend) Command() (ShellCommand, error) {
+	ref := fmt.Sprintf("%s #%d", r.Msg.Session, r.Msg.Seq)
+	if r.Msg.Dir != store.C2S {
+		return ShellCommand{}, fmt.Errorf("%s came from the server: %w", ref, ErrNotSendable)
+	}
+	sum := jsonrpc.Classify(r.Msg.Frame)
+	switch sum.Kind {
+	case jsonrpc.Request, jsonrpc.Notification:
+	case jsonrpc.Batch:
+		if !batchOfCalls(r.Msg.Frame) {
+			return ShellCommand{}, fmt.Errorf("%s is a batch holding responses: %w", ref, ErrNotSendable)
+		}
+	case jsonrpc.Malformed:
+		return ShellCommand{}, fmt.Errorf("%s is not a JSON-RPC message (%s): %w", ref, sum.Reason, ErrNotSendable)
+	default:
+		return ShellCommand{}, fmt.Errorf("%s is the client's %s to a server request: %w", ref, sum.Kind, ErrNotSendable)
+	}
+	switch r.Info.Transport {
+	case store.TransportHTTP, store.TransportLegacySSE:
+		return r.curl(ref)
+	case store.TransportStdio:
+		return r.pipe(ref, sum.Method)
+	case store.TransportWebSocket:
+		return ShellCommand{}, fmt.Errorf("%s went over WebSocket, and %w; mcpspy rerun --session %s CASSETTE --upstream %s sends the session's client side again",
+			ref, ErrNoShellForm, r.Info.ID, r.Info.Upstream)
+	}
+	return ShellCommand{}, fmt.Errorf("%s: its session's transport %q is not one mcpspy records, and %w", ref, r.Info.Transport, ErrNoShellForm)
+}
+
+// batchOfCalls says whether every member of a batch is a request or a
+// notification: a client's batch may also carry its responses.
+func batchOfCalls(frame []byte) bool {
+	var calls []struct {
+		Method *string `json:"method"`
+	}
+	if json.Unmarshal(frame, &calls) != nil || len(calls) == 0 {
+		return false
+	}
+	for _, c := range calls {
+		if c.Method == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// leftOutHeaders are the recorded request headers a resent request does
+// not repeat: hop-by-hop ones, those curl sets from what it sends (the
+// frame is stored decoded, so no Content-Encoding either), Content-Type
+// and Accept, which the command sets itself, and what a browser or
+// runtime adds about itself.
+var leftOutHeaders = []string{
+	"Accept", "Accept-Encoding", "Accept-Language", "Connection", "Content-Encoding",
+	"Content-Length", "Content-Type", "Expect", "Host", "Keep-Alive", "Proxy-Authorization",
+	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "User-Agent",
+}
+
+// curl builds the curl command for a message POSTed over HTTP.
+func (r Resend) curl(ref string) (ShellCommand, error) {
+	origin, path, err := upstreamOrigin(r.Info.Upstream)
+	if err != nil {
+		return ShellCommand{}, fmt.Errorf("%s: %w", ref, err)
+	}
+	method := http.MethodPost
+	var header http.Header
+	if h := r.Msg.HTTP; h != nil {
+		if h.Path != "" {
+			path = h.Path
+		}
+		if h.Method != "" {
+			method = h.Method
+		}
+		header = h.RequestHeader
+	}
+	url := origin + path
+	var fill []string
+	var b strings.Builder
+	b.WriteString("curl -sS -N ")
+	if strings.ContainsAny(url, "[]{}") {
+		b.WriteString("-g ") // curl would take [redacted] for a glob range
+	}
+	fmt.Fprintf(&b, "-X %s %s -H %s -H %s", shellWord(method), shellQuote(url),
+		shellQuote("Content-Type: application/json"), shellQuote("Accept: application/json, text/event-stream"))
+	if strings.Contains(url, store.Redacted) {
+		fill = append(fill, "the URL")
+	}
+	names := make([]string, 0, len(header))
+	for name := range header {
+		if !slices.ContainsFunc(leftOutHeaders, func(s string) bool { return strings.EqualFold(s, name) }) &&
+			!strings.HasPrefix(http.CanonicalHeaderKey(name), "Sec-Fetch-") {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		redacted := false
+		for _, v := range header[name] {
+			if v == "" {
+				fmt.Fprintf(&b, " -H %s", shellQuote(name+";")) // "Name:" would tell curl to leave it out
+			} else {
+				fmt.Fprintf(&b, " -H %s", shellQuote(name+": "+v))
+			}
+			redacted = redacted || strings.Contains(v, store.Redacted)
+		}
+		if redacted {
+			fill = append(fill, "the "+name+" header")
+		}
+	}
+	fmt.Fprintf(&b, " --data-raw %s", shellQuote(string(r.Msg.Frame)))
+	if err := noNUL(ref, b.String()); err != nil {
+		return ShellCommand{}, err
+	}
+	if bytes.Contains(r.Msg.Frame, []byte(`"`+store.Redacted+`"`)) {
+		fill = append(fill, "the message")
+	}
+	var notes []string
+	if len(fill) > 0 {
+		notes = append(notes, "fill in each "+store.Redacted+" first: "+strings.Join(fill, ", "))
+	}
+	if r.Info.Transport == store.TransportLegacySSE {
+		notes = append(notes, "legacy HTTP+SSE: the answer comes on the session's SSE stream, not in this response")
+	}
+	return ShellCommand{Line: b.String(), Notes: notes}, nil
+}
+
+// upstreamOrigin splits an HTTP session's upstream URL into its origin
+// (scheme, user, host) and its path and query. It does not use url.Parse,
+// which refuses the user info "user:[redacted]" the recorder stores.
+func upstreamOrigin(upstream string) (origin, path string, err error) {
+	scheme, rest, ok := strings.Cut(upstream, "://")
+	if !ok || !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		return "", "", fmt.Errorf("its session's upstream %q is not an http(s) URL", upstream)
+	}
+	host := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		host, path = rest[:i], rest[i:]
+	}
+	if host == "" {
+		return "", "", fmt.Errorf("its session's upstream %q names no host", upstream)
+	}
+	path, _, _ = strings.Cut(path, "#")
+	if path == "" || path[0] == '?' {
+		path = "/" + path
+	}
+	return scheme + "://" + host, path, nil
+}
+
+// pipe builds the stdio form: the frames the server must read, one a
+// line, piped into its recorded command line.
+func (r Resend) pipe(ref, method string) (ShellCommand, error) {
+	words := strings.Fields(r.Info.Upstream)
+	if len(words) == 0 {
+		return ShellCommand{}, fmt.Errorf("%s: its session records no server command line", ref)
+	}
+	var notes []string
+	initialize := r.Initialize
+	if initialize == nil && r.Info.Handshake.Method == "initialize" {
+		// A filtered export keeps the handshake's gist, not its request.
+		initialize = rebuiltInitialize(r.Info.Handshake)
+		notes = append(notes, "initialize rebuilt from the session info: the cassette lacks the request")
+	}
+	var frames [][]byte
+	switch {
+	case initialize == nil || method == "initialize":
+		// 2026-07-28 needs no handshake; an initialize needs nothing before it.
+	case method == "notifications/initialized":
+		frames = append(frames, initialize)
+	default:
+		initialized := r.Initialized
+		if initialized == nil {
+			initialized = []byte(initializedFrame)
+		}
+		frames = append(frames, initialize, initialized)
+	}
+	frames = append(frames, r.Msg.Frame)
+	var b strings.Builder
+	b.WriteString(`printf '%s\n'`)
+	for _, f := range frames {
+		b.WriteByte(' ')
+		b.WriteString(shellQuote(string(f)))
+	}
+	b.WriteString(" |")
+	for _, w := range words {
+		b.WriteByte(' ')
+		b.WriteString(shellWord(w))
+	}
+	if err := noNUL(ref, b.String()); err != nil {
+		return ShellCommand{}, err
+	}
+	var fill []string
+	if strings.Contains(r.Info.Upstream, store.Redacted) {
+		fill = append(fill, "the server command line")
+	}
+	for _, f := range frames {
+		if bytes.Contains(f, []byte(`"`+store.Redacted+`"`)) {
+			fill = append(fill, "the messages")
+			break
+		}
+	}
+	if len(fill) > 0 {
+		notes = append([]string{"fill in each " + store.Redacted + " first: " + strings.Join(fill, ", ")}, notes...)
+	}
+	return ShellCommand{Line: b.String(), Notes: notes}, nil
+}
+
+// rebuiltInitialize is an initialize request made of what the session
+// info kept of the recorded one. Its id is a string no recorded client
+// numbering is likely to reuse.
+func rebuiltInitialize(h store.Handshake) []byte {
+	clientInfo := h.ClientInfo
+	if len(clientInfo) == 0 {
+		clientInfo = json.RawMessage(`{"name":"mcpspy","version":"0"}`)
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, clientInfo) == nil {
+		clientInfo = compact.Bytes()
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      string `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", "mcpspy-init", "initialize", struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    struct{}        `json:"capabilities"`
+		ClientInfo      json.RawMessage `json:"clientInfo"`
+	}{h.ProtocolVersion, struct{}{}, clientInfo}})
+	return b
+}
+
+func noNUL(ref, cmd string) error {
+	if strings.IndexByte(cmd, 0) >= 0 {
+		return fmt.Errorf("%s holds a NUL byte, which no shell argument can carry", ref)
+	}
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell: inside single quotes nothing is
+// special but the single quote, which ends the quoting, is escaped, and
+// starts it again.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shellWord quotes a word of a command line only when the shell would
+// otherwise read something into it, so that plain commands stay legible.
+func shellWord(w string) string {
+	for _, c := range w {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("-_./:=@%+,", c)) {
+			return shellQuote(w)
+		}
+	}
+	return w
+}
