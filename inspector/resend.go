@@ -317,3 +317,91 @@ func shellWord(w string) string {
 	}
 	return w
 }
+
+// ResendCommand returns the shell command that sends the message with
+// stable index idx again (Resend.Command), reading what it needs of the
+// message's session from src.
+func (m *Model) ResendCommand(idx int, src Source) (ShellCommand, error) {
+	r, ok := m.ByIndex(idx)
+	if !ok {
+		return ShellCommand{}, fmt.Errorf("no message with index %d", idx)
+	}
+	msg, err := src.Message(r.Ref)
+	if err != nil {
+		return ShellCommand{}, err
+	}
+	rs := resender{m: m, src: src}
+	res, err := rs.resend(r, msg)
+	if err != nil {
+		return ShellCommand{}, err
+	}
+	return res.Command()
+}
+
+// resendable says, from its summary alone, whether r may be a message
+// Resend.Command accepts: WriteText reads no other frame.
+func (r Row) resendable() bool {
+	return r.Dir == store.C2S && (r.Kind == jsonrpc.Request || r.Kind == jsonrpc.Notification || r.Kind == jsonrpc.Batch)
+}
+
+// resender builds the commands for a model's messages, reading each stdio
+// session's handshake frames once.
+type resender struct {
+	m         *Model
+	src       Source
+	handshake map[uint32][2][]byte
+}
+
+// resend gathers what sending r (whose message is msg) again needs; its
+// error is from reading the cassette, never about the message.
+func (rs *resender) resend(r Row, msg *store.Message) (Resend, error) {
+	sess := rs.m.rows[r.Index].sess
+	res := Resend{Info: rs.m.Sessions[sess].Info, Msg: msg}
+	if res.Info.Transport == store.TransportStdio && r.resendable() {
+		hs, err := rs.handshakeOf(sess)
+		if err != nil {
+			return res, err
+		}
+		res.Initialize, res.Initialized = hs[0], hs[1]
+	}
+	return res, nil
+}
+
+// handshakeOf returns the frames of a session's first initialize request
+// and notifications/initialized (nil for each it lacks).
+func (rs *resender) handshakeOf(sess uint32) ([2][]byte, error) {
+	if hs, ok := rs.handshake[sess]; ok {
+		return hs, nil
+	}
+	m := rs.m
+	found := [2]int32{-1, -1}
+	for _, i := range m.sessRows[sess] {
+		r := &m.rows[i]
+		switch {
+		case r.dir != store.C2S:
+		case found[0] < 0 && r.kind == jsonrpc.Request && m.strs[r.method] == "initialize":
+			found[0] = i
+		case found[1] < 0 && r.kind == jsonrpc.Notification && m.strs[r.method] == "notifications/initialized":
+			found[1] = i
+		}
+		if found[0] >= 0 && found[1] >= 0 {
+			break
+		}
+	}
+	var hs [2][]byte
+	for k, i := range found {
+		if i < 0 {
+			continue
+		}
+		msg, err := rs.src.Message(m.row(int(i)).Ref)
+		if err != nil {
+			return hs, err
+		}
+		hs[k] = msg.Frame
+	}
+	if rs.handshake == nil {
+		rs.handshake = map[uint32][2][]byte{}
+	}
+	rs.handshake[sess] = hs
+	return hs, nil
+}

@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcptape/mcptape/store"
@@ -379,6 +381,149 @@ func TestResend_StdioRoundTrip(t *testing.T) {
 			}
 			if diff := cmp.Diff(args, gotArgs); diff != "" {
 				t.Errorf("the server's arguments (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// rowIndex finds the stable index of a session's message.
+func rowIndex(t *testing.T, m *Model, session string, seq uint64) int {
+	t.Helper()
+	for i := range m.Len() {
+		if r, _ := m.ByIndex(i); r.Session == session && r.Seq == seq {
+			return i
+		}
+	}
+	t.Fatalf("no message %s #%d", session, seq)
+	return -1
+}
+
+// TestModel_ResendCommand finds the session's handshake frames for a
+// stdio message in the cassette itself.
+func TestModel_ResendCommand(t *testing.T) {
+	m, src := openModel(t, writeCassette(t, sampleSession))
+	f := func(i int) string { return "'" + sampleSession[i].json + "'" }
+	tests := []struct {
+		name    string
+		seq     uint64
+		want    string
+		wantErr string
+	}{
+		{"a call after the handshake", 4, `printf '%s\n' ` + f(0) + " " + f(2) + " " + f(3) + " | server", ""},
+		{"the initialize", 1, `printf '%s\n' ` + f(0) + " | server", ""},
+		{"the initialized notification", 3, `printf '%s\n' ` + f(0) + " " + f(2) + " | server", ""},
+		{"the client's response to roots/list", 8, "", "s1 #8 is the client's response to a server request: only client requests and notifications can be sent again"},
+		{"a server message", 2, "", "s1 #2 came from the server: only client requests and notifications can be sent again"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd, err := m.ResendCommand(rowIndex(t, m, "s1", tt.seq), src)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, ErrNotSendable) {
+					t.Errorf("ResendCommand = %q, %v; want the error %q", cmd, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, cmd.String()); diff != "" {
+				t.Errorf("command (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := m.ResendCommand(m.Len(), src); err == nil {
+		t.Error("ResendCommand past the last message did not fail")
+	}
+}
+
+// writeSessions records sessions with the given infos into a new
+// cassette; HTTP sessions' client frames get a POST's metadata.
+func writeSessions(tb testing.TB, infos []store.SessionInfo, sessions ...[]frame) string {
+	tb.Helper()
+	path := tb.TempDir() + "/sessions.db"
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i, frames := range sessions {
+		info := infos[i]
+		info.Start = t0.Add(time.Duration(i) * time.Second)
+		s, err := w.NewSession(info)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, f := range frames {
+			var meta *store.HTTPMeta
+			if info.Transport == store.TransportHTTP && f.dir == store.C2S {
+				meta = &store.HTTPMeta{Method: http.MethodPost, Path: "/mcp", RequestHeader: http.Header{"Mcp-Session-Id": {"sid"}}, Stream: "post-body"}
+			}
+			s.Append(f.dir, info.Start.Add(f.at), []byte(f.json), meta)
+		}
+		if err := s.End(store.EndInfo{Reason: store.EndEOF, Time: info.Start.Add(time.Second)}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// TestModel_WriteTextResend prints a command per client request and
+// notification the filter shows, across transports, and the reason for
+// the one that has none.
+func TestModel_WriteTextResend(t *testing.T) {
+	short := []frame{
+		{store.C2S, 0, listFrame},
+		{store.S2C, time.Millisecond, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+	}
+	path := writeSessions(t, []store.SessionInfo{
+		{Transport: store.TransportStdio, Upstream: "server --flag"},
+		{Transport: store.TransportHTTP, Upstream: "http://127.0.0.1:3001/mcp"},
+		{Transport: store.TransportWebSocket, Upstream: "ws://127.0.0.1:8080/"},
+	}, sampleSession[:5], short, short)
+	tests := []struct {
+		name, filter, want string
+		n                  int
+	}{
+		{"everything", "", `# s1:1 initialize
+printf '%s\n' '` + sampleSession[0].json + `' | server --flag
+
+# s1:3 notifications/initialized
+printf '%s\n' '` + sampleSession[0].json + `' '` + sampleSession[2].json + `' | server --flag
+
+# s1:4 tools/call echo
+printf '%s\n' '` + sampleSession[0].json + `' '` + sampleSession[2].json + `' '` + sampleSession[3].json + `' | server --flag
+
+# s1:5 tools/call slow-op
+printf '%s\n' '` + sampleSession[0].json + `' '` + sampleSession[2].json + `' '` + sampleSession[4].json + `' | server --flag
+
+# s2:1 tools/list
+` + httpPrefix + ` -H 'Mcp-Session-Id: sid' --data-raw '` + listFrame + `'
+
+# s3:1 tools/list
+# s3 #1 went over WebSocket, and no one-line shell command can send it; mcpspy rerun --session s3 CASSETTE --upstream ws://127.0.0.1:8080/ sends the session's client side again
+`, 6},
+		{"a filter", "tool:echo", `# s1:4 tools/call echo
+printf '%s\n' '` + sampleSession[0].json + `' '` + sampleSession[2].json + `' '` + sampleSession[3].json + `' | server --flag
+`, 1},
+		{"only server messages", "dir:s2c", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, src := openModel(t, path)
+			filtered(t, m, src, tt.filter)
+			var b strings.Builder
+			n, err := m.WriteText(context.Background(), &b, src, TextOptions{Resend: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+				t.Errorf("WriteText (-want +got):\n%s", diff)
+			}
+			if n != tt.n {
+				t.Errorf("WriteText counted %d commands, want %d", n, tt.n)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -29,6 +30,10 @@ type TextOptions struct {
 	// Lint prints each message's protocol findings (package lint) under
 	// its line, and a session's own findings before its first line.
 	Lint bool
+	// Resend prints, in place of the lines, a shell command that sends
+	// each client request and notification again (Resend.Command), under
+	// a comment naming the message; the other messages are left out.
+	Resend bool
 	// Follow keeps polling a live source (a .db recorders write) after
 	// the messages already there, and prints new ones as they arrive,
 	// until the context ends.
@@ -111,21 +116,34 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 	// whole session when it ends, as late ones (lintWriter.late).
 	m.following = opts.Follow && src.Live()
 	lw := &lintWriter{m: m, src: src, w: w, started: map[uint32]bool{}, handled: map[lint.Finding]int{}}
+	rs := &resender{m: m, src: src}
 	printFrom := func(from int) error {
 		for start := from; start < m.Visible(); start += bodyBatch {
 			rows := make([]Row, 0, bodyBatch)
 			for i := start; i < min(start+bodyBatch, m.Visible()); i++ {
 				r, _ := m.Row(i)
-				rows = append(rows, r)
+				if !opts.Resend || r.resendable() {
+					rows = append(rows, r)
+				}
 			}
 			var msgs map[Ref]*store.Message
-			if opts.Bodies || opts.HTTP {
+			if opts.Bodies || opts.HTTP || opts.Resend {
 				var err error
 				if msgs, err = messagesOf(src, rows); err != nil {
 					return err
 				}
 			}
 			for _, r := range rows {
+				if opts.Resend {
+					ok, err := writeResend(w, rs, r, msgs[r.Ref], written > 0)
+					if err != nil {
+						return err
+					}
+					if ok {
+						written++
+					}
+					continue
+				}
 				var fs []lint.Finding
 				if opts.Lint {
 					var err error
@@ -264,6 +282,35 @@ func (lw *lintWriter) late() error {
 		}
 	}
 	return nil
+}
+
+// writeResend prints r's command, under a comment naming r and after a
+// blank line when sep is set. A message that cannot be sent again as a
+// client sent it (a batch of responses) is left out; one that can be but
+// has no command (a WebSocket message, a session without its server's
+// command line) gets the reason in a comment in the command's place.
+func writeResend(w io.Writer, rs *resender, r Row, msg *store.Message, sep bool) (bool, error) {
+	if msg == nil {
+		return false, fmt.Errorf("%s #%d: the cassette no longer holds the message", r.Session, r.Seq)
+	}
+	res, err := rs.resend(r, msg)
+	if err != nil {
+		return false, err
+	}
+	cmd, err := res.Command()
+	if errors.Is(err, ErrNotSendable) {
+		return false, nil
+	}
+	line := cmd.String()
+	if err != nil {
+		line = "# " + err.Error()
+	}
+	if sep {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "# %s:%d %s\n", r.Session, r.Seq, strings.TrimSpace(r.Method+" "+r.Tool))
+	fmt.Fprintln(w, line)
+	return true, nil
 }
 
 // bodyBatch is how many lines' messages are fetched together.
