@@ -21,7 +21,7 @@ const helpText = `[::b]keys[::-]
  z                        unfold long strings and base64
  Space                    mark a message for export
  e                        export marked (else filtered) to JSONL
- c                        copy the message JSON (OSC 52)
+ c / C                    copy the message JSON / as a command
  L                        lint: check, go to the next finding
  t                        tools summary
  ?                        this help      q  quit
@@ -121,6 +121,8 @@ func (a *App) keys(ev *tcell.EventKey) *tcell.EventKey {
 		a.prompt("export to: ", a.opts.ExportPath, a.export)
 	case 'c':
 		a.copyMessage()
+	case 'C':
+		a.copyCommand()
 	case 'L':
 		a.nextFinding()
 	default:
@@ -307,6 +309,36 @@ func (a *App) copyMessage() {
 	}
 	a.screen.SetClipboard(msg.Frame)
 	a.setNote(fmt.Sprintf("copied %s #%d (%s) to the clipboard", r.Session, r.Seq, sizeText(len(msg.Frame))), false)
+}
+
+// copyCommand puts on the clipboard, as copyMessage does, a shell command
+// that sends the selected client message again (Resend.Command).
+func (a *App) copyCommand() {
+	r, ok := a.selected()
+	if !ok {
+		return
+	}
+	cmd, err := a.model.ResendCommand(r.Index, a.src)
+	if err != nil {
+		a.setNote(err.Error(), true)
+		return
+	}
+	text := cmd.String()
+	a.screen.SetClipboard([]byte(text))
+	// What to fill in matters more than the command's start, which a
+	// narrow status line cuts off first.
+	note := fmt.Sprintf("copied %s #%d as a command (%s)", r.Session, r.Seq, sizeText(len(text)))
+	for _, n := range cmd.Notes {
+		note += " · " + n
+	}
+	gist, _, cut := strings.Cut(cmd.Line, "\n")
+	if rs := []rune(gist); len(rs) > 30 {
+		gist, cut = string(rs[:30]), true
+	}
+	if cut {
+		gist += "…"
+	}
+	a.setNote(note+": "+gist, false)
 }
 
 func (a *App) showTools() {

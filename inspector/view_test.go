@@ -78,6 +78,27 @@ func TestView_Keys(t *testing.T) {
 				t.Errorf("clipboard %q", got)
 			}
 		}},
+		{name: "copy as a command", steps: []keyStep{
+			{keys: "jjj", want: []string{"s1 #4  →"}},
+			{keys: "C", want: []string{`copied s1 #4 as a command (362 B): printf '%s\n' '{"jsonrpc":"2`}},
+		}, check: func(t *testing.T, h *harness) {
+			var got []byte
+			h.onUI(func() { got = h.sim.GetClipboardData() })
+			want := `printf '%s\n' '` + sampleSession[0].json + `' '` + sampleSession[2].json + `' '` + sampleSession[3].json + `' | server`
+			if string(got) != want {
+				t.Errorf("clipboard %q\nwant      %q", got, want)
+			}
+		}},
+		{name: "copy as a command refuses a server message", steps: []keyStep{
+			{keys: "j", want: []string{"s1 #2  ←"}},
+			{keys: "C", want: []string{"s1 #2 came from the server"}},
+		}, check: func(t *testing.T, h *harness) {
+			var got []byte
+			h.onUI(func() { got = h.sim.GetClipboardData() })
+			if len(got) != 0 {
+				t.Errorf("clipboard %q after a refusal", got)
+			}
+		}},
 		{name: "sessions pane scopes the table", steps: []keyStep{
 			{key: tcell.KeyBacktab}, {keys: "j", want: []string{"13/13"}},
 			{keys: "k"}, {keys: "j", want: []string{"13/13"}},
