@@ -39,6 +39,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	lintFlag := fs.Bool("lint", false, "print each message's protocol findings (mcpspy lint's) under its line, and a session's own before its first line")
 	follow := fs.Bool("follow", false, "go on printing the messages recorders in other processes add, until interrupted (.db only)")
 	tools := fs.Bool("tools", false, "print the per-tool summary instead (calls, errors, pending, p50, p95 latency), as the inspector's t key")
+	resend := fs.Bool("resend", false, "print instead, for each client request and notification, a shell command that sends it again (curl for HTTP, printf piped into the server for stdio), as the inspector's C key")
 	path, err := followedCassette(fs, args, follow)
 	if err != nil {
 		return err
@@ -49,6 +50,9 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	}
 	if *tools && (*follow || *body || *httpMeta || *lintFlag || !f.Empty()) {
 		return usageErrorf("show: --tools summarises every tools/call of the sessions in scope; it takes --session, not --filter, --body, --http, --lint or --follow")
+	}
+	if *resend && (*tools || *body || *httpMeta || *lintFlag) {
+		return usageErrorf("show: --resend prints commands in place of the lines; it takes --session, --filter and --follow, not --tools, --body, --http or --lint")
 	}
 	m, src, err := inspector.Open(path)
 	if err != nil {
@@ -71,9 +75,13 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if err := m.SetFilter(f, src); err != nil {
 		return err
 	}
-	n, err := m.WriteText(ctx, s.Out, src, inspector.TextOptions{Bodies: *body, HTTP: *httpMeta, Lint: *lintFlag, Follow: *follow})
-	if err == nil && n == 0 && !*follow && !f.Empty() {
+	n, err := m.WriteText(ctx, s.Out, src, inspector.TextOptions{Bodies: *body, HTTP: *httpMeta, Lint: *lintFlag, Resend: *resend, Follow: *follow})
+	switch {
+	case err != nil || n > 0 || *follow:
+	case m.Visible() == 0 && !f.Empty():
 		fmt.Fprintln(s.Err, "mcpspy: show: the filter matched no message")
+	case *resend:
+		fmt.Fprintln(s.Err, "mcpspy: show: no client request or notification shown, so no command to print")
 	}
 	return err
 }
@@ -94,4 +102,6 @@ func followedCassette(fs *flag.FlagSet, args []string, follow *bool) (string, er
 	return path, nil
 }
 
-const showSynopsis = "show [--session ID] [--filter EXPR] [--body] [--http] [--lint] [--follow] CASSETTE\n       mcpspy show --tools [--session ID] CASSETTE"
+const showSynopsis = "show [--session ID] [--filter EXPR] [--body] [--http] [--lint] [--follow] CASSETTE\n" +
+	"       mcpspy show --resend [--session ID] [--filter EXPR] [--follow] CASSETTE\n" +
+	"       mcpspy show --tools [--session ID] CASSETTE"

@@ -24,6 +24,7 @@ Usage:
   mcpspy record [-o CASSETTE] [--session NAME] [--listen ADDR] --upstream URL
   mcpspy inspect [--follow] CASSETTE
   mcpspy show [--session ID] [--filter EXPR] [--body] [--http] [--lint] [--follow] CASSETTE
+  mcpspy show --resend [--session ID] [--filter EXPR] [--follow] CASSETTE
   mcpspy show --tools [--session ID] CASSETTE
   mcpspy ls CASSETTE
   mcpspy export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded]] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE

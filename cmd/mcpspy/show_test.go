@@ -159,6 +159,11 @@ func TestMcpspy_ShowErrors(t *testing.T) {
 		{"tools with a filter", []string{"--tools", "--filter", "error", db}, 2, "mcpspy: show: --tools summarises every tools/call"},
 		{"tools with follow", []string{"--tools", "--follow", db}, 2, "mcpspy: show: --tools summarises every tools/call"},
 		{"tools with http", []string{"--tools", "--http", db}, 2, "mcpspy: show: --tools summarises every tools/call"},
+		{"resend with body", []string{"--resend", "--body", db}, 2, "mcpspy: show: --resend prints commands in place of the lines; it takes --session, --filter and --follow, not --tools, --body, --http or --lint"},
+		{"resend with tools", []string{"--resend", "--tools", db}, 2, "mcpspy: show: --resend prints commands in place of the lines"},
+		{"resend with lint", []string{"--resend", "--lint", db}, 2, "mcpspy: show: --resend prints commands in place of the lines"},
+		{"resend, nothing to send", []string{"--resend", "--filter", "dir:s2c", db}, 0, "mcpspy: show: no client request or notification shown, so no command to print"},
+		{"resend, no match", []string{"--resend", "--filter", "tool:nosuch", db}, 0, "mcpspy: show: the filter matched no message"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
