@@ -238,6 +238,13 @@ func (r Resend) pipe(ref, method string) (ShellCommand, error) {
 		frames = append(frames, initialize, initialized)
 	}
 	frames = append(frames, r.Msg.Frame)
+	for _, f := range frames {
+		if bytes.IndexByte(f, '\n') >= 0 {
+			// A pretty-printed frame from a hand-edited JSONL export: stdio
+			// would read each of its lines as a message.
+			return ShellCommand{}, fmt.Errorf("%s: a frame to send holds a line break, which a stdio server would read as the end of a message", ref)
+		}
+	}
 	var b strings.Builder
 	b.WriteString(`printf '%s\n'`)
 	for _, f := range frames {

@@ -233,6 +233,8 @@ func TestResend_CommandBadInput(t *testing.T) {
 			`s1 #4: its session's upstream "http:///mcp" names no host`},
 		{"a stdio session without its command line", Resend{Info: withInfo(stdioInfo, func(i *store.SessionInfo) { i.Upstream = " " }), Msg: stdioMsg(store.C2S, listFrame)},
 			"s1 #4: its session records no server command line"},
+		{"a line break in a stdio frame", Resend{Info: stdioInfo, Msg: stdioMsg(store.C2S, "{\"jsonrpc\":\"2.0\",\n\"method\":\"ping\",\"id\":1}")},
+			"s1 #4: a frame to send holds a line break, which a stdio server would read as the end of a message"},
 		{"a NUL byte in a header", Resend{Info: httpInfo, Msg: httpMsg(store.C2S, listFrame, "/mcp", http.Header{"X-Bad": {"a\x00b"}})},
 			"s1 #4 holds a NUL byte, which no shell argument can carry"},
 	}
