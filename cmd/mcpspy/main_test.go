@@ -32,7 +32,6 @@ func TestMcpspy_BadInput(t *testing.T) {
 	}{
 		{"no command", nil, 2, []string{"no command given"}},
 		{"unknown command", []string{"recrod"}, 2, []string{`unknown command "recrod"`}},
-		{"missing --", []string{"record", "-o", filepath.Join(dir, "a.db"), "npx", "server"}, 2, []string{"missing --", `"npx"`}},
 		{"nothing to record", []string{"record"}, 2, []string{"nothing to record"}},
 		{"no command after --", []string{"record", "--"}, 2, []string{"no server command after --"}},
 		{"bad flag", []string{"record", "--bogus", "--", "true"}, 2, []string{"flag provided but not defined: -bogus"}},
@@ -53,8 +52,8 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"--grace of 0", []string{"record", "--grace", "0s", "--", "true"}, 2, []string{"record: --grace 0s: want a time above 0"}},
 		{"--grace with --upstream", []string{"record", "--grace", "1s", "--upstream", "http://127.0.0.1:1/mcp"}, 2, []string{"--grace is for a stdio server"}},
 		{"export --redact without a name", []string{"export", "--redact", "", notCassette}, 2, []string{"--redact wants a member, header or parameter name"}},
-		{"record: a word before --", []string{"record", "-o", filepath.Join(dir, "c.db"), "extra", "--", "true"}, 2, []string{`record: unexpected argument "extra" before --`}},
 		{"record: --upstream and a command", []string{"record", "--upstream", "http://127.0.0.1:1/mcp", "--", "true"}, 2, []string{"give either --upstream URL or -- COMMAND, not both"}},
+		{"record: --upstream and a command without --", []string{"record", "--upstream", "http://127.0.0.1:1/mcp", "true"}, 2, []string{"give either --upstream URL or -- COMMAND, not both"}},
 		{"record: --listen with a command", []string{"record", "--listen", "127.0.0.1:0", "--", "true"}, 2, []string{"--listen needs --upstream URL"}},
 		{"record into a .jsonl", []string{"record", "-o", filepath.Join(dir, "r.jsonl"), "--", "true"}, 2, []string{"record: -o " + filepath.Join(dir, "r.jsonl") + ": a .jsonl is read as a JSONL export, and a cassette is a bbolt file: name it .db"}},
 		{"import into a .jsonl", []string{"import", "-o", filepath.Join(dir, "i.jsonl"), "x.jsonl"}, 2, []string{"import: -o " + filepath.Join(dir, "i.jsonl") + ": a .jsonl is read as a JSONL export"}},
@@ -314,5 +313,39 @@ func TestMcpspy_Help(t *testing.T) {
 	code, stdout, stderr := runCaptured("ls", "--bogus")
 	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "Usage: mcpspy ls CASSETTE\n") {
 		t.Errorf("ls --bogus: exit %d, stdout %q, stderr %q; want 2, the usage on stderr", code, stdout, stderr)
+	}
+}
+
+// The server's command line starts after "--" or at the first argument
+// that is not one of record's flags (the MCP Inspector drops a "--" it is
+// given); from there on everything is the server's, its own "--" and
+// flags named like record's included.
+func TestMcpspy_RecordCommandLine(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string // after record -o DB
+		want string   // what printf '%s|' printed
+	}{
+		{"after --", []string{"--", "printf", "%s|", "a"}, "a|"},
+		{"without --", []string{"printf", "%s|", "a"}, "a|"},
+		{"without --, the server's own -- and -o", []string{"printf", "%s|", "-o", "x", "--", "y"}, "-o|x|--|y|"},
+		{"after --, a second -- is the server's", []string{"--", "printf", "%s|", "--", "y"}, "--|y|"},
+		{"record's flags first, then the command", []string{"--session", "named", "printf", "%s|", "--session"}, "--session|"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "c.db")
+			code, out, errOut := runCaptured(append([]string{"record", "-o", db}, tt.args...)...)
+			if code != 0 || out != tt.want {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and %q", code, out, errOut, tt.want)
+			}
+			tape, err := store.Load(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if up := tape.Sessions[0].Info.Upstream; !strings.HasPrefix(up, "printf ") {
+				t.Errorf("recorded upstream %q, want the printf command line", up)
+			}
+		})
 	}
 }

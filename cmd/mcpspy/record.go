@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/cli"
@@ -61,28 +59,25 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 		"mcpspy loses only what was not yet committed (a message waits at most 25 ms plus one commit)")
 	fs.DurationVar(&o.grace, "grace", 5*time.Second, "stdio: how long each shutdown step (close stdin, SIGTERM) waits for the server to exit")
 
-	// Everything after "--" is the server's command line, flags included.
-	cmdAt := slices.Index(args, "--")
-	flagArgs := args
-	if cmdAt >= 0 {
-		flagArgs, o.command = args[:cmdAt], args[cmdAt+1:]
-	}
-	if err := parseFlags(fs, flagArgs); err != nil {
+	// The server's command line starts after "--", or at the first
+	// argument that is not one of record's flags (as env and timeout
+	// take a command): its own flags, and any "--" of its own, pass to
+	// it. Some launchers drop a "--" they are given (the MCP Inspector
+	// does), so record cannot insist on one.
+	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
+	o.command = fs.Args()
+	dashed := len(args) > len(o.command) && args[len(args)-len(o.command)-1] == "--"
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	listenSet := set["listen"]
 	switch {
-	case fs.NArg() > 0 && cmdAt < 0:
-		return nil, usageErrorf("record: missing -- before the server command %q (mcpspy record -o CASSETTE -- %s)", fs.Arg(0), strings.Join(fs.Args(), " "))
-	case fs.NArg() > 0:
-		return nil, usageErrorf("record: unexpected argument %q before --", fs.Arg(0))
-	case o.upstream != "" && cmdAt >= 0:
+	case o.upstream != "" && (dashed || len(o.command) > 0):
 		return nil, usageErrorf("record: give either --upstream URL or -- COMMAND, not both")
 	case o.upstream == "" && listenSet:
 		return nil, usageErrorf("record: --listen needs --upstream URL")
-	case o.upstream == "" && cmdAt < 0:
+	case o.upstream == "" && !dashed && len(o.command) == 0:
 		return nil, usageErrorf("record: nothing to record: give -- COMMAND [ARG...] (stdio) or --upstream URL (HTTP, WebSocket)")
 	case o.upstream == "" && len(o.command) == 0:
 		return nil, usageErrorf("record: no server command after --")

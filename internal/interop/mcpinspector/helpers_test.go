@@ -71,16 +71,17 @@ func mustInspect(t *testing.T, args ...string) string {
 // stdioArgs returns the inspector's arguments for a stdio server started
 // as argv, with the method arguments. Each of the inspector's two layers
 // (its bin, and the CLI proper it starts) takes the first "--" for the end
-// of its own options and passes on what follows without it: a "--" in the
-// server's command line (mcpspy record's) must be given three times to
-// reach it once (TestInspector_EatsDoubleDash), and the method arguments
-// must come before them.
+// of its own options and drops it. So a "--" must be given twice to keep
+// the CLI proper off the server's own flags (node's --require), and the
+// "--" of mcpspy record's command line never reaches mcpspy
+// (TestInspector_EatsDoubleDash), which takes the server's command
+// without it. The method arguments come before them.
 func stdioArgs(method []string, argv ...string) []string {
 	i := slices.Index(argv, "--")
 	if i < 0 {
 		return slices.Concat(argv, method)
 	}
-	return slices.Concat(argv[:i], method, []string{"--", "--", "--"}, argv[i+1:])
+	return slices.Concat(argv[:i], method, []string{"--", "--"}, argv[i+1:])
 }
 
 // urlArgs returns the inspector's arguments for a server at u over transport

@@ -5,10 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/store"
 )
 
 // failsWith checks that an inspector run failed (exit 1) with a message
@@ -23,14 +25,16 @@ func failsWith(t *testing.T, r run, want string) {
 
 // The inspector's README says that what follows "--" goes to the server,
 // but its bin and its CLI proper each take the first "--" as the end of
-// their own options and drop it: a server command line that needs one
-// (mcpspy record's, before the server it wraps) loses it. On the command
-// line, mcpspy then refuses to start (it says why on stderr, which the
-// inspector hides: the user sees "Connection closed"); given "-- -- --"
-// it works (see stdioArgs). A configuration that `mcpspy wrap` wrote fails
-// worse: the "--" from the file splits the inspector's own arguments, and
-// --method lands among the server's. So `mcp-inspector --cli --config`
-// cannot use a host's mcp.json once wrapped.
+// their own options and drop it: a server command line that holds one
+// (mcpspy record's, before the server it wraps) loses it. mcpspy record
+// used to refuse a command without its "--" (the user saw only
+// "Connection closed": the inspector hides stderr); it now takes the
+// server's command from the first argument that is not one of its flags,
+// so the inspector in front of mcpspy works as its README says. A
+// configuration that `mcpspy wrap` wrote still fails: the "--" from the
+// file splits the inspector's own arguments, and --method lands among the
+// server's. So `mcp-inspector --cli --config` cannot use a host's
+// mcp.json once wrapped.
 func TestInspector_EatsDoubleDash(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -40,9 +44,13 @@ func TestInspector_EatsDoubleDash(t *testing.T) {
 	t.Run("command line", func(t *testing.T) {
 		t.Parallel()
 		args := append([]string{mcpspy, "record", "-o", db, "--"}, server...)
-		failsWith(t, inspect(t, append(args, listTools...)...), "Connection closed")
-		if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("mcpspy recorded with its -- gone: %v", err)
+		out := mustInspect(t, append(args, listTools...)...)
+		if names := toolNames(t, []byte(out)); !slices.Contains(names, "echo") {
+			t.Errorf("tools/list through mcpspy, its -- dropped: %q", names)
+		}
+		tape, err := store.Load(db)
+		if err != nil || len(tape.Sessions) != 1 || len(tape.Sessions[0].Messages) == 0 {
+			t.Fatalf("mcpspy recorded nothing with its -- dropped: %v", err)
 		}
 	})
 	t.Run("mcpspy wrap's config", func(t *testing.T) {
