@@ -53,10 +53,13 @@ type Cassette struct {
 	reqs     []*interaction // requests in recorded order
 	byKey    *keyIndex      // method+canonical params → occurrences
 	byMethod map[string][]*interaction
-	notes    *keyIndex     // client notifications, and the traffic after them
-	redacted redactedNames // request members recorded as "[redacted]", by method
-	ignore   []string      // members left out of match keys (Ignore)
-	dropped  int           // server messages with nothing to attach to
+	// methodClaims counts, per method, the live requests ignore-params
+	// answered from byMethod, in every session (see claimMethod).
+	methodClaims map[string]*atomic.Int32
+	notes        *keyIndex     // client notifications, and the traffic after them
+	redacted     redactedNames // request members recorded as "[redacted]", by method
+	ignore       []string      // members left out of match keys (Ignore)
+	dropped      int           // server messages with nothing to attach to
 	// intro answers initialize when the cassette recorded none (see
 	// handshake.go); nil when it did.
 	intro *introduction
@@ -156,8 +159,10 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 	for i := range sessions {
 		c.addSession(&sessions[i], parsedFrames(sessions[i].Messages, seed, cfg.ignore), &b)
 	}
+	c.methodClaims = make(map[string]*atomic.Int32, len(b.byMethod))
 	for method, l := range b.byMethod {
 		c.byMethod[method] = *l
+		c.methodClaims[method] = new(atomic.Int32)
 	}
 	c.slab = c.slab[:b.used]
 	c.byKey = buildKeyIndex(seed, c.slab, c.reqs, b.reqHash)
@@ -629,6 +634,13 @@ func (c *Cassette) Name() string { return c.name }
 
 // Len is the number of recorded requests.
 func (c *Cassette) Len() int { return len(c.reqs) }
+
+// claimMethod is keyIndex.claim for ignore-params: the live requests of
+// a method, in every session, use up the recorded ones in recorded order.
+func (c *Cassette) claimMethod(method string, all []*interaction) *interaction {
+	i := int(c.methodClaims[method].Add(1)) - 1
+	return all[min(i, len(all)-1)]
+}
 
 // Unused implements Source: recorded requests no session used. ping and
 // server/discover are left out: the engine answers ping itself, and only

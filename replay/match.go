@@ -160,9 +160,14 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	if !ignores {
 		s.guess.Store(it.n + 1)
 	}
-	if !ignores && !c.match.strict && first.dup != 0 {
+	switch {
+	case c.match.strict:
+		markUsed(it)
+	case ignores:
+		markUsed(c.claimMethod(req.Method, byMet))
+	case first.dup != 0:
 		markUsed(c.byKey.claim(first))
-	} else {
+	default:
 		markUsed(it)
 	}
 	return s.plan(it), true

@@ -70,6 +70,7 @@ func TestCassette_UnusedPooledSessions(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
+		match   string
 		clients [][]string // each client's requests, one live session each
 		want    []string   // unused
 		answers []string   // each client's tools/list answer, in order
@@ -100,11 +101,21 @@ func TestCassette_UnusedPooledSessions(t *testing.T) {
 			want:    []string{`pool.db s1#3 logging/setLevel {"level":"debug"}`, `pool.db s2#3 logging/setLevel {"level":"debug"}`, `pool.db s3#3 logging/setLevel {"level":"debug"}`},
 			answers: []string{"one", "two", "three", "three"},
 		},
+		{
+			name:  "ignore-params: counted per method over all sessions",
+			match: "ignore-params",
+			clients: [][]string{
+				{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"x"}}`, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`},
+				{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			},
+			want:    []string{`pool.db s2#3 logging/setLevel {"level":"debug"}`, `pool.db s3#1 tools/list`, `pool.db s3#3 logging/setLevel {"level":"debug"}`},
+			answers: []string{"one", "one"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := pooled(t)
-			s := mocktest.New(t, []replay.Source{c})
+			s := mocktest.New(t, []replay.Source{c}, mocktest.WithMatch(tt.match))
 			var answers []string
 			for _, reqs := range tt.clients {
 				cl := dial(t, s)
