@@ -574,7 +574,9 @@ func (s *session) unmatched(ctx context.Context, req *Request, ex exchange) {
 // connected, and gives up on an error), so a cassette recorded with
 // another client could not be replayed to them. Recorded log messages
 // are not made up: only a recorded setLevel brings those. A level the
-// spec does not name gets -32602, as from a real server.
+// spec does not name gets -32602, as from a real server. Only after an
+// initialize: 2026-07-28 deprecates logging (SEP-2577), and a client of
+// that era declares nothing to set a level for.
 func (s *session) answerSetLevel(req *Request, ex exchange) bool {
 	s.mu.Lock()
 	logging := s.logging
