@@ -31,6 +31,12 @@ type WrapOptions struct {
 	// Unwrap undoes an earlier wrap instead: each server mcpspy records
 	// gets its own command back.
 	Unwrap bool
+	// ServerAt finds where the server's command starts in the arguments
+	// of mcpspy record (those after "record"), ok=false when they are not
+	// a stdio recording's. mcpspy record takes the command with or
+	// without "--", so only its own flag parsing knows; nil looks for the
+	// "--" that wrap writes.
+	ServerAt func(recordArgs []string) (at int, ok bool)
 }
 
 // WrapNote says what became of one server.
@@ -124,7 +130,7 @@ func WrapHostConfig(config []byte, o WrapOptions) ([]byte, []WrapNote, error) {
 		}
 		var note string
 		if o.Unwrap {
-			entry, note = unwrapServer(entry)
+			entry, note = unwrapServer(entry, o)
 		} else {
 			entry, note = wrapServer(s.name, entry, o)
 		}
@@ -156,9 +162,16 @@ func serverCommand(entry []member) (command string, args []string, ok bool) {
 // recordedBy says whether a server's command line is mcpspy record's,
 // and where the server's own command starts in args. A build named
 // otherwise (mcpspy.exe, mcpspy-1.2) still counts.
-func recordedBy(command string, args []string) (serverAt int, ok bool) {
+func recordedBy(command string, args []string, o WrapOptions) (serverAt int, ok bool) {
 	if !strings.HasPrefix(filepath.Base(command), "mcpspy") || len(args) == 0 || args[0] != "record" {
 		return 0, false
+	}
+	if o.ServerAt != nil {
+		at, ok := o.ServerAt(args[1:])
+		if !ok || 1+at >= len(args) {
+			return 0, false
+		}
+		return 1 + at, true
 	}
 	dash := slices.Index(args, "--")
 	if dash < 0 || dash+1 >= len(args) {
@@ -177,7 +190,7 @@ func wrapServer(name string, entry []member, o WrapOptions) ([]member, string) {
 		}
 		return entry, "left as it is: no command to start"
 	}
-	if _, wrapped := recordedBy(command, args); wrapped {
+	if _, wrapped := recordedBy(command, args, o); wrapped {
 		return entry, "left as it is: mcpspy records it already"
 	}
 	wrapped := append([]string{"record", "-o", o.Cassette, "--session", name, "--", command}, args...)
@@ -186,12 +199,12 @@ func wrapServer(name string, entry []member, o WrapOptions) ([]member, string) {
 	return entry, fmt.Sprintf("records into %s as session %q", o.Cassette, name)
 }
 
-func unwrapServer(entry []member) ([]member, string) {
+func unwrapServer(entry []member, o WrapOptions) ([]member, string) {
 	command, args, ok := serverCommand(entry)
 	if !ok {
 		return entry, "left as it is: mcpspy does not record it"
 	}
-	at, wrapped := recordedBy(command, args)
+	at, wrapped := recordedBy(command, args, o)
 	if !wrapped {
 		return entry, "left as it is: mcpspy does not record it"
 	}

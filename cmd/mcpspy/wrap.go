@@ -35,7 +35,7 @@ func runWrap(args []string, s streams) error {
 	if err := checkCassetteOut("wrap", "--cassette", *cassette); err != nil {
 		return err
 	}
-	o := recorder.WrapOptions{Unwrap: *unwrap}
+	o := recorder.WrapOptions{Unwrap: *unwrap, ServerAt: recordServerAt}
 	var err error
 	if o.Cassette, err = filepath.Abs(*cassette); err != nil {
 		return fmt.Errorf("wrap: --cassette: %w", err)
@@ -82,4 +82,15 @@ func mcpspyPath(flag string, stderr io.Writer) (string, error) {
 		return "mcpspy", nil
 	}
 	return self, nil
+}
+
+// recordServerAt finds the server's command in mcpspy record's arguments
+// as record itself does, "--" or not, for wrap to know a server it
+// records already.
+func recordServerAt(args []string) (int, bool) {
+	o, err := parseRecord(args, streams{Out: io.Discard, Err: io.Discard})
+	if err != nil || len(o.command) == 0 {
+		return 0, false
+	}
+	return len(args) - len(o.command), true
 }

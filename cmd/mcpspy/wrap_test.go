@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +137,43 @@ func TestMcpspy_WrapBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// A server a configuration already starts through mcpspy record, "--" or
+// not (record takes either), is left as it is by wrap, not recorded
+// twice, and unwrap gives its own command back.
+func TestMcpspy_WrapKnowsRecordWithoutDashes(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string // mcpspy's, in the configuration
+		wantBack []string // the server's command line after --unwrap
+	}{
+		{"with --", []string{"record", "-o", "x.db", "--session", "a", "--", "node", "server.js", "--port", "1"}, []string{"node", "server.js", "--port", "1"}},
+		{"without --", []string{"record", "-o", "x.db", "--session", "a", "node", "server.js", "--port", "1"}, []string{"node", "server.js", "--port", "1"}},
+		{"without --, the server's own --", []string{"record", "--fsync", "npx", "-y", "pkg", "--", "-o", "y"}, []string{"npx", "-y", "pkg", "--", "-o", "y"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			config := filepath.Join(dir, "mcp.json")
+			args, _ := json.Marshal(tt.args)
+			original := `{"mcpServers": {"s": {"command": "/usr/local/bin/mcpspy", "args": ` + string(args) + `}}, "other": true}`
+			if err := os.WriteFile(config, []byte(original), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, stderr := runText(t, "wrap", "--mcpspy", "/usr/local/bin/mcpspy", "--cassette", filepath.Join(dir, "w.db"), "-o", config, config)
+			if !strings.Contains(string(stderr), "s: left as it is: mcpspy records it already") {
+				t.Errorf("wrap: %s", stderr)
+			}
+			if e := serverEntry(t, config, "mcpServers", "s"); e.Command != "/usr/local/bin/mcpspy" || !slices.Equal(e.Args, tt.args) {
+				t.Errorf("wrap changed the entry: %+v", e)
+			}
+			runText(t, "wrap", "--unwrap", "-o", config, config)
+			e := serverEntry(t, config, "mcpServers", "s")
+			if back := append([]string{e.Command}, e.Args...); !slices.Equal(back, tt.wantBack) {
+				t.Errorf("after --unwrap: %q, want %q", back, tt.wantBack)
+			}
+		})
 	}
 }
