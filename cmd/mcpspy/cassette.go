@@ -110,7 +110,7 @@ func compactServerInfo(raw []byte) string {
 	return si.Name + "@" + si.Version
 }
 
-const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded]] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE"
+const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded] | --har] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE"
 
 func runExport(args []string, s streams) error {
 	fs := newFlags("export", exportSynopsis, s)
@@ -129,6 +129,8 @@ func runExport(args []string, s streams) error {
 		"list what was lost on stderr, and exit 1 if anything was")
 	asScript := fs.Bool("script", false, "write a mcpmock script (YAML) that answers as the recorded server did, instead of JSONL:\n"+
 		"a start for a hand-written fake (docs/SCRIPTS.md#from-a-recording)")
+	asHAR := fs.Bool("har", false, "write the HTTP sessions as an HTTP Archive (HAR 1.2), one entry per HTTP request, for browser\n"+
+		"devtools and HAR viewers, instead of JSONL; other sessions are left out (docs/HAR.md)")
 	timing := fs.String("timing", "none", "with --script: `recorded` makes each answer and progress step wait as long as the recorded\n"+
 		"server took; none answers at once")
 	if err := parseFlags(fs, args); err != nil {
@@ -142,6 +144,8 @@ func runExport(args []string, s streams) error {
 	}
 	// What is read by its name must be written under a name it is read by.
 	switch ext := strings.ToLower(filepath.Ext(*out)); {
+	case *asHAR && (ext == ".db" || ext == ".jsonl"):
+		return usageErrorf("export: -o %s: --har writes a HAR, and a %s is read as a cassette: name it .har", *out, ext)
 	case *asScript && (ext == ".db" || ext == ".jsonl"):
 		return usageErrorf("export: -o %s: --script writes a script, which mcpmock reads by its .yaml, .yml or .json name", *out)
 	case !*asScript && ext == ".db":
@@ -166,6 +170,21 @@ func runExport(args []string, s streams) error {
 		return usageErrorf("export: --timing %q: want recorded or none", *timing)
 	case *timing == "recorded":
 		return usageErrorf("export: --timing is for --script: a JSONL export keeps every message's time")
+	}
+	if *asHAR {
+		switch {
+		case *asScript:
+			return usageErrorf("export: --har and --script do not go together: each writes a different file")
+		case *salvage:
+			return usageErrorf("export: --har does not salvage: export --salvage to a .jsonl, then export that with --har")
+		case filtered:
+			return usageErrorf("export: --har writes whole HTTP exchanges: pick sessions with --session, not messages with --filter")
+		}
+		err := exportHAR(fs.Arg(0), sessions, *out, s, red)
+		if err == nil && red != nil {
+			red.summary(s.Err)
+		}
+		return err
 	}
 	if *asScript {
 		if filtered || *salvage {
@@ -206,19 +225,9 @@ func runExport(args []string, s streams) error {
 // exportScript writes the script script.FromTape makes of the sessions
 // (all when none is named), after red's blanking if any, with opts.
 func exportScript(path string, sessions []string, out string, s streams, red *exportRedactor, opts []script.FromTapeOption) error {
-	tape, err := store.Load(path)
+	tape, err := loadForExport(path, sessions, red)
 	if err != nil {
 		return err
-	}
-	if err := tape.Pick(path, sessions); err != nil {
-		return err
-	}
-	if red != nil {
-		for i := range tape.Sessions {
-			for j, m := range tape.Sessions[i].Messages {
-				tape.Sessions[i].Messages[j] = red.message(m)
-			}
-		}
 	}
 	text, err := script.FromTape(tape, opts...)
 	if err != nil {
@@ -228,6 +237,53 @@ func exportScript(path string, sessions []string, out string, s streams, red *ex
 		_, err := w.Write(text)
 		return err
 	})
+}
+
+// loadForExport loads the sessions (all when none is named) of the
+// cassette at path whole, after red's blanking if any.
+func loadForExport(path string, sessions []string, red *exportRedactor) (*store.Tape, error) {
+	tape, err := store.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := tape.Pick(path, sessions); err != nil {
+		return nil, err
+	}
+	if red != nil {
+		for i := range tape.Sessions {
+			for j, m := range tape.Sessions[i].Messages {
+				tape.Sessions[i].Messages[j] = red.message(m)
+			}
+		}
+	}
+	return tape, nil
+}
+
+// exportHAR writes the HTTP sessions (of those named, or all) as a HAR
+// and names each session it leaves out on stderr. No HTTP session at all
+// is an error, and then nothing is written.
+func exportHAR(path string, sessions []string, out string, s streams, red *exportRedactor) error {
+	tape, err := loadForExport(path, sessions, red)
+	if err != nil {
+		return err
+	}
+	har, skipped := store.BuildHAR(tape, strings.TrimPrefix(version, "mcpspy/"))
+	var which []string
+	for _, info := range skipped {
+		which = append(which, info.ID+" ("+info.Transport+")")
+	}
+	switch {
+	case len(tape.Sessions) == 0:
+		return fmt.Errorf("export --har: %s holds no session", path)
+	case len(skipped) == len(tape.Sessions):
+		return fmt.Errorf("export --har: %s holds no HTTP session, only %s", path, strings.Join(which, ", "))
+	case len(skipped) > 0:
+		fmt.Fprintf(s.Err, "mcpspy: export: left out of the HAR, not HTTP: %s\n", strings.Join(which, ", "))
+	}
+	if har.Unplaced > 0 {
+		fmt.Fprintf(s.Err, "mcpspy: export: left out of the HAR: %s without HTTP metadata\n", counted(har.Unplaced, "message"))
+	}
+	return writeExport(out, s.Out, har.Write)
 }
 
 // exportSalvaged writes what store.Salvage can read, then lists each

@@ -27,7 +27,7 @@ Usage:
   mcpspy show --resend [--session ID] [--filter EXPR] [--follow] CASSETTE
   mcpspy show --tools [--session ID] CASSETTE
   mcpspy ls CASSETTE
-  mcpspy export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded]] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE
+  mcpspy export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded] | --har] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE
   mcpspy diff [--session ID [--session ID]] [--ignore NAME] [--all] [--exit-code] A B
   mcpspy rerun [--session ID] [-o CASSETTE] [--exit-code] SOURCE... (-- COMMAND [ARG...] | --upstream URL)
   mcpspy lint [--session ID] [--skip RULE] [--min SEVERITY] [--strict] [--json] CASSETTE...
