@@ -359,14 +359,19 @@ func legacyAnswers(msgs []*Message) map[string]*Message {
 }
 
 // harBaseURL is the scheme and host requests went to: the session's
-// upstream without its path or credentials. An upstream that is no URL
-// gives a reserved name (RFC 2606), as HAR wants absolute URLs.
+// upstream without its path or credentials (read by hand: a redacted
+// password need not parse). An upstream that is no URL gives a reserved
+// name (RFC 2606), as HAR wants absolute URLs.
 func harBaseURL(upstream string) string {
-	u, err := url.Parse(upstream)
-	if err != nil || u.Host == "" || u.Scheme == "" {
+	scheme, rest, ok := strings.Cut(upstream, "://")
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	host := rest[strings.LastIndexByte(rest, '@')+1:]
+	if !ok || scheme == "" || strings.ContainsAny(scheme, " /") || host == "" {
 		return "http://upstream.invalid"
 	}
-	return u.Scheme + "://" + u.Host
+	return scheme + "://" + host
 }
 
 func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[string]*Message) *harEntry {

@@ -1,0 +1,217 @@
+package store_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcptape/mcptape/internal/sse"
+	"github.com/mcptape/mcptape/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// harSchema is testdata/har-1.2.schema.json: HAR 1.2's required fields and
+// their types, and no field the spec does not name but custom _ ones.
+func harSchema(tb testing.TB) *jsonschema.Resolved {
+	tb.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "har-1.2.schema.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(raw, &sch); err != nil {
+		tb.Fatal(err)
+	}
+	rs, err := sch.Resolve(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rs
+}
+
+func validateHAR(tb testing.TB, rs *jsonschema.Resolved, doc []byte) error {
+	tb.Helper()
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		tb.Fatal(err)
+	}
+	return rs.Validate(v)
+}
+
+// Every HAR the builder tests make, and the shipped recording's, is a
+// valid HAR 1.2; and the schema is no rubber stamp: it refuses what HAR
+// 1.2 does not allow.
+func TestBuildHAR_ValidHAR12(t *testing.T) {
+	rs := harSchema(t)
+	real, err := store.Load(filepath.Join("..", "cassettes", "everything-http.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, doc, _, _ := harOf(t, real)
+	if err := validateHAR(t, rs, doc); err != nil {
+		t.Errorf("everything-http's HAR: %v", err)
+	}
+	// Each builder case, and all of them in one archive.
+	all := &store.Tape{}
+	for _, tt := range harCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			_, doc, _, _ := harOf(t, &store.Tape{Sessions: []store.TapeSession{tt.session}})
+			if err := validateHAR(t, rs, doc); err != nil {
+				t.Errorf("%v\n%s", err, doc)
+			}
+		})
+		s := tt.session
+		s.Info.ID = tt.name
+		all.Sessions = append(all.Sessions, s)
+	}
+	if _, doc, _, _ := harOf(t, all); validateHAR(t, rs, doc) != nil {
+		t.Errorf("every case in one HAR: %v", validateHAR(t, rs, doc))
+	}
+
+	breaks := []struct {
+		name  string
+		spoil func(log map[string]any)
+	}{
+		{"no log.version", func(l map[string]any) { delete(l, "version") }},
+		{"version 1.1", func(l map[string]any) { l["version"] = "1.1" }},
+		{"creator without version", func(l map[string]any) { delete(l["creator"].(map[string]any), "version") }},
+		{"an unknown field", func(l map[string]any) { entry(l)["extra"] = 1 }},
+		{"startedDateTime not ISO 8601", func(l map[string]any) { entry(l)["startedDateTime"] = "22/11/2026 06:28" }},
+		{"negative time", func(l map[string]any) { entry(l)["time"] = -1 }},
+		{"no cache", func(l map[string]any) { delete(entry(l), "cache") }},
+		{"wait of -1", func(l map[string]any) { entry(l)["timings"].(map[string]any)["wait"] = -1 }},
+		{"no queryString", func(l map[string]any) { delete(entry(l)["request"].(map[string]any), "queryString") }},
+		{"a relative url", func(l map[string]any) { entry(l)["request"].(map[string]any)["url"] = "/mcp" }},
+		{"status as a string", func(l map[string]any) { entry(l)["response"].(map[string]any)["status"] = "200" }},
+		{"no content.mimeType", func(l map[string]any) {
+			delete(entry(l)["response"].(map[string]any)["content"].(map[string]any), "mimeType")
+		}},
+		{"no redirectURL", func(l map[string]any) { delete(entry(l)["response"].(map[string]any), "redirectURL") }},
+		{"a header without value", func(l map[string]any) {
+			entry(l)["request"].(map[string]any)["headers"] = []any{map[string]any{"name": "Accept"}}
+		}},
+	}
+	for _, tt := range breaks {
+		t.Run("refuses "+tt.name, func(t *testing.T) {
+			var v map[string]any
+			if err := json.Unmarshal(doc, &v); err != nil {
+				t.Fatal(err)
+			}
+			tt.spoil(v["log"].(map[string]any))
+			if err := rs.Validate(v); err == nil {
+				t.Errorf("the schema accepts a HAR with %s", tt.name)
+			}
+		})
+	}
+}
+
+func entry(log map[string]any) map[string]any {
+	return log["entries"].([]any)[0].(map[string]any)
+}
+
+// The shipped recording of server-everything over Streamable HTTP: one
+// entry per recorded POST, request bodies and JSON answers byte-equal to
+// the recorded frames, and each SSE answer read back by mcpspy's own SSE
+// parser gives the recorded frames, ids and types. The .db and its .jsonl
+// twin give the same archive, which is kept as a golden file.
+func TestBuildHAR_Recorded(t *testing.T) {
+	tape, err := store.Load(filepath.Join("..", "cassettes", "everything-http.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, doc, h, skipped := harOf(t, tape)
+	if len(skipped) != 0 || h.Unplaced != 0 {
+		t.Fatalf("skipped %v, %d unplaced", skipped, h.Unplaced)
+	}
+	msgs := tape.Sessions[0].Messages
+	bySeq := map[uint64]*store.Message{}
+	var posts []uint64
+	for _, m := range msgs {
+		bySeq[m.Seq] = m
+		if m.Dir == store.C2S {
+			posts = append(posts, m.Seq)
+		}
+	}
+	var gotPosts []uint64
+	placed := map[uint64]int{}
+	for i, e := range f.Log.Entries {
+		x := e.MCPTape
+		if e.Request.Method != "POST" || e.Request.URL != "http://127.0.0.1:38453/mcp" {
+			t.Errorf("entry %d: %s %s, want POST http://127.0.0.1:38453/mcp", i, e.Request.Method, e.Request.URL)
+		}
+		gotPosts = append(gotPosts, x.RequestSeq)
+		req := bySeq[x.RequestSeq]
+		if req == nil || e.Request.PostData == nil || e.Request.PostData.Text != string(req.Frame) {
+			t.Errorf("entry %d: request body is not seq %d's frame", i, x.RequestSeq)
+			continue
+		}
+		placed[x.RequestSeq]++
+		if req.HTTP.StreamID != x.StreamID {
+			t.Errorf("entry %d: stream %d, seq %d has %d", i, x.StreamID, x.RequestSeq, req.HTTP.StreamID)
+		}
+		if len(x.ResponseSeqs) == 0 {
+			continue
+		}
+		// The answer, read back as a client would.
+		var events []sse.Event
+		err := sse.Messages(strings.NewReader(e.Response.Content.Text), 0, func(ev sse.Event) { events = append(events, ev) })
+		if !errors.Is(err, io.EOF) {
+			t.Errorf("entry %d: reading the SSE text: %v", i, err)
+		}
+		if len(events) != len(x.ResponseSeqs) {
+			t.Errorf("entry %d: %d events in the text, %d response seqs", i, len(events), len(x.ResponseSeqs))
+			continue
+		}
+		for j, seq := range x.ResponseSeqs {
+			m := bySeq[seq]
+			placed[seq]++
+			ev := events[j]
+			if m.HTTP.StreamID != x.StreamID || !bytes.Equal(ev.Data, m.Frame) || ev.ID != m.HTTP.EventID || ev.Type != m.HTTP.EventType {
+				t.Errorf("entry %d event %d: data %.40q id %q type %q; seq %d recorded %.40q id %q type %q on stream %d",
+					i, j, ev.Data, ev.ID, ev.Type, seq, m.Frame, m.HTTP.EventID, m.HTTP.EventType, m.HTTP.StreamID)
+			}
+		}
+		if e.Response.Status != 200 || e.Response.Content.MimeType != "text/event-stream" {
+			t.Errorf("entry %d: status %d, %s", i, e.Response.Status, e.Response.Content.MimeType)
+		}
+	}
+	if d := cmp.Diff(posts, gotPosts); d != "" {
+		t.Errorf("entries' request seqs (-recorded POSTs +got):\n%s", d)
+	}
+	for _, m := range msgs {
+		if placed[m.Seq] != 1 {
+			t.Errorf("seq %d is in %d entries, want 1", m.Seq, placed[m.Seq])
+		}
+	}
+
+	twin, err := store.Load(filepath.Join("..", "cassettes", "everything-http.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, fromTwin, _, _ := harOf(t, twin); !bytes.Equal(doc, fromTwin) {
+		t.Errorf("the .db and its .jsonl twin give different HARs")
+	}
+	golden := filepath.Join("testdata", "everything-http.har")
+	if *update {
+		if err := os.WriteFile(golden, doc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test -run TestBuildHAR_Recorded -update writes it)", err)
+	}
+	if d := cmp.Diff(string(want), string(doc)); d != "" {
+		t.Errorf("HAR differs from %s (-want +got; -update rewrites it):\n%s", golden, d)
+	}
+}
