@@ -145,7 +145,7 @@ func runExport(args []string, s streams) error {
 	// What is read by its name must be written under a name it is read by.
 	switch ext := strings.ToLower(filepath.Ext(*out)); {
 	case *asHAR && (ext == ".db" || ext == ".jsonl"):
-		return usageErrorf("export: -o %s: --har writes a HAR, and a %s is read as a cassette: name it .har", *out, ext)
+		return usageErrorf("export: -o %s: --har writes a HAR, and mcpspy reads a %s as a recording: name it .har", *out, ext)
 	case *asScript && (ext == ".db" || ext == ".jsonl"):
 		return usageErrorf("export: -o %s: --script writes a script, which mcpmock reads by its .yaml, .yml or .json name", *out)
 	case !*asScript && ext == ".db":

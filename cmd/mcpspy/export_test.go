@@ -418,8 +418,8 @@ func TestMcpspy_ExportHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"export -h", []string{"export", "-h"}, []string{"Usage: mcpspy export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded]] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE", "-filter EXPR", "-redact NAME", "-salvage"}},
-		{"mcpspy -h", []string{"-h"}, []string{"mcpspy export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded]] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE"}},
+		{"export -h", []string{"export", "-h"}, []string{"Usage: mcpspy export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded] | --har] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE", "-filter EXPR", "-redact NAME", "-salvage"}},
+		{"mcpspy -h", []string{"-h"}, []string{"mcpspy export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded] | --har] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
