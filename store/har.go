@@ -179,12 +179,6 @@ type harNV struct {
 	Value string `json:"value"`
 }
 
-// IsHTTP says whether a session travelled over HTTP as MCP messages
-// (Streamable HTTP or legacy HTTP+SSE), which a HAR can show.
-func (s SessionInfo) IsHTTP() bool {
-	return s.Transport == TransportHTTP || s.Transport == TransportLegacySSE
-}
-
 // BuildHAR makes a HAR of the tape's HTTP sessions, one page each, and
 // returns the sessions it left out (stdio, WebSocket). creatorVersion is
 // the version of mcpspy that writes it.

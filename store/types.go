@@ -142,6 +142,12 @@ type SessionInfo struct {
 // ("s3") or the name it was recorded with. Names may repeat; ids do not.
 func (s SessionInfo) Named(n string) bool { return s.ID == n || s.Name == n }
 
+// IsHTTP says whether a session travelled over HTTP as MCP messages
+// (Streamable HTTP or legacy HTTP+SSE), which a HAR can show.
+func (s SessionInfo) IsHTTP() bool {
+	return s.Transport == TransportHTTP || s.Transport == TransportLegacySSE
+}
+
 // StreamPriming is the priming events (SSE events with an id and no data)
 // that ended one stream: no message followed them on it.
 type StreamPriming struct {

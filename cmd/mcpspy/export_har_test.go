@@ -128,6 +128,7 @@ func TestMcpspy_ExportHARErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.har")
+	two := twoSessionCassette(t)
 	tests := []struct {
 		name     string
 		args     []string
@@ -135,7 +136,9 @@ func TestMcpspy_ExportHARErrors(t *testing.T) {
 		wantErr  string // the last stderr line, whole
 	}{
 		{"a stdio-only cassette", []string{"--har", "-o", out, stdio}, 1,
-			"mcpspy: export --har: " + stdio + " holds no HTTP session, only s1 (stdio)"},
+			"mcpspy: export --har: " + stdio + ": no HTTP session to write, only s1 (stdio)"},
+		{"--session names a stdio session", []string{"--har", "--session", "s1", "-o", out, two}, 1,
+			"mcpspy: export --har: " + two + ": no HTTP session to write, only s1 (stdio)"},
 		{"no session at all", []string{"--har", "-o", out, empty}, 1,
 			"mcpspy: export --har: " + empty + " holds no session"},
 		{"an unknown session", []string{"--har", "--session", "s9", "-o", out, httpDB}, 1,
