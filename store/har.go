@@ -29,7 +29,8 @@ import (
 // "post-body" message, the response its "json" message or its SSE events.
 // What the cassette does not hold is filled in as harNotes says, and each
 // entry names its session and seqs in "_mcptape" so that a user can find
-// the messages in mcpspy show.
+// the messages in mcpspy show. Of a frame it reads only the summary the
+// store keeps (kind and id).
 
 // harNotes is the log's comment: where the archive is approximate.
 const harNotes = "Rebuilt by mcpspy from a cassette, which records messages, not HTTP exchanges. " +
@@ -343,7 +344,7 @@ func legacyAnswers(msgs []*Message) map[string]*Message {
 		if m.Dir != S2C || m.HTTP == nil || m.HTTP.Stream != "legacy-sse" {
 			continue
 		}
-		if s := jsonrpc.Classify(m.Frame); (s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error) && s.ID != "" {
+		if s := Summarize(m); (s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error) && s.ID != "" {
 			if _, ok := out[s.ID]; !ok {
 				out[s.ID] = m
 			}
@@ -449,7 +450,7 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 			e.Response.Status, e.Response.StatusText = http.StatusAccepted, http.StatusText(http.StatusAccepted)
 			e.MCPTape.Inferred = []string{"status"}
 			notes = append(notes, "status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted")
-			if s := jsonrpc.Classify(x.req.Frame); s.ID != "" && answers[s.ID] != nil {
+			if s := Summarize(x.req); s.ID != "" && answers[s.ID] != nil {
 				notes = append(notes, fmt.Sprintf("its answer came on the SSE stream as seq %d", answers[s.ID].Seq))
 			}
 		} else {
@@ -475,7 +476,7 @@ func harAccepted(info *SessionInfo, req *Message) bool {
 	if info.Transport == TransportLegacySSE {
 		return true
 	}
-	switch jsonrpc.Classify(req.Frame).Kind {
+	switch Summarize(req).Kind {
 	case jsonrpc.Notification, jsonrpc.Response, jsonrpc.Error:
 		return true
 	}

@@ -7,7 +7,9 @@
 // never waits on the file while forwarding; see Writer.
 //
 // Only this package imports bbolt. It never interprets a frame beyond the
-// summary it keeps for fast listing (internal/jsonrpc).
+// summary it keeps for fast listing (internal/jsonrpc). Besides the
+// cassette it writes and reads JSONL exports, and writes the HTTP sessions
+// as a HAR (har.go).
 package store
 
 import (
