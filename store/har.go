@@ -43,7 +43,7 @@ const harNotes = "Rebuilt by mcpspy from a cassette, which records messages, not
 	"to reading the first recorded answer, receive from that to the last, send 0, the rest -1; an entry " +
 	"without a request body (a GET stream) starts at its first event. A response without a body is not " +
 	"recorded: a POST of notifications or responses that got no recorded answer is shown as 202 " +
-	"Accepted, as the MCP spec answers such a POST, and any other as status 0. Requests that carried no " +
+	"Accepted, as the MCP spec answers such a POST, and any other as status 0; either way with bodySize -1. Requests that carried no " +
 	"message either way (a DELETE answered without a body, a GET refused with 405) are not in the cassette."
 
 // harTime is HAR's ISO 8601 form with milliseconds, which every HAR
@@ -205,9 +205,6 @@ func BuildHAR(t *Tape, creatorVersion string) (h *HAR, skipped []SessionInfo) {
 	return h, skipped
 }
 
-// Entries is the number of entries.
-func (h *HAR) Entries() int { return len(h.doc.Log.Entries) }
-
 // Write writes the archive as indented JSON, strings not HTML-escaped.
 func (h *HAR) Write(w io.Writer) error {
 	enc := json.NewEncoder(w)
@@ -336,21 +333,34 @@ func (h *HAR) regroup(msgs []*Message) []*harExchange {
 }
 
 // legacyAnswers maps the JSON-RPC id of each answer that came on a legacy
-// SSE stream to its message, so that a POST's entry can say where its
-// answer went.
-func legacyAnswers(msgs []*Message) map[string]*Message {
-	out := map[string]*Message{}
+// SSE stream to those answers, in seq order, so that a POST's entry can
+// say where its answer went.
+func legacyAnswers(msgs []*Message) map[string][]*Message {
+	out := map[string][]*Message{}
 	for _, m := range msgs {
 		if m.Dir != S2C || m.HTTP == nil || m.HTTP.Stream != "legacy-sse" {
 			continue
 		}
 		if s := Summarize(m); (s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error) && s.ID != "" {
-			if _, ok := out[s.ID]; !ok {
-				out[s.ID] = m
-			}
+			out[s.ID] = append(out[s.ID], m)
 		}
 	}
 	return out
+}
+
+// answerTo is the first answer after req to req's id, if any: a client
+// may use an id again once it has its answer.
+func answerTo(answers map[string][]*Message, req *Message) *Message {
+	s := Summarize(req)
+	if s.Kind != jsonrpc.Request || s.ID == "" {
+		return nil
+	}
+	for _, a := range answers[s.ID] {
+		if a.Seq > req.Seq {
+			return a
+		}
+	}
+	return nil
 }
 
 // harBaseURL is the scheme and host requests went to: the session's
@@ -369,7 +379,7 @@ func harBaseURL(upstream string) string {
 	return scheme + "://" + host
 }
 
-func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[string]*Message) *harEntry {
+func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[string][]*Message) *harEntry {
 	e := &harEntry{Pageref: info.ID, MCPTape: harEntryExt{Session: info.ID, StreamID: x.id}}
 	var notes []string
 
@@ -444,17 +454,19 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 			e.Response.BodySize = harBodySize(rm.ResponseHeader, len(text))
 		}
 	} else {
+		// Nothing of the response was recorded; a 202's body (a legacy
+		// server's "Accepted") is not, so its size is unknown too.
 		e.MCPTape.Stream = x.meta.Stream
-		e.Response.Content = harContent{MimeType: "x-unknown"}
+		e.Response.Content = harContent{MimeType: "x-unknown", Comment: "not recorded"}
+		e.Response.BodySize = -1
 		if x.req != nil && harAccepted(info, x.req) {
 			e.Response.Status, e.Response.StatusText = http.StatusAccepted, http.StatusText(http.StatusAccepted)
 			e.MCPTape.Inferred = []string{"status"}
 			notes = append(notes, "status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted")
-			if s := Summarize(x.req); s.ID != "" && answers[s.ID] != nil {
-				notes = append(notes, fmt.Sprintf("its answer came on the SSE stream as seq %d", answers[s.ID].Seq))
+			if a := answerTo(answers, x.req); a != nil {
+				notes = append(notes, fmt.Sprintf("its answer came on the SSE stream as seq %d", a.Seq))
 			}
 		} else {
-			e.Response.BodySize = -1
 			notes = append(notes, "no response recorded: it had no body, or the request failed")
 		}
 	}

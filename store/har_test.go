@@ -164,6 +164,8 @@ const (
 	progress2  = `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":2}}`
 	callResp   = `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`
 	initedNote = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	pingReq    = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	pingResp   = `{"jsonrpc":"2.0","id":1,"result":{}}`
 	listChange = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
 )
 
@@ -240,7 +242,7 @@ func harCases() []harCase {
 			want: []wantEntry{{
 				Method: "POST", URL: base + "/mcp", Query: []harNV{},
 				ReqBody: &harPost{MimeType: "application/json", Text: initedNote}, ReqBodySize: len(initedNote),
-				Status: 202, StatusText: "Accepted", MimeType: "x-unknown",
+				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", RespBodySize: -1,
 				Start:   "2026-11-22T06:00:00.000Z",
 				Comment: "session s1: request seq 1; status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted",
 				Stream:  "post-body", StreamID: 2, RequestSeq: 1, Inferred: []string{"status"},
@@ -310,19 +312,31 @@ func harCases() []harCase {
 				httpMsg(2, store.C2S, 20, initReq, store.HTTPMeta{Method: "POST", Path: "/message?sessionId=abc",
 					RequestHeader: jsonHeader, Stream: "post-body", StreamID: 2}),
 				httpMsg(3, store.S2C, 25, initResp, store.HTTPMeta{Method: "GET", Path: "/sse", Status: 200,
+					ResponseHeader: sseHeader, Stream: "legacy-sse", StreamID: 1, EventType: "message"}),
+				// The client uses id 1 again: its answer is the next one.
+				httpMsg(4, store.C2S, 30, pingReq, store.HTTPMeta{Method: "POST", Path: "/message?sessionId=abc",
+					RequestHeader: jsonHeader, Stream: "post-body", StreamID: 3}),
+				httpMsg(5, store.S2C, 31, pingResp, store.HTTPMeta{Method: "GET", Path: "/sse", Status: 200,
 					ResponseHeader: sseHeader, Stream: "legacy-sse", StreamID: 1, EventType: "message"})),
 			want: []wantEntry{{
 				Method: "GET", URL: base + "/sse", Query: []harNV{}, Status: 200, StatusText: "OK", MimeType: "text/event-stream",
-				Text:         "event: endpoint\ndata: /message?sessionId=abc\n\nevent: message\ndata: " + initResp + "\n\n",
-				RespBodySize: -1, Start: "2026-11-22T06:00:00.000Z", Receive: 25,
-				Comment: "session s1: response seqs 1-3",
-				Stream:  "legacy-sse", StreamID: 1, ResponseSeqs: []uint64{1, 3},
+				Text: "event: endpoint\ndata: /message?sessionId=abc\n\nevent: message\ndata: " + initResp + "\n\n" +
+					"event: message\ndata: " + pingResp + "\n\n",
+				RespBodySize: -1, Start: "2026-11-22T06:00:00.000Z", Receive: 31,
+				Comment: "session s1: response seqs 1-5",
+				Stream:  "legacy-sse", StreamID: 1, ResponseSeqs: []uint64{1, 3, 5},
 			}, {
 				Method: "POST", URL: base + "/message?sessionId=abc", Query: []harNV{{"sessionId", "abc"}},
 				ReqBody: &harPost{MimeType: "application/json", Text: initReq}, ReqBodySize: len(initReq),
-				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", Start: "2026-11-22T06:00:00.020Z",
+				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", RespBodySize: -1, Start: "2026-11-22T06:00:00.020Z",
 				Comment: "session s1: request seq 2; status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted; its answer came on the SSE stream as seq 3",
 				Stream:  "post-body", StreamID: 2, RequestSeq: 2, Inferred: []string{"status"},
+			}, {
+				Method: "POST", URL: base + "/message?sessionId=abc", Query: []harNV{{"sessionId", "abc"}},
+				ReqBody: &harPost{MimeType: "application/json", Text: pingReq}, ReqBodySize: len(pingReq),
+				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", RespBodySize: -1, Start: "2026-11-22T06:00:00.030Z",
+				Comment: "session s1: request seq 4; status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted; its answer came on the SSE stream as seq 5",
+				Stream:  "post-body", StreamID: 3, RequestSeq: 4, Inferred: []string{"status"},
 			}},
 		},
 		{
@@ -335,7 +349,7 @@ func harCases() []harCase {
 			want: []wantEntry{{
 				Method: "POST", URL: base + "/message?sessionId=z", Query: []harNV{{"sessionId", "z"}},
 				ReqBody: &harPost{Text: initReq}, ReqBodySize: len(initReq),
-				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", Start: "2026-11-22T06:00:00.000Z",
+				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", RespBodySize: -1, Start: "2026-11-22T06:00:00.000Z",
 				Comment: "session s1: request seq 1; status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted; its answer came on the SSE stream as seq 2",
 				Stream:  "post-body", RequestSeq: 1, Inferred: []string{"status"},
 			}, {
@@ -347,7 +361,7 @@ func harCases() []harCase {
 			}, {
 				Method: "POST", URL: base + "/message?sessionId=z", Query: []harNV{{"sessionId", "z"}},
 				ReqBody: &harPost{Text: initedNote}, ReqBodySize: len(initedNote),
-				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", Start: "2026-11-22T06:00:00.007Z",
+				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", RespBodySize: -1, Start: "2026-11-22T06:00:00.007Z",
 				Comment: "session s1: request seq 3; status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted",
 				Stream:  "post-body", RequestSeq: 3, Inferred: []string{"status"},
 			}},
@@ -361,7 +375,7 @@ func harCases() []harCase {
 				Method: "POST", URL: base + "/mcp?api_key=[redacted]&q=a%20b+c&flag&&x=%zz",
 				Query:   []harNV{{"api_key", "[redacted]"}, {"q", "a b c"}, {"flag", ""}, {"x", "%zz"}},
 				ReqBody: &harPost{Text: initedNote}, ReqBodySize: len(initedNote),
-				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", Start: "2026-11-22T06:00:00.000Z",
+				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", RespBodySize: -1, Start: "2026-11-22T06:00:00.000Z",
 				Comment: "session s1: request seq 1; status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted",
 				Stream:  "post-body", StreamID: 1, RequestSeq: 1, Inferred: []string{"status"},
 			}},
