@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -283,4 +284,16 @@ func checkClean(t *testing.T, r replay.Report, matched int) {
 	if len(r.Unmatched) > 0 || len(r.Unused) > 0 || r.Matched != matched {
 		t.Errorf("report: %d matched (want %d), unmatched %+v, unused %q", r.Matched, matched, r.Unmatched, r.Unused)
 	}
+}
+
+// recordEverythingHTTP starts server-everything in mode ("streamableHttp"
+// or "sse") and mcpspy recording it into a new cassette named name, and
+// returns the cassette, mcpspy, and mcpspy's URL for path.
+func recordEverythingHTTP(t *testing.T, name, mode, path string) (db string, spy *peertest.Process, url string) {
+	t.Helper()
+	db = filepath.Join(t.TempDir(), name)
+	logOnFailure(t, db)
+	up := peertest.EverythingHTTP(t, mode)
+	spy = peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpspy"), "record", "-o", db, "--listen", "127.0.0.1:0", "--upstream", up)
+	return db, spy, spy.WaitLine(t, "mcpspy: listening on ", 20*time.Second) + path
 }

@@ -138,11 +138,7 @@ func TestRecordReplay_Stdio(t *testing.T) {
 // recording replays to the inspector on stdio.
 func TestRecordReplay_StreamableHTTP(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "http.db")
-	logOnFailure(t, db)
-	up := peertest.EverythingHTTP(t, "streamableHttp")
-	spy := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpspy"), "record", "-o", db, "--listen", "127.0.0.1:0", "--upstream", up)
-	u := spy.WaitLine(t, "mcpspy: listening on ", 20*time.Second) + "/mcp"
+	db, spy, u := recordEverythingHTTP(t, "http.db", "streamableHttp", "/mcp")
 	var l live
 	l.list = mustInspect(t, urlArgs(u, "http", listTools)...)
 	l.call = mustInspect(t, urlArgs(u, "http", callEcho)...)
@@ -186,11 +182,7 @@ func TestRecordReplay_StreamableHTTP(t *testing.T) {
 // recording replays to the inspector over SSE.
 func TestRecordReplay_LegacySSE(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "sse.db")
-	logOnFailure(t, db)
-	up := peertest.EverythingHTTP(t, "sse")
-	spy := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpspy"), "record", "-o", db, "--listen", "127.0.0.1:0", "--upstream", up)
-	u := spy.WaitLine(t, "mcpspy: listening on ", 20*time.Second) + "/sse"
+	db, spy, u := recordEverythingHTTP(t, "sse.db", "sse", "/sse")
 	call := mustInspect(t, urlArgs(u, "sse", callEcho)...)
 	tape := waitEnded(t, db, 1) // the inspector's leaving ends it, not mcpspy's
 	spy.Stop(t, 15*time.Second)
