@@ -189,25 +189,21 @@ func (r Resend) curl(ref string) (ShellCommand, error) {
 }
 
 // upstreamOrigin splits an HTTP session's upstream URL into its origin
-// (scheme, user, host) and its path and query. It does not use url.Parse,
-// which refuses the user info "user:[redacted]" the recorder stores.
+// (scheme, user info, host: a redacted password stays for the user to
+// fill in) and its path and query.
 func upstreamOrigin(upstream string) (origin, path string, err error) {
-	scheme, rest, ok := strings.Cut(upstream, "://")
-	if !ok || !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+	u, ok := store.ParseUpstream(upstream)
+	if !ok || !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https") {
 		return "", "", fmt.Errorf("its session's upstream %q is not an http(s) URL", upstream)
 	}
-	host := rest
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		host, path = rest[:i], rest[i:]
-	}
-	if host == "" {
+	if u.Authority == "" {
 		return "", "", fmt.Errorf("its session's upstream %q names no host", upstream)
 	}
-	path, _, _ = strings.Cut(path, "#")
+	path = u.Path
 	if path == "" || path[0] == '?' {
 		path = "/" + path
 	}
-	return scheme + "://" + host, path, nil
+	return u.Scheme + "://" + u.Authority, path, nil
 }
 
 // pipe builds the stdio form: the frames the server must read, one a

@@ -368,15 +368,11 @@ func answerTo(answers map[string][]*Message, req *Message) *Message {
 // password need not parse). An upstream that is no URL gives a reserved
 // name (RFC 2606), as HAR wants absolute URLs.
 func harBaseURL(upstream string) string {
-	scheme, rest, ok := strings.Cut(upstream, "://")
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	host := rest[strings.LastIndexByte(rest, '@')+1:]
-	if !ok || scheme == "" || strings.ContainsAny(scheme, " /") || host == "" {
+	u, ok := ParseUpstream(upstream)
+	if !ok || u.Scheme == "" || strings.ContainsAny(u.Scheme, " /") || u.Host == "" {
 		return "http://upstream.invalid"
 	}
-	return scheme + "://" + host
+	return u.Scheme + "://" + u.Host
 }
 
 func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[string][]*Message) *harEntry {
