@@ -638,8 +638,7 @@ func (c *Cassette) Len() int { return len(c.reqs) }
 // claimMethod is keyIndex.claim for ignore-params: the live requests of
 // a method, in every session, use up the recorded ones in recorded order.
 func (c *Cassette) claimMethod(method string, all []*interaction) *interaction {
-	i := int(c.methodClaims[method].Add(1)) - 1
-	return all[min(i, len(all)-1)]
+	return claimNext(c.methodClaims[method], all)
 }
 
 // Unused implements Source: recorded requests no session used. ping and

@@ -167,9 +167,14 @@ func (x *keyIndex) occurrences(it *interaction) []*interaction {
 // asked exactly what was recorded. Counted over all sessions, N live
 // requests use up N recorded ones.
 func (x *keyIndex) claim(first *interaction) *interaction {
-	all := x.dups[first.dup-1]
-	i := int(x.claims[first.dup-1].Add(1)) - 1
-	return all[min(i, len(all)-1)]
+	return claimNext(&x.claims[first.dup-1], x.dups[first.dup-1])
+}
+
+// claimNext counts one more live use of the occurrences all, whose uses
+// so far n counts, and returns the one to mark used: the next not marked
+// yet, the last once they ran out.
+func claimNext(n *atomic.Int32, all []*interaction) *interaction {
+	return all[min(int(n.Add(1))-1, len(all)-1)]
 }
 
 // findNext is find in the index of requests, trying guess first: the
