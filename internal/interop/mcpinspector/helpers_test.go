@@ -297,3 +297,59 @@ func recordEverythingHTTP(t *testing.T, name, mode, path string) (db string, spy
 	spy = peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpspy"), "record", "-o", db, "--listen", "127.0.0.1:0", "--upstream", up)
 	return db, spy, spy.WaitLine(t, "mcpspy: listening on ", 20*time.Second) + path
 }
+
+// checkHAR exports tape as mcpspy export --har does and checks it
+// against the recording: each client message is the body of exactly one
+// request of its session's page, and each server message is in the
+// response of one (a JSON body, or an event of a rebuilt stream).
+func checkHAR(t *testing.T, tape *store.Tape) {
+	t.Helper()
+	h, skipped := store.BuildHAR(tape, "test")
+	if len(skipped) > 0 {
+		t.Fatalf("HAR left out HTTP sessions: %+v", skipped)
+	}
+	var b bytes.Buffer
+	if err := h.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	var har struct {
+		Log struct {
+			Entries []struct {
+				Pageref string
+				Request struct {
+					Method   string
+					PostData *struct{ Text string }
+				}
+				Response struct {
+					Status  int
+					Content struct{ Text string }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(b.Bytes(), &har); err != nil {
+		t.Fatalf("HAR: %v", err)
+	}
+	for _, s := range tape.Sessions {
+		for _, m := range s.Messages {
+			bodies, answers := 0, 0
+			for _, e := range har.Log.Entries {
+				if e.Pageref != s.Info.ID {
+					continue
+				}
+				if e.Request.PostData != nil && e.Request.PostData.Text == string(m.Frame) {
+					bodies++
+				}
+				if strings.Contains(e.Response.Content.Text, string(m.Frame)) {
+					answers++
+				}
+			}
+			switch {
+			case m.Dir == store.C2S && bodies != 1:
+				t.Errorf("HAR: %s seq %d is the body of %d requests, want 1", s.Info.ID, m.Seq, bodies)
+			case m.Dir == store.S2C && m.HTTP.EventType != "endpoint" && answers == 0:
+				t.Errorf("HAR: %s seq %d is in no response", s.Info.ID, m.Seq)
+			}
+		}
+	}
+}

@@ -164,6 +164,7 @@ func TestRecordReplay_StreamableHTTP(t *testing.T) {
 	if len(ids) != 2 || ids[""] {
 		t.Errorf("Mcp-Session-Ids %v, want one per run", ids)
 	}
+	checkHAR(t, tape) // mcpspy export --har of a real recording
 	if t.Failed() {
 		return
 	}
@@ -196,6 +197,7 @@ func TestRecordReplay_LegacySSE(t *testing.T) {
 		t.Errorf("%d %s notifications, want the one sent after initialized", changed, listChanged)
 	}
 	checkHandshake(t, s, store.TransportLegacySSE)
+	checkHAR(t, tape) // mcpspy export --har of a real legacy recording
 	if ep := string(s.Messages[0].Frame); !strings.HasPrefix(ep, "/message?sessionId=") {
 		t.Errorf("endpoint event %q", ep)
 	}
