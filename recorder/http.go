@@ -252,8 +252,9 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hs != nil {
 		streamID = hs.streams.Add(1)
 	}
+	var sent *sentMessage
 	if len(msg) > 0 && hs != nil {
-		hs.append(store.C2S, readAt, msg, &store.HTTPMeta{
+		sent = hs.appendSent(readAt, msg, &store.HTTPMeta{
 			Method: r.Method, Path: path, RequestHeader: reqHeader, Stream: "post-body", StreamID: streamID,
 		})
 	}
@@ -274,9 +275,10 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, err := p.roundTrip(r, out)
 	if err != nil {
 		if r.Context().Err() != nil {
-			return // the client left; nothing to answer
+			sent.answered(0, nil, "the client went away before the upstream answered")
+			return // nothing to answer
 		}
-		p.badGateway(w, msg, err)
+		p.badGateway(w, msg, sent, err)
 		return
 	}
 	defer resp.Body.Close()
@@ -288,7 +290,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.adopt(r, hs)
 	}
 	copyHeader(w.Header(), resp.Header)
-	x := &exchange{p: p, w: w, r: r, resp: resp, target: target, hs: hs, streamID: streamID,
+	x := &exchange{p: p, w: w, r: r, resp: resp, target: target, hs: hs, streamID: streamID, sent: sent,
 		base: store.HTTPMeta{Method: r.Method, Path: path, Status: resp.StatusCode,
 			RequestHeader: reqHeader, ResponseHeader: p.Redact.Header(resp.Header)}}
 	if isEventStream(resp.Header) {
@@ -311,6 +313,13 @@ type exchange struct {
 	hs       *httpSession
 	streamID uint64
 	base     store.HTTPMeta
+	sent     *sentMessage // the client's message the request carried, if any
+}
+
+// answeredBare records on the client's message what answered it, when
+// nothing that answered it is a message of its own.
+func (x *exchange) answeredBare(note string) {
+	x.sent.answered(x.base.Status, x.base.ResponseHeader, note)
 }
 
 func (x *exchange) meta(stream string) *store.HTTPMeta {
@@ -334,6 +343,8 @@ func (x *exchange) relayBody() {
 		if hs != nil {
 			hs.append(store.S2C, readAt, decodedBody(x.resp.Header, body), x.meta("json"))
 		}
+	} else {
+		x.answeredBare("")
 	}
 	x.w.WriteHeader(x.resp.StatusCode)
 	if _, werr := x.w.Write(body); werr != nil {
@@ -374,7 +385,9 @@ func (p *HTTPProxy) refuseBody(w http.ResponseWriter, r *http.Request, err error
 	_, _ = w.Write(rpcErrorBody("null", -32600, msg))
 }
 
-func (p *HTTPProxy) badGateway(w http.ResponseWriter, reqBody []byte, err error) {
+// badGateway answers a request the upstream could not be asked, and
+// notes on the client's message (sent) that mcpspy answered it so.
+func (p *HTTPProxy) badGateway(w http.ResponseWriter, reqBody []byte, sent *sentMessage, err error) {
 	id := "null"
 	if s := jsonrpc.Classify(reqBody); s.ID != "" {
 		id = s.ID
@@ -382,6 +395,7 @@ func (p *HTTPProxy) badGateway(w http.ResponseWriter, reqBody []byte, err error)
 	msg := fmt.Sprintf("mcpspy: upstream %s is unreachable: %v", p.Info.Upstream, err)
 	p.logf("%s", msg)
 	w.Header().Set("Content-Type", "application/json")
+	sent.answered(http.StatusBadGateway, p.Redact.Header(w.Header()), "answered by mcpspy, not the upstream: "+strings.TrimPrefix(msg, "mcpspy: "))
 	w.WriteHeader(http.StatusBadGateway)
 	_, _ = w.Write(rpcErrorBody(id, -32603, msg))
 }

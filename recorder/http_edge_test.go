@@ -46,7 +46,8 @@ func TestHTTPProxy_UpstreamDown(t *testing.T) {
 	dead := "http://" + ln.Addr().String() + "/mcp"
 	ln.Close()
 	px := startHTTPProxy(t, dead)
-	resp, body := post(t, px.URL+"/mcp", `{"jsonrpc":"2.0","id":"x7","method":"tools/list"}`, nil)
+	initialize := `{"jsonrpc":"2.0","id":"x7","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	resp, body := post(t, px.URL+"/mcp", initialize, nil)
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("status %d, want 502", resp.StatusCode)
 	}
@@ -56,6 +57,17 @@ func TestHTTPProxy_UpstreamDown(t *testing.T) {
 	s := jsonrpc.Classify([]byte(body))
 	if s.Kind != jsonrpc.Error || s.ID != `"x7"` || !strings.Contains(body, dead) {
 		t.Errorf("body %s: want a JSON-RPC error for id \"x7\" naming %s", body, dead)
+	}
+	// The cassette says who answered: the request, with mcpspy's 502 on it.
+	px.Stop()
+	got := readCassette(t, px.Cassette)
+	if len(got) != 1 || len(got[0].msgs) != 1 {
+		t.Fatalf("cassette holds %v, want the one request", got)
+	}
+	m := got[0].msgs[0]
+	if string(m.Frame) != initialize || m.HTTP.Status != http.StatusBadGateway || m.HTTP.ResponseHeader.Get("Content-Type") != "application/json" ||
+		!strings.Contains(m.Note, "answered by mcpspy") || !strings.Contains(m.Note, dead) {
+		t.Errorf("recorded %s with http %+v, note %q: want the 502 and a note naming the upstream", m.Frame, m.HTTP, m.Note)
 	}
 }
 
@@ -154,6 +166,16 @@ func TestHTTPProxy_ClientDisconnectCancelsUpstream(t *testing.T) {
 	case <-cancelled:
 	case <-time.After(10 * time.Second):
 		t.Fatal("upstream request still running 10s after the client left")
+	}
+	// The cassette tells that the stream began and the client left.
+	px.Stop()
+	got := readCassette(t, px.Cassette)
+	if len(got) != 1 || len(got[0].msgs) != 1 {
+		t.Fatalf("cassette holds %v, want the one request", got)
+	}
+	if m := got[0].msgs[0]; m.HTTP.Status != http.StatusOK || m.HTTP.ResponseHeader.Get("Content-Type") != "text/event-stream" ||
+		m.Note != "the client went away before its event stream carried a message" {
+		t.Errorf("recorded http %+v, note %q", m.HTTP, m.Note)
 	}
 }
 

@@ -63,6 +63,25 @@ func methods(msgs []*store.Message) []string {
 	return out
 }
 
+// checkAcceptedPosts checks that each client notification and response
+// in msgs has the 202 Accepted its POST was answered with (a bodiless
+// answer, recorded on the message it answered), with the answer's
+// headers, and returns how many there were.
+func checkAcceptedPosts(tb testing.TB, msgs []*store.Message) int {
+	tb.Helper()
+	n := 0
+	for _, m := range msgs {
+		if k := jsonrpc.Classify(m.Frame).Kind; m.Dir != store.C2S || k != jsonrpc.Notification && k != jsonrpc.Response {
+			continue
+		}
+		n++
+		if m.HTTP == nil || m.HTTP.Status != http.StatusAccepted || len(m.HTTP.ResponseHeader) == 0 {
+			tb.Errorf("seq %d (%.60s): http %+v, want status 202 and the answer's headers", m.Seq, m.Frame, m.HTTP)
+		}
+	}
+	return n
+}
+
 // proxyRun is an HTTPProxy serving on 127.0.0.1 for one test.
 type proxyRun struct {
 	URL      string // http://127.0.0.1:port

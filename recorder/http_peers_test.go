@@ -115,6 +115,9 @@ func TestHTTPProxy_ServerEverything(t *testing.T) {
 			if progress != 3 {
 				t.Errorf("recorded %d progress notifications, want 3", progress)
 			}
+			if checkAcceptedPosts(t, s.msgs) == 0 {
+				t.Errorf("no client notification recorded (notifications/initialized at least)")
+			}
 			switch tt.mode {
 			case "streamableHttp":
 				if s.info.Transport != store.TransportHTTP || s.info.HTTPSessionID != out.SessionID || out.SessionID == "" {
@@ -142,6 +145,11 @@ func TestHTTPProxy_ServerEverything(t *testing.T) {
 						want = "post-body"
 						if !strings.HasPrefix(m.HTTP.Path, "/message?sessionId=") {
 							t.Errorf("seq %d posted to %q", m.Seq, m.HTTP.Path)
+						}
+						// Every legacy POST is answered 202, requests too: their
+						// answers travel on the stream.
+						if m.HTTP.Status != http.StatusAccepted {
+							t.Errorf("seq %d: POST answered %d, want 202 recorded", m.Seq, m.HTTP.Status)
 						}
 					}
 					if m.HTTP.Stream != want {

@@ -224,6 +224,39 @@ func (hs *httpSession) append(dir store.Dir, t time.Time, frame []byte, meta *st
 	}
 }
 
+// appendSent records the message a client's request carried and returns
+// it, for sentMessage.answered; nil when the session is not recorded.
+func (hs *httpSession) appendSent(t time.Time, frame []byte, meta *store.HTTPMeta) *sentMessage {
+	s := hs.store()
+	if s == nil {
+		return nil
+	}
+	seq := s.Append(store.C2S, t, frame, meta)
+	return &sentMessage{sess: s, m: store.Message{Seq: seq, Dir: store.C2S, Time: t, Frame: frame, HTTP: meta}}
+}
+
+// sentMessage is a client's message as recorded, kept until its request
+// is answered.
+type sentMessage struct {
+	sess *store.Session
+	m    store.Message
+}
+
+// answered records on the client's message the status and headers of an
+// answer that carried no message (a 202, an error status with no body,
+// mcpspy's own 502), and note, if any: no other record of that answer
+// would be kept. A nil sentMessage records nothing.
+func (sm *sentMessage) answered(status int, header http.Header, note string) {
+	if sm == nil {
+		return
+	}
+	meta := *sm.m.HTTP // the store has the first: a copy
+	meta.Status, meta.ResponseHeader = status, header
+	m := sm.m
+	m.HTTP, m.Note = &meta, note
+	sm.sess.Amend(m)
+}
+
 // keepPriming stores the priming events a stream ended with in the
 // session's info. A session with nothing else recorded starts here, so a
 // GET stream that only primed (and a client that resumes from its id) is

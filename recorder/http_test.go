@@ -168,6 +168,9 @@ func TestHTTPProxy_GoSDK(t *testing.T) {
 			if m := methods(s.msgs); m[0] != "c2s request initialize" {
 				t.Errorf("session starts with %q, want initialize", m[0])
 			}
+			if checkAcceptedPosts(t, s.msgs) == 0 {
+				t.Errorf("no client notification recorded (notifications/initialized at least):\n%s", strings.Join(methods(s.msgs), "\n"))
+			}
 			if s.info.HTTPSessionID != sids[0] {
 				t.Errorf("HTTPSessionID = %q, server issued %q", s.info.HTTPSessionID, sids[0])
 			}

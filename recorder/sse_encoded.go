@@ -165,6 +165,9 @@ func (x *exchange) parseEncodedSSE(src io.Reader, coding string, st *recoding) {
 				st.write(raw)
 			}
 		}
+		if errors.Is(err, sse.ErrTooLong) {
+			rec.carried = true // not a stream without messages: one too long to record
+		}
 		if errors.Is(err, sse.ErrTooLong) && st.enc != nil {
 			// Too big to parse: the rest goes on compressed anew, unparsed.
 			x.p.logf("mcpspy: %s stream on %s: %v; forwarding the rest unrecorded", coding, x.base.Path, err)

@@ -61,6 +61,7 @@ func (x *exchange) relaySSE() {
 			if errors.Is(err, sse.ErrTooLong) {
 				// Too big to parse: keep the stream going byte for byte.
 				x.p.logf("mcpspy: %v on %s; forwarding the rest of the stream unrecorded", err, x.base.Path)
+				rec.carried = true // not a stream without messages: one too long to record
 				if _, werr := x.w.Write(rd.Buffered()); werr == nil {
 					_, err = io.Copy(flushWriter{x.w, rc}, x.resp.Body)
 					x.abortIfCut(err)
@@ -84,6 +85,7 @@ type sseRecorder struct {
 	priming []string
 	retry   string
 	started bool // the first event has been seen
+	carried bool // a message has been recorded from it
 	legacy  bool // the stream is a legacy SSE connection, and so its session
 	rewrote bool // its endpoint event was rewritten to the proxy
 }
@@ -130,6 +132,7 @@ func (s *sseRecorder) event(ev sse.Event, readAt time.Time) []byte {
 		m := x.meta(s.stream)
 		m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, s.retry, s.priming
 		s.priming = nil
+		s.carried = true
 		s.hs.append(store.S2C, readAt, ev.Data, m)
 	} else if ev.HasID {
 		s.priming = append(s.priming, ev.ID)
@@ -139,6 +142,13 @@ func (s *sseRecorder) event(ev sse.Event, readAt time.Time) []byte {
 
 // finish runs when the stream has ended.
 func (s *sseRecorder) finish() {
+	if !s.carried {
+		note := "its event stream ended without a message"
+		if s.x.r.Context().Err() != nil {
+			note = "the client went away before its event stream carried a message"
+		}
+		s.x.answeredBare(note)
+	}
 	if len(s.priming) > 0 && s.hs != nil { // no frame came after them to carry them
 		s.hs.keepPriming(store.StreamPriming{Stream: s.stream, StreamID: s.x.streamID, Path: s.x.base.Path, EventIDs: s.priming, Retry: s.retry})
 	}

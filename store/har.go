@@ -41,10 +41,12 @@ const harNotes = "Rebuilt by mcpspy from a cassette, which records messages, not
 	"recorded; statusText is the standard text for the status; headersSize is -1; httpVersion is the " +
 	"HTTP/1.1 mcpspy speaks to clients; timings are what mcpspy saw: wait from reading the request body " +
 	"to reading the first recorded answer, receive from that to the last, send 0, the rest -1; an entry " +
-	"without a request body (a GET stream) starts at its first event. A response without a body is not " +
-	"recorded: a POST of notifications or responses that got no recorded answer is shown as 202 " +
-	"Accepted, as the MCP spec answers such a POST, and any other as status 0; either way with bodySize -1. Requests that carried no " +
-	"message either way (a DELETE answered without a body, a GET refused with 405) are not in the cassette."
+	"without a request body (a GET stream) starts at its first event. An answer without a message keeps " +
+	"its status and headers, not its body (bodySize is its Content-Length, or -1); in cassettes recorded " +
+	"before mcpspy kept those, a POST of notifications or responses with no recorded answer is shown as " +
+	"202 Accepted (inferred, as the MCP spec answers such a POST) and any other as status 0. Requests " +
+	"that carried no message either way (a DELETE answered without a body, a GET refused with 405) are " +
+	"not in the cassette."
 
 // harTime is HAR's ISO 8601 form with milliseconds, which every HAR
 // reader parses (JavaScript's Date reads no more digits).
@@ -450,12 +452,28 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 			e.Response.BodySize = harBodySize(rm.ResponseHeader, len(text))
 		}
 	} else {
-		// Nothing of the response was recorded; a 202's body (a legacy
-		// server's "Accepted") is not, so its size is unknown too.
+		// The response carried no message. Its body, if any (a legacy
+		// server's "Accepted"), is not recorded, so its size is unknown
+		// unless its Content-Length says.
 		e.MCPTape.Stream = x.meta.Stream
 		e.Response.Content = harContent{MimeType: "x-unknown", Comment: "not recorded"}
 		e.Response.BodySize = -1
-		if x.req != nil && harAccepted(info, x.req) {
+		if x.req != nil && x.req.Note != "" {
+			notes = append(notes, x.req.Note)
+		}
+		if x.req != nil && x.req.HTTP.Status != 0 {
+			// The recorder kept the status and headers on the request.
+			rh := x.req.HTTP.ResponseHeader
+			e.Response.Status, e.Response.StatusText = x.req.HTTP.Status, http.StatusText(x.req.HTTP.Status)
+			e.Response.Cookies, e.Response.Headers = harCookies(rh, true), harHeaders(rh)
+			e.Response.Content.MimeType = harMime(rh, "x-unknown")
+			if n, err := strconv.Atoi(rh.Get("Content-Length")); err == nil && n >= 0 {
+				e.Response.BodySize = n
+			}
+			if a := answerTo(answers, x.req); a != nil && info.Transport == TransportLegacySSE {
+				notes = append(notes, fmt.Sprintf("its answer came on the SSE stream as seq %d", a.Seq))
+			}
+		} else if x.req != nil && harAccepted(info, x.req) {
 			e.Response.Status, e.Response.StatusText = http.StatusAccepted, http.StatusText(http.StatusAccepted)
 			e.MCPTape.Inferred = []string{"status"}
 			notes = append(notes, "status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted")

@@ -116,6 +116,13 @@ func httpMsg(seq uint64, dir store.Dir, ms int, frame string, meta store.HTTPMet
 	return &store.Message{Session: "s1", Seq: seq, Dir: dir, Time: at(ms), Frame: []byte(frame), HTTP: &m}
 }
 
+// bare is c2s message m with the answer that carried no message, as
+// the recorder keeps it: status and headers on m, and a note, if any.
+func bare(m *store.Message, status int, header http.Header, note string) *store.Message {
+	m.HTTP.Status, m.HTTP.ResponseHeader, m.Note = status, header, note
+	return m
+}
+
 func httpSession(transport string, msgs ...*store.Message) store.TapeSession {
 	return store.TapeSession{Info: store.SessionInfo{ID: "s1", Name: "srv", Transport: transport,
 		Upstream: "http://user:" + store.Redacted + "@127.0.0.1:3001/mcp", Start: harT0}, Messages: msgs}
@@ -246,6 +253,32 @@ func harCases() []harCase {
 				Start:   "2026-11-22T06:00:00.000Z",
 				Comment: "session s1: request seq 1; status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted",
 				Stream:  "post-body", StreamID: 2, RequestSeq: 1, Inferred: []string{"status"},
+			}},
+		},
+		{
+			name: "a notification POST answered 202, as recorded on it",
+			session: httpSession(store.TransportHTTP,
+				bare(httpMsg(1, store.C2S, 0, initedNote, postBody(2)), 202, hdr("Content-Length", "0", "Mcp-Session-Id", "sid-1"), "")),
+			want: []wantEntry{{
+				Method: "POST", URL: base + "/mcp", Query: []harNV{},
+				ReqBody: &harPost{MimeType: "application/json", Text: initedNote}, ReqBodySize: len(initedNote),
+				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", RespBodySize: 0,
+				Start:   "2026-11-22T06:00:00.000Z",
+				Comment: "session s1: request seq 1",
+				Stream:  "post-body", StreamID: 2, RequestSeq: 1,
+			}},
+		},
+		{
+			name: "a request mcpspy answered 502 itself, the upstream being down: status and note as recorded",
+			session: httpSession(store.TransportHTTP,
+				bare(httpMsg(1, store.C2S, 0, callReq, postBody(2)), 502, jsonHeader, "answered by mcpspy, not the upstream: upstream down")),
+			want: []wantEntry{{
+				Method: "POST", URL: base + "/mcp", Query: []harNV{},
+				ReqBody: &harPost{MimeType: "application/json", Text: callReq}, ReqBodySize: len(callReq),
+				Status: 502, StatusText: "Bad Gateway", MimeType: "application/json", RespBodySize: -1,
+				Start:   "2026-11-22T06:00:00.000Z",
+				Comment: "session s1: request seq 1; answered by mcpspy, not the upstream: upstream down",
+				Stream:  "post-body", StreamID: 2, RequestSeq: 1,
 			}},
 		},
 		{

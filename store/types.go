@@ -66,6 +66,10 @@ type Message struct {
 	HTTP    *HTTPMeta // nil on stdio
 	Note    string
 
+	// amends marks a message that records its seq again (Session.Amend):
+	// the commit stores it over the first, and Observe saw it already.
+	amends bool
+
 	// rpc, when not nil, is where Frame's JSON-RPC members lie, as the
 	// JSONL reader found them (see RPC).
 	rpc *rpcParts

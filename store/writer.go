@@ -216,6 +216,32 @@ func (s *Session) ID() string {
 func (s *Session) Append(dir Dir, t time.Time, frame []byte, meta *HTTPMeta) uint64 {
 	w := s.w
 	w.mu.Lock()
+	w.waitRoomLocked()
+	seq := s.next
+	s.next++
+	w.enqueueLocked(&Message{Session: s.key, Seq: seq, Dir: dir, Time: t, Frame: frame, HTTP: meta})
+	w.mu.Unlock()
+	return seq
+}
+
+// Amend records m again over the message Append gave m.Seq: the same
+// Dir, Time and Frame, with metadata known only after the frame went on,
+// such as the HTTP status of a POST whose answer carried no message, or a
+// Note. m.Session is ignored. The next commit stores it over the first (in
+// the same transaction, or a later one); Observe does not see it again.
+// Like Append, it waits only when MaxPending bytes are already buffered.
+func (s *Session) Amend(m Message) {
+	w := s.w
+	w.mu.Lock()
+	w.waitRoomLocked()
+	m.Session, m.amends, m.rpc = s.key, true, nil
+	w.enqueueLocked(&m)
+	w.mu.Unlock()
+}
+
+// waitRoomLocked waits while MaxPending bytes are buffered, saying so
+// once; w.mu is held.
+func (w *Writer) waitRoomLocked() {
 	for w.pendingBytes >= w.opts.MaxPending && !w.closed {
 		if !w.warnedFull {
 			w.warnedFull = true
@@ -224,15 +250,15 @@ func (s *Session) Append(dir Dir, t time.Time, frame []byte, meta *HTTPMeta) uin
 		w.kickLocked()
 		w.room.Wait()
 	}
-	seq := s.next
-	s.next++
+}
+
+// enqueueLocked adds m to what the next commit stores; w.mu is held.
+func (w *Writer) enqueueLocked(m *Message) {
 	if len(w.pending) == 0 {
 		w.kickLocked() // the first message waiting starts a commit
 	}
-	w.pending = append(w.pending, &Message{Session: s.key, Seq: seq, Dir: dir, Time: t, Frame: frame, HTTP: meta})
-	w.pendingBytes += len(frame)
-	w.mu.Unlock()
-	return seq
+	w.pending = append(w.pending, m)
+	w.pendingBytes += len(m.Frame)
 }
 
 // Update changes the session's info; it is stored with the next commit.
@@ -383,7 +409,7 @@ func (w *Writer) encode(batch []*Message, done int) ([]encodedMessage, []Session
 			done = i + 1
 		}
 		sum := Summarize(m)
-		if w.opts.Observe != nil {
+		if w.opts.Observe != nil && !m.amends {
 			w.observe(m, &sum)
 		}
 		e, err := encodeMessage(m, &sum)

@@ -316,6 +316,7 @@ func checkHAR(t *testing.T, tape *store.Tape) {
 		Log struct {
 			Entries []struct {
 				Pageref string
+				Comment string
 				Request struct {
 					Method   string
 					PostData *struct{ Text string }
@@ -329,6 +330,13 @@ func checkHAR(t *testing.T, tape *store.Tape) {
 	}
 	if err := json.Unmarshal(b.Bytes(), &har); err != nil {
 		t.Fatalf("HAR: %v", err)
+	}
+	// Every request was answered, with a message or without (202): the
+	// cassette has every status, none is inferred or missing.
+	for _, e := range har.Log.Entries {
+		if e.Response.Status == 0 || strings.Contains(e.Comment, "inferred") {
+			t.Errorf("HAR: %s %s: status %d (%s)", e.Pageref, e.Request.Method, e.Response.Status, e.Comment)
+		}
 	}
 	for _, s := range tape.Sessions {
 		for _, m := range s.Messages {
