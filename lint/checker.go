@@ -150,6 +150,7 @@ func newFinding(session string, skip map[string]bool, rule string, seq, related 
 
 func (c *checker) message(m *store.Message) {
 	s := jsonrpc.Classify(m.Frame)
+	c.httpAnswer(m, s) // once per POST, a batch too
 	if s.Kind == jsonrpc.Batch {
 		c.batch(m)
 		return

@@ -79,6 +79,33 @@ func (c *checker) httpResponse(f *frame, r *request) {
 	}
 }
 
+// httpAnswer checks the answer to a client's POST that carried no
+// message, which the recorder keeps on the message posted (its status,
+// and a note when mcpspy answered): an error status means the client's
+// message went nowhere; and a notification or response must be accepted
+// with 202 (Streamable HTTP; the legacy transport answers every POST so).
+func (c *checker) httpAnswer(m *store.Message, s jsonrpc.Summary) {
+	h := m.HTTP
+	if m.Dir != store.C2S || h == nil || h.Status == 0 {
+		return
+	}
+	what := "the POST"
+	if s.Method != "" {
+		what = "the POST of " + s.Method
+	}
+	switch {
+	case h.Status >= 400:
+		by := ""
+		if m.Note != "" {
+			by = " (" + m.Note + ")"
+		}
+		c.report("http-status", m.Seq, 0, "%s was answered %d %s, with no JSON-RPC message%s", what, h.Status, http.StatusText(h.Status), by)
+	case h.Status/100 == 2 && h.Status != http.StatusAccepted && c.info.Transport == store.TransportHTTP &&
+		(s.Kind == jsonrpc.Notification || s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error):
+		c.report("http-accepted", m.Seq, 0, "%s was answered %d %s; a server that accepts a notification or response must answer 202 Accepted", what, h.Status, http.StatusText(h.Status))
+	}
+}
+
 func quotedOrAbsent(s string) string {
 	if s == "" {
 		return "absent"

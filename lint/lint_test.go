@@ -553,3 +553,52 @@ func TestSession_HTTPAccept(t *testing.T) {
 		t.Errorf("legacy HTTP+SSE, whose POSTs need neither Accept nor MCP-Protocol-Version: %q", got)
 	}
 }
+
+// The answers that carried no message, which the recorder keeps on the
+// client's message: an error status is reported, with who answered; a
+// notification accepted with anything but 202, in Streamable HTTP only.
+func TestSession_HTTPBareAnswers(t *testing.T) {
+	versioned := func(m *store.Message) http.Header {
+		return http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+	}
+	sse := func(*store.Message) (string, http.Header) {
+		return "post-sse", http.Header{"Content-Type": {"text/event-stream"}}
+	}
+	tests := []struct {
+		name      string
+		transport string
+		status    int    // the answer to notifications/initialized (seq 3)
+		note      string // and who gave it
+		want      []string
+		wantText  string
+	}{
+		{name: "202", transport: store.TransportHTTP, status: 202},
+		{name: "not recorded (an older cassette)", transport: store.TransportHTTP},
+		{name: "200", transport: store.TransportHTTP, status: 200, want: []string{"http-accepted@3"},
+			wantText: "the POST of notifications/initialized was answered 200 OK; a server that accepts a notification or response must answer 202 Accepted"},
+		{name: "200 in the legacy transport", transport: store.TransportLegacySSE, status: 200},
+		{name: "400", transport: store.TransportHTTP, status: 400, want: []string{"http-status@3"},
+			wantText: "the POST of notifications/initialized was answered 400 Bad Request, with no JSON-RPC message"},
+		{name: "mcpspy's 502", transport: store.TransportLegacySSE, status: 502, note: "answered by mcpspy, not the upstream: upstream down",
+			want:     []string{"http-status@3"},
+			wantText: "the POST of notifications/initialized was answered 502 Bad Gateway, with no JSON-RPC message (answered by mcpspy, not the upstream: upstream down)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := withHTTP(session(opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`)...), versioned, sse)
+			s.Info.Transport = tt.transport
+			inited := s.Messages[2]
+			if !strings.Contains(string(inited.Frame), "notifications/initialized") {
+				t.Fatalf("seq 3 is %s", inited.Frame)
+			}
+			inited.HTTP.Status, inited.Note = tt.status, tt.note
+			findings := Session(s, Options{})
+			if got := found(findings); !slices.Equal(got, tt.want) {
+				t.Fatalf("findings %q, want %q", got, tt.want)
+			}
+			if tt.wantText != "" && findings[0].Message != tt.wantText {
+				t.Errorf("message %q\nwant    %q", findings[0].Message, tt.wantText)
+			}
+		})
+	}
+}

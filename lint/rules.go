@@ -71,6 +71,8 @@ var rules = []Rule{
 	{"http-method-header", Error, "a 2026-07-28 POST whose Mcp-Method or Mcp-Name header disagrees with its body"},
 	{"http-content-type", Error, "an answer to a POSTed request is neither application/json nor text/event-stream"},
 	{"get-stream-response", Warning, "a response arrives on a GET stream that is not resuming an earlier stream"},
+	{"http-status", Warning, "a client's POST was answered with an error status and no message (refused by the server, or by mcpspy for an unreachable upstream)"},
+	{"http-accepted", Error, "a Streamable HTTP POST of notifications or responses was answered with a success status other than 202 Accepted"},
 }
 
 var rulesByName = func() map[string]Rule {
