@@ -94,7 +94,26 @@ func sessionLines(info store.SessionInfo) []Line {
 	for _, p := range info.Priming {
 		out = append(out, Line{{Label, "priming: "}, {Plain, primingText(p)}})
 	}
+	for _, b := range info.Bare {
+		out = append(out, Line{{Label, "no message: "}, {Plain, bareText(b)}})
+	}
+	if info.BareOmitted > 0 {
+		out = append(out, Line{{Label, "no message: "}, {Plain, fmt.Sprintf("%d more not kept", info.BareOmitted)}})
+	}
 	return out
+}
+
+// bareText prints an HTTP exchange that carried no message on one line:
+// "DELETE /mcp → 200 · at 2026-11-27 08:00:00.070 · note".
+func bareText(b store.BareExchange) string {
+	parts := []string{fmt.Sprintf("%s %s → %d", b.HTTP.Method, b.HTTP.Path, b.HTTP.Status)}
+	if !b.Time.IsZero() {
+		parts = append(parts, "at "+detailTime(b.Time))
+	}
+	if b.Note != "" {
+		parts = append(parts, b.Note)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // detailTime is a session's start or end, to the millisecond, local time.

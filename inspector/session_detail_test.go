@@ -90,6 +90,19 @@ func TestSessionDetail(t *testing.T) {
 			"capabilities: experimental · logging · resources(subscribe) · tools(listChanged)",
 			"recorder: mcpspy dev",
 		}},
+		{name: "HTTP requests that carried no message either way", sessions: []store.SessionInfo{{
+			ID: "s6", Transport: store.TransportHTTP,
+			Bare: []store.BareExchange{
+				{Time: t0, HTTP: store.HTTPMeta{Method: "GET", Path: "/mcp", Status: 405}},
+				{HTTP: store.HTTPMeta{Method: "DELETE", Path: "/mcp", Status: 200}, Note: "its event stream ended without a message"},
+			},
+			BareOmitted: 3,
+		}}, want: []string{
+			"session s6  streamable-http",
+			"no message: GET /mcp → 405 · at " + t0.Local().Format("2006-01-02 15:04:05.000"),
+			"no message: DELETE /mcp → 200 · its event stream ended without a message",
+			"no message: 3 more not kept",
+		}},
 		{name: "a WebSocket's close code", sessions: []store.SessionInfo{{
 			ID: "s5", Transport: store.TransportWebSocket, End: &store.EndInfo{Reason: store.EndClosed, CloseCode: 1000},
 		}}, want: []string{

@@ -147,7 +147,9 @@ func TestHTTPProxy_HARStreamable(t *testing.T) {
 		"POST /mcp 200 post-sse 4 [5 6]",
 		"GET /mcp 200 get-sse 0 [7]",
 		"GET /mcp 200 get-sse 0 [8]",
-		// The DELETE's answer had no body: nothing of it was recorded.
+		// Neither the DELETE nor its answer carried a message: the
+		// session's info keeps it.
+		"DELETE /mcp 200  0 []",
 	}
 	if d := cmp.Diff(want, lines); d != "" {
 		t.Fatalf("entries (-want +got):\n%s", d)

@@ -290,7 +290,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.adopt(r, hs)
 	}
 	copyHeader(w.Header(), resp.Header)
-	x := &exchange{p: p, w: w, r: r, resp: resp, target: target, hs: hs, streamID: streamID, sent: sent,
+	x := &exchange{p: p, w: w, r: r, resp: resp, target: target, hs: hs, streamID: streamID, sent: sent, answeredAt: time.Now(),
 		base: store.HTTPMeta{Method: r.Method, Path: path, Status: resp.StatusCode,
 			RequestHeader: reqHeader, ResponseHeader: p.Redact.Header(resp.Header)}}
 	if isEventStream(resp.Header) {
@@ -314,12 +314,21 @@ type exchange struct {
 	streamID uint64
 	base     store.HTTPMeta
 	sent     *sentMessage // the client's message the request carried, if any
+	// answeredAt is when the upstream's answer headers came.
+	answeredAt time.Time
 }
 
-// answeredBare records on the client's message what answered it, when
-// nothing that answered it is a message of its own.
-func (x *exchange) answeredBare(note string) {
-	x.sent.answered(x.base.Status, x.base.ResponseHeader, note)
+// answeredBare records what answered the request when that answer is no
+// message: on the client's message, or, when the request carried none
+// either (a DELETE, a refused GET), in its session's info.
+func (x *exchange) answeredBare(stream, note string) {
+	if x.sent != nil {
+		x.sent.answered(x.base.Status, x.base.ResponseHeader, note)
+		return
+	}
+	if x.hs != nil {
+		x.hs.keepBare(store.BareExchange{Time: x.answeredAt, HTTP: *x.meta(stream), Note: note})
+	}
 }
 
 func (x *exchange) meta(stream string) *store.HTTPMeta {
@@ -344,7 +353,7 @@ func (x *exchange) relayBody() {
 			hs.append(store.S2C, readAt, decodedBody(x.resp.Header, body), x.meta("json"))
 		}
 	} else {
-		x.answeredBare("")
+		x.answeredBare("", "")
 	}
 	x.w.WriteHeader(x.resp.StatusCode)
 	if _, werr := x.w.Write(body); werr != nil {

@@ -87,7 +87,7 @@ func TestHTTPProxy_ServerEverything(t *testing.T) {
 			got := readCassette(t, px.Cassette)
 			if testing.Verbose() {
 				for _, s := range got {
-					t.Logf("session %s %s sid=%q end=%+v", s.info.ID, s.info.Transport, s.info.HTTPSessionID, s.info.End)
+					t.Logf("session %s %s sid=%q end=%+v bare=%+v", s.info.ID, s.info.Transport, s.info.HTTPSessionID, s.info.End, s.info.Bare)
 					for _, m := range s.msgs {
 						t.Logf("  %d %s %s %s %s st=%d sid=%d ev=%q type=%q retry=%q prim=%q %.70s", m.Seq, m.Dir, m.HTTP.Method, m.HTTP.Path, m.HTTP.Stream, m.HTTP.Status, m.HTTP.StreamID, m.HTTP.EventID, m.HTTP.EventType, m.HTTP.Retry, m.HTTP.Priming, m.Frame)
 					}
@@ -125,6 +125,12 @@ func TestHTTPProxy_ServerEverything(t *testing.T) {
 				}
 				if s.info.End == nil || s.info.End.Reason != store.EndClosed {
 					t.Errorf("end = %+v, want closed (DELETE)", s.info.End)
+				}
+				// The DELETE carried no message either way: the info keeps it.
+				if !slices.ContainsFunc(s.info.Bare, func(b store.BareExchange) bool {
+					return b.HTTP.Method == http.MethodDelete && b.HTTP.Status == http.StatusOK && b.HTTP.RequestHeader.Get("Mcp-Session-Id") == out.SessionID
+				}) {
+					t.Errorf("the session's bare exchanges %+v lack the client's DELETE", s.info.Bare)
 				}
 				for _, m := range s.msgs {
 					if m.HTTP.Stream == "post-sse" && m.HTTP.EventID == "" {

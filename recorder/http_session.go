@@ -257,6 +257,14 @@ func (sm *sentMessage) answered(status int, header http.Header, note string) {
 	sm.sess.Amend(m)
 }
 
+// keepBare stores in the session's info a request whose answer, like
+// itself, carried no message.
+func (hs *httpSession) keepBare(b store.BareExchange) {
+	if s := hs.store(); s != nil {
+		s.Update(func(info *store.SessionInfo) { info.AddBare(b) })
+	}
+}
+
 // keepPriming stores the priming events a stream ended with in the
 // session's info. A session with nothing else recorded starts here, so a
 // GET stream that only primed (and a client that resumes from its id) is

@@ -168,6 +168,11 @@ func TestHTTPProxy_GoSDK(t *testing.T) {
 			if m := methods(s.msgs); m[0] != "c2s request initialize" {
 				t.Errorf("session starts with %q, want initialize", m[0])
 			}
+			if !slices.ContainsFunc(s.info.Bare, func(b store.BareExchange) bool {
+				return b.HTTP.Method == http.MethodDelete && b.HTTP.Status/100 == 2
+			}) {
+				t.Errorf("the session's bare exchanges %+v lack the client's DELETE", s.info.Bare)
+			}
 			if checkAcceptedPosts(t, s.msgs) == 0 {
 				t.Errorf("no client notification recorded (notifications/initialized at least):\n%s", strings.Join(methods(s.msgs), "\n"))
 			}

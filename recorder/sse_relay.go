@@ -142,12 +142,13 @@ func (s *sseRecorder) event(ev sse.Event, readAt time.Time) []byte {
 
 // finish runs when the stream has ended.
 func (s *sseRecorder) finish() {
-	if !s.carried {
+	// A stream of priming events only is in the info already.
+	if !s.carried && (s.x.sent != nil || len(s.priming) == 0) {
 		note := "its event stream ended without a message"
 		if s.x.r.Context().Err() != nil {
 			note = "the client went away before its event stream carried a message"
 		}
-		s.x.answeredBare(note)
+		s.x.answeredBare(s.stream, note)
 	}
 	if len(s.priming) > 0 && s.hs != nil { // no frame came after them to carry them
 		s.hs.keepPriming(store.StreamPriming{Stream: s.stream, StreamID: s.x.streamID, Path: s.x.base.Path, EventIDs: s.priming, Retry: s.retry})

@@ -223,6 +223,7 @@ type harExchange struct {
 	req     *Message  // the request body, if any
 	resp    []*Message
 	priming StreamPriming // priming events that ended the stream
+	bare    *BareExchange // an exchange that carried no message either way
 }
 
 func (x *harExchange) respMeta() *HTTPMeta {
@@ -254,6 +255,13 @@ func (h *HAR) addSession(s *TapeSession) {
 	}
 	if len(lone) > 0 {
 		page.Comment = "Streams that carried only priming events, with no entry as nothing of their request was recorded: " + strings.Join(lone, "; ")
+	}
+	for i := range info.Bare {
+		b := &info.Bare[i]
+		xs = append(xs, &harExchange{meta: &b.HTTP, id: b.HTTP.StreamID, bare: b})
+	}
+	if info.BareOmitted > 0 {
+		page.Comment = strings.TrimPrefix(page.Comment+fmt.Sprintf("; %d more requests that carried no message either way were not kept", info.BareOmitted), "; ")
 	}
 	base := harBaseURL(info.Upstream)
 	answers := legacyAnswers(s.Messages)
@@ -386,10 +394,13 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 	if len(x.resp) > 0 {
 		firstResp, lastResp = x.resp[0].Time, x.resp[len(x.resp)-1].Time
 	}
-	if x.req != nil {
+	switch {
+	case x.req != nil:
 		start = x.req.Time
 		e.MCPTape.RequestSeq = x.req.Seq
-	} else {
+	case x.bare != nil:
+		start = x.bare.Time // when its answer came: the request's time was not kept
+	default:
 		start = firstResp
 	}
 	e.start = start
@@ -458,20 +469,30 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 		e.MCPTape.Stream = x.meta.Stream
 		e.Response.Content = harContent{MimeType: "x-unknown", Comment: "not recorded"}
 		e.Response.BodySize = -1
-		if x.req != nil && x.req.Note != "" {
-			notes = append(notes, x.req.Note)
+		// The recorder kept the status and headers on the request's
+		// message, or, for a request without one, in the session's info.
+		kept := x.bare
+		if x.req != nil {
+			kept = &BareExchange{HTTP: *x.req.HTTP, Note: x.req.Note}
 		}
-		if x.req != nil && x.req.HTTP.Status != 0 {
-			// The recorder kept the status and headers on the request.
-			rh := x.req.HTTP.ResponseHeader
-			e.Response.Status, e.Response.StatusText = x.req.HTTP.Status, http.StatusText(x.req.HTTP.Status)
+		if x.bare != nil {
+			notes = append(notes, "neither the request nor its answer carried a message")
+		}
+		if kept != nil && kept.Note != "" {
+			notes = append(notes, kept.Note)
+		}
+		if kept != nil && kept.HTTP.Status != 0 {
+			rh := kept.HTTP.ResponseHeader
+			e.Response.Status, e.Response.StatusText = kept.HTTP.Status, http.StatusText(kept.HTTP.Status)
 			e.Response.Cookies, e.Response.Headers = harCookies(rh, true), harHeaders(rh)
 			e.Response.Content.MimeType = harMime(rh, "x-unknown")
 			if n, err := strconv.Atoi(rh.Get("Content-Length")); err == nil && n >= 0 {
 				e.Response.BodySize = n
 			}
-			if a := answerTo(answers, x.req); a != nil && info.Transport == TransportLegacySSE {
-				notes = append(notes, fmt.Sprintf("its answer came on the SSE stream as seq %d", a.Seq))
+			if x.req != nil && info.Transport == TransportLegacySSE {
+				if a := answerTo(answers, x.req); a != nil {
+					notes = append(notes, fmt.Sprintf("its answer came on the SSE stream as seq %d", a.Seq))
+				}
 			}
 		} else if x.req != nil && harAccepted(info, x.req) {
 			e.Response.Status, e.Response.StatusText = http.StatusAccepted, http.StatusText(http.StatusAccepted)
@@ -520,6 +541,9 @@ func harSeqs(x harEntryExt) string {
 		parts = append(parts, fmt.Sprintf("response seq %d", x.ResponseSeqs[0]))
 	case n > 1:
 		parts = append(parts, fmt.Sprintf("response seqs %d-%d", x.ResponseSeqs[0], x.ResponseSeqs[n-1]))
+	}
+	if len(parts) == 0 { // an exchange without messages
+		return "session " + x.Session
 	}
 	return "session " + x.Session + ": " + strings.Join(parts, ", ")
 }

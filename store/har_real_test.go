@@ -144,10 +144,24 @@ func TestBuildHAR_Recorded(t *testing.T) {
 	}
 	var gotPosts []uint64
 	placed := map[uint64]int{}
+	info := tape.Sessions[0].Info
+	bare := 0
 	for i, e := range f.Log.Entries {
 		x := e.MCPTape
-		if e.Request.Method != "POST" || e.Request.URL != "http://127.0.0.1:38453/mcp" {
-			t.Errorf("entry %d: %s %s, want POST http://127.0.0.1:38453/mcp", i, e.Request.Method, e.Request.URL)
+		if e.Request.URL != info.Upstream {
+			t.Errorf("entry %d: %s %s, want %s", i, e.Request.Method, e.Request.URL, info.Upstream)
+		}
+		if x.RequestSeq == 0 {
+			// The GET stream that carried nothing and the DELETE, from
+			// the session's info, in the order they came.
+			if bare >= len(info.Bare) || info.Bare[bare].HTTP.Method != e.Request.Method || info.Bare[bare].HTTP.Status != e.Response.Status {
+				t.Errorf("entry %d: %s answered %d, not the next of the session's bare exchanges %+v", i, e.Request.Method, e.Response.Status, info.Bare)
+			}
+			bare++
+			continue
+		}
+		if e.Request.Method != "POST" {
+			t.Errorf("entry %d: %s with request seq %d, want a POST", i, e.Request.Method, x.RequestSeq)
 		}
 		gotPosts = append(gotPosts, x.RequestSeq)
 		req := bySeq[x.RequestSeq]
@@ -187,6 +201,9 @@ func TestBuildHAR_Recorded(t *testing.T) {
 	}
 	if d := cmp.Diff(posts, gotPosts); d != "" {
 		t.Errorf("entries' request seqs (-recorded POSTs +got):\n%s", d)
+	}
+	if bare != len(info.Bare) || bare == 0 {
+		t.Errorf("%d entries without messages, the session keeps %d bare exchanges (its DELETE at least)", bare, len(info.Bare))
 	}
 	for _, m := range msgs {
 		if placed[m.Seq] != 1 {

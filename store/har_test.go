@@ -256,19 +256,6 @@ func harCases() []harCase {
 			}},
 		},
 		{
-			name: "a notification POST answered 202, as recorded on it",
-			session: httpSession(store.TransportHTTP,
-				bare(httpMsg(1, store.C2S, 0, initedNote, postBody(2)), 202, hdr("Content-Length", "0", "Mcp-Session-Id", "sid-1"), "")),
-			want: []wantEntry{{
-				Method: "POST", URL: base + "/mcp", Query: []harNV{},
-				ReqBody: &harPost{MimeType: "application/json", Text: initedNote}, ReqBodySize: len(initedNote),
-				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", RespBodySize: 0,
-				Start:   "2026-11-22T06:00:00.000Z",
-				Comment: "session s1: request seq 1",
-				Stream:  "post-body", StreamID: 2, RequestSeq: 1,
-			}},
-		},
-		{
 			name: "a request mcpspy answered 502 itself, the upstream being down: status and note as recorded",
 			session: httpSession(store.TransportHTTP,
 				bare(httpMsg(1, store.C2S, 0, callReq, postBody(2)), 502, jsonHeader, "answered by mcpspy, not the upstream: upstream down")),
@@ -323,6 +310,42 @@ func harCases() []harCase {
 			wantPageComment: "Streams that carried only priming events, with no entry as nothing of their request was recorded: get-sse stream 9 on /mcp (event ids x1, x2)",
 		},
 		{
+			name: "a notification POST's 202 as recorded on it; requests that carried no message either way, as the session's info keeps them",
+			session: func() store.TapeSession {
+				s := httpSession(store.TransportHTTP,
+					bare(httpMsg(1, store.C2S, 0, initedNote, postBody(2)), 202, hdr("Content-Length", "0"), ""))
+				s.Info.Bare = []store.BareExchange{
+					{Time: at(50), HTTP: store.HTTPMeta{Method: "GET", Path: "/mcp", Status: 405, RequestHeader: hdr("Accept", "text/event-stream"),
+						ResponseHeader: hdr("Allow", "POST, DELETE"), StreamID: 3}},
+					{Time: at(70), HTTP: store.HTTPMeta{Method: "DELETE", Path: "/mcp?x=1", Status: 200, RequestHeader: hdr("Mcp-Session-Id", "sid-1"),
+						ResponseHeader: hdr("Content-Type", "text/plain", "Content-Length", "2"), StreamID: 4}, Note: "a note"},
+				}
+				s.Info.BareOmitted = 7
+				return s
+			}(),
+			want: []wantEntry{{
+				Method: "POST", URL: base + "/mcp", Query: []harNV{},
+				ReqBody: &harPost{MimeType: "application/json", Text: initedNote}, ReqBodySize: len(initedNote),
+				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", RespBodySize: 0,
+				Start:   "2026-11-22T06:00:00.000Z",
+				Comment: "session s1: request seq 1",
+				Stream:  "post-body", StreamID: 2, RequestSeq: 1,
+			}, {
+				Method: "GET", URL: base + "/mcp", Query: []harNV{},
+				Status: 405, StatusText: "Method Not Allowed", MimeType: "x-unknown", RespBodySize: -1,
+				Start:    "2026-11-22T06:00:00.050Z",
+				Comment:  "session s1; neither the request nor its answer carried a message",
+				StreamID: 3,
+			}, {
+				Method: "DELETE", URL: base + "/mcp?x=1", Query: []harNV{{Name: "x", Value: "1"}},
+				Status: 200, StatusText: "OK", MimeType: "text/plain", RespBodySize: 2,
+				Start:    "2026-11-22T06:00:00.070Z",
+				Comment:  "session s1; neither the request nor its answer carried a message; a note",
+				StreamID: 4,
+			}},
+			wantPageComment: "7 more requests that carried no message either way were not kept",
+		},
+		{
 			name: "a DELETE answered with a JSON body",
 			session: httpSession(store.TransportHTTP,
 				httpMsg(1, store.S2C, 0, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Session not found"}}`,
@@ -347,8 +370,9 @@ func harCases() []harCase {
 				httpMsg(3, store.S2C, 25, initResp, store.HTTPMeta{Method: "GET", Path: "/sse", Status: 200,
 					ResponseHeader: sseHeader, Stream: "legacy-sse", StreamID: 1, EventType: "message"}),
 				// The client uses id 1 again: its answer is the next one.
-				httpMsg(4, store.C2S, 30, pingReq, store.HTTPMeta{Method: "POST", Path: "/message?sessionId=abc",
-					RequestHeader: jsonHeader, Stream: "post-body", StreamID: 3}),
+				// Its 202 recorded (seq 2's, from an older mcpspy, is not).
+				bare(httpMsg(4, store.C2S, 30, pingReq, store.HTTPMeta{Method: "POST", Path: "/message?sessionId=abc",
+					RequestHeader: jsonHeader, Stream: "post-body", StreamID: 3}), 202, hdr("Content-Type", "text/plain", "Content-Length", "8"), ""),
 				httpMsg(5, store.S2C, 31, pingResp, store.HTTPMeta{Method: "GET", Path: "/sse", Status: 200,
 					ResponseHeader: sseHeader, Stream: "legacy-sse", StreamID: 1, EventType: "message"})),
 			want: []wantEntry{{
@@ -367,9 +391,9 @@ func harCases() []harCase {
 			}, {
 				Method: "POST", URL: base + "/message?sessionId=abc", Query: []harNV{{"sessionId", "abc"}},
 				ReqBody: &harPost{MimeType: "application/json", Text: pingReq}, ReqBodySize: len(pingReq),
-				Status: 202, StatusText: "Accepted", MimeType: "x-unknown", RespBodySize: -1, Start: "2026-11-22T06:00:00.030Z",
-				Comment: "session s1: request seq 4; status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted; its answer came on the SSE stream as seq 5",
-				Stream:  "post-body", StreamID: 3, RequestSeq: 4, Inferred: []string{"status"},
+				Status: 202, StatusText: "Accepted", MimeType: "text/plain", RespBodySize: 8, Start: "2026-11-22T06:00:00.030Z",
+				Comment: "session s1: request seq 4; its answer came on the SSE stream as seq 5",
+				Stream:  "post-body", StreamID: 3, RequestSeq: 4,
 			}},
 		},
 		{

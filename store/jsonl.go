@@ -74,8 +74,10 @@ type jsonlEncoder struct {
 	w   *bufio.Writer
 	buf bytes.Buffer
 	enc *json.Encoder
-	// mapMessage, if not nil, gives what to write for a message.
+	// mapMessage and mapInfo, if not nil, give what to write for a
+	// message and for a session's info.
 	mapMessage func(*Message) *Message
+	mapInfo    func(*SessionInfo) *SessionInfo
 }
 
 func newJSONLEncoder(w io.Writer, opts []ExportOption) *jsonlEncoder {
@@ -97,6 +99,13 @@ func MapMessages(fn func(m *Message) *Message) ExportOption {
 	return func(e *jsonlEncoder) { e.mapMessage = fn }
 }
 
+// MapSessionInfo writes, for each session's info, the info fn returns:
+// info itself or a changed copy (mcpspy export --redact). fn must not
+// change info.
+func MapSessionInfo(fn func(info *SessionInfo) *SessionInfo) ExportOption {
+	return func(e *jsonlEncoder) { e.mapInfo = fn }
+}
+
 // value appends v's JSON (without the encoder's newline) to the line.
 func (e *jsonlEncoder) value(line []byte, v any) ([]byte, error) {
 	e.buf.Reset()
@@ -107,6 +116,9 @@ func (e *jsonlEncoder) value(line []byte, v any) ([]byte, error) {
 }
 
 func (e *jsonlEncoder) header(info *SessionInfo) error {
+	if e.mapInfo != nil {
+		info = e.mapInfo(info)
+	}
 	line, err := e.value(nil, headerLine{Session: info.ID, Info: info})
 	if err != nil {
 		return err

@@ -140,6 +140,35 @@ type SessionInfo struct {
 	// recorded frame after them (a GET stream that carried nothing else),
 	// which no HTTPMeta.Priming holds.
 	Priming []StreamPriming `json:"priming,omitempty"`
+	// Bare keeps the HTTP requests of the session that carried no message
+	// either way (a DELETE, a GET refused with 405, a GET stream that
+	// ended with nothing), which no Message holds: the first MaxBare of
+	// them; BareOmitted counts the rest.
+	Bare        []BareExchange `json:"bare,omitempty"`
+	BareOmitted int            `json:"bare_omitted,omitempty"`
+}
+
+// MaxBare bounds SessionInfo.Bare: the info is written whole at each
+// change, and a client that polls a refused GET must not grow it for ever.
+const MaxBare = 100
+
+// BareExchange is one HTTP request and its answer, neither of which
+// carried a message.
+type BareExchange struct {
+	Time time.Time `json:"time"` // when mcpspy had the answer
+	// HTTP is as for a message: method, path, status, headers after
+	// redaction, stream and stream id.
+	HTTP HTTPMeta `json:"http"`
+	Note string   `json:"note,omitempty"`
+}
+
+// AddBare keeps b in Bare, or counts it in BareOmitted past MaxBare.
+func (s *SessionInfo) AddBare(b BareExchange) {
+	if len(s.Bare) >= MaxBare {
+		s.BareOmitted++
+		return
+	}
+	s.Bare = append(s.Bare, b)
 }
 
 // Named says whether a user's --session value names this session: its id

@@ -158,7 +158,7 @@ func runExport(args []string, s streams) error {
 		if red, err = newExportRedactor(redact, redactValue); err != nil {
 			return err
 		}
-		opts = append(opts, red.option())
+		opts = append(opts, red.options()...)
 	}
 	filtered := false
 	fs.Visit(func(f *flag.Flag) { filtered = filtered || f.Name == "filter" })
@@ -251,6 +251,7 @@ func loadForExport(path string, sessions []string, red *exportRedactor) (*store.
 	}
 	if red != nil {
 		for i := range tape.Sessions {
+			tape.Sessions[i].Info = *red.info(&tape.Sessions[i].Info)
 			for j, m := range tape.Sessions[i].Messages {
 				tape.Sessions[i].Messages[j] = red.message(m)
 			}

@@ -51,7 +51,7 @@ func entryLines(h harSummary) []string {
 
 func TestMcpspy_ExportHAR(t *testing.T) {
 	httpDB := shippedCassette(t, "everything-http.db")
-	recorded := []string{"s1 POST 200 seq 1", "s1 POST 202 seq 3", "s1 POST 200 seq 4", "s1 POST 200 seq 6", "s1 POST 200 seq 8"}
+	recorded := []string{"s1 POST 200 seq 1", "s1 POST 202 seq 3", "s1 POST 200 seq 4", "s1 GET 200 seq 0", "s1 POST 200 seq 6", "s1 POST 200 seq 8", "s1 DELETE 200 seq 0"}
 	tests := []struct {
 		name        string
 		args        []string // before the cassette
@@ -63,10 +63,10 @@ func TestMcpspy_ExportHAR(t *testing.T) {
 		{"its .jsonl twin", nil, shippedCassette(t, "everything-http.jsonl"), recorded, ""},
 		{"by session name", []string{"--session", "everything-http"}, httpDB, recorded, ""},
 		{"a stdio session is named and left out", nil, twoSessionCassette(t),
-			[]string{"s2 POST 200 seq 1", "s2 POST 202 seq 3", "s2 POST 200 seq 4", "s2 POST 200 seq 6", "s2 POST 200 seq 8"},
+			[]string{"s2 POST 200 seq 1", "s2 POST 202 seq 3", "s2 POST 200 seq 4", "s2 GET 200 seq 0", "s2 POST 200 seq 6", "s2 POST 200 seq 8", "s2 DELETE 200 seq 0"},
 			"mcpspy: export: left out of the HAR, not HTTP: s1 (stdio)\n"},
 		{"--session picks the HTTP one: nothing left out", []string{"--session", "s2"}, twoSessionCassette(t),
-			[]string{"s2 POST 200 seq 1", "s2 POST 202 seq 3", "s2 POST 200 seq 4", "s2 POST 200 seq 6", "s2 POST 200 seq 8"}, ""},
+			[]string{"s2 POST 200 seq 1", "s2 POST 202 seq 3", "s2 POST 200 seq 4", "s2 GET 200 seq 0", "s2 POST 200 seq 6", "s2 POST 200 seq 8", "s2 DELETE 200 seq 0"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,9 +103,11 @@ func TestMcpspy_ExportHAR(t *testing.T) {
 	}
 }
 
-// --redact blanks values in the HAR as in any export.
+// --redact blanks values in the HAR as in any export, and headers in
+// every entry, those of the requests without messages (the session's
+// bare exchanges: its GET stream and DELETE) too.
 func TestMcpspy_ExportHARRedact(t *testing.T) {
-	code, stdout, stderr := runCaptured("export", "--har", "--redact", "message", shippedCassette(t, "everything-http.db"))
+	code, stdout, stderr := runCaptured("export", "--har", "--redact", "message", "--redact", "user-agent", shippedCassette(t, "everything-http.db"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -113,9 +115,17 @@ func TestMcpspy_ExportHARRedact(t *testing.T) {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
 	h := readHAR(t, stdout)
-	echo := h.Log.Entries[3].Request.PostData.Text
+	echo := ""
+	for _, e := range h.Log.Entries {
+		if e.Request.PostData != nil && strings.Contains(e.Request.PostData.Text, `"echo"`) {
+			echo = e.Request.PostData.Text
+		}
+	}
 	if !strings.Contains(echo, `"message":"[redacted]"`) || strings.Contains(stdout, `\"message\":\"hello from mcptape\"`) {
 		t.Errorf("the echo call's message is not redacted: %s", echo)
+	}
+	if n := strings.Count(stdout, `"value": "node"`); n != 0 || !strings.Contains(stdout, `"DELETE"`) {
+		t.Errorf("the client's User-Agent (node) is in the HAR %d times; want none, and the DELETE's entry", n)
 	}
 }
 

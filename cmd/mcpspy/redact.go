@@ -65,7 +65,9 @@ func valuePatterns(cmd string, patterns []string) (*recorder.ValuePatterns, erro
 	return v, nil
 }
 
-func (r *exportRedactor) option() store.ExportOption { return store.MapMessages(r.message) }
+func (r *exportRedactor) options() []store.ExportOption {
+	return []store.ExportOption{store.MapMessages(r.message), store.MapSessionInfo(r.info)}
+}
 
 // message returns m, or a copy with what is secret blanked.
 func (r *exportRedactor) message(m *store.Message) *store.Message {
@@ -85,17 +87,37 @@ func (r *exportRedactor) message(m *store.Message) *store.Message {
 	c := *m
 	c.Frame = frame
 	if m.HTTP != nil {
-		h := *m.HTTP
-		h.RequestHeader = r.http.Header(h.RequestHeader)
-		h.ResponseHeader = r.http.Header(h.ResponseHeader)
-		if u, err := url.Parse(h.Path); err == nil && h.Path != "" {
-			h.Path = r.http.PathQuery(u)
-		}
+		h := r.httpMeta(*m.HTTP)
 		c.HTTP = &h
 	}
 	if n > 0 {
 		r.blanked += n
 		r.messages++
+	}
+	return &c
+}
+
+// httpMeta returns h with the named headers and query parameters blanked.
+func (r *exportRedactor) httpMeta(h store.HTTPMeta) store.HTTPMeta {
+	h.RequestHeader = r.http.Header(h.RequestHeader)
+	h.ResponseHeader = r.http.Header(h.ResponseHeader)
+	if u, err := url.Parse(h.Path); err == nil && h.Path != "" {
+		h.Path = r.http.PathQuery(u)
+	}
+	return h
+}
+
+// info returns info, or a copy whose HTTP exchanges without messages
+// (SessionInfo.Bare) have their headers blanked as messages' are.
+func (r *exportRedactor) info(info *store.SessionInfo) *store.SessionInfo {
+	if len(info.Bare) == 0 {
+		return info
+	}
+	c := *info
+	c.Bare = make([]store.BareExchange, len(info.Bare))
+	for i, b := range info.Bare {
+		b.HTTP = r.httpMeta(b.HTTP)
+		c.Bare[i] = b
 	}
 	return &c
 }

@@ -21,8 +21,9 @@ func TestMcpspy_ShowResend(t *testing.T) {
 	stdio := readTape(t, shippedCassette(t, "everything-stdio.db")).Sessions[0]
 	frame := func(seq int) string { return "'" + string(stdio.Messages[seq-1].Frame) + "'" }
 	server := " | node testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio\n"
-	const curl = `curl -sS -N -X POST 'http://127.0.0.1:38453/mcp' -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' ` +
-		`-H 'Mcp-Protocol-Version: 2025-11-25' -H 'Mcp-Session-Id: bd5fe53a-eb8a-4552-99ec-4e0c91426546' `
+	web := readTape(t, shippedCassette(t, "everything-http.db")).Sessions[0].Info // its port and session id change when it is recorded again
+	curl := `curl -sS -N -X POST '` + web.Upstream + `' -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' ` +
+		`-H 'Mcp-Protocol-Version: 2025-11-25' -H 'Mcp-Session-Id: ` + web.HTTPSessionID + `' `
 	tests := []struct {
 		name string
 		args []string
@@ -79,7 +80,8 @@ func TestMcpspy_ShowResendRealServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		moved := filepath.Join(t.TempDir(), "moved.jsonl")
-		if err := os.WriteFile(moved, bytes.ReplaceAll(recorded, []byte("http://127.0.0.1:38453"), []byte(live)), 0o600); err != nil {
+		upstream := strings.TrimSuffix(readTape(t, shippedCassette(t, "everything-http.db")).Sessions[0].Info.Upstream, "/mcp")
+		if err := os.WriteFile(moved, bytes.ReplaceAll(recorded, []byte(upstream), []byte(live)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		cmd := showOutput(t, "--resend", "--filter", "method:initialize", moved)
