@@ -252,7 +252,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hs != nil {
 		streamID = hs.streams.Add(1)
 	}
-	var sent *sentMessage
+	var sent sentMessage // none, unless the request carries a message
 	if len(msg) > 0 && hs != nil {
 		sent = hs.appendSent(readAt, msg, &store.HTTPMeta{
 			Method: r.Method, Path: path, RequestHeader: reqHeader, Stream: "post-body", StreamID: streamID,
@@ -313,7 +313,7 @@ type exchange struct {
 	hs       *httpSession
 	streamID uint64
 	base     store.HTTPMeta
-	sent     *sentMessage // the client's message the request carried, if any
+	sent     sentMessage // the client's message the request carried, if any
 	// answeredAt is when the upstream's answer headers came.
 	answeredAt time.Time
 }
@@ -322,7 +322,7 @@ type exchange struct {
 // message: on the client's message, or, when the request carried none
 // either (a DELETE, a refused GET), in its session's info.
 func (x *exchange) answeredBare(stream, note string) {
-	if x.sent != nil {
+	if x.sent.recorded() {
 		x.sent.answered(x.base.Status, x.base.ResponseHeader, note)
 		return
 	}
@@ -396,7 +396,7 @@ func (p *HTTPProxy) refuseBody(w http.ResponseWriter, r *http.Request, err error
 
 // badGateway answers a request the upstream could not be asked, and
 // notes on the client's message (sent) that mcpspy answered it so.
-func (p *HTTPProxy) badGateway(w http.ResponseWriter, reqBody []byte, sent *sentMessage, err error) {
+func (p *HTTPProxy) badGateway(w http.ResponseWriter, reqBody []byte, sent sentMessage, err error) {
 	id := "null"
 	if s := jsonrpc.Classify(reqBody); s.ID != "" {
 		id = s.ID

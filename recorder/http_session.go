@@ -225,29 +225,33 @@ func (hs *httpSession) append(dir store.Dir, t time.Time, frame []byte, meta *st
 }
 
 // appendSent records the message a client's request carried and returns
-// it, for sentMessage.answered; nil when the session is not recorded.
-func (hs *httpSession) appendSent(t time.Time, frame []byte, meta *store.HTTPMeta) *sentMessage {
+// it, for sentMessage.answered; the zero sentMessage when the session is
+// not recorded.
+func (hs *httpSession) appendSent(t time.Time, frame []byte, meta *store.HTTPMeta) sentMessage {
 	s := hs.store()
 	if s == nil {
-		return nil
+		return sentMessage{}
 	}
 	seq := s.Append(store.C2S, t, frame, meta)
-	return &sentMessage{sess: s, m: store.Message{Seq: seq, Dir: store.C2S, Time: t, Frame: frame, HTTP: meta}}
+	return sentMessage{sess: s, m: store.Message{Seq: seq, Dir: store.C2S, Time: t, Frame: frame, HTTP: meta}}
 }
 
 // sentMessage is a client's message as recorded, kept until its request
-// is answered.
+// is answered; the zero value is none (it lives in the exchange, so that
+// a request costs no allocation more).
 type sentMessage struct {
 	sess *store.Session
 	m    store.Message
 }
 
+func (sm *sentMessage) recorded() bool { return sm.sess != nil }
+
 // answered records on the client's message the status and headers of an
 // answer that carried no message (a 202, an error status with no body,
 // mcpspy's own 502), and note, if any: no other record of that answer
-// would be kept. A nil sentMessage records nothing.
+// would be kept. With no message recorded it does nothing.
 func (sm *sentMessage) answered(status int, header http.Header, note string) {
-	if sm == nil {
+	if !sm.recorded() {
 		return
 	}
 	meta := *sm.m.HTTP // the store has the first: a copy

@@ -143,7 +143,7 @@ func (s *sseRecorder) event(ev sse.Event, readAt time.Time) []byte {
 // finish runs when the stream has ended.
 func (s *sseRecorder) finish() {
 	// A stream of priming events only is in the info already.
-	if !s.carried && (s.x.sent != nil || len(s.priming) == 0) {
+	if !s.carried && (s.x.sent.recorded() || len(s.priming) == 0) {
 		note := "its event stream ended without a message"
 		if s.x.r.Context().Err() != nil {
 			note = "the client went away before its event stream carried a message"
