@@ -16,7 +16,7 @@ import (
 // the body. Every kind of client message counts: requests, notifications
 // and the client's answers to server requests are all POSTs.
 func (c *checker) httpPost(f *frame) {
-	if f.dir != store.C2S || f.http == nil || f.http.Stream != "post-body" || c.info.Transport != store.TransportHTTP {
+	if f.dir != store.C2S || f.http == nil || f.http.Stream != store.StreamPostBody || c.info.Transport != store.TransportHTTP {
 		return // legacy HTTP+SSE (2024-11-05) has none of these headers
 	}
 	h := http.Header(f.http.RequestHeader)
@@ -72,7 +72,7 @@ func (c *checker) httpResponse(f *frame, r *request) {
 		if f.http.Status/100 == 2 && mt != "application/json" {
 			c.report("http-content-type", f.seq, r.seq, "the answer to %s %s came as %s; it must be application/json or text/event-stream", r.method, r.id, quotedOrAbsent(ct))
 		}
-	case "get-sse":
+	case store.StreamGetSSE:
 		if f.dir == store.S2C && http.Header(f.http.RequestHeader).Get("Last-Event-ID") == "" {
 			c.report("get-stream-response", f.seq, r.seq, "the answer to %s %s came on a GET stream, which carries answers only when it resumes a POST's stream", r.method, r.id)
 		}

@@ -255,7 +255,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var sent sentMessage // none, unless the request carries a message
 	if len(msg) > 0 && hs != nil {
 		sent = hs.appendSent(readAt, msg, &store.HTTPMeta{
-			Method: r.Method, Path: path, RequestHeader: reqHeader, Stream: "post-body", StreamID: streamID,
+			Method: r.Method, Path: path, RequestHeader: reqHeader, Stream: store.StreamPostBody, StreamID: streamID,
 		})
 	}
 
@@ -350,7 +350,7 @@ func (x *exchange) relayBody() {
 			hs = x.p.connSession(x.r)
 		}
 		if hs != nil {
-			hs.append(store.S2C, readAt, decodedBody(x.resp.Header, body), x.meta("json"))
+			hs.append(store.S2C, readAt, decodedBody(x.resp.Header, body), x.meta(store.StreamJSON))
 		}
 	} else {
 		x.answeredBare("", "")

@@ -135,7 +135,7 @@ func (c *LegacyClient) read(body io.Reader, ready chan<- *url.URL) {
 		}
 		frame := bytes.Clone(ev.Data)
 		c.o.Tap.Append(store.S2C, time.Now(), frame, &store.HTTPMeta{Method: http.MethodGet, Path: c.path, Status: http.StatusOK,
-			Stream: "legacy-sse", EventID: ev.ID, EventType: ev.Type})
+			Stream: store.StreamLegacySSE, EventID: ev.ID, EventType: ev.Type})
 		c.o.Receive(frame)
 	}
 }
@@ -153,7 +153,7 @@ func (c *LegacyClient) Post(frame []byte) error {
 	for k, vs := range c.o.Header {
 		req.Header[k] = vs
 	}
-	c.o.Tap.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: recordedPath(c.o.Redactor, c.endpoint), Stream: "post-body"})
+	c.o.Tap.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: recordedPath(c.o.Redactor, c.endpoint), Stream: store.StreamPostBody})
 	resp, err := c.o.Client.Do(req)
 	if err != nil {
 		return err

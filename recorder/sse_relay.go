@@ -95,9 +95,9 @@ type sseRecorder struct {
 func (x *exchange) mayBeLegacy() bool { return x.hs == nil }
 
 func (x *exchange) newSSERecorder() *sseRecorder {
-	stream := "post-sse"
+	stream := store.StreamPostSSE
 	if x.r.Method == http.MethodGet {
-		stream = "get-sse"
+		stream = store.StreamGetSSE
 	}
 	return &sseRecorder{x: x, hs: x.hs, stream: stream}
 }
@@ -112,7 +112,7 @@ func (s *sseRecorder) event(ev sse.Event, readAt time.Time) []byte {
 			// A legacy (2024-11-05) SSE connection: a session of its own.
 			key, rewritten := x.legacyEndpoint(ev)
 			s.hs = x.p.newLegacy(key)
-			s.stream = "legacy-sse"
+			s.stream = store.StreamLegacySSE
 			s.legacy = true
 			if rewritten != nil {
 				raw, s.rewrote = rewritten, true

@@ -183,7 +183,7 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 	}
 	at := time.Now()
 	tapSent := func() {
-		c.o.Tap.Append(store.C2S, at, frame, &store.HTTPMeta{Method: http.MethodPost, Path: c.path, Stream: "post-body", StreamID: stream})
+		c.o.Tap.Append(store.C2S, at, frame, &store.HTTPMeta{Method: http.MethodPost, Path: c.path, Stream: store.StreamPostBody, StreamID: stream})
 	}
 	if !probe {
 		tapSent()
@@ -220,7 +220,7 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		}
 		return nil
 	case resp.StatusCode == http.StatusOK && isEventStream(resp.Header):
-		meta.Stream = "post-sse"
+		meta.Stream = store.StreamPostSSE
 		w := &watch{post: true, ctx: ctx, related: related, pending: requestIDs(frame, sum),
 			// 2026-07-28 has no resumption; the handshake era's version
 			// header is absent (2025-03-26) or an earlier date.
@@ -239,7 +239,7 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 	if err != nil {
 		return fmt.Errorf("reading its answer: %w", err)
 	}
-	meta.Stream = "json"
+	meta.Stream = store.StreamJSON
 	t := bytes.TrimSpace(body)
 	isObject := len(t) > 0 && t[0] == '{'
 	switch {
@@ -371,7 +371,7 @@ func (c *StreamableClient) listen(opened chan<- struct{}) {
 		return
 	}
 	signal()
-	meta := store.HTTPMeta{Method: http.MethodGet, Path: c.path, Status: resp.StatusCode, Stream: "get-sse", StreamID: stream}
+	meta := store.HTTPMeta{Method: http.MethodGet, Path: c.path, Status: resp.StatusCode, Stream: store.StreamGetSSE, StreamID: stream}
 	c.follow(resp.Body, meta, &watch{ctx: c.ctx, resumable: true})
 }
 

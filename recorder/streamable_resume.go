@@ -162,7 +162,7 @@ func (c *StreamableClient) resume(ctx context.Context, from string) (*http.Respo
 		return nil, store.HTTPMeta{}, fmt.Errorf("%w: %v", errRefused, err)
 	}
 	req.Header.Set("Last-Event-ID", from)
-	meta := store.HTTPMeta{Method: http.MethodGet, Path: c.path, Stream: "get-sse", StreamID: stream,
+	meta := store.HTTPMeta{Method: http.MethodGet, Path: c.path, Stream: store.StreamGetSSE, StreamID: stream,
 		RequestHeader: http.Header{"Last-Event-Id": {from}}}
 	resp, err := c.o.Client.Do(req)
 	if err != nil {

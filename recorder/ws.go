@@ -166,7 +166,7 @@ func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	base := store.HTTPMeta{Method: r.Method, Path: p.Redact.PathQuery(target), Status: http.StatusSwitchingProtocols,
-		RequestHeader: p.Redact.Header(r.Header), ResponseHeader: p.Redact.Header(resp.Header), Stream: "ws"}
+		RequestHeader: p.Redact.Header(r.Header), ResponseHeader: p.Redact.Header(resp.Header), Stream: store.StreamWS}
 	end := p.pump(pair, sess, base)
 	if sess != nil {
 		// Not End: the deferred close of both connections, which a client

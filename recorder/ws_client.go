@@ -69,7 +69,7 @@ func DialWS(ctx context.Context, o WSOptions) (*WSClient, error) {
 }
 
 func (w *WSClient) meta(opcode int) *store.HTTPMeta {
-	return &store.HTTPMeta{Method: http.MethodGet, Path: w.path, Status: http.StatusSwitchingProtocols, Stream: "ws", WSOpcode: opcode}
+	return &store.HTTPMeta{Method: http.MethodGet, Path: w.path, Status: http.StatusSwitchingProtocols, Stream: store.StreamWS, WSOpcode: opcode}
 }
 
 func (w *WSClient) read() {

@@ -488,7 +488,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				r.Result = p.result
 				it.asks = p.asks
 			}
-			it.prep.SSE = m.HTTP != nil && m.HTTP.Stream == "post-sse"
+			it.prep.SSE = m.HTTP != nil && m.HTTP.Stream == store.StreamPostSSE
 			last = it
 			if tok := tokens[it]; tok != "" {
 				answered[tok] = it
@@ -601,14 +601,14 @@ func (c *Cassette) during(open []*interaction, tokens map[*interaction]string, m
 	fits := func(it *interaction) bool { return (it.method == "subscriptions/listen") == ack }
 	if m.HTTP != nil {
 		switch m.HTTP.Stream {
-		case "post-sse":
+		case store.StreamPostSSE:
 			for _, it := range open {
 				if it.stream == m.HTTP.StreamID && fits(it) {
 					return it
 				}
 			}
 			return nil
-		case "get-sse":
+		case store.StreamGetSSE:
 			return nil
 		}
 	}

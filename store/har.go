@@ -308,7 +308,7 @@ func (h *HAR) regroup(msgs []*Message) []*harExchange {
 	byID := map[uint64]*harExchange{}
 	for _, m := range msgs {
 		meta := m.HTTP
-		if meta == nil || meta.Stream == "ws" {
+		if meta == nil || meta.Stream == StreamWS {
 			h.Unplaced++
 			continue
 		}
@@ -317,7 +317,7 @@ func (h *HAR) regroup(msgs []*Message) []*harExchange {
 		case meta.StreamID != 0:
 			x = byID[meta.StreamID]
 		case m.Dir == S2C:
-			streamOnly := meta.Stream == "get-sse" || meta.Stream == "legacy-sse"
+			streamOnly := meta.Stream == StreamGetSSE || meta.Stream == StreamLegacySSE
 			for i := len(xs) - 1; i >= 0; i-- {
 				c := xs[i]
 				if c.id == 0 && c.meta.Method == meta.Method && c.meta.Path == meta.Path && (c.req == nil) == streamOnly {
@@ -348,7 +348,7 @@ func (h *HAR) regroup(msgs []*Message) []*harExchange {
 func legacyAnswers(msgs []*Message) map[string][]*Message {
 	out := map[string][]*Message{}
 	for _, m := range msgs {
-		if m.Dir != S2C || m.HTTP == nil || m.HTTP.Stream != "legacy-sse" {
+		if m.Dir != S2C || m.HTTP == nil || m.HTTP.Stream != StreamLegacySSE {
 			continue
 		}
 		if s := Summarize(m); (s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error) && s.ID != "" {
@@ -549,7 +549,7 @@ func harSeqs(x harEntryExt) string {
 }
 
 func harIsSSE(stream string) bool {
-	return stream == "post-sse" || stream == "get-sse" || stream == "legacy-sse"
+	return stream == StreamPostSSE || stream == StreamGetSSE || stream == StreamLegacySSE
 }
 
 // harSSEText rebuilds an event stream from its recorded events: before

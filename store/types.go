@@ -104,11 +104,7 @@ type HTTPMeta struct {
 	Status         int         `json:"status,omitempty"`
 	RequestHeader  http.Header `json:"request_header,omitempty"`
 	ResponseHeader http.Header `json:"response_header,omitempty"`
-	// Stream says where the frame travelled: "post-body" (a POST request
-	// body), "json" (an application/json response body), "post-sse" (an SSE
-	// event on a POST response), "get-sse" (an SSE event on a GET stream),
-	// "legacy-sse" (an event on a 2024-11-05 SSE stream), "ws" (a WebSocket
-	// text frame).
+	// Stream says where the frame travelled: one of the Stream constants.
 	Stream string `json:"stream,omitempty"`
 	// StreamID tells concurrent streams of one session apart (a counter
 	// assigned by the recorder).
@@ -119,9 +115,20 @@ type HTTPMeta struct {
 	// Priming lists the ids of SSE events without data seen on this stream
 	// before this frame (2025-11-25 priming events are not messages).
 	Priming []string `json:"priming,omitempty"`
-	// WSOpcode is the WebSocket frame type (1 text, 2 binary) for Stream "ws".
+	// WSOpcode is the WebSocket frame type (1 text, 2 binary) for StreamWS.
 	WSOpcode int `json:"ws_opcode,omitempty"`
 }
+
+// Where a frame travelled (HTTPMeta.Stream). The names are in cassettes
+// and JSONL exports: they never change.
+const (
+	StreamPostBody  = "post-body"  // a POST request body
+	StreamJSON      = "json"       // an application/json response body
+	StreamPostSSE   = "post-sse"   // an SSE event on a POST's response
+	StreamGetSSE    = "get-sse"    // an SSE event on a GET stream
+	StreamLegacySSE = "legacy-sse" // an event on a 2024-11-05 SSE stream
+	StreamWS        = "ws"         // a WebSocket frame
+)
 
 // SessionInfo describes one recorded session: one child process, one HTTP
 // session, one SSE connection or one WebSocket connection.

@@ -211,14 +211,14 @@ func Session(id string, start time.Duration, msgs ...[]Msg) store.TapeSession {
 // on the POST's SSE stream.
 func HTTPMeta(dir store.Dir, frame []byte) *store.HTTPMeta {
 	if dir == store.S2C {
-		return &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 200, Stream: "post-sse", RequestHeader: http.Header{}, ResponseHeader: http.Header{"Content-Type": {"text/event-stream"}}}
+		return &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 200, Stream: store.StreamPostSSE, RequestHeader: http.Header{}, ResponseHeader: http.Header{"Content-Type": {"text/event-stream"}}}
 	}
 	sum := jsonrpc.Classify(frame)
 	h := http.Header{"Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {sum.Method}}
 	if sum.Tool != "" {
 		h.Set("Mcp-Name", sum.Tool)
 	}
-	return &store.HTTPMeta{Method: "POST", Path: "/mcp", Stream: "post-body", RequestHeader: h}
+	return &store.HTTPMeta{Method: "POST", Path: "/mcp", Stream: store.StreamPostBody, RequestHeader: h}
 }
 
 // Cases are the edge cases of retries across sessions.

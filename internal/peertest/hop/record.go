@@ -28,7 +28,7 @@ func RecordRequests(r io.Reader, s *store.Session, methods chan<- string) {
 		}
 		body, err := io.ReadAll(req.Body)
 		if len(body) > 0 {
-			s.Append(store.C2S, time.Now(), body, &store.HTTPMeta{Method: req.Method, Path: req.URL.RequestURI(), RequestHeader: req.Header, Stream: "post-body"})
+			s.Append(store.C2S, time.Now(), body, &store.HTTPMeta{Method: req.Method, Path: req.URL.RequestURI(), RequestHeader: req.Header, Stream: store.StreamPostBody})
 		}
 		if err != nil {
 			return
@@ -57,9 +57,9 @@ func RecordResponses(r io.Reader, s *store.Session, methods <-chan string) {
 		if err != nil {
 			return
 		}
-		meta := store.HTTPMeta{Method: method, Status: resp.StatusCode, ResponseHeader: resp.Header, Stream: "json"}
+		meta := store.HTTPMeta{Method: method, Status: resp.StatusCode, ResponseHeader: resp.Header, Stream: store.StreamJSON}
 		if resp.Header.Get("Content-Type") == "text/event-stream" {
-			meta.Stream = "post-sse"
+			meta.Stream = store.StreamPostSSE
 			err = sse.Messages(resp.Body, 0, func(e sse.Event) {
 				m := meta
 				m.EventID = e.ID

@@ -96,7 +96,7 @@ func relay(c, up net.Conn, s *store.Session) {
 		meta := store.HTTPMeta{Method: string(method), Path: string(path), RequestHeader: req.header}
 		if len(body) > 0 {
 			m := meta
-			m.Stream = "post-body"
+			m.Stream = store.StreamPostBody
 			s.Append(store.C2S, time.Now(), body, &m)
 		}
 		uw.Write(req.raw)
@@ -119,7 +119,7 @@ func relay(c, up net.Conn, s *store.Session) {
 			cw.Write(b)
 			if len(b) > 0 && status != http.StatusAccepted {
 				m := meta
-				m.Stream = "json"
+				m.Stream = store.StreamJSON
 				s.Append(store.S2C, time.Now(), b, &m)
 			}
 		} else if !relayChunked(ur, cw, s, &meta) {
@@ -171,7 +171,7 @@ func relayChunked(ur *bufio.Reader, cw *bufio.Writer, s *store.Session, meta *st
 			}
 			if len(msg) > 0 {
 				m := *meta
-				m.Stream = "post-sse"
+				m.Stream = store.StreamPostSSE
 				s.Append(store.S2C, time.Now(), msg, &m)
 			}
 		}
