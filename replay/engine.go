@@ -200,9 +200,9 @@ func (s *Server) skip(method string, params json.RawMessage, when, v string) {
 	}
 }
 
-// countUndelivered counts the messages HTTP session id ended without sending,
-// and says so.
-func (s *Server) countUndelivered(id string, msgs [][]byte) {
+// countUndelivered counts the messages session ended without sending on
+// its stream, and says why.
+func (s *Server) countUndelivered(session, stream, why string, msgs [][]byte) {
 	if len(msgs) == 0 {
 		return
 	}
@@ -224,7 +224,7 @@ func (s *Server) countUndelivered(id string, msgs [][]byte) {
 		}
 	}
 	s.mu.Unlock()
-	s.warnf("session %s: %d message(s) for its GET stream never reached the client (%s): it had no GET stream open before the session ended", id, len(msgs), strings.Join(methods, ", "))
+	s.warnf("session %s: %d message(s) for its %s never reached the client (%s): %s", session, len(msgs), stream, strings.Join(methods, ", "), why)
 }
 
 // warnf writes one warning line to Options.Log.

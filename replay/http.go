@@ -128,7 +128,9 @@ func (s *Server) newHTTPSession(legacy bool) (*httpSession, error) {
 		h.q = newQueue(s.warnf)
 		out = h.q.push
 	} else {
-		h.log = newEventLog(s.warnf, func(msgs [][]byte) { s.countUndelivered(h.id, msgs) })
+		h.log = newEventLog(s.warnf, func(msgs [][]byte) {
+			s.countUndelivered(h.id, "GET stream", "it had no GET stream open before the session ended", msgs)
+		})
 	}
 	h.sess = s.newSession(context.Background(), out, func() { s.dropHTTPSession(h) })
 	if *m == nil {
