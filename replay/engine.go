@@ -89,10 +89,12 @@ type Skipped struct {
 	Count int `json:"count"`
 }
 
-// Undelivered counts the messages of one method that waited for a
-// Streamable HTTP session's GET stream and never went out: the session
-// ended, and its client had not opened one (the go-sdk client with
-// DisableStandaloneSSE, a host that never listens) or had left it.
+// Undelivered counts the messages of one method a session had for its
+// client that never went out: over Streamable HTTP those that waited for
+// a GET stream the client never opened (the go-sdk client with
+// DisableStandaloneSSE) or had left; over legacy SSE and WebSocket those
+// still queued, or failing to be written, when the connection closed.
+// Method is "(response)" or "(error)" for an answer.
 type Undelivered struct {
 	Method string `json:"method"`
 	Count  int    `json:"count"`
@@ -110,10 +112,8 @@ type Report struct {
 	// did nothing wrong, and a server of its era would not ask.
 	Skipped []Skipped `json:"skipped,omitempty"`
 	// Undelivered lists, per method, what the server had for clients
-	// over Streamable HTTP outside any request (list_changed after a
-	// call, progress sent after an answer, server→client requests) that
-	// no GET stream carried. They fail no --strict: a client need not
-	// open a GET stream.
+	// that never reached them (see Undelivered). They fail no --strict:
+	// a client need not listen, nor stay to the end.
 	Undelivered []Undelivered `json:"undelivered,omitempty"`
 }
 
@@ -209,9 +209,10 @@ func (s *Server) countUndelivered(session, stream, why string, msgs [][]byte) {
 	var methods []string
 	s.mu.Lock()
 	for _, m := range msgs {
-		method := jsonrpc.Classify(m).Method
-		if method == "" {
-			method = "(no method)"
+		sum := jsonrpc.Classify(m)
+		method := sum.Method
+		if method == "" { // an answer: over SSE and WebSocket it shares the stream
+			method = "(" + sum.Kind.String() + ")"
 		}
 		i := slices.IndexFunc(s.undelivered, func(u Undelivered) bool { return u.Method == method })
 		if i < 0 {

@@ -125,7 +125,9 @@ func (s *Server) newHTTPSession(legacy bool) (*httpSession, error) {
 	out := func(msg []byte) error { return h.log.push(msg) }
 	if legacy {
 		m = &st.legacy
-		h.q = newQueue(s.warnf)
+		h.q = newQueue(s.warnf, func(msgs [][]byte) {
+			s.countUndelivered(h.id, "SSE stream", "the stream closed before they were written", msgs)
+		})
 		out = h.q.push
 	} else {
 		h.log = newEventLog(s.warnf, func(msgs [][]byte) {

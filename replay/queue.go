@@ -9,16 +9,19 @@ import (
 	"sync"
 )
 
-// queue holds messages for a stream the client may not have opened yet:
-// the Streamable HTTP GET stream (list_changed sent right after initialize
-// arrives before the client opens it) and the legacy SSE stream.
+// queue holds the messages of a legacy SSE stream (2024-11-05), which
+// carries everything the session sends, until they are written. The
+// stream cannot be resumed: what is still queued when it closes, what
+// fails to be written and what comes after is lost, and given to lost.
 type queue struct {
 	mu     sync.Mutex
 	msgs   [][]byte
+	ended  bool // closed: what is pushed now is lost
 	wake   chan struct{}
 	closed chan struct{}
 	once   sync.Once
 	warn   func(string, ...any)
+	lost   func(msgs [][]byte)
 }
 
 // maxQueued bounds what waits for a client that never reads.
@@ -26,17 +29,17 @@ const maxQueued = 10000
 
 var errQueueClosed = errors.New("session closed")
 
-func newQueue(warn func(string, ...any)) *queue {
-	return &queue{wake: make(chan struct{}, 1), closed: make(chan struct{}), warn: warn}
+func newQueue(warn func(string, ...any), lost func([][]byte)) *queue {
+	return &queue{wake: make(chan struct{}, 1), closed: make(chan struct{}), warn: warn, lost: lost}
 }
 
 func (q *queue) push(msg []byte) error {
-	select {
-	case <-q.closed:
-		return errQueueClosed
-	default:
-	}
 	q.mu.Lock()
+	if q.ended {
+		q.mu.Unlock()
+		q.lost([][]byte{msg})
+		return errQueueClosed
+	}
 	if len(q.msgs) >= maxQueued {
 		q.msgs = q.msgs[1:]
 		if q.warn != nil {
@@ -60,7 +63,20 @@ func (q *queue) take() [][]byte {
 	return m
 }
 
-func (q *queue) close() { q.once.Do(func() { close(q.closed) }) }
+// close ends the stream; what it still held is lost.
+func (q *queue) close() {
+	q.once.Do(func() {
+		q.mu.Lock()
+		q.ended = true
+		left := q.msgs
+		q.msgs = nil
+		q.mu.Unlock()
+		close(q.closed)
+		if len(left) > 0 {
+			q.lost(left)
+		}
+	})
+}
 
 // sseWriter writes Server-Sent Events, flushing after each.
 type sseWriter struct {
@@ -117,11 +133,13 @@ func (s *sseWriter) counted(typ string, data []byte) error {
 }
 
 // pump writes queued messages as events until the client goes, the queue
-// closes or stop ends.
+// closes or stop ends. What it took and could not write is lost.
 func (q *queue) pump(sw *sseWriter, typ string, stop <-chan struct{}) {
 	for {
-		for _, m := range q.take() {
+		msgs := q.take()
+		for i, m := range msgs {
 			if sw.counted(typ, m) != nil {
+				q.lost(msgs[i:]) // the client is gone, and the stream with it
 				return
 			}
 		}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 
@@ -17,6 +18,9 @@ type wsState struct {
 	mu     sync.Mutex
 	conns  map[*websocket.Conn]struct{}
 	closed bool
+	// served counts the connections being served, so that Close returns
+	// once their sessions have ended and counted what they never sent.
+	served sync.WaitGroup
 }
 
 // WebSocketHandler serves one session per WebSocket connection, on any
@@ -53,6 +57,7 @@ func (s *Server) trackWS(c *websocket.Conn, add bool) bool {
 		st.conns = map[*websocket.Conn]struct{}{}
 	}
 	st.conns[c] = struct{}{}
+	st.served.Add(1) // under mu, before closed: Close's Wait sees it
 	return true
 }
 
@@ -66,6 +71,7 @@ func (s *Server) closeWebSockets() {
 	for c := range conns {
 		c.Close()
 	}
+	st.served.Wait()
 }
 
 func (s *Server) serveWebSocket(conn *websocket.Conn) {
@@ -73,20 +79,31 @@ func (s *Server) serveWebSocket(conn *websocket.Conn) {
 	if !s.trackWS(conn, true) {
 		return
 	}
+	defer s.ws.served.Done()
 	defer s.trackWS(conn, false)
 
+	// Frames wait in out for the writer. A connection cannot be resumed:
+	// a frame that fails to be written, one still waiting when the
+	// connection closes and one sent after is lost, and counted.
 	out := make(chan []byte, 256)
 	gone := make(chan struct{})
 	var goneOnce sync.Once
 	hangup := func() { goneOnce.Do(func() { close(gone); conn.Close() }) }
+	var name string // the session's, for the warning
+	lost := func(msgs [][]byte) {
+		s.countUndelivered(name, "connection", "the connection closed before they were written", msgs)
+	}
 	send := func(msg []byte) error {
 		select {
-		case out <- msg:
-			return nil
 		case <-gone:
-			return errQueueClosed
+		case out <- msg: // after gone too, at random: the drain below counts it
+			return nil
 		}
+		lost([][]byte{msg})
+		return errQueueClosed
 	}
+	sess := s.newSession(context.Background(), send, hangup)
+	name = fmt.Sprintf("%d (WebSocket from %s)", sess.num, conn.RemoteAddr())
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -94,6 +111,7 @@ func (s *Server) serveWebSocket(conn *websocket.Conn) {
 			select {
 			case m := <-out:
 				if conn.WriteMessage(websocket.TextMessage, m) != nil {
+					lost([][]byte{m})
 					hangup()
 					return
 				}
@@ -102,7 +120,6 @@ func (s *Server) serveWebSocket(conn *websocket.Conn) {
 			}
 		}
 	}()
-	sess := s.newSession(context.Background(), send, hangup)
 	ex := connExchange{send}
 	for {
 		_, data, err := conn.ReadMessage()
@@ -111,7 +128,14 @@ func (s *Server) serveWebSocket(conn *websocket.Conn) {
 		}
 		sess.handle(data, ex)
 	}
-	sess.close()
+	sess.close() // nothing sends after this
 	hangup()
 	<-writerDone
+	var left [][]byte
+	for len(out) > 0 {
+		left = append(left, <-out)
+	}
+	if len(left) > 0 {
+		lost(left)
+	}
 }
