@@ -92,9 +92,10 @@ type Skipped struct {
 // Undelivered counts the messages of one method a session had for its
 // client that never went out: over Streamable HTTP those that waited for
 // a GET stream the client never opened (the go-sdk client with
-// DisableStandaloneSSE) or had left; over legacy SSE and WebSocket those
-// still queued, or failing to be written, when the connection closed.
-// Method is "(response)" or "(error)" for an answer.
+// DisableStandaloneSSE) or had left; in 2026-07-28 over HTTP those that
+// waited for a subscriptions/listen stream; over legacy SSE and WebSocket
+// those still queued, or failing to be written, when the connection
+// closed. Method is "(response)" or "(error)" for an answer.
 type Undelivered struct {
 	Method string `json:"method"`
 	Count  int    `json:"count"`

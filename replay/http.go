@@ -200,13 +200,19 @@ func (s *Server) dropHTTPSession(h *httpSession) {
 	go h.sess.close() // may be called from one of the session's own goroutines
 }
 
-// closeStreams ends h's event streams.
+// closeStreams ends h's event streams. What a sessionless session held for
+// its listen streams is lost with it, unless it waits for any client's
+// (the hub's, which the server's Close ends).
 func (s *Server) closeStreams(h *httpSession) {
 	if h.q != nil {
 		h.q.close()
 	}
 	if h.log != nil {
 		h.log.close()
+	}
+	if h.conn != "" && !h.byConn {
+		from, msgs := h.sess.endListen()
+		s.countUnheard(from, msgs, unheardWhy)
 	}
 }
 
@@ -227,6 +233,8 @@ func (s *Server) Close() {
 	}
 	st.sessions, st.legacy, st.conns, st.retired = nil, nil, nil, nil
 	st.mu.Unlock()
+	from, msgs := st.hub.end()
+	s.countUnheard(from, msgs, hubWhy)
 	for _, h := range all {
 		s.closeStreams(h)
 		h.sess.close()

@@ -2,6 +2,8 @@ package replay
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"sync"
@@ -28,6 +30,15 @@ import (
 //     carry them may be on another connection.
 //
 // Either session ends once idle for Options.SessionIdle.
+
+// name is how warnings name the session: its id, or for a sessionless
+// one its number (as the journal has it) and what groups its requests.
+func (h *httpSession) name() string {
+	if h.id != "" {
+		return h.id
+	}
+	return fmt.Sprintf("%d (sessionless, %s)", h.sess.num, h.conn)
+}
 
 // sessionlessKey names the replay session of a sessionless request.
 func sessionlessKey(r *http.Request, p *peek) (key string, byConn bool) {
@@ -56,11 +67,12 @@ func (s *Server) sessionlessSession(r *http.Request, p *peek) *httpSession {
 	}
 	if h == nil {
 		h = &httpSession{conn: key, byConn: byConn, used: now}
+		h.sess = s.newSession(context.Background(), nil, nil)
+		sess, name := h.sess, h.name()
 		if byConn {
-			h.sess = s.newSession(context.Background(), s.toListenStreams, nil)
+			h.sess.out = func(msg []byte) error { return s.toListenStreams(name, msg) }
 		} else {
-			h.sess = s.newSession(context.Background(), nil, nil)
-			h.sess.out = h.sess.toListeners
+			h.sess.out = func(msg []byte) error { return sess.toListeners(name, msg) }
 		}
 		h.sess.sessionless = true
 		if st.conns == nil {
@@ -148,7 +160,7 @@ func (s *Server) waitingSession(own *httpSession, id string) *session {
 type listenHub struct {
 	mu      sync.Mutex
 	listens map[*lockedExchange]struct{}
-	pending [][]byte
+	pending listenQueue
 }
 
 func (hub *listenHub) add(ex exchange) *lockedExchange {
@@ -168,22 +180,25 @@ func (hub *listenHub) remove(l *lockedExchange) {
 	hub.mu.Unlock()
 }
 
-// toListenStreams is the out of sessionless sessions.
-func (s *Server) toListenStreams(msg []byte) error {
-	hub := &s.http.hub
+// end returns what no listen stream took; the server is closing.
+func (hub *listenHub) end() (from []string, msgs [][]byte) {
 	hub.mu.Lock()
-	var ready []*lockedExchange
-	for l := range hub.listens {
-		if l.ready.Load() {
-			ready = append(ready, l)
-		}
-	}
-	if len(ready) == 0 && len(hub.pending) < maxQueued {
-		hub.pending = append(hub.pending, msg)
-	}
-	hub.mu.Unlock()
-	for _, l := range ready {
-		_ = l.send(msg)
+	defer hub.mu.Unlock()
+	return hub.pending.end()
+}
+
+// hubWhy says why the hub's messages were lost: what a session sends
+// waits for any client's listen stream, even after the session ends.
+const hubWhy = "no client had a subscriptions/listen stream open before the server closed"
+
+// toListenStreams is the out of the sessions of clients known by their
+// connection; name is the session's.
+func (s *Server) toListenStreams(name string, msg []byte) error {
+	hub := &s.http.hub
+	ready := func() []*lockedExchange { return readyOf(maps.Keys(hub.listens)) }
+	if !deliver(&hub.mu, ready, &hub.pending, name, msg) {
+		s.countUnheard([]string{name}, [][]byte{msg}, hubWhy)
+		return errQueueClosed
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"sync"
 	"sync/atomic"
 )
@@ -160,23 +162,110 @@ func (nopExchange) done()                    {}
 // subscriptions/listen stream (2026-07-28 over HTTP, where there is no
 // GET stream). With none ready, the message waits for the next one: the
 // Go SDK client opens its listen stream without waiting, so it may arrive
-// after what it should carry.
-func (s *session) toListeners(msg []byte) error {
+// after what it should carry. name is the session's, for the report.
+func (s *session) toListeners(name string, msg []byte) error {
+	ready := func() []*lockedExchange { return readyOf(maps.Values(s.listeners)) }
+	if !deliver(&s.mu, ready, &s.pendingListen, name, msg) {
+		s.srv.countUnheard([]string{name}, [][]byte{msg}, unheardWhy)
+		return errQueueClosed
+	}
+	return nil
+}
+
+// endListen ends the session's wait for a listen stream and returns what
+// waited in vain.
+func (s *session) endListen() (from []string, msgs [][]byte) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pendingListen.end()
+}
+
+// unheardWhy says why a session's messages for its listen streams were
+// lost.
+const unheardWhy = "it had no subscriptions/listen stream open before the session ended"
+
+// countUnheard counts the messages that waited for a listen stream in
+// vain, each under the session it came from.
+func (s *Server) countUnheard(from []string, msgs [][]byte, why string) {
+	for len(msgs) > 0 {
+		n := 1
+		for n < len(msgs) && from[n] == from[0] {
+			n++
+		}
+		s.countUndelivered(from[0], "subscriptions/listen streams", why, msgs[:n])
+		from, msgs = from[n:], msgs[n:]
+	}
+}
+
+// deliver sends msg on the listen streams ready gives (called with mu
+// held), or queues it in q when none is ready or every one it went to has
+// closed. mu guards q. It says false when q has ended: msg is lost.
+func deliver(mu *sync.Mutex, ready func() []*lockedExchange, q *listenQueue, from string, msg []byte) bool {
+	mu.Lock()
+	exs := ready()
+	if len(exs) == 0 {
+		defer mu.Unlock()
+		return q.add(from, msg)
+	}
+	mu.Unlock()
+	taken := false
+	for _, l := range exs {
+		if l.send(msg) == nil {
+			taken = true
+		}
+	}
+	if taken {
+		return true
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return q.add(from, msg)
+}
+
+// readyOf picks the listen streams whose acknowledgement is out.
+func readyOf(listens iter.Seq[*lockedExchange]) []*lockedExchange {
 	var exs []*lockedExchange
-	for _, l := range s.listeners {
+	for l := range listens {
 		if l.ready.Load() {
 			exs = append(exs, l)
 		}
 	}
-	if len(exs) == 0 && len(s.pendingListen) < maxQueued {
-		s.pendingListen = append(s.pendingListen, msg)
+	return exs
+}
+
+// listenQueue holds session-level messages while no listen stream is
+// ready for them; the next to become ready takes them all. Its owner's
+// lock guards it.
+type listenQueue struct {
+	msgs  [][]byte
+	from  []string // the session each came from: the hub's hold several
+	ended bool     // its owner is gone, and no stream will take them
+}
+
+// add queues msg, unless the queue has ended (false: msg is lost).
+func (q *listenQueue) add(from string, msg []byte) bool {
+	if q.ended {
+		return false
 	}
-	s.mu.Unlock()
-	for _, l := range exs {
-		_ = l.send(msg)
+	if len(q.msgs) < maxQueued {
+		q.msgs = append(q.msgs, msg)
+		q.from = append(q.from, from)
 	}
-	return nil
+	return true
+}
+
+func (q *listenQueue) take() [][]byte {
+	msgs := q.msgs
+	q.msgs, q.from = nil, nil
+	return msgs
+}
+
+// end marks the queue ended and returns what it held.
+func (q *listenQueue) end() (from []string, msgs [][]byte) {
+	q.ended = true
+	from, msgs = q.from, q.msgs
+	q.msgs, q.from = nil, nil
+	return from, msgs
 }
 
 // lockedExchange is a listen request's exchange: other requests'
@@ -189,7 +278,7 @@ type lockedExchange struct {
 	ready atomic.Bool // its first message (the acknowledgement) is out
 	// queue is its owner's queue of messages waiting for a listen stream,
 	// and queueMu the owner's lock that guards it.
-	queue   *[][]byte
+	queue   *listenQueue
 	queueMu *sync.Mutex
 }
 
@@ -219,7 +308,5 @@ func (l *lockedExchange) takeQueued() [][]byte {
 	l.queueMu.Lock()
 	defer l.queueMu.Unlock()
 	l.ready.Store(true)
-	queued := *l.queue
-	*l.queue = nil
-	return queued
+	return l.queue.take()
 }

@@ -67,7 +67,7 @@ type session struct {
 	// pendingListen holds session-level messages sent while no listen
 	// stream was ready; the next one to open gets them after its first
 	// message (the acknowledgement).
-	pendingListen [][]byte
+	pendingListen listenQueue
 	waiters       map[string]chan callReply // our request id → reply
 	// barrierPings are the progress barrier's pings not yet answered in
 	// time, by id; barrierOff says one of them went unanswered, and the

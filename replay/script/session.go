@@ -392,6 +392,9 @@ func (ss *session) fire(c *call) []replay.Outgoing {
 			out = append(out, replay.Outgoing{Method: method})
 			return
 		}
+		// Only to the listen streams open now: with none, nothing is
+		// made, so nothing waits to go undelivered (a cassette's
+		// recorded list_changed does wait, and is counted).
 		for _, l := range listeners {
 			if on(l) {
 				l.notify(method)
