@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -81,5 +82,118 @@ func TestHTTP_UndeliveredWithoutGETStream(t *testing.T) {
 			default:
 			}
 		})
+	}
+}
+
+// listenTape is a 2026-07-28 recording whose list_changed travelled on
+// the listen stream.
+var listenTape = []string{
+	`> {"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`,
+	`< {"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"srv","version":"2"}}}`,
+	`> {"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`,
+	`< {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true}}}`,
+	`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"grow","arguments":{}}}`,
+	`< {"jsonrpc":"2.0","id":3,"result":{"content":[]}}`,
+	`< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+}
+
+// In 2026-07-28 over HTTP, what a server sends outside any request
+// travels on the client's subscriptions/listen streams. The go-sdk client
+// opens one only when it handles list_changed; without it, what the
+// recording sent waits for a listen stream that never comes, and is
+// counted when the session ends.
+func TestUndelivered_NoListenStream(t *testing.T) {
+	tests := []struct {
+		name   string
+		listen bool
+		want   []replay.Undelivered
+	}{
+		{"listen stream open: delivered", true, nil},
+		{"no listen stream: counted and said", false, []replay.Undelivered{{Method: "notifications/tools/list_changed", Count: 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mocktest.New(t, []replay.Source{cassetteOf(t, listenTape...)})
+			changed := make(chan struct{}, 1)
+			var opts mcp.ClientOptions
+			if tt.listen {
+				opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &opts)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL()}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+				t.Fatalf("the client speaks %s, want 2026-07-28", v)
+			}
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "grow", Arguments: map[string]any{}}); err != nil {
+				t.Fatal(err)
+			}
+			if tt.listen {
+				waitFor(t, changed, "list_changed on the listen stream")
+			}
+			if err := cs.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// A sessionless client's session ends when the server closes
+			// (or it idles out): only then is what waited for it lost.
+			if got := s.Report().Undelivered; got != nil {
+				t.Errorf("counted %+v before the session ended", got)
+			}
+			s.Close()
+			got := s.Report().Undelivered
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("undelivered %+v, want %+v", got, tt.want)
+			}
+			warning := `session 1 (sessionless, client {"name":"host","version":"1"}): 1 message(s) for its subscriptions/listen streams never reached the client (notifications/tools/list_changed)`
+			if warned := strings.Contains(s.Warnings(), warning); warned != !tt.listen {
+				t.Errorf("warned %v, want %v:\n%s", warned, !tt.listen, s.Warnings())
+			}
+		})
+	}
+}
+
+// A client whose requests carry no clientInfo is known by its connection;
+// what its session sends outside a request goes to any client's listen
+// stream (the one that should carry it may be on another connection), so
+// it waits even after the connection and its session end, and is lost
+// only when the server closes.
+func TestUndelivered_NoListenStreamByConnection(t *testing.T) {
+	s := mocktest.New(t, []replay.Source{cassetteOf(t, listenTape...)})
+	url := s.URL()
+	hc := &http.Client{Transport: &http.Transport{}}
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"grow","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	setStatelessHeaders(req, "tools/call", "grow")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bodyOf(t, resp); !strings.Contains(got, `"id":7`) {
+		t.Fatalf("tools/call: %s", got)
+	}
+	hc.CloseIdleConnections()
+	for deadline := time.Now().Add(10 * time.Second); replay.HTTPSessions(s.Server) != 0; time.Sleep(5 * time.Millisecond) { // polling, with a deadline
+		if time.Now().After(deadline) {
+			t.Fatal("the connection's session outlived the connection")
+		}
+	}
+	if got := s.Report().Undelivered; got != nil {
+		t.Errorf("counted %+v while another client could still listen", got)
+	}
+	s.Close()
+	want := []replay.Undelivered{{Method: "notifications/tools/list_changed", Count: 1}}
+	if got := s.Report().Undelivered; !reflect.DeepEqual(got, want) {
+		t.Errorf("undelivered %+v, want %+v", got, want)
+	}
+	for _, w := range []string{"session 1 (sessionless, conn 127.0.0.1:", "never reached the client (notifications/tools/list_changed): no client had a subscriptions/listen stream open"} {
+		if !strings.Contains(s.Warnings(), w) {
+			t.Errorf("the warning lacks %q:\n%s", w, s.Warnings())
+		}
 	}
 }
