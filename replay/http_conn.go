@@ -196,9 +196,9 @@ const hubWhy = "no client had a subscriptions/listen stream open before the serv
 func (s *Server) toListenStreams(name string, msg []byte) error {
 	hub := &s.http.hub
 	ready := func() []*lockedExchange { return readyOf(maps.Keys(hub.listens)) }
-	if !deliver(&hub.mu, ready, &hub.pending, name, msg) {
-		s.countUnheard([]string{name}, [][]byte{msg}, hubWhy)
-		return errQueueClosed
+	err := deliver(&hub.mu, ready, &hub.pending, name, msg)
+	if err != nil {
+		s.countUnheard([]string{name}, [][]byte{msg}, whyUnheard(err, hubWhy))
 	}
-	return nil
+	return err
 }

@@ -165,11 +165,11 @@ func (nopExchange) done()                    {}
 // after what it should carry. name is the session's, for the report.
 func (s *session) toListeners(name string, msg []byte) error {
 	ready := func() []*lockedExchange { return readyOf(maps.Values(s.listeners)) }
-	if !deliver(&s.mu, ready, &s.pendingListen, name, msg) {
-		s.srv.countUnheard([]string{name}, [][]byte{msg}, unheardWhy)
-		return errQueueClosed
+	err := deliver(&s.mu, ready, &s.pendingListen, name, msg)
+	if err != nil {
+		s.srv.countUnheard([]string{name}, [][]byte{msg}, whyUnheard(err, unheardWhy))
 	}
-	return nil
+	return err
 }
 
 // endListen ends the session's wait for a listen stream and returns what
@@ -183,6 +183,18 @@ func (s *session) endListen() (from []string, msgs [][]byte) {
 // unheardWhy says why a session's messages for its listen streams were
 // lost.
 const unheardWhy = "it had no subscriptions/listen stream open before the session ended"
+
+// errListenFull: maxQueued messages already wait for a listen stream.
+var errListenFull = errors.New("too many messages wait for a listen stream")
+
+// whyUnheard says why deliver lost a message: ended, the queue's owner's
+// reason, or a full queue.
+func whyUnheard(err error, ended string) string {
+	if errors.Is(err, errListenFull) {
+		return fmt.Sprintf("no subscriptions/listen stream was open, and %d messages already waited for one", maxQueued)
+	}
+	return ended
+}
 
 // countUnheard counts the messages that waited for a listen stream in
 // vain, each under the session it came from.
@@ -199,8 +211,9 @@ func (s *Server) countUnheard(from []string, msgs [][]byte, why string) {
 
 // deliver sends msg on the listen streams ready gives (called with mu
 // held), or queues it in q when none is ready or every one it went to has
-// closed. mu guards q. It says false when q has ended: msg is lost.
-func deliver(mu *sync.Mutex, ready func() []*lockedExchange, q *listenQueue, from string, msg []byte) bool {
+// closed. mu guards q. An error says msg is lost: q has ended
+// (errQueueClosed), or is full (errListenFull).
+func deliver(mu *sync.Mutex, ready func() []*lockedExchange, q *listenQueue, from string, msg []byte) error {
 	mu.Lock()
 	exs := ready()
 	if len(exs) == 0 {
@@ -215,7 +228,7 @@ func deliver(mu *sync.Mutex, ready func() []*lockedExchange, q *listenQueue, fro
 		}
 	}
 	if taken {
-		return true
+		return nil
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -242,16 +255,17 @@ type listenQueue struct {
 	ended bool     // its owner is gone, and no stream will take them
 }
 
-// add queues msg, unless the queue has ended (false: msg is lost).
-func (q *listenQueue) add(from string, msg []byte) bool {
-	if q.ended {
-		return false
+// add queues msg, unless the queue has ended or is full.
+func (q *listenQueue) add(from string, msg []byte) error {
+	switch {
+	case q.ended:
+		return errQueueClosed
+	case len(q.msgs) >= maxQueued:
+		return errListenFull
 	}
-	if len(q.msgs) < maxQueued {
-		q.msgs = append(q.msgs, msg)
-		q.from = append(q.from, from)
-	}
-	return true
+	q.msgs = append(q.msgs, msg)
+	q.from = append(q.from, from)
+	return nil
 }
 
 func (q *listenQueue) take() [][]byte {

@@ -197,3 +197,43 @@ func TestUndelivered_NoListenStreamByConnection(t *testing.T) {
 		}
 	}
 }
+
+// What waits for a listen stream is bounded (10,000 messages); past the
+// bound a message is lost at once, and counted then.
+func TestUndelivered_ListenQueueFull(t *testing.T) {
+	tape := append([]string{}, listenTape[:2]...)
+	tape = append(tape,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"grow","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[]}}`)
+	const sent = 10001
+	for range sent {
+		tape = append(tape, `< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	}
+	s := mocktest.New(t, []replay.Source{cassetteOf(t, tape...)})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "grow", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Past the bound, counted as they come: after the answer, so poll.
+	before := pollUndelivered(s, 1)
+	s.Close()
+	if want := []replay.Undelivered{{Method: "notifications/tools/list_changed", Count: sent - 10000}}; !reflect.DeepEqual(before, want) {
+		t.Errorf("before the session ended: undelivered %+v, want %+v", before, want)
+	}
+	if got, want := s.Report().Undelivered, []replay.Undelivered{{Method: "notifications/tools/list_changed", Count: sent}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("undelivered %+v, want %+v", got, want)
+	}
+	for _, w := range []string{"and 10000 messages already waited for one", "10000 message(s) for its subscriptions/listen streams never reached the client"} {
+		if !strings.Contains(s.Warnings(), w) {
+			t.Errorf("no warning %q:\n%.2000s", w, s.Warnings())
+		}
+	}
+}
