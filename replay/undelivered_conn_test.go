@@ -140,23 +140,28 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestUndelivered_ClientLeavesMidStream(t *testing.T) {
+	const (
+		readsAll     = "client reads all"
+		leaves       = "client stops reading and leaves"
+		serverCloses = "server closes while the client stalls"
+	)
+	sse := []string{"session mcpmock-1: ", "for its SSE stream never reached the client ("}
+	ws := []string{"session 1 (WebSocket from 127.0.0.1:", "for its connection never reached the client ("}
 	tests := []struct {
-		transport string
-		leaves    bool
+		transport, ends string
 		// named are what the warning says of the session and the stream
 		named []string
 	}{
-		{"legacy SSE", false, nil},
-		{"legacy SSE", true, []string{"session mcpmock-1: ", "for its SSE stream never reached the client ("}},
-		{"WebSocket", false, nil},
-		{"WebSocket", true, []string{"session 1 (WebSocket from 127.0.0.1:", "for its connection never reached the client ("}},
+		{"legacy SSE", readsAll, nil},
+		{"legacy SSE", leaves, sse},
+		{"WebSocket", readsAll, nil},
+		{"WebSocket", leaves, ws},
+		// Close returns once the WebSocket sessions it ends have
+		// counted: mcpmock writes its report right after.
+		{"WebSocket", serverCloses, ws},
 	}
 	for _, tt := range tests {
-		name := tt.transport + ", client reads all"
-		if tt.leaves {
-			name = tt.transport + ", client stops reading and leaves"
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(tt.transport+", "+tt.ends, func(t *testing.T) {
 			s := mocktest.New(t, []replay.Source{cassetteOf(t, bigAnswerTape()...)})
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
@@ -212,13 +217,14 @@ func TestUndelivered_ClientLeavesMidStream(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tt.leaves {
+			stalls := tt.ends != readsAll
+			if stalls {
 				st.stop()
 			}
 			called := make(chan error, 1)
 			go func() { _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "big"}); called <- err }()
 			var want []replay.Undelivered
-			if tt.leaves {
+			if stalls {
 				queued()
 				want = []replay.Undelivered{{Method: "(response)", Count: 1}, {Method: "notifications/tools/list_changed", Count: 1}}
 			} else {
@@ -227,18 +233,25 @@ func TestUndelivered_ClientLeavesMidStream(t *testing.T) {
 				}
 				waitFor(t, changed, "list_changed")
 			}
-			if tt.leaves {
+			var got []replay.Undelivered
+			if tt.ends == serverCloses {
+				s.Close()
+				got = s.Report().Undelivered
+			}
+			if stalls {
 				st.leave()
 			}
-			if err := cs.Close(); err != nil && !tt.leaves {
+			if err := cs.Close(); err != nil && !stalls {
 				t.Fatal(err)
 			}
-			if tt.leaves {
+			if stalls {
 				if err := waitFor(t, called, "the call to end"); err == nil {
 					t.Error("the call got its answer from a stream the client did not read")
 				}
 			}
-			got := pollUndelivered(s, len(want))
+			if got == nil {
+				got = pollUndelivered(s, len(want))
+			}
 			s.Close()
 			if d := s.Report().Undelivered; !reflect.DeepEqual(d, got) {
 				t.Errorf("counted more once the server closed: %+v, then %+v", got, d)
@@ -247,8 +260,8 @@ func TestUndelivered_ClientLeavesMidStream(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("undelivered %+v, want %+v", got, want)
 			}
-			if warned := strings.Contains(s.Warnings(), "never reached the client"); warned != tt.leaves {
-				t.Errorf("warned %v, want %v:\n%s", warned, tt.leaves, s.Warnings())
+			if warned := strings.Contains(s.Warnings(), "never reached the client"); warned != stalls {
+				t.Errorf("warned %v, want %v:\n%s", warned, stalls, s.Warnings())
 			}
 			for _, w := range tt.named {
 				if !strings.Contains(s.Warnings(), w) {
