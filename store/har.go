@@ -494,7 +494,9 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 					notes = append(notes, fmt.Sprintf("its answer came on the SSE stream as seq %d", a.Seq))
 				}
 			}
-		} else if x.req != nil && harAccepted(info, x.req) {
+		} else if x.req != nil && x.req.Note == "" && harAccepted(info, x.req) {
+			// No status and no note: a cassette from before mcpspy kept
+			// answers without a message (a note says why one has none).
 			e.Response.Status, e.Response.StatusText = http.StatusAccepted, http.StatusText(http.StatusAccepted)
 			e.MCPTape.Inferred = []string{"status"}
 			notes = append(notes, "status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted")

@@ -256,6 +256,19 @@ func harCases() []harCase {
 			}},
 		},
 		{
+			name: "a notification whose client went away before any answer: the note, nothing inferred",
+			session: httpSession(store.TransportHTTP,
+				bare(httpMsg(1, store.C2S, 0, initedNote, postBody(2)), 0, nil, "the client went away before the upstream answered")),
+			want: []wantEntry{{
+				Method: "POST", URL: base + "/mcp", Query: []harNV{},
+				ReqBody: &harPost{MimeType: "application/json", Text: initedNote}, ReqBodySize: len(initedNote),
+				MimeType: "x-unknown", RespBodySize: -1,
+				Start:   "2026-11-22T06:00:00.000Z",
+				Comment: "session s1: request seq 1; the client went away before the upstream answered; no response recorded: it had no body, or the request failed",
+				Stream:  "post-body", StreamID: 2, RequestSeq: 1,
+			}},
+		},
+		{
 			name: "a request mcpspy answered 502 itself, the upstream being down: status and note as recorded",
 			session: httpSession(store.TransportHTTP,
 				bare(httpMsg(1, store.C2S, 0, callReq, postBody(2)), 502, jsonHeader, "answered by mcpspy, not the upstream: upstream down")),
