@@ -153,16 +153,23 @@ func (c *LegacyClient) Post(frame []byte) error {
 	for k, vs := range c.o.Header {
 		req.Header[k] = vs
 	}
-	c.o.Tap.Append(store.C2S, time.Now(), frame, &store.HTTPMeta{Method: http.MethodPost, Path: recordedPath(c.o.Redactor, c.endpoint), Stream: store.StreamPostBody})
+	at := time.Now()
+	sentMeta := store.HTTPMeta{Method: http.MethodPost, Path: recordedPath(c.o.Redactor, c.endpoint), Stream: store.StreamPostBody}
+	m := sentMeta // the Tap owns what it is given
+	seq := c.o.Tap.Append(store.C2S, at, frame, &m)
 	resp, err := c.o.Client.Do(req)
 	if err != nil {
 		return err
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	// Every POST's answer is bare (answers come on the stream): its status
+	// goes on the message posted.
 	if resp.StatusCode >= 300 {
+		tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, refusalNote(body))
 		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
 	}
+	tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, "")
 	return nil
 }
 

@@ -182,8 +182,11 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		c.mu.Unlock()
 	}
 	at := time.Now()
+	sentMeta := store.HTTPMeta{Method: http.MethodPost, Path: c.path, Stream: store.StreamPostBody, StreamID: stream}
+	var sentSeq uint64
 	tapSent := func() {
-		c.o.Tap.Append(store.C2S, at, frame, &store.HTTPMeta{Method: http.MethodPost, Path: c.path, Stream: store.StreamPostBody, StreamID: stream})
+		m := sentMeta // the Tap owns what it is given
+		sentSeq = c.o.Tap.Append(store.C2S, at, frame, &m)
 	}
 	if !probe {
 		tapSent()
@@ -215,6 +218,7 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 	case resp.StatusCode == http.StatusAccepted:
 		done()
 		resp.Body.Close()
+		tapAnswered(c.o.Tap, sentSeq, at, frame, sentMeta, resp.StatusCode, "")
 		if sum.Method == "notifications/initialized" {
 			c.getOnce.Do(c.openGetStream)
 		}
@@ -250,9 +254,11 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		c.got(t, meta, related) // a -32020 header mismatch comes with a 400
 		return nil
 	case resp.StatusCode >= 300:
-		// Not tapped: an error with a null id (server-everything's 400
-		// to a request before initialize) answers nothing a replay could
-		// pair it with.
+		// Not tapped as a message: an error with a null id
+		// (server-everything's 400 to a request before initialize)
+		// answers nothing a replay could pair it with. Its status and
+		// body go on the message refused.
+		tapAnswered(c.o.Tap, sentSeq, at, frame, sentMeta, resp.StatusCode, refusalNote(body))
 		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
 	}
 	return nil

@@ -17,6 +17,7 @@ package recorder
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -28,6 +29,40 @@ import (
 // frame afterwards.
 type Tap interface {
 	Append(dir store.Dir, t time.Time, frame []byte, meta *store.HTTPMeta) uint64
+}
+
+// Amender is a Tap that can record a frame again with what was learnt
+// after it went on (as store.Session.Amend does): the status of an HTTP
+// answer that carried no message. The recording clients use it when
+// their Tap has it.
+type Amender interface {
+	Amend(m store.Message)
+}
+
+// tapAnswered records on a client message tapped as seq (0: the Tap kept
+// no seq) the status of an answer that carried no message, and note, if
+// the Tap can record a frame again.
+func tapAnswered(tap Tap, seq uint64, at time.Time, frame []byte, meta store.HTTPMeta, status int, note string) {
+	a, ok := tap.(Amender)
+	if !ok || seq == 0 {
+		return
+	}
+	meta.Status = status
+	a.Amend(store.Message{Seq: seq, Dir: store.C2S, Time: at, Frame: frame, HTTP: &meta, Note: note})
+}
+
+// refusalNote is the note kept on a client message whose POST was
+// refused with body, which carried no message.
+func refusalNote(body []byte) string {
+	b := strings.TrimSpace(string(body))
+	if b == "" {
+		return ""
+	}
+	const max = 200
+	if len(b) > max {
+		b = b[:max] + "…"
+	}
+	return "refused without a message: " + strings.ToValidUTF8(b, "\uFFFD")
 }
 
 // ObserveHandshake notes what the opening exchange of a session tells, for

@@ -113,11 +113,24 @@ func TestRun_ServerEverything(t *testing.T) {
 			if res.Session.Info.End == nil || res.Session.Info.Transport != tt.transport {
 				t.Errorf("session info %+v", res.Session.Info)
 			}
+			accepted := 0
 			for _, m := range res.Session.Messages {
 				if (tt.opts.URL != nil) != (m.HTTP != nil) {
 					t.Errorf("seq %d: HTTP metadata %+v over %s", m.Seq, m.HTTP, res.Session.Info.Transport)
 					break
 				}
+				// The answer to a POST that carried no message is on the
+				// message posted: 202 for notifications (legacy: every POST).
+				k := jsonrpc.Classify(m.Frame).Kind
+				if m.Dir == store.C2S && m.HTTP != nil && (k == jsonrpc.Notification || tt.transport == store.TransportLegacySSE) {
+					if m.HTTP.Status != http.StatusAccepted {
+						t.Errorf("seq %d %.50s: status %d, want 202 recorded", m.Seq, m.Frame, m.HTTP.Status)
+					}
+					accepted++
+				}
+			}
+			if tt.opts.URL != nil && accepted == 0 {
+				t.Errorf("no POST answered 202 in the rerun's session")
 			}
 		})
 	}
@@ -212,6 +225,15 @@ func TestRun_Unanswered(t *testing.T) {
 		want := []string{"tools/list (id 1): HTTP 404: no MCP here", "tools/call (id 2): HTTP 404: no MCP here"}
 		if strings.Join(res.Unanswered, "\n") != strings.Join(want, "\n") {
 			t.Errorf("unanswered %q, want %q", res.Unanswered, want)
+		}
+		// The session keeps each refusal on the request refused.
+		if n := len(res.Session.Messages); n != 2 {
+			t.Errorf("the session holds %d messages, want the 2 requests", n)
+		}
+		for _, m := range res.Session.Messages {
+			if m.Dir != store.C2S || m.HTTP == nil || m.HTTP.Status != http.StatusNotFound || m.Note != "refused without a message: no MCP here" {
+				t.Errorf("seq %d %.40s: http %+v, note %q; want the 404 and its body", m.Seq, m.Frame, m.HTTP, m.Note)
+			}
 		}
 	})
 }

@@ -31,6 +31,17 @@ func (t *tape) Append(dir store.Dir, at time.Time, frame []byte, meta *store.HTT
 	return seq
 }
 
+// Amend implements recorder.Amender: m takes the place of the frame
+// Append gave m.Seq.
+func (t *tape) Amend(m store.Message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if m.Seq >= 1 && m.Seq <= uint64(len(t.msgs)) {
+		m.Session = t.info.ID
+		t.msgs[m.Seq-1] = &m
+	}
+}
+
 // setTransport corrects the transport the session is known by: a server
 // at a URL may turn out to speak the legacy one.
 func (t *tape) setTransport(transport string) {

@@ -64,6 +64,16 @@ func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *sto
 	return t.sess.Append(dir, at, frame, meta)
 }
 
+// Amend implements recorder.Amender, for what it has recorded (a frame
+// it holds has no seq yet, and the client is given none for it).
+func (t *sessionTap) Amend(m store.Message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sess != nil {
+		t.sess.Amend(m)
+	}
+}
+
 // becameLegacy notes that the server at a URL turned out to speak the
 // 2024-11-05 transport, before anything of the session is stored.
 func (t *sessionTap) becameLegacy() {

@@ -134,6 +134,13 @@ func TestFallback_RecordsFromScratch(t *testing.T) {
 			if methods := recordedMethods(all[0]); !strings.HasPrefix(methods, tc.recorded) {
 				t.Errorf("recorded frames: %s\nwant them to start with the client's own handshake: %s", methods, tc.recorded)
 			}
+			// Over HTTP the 202 that answered notifications/initialized is
+			// on it, as the proxy records it.
+			for _, m := range all[0].Messages {
+				if m.HTTP != nil && m.Dir == store.C2S && strings.Contains(string(m.Frame), `"notifications/initialized"`) && m.HTTP.Status != http.StatusAccepted {
+					t.Errorf("seq %d notifications/initialized: status %d, want 202 recorded", m.Seq, m.HTTP.Status)
+				}
+			}
 
 			srv2 := mocktest.New(t, []replay.Source{mocktest.LoadCassette(t, db)})
 			again := connect(ctx, t, srv2.Transport())
