@@ -538,6 +538,33 @@ func (e *httpExchange) reply(msg []byte, sse bool) error {
 	return nil
 }
 
+// refuse answers the POST with status and a line of text, if nothing of
+// the answer has gone out yet. An expired session's id goes with it.
+func (e *httpExchange) refuse(status int, expire bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case expire && e.log == nil:
+		return errNoSession
+	case e.closed, e.started:
+		return errStarted
+	}
+	e.started = true
+	if expire {
+		e.w.Header().Del(sessionHeader)
+	}
+	http.Error(e.w, refusal(status, expire), status)
+	return nil
+}
+
+// refusal is the text/plain body of a POST a fault refused.
+func refusal(status int, expire bool) string {
+	if expire {
+		return "Not Found: session expired (mcpmock fault expire-session)"
+	}
+	return fmt.Sprintf("%s (mcpmock fault http-%d)", http.StatusText(status), status)
+}
+
 func (e *httpExchange) done() {
 	e.once.Do(func() {
 		e.mu.Lock()
@@ -647,6 +674,42 @@ func (s *Server) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Request: body unreadable or over 64 MiB", http.StatusBadRequest)
 		return
 	}
-	h.sess.handle(body, connExchange{h.q.push})
+	ex := &legacyExchange{connExchange: connExchange{h.q.push}}
+	h.sess.handle(body, ex)
+	ex.answer(w)
+}
+
+// legacyExchange is one POST of the legacy transport. Everything the
+// session writes goes on the SSE stream, and the POST gets 202 once the
+// session has taken its message, as legacy servers answer at once; a
+// status fault decided by then (an immediate answer) answers it instead.
+// One decided later finds it answered.
+type legacyExchange struct {
+	connExchange
+	mu       sync.Mutex
+	status   int
+	expire   bool
+	answered bool
+}
+
+func (e *legacyExchange) refuse(status int, expire bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.answered {
+		return errAccepted
+	}
+	e.status, e.expire = status, expire
+	return nil
+}
+
+func (e *legacyExchange) answer(w http.ResponseWriter) {
+	e.mu.Lock()
+	e.answered = true
+	status, expire := e.status, e.expire
+	e.mu.Unlock()
+	if status != 0 {
+		http.Error(w, refusal(status, expire), status)
+		return
+	}
 	w.WriteHeader(http.StatusAccepted)
 }

@@ -157,6 +157,7 @@ type nopExchange struct{}
 func (nopExchange) send([]byte) error        { return nil }
 func (nopExchange) reply([]byte, bool) error { return nil }
 func (nopExchange) done()                    {}
+func (nopExchange) refuse(int, bool) error   { return errNoStatus }
 
 // toListeners sends a session-level message on every open
 // subscriptions/listen stream (2026-07-28 over HTTP, where there is no
@@ -315,6 +316,12 @@ func (l *lockedExchange) reply(m []byte, sse bool) error {
 }
 
 func (l *lockedExchange) done() { l.ex.done() }
+
+func (l *lockedExchange) refuse(status int, expire bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ex.refuse(status, expire)
+}
 
 // takeQueued marks the exchange ready and takes its owner's queue, both
 // under the lock that guards the queue, so no message falls between them.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -29,7 +31,20 @@ type exchange interface {
 	reply(msg []byte, sse bool) error
 	// done says nothing more will be written for this frame.
 	done()
+	// refuse answers the request with an HTTP status and no JSON-RPC
+	// message (Reply.HTTPStatus; 404 with expire, Reply.ExpireSession),
+	// or says why it cannot: one of the errRefuse errors.
+	refuse(status int, expire bool) error
 }
+
+// Why an exchange cannot refuse a request with an HTTP status: the
+// session answers a JSON-RPC error that says so instead.
+var (
+	errNoStatus  = errors.New("this transport has no HTTP status")
+	errStarted   = errors.New("the response had begun before the fault")
+	errAccepted  = errors.New("the POST had been answered 202 Accepted before the fault")
+	errNoSession = errors.New("2026-07-28 has no session to expire")
+)
 
 // session is one live client: its sources' cursors, the requests it has in
 // flight, and the server→client requests waiting for its replies.
@@ -433,6 +448,10 @@ func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply
 		ex.done() // cancelled: no answer
 		return
 	}
+	if r.HTTPStatus != 0 || r.ExpireSession {
+		s.refuse(req, ex, r)
+		return
+	}
 	switch {
 	case len(r.Raw) == 1:
 		_ = ex.reply(r.Raw[0], sse) // over HTTP: the body, as a reply would be
@@ -453,6 +472,46 @@ func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply
 	if r.CloseAfter && s.hangup != nil {
 		s.hangup()
 	}
+}
+
+// refuse carries out an HTTP status fault or an expired session. An
+// expired session ends before its 404 goes out, so that whatever the
+// client sends after reading it finds the session gone; where there is no
+// 404 to give, the connection closes (stdio, WebSocket, a legacy POST
+// already answered), or, with no connection to close (2026-07-28 over
+// HTTP), the client gets the JSON-RPC error.
+func (s *session) refuse(req *Request, ex exchange, r Reply) {
+	status := int(r.HTTPStatus)
+	if r.ExpireSession {
+		status = http.StatusNotFound
+	}
+	err := ex.refuse(status, r.ExpireSession)
+	if r.ExpireSession && (err == nil || s.hangup != nil) {
+		if s.hangup != nil {
+			s.hangup()
+		}
+		ex.done()
+		return
+	}
+	if err != nil {
+		_ = ex.reply(errorMessage(req.ID, statusError(status, r.ExpireSession, err)), false)
+	}
+	ex.done()
+}
+
+// statusError is the JSON-RPC error that stands for an HTTP status the
+// client cannot be given, and says why.
+func statusError(status int, expire bool, why error) *RPCError {
+	data, _ := json.Marshal(map[string]int{"httpStatus": status})
+	return &RPCError{Code: -32603, Data: data, Message: fmt.Sprintf("HTTP %d %s (fault %s; %v)", status, http.StatusText(status), faultName(status, expire), why)}
+}
+
+// faultName is the script fault that answers with status.
+func faultName(status int, expire bool) string {
+	if expire {
+		return "expire-session"
+	}
+	return fmt.Sprintf("http-%d", status)
 }
 
 // versionOf is the protocol version req speaks: its _meta's, else the

@@ -92,7 +92,7 @@ type Outgoing struct {
 }
 
 // Reply is a Source's answer to one request. Exactly one of Result, Error,
-// Raw or NoReply applies.
+// Raw, NoReply, ExpireSession or HTTPStatus applies.
 type Reply struct {
 	Result json.RawMessage
 	Error  *RPCError
@@ -103,6 +103,16 @@ type Reply struct {
 	NoReply bool
 	// CloseAfter drops the connection after the reply (a fault).
 	CloseAfter bool
+	// ExpireSession answers as a server whose session has expired: over
+	// Streamable HTTP the POST gets 404 and the session is gone; where
+	// there is no session to expire with a 404, the connection closes, or
+	// (2026-07-28 over HTTP) a JSON-RPC error says so. See docs/SCRIPTS.md.
+	ExpireSession bool
+	// HTTPStatus (4xx or 5xx) answers the request's POST with that status
+	// and no JSON-RPC message; where there is no HTTP status, a JSON-RPC
+	// error names it. int32, next to the bools: a Reply is part of every
+	// recorded interaction, whose size is kept to 256 bytes.
+	HTTPStatus int32
 	// After are sent once the reply is written, as session-level messages
 	// (over HTTP on the GET stream; on stdio, stdout): list_changed after
 	// the call that caused it.

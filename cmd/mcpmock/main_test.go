@@ -47,6 +47,10 @@ func TestRun_Usage(t *testing.T) {
 	if err := os.WriteFile(badAsks, []byte("prompts:\n  - name: p\n    sample: {messages: [{role: user, text: hi}]}\n    answers: [{messages: [{role: user, text: hi}]}]\nresources:\n  - {uri: \"file:///a\", name: a, answers: [{when: {elicited: {action: accept}}, text: x}]}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	badFaults := filepath.Join(t.TempDir(), "faults.yaml")
+	if err := os.WriteFile(badFaults, []byte("tools:\n  - name: a\n    answers: [{fault: http-200}]\n  - name: b\n    answers: [{fault: http-abc}]\n  - name: c\n    answers: [{fault: http-600}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +92,9 @@ func TestRun_Usage(t *testing.T) {
 		{"check a prompt's bad sample", []string{"check", badAsks}, 1, badAsks + ":3:13: prompts[0].sample: sample needs maxTokens"},
 		{"serve a bad script, named once", []string{"serve", badAsks}, 1, "mcpmock: " + badAsks + ":3:13: prompts[0].sample: sample needs maxTokens"},
 		{"watch a bad script, named once", []string{"serve", "--http", "127.0.0.1:0", "--watch", badAsks}, 1, "mcpmock: " + badAsks + ":3:13: prompts[0].sample: sample needs maxTokens"},
+		{"check a fault http-200", []string{"check", badFaults}, 1, badFaults + `:3:23: tools[0].answers[0].fault: fault "http-200": 200 is not an error status`},
+		{"check a fault http-abc", []string{"check", badFaults}, 1, badFaults + `:5:23: tools[1].answers[0].fault: fault "http-abc": want http- and a three-digit status`},
+		{"check a fault http-600", []string{"check", badFaults}, 1, badFaults + `:7:23: tools[2].answers[0].fault: fault "http-600": 600 is not an error status`},
 		{"check a resource's answer to no elicit", []string{"check", badAsks}, 1, badAsks + ":6:61: resources[0].answers[0].when.elicited: when.elicited matches the client's answer to the resource's elicit, and this resource has none"},
 	}
 	for _, tt := range tests {

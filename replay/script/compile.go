@@ -30,7 +30,41 @@ var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 // logLevels are MCP's log severities, least severe first.
 var logLevels = jsonrpc.LogLevels
 
-var faults = []string{"hang", "close", "malformed", "duplicate", "wrong-id"}
+var faults = []string{"hang", "close", "malformed", "duplicate", "wrong-id", "expire-session"}
+
+// httpFaultPrefix starts a fault that answers with an HTTP status:
+// http-503.
+const httpFaultPrefix = "http-"
+
+// httpFault reads a fault http-NNN: ok says the fault has that form, and
+// problem what is wrong with its status ("" when it is a 4xx or 5xx).
+func httpFault(f string) (status int32, ok bool, problem string) {
+	digits, ok := strings.CutPrefix(f, httpFaultPrefix)
+	if !ok {
+		return 0, false, ""
+	}
+	n := 0
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			n = -1
+			break
+		}
+		n = 10*n + int(r-'0')
+	}
+	switch {
+	case len(digits) != 3 || n < 0:
+		return 0, true, "want http- and a three-digit status, such as http-503"
+	case n < 400 || n > 599:
+		return 0, true, fmt.Sprintf("%d is not an error status: want 4xx or 5xx (400-599)", n)
+	}
+	return int32(n), true, ""
+}
+
+// sendsNothing says whether a fault sends no JSON-RPC answer at all, so
+// that an answer with it can hold no result or error.
+func sendsNothing(fault string) bool {
+	return fault == "hang" || fault == "close" || fault == "expire-session" || strings.HasPrefix(fault, httpFaultPrefix)
+}
 
 // Script is a compiled, valid script. It is immutable: sessions keep their
 // own state.
@@ -78,6 +112,7 @@ type answer struct {
 	progress   []step
 	log        []logEntry
 	fault      string
+	status     int32 // fault http-NNN's
 }
 
 // block is a content block; the templates fill its text fields per call.
@@ -464,10 +499,15 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 	if a.Error != nil && result {
 		c.errorf(sub(a.Pos, "error"), "a JSON-RPC error cannot also carry a result (text, content, structuredContent, isError)")
 	}
-	if a.Fault != "" && !slices.Contains(faults, a.Fault) {
-		c.errorf(sub(a.Pos, "fault"), "unknown fault %q (known: %s)", a.Fault, strings.Join(faults, ", "))
+	status, isHTTP, problem := httpFault(a.Fault)
+	ca.status = status
+	switch {
+	case problem != "":
+		c.errorf(sub(a.Pos, "fault"), "fault %q: %s", a.Fault, problem)
+	case a.Fault != "" && !isHTTP && !slices.Contains(faults, a.Fault):
+		c.errorf(sub(a.Pos, "fault"), "unknown fault %q (known: %s, http-NNN)", a.Fault, strings.Join(faults, ", "))
 	}
-	if (a.Fault == "hang" || a.Fault == "close") && (result || a.Error != nil) {
+	if sendsNothing(a.Fault) && (result || a.Error != nil) {
 		c.errorf(sub(a.Pos, "fault"), "fault %q sends no answer; remove the result or error", a.Fault)
 	}
 	if a.Text != "" {
@@ -485,7 +525,7 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 			}
 		}
 	}
-	if out != nil && !a.IsError && a.Error == nil && a.Fault != "hang" && a.Fault != "close" && !a.StructuredContent.Set {
+	if out != nil && !a.IsError && a.Error == nil && !sendsNothing(a.Fault) && !a.StructuredContent.Set {
 		c.errorf(a.Pos, "the tool declares an outputSchema, so a successful answer needs structuredContent")
 	}
 	if a.Meta.Set && c.kind(a.Meta, "object") {

@@ -24,6 +24,7 @@ func TestFaults_OverStdio(t *testing.T) {
 		{"malformed", []string{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"t`}},
 		{"duplicate", []string{`{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"twice","type":"text"}]}}`, `{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"twice","type":"text"}]}}`}},
 		{"wrong-id", []string{`{"jsonrpc":"2.0","id":"3","result":{"content":[{"text":"lost","type":"text"}]}}`}},
+		{"unavailable", []string{`{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"HTTP 503 Service Unavailable (fault http-503; this transport has no HTTP status)","data":{"httpStatus":503}}}`}},
 	}
 	for i, tt := range tests {
 		req := `{"jsonrpc":"2.0","id":` + string(rune('1'+i)) + `,"method":"tools/call","params":{"name":"` + tt.tool + `"}}` + "\n"
@@ -42,23 +43,31 @@ func TestFaults_OverStdio(t *testing.T) {
 }
 
 // TestFaults_CloseOverStdio: fault: close ends the session unanswered: the
-// client reads end of stream, and the server returns.
+// client reads end of stream, and the server returns. So does
+// expire-session, as stdio has no session to expire but the connection:
+// the client must start the server again.
 func TestFaults_CloseOverStdio(t *testing.T) {
-	srv := serve(t, "script-faults.yaml")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cw, cr, done := servePipes(ctx, srv)
-	defer cw.Close()
-	if _, err := io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"close"}}`+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(cr)
-	if lines.Scan() {
-		t.Errorf("got %s, want the connection closed without an answer", lines.Text())
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		t.Fatal("ServeStdio still running after fault: close")
+	for _, tool := range []string{"close", "expire"} {
+		t.Run(tool, func(t *testing.T) {
+			srv := serve(t, "script-faults.yaml")
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cw, cr, done := servePipes(ctx, srv)
+			defer cw.Close()
+			if _, err := io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`"}}`+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := io.ReadAll(cr); len(b) > 0 {
+				t.Errorf("got %s, want the connection closed without an answer", b)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("ServeStdio: %v", err)
+				}
+			case <-ctx.Done():
+				t.Fatal("ServeStdio still running after fault: " + tool)
+			}
+		})
 	}
 }

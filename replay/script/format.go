@@ -78,7 +78,8 @@ type Answer struct {
 	Delay             Duration  `yaml:"delay"`
 	Progress          []Step    `yaml:"progress"`
 	Log               []Log     `yaml:"log"`
-	// Fault is "hang", "close", "malformed", "duplicate" or "wrong-id".
+	// Fault is "hang", "close", "malformed", "duplicate", "wrong-id",
+	// "expire-session", or "http-" and a 4xx or 5xx status ("http-503").
 	Fault string `yaml:"fault"`
 }
 

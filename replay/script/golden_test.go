@@ -64,6 +64,8 @@ var traffic = map[string][][2]string{
 		{"tools/call", `{"name":"malformed"}`},
 		{"tools/call", `{"name":"duplicate"}`},
 		{"tools/call", `{"name":"wrong-id"}`},
+		{"tools/call", `{"name":"unavailable"}`},
+		{"tools/call", `{"name":"expire"}`},
 	},
 	"script-events.yaml": {
 		{"tools/call", `{"name":"unlock"}`},
@@ -116,6 +118,10 @@ func transcript(t *testing.T, s *Script, steps [][2]string) string {
 			for _, f := range r.Raw {
 				fmt.Fprintf(&b, "← raw %s\n", f)
 			}
+		case r.HTTPStatus != 0:
+			fmt.Fprintf(&b, "← HTTP status %d\n", r.HTTPStatus)
+		case r.ExpireSession:
+			b.WriteString("← session expired\n")
 		case r.NoReply:
 			fmt.Fprintf(&b, "← no reply (close after: %v)\n", r.CloseAfter)
 		case r.Error != nil:

@@ -10,6 +10,53 @@ import (
 	"github.com/mcptape/mcptape/internal/peertest"
 )
 
+// TestLoad_BadFault: a fault http-NNN must name a 4xx or 5xx status;
+// mcpmock check names the line and the field of one that does not.
+func TestLoad_BadFault(t *testing.T) {
+	tests := []struct {
+		name, fault string
+		want        string // "" for a fault the loader takes
+	}{
+		{"503", "http-503", ""},
+		{"401", "http-401", ""},
+		{"expire-session", "expire-session", ""},
+		{"not an error", "http-200", `test.yaml:3:23: tools[0].answers[0].fault: fault "http-200": 200 is not an error status: want 4xx or 5xx (400-599)`},
+		{"not a number", "http-abc", `test.yaml:3:23: tools[0].answers[0].fault: fault "http-abc": want http- and a three-digit status, such as http-503`},
+		{"past 599", "http-600", `test.yaml:3:23: tools[0].answers[0].fault: fault "http-600": 600 is not an error status`},
+		{"four digits", "http-5030", `fault "http-5030": want http- and a three-digit status`},
+		{"signed", "http-+50", `fault "http-+50": want http- and a three-digit status`},
+		{"no status", "http-", `fault "http-": want http- and a three-digit status`},
+		{"unknown", "expire", `tools[0].answers[0].fault: unknown fault "expire" (known: hang, close, malformed, duplicate, wrong-id, expire-session, http-NNN)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "test.yaml")
+			src := "tools:\n  - name: a\n    answers: [{fault: " + tt.fault + "}]\n"
+			if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := Check(path)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v\nwant an error containing %s", err, tt.want)
+			}
+		})
+	}
+	// A fault that answers with a status sends no JSON-RPC answer.
+	path := filepath.Join(t.TempDir(), "test.yaml")
+	if err := os.WriteFile(path, []byte("tools:\n  - name: a\n    answers: [{fault: http-503, text: x}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(path); err == nil || !strings.Contains(err.Error(), `tools[0].answers[0].fault: fault "http-503" sends no answer`) {
+		t.Errorf("got %v, want the answer's text refused", err)
+	}
+}
+
 func TestLoad_Examples(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(peertest.ModuleRoot(), "cassettes", "script-*"))
 	if err != nil || len(files) < 8 {

@@ -55,6 +55,12 @@ func TestSchema_Examples(t *testing.T) {
 		"prompts: [{name: p, answers: [{messages: [{role: user, text: x}], error: {code: 1, message: m}}]}]",
 		"resources: [{uri: u, name: n, answers: [{text: x, blob: aGk=}]}]",
 		"resources: [{uri: u, name: n, roots: yes, answers: [{text: x}]}]",
+		// Faults: the loader's refusals (see TestLoad_BadFault).
+		"tools: [{name: t, answers: [{fault: http-200}]}]",
+		"tools: [{name: t, answers: [{fault: http-abc}]}]",
+		"tools: [{name: t, answers: [{fault: http-600}]}]",
+		"tools: [{name: t, answers: [{fault: http-5030}]}]",
+		"tools: [{name: t, answers: [{fault: explode}]}]",
 	} {
 		var n yaml.Node
 		if err := yaml.Unmarshal([]byte(bad), &n); err != nil {

@@ -210,6 +210,11 @@ func (ss *session) perform(ctx context.Context, peer replay.Peer, c *call, a *an
 		return replay.Reply{NoReply: true}, nil
 	case "close":
 		return replay.Reply{NoReply: true, CloseAfter: true}, nil
+	case "expire-session":
+		return replay.Reply{ExpireSession: true}, nil
+	}
+	if a.status != 0 {
+		return replay.Reply{HTTPStatus: a.status}, nil
 	}
 	if sentProgress && !c.stateless {
 		// A TypeScript SDK client would drop the progress it reads

@@ -54,26 +54,33 @@ func TestTSClient(t *testing.T) {
 					url := strings.TrimSpace(p.WaitLine(t, "mcpmock: listening on ", 30*time.Second))
 					args = []string{tt.scenario, "--url", url}
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				defer cancel()
-				argv := peertest.NodeScript(t, "script-client.mjs", args...)
-				cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-				cmd.Dir = root
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				var got, want map[string]any
-				if jerr := json.Unmarshal(out, &got); err != nil || jerr != nil {
-					t.Fatalf("client: %v; output %q: %v; stderr:\n%s", err, out, jerr, stderr.String())
-				}
-				if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
-					t.Fatal(err)
-				}
-				delete(got, "protocolVersion")
-				if d := cmp.Diff(want, got); d != "" {
-					t.Errorf("TS client saw (-want +got):\n%s\nstderr:\n%s", d, stderr.String())
-				}
+				runTSClient(t, args, tt.want)
 			})
 		}
+	}
+}
+
+// runTSClient runs script-client.mjs with args and compares the JSON it
+// prints, minus protocolVersion, with want.
+func runTSClient(t *testing.T, args []string, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	argv := peertest.NodeScript(t, "script-client.mjs", args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = peertest.ModuleRoot()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var got, wantJSON map[string]any
+	if jerr := json.Unmarshal(out, &got); err != nil || jerr != nil {
+		t.Fatalf("client: %v; output %q: %v; stderr:\n%s", err, out, jerr, stderr.String())
+	}
+	if err := json.Unmarshal([]byte(want), &wantJSON); err != nil {
+		t.Fatal(err)
+	}
+	delete(got, "protocolVersion")
+	if d := cmp.Diff(wantJSON, got); d != "" {
+		t.Errorf("TS client saw (-want +got):\n%s\nstderr:\n%s", d, stderr.String())
 	}
 }

@@ -10,9 +10,10 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [scenario, how, ...rest] = process.argv.slice(2);
-const transport = how === "--url"
+const newTransport = () => how === "--url"
   ? new StreamableHTTPClientTransport(new URL(rest[0]))
   : new StdioClientTransport({ command: rest[0], args: rest.slice(1), stderr: "inherit" });
+const transport = newTransport();
 
 let toolsChanged;
 const changed = new Promise((resolve) => { toolsChanged = resolve; });
@@ -114,6 +115,33 @@ try {
     case "hang": {
       try { await client.callTool({ name: "hang", arguments: {} }, undefined, { timeout: 300 }); out.hang = null; } catch (e) { out.hang = errorOf(e); }
       out.after = firstText(await client.callTool({ name: "ok", arguments: {} }));
+      break;
+    }
+    case "status": {
+      // script-faults.yaml's http-NNN faults, then a call that works.
+      const attempt = async (name) => {
+        try { return { text: firstText(await client.callTool({ name, arguments: {} })) }; } catch (e) { return errorOf(e); }
+      };
+      out.unavailable = await attempt("unavailable");
+      out.afterUnavailable = await attempt("ok");
+      out.unauthorized = await attempt("unauthorized");
+      out.afterUnauthorized = await attempt("ok");
+      break;
+    }
+    case "expire": {
+      // expire-session, a call in the expired session, then a new client
+      // that initializes again.
+      const attempt = async (c, name) => {
+        try { return { text: firstText(await c.callTool({ name, arguments: {} })) }; } catch (e) { return errorOf(e); }
+      };
+      out.expire = await attempt(client, "expire");
+      out.sameSession = await attempt(client, "ok");
+      const again = new Client({ name: "script-ts-client", version: "1.0.0" });
+      const t2 = newTransport();
+      await again.connect(t2);
+      out.newSessionId = (t2.sessionId ?? null) !== null && t2.sessionId !== transport.sessionId;
+      out.again = await attempt(again, "ok");
+      await again.close().catch(() => {});
       break;
     }
     default:
