@@ -75,9 +75,9 @@ type interaction struct {
 	// interactions are 256 bytes in a block (see Cassette.slab).
 	//
 	// prep is the answer, built at load, handed out as it is when it needs
-	// no Play: its Reply's NoReply (not answered), Result or Error, After,
-	// and SSE (the answer was an SSE stream over Streamable HTTP). For a
-	// client notification, only After.
+	// no Play: its Reply's NoReply (not answered), HTTPStatus (its POST
+	// was refused), Result or Error, After, and SSE (the answer was an SSE
+	// stream over Streamable HTTP). For a client notification, only After.
 	prep  Prepared
 	used  atomic.Bool
 	n     uint32 // its number in Cassette.slab
@@ -437,12 +437,19 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			if p.token != "" {
 				tokens[it] = p.token
 			}
-			it.prep.Reply.NoReply = true // until its answer comes
 			if m.HTTP != nil {
 				it.stream = m.HTTP.StreamID
 			}
 			inflight.put(p.id, it)
-			open = append(open, it)
+			if status := refusedWith(m); status != 0 {
+				// Its POST got a bare status, and no answer will follow:
+				// replayed as that status. Not open: the server traffic
+				// after it belongs elsewhere.
+				it.prep.Reply.HTTPStatus = status
+			} else {
+				it.prep.Reply.NoReply = true // until its answer comes
+				open = append(open, it)
+			}
 			c.reqs = append(c.reqs, it)
 			b.reqHash = append(b.reqHash, p.hash)
 			if p.redacted {
@@ -476,7 +483,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				continue // answered because it was cancelled: replayed as unanswered
 			}
 			r := &it.prep.Reply
-			r.NoReply = false
+			r.NoReply, r.HTTPStatus = false, 0
 			it.replyAt = m.Time.Sub(it.t0)
 			it.timed = it.replyAt > 0
 			if len(p.err) > 0 {
@@ -515,6 +522,18 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			}
 		}
 	}
+}
+
+// refusedWith is the error status (4xx, 5xx) a request's POST was
+// answered with when it carried no JSON-RPC message: mcpspy records it on
+// the request itself (a 503 from the server, a 404 for a session gone,
+// or mcpspy's own 502 when the server was down: what the client saw
+// either way). 0 for anything else.
+func refusedWith(m *store.Message) int32 {
+	if m.HTTP == nil || m.HTTP.Status < 400 || m.HTTP.Status > 599 {
+		return 0
+	}
+	return int32(m.HTTP.Status)
 }
 
 // inflightIDs finds the requests in flight by their ids' JSON text, as a
