@@ -122,6 +122,9 @@ type exchange struct {
 	progress []json.RawMessage // notifications/progress params
 	logs     []json.RawMessage // notifications/message params
 	answered bool
+	// refused is the bare status (4xx, 5xx) the request's POST got
+	// instead of an answer, as mcpspy records it on the request.
+	refused int
 	// When the request was sent, each progress step came and the answer
 	// came, for WithTiming.
 	sent, done time.Time
@@ -192,6 +195,15 @@ func (r *recording) addSession(s *store.TapeSession) {
 			r.requests++
 			nth++
 			x := &exchange{order: r.requests, nth: nth, session: s.Info.ID, seq: m.Seq, method: w.Method, params: w.Params, sent: m.Time}
+			if m.HTTP != nil && m.HTTP.Status >= 400 && m.HTTP.Status <= 599 {
+				// Refused: no answer follows, nor anything of its own.
+				x.refused = m.HTTP.Status
+				if w.Method == "tools/call" {
+					x.tool, x.callN = countCall(calls, w.Params)
+				}
+				r.learn(x)
+				continue
+			}
 			pending[string(w.ID)] = x
 			var p struct {
 				Meta struct {
@@ -203,13 +215,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 			}
 			if w.Method == "tools/call" {
 				inflight = append(inflight, x)
-				var p struct {
-					Name string `json:"name"`
-				}
-				if json.Unmarshal(w.Params, &p) == nil && p.Name != "" {
-					calls[p.Name]++
-					x.tool, x.callN = p.Name, calls[p.Name]
-				}
+				x.tool, x.callN = countCall(calls, w.Params)
 			}
 		case m.Dir == store.S2C && w.Method == "" && len(w.ID) > 0:
 			x := pending[string(w.ID)]
@@ -252,6 +258,19 @@ func (r *recording) addSession(s *store.TapeSession) {
 	for _, x := range inflight { // calls the session ended without an answer to
 		r.learn(x)
 	}
+}
+
+// countCall counts a tools/call of the tool its params name in the
+// session's calls, and returns the name and the count.
+func countCall(calls map[string]int, params json.RawMessage) (string, int) {
+	var p struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Name == "" {
+		return "", 0
+	}
+	calls[p.Name]++
+	return p.Name, calls[p.Name]
 }
 
 // learn takes what an answered request tells about the server.

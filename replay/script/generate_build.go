@@ -241,7 +241,7 @@ func callArgs(params json.RawMessage) (args map[string]any, ok bool) {
 
 // sameOutcome says whether two calls were answered alike.
 func sameOutcome(a, b *exchange) bool {
-	return a.answered == b.answered && jsonValueEqual(a.result, b.result) && jsonValueEqual(a.err, b.err) &&
+	return a.answered == b.answered && a.refused == b.refused && jsonValueEqual(a.result, b.result) && jsonValueEqual(a.err, b.err) &&
 		len(a.progress) == len(b.progress) && len(a.logs) == len(b.logs)
 }
 
@@ -291,6 +291,11 @@ func setDelay(m mapNode, d time.Duration) {
 // answerContent writes what the server did with one call.
 func answerContent(x *exchange) *yaml.Node {
 	a := newMap()
+	if x.refused != 0 {
+		a.set("fault", strNode(fmt.Sprintf("http-%d", x.refused)))
+		a.n.HeadComment = fmt.Sprintf("Refused with HTTP %d while recording.", x.refused)
+		return a.n
+	}
 	if !x.answered {
 		a.set("fault", strNode("hang"))
 		a.n.HeadComment = "Never answered while recording."

@@ -358,3 +358,39 @@ func TestFromTape_EventsNeedOneSession(t *testing.T) {
 		t.Errorf("want merged lists and the foot note, got:\n%s", out)
 	}
 }
+
+// TestFromTape_Refused: a call whose POST was refused with a bare status
+// (mcpspy records it on the request) becomes fault http-NNN, in its place
+// among the tool's calls.
+func TestFromTape_Refused(t *testing.T) {
+	tape := tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"a"}]}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"down"}}`,
+	)
+	tape.Sessions[0].Messages[0].HTTP = &store.HTTPMeta{Method: "POST", Status: 503}
+	tape.Sessions[0].Messages[3].HTTP = &store.HTTPMeta{Method: "POST", Status: 502}
+	out, err := FromTape(tape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("generated.yaml", out)
+	if err != nil {
+		t.Fatalf("the generated script does not load: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "# Refused with HTTP 502 while recording.") {
+		t.Errorf("the script does not say why:\n%s", out)
+	}
+	c := newClient(t, s)
+	call := toolCall("echo", map[string]any{"text": "a"})
+	if r, _ := c.ask("tools/call", call); r.HTTPStatus != 503 {
+		t.Errorf("first call: %+v, want HTTP status 503\n%s", r, out)
+	}
+	if got := firstText(t, c.result("tools/call", call)); got != "a" {
+		t.Errorf("second call: %q, want the recorded answer", got)
+	}
+	if r, _ := c.ask("tools/call", toolCall("down", nil)); r.HTTPStatus != 502 {
+		t.Errorf("down: %+v, want HTTP status 502", r)
+	}
+}
