@@ -99,9 +99,7 @@ func TestReplay_RecordedStatusWire(t *testing.T) {
 	srv := refusedServer(t)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); hs.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var sid string
+	c := &httpClient{t: t, url: hs.URL + "/mcp"}
 	steps := []struct {
 		body   string
 		status int
@@ -114,22 +112,11 @@ func TestReplay_RecordedStatusWire(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}}`, 502, "Bad Gateway (mcpmock fault http-502)\n"},
 	}
 	for _, st := range steps {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/mcp", strings.NewReader(st.body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
+		resp := c.do(http.MethodPost, st.body, nil)
+		if c.sid == "" {
+			c.sid = resp.Header.Get("Mcp-Session-Id")
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if sid == "" {
-			sid = resp.Header.Get("Mcp-Session-Id")
-		}
-		if resp.StatusCode != st.status || !strings.Contains(string(b), st.text) {
+		if b := bodyOf(t, resp); resp.StatusCode != st.status || !strings.Contains(b, st.text) {
 			t.Errorf("%s:\ngot %d %q, want %d with %q", st.body, resp.StatusCode, b, st.status, st.text)
 		}
 	}
