@@ -33,7 +33,7 @@ type exchange interface {
 	done()
 	// refuse answers the request with an HTTP status and no JSON-RPC
 	// message (Reply.HTTPStatus; 404 with expire, Reply.ExpireSession),
-	// or says why it cannot: one of the errRefuse errors.
+	// or says why it cannot: one of the errors below.
 	refuse(status int, expire bool) error
 }
 
