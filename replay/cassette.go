@@ -66,6 +66,11 @@ type Cassette struct {
 
 	schemasOnce sync.Once
 	schemas     map[string]json.RawMessage // tool name → inputSchema (InputSchema)
+
+	// refusalsMu guards refusalsServed: the recorded refusals (a request
+	// refused with a bare HTTP status) some live session has been given.
+	refusalsMu     sync.Mutex
+	refusalsServed map[*interaction]bool
 }
 
 // interaction is one recorded request (or client notification) and what
@@ -441,11 +446,16 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				it.stream = m.HTTP.StreamID
 			}
 			inflight.put(p.id, it)
-			if status := refusedWith(m); status != 0 {
+			if status, gone := m.HTTP.Refusal(); status != 0 {
 				// Its POST got a bare status, and no answer will follow:
-				// replayed as that status. Not open: the server traffic
-				// after it belongs elsewhere.
-				it.prep.Reply.HTTPStatus = status
+				// replayed as that status, or, for a session the server
+				// no longer knew, as its expiry. Not open: the server
+				// traffic after it belongs elsewhere.
+				if gone {
+					it.prep.Reply.ExpireSession = true
+				} else {
+					it.prep.Reply.HTTPStatus = int32(status)
+				}
 			} else {
 				it.prep.Reply.NoReply = true // until its answer comes
 				open = append(open, it)
@@ -483,7 +493,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				continue // answered because it was cancelled: replayed as unanswered
 			}
 			r := &it.prep.Reply
-			r.NoReply, r.HTTPStatus = false, 0
+			r.NoReply, r.HTTPStatus, r.ExpireSession = false, 0, false
 			it.replyAt = m.Time.Sub(it.t0)
 			it.timed = it.replyAt > 0
 			if len(p.err) > 0 {
@@ -522,18 +532,6 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			}
 		}
 	}
-}
-
-// refusedWith is the error status (4xx, 5xx) a request's POST was
-// answered with when it carried no JSON-RPC message: mcpspy records it on
-// the request itself (a 503 from the server, a 404 for a session gone,
-// or mcpspy's own 502 when the server was down: what the client saw
-// either way). 0 for anything else.
-func refusedWith(m *store.Message) int32 {
-	if m.HTTP == nil || m.HTTP.Status < 400 || m.HTTP.Status > 599 {
-		return 0
-	}
-	return int32(m.HTTP.Status)
 }
 
 // inflightIDs finds the requests in flight by their ids' JSON text, as a

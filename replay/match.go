@@ -155,6 +155,9 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	default:
 		all := c.byKey.occurrences(first)
 		it = all[nextOf(&s.next, first, len(all))]
+		for it.refused() && !c.serveRefusal(it) && s.next[first] < len(all) {
+			it = all[nextOf(&s.next, first, len(all))]
+		}
 	}
 	s.mu.Unlock()
 	if !ignores {
@@ -171,6 +174,31 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 		markUsed(it)
 	}
 	return s.plan(it), true
+}
+
+// refused says whether it replays a refusal: a bare HTTP status, or an
+// expired session.
+func (it *interaction) refused() bool {
+	return it.prep.Reply.HTTPStatus != 0 || it.prep.Reply.ExpireSession
+}
+
+// serveRefusal says whether refusal it may be given to a live session:
+// once per replay, across sessions. A recorded refusal happened once; a
+// client that reconnects after it (as it must after a 404 for its
+// session) goes on to what the recording has next for the same request,
+// where a session starting from the first occurrence would be refused
+// again, and again.
+func (c *Cassette) serveRefusal(it *interaction) bool {
+	c.refusalsMu.Lock()
+	defer c.refusalsMu.Unlock()
+	if c.refusalsServed[it] {
+		return false
+	}
+	if c.refusalsServed == nil {
+		c.refusalsServed = map[*interaction]bool{}
+	}
+	c.refusalsServed[it] = true
+	return true
 }
 
 // skipPings returns the index of the first recorded request from pos on

@@ -21,9 +21,12 @@ import (
 // a bare 503, answered the same call when the client tried again, and
 // was down for the next (mcpspy's own 502).
 
-func refusedServer(t *testing.T) *replay.Server {
+func refusedServer(t *testing.T) *replay.Server { return testdataServer(t, "refused.jsonl") }
+
+// testdataServer serves the cassette testdata/name.
+func testdataServer(t *testing.T, name string) *replay.Server {
 	t.Helper()
-	c, err := replay.LoadCassette(filepath.Join("testdata", "refused.jsonl"))
+	c, err := replay.LoadCassette(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,4 +123,76 @@ func TestReplay_RecordedStatusWire(t *testing.T) {
 			t.Errorf("%s:\ngot %d %q, want %d with %q", st.body, resp.StatusCode, b, st.status, st.text)
 		}
 	}
+}
+
+// testdata/expired.jsonl records a server that answered a tools/call
+// with 404 for the session it named (the session had expired), and the
+// same call answered in the session the client then began. A replay
+// expires the session as the server did, and a client that begins
+// another gets the recorded answer: the refusal is given once, not to
+// every session that starts over.
+func TestReplay_RecordedExpiry(t *testing.T) {
+	const (
+		initialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1.0.0"}}}`
+		inited     = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+		call       = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`
+	)
+	expiredServer := func(t *testing.T) string {
+		srv := testdataServer(t, "expired.jsonl")
+		hs := httptest.NewServer(srv.Handler())
+		t.Cleanup(func() { srv.Close(); hs.Close() })
+		return hs.URL + "/mcp"
+	}
+	t.Run("wire", func(t *testing.T) {
+		url := expiredServer(t)
+		type step struct {
+			body   string
+			status int
+			text   string // in the answer's body
+		}
+		session := func(steps ...step) string {
+			c := &httpClient{t: t, url: url}
+			for _, st := range steps {
+				resp := c.do(http.MethodPost, st.body, nil)
+				if c.sid == "" {
+					c.sid = resp.Header.Get("Mcp-Session-Id")
+				}
+				if b := bodyOf(t, resp); resp.StatusCode != st.status || !strings.Contains(b, st.text) {
+					t.Errorf("session %s, %.40s: got %d %q, want %d with %q", c.sid, st.body, resp.StatusCode, b, st.status, st.text)
+				}
+			}
+			return c.sid
+		}
+		first := session(step{initialize, 200, `"forgetful"`}, step{inited, 202, ""},
+			step{call, 404, "session expired"}, step{call, 404, "no such session"})
+		second := session(step{initialize, 200, `"forgetful"`}, step{inited, 202, ""}, step{call, 200, `"text":"a"`})
+		if first == "" || second == "" || first == second {
+			t.Errorf("session ids %q then %q, want two", first, second)
+		}
+	})
+	t.Run("go-sdk", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		url := expiredServer(t)
+		connect := func() *mcp.ClientSession {
+			c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1.0.0"}, nil)
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cs
+		}
+		args := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "a"}}
+		cs := connect()
+		if _, err := cs.CallTool(ctx, args); !errors.Is(err, mcp.ErrSessionMissing) {
+			t.Errorf("first session's call: %v, want mcp.ErrSessionMissing", err)
+		}
+		cs.Close()
+		// go-sdk does not begin a session again by itself: the host does.
+		cs = connect()
+		defer cs.Close()
+		if res, err := cs.CallTool(ctx, args); err != nil || resultText(res) != "a" {
+			t.Errorf("the next session's call: %v, %v; want the recorded answer", res, err)
+		}
+	})
 }

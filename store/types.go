@@ -119,6 +119,19 @@ type HTTPMeta struct {
 	WSOpcode int `json:"ws_opcode,omitempty"`
 }
 
+// Refusal says how a client message's POST was refused, as the recorder
+// keeps it on the message (for a client message only: a server message's
+// status is that of the response it came in): the bare 4xx or 5xx status
+// the POST got instead of a JSON-RPC answer, 0 if none; and whether that
+// was a 404 for the Mcp-Session-Id it carried, which says its session
+// was gone.
+func (h *HTTPMeta) Refusal() (status int, sessionGone bool) {
+	if h == nil || h.Status < 400 || h.Status > 599 {
+		return 0, false
+	}
+	return h.Status, h.Status == http.StatusNotFound && http.Header(h.RequestHeader).Get("Mcp-Session-Id") != ""
+}
+
 // Where a frame travelled (HTTPMeta.Stream). The names are in cassettes
 // and JSONL exports: they never change.
 const (

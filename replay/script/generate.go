@@ -123,8 +123,10 @@ type exchange struct {
 	logs     []json.RawMessage // notifications/message params
 	answered bool
 	// refused is the bare status (4xx, 5xx) the request's POST got
-	// instead of an answer, as mcpspy records it on the request.
+	// instead of an answer, as mcpspy records it on the request; expired,
+	// that it was a 404 for the session the request named.
 	refused int
+	expired bool
 	// When the request was sent, each progress step came and the answer
 	// came, for WithTiming.
 	sent, done time.Time
@@ -195,9 +197,9 @@ func (r *recording) addSession(s *store.TapeSession) {
 			r.requests++
 			nth++
 			x := &exchange{order: r.requests, nth: nth, session: s.Info.ID, seq: m.Seq, method: w.Method, params: w.Params, sent: m.Time}
-			if m.HTTP != nil && m.HTTP.Status >= 400 && m.HTTP.Status <= 599 {
+			if status, gone := m.HTTP.Refusal(); status != 0 {
 				// Refused: no answer follows, nor anything of its own.
-				x.refused = m.HTTP.Status
+				x.refused, x.expired = status, gone
 				if w.Method == "tools/call" {
 					x.tool, x.callN = countCall(calls, w.Params)
 				}

@@ -291,6 +291,11 @@ func setDelay(m mapNode, d time.Duration) {
 // answerContent writes what the server did with one call.
 func answerContent(x *exchange) *yaml.Node {
 	a := newMap()
+	if x.expired {
+		a.set("fault", strNode("expire-session"))
+		a.n.HeadComment = "Refused with HTTP 404 for its session while recording: the session was gone."
+		return a.n
+	}
 	if x.refused != 0 {
 		a.set("fault", strNode(fmt.Sprintf("http-%d", x.refused)))
 		a.n.HeadComment = fmt.Sprintf("Refused with HTTP %d while recording.", x.refused)

@@ -2,6 +2,7 @@ package script
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -371,14 +372,7 @@ func TestFromTape_Refused(t *testing.T) {
 	)
 	tape.Sessions[0].Messages[0].HTTP = &store.HTTPMeta{Method: "POST", Status: 503}
 	tape.Sessions[0].Messages[3].HTTP = &store.HTTPMeta{Method: "POST", Status: 502}
-	out, err := FromTape(tape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Parse("generated.yaml", out)
-	if err != nil {
-		t.Fatalf("the generated script does not load: %v\n%s", err, out)
-	}
+	s, out := generated(t, tape)
 	if !strings.Contains(string(out), "# Refused with HTTP 502 while recording.") {
 		t.Errorf("the script does not say why:\n%s", out)
 	}
@@ -392,5 +386,36 @@ func TestFromTape_Refused(t *testing.T) {
 	}
 	if r, _ := c.ask("tools/call", toolCall("down", nil)); r.HTTPStatus != 502 {
 		t.Errorf("down: %+v, want HTTP status 502", r)
+	}
+}
+
+// generated is the script FromTape makes of tape, loaded, and its text.
+func generated(t *testing.T, tape *store.Tape) (*Script, []byte) {
+	t.Helper()
+	out, err := FromTape(tape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("generated.yaml", out)
+	if err != nil {
+		t.Fatalf("the generated script does not load: %v\n%s", err, out)
+	}
+	return s, out
+}
+
+// A 404 for the session a call named is the session's expiry, in the
+// script as in a replay of the recording.
+func TestFromTape_SessionGone(t *testing.T) {
+	tape := tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
+	)
+	tape.Sessions[0].Messages[0].HTTP = &store.HTTPMeta{Method: "POST", Status: 404, RequestHeader: http.Header{"Mcp-Session-Id": {"gone"}}}
+	s, out := generated(t, tape)
+	if !strings.Contains(string(out), "fault: expire-session") {
+		t.Errorf("the script does not expire the session:\n%s", out)
+	}
+	c := newClient(t, s)
+	if r, _ := c.ask("tools/call", toolCall("echo", map[string]any{"text": "a"})); !r.ExpireSession {
+		t.Errorf("the call: %+v, want the session expired\n%s", r, out)
 	}
 }
