@@ -93,13 +93,14 @@ func (c *checker) httpAnswer(m *store.Message, s jsonrpc.Summary) {
 	if s.Method != "" {
 		what = "the POST of " + s.Method
 	}
+	refused, _ := h.Refusal()
 	switch {
-	case h.Status >= 400:
+	case refused != 0:
 		by := ""
 		if m.Note != "" {
 			by = " (" + m.Note + ")"
 		}
-		c.report("http-status", m.Seq, 0, "%s was answered %d %s, with no JSON-RPC message%s", what, h.Status, http.StatusText(h.Status), by)
+		c.report("http-status", m.Seq, 0, "%s was answered %d %s, with no JSON-RPC message%s", what, refused, http.StatusText(refused), by)
 	case h.Status/100 == 2 && h.Status != http.StatusAccepted && c.info.Transport == store.TransportHTTP &&
 		(s.Kind == jsonrpc.Notification || s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error):
 		c.report("http-accepted", m.Seq, 0, "%s was answered %d %s; a server that accepts a notification or response must answer 202 Accepted", what, h.Status, http.StatusText(h.Status))

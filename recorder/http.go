@@ -290,7 +290,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.adopt(r, hs)
 	}
 	copyHeader(w.Header(), resp.Header)
-	x := &exchange{p: p, w: w, r: r, resp: resp, target: target, hs: hs, streamID: streamID, sent: sent, answeredAt: time.Now(),
+	x := &exchange{p: p, w: w, r: r, resp: resp, target: target, hs: hs, streamID: streamID, sent: sent, readAt: readAt,
 		base: store.HTTPMeta{Method: r.Method, Path: path, Status: resp.StatusCode,
 			RequestHeader: reqHeader, ResponseHeader: p.Redact.Header(resp.Header)}}
 	if isEventStream(resp.Header) {
@@ -314,8 +314,8 @@ type exchange struct {
 	streamID uint64
 	base     store.HTTPMeta
 	sent     sentMessage // the client's message the request carried, if any
-	// answeredAt is when the upstream's answer headers came.
-	answeredAt time.Time
+	// readAt is when mcpspy had read the request (its body, if any).
+	readAt time.Time
 }
 
 // answeredBare records what answered the request when that answer is no
@@ -327,7 +327,7 @@ func (x *exchange) answeredBare(stream, note string) {
 		return
 	}
 	if x.hs != nil {
-		x.hs.keepBare(store.BareExchange{Time: x.answeredAt, HTTP: *x.meta(stream), Note: note})
+		x.hs.keepBare(store.BareExchange{Time: x.readAt, HTTP: *x.meta(stream), Note: note})
 	}
 }
 

@@ -71,6 +71,33 @@ func TestHTTPProxy_UpstreamDown(t *testing.T) {
 	}
 }
 
+// A refusal with no body (a server that forgot the session) is kept on
+// the request refused: its status and the answer's headers.
+func TestHTTPProxy_BareRefusal(t *testing.T) {
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Why", "forgotten")
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	px := startHTTPProxy(t, up+"/mcp")
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}`
+	resp, body := post(t, px.URL+"/mcp", call, map[string]string{"Mcp-Session-Id": "gone"})
+	if resp.StatusCode != http.StatusNotFound || body != "" {
+		t.Fatalf("the client got %d %q, want the bare 404", resp.StatusCode, body)
+	}
+	px.Stop()
+	got := readCassette(t, px.Cassette)
+	if len(got) != 1 || len(got[0].msgs) != 1 {
+		t.Fatalf("cassette holds %v, want the one request", got)
+	}
+	m := got[0].msgs[0]
+	if string(m.Frame) != call || m.HTTP.Status != http.StatusNotFound || m.HTTP.ResponseHeader.Get("X-Why") != "forgotten" || m.Note != "" {
+		t.Errorf("recorded %s with http %+v, note %q: want the 404 and its headers", m.Frame, m.HTTP, m.Note)
+	}
+	if status, gone := m.HTTP.Refusal(); status != http.StatusNotFound || !gone {
+		t.Errorf("Refusal() = %d, %v; want 404 for a session gone", status, gone)
+	}
+}
+
 // Malformed bodies and broken SSE pass through untouched and are recorded
 // (the store marks them malformed); credentials are redacted in the
 // cassette but reach the server as sent.

@@ -399,7 +399,7 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 		start = x.req.Time
 		e.MCPTape.RequestSeq = x.req.Seq
 	case x.bare != nil:
-		start = x.bare.Time // when its answer came: the request's time was not kept
+		start = x.bare.Time // when mcpspy had read the request
 	default:
 		start = firstResp
 	}

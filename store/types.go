@@ -175,7 +175,7 @@ const MaxBare = 100
 // BareExchange is one HTTP request and its answer, neither of which
 // carried a message.
 type BareExchange struct {
-	Time time.Time `json:"time"` // when mcpspy had the answer
+	Time time.Time `json:"time"` // when mcpspy had read the request
 	// HTTP is as for a message: method, path, status, headers after
 	// redaction, stream and stream id.
 	HTTP HTTPMeta `json:"http"`
