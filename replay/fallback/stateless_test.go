@@ -407,8 +407,17 @@ func TestFallback_RetryWithAStateFromTheRecording(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, _, endpoint, stop := replayWithFallback(t, db, real.URL+"/mcp")
-		defer stop()
+		_, fb, endpoint, stop := replayWithFallback(t, db, real.URL+"/mcp")
+		// The fallback's writer commits in the background: only its
+		// Close makes what it recorded certain to be in db for the next
+		// replay, which otherwise, now and then, found the retry recorded
+		// without its answer and waited for that answer.
+		defer func() {
+			stop()
+			if err := fb.Close(); err != nil {
+				t.Errorf("fallback: %v", err)
+			}
+		}()
 		hc := &http.Client{Transport: &http.Transport{}}
 		defer hc.CloseIdleConnections()
 		sdk := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, &mcp.ClientOptions{
