@@ -167,7 +167,9 @@ func (c *LegacyClient) Post(frame []byte) error {
 	// goes on the message posted.
 	if resp.StatusCode >= 300 {
 		tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, refusalNote(body))
-		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+		// No SessionGone: a 2024-11-05 session is its event stream,
+		// whose end says it is over.
+		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body)), Header: resp.Header}
 	}
 	tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, "")
 	return nil

@@ -120,11 +120,17 @@ func NewStreamableClient(o StreamableOptions) *StreamableClient {
 }
 
 // Refusal is an HTTP answer of 300 or more to a POST that carries no
-// JSON-RPC answer (a 404, a proxy's error page): the status and the start
-// of the body.
+// JSON-RPC answer (a 404, a proxy's error page): the status, the start of
+// the body, and the response headers as they came (not redacted: they are
+// for passing on live, as mcpmock's fallback does, never for disk).
 type Refusal struct {
 	Status int
 	Body   string
+	Header http.Header
+	// SessionGone: a 404 to a POST that carried the session's
+	// Mcp-Session-Id, the spec's word for a session the server no longer
+	// knows.
+	SessionGone bool
 }
 
 func (r *Refusal) Error() string { return fmt.Sprintf("HTTP %d: %.200s", r.Status, r.Body) }
@@ -259,7 +265,8 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		// answers nothing a replay could pair it with. Its status and
 		// body go on the message refused.
 		tapAnswered(c.o.Tap, sentSeq, at, frame, sentMeta, resp.StatusCode, refusalNote(body))
-		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body)), Header: resp.Header,
+			SessionGone: resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != ""}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -52,9 +53,7 @@ func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Req
 		if ctx.Err() != nil {
 			return replay.Reply{}, true // cancelled: no answer is written
 		}
-		ss.src.addFailed(req, err.Error())
-		ss.src.warnf("%s: %v", describe(req), err)
-		return failReply(req, ss.src.target, err), true
+		return ss.fail(req, err), true
 	}
 	if first := ss.staleRetry(req); first != nil {
 		req = ss.freshState(ctx, peer, up, req, first)
@@ -63,9 +62,7 @@ func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Req
 	switch {
 	case ctx.Err() != nil:
 	case err != nil:
-		ss.src.addFailed(req, err.Error())
-		ss.src.warnf("%s: %v", describe(req), err)
-		return failReply(req, ss.src.target, err), true
+		return ss.fail(req, err), true
 	default:
 		ss.src.countAnswered()
 		if jsonrpc.MayAskForInput(req.Method) && r.Result != nil {
@@ -99,9 +96,7 @@ func (ss *session) LiveHandshake(ctx context.Context, peer replay.Peer, req *rep
 	case ctx.Err() != nil:
 		return replay.Reply{}, true // cancelled: no answer is written
 	case err != nil:
-		ss.src.addFailed(req, err.Error())
-		ss.src.warnf("%s: %v", describe(req), err)
-		return failReply(req, ss.src.target, err), true
+		return ss.fail(req, err), true
 	}
 	ss.src.countAnswered()
 	return r, true
@@ -187,6 +182,36 @@ func (ss *session) Close() {
 // stateless says whether req is of the 2026-07-28 era: its _meta carries
 // the protocol version, so it needs no handshake and goes as it is.
 func stateless(req *replay.Request) bool { return req.MetaVersion() != "" }
+
+// fail counts and reports a request the server did not answer, and
+// returns what the client gets for it.
+func (ss *session) fail(req *replay.Request, err error) replay.Reply {
+	ss.src.addFailed(req, err.Error())
+	if r, ok := refusalReply(err); ok {
+		ss.src.warnf("%s: %v (the client gets that status)", describe(req), err)
+		return r
+	}
+	ss.src.warnf("%s: %v", describe(req), err)
+	return failReply(req, ss.src.target, err)
+}
+
+// refusalReply passes on a bare 4xx or 5xx the server answered a request
+// with: the client meets the status it would have met without mcpmock (a
+// gateway's 429 or 503, which clients take as transient; a 401 whose
+// WWW-Authenticate starts their authorization), and a 404 for the
+// server's session as the expiry of its own, after which it starts a new
+// session, and so a new one with the server. A redirect is not followed
+// or passed on: failReply says what it was.
+func refusalReply(err error) (replay.Reply, bool) {
+	var refused *recorder.Refusal
+	switch {
+	case !errors.As(err, &refused) || refused.Status < 400 || refused.Status > 599:
+		return replay.Reply{}, false
+	case refused.SessionGone:
+		return replay.Reply{ExpireSession: true}, true
+	}
+	return replay.Reply{HTTPStatus: int32(refused.Status)}, true
+}
 
 // failReply is the answer to a request the real server could not be asked
 // or did not answer: what was tried and what failed.
