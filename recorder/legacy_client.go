@@ -27,8 +27,9 @@ func IsLegacyURL(u *url.URL) bool { return strings.HasSuffix(u.Path, "/sse") }
 // rerun, mcpmock's fallback): one GET stream, on which the server first
 // names the endpoint to POST to and then sends every message, and a POST
 // of each frame to that endpoint. Every message is tapped as the HTTP
-// recorder keeps it, without the request headers (which may carry
-// credentials).
+// recorder keeps it, with the response headers after redaction but
+// without the request headers (which may carry credentials the recorder's
+// names would not tell).
 //
 // Post may be called from many goroutines: the POSTs go one at a time, in
 // the order called. Close once, last.
@@ -88,7 +89,7 @@ func DialLegacy(o LegacyOptions) (*LegacyClient, error) {
 		defer c.stream.Done()
 		defer close(c.done)
 		defer resp.Body.Close()
-		c.read(resp.Body, ready)
+		c.read(resp.Body, c.o.Redactor.Header(resp.Header), ready)
 	}()
 	if o.Timeout <= 0 {
 		o.Timeout = 30 * time.Second
@@ -115,7 +116,7 @@ func recordedPath(r *HTTPRedactor, u *url.URL) string {
 }
 
 // read takes the stream: the endpoint event, then messages.
-func (c *LegacyClient) read(body io.Reader, ready chan<- *url.URL) {
+func (c *LegacyClient) read(body io.Reader, header http.Header, ready chan<- *url.URL) {
 	rd := sse.NewReader(body, sse.DefaultMaxEvent)
 	named := false
 	for {
@@ -135,7 +136,7 @@ func (c *LegacyClient) read(body io.Reader, ready chan<- *url.URL) {
 		}
 		frame := bytes.Clone(ev.Data)
 		c.o.Tap.Append(store.S2C, time.Now(), frame, &store.HTTPMeta{Method: http.MethodGet, Path: c.path, Status: http.StatusOK,
-			Stream: store.StreamLegacySSE, EventID: ev.ID, EventType: ev.Type})
+			Stream: store.StreamLegacySSE, EventID: ev.ID, EventType: ev.Type, ResponseHeader: header})
 		c.o.Receive(frame)
 	}
 }
@@ -166,12 +167,12 @@ func (c *LegacyClient) Post(frame []byte) error {
 	// Every POST's answer is bare (answers come on the stream): its status
 	// goes on the message posted.
 	if resp.StatusCode >= 300 {
-		tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, refusalNote(body))
+		tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, c.o.Redactor.Header(resp.Header), refusalNote(body))
 		// No SessionGone: a 2024-11-05 session is its event stream,
 		// whose end says it is over.
 		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body)), Header: resp.Header}
 	}
-	tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, "")
+	tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, c.o.Redactor.Header(resp.Header), "")
 	return nil
 }
 

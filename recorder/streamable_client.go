@@ -219,12 +219,13 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		}
 		c.mu.Unlock()
 	}
-	meta := store.HTTPMeta{Method: http.MethodPost, Path: c.path, Status: resp.StatusCode, StreamID: stream}
+	meta := store.HTTPMeta{Method: http.MethodPost, Path: c.path, Status: resp.StatusCode, StreamID: stream,
+		ResponseHeader: c.o.Redactor.Header(resp.Header)}
 	switch {
 	case resp.StatusCode == http.StatusAccepted:
 		done()
 		resp.Body.Close()
-		tapAnswered(c.o.Tap, sentSeq, at, frame, sentMeta, resp.StatusCode, "")
+		tapAnswered(c.o.Tap, sentSeq, at, frame, sentMeta, resp.StatusCode, meta.ResponseHeader, "")
 		if sum.Method == "notifications/initialized" {
 			c.getOnce.Do(c.openGetStream)
 		}
@@ -264,7 +265,7 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		// (server-everything's 400 to a request before initialize)
 		// answers nothing a replay could pair it with. Its status and
 		// body go on the message refused.
-		tapAnswered(c.o.Tap, sentSeq, at, frame, sentMeta, resp.StatusCode, refusalNote(body))
+		tapAnswered(c.o.Tap, sentSeq, at, frame, sentMeta, resp.StatusCode, meta.ResponseHeader, refusalNote(body))
 		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body)), Header: resp.Header,
 			SessionGone: resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != ""}
 	}
@@ -384,7 +385,8 @@ func (c *StreamableClient) listen(opened chan<- struct{}) {
 		return
 	}
 	signal()
-	meta := store.HTTPMeta{Method: http.MethodGet, Path: c.path, Status: resp.StatusCode, Stream: store.StreamGetSSE, StreamID: stream}
+	meta := store.HTTPMeta{Method: http.MethodGet, Path: c.path, Status: resp.StatusCode, Stream: store.StreamGetSSE, StreamID: stream,
+		ResponseHeader: c.o.Redactor.Header(resp.Header)}
 	c.follow(resp.Body, meta, &watch{ctx: c.ctx, resumable: true})
 }
 

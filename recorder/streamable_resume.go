@@ -168,7 +168,7 @@ func (c *StreamableClient) resume(ctx context.Context, from string) (*http.Respo
 	if err != nil {
 		return nil, meta, err
 	}
-	meta.Status = resp.StatusCode
+	meta.Status, meta.ResponseHeader = resp.StatusCode, c.o.Redactor.Header(resp.Header)
 	if resp.StatusCode == http.StatusOK && isEventStream(resp.Header) {
 		return resp, meta, nil
 	}

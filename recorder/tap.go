@@ -17,6 +17,7 @@ package recorder
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"time"
 
@@ -42,12 +43,12 @@ type Amender interface {
 // tapAnswered records on a client message tapped as seq (0: the Tap kept
 // no seq) the status of an answer that carried no message, and note, if
 // the Tap can record a frame again.
-func tapAnswered(tap Tap, seq uint64, at time.Time, frame []byte, meta store.HTTPMeta, status int, note string) {
+func tapAnswered(tap Tap, seq uint64, at time.Time, frame []byte, meta store.HTTPMeta, status int, header http.Header, note string) {
 	a, ok := tap.(Amender)
 	if !ok || seq == 0 {
 		return
 	}
-	meta.Status = status
+	meta.Status, meta.ResponseHeader = status, header
 	a.Amend(store.Message{Seq: seq, Dir: store.C2S, Time: at, Frame: frame, HTTP: &meta, Note: note})
 }
 

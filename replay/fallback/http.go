@@ -12,7 +12,8 @@ import (
 
 // httpConn is a Streamable HTTP session with the server: the client
 // mcpspy rerun uses too (recorder.StreamableClient), which taps every
-// message as the HTTP recorder would keep it, without the request headers
+// message as the HTTP recorder would keep it, response headers redacted
+// as it redacts them, but without the request headers
 // (which may carry the credentials of Options.Header) and with the URL's
 // secret query parameters hidden.
 type httpConn struct {

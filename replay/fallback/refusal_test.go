@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -87,7 +89,7 @@ func TestFallback_PassesTheServersRefusal(t *testing.T) {
 		t.Fatalf("add: %d", got)
 	}
 
-	gw.refuseNextAdd(http.StatusServiceUnavailable, http.Header{"Retry-After": {"7"}})
+	gw.refuseNextAdd(http.StatusServiceUnavailable, http.Header{"Retry-After": {"7"}, "Set-Cookie": {"lb=s3cret"}})
 	err := add(c)
 	// go-sdk's words for a transient status: its status text, the
 	// session kept (no JSON-RPC error of mcpmock's to show).
@@ -121,16 +123,29 @@ func TestFallback_PassesTheServersRefusal(t *testing.T) {
 	if err := fb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// The recording keeps each refusal on the request it refused.
-	var refused []int
+	// The recording keeps each refusal on the request it refused, with
+	// the response headers after redaction.
+	var refused []string
+	answers := 0
 	for _, s := range sessions(t, db) {
 		for _, m := range s.Messages {
+			if m.Dir == store.S2C && s.Info.Name == "fallback" {
+				answers++
+				if ct := http.Header(m.HTTP.ResponseHeader).Get("Content-Type"); ct != "text/event-stream" {
+					t.Errorf("%s seq %d: recorded Content-Type %q, want go-sdk's text/event-stream", s.Info.ID, m.Seq, ct)
+				}
+			}
 			if status, _ := m.HTTP.Refusal(); status != 0 && m.Dir == store.C2S {
-				refused = append(refused, status)
+				h := http.Header(m.HTTP.ResponseHeader)
+				refused = append(refused, fmt.Sprintf("%d retry-after=%q cookie=%q", status, h.Get("Retry-After"), h.Get("Set-Cookie")))
 			}
 		}
 	}
-	if len(refused) != 2 || refused[0] != 503 || refused[1] != 404 {
-		t.Errorf("recorded refusals %v, want [503 404]", refused)
+	want := []string{`503 retry-after="7" cookie="[redacted]"`, `404 retry-after="" cookie=""`}
+	if answers == 0 {
+		t.Error("the fallback recorded no answer")
+	}
+	if !slices.Equal(refused, want) {
+		t.Errorf("recorded refusals\n%q\nwant\n%q", refused, want)
 	}
 }
