@@ -349,8 +349,12 @@ func (x *exchange) relayBody() {
 		if hs == nil && x.r.Method == http.MethodPost {
 			hs = x.p.connSession(x.r)
 		}
+		plain := decodedBody(x.resp.Header, body)
 		if hs != nil {
-			hs.append(store.S2C, readAt, decodedBody(x.resp.Header, body), x.meta(store.StreamJSON))
+			hs.append(store.S2C, readAt, plain, x.meta(store.StreamJSON))
+		}
+		if x.sent.refusedBy(x.resp.StatusCode, plain) {
+			x.sent.answered(x.base.Status, x.base.ResponseHeader, refusalNote(plain))
 		}
 	} else {
 		x.answeredBare("", "")

@@ -98,6 +98,56 @@ func TestHTTPProxy_BareRefusal(t *testing.T) {
 	}
 }
 
+// A refusal with a body that answers nothing (go-sdk's text "session not
+// found", the TypeScript SDK's JSON-RPC error with a null id) is kept
+// twice: the body as the server frame it is, and the refusal on the
+// request, with a note of how the body began. An error that answers the
+// request by its id is an answer, not a refusal: the request keeps no
+// status.
+func TestHTTPProxy_RefusalWithBody(t *testing.T) {
+	tests := []struct {
+		name, contentType, body string
+		status                  int
+		wantNote                string // "": the request is not marked refused
+	}{
+		{"text", "text/plain; charset=utf-8", "session not found\n", 404, "refused without a message: session not found"},
+		{"null id", "application/json", `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`, 404,
+			`refused without a message: {"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`},
+		{"an error answering the call", "application/json", `{"jsonrpc":"2.0","id":3,"error":{"code":-32020,"message":"header mismatch"}}`, 400, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tt.contentType)
+				w.WriteHeader(tt.status)
+				_, _ = io.WriteString(w, tt.body)
+			}))
+			px := startHTTPProxy(t, up+"/mcp")
+			call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}`
+			resp, body := post(t, px.URL+"/mcp", call, map[string]string{"Mcp-Session-Id": "gone"})
+			if resp.StatusCode != tt.status || body != tt.body {
+				t.Fatalf("the client got %d %q, want %d %q as the server sent it", resp.StatusCode, body, tt.status, tt.body)
+			}
+			px.Stop()
+			got := readCassette(t, px.Cassette)
+			if len(got) != 1 || len(got[0].msgs) != 2 {
+				t.Fatalf("cassette holds %v, want the request and the body", got)
+			}
+			req, answer := got[0].msgs[0], got[0].msgs[1]
+			if string(answer.Frame) != tt.body || answer.Dir != store.S2C || answer.HTTP.Status != tt.status {
+				t.Errorf("the body recorded as %s %q, http %+v", answer.Dir, answer.Frame, answer.HTTP)
+			}
+			status, _ := req.HTTP.Refusal()
+			switch {
+			case tt.wantNote == "" && (status != 0 || req.Note != ""):
+				t.Errorf("request marked refused: http %+v, note %q", req.HTTP, req.Note)
+			case tt.wantNote != "" && (status != tt.status || req.Note != tt.wantNote || req.HTTP.ResponseHeader.Get("Content-Type") != tt.contentType):
+				t.Errorf("request recorded with http %+v, note %q; want %d, its headers and note %q", req.HTTP, req.Note, tt.status, tt.wantNote)
+			}
+		})
+	}
+}
+
 // Malformed bodies and broken SSE pass through untouched and are recorded
 // (the store marks them malformed); credentials are redacted in the
 // cassette but reach the server as sent.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -259,6 +260,29 @@ func (sm *sentMessage) answered(status int, header http.Header, note string) {
 	m := sm.m
 	m.HTTP, m.Note = &meta, note
 	sm.sess.Amend(m)
+}
+
+// refusedBy says whether a response with status and body refused the
+// client's message rather than answered it: an error status whose body
+// is no answer to it (a text error page, go-sdk's "session not found"; a
+// JSON-RPC error with a null id, the TypeScript SDK's). The body is
+// recorded as a frame of its own, as it came; the refusal goes on the
+// message too, so that lint and replay find it where they find a
+// refusal without a body. A batch is left as it is: a body may answer
+// some of it.
+func (sm *sentMessage) refusedBy(status int, body []byte) bool {
+	if !sm.recorded() || status < 400 || status > 599 {
+		return false
+	}
+	sent := jsonrpc.Classify(sm.m.Frame)
+	switch sent.Kind {
+	case jsonrpc.Batch:
+		return false
+	case jsonrpc.Request:
+		got := jsonrpc.Classify(body)
+		return (got.Kind != jsonrpc.Response && got.Kind != jsonrpc.Error) || got.ID != sent.ID
+	}
+	return true
 }
 
 // keepBare stores in the session's info a request whose answer, like

@@ -3,6 +3,7 @@ package vcr_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -551,4 +553,90 @@ func TestNew_ReplayOnlyNeverStartsServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNewHTTP_RecordedRestartReplays: the server restarts between two
+// calls, and go-sdk's server answers the client's next POST with 404 and
+// a text body ("session not found"). go-sdk's client ends its session
+// (ErrSessionMissing) and the host connects anew. The recording keeps
+// the 404 on the call it refused (the text as a frame of its own), so
+// the replay gives the same 404 where it came, once, and the new session
+// its answer, instead of leaving the refused call waiting for an answer
+// that was never recorded.
+func TestNewHTTP_RecordedRestartReplays(t *testing.T) {
+	t.Setenv(vcr.EnvMode, "")
+	path := filepath.Join(t.TempDir(), "restart.db")
+	newHandler := func() http.Handler {
+		s := mcp.NewServer(&mcp.Implementation{Name: "restarting", Version: "1.0.0"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text"},
+			func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+				Text string `json:"text"`
+			}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+			})
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	}
+	var current atomic.Pointer[http.Handler]
+	h := newHandler()
+	current.Store(&h)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) }))
+	defer upstream.Close()
+
+	// scenario calls echo, lets restart happen, calls echo again in the
+	// same session, then in a new one.
+	scenario := func(t *testing.T, srv *vcr.Server, restart func()) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		open := func() *mcp.ClientSession {
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			return cs
+		}
+		echo := func(cs *mcp.ClientSession, text string) error {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+			if err == nil && res.Content[0].(*mcp.TextContent).Text != text {
+				t.Errorf("echo %q answered %+v", text, res.Content[0])
+			}
+			return err
+		}
+		cs := open()
+		defer cs.Close()
+		if err := echo(cs, "before"); err != nil {
+			t.Fatalf("before the restart: %v", err)
+		}
+		restart()
+		if err := echo(cs, "after"); !errors.Is(err, mcp.ErrSessionMissing) {
+			t.Fatalf("after the restart, in the old session: %v; want ErrSessionMissing", err)
+		}
+		again := open()
+		defer again.Close()
+		if err := echo(again, "after"); err != nil {
+			t.Fatalf("after the restart, in a new session: %v", err)
+		}
+	}
+	t.Run("recorded", func(t *testing.T) {
+		srv := vcr.NewHTTP(t, path, upstream.URL+"/mcp", vcr.WithMode(vcr.Record))
+		scenario(t, srv, func() { h := newHandler(); current.Store(&h) })
+	})
+	upstream.Close()
+	tape, err := store.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []string
+	for _, s := range tape.Sessions {
+		for _, m := range s.Messages {
+			if status, gone := m.HTTP.Refusal(); m.Dir == store.C2S && status != 0 {
+				refused = append(refused, fmt.Sprintf("%d gone=%v note=%q", status, gone, m.Note))
+			}
+		}
+	}
+	if want := []string{`404 gone=true note="refused without a message: session not found"`}; !slices.Equal(refused, want) {
+		t.Fatalf("refusals recorded %q, want %q", refused, want)
+	}
+	t.Run("replayed", func(t *testing.T) {
+		scenario(t, vcr.NewHTTP(t, path, upstream.URL+"/mcp"), func() {})
+	})
 }
