@@ -54,6 +54,11 @@ type checker struct {
 	walks map[string]*walk
 	// subscribed holds the resource URIs the client subscribed to.
 	subscribed map[string]bool
+	// gone maps each Mcp-Session-Id the server answered 404 for to the
+	// seq of that POST; a later POST with it is reported once
+	// (goneReused).
+	gone       map[string]uint64
+	goneReused map[string]bool
 	// asks holds the input_required results a retry may answer, by
 	// askKey.
 	asks map[string]*inputAsk
@@ -89,8 +94,11 @@ type request struct {
 	answered uint64 // seq of the first answer
 	// cancelled is the seq of a notifications/cancelled for it.
 	cancelled uint64
-	progress  *float64 // the last progress value seen for its token
-	walk      *walk    // for a list method: the pagination it belongs to
+	// refused: its POST got a 4xx or 5xx and no answer (http-status says
+	// so), so no answer is owed.
+	refused  bool
+	progress *float64 // the last progress value seen for its token
+	walk     *walk    // for a list method: the pagination it belongs to
 }
 
 // tool is what a tools/list result said about one tool.
@@ -171,7 +179,9 @@ func (c *checker) batch(m *store.Message) {
 
 func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 	if s.Kind == jsonrpc.Malformed {
-		c.report("malformed", m.Seq, 0, "not a JSON-RPC 2.0 message: %s", s.Reason)
+		if !errorPage(m) {
+			c.report("malformed", m.Seq, 0, "not a JSON-RPC 2.0 message: %s", s.Reason)
+		}
 		return
 	}
 	f := &frame{seq: m.Seq, at: m.Time, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, method: s.Method, inputRequired: s.InputRequired}
@@ -196,6 +206,9 @@ func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 // what came before.
 func (c *checker) request(f *frame) {
 	r := &request{seq: f.seq, dir: f.dir, id: f.id, method: f.method}
+	if status, _ := f.http.Refusal(); status != 0 && f.dir == store.C2S {
+		r.refused = true
+	}
 	switch f.method {
 	case "tools/call":
 		r.tool, _ = stringOf(member(f.params, "name"))
@@ -297,7 +310,7 @@ func (c *checker) end() {
 	if c.info.End != nil { // a session still recording may yet be answered
 		for d := range 2 {
 			for _, r := range sortedRequests(c.pending[d]) {
-				if r.cancelled == 0 {
+				if r.cancelled == 0 && !r.refused {
 					c.report("unanswered", r.seq, 0, "%s %s (%s) was never answered", r.method, r.id, side(store.Dir(d)))
 				}
 			}

@@ -86,7 +86,11 @@ func (c *checker) httpResponse(f *frame, r *request) {
 // with 202 (Streamable HTTP; the legacy transport answers every POST so).
 func (c *checker) httpAnswer(m *store.Message, s jsonrpc.Summary) {
 	h := m.HTTP
-	if m.Dir != store.C2S || h == nil || h.Status == 0 {
+	if m.Dir != store.C2S || h == nil {
+		return
+	}
+	c.goneSession(m)
+	if h.Status == 0 {
 		return
 	}
 	what := "the POST"
@@ -105,6 +109,52 @@ func (c *checker) httpAnswer(m *store.Message, s jsonrpc.Summary) {
 		(s.Kind == jsonrpc.Notification || s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error):
 		c.report("http-accepted", m.Seq, 0, "%s was answered %d %s; a server that accepts a notification or response must answer 202 Accepted", what, h.Status, http.StatusText(h.Status))
 	}
+}
+
+// goneSession checks a client's POST against the sessions the server
+// said were gone. The spec (2025-03-26 on): a client that gets 404 to a
+// request carrying Mcp-Session-Id must start a new session with an
+// initialize that carries none. The recorder keeps every POST with that
+// id in the one session, the 404 and what followed it. A client that
+// keeps the id gets 404 for every POST: one finding says so.
+func (c *checker) goneSession(m *store.Message) {
+	h := m.HTTP
+	if h.Stream != store.StreamPostBody || c.info.Transport != store.TransportHTTP {
+		return
+	}
+	sid := http.Header(h.RequestHeader).Get("Mcp-Session-Id")
+	if sid == "" {
+		return
+	}
+	if at, ok := c.gone[sid]; ok && !c.goneReused[sid] {
+		if c.goneReused == nil {
+			c.goneReused = map[string]bool{}
+		}
+		c.goneReused[sid] = true
+		c.report("session-gone-reused", m.Seq, at, "the client sent Mcp-Session-Id %q again after the server answered 404 for it (#%d); it must initialize a new session, without the id (later POSTs with it are not reported)", sid, at)
+	}
+	if _, gone := h.Refusal(); gone {
+		if c.gone == nil {
+			c.gone = map[string]uint64{}
+		}
+		if _, ok := c.gone[sid]; !ok {
+			c.gone[sid] = m.Seq
+		}
+	}
+}
+
+// errorPage says whether m is the body of an HTTP error answer that does
+// not claim to be JSON: a text error page (go-sdk's "session not found",
+// a gateway's HTML), which HTTP allows and which no one meant as a
+// JSON-RPC message. The refusal is reported on the message it refused
+// (http-status); a body sent as application/json must still parse.
+func errorPage(m *store.Message) bool {
+	h := m.HTTP
+	if m.Dir != store.S2C || h == nil || h.Stream != store.StreamJSON || h.Status < 400 {
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(http.Header(h.ResponseHeader).Get("Content-Type"))
+	return mt != "application/json"
 }
 
 func quotedOrAbsent(s string) string {

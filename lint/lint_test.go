@@ -602,3 +602,100 @@ func TestSession_HTTPBareAnswers(t *testing.T) {
 		})
 	}
 }
+
+// A client whose session the server answered 404 for must initialize a
+// new one: a later POST with the dead Mcp-Session-Id is reported, once,
+// pointing at the 404.
+func TestSession_SessionGoneReused(t *testing.T) {
+	call := func(id int) string {
+		return fmt.Sprintf(`> {"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{}}}`, id)
+	}
+	tests := []struct {
+		name   string
+		status map[uint64]int    // the bare answers, by seq
+		sid    map[uint64]string // Mcp-Session-Id by seq, where not "dead"
+		want   []string
+	}{
+		{name: "reused twice, reported once", status: map[uint64]int{4: 404, 5: 404, 6: 404}, want: []string{"http-status@4", "session-gone-reused@5", "http-status@5", "http-status@6"}},
+		{name: "a new session after the 404", status: map[uint64]int{4: 404}, sid: map[uint64]string{5: "", 6: "new"}, want: []string{"http-status@4"}},
+		{name: "a 404 for a request without the id", status: map[uint64]int{4: 404}, sid: map[uint64]string{4: ""}, want: []string{"http-status@4"}},
+		{name: "a 503 keeps the session", status: map[uint64]int{4: 503}, want: []string{"http-status@4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hdr := func(m *store.Message) http.Header {
+				h := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+				sid, ok := tt.sid[m.Seq]
+				if !ok {
+					sid = "dead"
+				}
+				if m.Seq > 1 && sid != "" {
+					h.Set("Mcp-Session-Id", sid)
+				}
+				return h
+			}
+			sse := func(*store.Message) (string, http.Header) {
+				return "post-sse", http.Header{"Content-Type": {"text/event-stream"}}
+			}
+			s := withHTTP(session(opened(call(1), call(2), call(3))...), hdr, sse)
+			for seq, status := range tt.status {
+				s.Messages[seq-1].HTTP.Status = status
+			}
+			// Only the calls not refused are unanswered: a refused one is
+			// owed no answer.
+			want := slices.Clone(tt.want)
+			for seq := uint64(4); seq <= 6; seq++ {
+				if tt.status[seq] == 0 {
+					want = append(want, fmt.Sprintf("unanswered@%d", seq))
+				}
+			}
+			findings := Session(s, Options{})
+			if got := found(findings); !slices.Equal(got, want) {
+				t.Fatalf("findings %q, want %q", got, want)
+			}
+			for _, f := range findings {
+				if f.Rule == "session-gone-reused" && (f.Related != 4 || !strings.Contains(f.Message, `Mcp-Session-Id "dead" again after the server answered 404 for it (#4)`)) {
+					t.Errorf("finding %+v", f)
+				}
+			}
+		})
+	}
+}
+
+// A text body of an HTTP error answer (go-sdk's "session not found") is an
+// error page, not a malformed message: the refusal is reported on the
+// request (http-status). A body that claims to be JSON must parse, and a
+// success must carry a message.
+func TestSession_HTTPErrorPage(t *testing.T) {
+	tests := []struct {
+		name        string
+		status      int
+		contentType string
+		want        []string
+	}{
+		{name: "404 text", status: 404, contentType: "text/plain; charset=utf-8", want: []string{"http-status@4"}},
+		{name: "502 html, no content type", status: 502, want: []string{"http-status@4"}},
+		{name: "404 claiming JSON", status: 404, contentType: "application/json", want: []string{"http-status@4", "malformed@5"}},
+		{name: "200 text", status: 200, contentType: "text/plain", want: []string{"malformed@5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := session(opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< session not found`)...)
+			s = withHTTP(s, func(*store.Message) http.Header {
+				return http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+			}, func(m *store.Message) (string, http.Header) {
+				if m.Seq != 5 {
+					return "json", http.Header{"Content-Type": {"application/json"}}
+				}
+				return "json", http.Header{"Content-Type": {tt.contentType}}
+			})
+			s.Messages[4].HTTP.Status = tt.status
+			if tt.status >= 400 { // as the recorder keeps a refusal
+				s.Messages[3].HTTP.Status = tt.status
+			}
+			if got := found(Session(s, Options{Skip: []string{"unanswered"}})); !slices.Equal(got, tt.want) {
+				t.Errorf("findings %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

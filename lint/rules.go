@@ -17,7 +17,7 @@ var rules = []Rule{
 	{"id-reused", Error, "a request reuses an id its sender already used in the session"},
 	{"response-unknown-id", Error, "a response answers an id the other side never sent"},
 	{"response-duplicate", Error, "a request is answered twice"},
-	{"unanswered", Warning, "a request got no answer and was not cancelled before the session ended"},
+	{"unanswered", Warning, "a request got no answer and was not cancelled (or refused with an HTTP error status) before the session ended"},
 	{"batch", Error, "a JSON-RPC batch outside protocol 2025-03-26, the one version that allows them"},
 	{"cancel-unknown", Warning, "notifications/cancelled names a request its sender never sent"},
 	{"cancel-initialize", Error, "a client cancels initialize"},
@@ -73,6 +73,7 @@ var rules = []Rule{
 	{"get-stream-response", Warning, "a response arrives on a GET stream that is not resuming an earlier stream"},
 	{"http-status", Warning, "a client's POST was answered with an error status and no message (refused by the server, or by mcpspy for an unreachable upstream)"},
 	{"http-accepted", Error, "a Streamable HTTP POST of notifications or responses was answered with a success status other than 202 Accepted"},
+	{"session-gone-reused", Error, "a client sends a session id again after the server answered 404 for it, instead of initializing a new session"},
 }
 
 var rulesByName = func() map[string]Rule {
