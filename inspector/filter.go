@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,11 +27,13 @@ import (
 //	lint  lint:warning  messages with protocol findings (package lint): any,
 //	                    of that severity or above, or of that rule
 //	slow:>100ms         request/response latency (>, >=, <, <=; no operator: >=)
+//	status:404  4xx     the HTTP status recorded on the message (see statusTerm)
+//	stream:get-sse      where it travelled over HTTP (store.HTTPMeta.Stream)
 //	/regexp/            regular expression over the message JSON
 //	text  "two words"   text in the message JSON; all lower case: any case
 //
-// Values of method, tool, dir, kind, id, session and lint take
-// alternatives with "|": kind:request|notification.
+// Values of method, tool, dir, kind, id, session, lint, status and stream
+// take alternatives with "|": kind:request|notification.
 
 type termKind uint8
 
@@ -45,7 +49,36 @@ const (
 	tRegexp
 	tText
 	tLint
+	tStatus
+	tStream
 )
+
+// reads is what terms read of a message beyond its summary, each a pass
+// over the records of the messages that the other terms let through.
+type reads uint8
+
+const (
+	readsHTTP  reads = 1 << iota // the HTTP status and stream
+	readsFrame                   // the frame
+)
+
+// reads says what the term reads beyond the summary (0: nothing).
+func (t *term) reads() reads {
+	switch t.kind {
+	case tStatus, tStream:
+		return readsHTTP
+	case tText, tRegexp:
+		return readsFrame
+	}
+	return 0
+}
+
+// msgData is what terms read of a message beyond its summary; zero what
+// was not read.
+type msgData struct {
+	frame []byte
+	http  store.HTTPBrief
+}
 
 type term struct {
 	kind  termKind
@@ -63,6 +96,8 @@ type term struct {
 	minSev lint.Severity
 	anySev bool
 	rules  map[string]bool
+	// status: the alternatives as ranges of codes, [lo, hi].
+	codes [][2]int
 
 	// strOK caches, per entry of Model.strs (method and tool names), whether
 	// it matches; sessOK the same per session.
@@ -126,7 +161,7 @@ func tokenize(s string) ([]string, error) {
 	return toks, nil
 }
 
-var keys = "method, tool, dir, kind, id, session, slow, lint"
+var keys = "method, tool, dir, kind, id, session, slow, lint, status, stream"
 
 func parseTerm(tok string) (term, error) {
 	var t term
@@ -199,6 +234,17 @@ func parseTerm(tok string) (term, error) {
 		if err := lintTerm(&t, alts); err != nil {
 			return t, err
 		}
+	case "status":
+		if err := statusTerm(&t, alts); err != nil {
+			return t, err
+		}
+	case "stream":
+		t.kind = tStream
+		for _, v := range alts {
+			if !slices.Contains(streams, v) {
+				return t, fmt.Errorf("unknown stream %q (want %s)", v, strings.Join(streams, ", "))
+			}
+		}
 	case "slow":
 		t.kind = tSlow
 		v := val
@@ -243,6 +289,43 @@ func lintTerm(t *term, alts []string) error {
 	return nil
 }
 
+// statusTerm fills a status: term: each alternative is a status (404)
+// or a class (4xx). A message's status is the one recorded on it: a
+// server message's is that of the response it came in; a client
+// message's, that of an answer to its POST that carried no message (a
+// 202, a bare 4xx or 5xx), since no other message holds it. A message
+// without one (stdio, or a request answered on an event stream or a JSON
+// body, whose answer has it) matches no status: term.
+func statusTerm(t *term, alts []string) error {
+	t.kind = tStatus
+	for _, v := range alts {
+		fits := len(v) == 3 && v[0] >= '1' && v[0] <= '5'
+		switch {
+		case fits && strings.EqualFold(v[1:], "xx"):
+			lo := int(v[0]-'0') * 100
+			t.codes = append(t.codes, [2]int{lo, lo + 99})
+		case fits && isDigits(v[1:]):
+			code, _ := strconv.Atoi(v)
+			t.codes = append(t.codes, [2]int{code, code})
+		default:
+			return fmt.Errorf("status must be an HTTP status from 100 to 599 (404) or a class from 1xx to 5xx, not %q", v)
+		}
+	}
+	return nil
+}
+
+// streams are the stream: values, store.HTTPMeta.Stream's names.
+var streams = []string{store.StreamPostBody, store.StreamJSON, store.StreamPostSSE, store.StreamGetSSE, store.StreamLegacySSE, store.StreamWS}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // matchesFinding says whether a lint term takes finding f.
 func (t *term) matchesFinding(f lint.Finding) bool {
 	return t.anySev || f.Severity >= t.minSev || t.rules[f.Rule]
@@ -270,18 +353,20 @@ func isNumber(s string) bool {
 	return true
 }
 
-// NeedsBody says whether matching reads message bytes, which costs a pass
-// over the cassette's frames.
-func (f *Filter) NeedsBody() bool {
-	if f == nil {
-		return false
-	}
-	for i := range f.terms {
-		if k := f.terms[i].kind; k == tText || k == tRegexp {
-			return true
+// NeedsBody says whether matching reads more of the messages than their
+// summaries (frames, HTTP metadata), which costs a pass over the
+// cassette's records.
+func (f *Filter) NeedsBody() bool { return f.reads() != 0 }
+
+// reads says what the filter's terms read beyond the summaries.
+func (f *Filter) reads() reads {
+	var r reads
+	if f != nil {
+		for i := range f.terms {
+			r |= f.terms[i].reads()
 		}
 	}
-	return false
+	return r
 }
 
 // needsLint says whether matching needs the findings of the sessions
@@ -328,19 +413,31 @@ func (f *Filter) prepare(m *Model) {
 	}
 }
 
-// match reports whether row r passes. frame is the message's bytes, nil
-// when the filter does not need them.
-func (f *Filter) match(m *Model, r *row, frame []byte) bool {
+// match reports whether row r passes. in holds what the filter reads
+// beyond the summary, zero when it reads nothing.
+func (f *Filter) match(m *Model, r *row, in *msgData) bool {
 	for i := range f.terms {
 		t := &f.terms[i]
-		if t.eval(m, r, frame) == t.neg {
+		if t.eval(m, r, in) == t.neg {
 			return false
 		}
 	}
 	return true
 }
 
-func (t *term) eval(m *Model, r *row, frame []byte) bool {
+// matchReading reports whether row r passes the terms that read exactly
+// what (0: the summary alone); the others are not evaluated.
+func (f *Filter) matchReading(m *Model, r *row, what reads, in *msgData) bool {
+	for i := range f.terms {
+		t := &f.terms[i]
+		if t.reads() == what && t.eval(m, r, in) == t.neg {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *term) eval(m *Model, r *row, in *msgData) bool {
 	switch t.kind {
 	case tMethod:
 		return t.strOK[r.method]
@@ -383,13 +480,22 @@ func (t *term) eval(m *Model, r *row, frame []byte) bool {
 			}
 		}
 		return false
+	case tStatus:
+		for _, c := range t.codes {
+			if in.http.Status >= c[0] && in.http.Status <= c[1] {
+				return true
+			}
+		}
+		return false
+	case tStream:
+		return slices.Contains(t.vals, in.http.Stream)
 	case tRegexp:
-		return t.re.Match(frame)
+		return t.re.Match(in.frame)
 	case tText:
 		if t.fold {
-			return indexFold(frame, t.text) >= 0
+			return indexFold(in.frame, t.text) >= 0
 		}
-		return bytes.Contains(frame, t.text)
+		return bytes.Contains(in.frame, t.text)
 	}
 	return false
 }

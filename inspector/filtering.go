@@ -210,7 +210,7 @@ func (m *Model) refilterFields() {
 	}
 	vis := make([]int32, 0, len(m.order)/4)
 	for _, idx := range m.order {
-		if m.inScope(idx) && (f == nil || f.match(m, &m.rows[idx], nil)) {
+		if m.inScope(idx) && (f == nil || f.match(m, &m.rows[idx], &msgData{})) {
 			vis = append(vis, idx)
 		}
 	}
@@ -256,11 +256,11 @@ func (m *Model) matches(idxs []int32, f *Filter, frames Source) ([]bool, error) 
 	f.prepare(m)
 	if !f.NeedsBody() {
 		for i, idx := range idxs {
-			out[i] = f.match(m, &m.rows[idx], nil)
+			out[i] = f.match(m, &m.rows[idx], &msgData{})
 		}
 		return out, nil
 	}
-	// Group by session, in seq order, to read each session's frames once.
+	// Group by session, in seq order, to read each session's records once.
 	pos := make(map[int32]int, len(idxs))
 	bySess := map[uint32][]int32{}
 	for i, idx := range idxs {
@@ -281,12 +281,12 @@ func (m *Model) matches(idxs []int32, f *Filter, frames Source) ([]bool, error) 
 	return out, nil
 }
 
-// scanSession evaluates f on rows (one session, seq order), reading their
-// frames; results go to keep (by row) or keepMap.
+// scanSession evaluates f on rows (one session, seq order); results go to
+// keep (by row) or keepMap. The summary terms go first, so that only the
+// rows they pass are read further: their HTTP metadata for the HTTP
+// terms, then the frames of those the HTTP terms pass for text and
+// regexp.
 func (m *Model) scanSession(f *Filter, frames Source, rows []int32, keep []bool, keepMap map[int32]bool) error {
-	if len(rows) == 0 {
-		return nil
-	}
 	set := func(idx int32, ok bool) {
 		if keep != nil {
 			keep[idx] = ok
@@ -294,32 +294,90 @@ func (m *Model) scanSession(f *Filter, frames Source, rows []int32, keep []bool,
 			keepMap[idx] = ok
 		}
 	}
-	if !f.NeedsBody() {
+	reads := f.reads()
+	if len(rows) == 0 || reads == 0 || frames == nil {
 		for _, idx := range rows {
-			set(idx, f.match(m, &m.rows[idx], nil))
+			set(idx, f.match(m, &m.rows[idx], &msgData{}))
 		}
 		return nil
 	}
-	if frames == nil {
-		for _, idx := range rows {
-			set(idx, f.match(m, &m.rows[idx], nil))
+	pass := make([]int32, 0, len(rows)) // not rows itself: it may be sessRows
+	for _, idx := range rows {
+		if f.matchReading(m, &m.rows[idx], 0, nil) {
+			pass = append(pass, idx)
+		} else {
+			set(idx, false)
 		}
-		return nil
 	}
-	first, last := m.rows[rows[0]], m.rows[rows[len(rows)-1]]
-	id := m.Sessions[first.sess].Info.ID
-	j := 0
-	return frames.Frames(id, first.seq, last.seq, func(seq uint64, frame []byte) error {
+	id := m.Sessions[m.rows[rows[0]].sess].Info.ID
+	var err error
+	if reads&readsHTTP != 0 {
+		pass, err = m.sieve(f, readsHTTP, pass, set, func(visit func(uint64, *msgData)) error {
+			seqs := make([]uint64, len(pass))
+			for i, idx := range pass {
+				seqs[i] = m.rows[idx].seq
+			}
+			var in msgData
+			return frames.HTTPBriefs(id, seqs, func(seq uint64, b store.HTTPBrief) error {
+				in.http = b
+				visit(seq, &in)
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if reads&readsFrame != 0 && len(pass) > 0 {
+		first, last := m.rows[pass[0]].seq, m.rows[pass[len(pass)-1]].seq
+		pass, err = m.sieve(f, readsFrame, pass, set, func(visit func(uint64, *msgData)) error {
+			var in msgData
+			return frames.Frames(id, first, last, func(seq uint64, frame []byte) error {
+				in.frame = frame
+				visit(seq, &in)
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, idx := range pass {
+		set(idx, true)
+	}
+	return nil
+}
+
+// sieve keeps the rows (one session, seq order) that pass the terms
+// reading what, given what scan lends visit for each seq; a row scan
+// skips is judged on nothing read. Rows it drops are set false. It
+// reuses rows' array.
+func (m *Model) sieve(f *Filter, what reads, rows []int32, set func(int32, bool), scan func(visit func(uint64, *msgData)) error) ([]int32, error) {
+	out, j := rows[:0], 0
+	judge := func(idx int32, in *msgData) {
+		if f.matchReading(m, &m.rows[idx], what, in) {
+			out = append(out, idx)
+		} else {
+			set(idx, false)
+		}
+	}
+	err := scan(func(seq uint64, in *msgData) {
 		for j < len(rows) && m.rows[rows[j]].seq < seq {
-			set(rows[j], f.match(m, &m.rows[rows[j]], nil))
+			judge(rows[j], &msgData{})
 			j++
 		}
 		if j < len(rows) && m.rows[rows[j]].seq == seq {
-			set(rows[j], f.match(m, &m.rows[rows[j]], frame))
+			judge(rows[j], in)
 			j++
 		}
-		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	for ; j < len(rows); j++ {
+		judge(rows[j], &msgData{})
+	}
+	return out, nil
 }
 
 // rowOf finds the row of message seq of session sess.
@@ -340,16 +398,16 @@ func (m *Model) matchesNow(idx int32, src Source) (bool, error) {
 		return m.inScope(idx), nil
 	}
 	f.prepare(m)
-	var frame []byte
+	var in msgData
 	if f.NeedsBody() {
 		r := m.row(int(idx))
 		msg, err := src.Message(r.Ref)
 		if err != nil {
 			return false, err
 		}
-		frame = msg.Frame
+		in = msgData{frame: msg.Frame, http: msg.HTTP.Brief()}
 	}
-	return f.match(m, &m.rows[idx], frame), nil
+	return f.match(m, &m.rows[idx], &in), nil
 }
 
 // Matches returns, for search (/ with n and N), which rows f matches.

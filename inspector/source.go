@@ -21,6 +21,10 @@ type Source interface {
 	// Frames calls fn with the bytes of the messages of a session with seq
 	// in [from, to]; frame is valid only during the call.
 	Frames(session string, from, to uint64, fn func(seq uint64, frame []byte) error) error
+	// HTTPBriefs calls fn with the HTTP status and stream of the messages
+	// of a session whose seq is in seqs (ascending), zero for a message
+	// without HTTP metadata.
+	HTTPBriefs(session string, seqs []uint64, fn func(seq uint64, b store.HTTPBrief) error) error
 	// Messages calls fn for the messages of a session with seq in
 	// [from, to], in seq order; fn may keep them.
 	Messages(session string, from, to uint64, fn func(m *store.Message) error) error
@@ -120,6 +124,18 @@ func (d dbSource) Frames(session string, from, to uint64, fn func(seq uint64, fr
 	}
 }
 
+func (d dbSource) HTTPBriefs(session string, seqs []uint64, fn func(seq uint64, b store.HTTPBrief) error) error {
+	for len(seqs) > 0 {
+		part := seqs[:min(len(seqs), chunk)]
+		seqs = seqs[len(part):]
+		err := d.viewer.View(func(r *store.Reader) error { return r.HTTPBriefs(session, part, fn) })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (d dbSource) Messages(session string, from, to uint64, fn func(m *store.Message) error) error {
 	for {
 		hi := from + chunk - 1
@@ -196,6 +212,22 @@ func (t *tapeSource) Frames(session string, from, to uint64, fn func(seq uint64,
 			continue
 		}
 		if err := fn(m.Seq, m.Frame); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tapeSource) HTTPBriefs(session string, seqs []uint64, fn func(seq uint64, b store.HTTPBrief) error) error {
+	s, err := t.session(session)
+	if err != nil {
+		return err
+	}
+	for _, seq := range seqs {
+		if seq == 0 || seq > uint64(len(s.Messages)) {
+			continue
+		}
+		if err := fn(seq, s.Messages[seq-1].HTTP.Brief()); err != nil {
 			return err
 		}
 	}
