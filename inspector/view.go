@@ -119,7 +119,7 @@ func (a *App) build() {
 	a.pages = tview.NewPages().
 		AddPage("main", a.main, true, true).
 		AddPage("tools", framed(a.tools, " tools (t or Esc closes) "), true, false).
-		AddPage("help", centered(helpView(), 64, 23), true, false)
+		AddPage("help", centered(helpView(), 64, 24), true, false)
 
 	a.app.SetRoot(a.pages, true).SetFocus(a.table).EnableMouse(true)
 	a.app.SetInputCapture(a.keys)

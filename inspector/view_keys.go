@@ -20,7 +20,7 @@ const helpText = `[::b]keys[::-]
  / n N                    search, next, previous match
  z                        unfold long strings and base64
  Space                    mark a message for export
- e                        export marked (else filtered) to JSONL
+ e                        JSONL export: marked, else filtered
  c / C                    copy the message JSON / as a command
  L                        lint: check, go to the next finding
  t                        tools summary
@@ -29,6 +29,7 @@ const helpText = `[::b]keys[::-]
 [::b]filter[::-]  terms joined by spaces must all hold; !term negates
  method:tools/call  tool:echo  dir:c2s|s2c  kind:error
  id:1  id:"1"  session:s2  error  slow:>100ms
+ status:4xx|404  stream:get-sse  (HTTP metadata)
  lint  lint:warning|unanswered  (severity or above, or rule)
  /regexp/  text  "two words"  (lower case: any case)`
 
