@@ -242,7 +242,8 @@ func parseTerm(tok string) (term, error) {
 		t.kind = tStream
 		for _, v := range alts {
 			if !slices.Contains(streams, v) {
-				return t, fmt.Errorf("unknown stream %q (want %s)", v, strings.Join(streams, ", "))
+				last := len(streams) - 1
+				return t, fmt.Errorf("unknown stream %q (want %s or %s)", v, strings.Join(streams[:last], ", "), streams[last])
 			}
 		}
 	case "slow":
@@ -315,7 +316,7 @@ func statusTerm(t *term, alts []string) error {
 }
 
 // streams are the stream: values, store.HTTPMeta.Stream's names.
-var streams = []string{store.StreamPostBody, store.StreamJSON, store.StreamPostSSE, store.StreamGetSSE, store.StreamLegacySSE, store.StreamWS}
+var streams = store.Streams()
 
 func isDigits(s string) bool {
 	for _, r := range s {

@@ -42,7 +42,7 @@ func TestParseFilter_HTTPTerms(t *testing.T) {
 		{name: "bad alternative", filter: "status:404|nope", err: `not "nope"`},
 		{name: "empty alternative", filter: "status:404|", err: `not ""`},
 		{name: "status without value", filter: "status:", err: `status: needs a value`},
-		{name: "unknown stream", filter: "stream:nope", err: `filter: "stream:nope": unknown stream "nope" (want post-body, json, post-sse, get-sse, legacy-sse, ws)`},
+		{name: "unknown stream", filter: "stream:nope", err: `filter: "stream:nope": unknown stream "nope" (want post-body, json, post-sse, get-sse, legacy-sse or ws)`},
 		{name: "stream names are exact", filter: "stream:GET-SSE", err: `unknown stream "GET-SSE"`},
 		{name: "stream without value", filter: "stream:", err: `stream: needs a value`},
 		{name: "keys are listed", filter: "http:DELETE", err: `unknown key "http" (want method, tool, dir, kind, id, session, slow, lint, status, stream;`},

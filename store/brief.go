@@ -93,11 +93,8 @@ func recordBrief(v []byte) (HTTPBrief, error) {
 	return b, nil
 }
 
-// streams are the Stream constants, which streamName returns without
-// allocating.
-var streams = []string{StreamPostBody, StreamJSON, StreamPostSSE, StreamGetSSE, StreamLegacySSE, StreamWS}
-
-// streamName decodes a JSON string holding a stream's name.
+// streamName decodes a JSON string holding a stream's name; one of the
+// Stream constants costs no allocation.
 func streamName(v []byte) string {
 	if len(v) >= 2 {
 		for _, s := range streams {

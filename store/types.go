@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -142,6 +143,11 @@ const (
 	StreamLegacySSE = "legacy-sse" // an event on a 2024-11-05 SSE stream
 	StreamWS        = "ws"         // a WebSocket frame
 )
+
+var streams = []string{StreamPostBody, StreamJSON, StreamPostSSE, StreamGetSSE, StreamLegacySSE, StreamWS}
+
+// Streams lists the Stream constants, in the order above.
+func Streams() []string { return slices.Clone(streams) }
 
 // SessionInfo describes one recorded session: one child process, one HTTP
 // session, one SSE connection or one WebSocket connection.
