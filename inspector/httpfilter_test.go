@@ -235,14 +235,7 @@ func TestModel_FilterHTTP(t *testing.T) {
 // message, a DELETE) and checks each filter against the recording's own
 // metadata, read whole through the store.
 func TestModel_FilterHTTPRealRecording(t *testing.T) {
-	shipped, err := os.ReadFile(filepath.Join(peertest.ModuleRoot(), "cassettes", "everything-http.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "everything-http.db")
-	if err := os.WriteFile(path, shipped, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := peertest.CopyShipped(t, "everything-http.db")
 	tape, err := store.Load(path)
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,12 @@ package store_test
 
 import (
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -16,14 +16,7 @@ import (
 // notification included) and on a cassette of every kind of metadata, a
 // chunked frame, a message without metadata and seqs that are not stored.
 func TestReader_HTTPBriefs(t *testing.T) {
-	shipped, err := os.ReadFile(filepath.Join("..", "cassettes", "everything-http.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	real := filepath.Join(t.TempDir(), "everything-http.db")
-	if err := os.WriteFile(real, shipped, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	real := peertest.CopyShipped(t, "everything-http.db")
 
 	made := filepath.Join(t.TempDir(), "made.db")
 	w := newWriter(t, made)

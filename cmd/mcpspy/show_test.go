@@ -152,6 +152,7 @@ func TestMcpspy_ShowErrors(t *testing.T) {
 		{"no cassette", nil, 2, "mcpspy: show: want exactly one CASSETTE, got 0 arguments"},
 		{"bad flag", []string{"--tail", db}, 2, "mcpspy: show: flag provided but not defined: -tail"},
 		{"bad filter", []string{"--filter", "colour:red", db}, 2, `mcpspy: show: --filter "colour:red": unknown key "colour"`},
+		{"bad status", []string{"--filter", "status:abc", db}, 2, `mcpspy: show: --filter "status:abc": status must be an HTTP status from 100 to 599 (404) or a class from 1xx to 5xx, not "abc"`},
 		{"follow a jsonl", []string{"--follow", "x.jsonl"}, 2, "mcpspy: show: --follow needs a .db cassette"},
 		{"unknown session", []string{"--session", "s9", db}, 1, `mcpspy: ` + db + `: no such session "s9"`},
 		{"missing file", []string{"missing.db"}, 1, "mcpspy: missing.db: cassette does not exist"},

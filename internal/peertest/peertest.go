@@ -338,3 +338,19 @@ func FreePortEnv(tb testing.TB) (env string, port int) {
 	port = freePort(tb)
 	return fmt.Sprintf("PORT=%d", port), port
 }
+
+// CopyShipped copies cassettes/NAME, a recording the repository ships,
+// into a directory of the test's own and returns the copy's path: no test
+// can change the shipped file, even by opening it to write.
+func CopyShipped(tb testing.TB, name string) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(ModuleRoot(), "cassettes", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(tb.TempDir(), name)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
