@@ -109,7 +109,7 @@ func TestAppendHTTPMeta_EveryField(t *testing.T) {
 }
 
 // FuzzAppendHTTPMeta: for any meta, appendHTTPMeta and json.Marshal agree
-// byte for byte. The fuzzed strings go everywhere a string can; the flags
+// byte for byte, and recordBrief reads the status and stream back. The fuzzed strings go everywhere a string can; the flags
 // choose which fields, headers and values are nil, empty or repeated.
 func FuzzAppendHTTPMeta(f *testing.F) {
 	f.Add("POST", "/mcp?x=<y>&z", "Content-Type", "application/json", "Mcp-Session-Id", "a\"b\\c\n\u2028",
@@ -162,6 +162,19 @@ func FuzzAppendHTTPMeta(f *testing.F) {
 		}
 		if got := appendHTTPMeta(nil, m); !bytes.Equal(got, want) {
 			t.Fatalf("appendHTTPMeta:\n got %q\nwant %q", got, want)
+		}
+		// The brief a filter reads of the record is what decoding all of
+		// its metadata gives.
+		var back HTTPMeta
+		if err := json.Unmarshal(want, &back); err != nil {
+			t.Fatal(err)
+		}
+		e, err := encodeMessage(&Message{HTTP: m}, &Summary{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := recordBrief(e.rec); err != nil || got != back.Brief() {
+			t.Fatalf("recordBrief of %s = %+v, %v; want %+v", want, got, err, back.Brief())
 		}
 	})
 }
