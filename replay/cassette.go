@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -98,7 +99,6 @@ type interaction struct {
 	method  string
 	sess    string // recorded session id
 	seq     uint64
-	src     *Cassette
 	stream  uint64 // HTTP stream the request travelled on
 	t0      time.Time
 }
@@ -418,7 +418,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 		it := &c.slab[b.used]
 		it.n = uint32(b.used)
 		b.used++
-		it.sess, it.seq, it.src, it.t0 = s.Info.ID, m.Seq, c, m.Time
+		it.sess, it.seq, it.t0 = s.Info.ID, m.Seq, m.Time
 		it.method, it.key = p.method, p.key
 		return it
 	}
@@ -431,8 +431,26 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 	// answered: the last answered request with each recorded token, for
 	// progress the server sent after its answer.
 	answered := map[string]*interaction{}
+	// noteStreams: the client notifications POSTed, by HTTP stream, for
+	// a refusal whose body comes after them.
+	var noteStreams map[uint64]*interaction
 	for i, pp := range ps {
 		m, p := s.Messages[i], *pp
+		if m.Dir == store.S2C && refusalBody(m.HTTP) {
+			// A POST refused with a body, which is no answer to the
+			// request (text, or JSON such as an error with a null id):
+			// the client message on that stream is replayed so refused.
+			it := openOn(open, m.HTTP.StreamID)
+			if it == nil {
+				it = noteStreams[m.HTTP.StreamID]
+			}
+			if it != nil && !(p.ok && p.id != nil && inflight.get(p.id) == it) {
+				refuseWith(it, m.HTTP, m.Frame)
+				open = removeInteraction(open, it)
+				delete(noteStreams, m.HTTP.StreamID)
+				continue
+			}
+		}
 		if !p.ok {
 			continue
 		}
@@ -446,16 +464,9 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				it.stream = m.HTTP.StreamID
 			}
 			inflight.put(p.id, it)
-			if status, gone := m.HTTP.Refusal(); status != 0 {
-				// Its POST got a bare status, and no answer will follow:
-				// replayed as that status, or, for a session the server
-				// no longer knew, as its expiry. Not open: the server
-				// traffic after it belongs elsewhere.
-				if gone {
-					it.prep.Reply.ExpireSession = true
-				} else {
-					it.prep.Reply.HTTPStatus = int32(status)
-				}
+			if refuseWith(it, m.HTTP, nil) {
+				// Its POST got a bare status, and no answer will follow.
+				// Not open: the server traffic after it belongs elsewhere.
 			} else {
 				it.prep.Reply.NoReply = true // until its answer comes
 				open = append(open, it)
@@ -479,6 +490,12 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			}
 			it := newInteraction(m, &p)
 			it.note = true
+			if !refuseWith(it, m.HTTP, nil) && m.HTTP != nil && m.HTTP.StreamID != 0 {
+				if noteStreams == nil {
+					noteStreams = map[uint64]*interaction{}
+				}
+				noteStreams[m.HTTP.StreamID] = it
+			}
 			b.notes = append(b.notes, it)
 			b.noteHash = append(b.noteHash, p.hash)
 			last = it
@@ -532,6 +549,48 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			}
 		}
 	}
+}
+
+// refuseWith makes it replay the refusal meta records, if it records
+// one (HTTPMeta.Refusal): its status, or, for a session the server no
+// longer knew, its expiry; with the headers a client acts on, and body
+// (nil: none was recorded). It says whether it did.
+func refuseWith(it *interaction, meta *store.HTTPMeta, body []byte) bool {
+	status, gone := meta.Refusal()
+	if status == 0 {
+		return false
+	}
+	r := &it.prep.Reply
+	r.NoReply = false
+	if gone {
+		r.ExpireSession = true
+	} else {
+		r.HTTPStatus = int32(status)
+	}
+	if h := mcphttp.RefusalHeader(meta.ResponseHeader, body != nil); h != nil || body != nil {
+		r.Refusal = &HTTPRefusal{Header: h, Body: body}
+	}
+	return true
+}
+
+// refusalBody says whether a server frame is the body of a POST's 4xx or
+// 5xx answer (which the recorder keeps as a frame, JSON or not).
+func refusalBody(meta *store.HTTPMeta) bool {
+	if meta == nil || meta.Stream != store.StreamJSON {
+		return false
+	}
+	status, _ := meta.Refusal()
+	return status != 0
+}
+
+// openOn is the request in flight that travelled on HTTP stream id.
+func openOn(open []*interaction, id uint64) *interaction {
+	for _, it := range open {
+		if it.stream == id && id != 0 {
+			return it
+		}
+	}
+	return nil
 }
 
 // inflightIDs finds the requests in flight by their ids' JSON text, as a
@@ -674,7 +733,7 @@ func (c *Cassette) Unused() []string {
 		if it.used.Load() || it.method == "ping" || it.method == "server/discover" || (initialized && it.method == "initialize") {
 			continue
 		}
-		out = append(out, it.where()+" "+describe(it.method, it.canon()))
+		out = append(out, c.where(it)+" "+describe(it.method, it.canon()))
 	}
 	return out
 }
@@ -705,4 +764,6 @@ func (c *Cassette) Open() SessionSource {
 func (c *Cassette) setMatch(m matcher) { c.match = m }
 
 // where names the recorded request: "file s1#12".
-func (it *interaction) where() string { return fmt.Sprintf("%s %s#%d", it.src.name, it.sess, it.seq) }
+func (c *Cassette) where(it *interaction) string {
+	return fmt.Sprintf("%s %s#%d", c.name, it.sess, it.seq)
+}

@@ -33,7 +33,7 @@ func (e *recordingExchange) send(m []byte) error {
 
 func (e *recordingExchange) reply(m []byte, _ bool) error { return e.send(m) }
 
-func (*recordingExchange) refuse(int, bool) error { return errNoStatus }
+func (*recordingExchange) refuse(int, bool, *HTTPRefusal) error { return errNoStatus }
 
 func (e *recordingExchange) done() {
 	e.mu.Lock()

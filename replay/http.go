@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -538,9 +539,10 @@ func (e *httpExchange) reply(msg []byte, sse bool) error {
 	return nil
 }
 
-// refuse answers the POST with status and a line of text, if nothing of
-// the answer has gone out yet. An expired session's id goes with it.
-func (e *httpExchange) refuse(status int, expire bool) error {
+// refuse answers the POST with status and a line of text (or more), if
+// nothing of the answer has gone out yet. An expired session's id goes
+// with it.
+func (e *httpExchange) refuse(status int, expire bool, more *HTTPRefusal) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch {
@@ -553,8 +555,28 @@ func (e *httpExchange) refuse(status int, expire bool) error {
 	if expire {
 		e.w.Header().Del(sessionHeader)
 	}
-	http.Error(e.w, refusal(status, expire), status)
+	writeRefusal(e.w, status, expire, more)
 	return nil
+}
+
+// writeRefusal answers a refused POST: status, more's headers but those
+// the server owns (mcphttp.OwnedHeader), and more's body, or else a line
+// of text/plain naming the fault.
+func writeRefusal(w http.ResponseWriter, status int, expire bool, more *HTTPRefusal) {
+	h := w.Header()
+	if more != nil {
+		for k, vs := range more.Header {
+			if k = http.CanonicalHeaderKey(k); !mcphttp.OwnedHeader(k) && (k != "Content-Type" || more.Body != nil) {
+				h[k] = slices.Clone(vs)
+			}
+		}
+	}
+	if more == nil || more.Body == nil {
+		http.Error(w, refusal(status, expire), status)
+		return
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(more.Body)
 }
 
 // refusal is the text/plain body of a POST a fault refused.
@@ -689,26 +711,27 @@ type legacyExchange struct {
 	mu       sync.Mutex
 	status   int
 	expire   bool
+	more     *HTTPRefusal
 	answered bool
 }
 
-func (e *legacyExchange) refuse(status int, expire bool) error {
+func (e *legacyExchange) refuse(status int, expire bool, more *HTTPRefusal) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.answered {
 		return errAccepted
 	}
-	e.status, e.expire = status, expire
+	e.status, e.expire, e.more = status, expire, more
 	return nil
 }
 
 func (e *legacyExchange) answer(w http.ResponseWriter) {
 	e.mu.Lock()
 	e.answered = true
-	status, expire := e.status, e.expire
+	status, expire, more := e.status, e.expire, e.more
 	e.mu.Unlock()
 	if status != 0 {
-		http.Error(w, refusal(status, expire), status)
+		writeRefusal(w, status, expire, more)
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)

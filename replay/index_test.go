@@ -175,13 +175,13 @@ func TestCassette_KeysAsLive(t *testing.T) {
 	for _, it := range c.reqs {
 		want, _, ok := appendKey(nil, "tools/call", []byte(params(int(it.seq/2))))
 		if !ok || !bytes.Equal(it.key, want) {
-			t.Fatalf("%s: key %q, live %q (ok=%v)", it.where(), it.key, want, ok)
+			t.Fatalf("%s: key %q, live %q (ok=%v)", c.where(it), it.key, want, ok)
 		}
 		if firsts[string(want)] == nil {
 			firsts[string(want)] = it
 		}
 		if got := c.byKey.find(c.byKey.hash(want), want); got != firsts[string(want)] {
-			t.Fatalf("%s: the index finds %v, want the first occurrence %s", it.where(), got, firsts[string(want)].where())
+			t.Fatalf("%s: the index finds %v, want the first occurrence %s", c.where(it), got, c.where(firsts[string(want)]))
 		}
 	}
 }

@@ -253,9 +253,10 @@ func (s *cassetteSession) prepareNote(key []byte) (*Prepared, bool) {
 		s.nextNote = map[*interaction]int{}
 	}
 	n := s.nextNote[first]
-	if n < len(all) {
-		s.nextNote[first] = n + 1
+	for n < len(all) && all[n].refused() && !s.c.serveRefusal(all[n]) {
+		n++ // a refusal another session was given: what came after it
 	}
+	s.nextNote[first] = min(n+1, len(all))
 	s.mu.Unlock()
 	if n >= len(all) {
 		return &noAfter, true // after-traffic is replayed once
@@ -442,7 +443,7 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 		if it.method != req.Method {
 			d = fmt.Sprintf("- method=%s\n+ method=%s", it.method, req.Method)
 		}
-		return "next in recorded order: " + it.where() + " " + describe(it.method, it.canon()), d, true
+		return "next in recorded order: " + c.where(it) + " " + describe(it.method, it.canon()), d, true
 	}
 	cands := c.byMethod[req.Method]
 	if len(cands) == 0 {
@@ -465,7 +466,7 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 	if d == "" {
 		d = "(same params: every recorded answer to it was used)"
 	}
-	return prefix + best.where() + " " + describe(best.method, best.canon()), d, true
+	return prefix + c.where(best) + " " + describe(best.method, best.canon()), d, true
 }
 
 // formatDiff shows at most a few differing leaves: "-" recorded, "+" live.

@@ -154,10 +154,10 @@ func (p *peer) InputSchema(tool string) (json.RawMessage, bool) {
 
 type nopExchange struct{}
 
-func (nopExchange) send([]byte) error        { return nil }
-func (nopExchange) reply([]byte, bool) error { return nil }
-func (nopExchange) done()                    {}
-func (nopExchange) refuse(int, bool) error   { return errNoStatus }
+func (nopExchange) send([]byte) error                    { return nil }
+func (nopExchange) reply([]byte, bool) error             { return nil }
+func (nopExchange) done()                                {}
+func (nopExchange) refuse(int, bool, *HTTPRefusal) error { return errNoStatus }
 
 // toListeners sends a session-level message on every open
 // subscriptions/listen stream (2026-07-28 over HTTP, where there is no
@@ -317,10 +317,10 @@ func (l *lockedExchange) reply(m []byte, sse bool) error {
 
 func (l *lockedExchange) done() { l.ex.done() }
 
-func (l *lockedExchange) refuse(status int, expire bool) error {
+func (l *lockedExchange) refuse(status int, expire bool, more *HTTPRefusal) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.ex.refuse(status, expire)
+	return l.ex.refuse(status, expire, more)
 }
 
 // takeQueued marks the exchange ready and takes its owner's queue, both

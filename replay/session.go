@@ -33,8 +33,9 @@ type exchange interface {
 	done()
 	// refuse answers the request with an HTTP status and no JSON-RPC
 	// message (Reply.HTTPStatus; 404 with expire, Reply.ExpireSession),
-	// or says why it cannot: one of the errors below.
-	refuse(status int, expire bool) error
+	// with more's headers and body if not nil (Reply.Refusal), or says
+	// why it cannot: one of the errors below.
+	refuse(status int, expire bool, more *HTTPRefusal) error
 }
 
 // Why an exchange cannot refuse a request with an HTTP status: the
@@ -273,6 +274,7 @@ func (s *session) notification(req *Request, ex exchange) {
 	for i, src := range s.srcs {
 		if p, ok := src.(Preparer); ok {
 			if pr, ok := p.Prepare(req); ok {
+				s.refuseNote(ex, pr.Reply)
 				s.sendAfter(pr.Reply.After, req)
 				return
 			}
@@ -485,7 +487,7 @@ func (s *session) refuse(req *Request, ex exchange, r Reply) {
 	if r.ExpireSession {
 		status = http.StatusNotFound
 	}
-	err := ex.refuse(status, r.ExpireSession)
+	err := ex.refuse(status, r.ExpireSession, r.Refusal)
 	if r.ExpireSession && (err == nil || s.hangup != nil) {
 		if s.hangup != nil {
 			s.hangup()
@@ -497,6 +499,24 @@ func (s *session) refuse(req *Request, ex exchange, r Reply) {
 		_ = ex.reply(errorMessage(req.ID, statusError(status, r.ExpireSession, err)), false)
 	}
 	ex.done()
+}
+
+// refuseNote gives a client notification's POST the refusal r holds, if
+// any, in place of 202 Accepted. Where there is no status to give (stdio,
+// WebSocket, a legacy POST already answered, 2026-07-28's missing
+// session) nothing is sent: no answer is what a notification gets there.
+// An expired session ends, as for a request.
+func (s *session) refuseNote(ex exchange, r Reply) {
+	if r.HTTPStatus == 0 && !r.ExpireSession {
+		return
+	}
+	status := int(r.HTTPStatus)
+	if r.ExpireSession {
+		status = http.StatusNotFound
+	}
+	if err := ex.refuse(status, r.ExpireSession, r.Refusal); err == nil && r.ExpireSession && s.hangup != nil {
+		s.hangup()
+	}
 }
 
 // statusError is the JSON-RPC error that stands for an HTTP status the

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 )
 
 // This file is the contract between the engine (lifecycle, transports,
@@ -113,10 +114,29 @@ type Reply struct {
 	// error names it. int32, next to the bools: a Reply is part of every
 	// recorded interaction, whose size is kept to 256 bytes.
 	HTTPStatus int32
+	// Refusal, with HTTPStatus or ExpireSession, is more of the refused
+	// POST's answer: headers and a body. nil: the status and a line of
+	// text/plain naming the fault. Where there is no HTTP status it is
+	// not sent.
+	Refusal *HTTPRefusal
 	// After are sent once the reply is written, as session-level messages
 	// (over HTTP on the GET stream; on stdio, stdout): list_changed after
 	// the call that caused it.
 	After []Outgoing
+}
+
+// HTTPRefusal is what a refused POST's answer carries besides its status
+// (Reply.Refusal): a replayed recording's, or a script fault's.
+type HTTPRefusal struct {
+	// Header is sent with the status (Retry-After, WWW-Authenticate),
+	// except the headers the HTTP server or the session own, which are
+	// never taken from here: Content-Length, Transfer-Encoding,
+	// Content-Encoding, Date, the hop-by-hop ones, Mcp-Session-Id.
+	// Content-Type is sent only with Body.
+	Header http.Header
+	// Body, when not nil, is sent instead of the line of text naming the
+	// fault, as it is: Header's Content-Type says what it is.
+	Body []byte
 }
 
 // Peer is the client of one session, as a Source sees it while answering

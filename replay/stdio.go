@@ -33,10 +33,10 @@ func (l *lineWriter) write(msg []byte) error {
 // legacy SSE).
 type connExchange struct{ write func([]byte) error }
 
-func (c connExchange) send(msg []byte) error          { return c.write(msg) }
-func (c connExchange) reply(msg []byte, _ bool) error { return c.write(msg) }
-func (connExchange) done()                            {}
-func (connExchange) refuse(int, bool) error           { return errNoStatus }
+func (c connExchange) send(msg []byte) error              { return c.write(msg) }
+func (c connExchange) reply(msg []byte, _ bool) error     { return c.write(msg) }
+func (connExchange) done()                                {}
+func (connExchange) refuse(int, bool, *HTTPRefusal) error { return errNoStatus }
 
 // ServeStdio serves one client session on r (requests, one per line) and w
 // (answers). It returns nil at the end of r, or ctx's error when ctx ends

@@ -4,6 +4,8 @@
 // 2026-07-28 request repeats from its body (Mcp-Method, Mcp-Name, and the
 // Mcp-Param-<Name> headers of the inputs a tool marks x-mcp-header).
 //
+// It also says which headers of a refused POST mcpmock replays (refusal.go).
+//
 // It sends nothing and keeps no state; the clients own their connections,
 // and what a client knows of each tool's schema.
 package mcphttp

@@ -1,0 +1,225 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// testdata/refusals.jsonl records a server that refused a tools/call with
+// a bare 503 and Retry-After: 7 (and headers of its own: Date,
+// Content-Length, Connection, Server, its Mcp-Session-Id), answered it
+// when asked again, refused the next call with 429 and a text body,
+// refused notifications/roots/list_changed with 429 and Retry-After: 3,
+// a call with 401 whose WWW-Authenticate the recorder redacted, and the
+// last with 404 and a JSON-RPC error with a null id (the TypeScript
+// SDK's "Session not found") for the session it named.
+
+// TestReplay_RefusalWire: statuses, headers and bodies as they come out,
+// byte for byte.
+func TestReplay_RefusalWire(t *testing.T) {
+	srv := testdataServer(t, "refusals.jsonl")
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	c := &httpClient{t: t, url: hs.URL + "/mcp"}
+	call := func(id int, text string) string {
+		return `{"jsonrpc":"2.0","id":` + string(rune('0'+id)) + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"}}}`
+	}
+	const (
+		initialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+		rootsNote  = `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`
+	)
+	steps := []struct {
+		name   string
+		body   string
+		status int
+		header http.Header // exactly these, of the headers a refusal may carry
+		text   string      // the whole body
+	}{
+		{name: "initialize", body: initialize, status: 200},
+		{name: "initialized", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, status: 202},
+		{name: "503 with Retry-After", body: call(1, "a"), status: 503,
+			header: http.Header{"Retry-After": {"7"}, "Content-Type": {"text/plain; charset=utf-8"}},
+			text:   "Service Unavailable (mcpmock fault http-503)\n"},
+		{name: "asked again: answered", body: call(2, "a"), status: 200},
+		{name: "429 with its body", body: call(3, "b"), status: 429,
+			header: http.Header{"Retry-After": {"60"}, "X-Ratelimit-Remaining": {"0"}, "Content-Type": {"text/plain; charset=utf-8"}},
+			text:   "too many requests, try again in a minute\n"},
+		{name: "a notification refused", body: rootsNote, status: 429,
+			header: http.Header{"Retry-After": {"3"}, "Content-Type": {"text/plain; charset=utf-8"}},
+			text:   "Too Many Requests (mcpmock fault http-429)\n"},
+		{name: "the notification again: accepted", body: rootsNote, status: 202},
+		{name: "401, its challenge redacted: none", body: call(4, "c"), status: 401,
+			header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}},
+			text:   "Unauthorized (mcpmock fault http-401)\n"},
+		{name: "404 for the session, with its JSON body", body: call(5, "d"), status: 404,
+			header: http.Header{"Content-Type": {"application/json"}},
+			text:   `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`},
+	}
+	// What a refusal may carry; what the server owns (Date, Content-Length)
+	// is checked apart.
+	carried := []string{"Retry-After", "Www-Authenticate", "X-Ratelimit-Remaining", "Content-Type", "Connection", "Server", "Mcp-Session-Id"}
+	for _, st := range steps {
+		resp := c.do(http.MethodPost, st.body, nil)
+		live := c.sid
+		if c.sid == "" {
+			c.sid = resp.Header.Get("Mcp-Session-Id")
+		}
+		b := bodyOf(t, resp)
+		if resp.StatusCode != st.status {
+			t.Errorf("%s: status %d (%q), want %d", st.name, resp.StatusCode, b, st.status)
+			continue
+		}
+		if st.status < 400 {
+			continue
+		}
+		got := http.Header{}
+		for _, k := range carried {
+			if v := resp.Header.Values(k); v != nil {
+				got[k] = v
+			}
+		}
+		want := st.header.Clone()
+		if st.status != 404 {
+			want["Mcp-Session-Id"] = []string{live} // the live session's, not the recorded one
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: headers (-want +got):\n%s", st.name, diff)
+		}
+		if b != st.text {
+			t.Errorf("%s: body %q, want %q", st.name, b, st.text)
+		}
+		if d := resp.Header.Get("Date"); strings.Contains(d, "27 Nov 2026 08:00:00") {
+			t.Errorf("%s: the recorded Date %q was replayed", st.name, d)
+		}
+		if resp.ContentLength != int64(len(b)) {
+			t.Errorf("%s: Content-Length %d for a body of %d bytes", st.name, resp.ContentLength, len(b))
+		}
+	}
+}
+
+// statusLog keeps the status of every POST a handler answers.
+type statusLog struct {
+	mu       sync.Mutex
+	statuses []int
+}
+
+func (l *statusLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		if r.Method == http.MethodPost {
+			l.mu.Lock()
+			l.statuses = append(l.statuses, sw.status)
+			l.mu.Unlock()
+		}
+	})
+}
+
+func (l *statusLog) count(status int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.statuses {
+		if s == status {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *statusLog) posts() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.statuses)
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// TestGoSDK_RecordedRetryAfter: what go-sdk's Streamable HTTP client
+// (v1.8.0) does with the replayed refusals.
+func TestGoSDK_RecordedRetryAfter(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := testdataServer(t, "refusals.jsonl")
+	var log statusLog
+	hs := httptest.NewServer(log.wrap(srv.Handler()))
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1.0.0"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	echo := func(text string) (*mcp.CallToolResult, error) {
+		return cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+	}
+
+	// go-sdk takes 503 (and 429) as transient: the call fails at once
+	// with the status text, the session goes on, and it does not retry,
+	// Retry-After or not (v1.8.0 never reads the header). A client that
+	// honoured Retry-After: 7 would have waited 7 s and got the answer.
+	start := time.Now()
+	_, err = echo("a")
+	if err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Errorf("first call: %v, want go-sdk's transient error naming Service Unavailable", err)
+	}
+	if n := log.count(http.StatusServiceUnavailable); n != 1 {
+		t.Errorf("%d POSTs got 503, want 1: go-sdk does not retry", n)
+	}
+	if took := time.Since(start); took >= 7*time.Second {
+		t.Errorf("the call took %v: go-sdk waited for Retry-After after all", took)
+	}
+	if res, err := echo("a"); err != nil || resultText(res) != "a" {
+		t.Errorf("the host's own retry: %v, %v; want the recorded answer", res, err)
+	}
+
+	// The 429's text body is not JSON-RPC: go-sdk names the status only.
+	if _, err := echo("b"); err == nil || !strings.Contains(err.Error(), "Too Many Requests") || strings.Contains(err.Error(), "try again") {
+		t.Errorf("429 call: %v, want the status text alone", err)
+	}
+
+	// A 404 for the session whose body is a JSON-RPC error with a null
+	// id: go-sdk surfaces a JSON-RPC error in a refusal's body, but
+	// decodes none without an id, so it takes the 404 for
+	// mcp.ErrSessionMissing, as from a plain one, and the connection is
+	// done: the next call fails without reaching mcpmock.
+	_, err = echo("d")
+	var rpc *jsonrpc.Error
+	if !errors.Is(err, mcp.ErrSessionMissing) || errors.As(err, &rpc) {
+		t.Errorf("404 with a null-id JSON-RPC body: %v, want mcp.ErrSessionMissing", err)
+	}
+	posts := log.posts()
+	if _, err := echo("a"); err == nil {
+		t.Error("the call after the 404 succeeded")
+	}
+	if log.posts() != posts {
+		t.Errorf("the call after the 404 reached mcpmock")
+	}
+}
