@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/mcphttp"
+	"github.com/mcptape/mcptape/replay"
 )
 
 // This file checks a decoded File and compiles it into a Script: schemas
@@ -112,7 +115,8 @@ type answer struct {
 	progress   []step
 	log        []logEntry
 	fault      string
-	status     int32 // fault http-NNN's
+	status     int32               // fault http-NNN's
+	refusal    *replay.HTTPRefusal // its headers, or expire-session's; nil: none
 }
 
 // block is a content block; the templates fill its text fields per call.
@@ -484,6 +488,41 @@ func (c *compiler) template(p Pos, text string) *template.Template {
 	return t
 }
 
+// refusalHeaders checks the headers of a fault that refuses with an HTTP
+// status (refuses: http-NNN or expire-session) and returns them for the
+// reply; nil when there are none.
+func (c *compiler) refusalHeaders(hs *Headers, refuses bool) *replay.HTTPRefusal {
+	if len(hs.List) == 0 {
+		return nil
+	}
+	if !refuses {
+		c.errorf(hs.Pos, "headers go with fault http-NNN or expire-session, which answer with an HTTP status")
+		return nil
+	}
+	h := http.Header{}
+	first := map[string]int{}
+	for _, x := range hs.List {
+		name := http.CanonicalHeaderKey(x.Name)
+		if line, dup := first[name]; dup {
+			c.errorf(x.Pos, "header %s given twice (first at line %d): give a list of values instead", name, line)
+			continue
+		}
+		first[name] = x.Line
+		if name == "Content-Type" {
+			c.errorf(x.Pos, "Content-Type is mcpmock's: the body of a fault is its line of text/plain")
+			continue
+		}
+		for _, v := range x.Values {
+			if err := mcphttp.CheckRefusalHeader(x.Name, v); err != nil {
+				c.errorf(x.Pos, "%v", err)
+				break
+			}
+		}
+		h[name] = x.Values
+	}
+	return &replay.HTTPRefusal{Header: h}
+}
+
 func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonschema.Resolved) *answer {
 	ca := &answer{at: a.Pos, isError: a.IsError, delay: a.Delay.D, fault: a.Fault}
 	if a.When != nil {
@@ -510,6 +549,7 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 	if sendsNothing(a.Fault) && (result || a.Error != nil) {
 		c.errorf(sub(a.Pos, "fault"), "fault %q sends no answer; remove the result or error", a.Fault)
 	}
+	ca.refusal = c.refusalHeaders(&a.Headers, isHTTP || a.Fault == "expire-session")
 	if a.Text != "" {
 		ca.content = append(ca.content, block{v: map[string]any{"type": "text"}, text: c.template(sub(a.Pos, "text"), a.Text)})
 	}

@@ -384,6 +384,39 @@ func (d *decoder) value(n *yaml.Node, path string) any {
 	return nil
 }
 
+func (hs *Headers) decodeNode(d *decoder, n *yaml.Node, path string) {
+	hs.Pos = at(n, path)
+	if n.Kind != yaml.MappingNode {
+		d.errorf(hs.Pos, "want a mapping of header names to values, got %s", kindName(n))
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k == nil || !isString(k) {
+			d.errorf(at(n.Content[i], path), "keys must be strings")
+			continue
+		}
+		h := Header{Pos: at(k, join(path, k.Value)), Name: k.Value}
+		vals := []*yaml.Node{v}
+		if v != nil && v.Kind == yaml.SequenceNode {
+			vals = v.Content
+		}
+		for _, x := range vals {
+			// A header value is text: Retry-After: 30 is meant as "30".
+			if x = resolve(x); x == nil || x.Kind != yaml.ScalarNode || x.ShortTag() == "!!null" || x.ShortTag() == "!!bool" {
+				got := "nothing"
+				if x != nil {
+					got = kindName(x)
+				}
+				d.errorf(at(cmp.Or(x, k), h.Path), "want a header value (text or a number) or a list of them, got %s", got)
+				continue
+			}
+			h.Values = append(h.Values, x.Value)
+		}
+		hs.List = append(hs.List, h)
+	}
+}
+
 // Duration is written as Go spells durations: "250ms", "2s".
 type Duration struct {
 	D time.Duration

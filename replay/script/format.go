@@ -81,6 +81,23 @@ type Answer struct {
 	// Fault is "hang", "close", "malformed", "duplicate", "wrong-id",
 	// "expire-session", or "http-" and a 4xx or 5xx status ("http-503").
 	Fault string `yaml:"fault"`
+	// Headers go with a fault http-NNN or expire-session: HTTP response
+	// headers sent with the status (Retry-After, WWW-Authenticate).
+	Headers Headers `yaml:"headers"`
+}
+
+// Headers are HTTP headers, each name with one value or a list of them,
+// in the order written.
+type Headers struct {
+	Pos
+	List []Header
+}
+
+// Header is one header name and its values; Pos is the name's.
+type Header struct {
+	Pos
+	Name   string
+	Values []string
 }
 
 // When says which arguments an answer is for. Exact and Subset exclude

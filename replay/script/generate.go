@@ -3,6 +3,7 @@ package script
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -115,6 +117,7 @@ type exchange struct {
 	callN    int    // for tools/call: calls of the tool so far in the session, this one too
 	session  string
 	seq      uint64
+	id       string // the request id, as written
 	method   string
 	params   json.RawMessage
 	result   json.RawMessage // nil when answered with an error, or not at all
@@ -127,6 +130,12 @@ type exchange struct {
 	// that it was a 404 for the session the request named.
 	refused int
 	expired bool
+	// header is the refusal's headers a client acts on
+	// (mcphttp.RefusalHeader); body, that the refusal had a body, which a
+	// script does not carry.
+	header http.Header
+	body   bool
+	stream uint64 // the HTTP stream the request went on
 	// When the request was sent, each progress step came and the answer
 	// came, for WithTiming.
 	sent, done time.Time
@@ -189,20 +198,31 @@ func (r *recording) addSession(s *store.TapeSession) {
 	r.hist = nil
 	for _, m := range s.Messages {
 		var w wire
-		if json.Unmarshal(m.Frame, &w) != nil {
+		bad := json.Unmarshal(m.Frame, &w) != nil
+		if x := refusedOn(pending, m); x != nil && (bad || len(w.ID) == 0 || pending[string(w.ID)] != x) {
+			// The body of a refusal, which is no answer to the request.
+			delete(pending, x.id)
+			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
+			x.refuse(m.HTTP, true)
+			r.learn(x)
+			continue
+		}
+		if bad {
 			continue // malformed frames and batches teach a script nothing
 		}
 		switch {
 		case m.Dir == store.C2S && w.Method != "" && len(w.ID) > 0:
 			r.requests++
 			nth++
-			x := &exchange{order: r.requests, nth: nth, session: s.Info.ID, seq: m.Seq, method: w.Method, params: w.Params, sent: m.Time}
-			if status, gone := m.HTTP.Refusal(); status != 0 {
+			x := &exchange{order: r.requests, nth: nth, session: s.Info.ID, seq: m.Seq, method: w.Method, params: w.Params, sent: m.Time, id: string(w.ID)}
+			if m.HTTP != nil {
+				x.stream = m.HTTP.StreamID
+			}
+			if w.Method == "tools/call" {
+				x.tool, x.callN = countCall(calls, w.Params)
+			}
+			if x.refuse(m.HTTP, false) {
 				// Refused: no answer follows, nor anything of its own.
-				x.refused, x.expired = status, gone
-				if w.Method == "tools/call" {
-					x.tool, x.callN = countCall(calls, w.Params)
-				}
 				r.learn(x)
 				continue
 			}
@@ -217,7 +237,6 @@ func (r *recording) addSession(s *store.TapeSession) {
 			}
 			if w.Method == "tools/call" {
 				inflight = append(inflight, x)
-				x.tool, x.callN = countCall(calls, w.Params)
 			}
 		case m.Dir == store.S2C && w.Method == "" && len(w.ID) > 0:
 			x := pending[string(w.ID)]
@@ -260,6 +279,35 @@ func (r *recording) addSession(s *store.TapeSession) {
 	for _, x := range inflight { // calls the session ended without an answer to
 		r.learn(x)
 	}
+}
+
+// refuse takes the refusal meta records, if any (store.HTTPMeta.Refusal),
+// and says whether there was one; body says the refusal came with one.
+func (x *exchange) refuse(meta *store.HTTPMeta, body bool) bool {
+	status, gone := meta.Refusal()
+	if status == 0 {
+		return false
+	}
+	x.refused, x.expired, x.body = status, gone, body
+	x.header = mcphttp.RefusalHeader(meta.ResponseHeader, false)
+	return true
+}
+
+// refusedOn is the pending request whose POST m answers with a 4xx or 5xx
+// body (the recorder keeps it as a frame on the request's stream), or nil.
+func refusedOn(pending map[string]*exchange, m *store.Message) *exchange {
+	if m.Dir != store.S2C || m.HTTP == nil || m.HTTP.Stream != store.StreamJSON || m.HTTP.StreamID == 0 {
+		return nil
+	}
+	if status, _ := m.HTTP.Refusal(); status == 0 {
+		return nil
+	}
+	for _, x := range pending {
+		if x.stream == m.HTTP.StreamID {
+			return x
+		}
+	}
+	return nil
 }
 
 // countCall counts a tools/call of the tool its params name in the

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -241,7 +243,7 @@ func callArgs(params json.RawMessage) (args map[string]any, ok bool) {
 
 // sameOutcome says whether two calls were answered alike.
 func sameOutcome(a, b *exchange) bool {
-	return a.answered == b.answered && a.refused == b.refused && jsonValueEqual(a.result, b.result) && jsonValueEqual(a.err, b.err) &&
+	return a.answered == b.answered && a.refused == b.refused && a.expired == b.expired && reflect.DeepEqual(a.header, b.header) && jsonValueEqual(a.result, b.result) && jsonValueEqual(a.err, b.err) &&
 		len(a.progress) == len(b.progress) && len(a.logs) == len(b.logs)
 }
 
@@ -254,6 +256,24 @@ func jsonValueEqual(a, b json.RawMessage) bool {
 		return string(a) == string(b)
 	}
 	return jsonEqual(x, y)
+}
+
+// headersNode writes a refusal's headers, names sorted: one value as
+// it is, several as a list.
+func headersNode(h http.Header) *yaml.Node {
+	m := newMap()
+	for _, k := range sortedKeys(h) {
+		if vs := h[k]; len(vs) == 1 {
+			m.set(k, strNode(vs[0]))
+		} else {
+			items := make([]*yaml.Node, len(vs))
+			for i, v := range vs {
+				items[i] = strNode(v)
+			}
+			m.set(k, flow(seqNode(items...)))
+		}
+	}
+	return flow(m.n)
 }
 
 func fallbackAnswer(text string) *yaml.Node {
@@ -291,14 +311,20 @@ func setDelay(m mapNode, d time.Duration) {
 // answerContent writes what the server did with one call.
 func answerContent(x *exchange) *yaml.Node {
 	a := newMap()
-	if x.expired {
-		a.set("fault", strNode("expire-session"))
-		a.n.HeadComment = "Refused with HTTP 404 for its session while recording: the session was gone."
-		return a.n
-	}
 	if x.refused != 0 {
-		a.set("fault", strNode(fmt.Sprintf("http-%d", x.refused)))
-		a.n.HeadComment = fmt.Sprintf("Refused with HTTP %d while recording.", x.refused)
+		if x.expired {
+			a.set("fault", strNode("expire-session"))
+			a.n.HeadComment = "Refused with HTTP 404 for its session while recording: the session was gone."
+		} else {
+			a.set("fault", strNode(fmt.Sprintf("http-%d", x.refused)))
+			a.n.HeadComment = fmt.Sprintf("Refused with HTTP %d while recording.", x.refused)
+		}
+		if len(x.header) > 0 {
+			a.set("headers", headersNode(x.header))
+		}
+		if x.body {
+			a.n.HeadComment += " Its body is not here: a fault's body is mcpmock's line of text."
+		}
 		return a.n
 	}
 	if !x.answered {

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -386,6 +390,51 @@ func TestFromTape_Refused(t *testing.T) {
 	}
 	if r, _ := c.ask("tools/call", toolCall("down", nil)); r.HTTPStatus != 502 {
 		t.Errorf("down: %+v, want HTTP status 502", r)
+	}
+}
+
+// TestFromTape_RefusalHeaders: a refusal's headers a client acts on go
+// into the script beside its fault, without those the server owns or
+// "[redacted]"; a refusal with a body (which the recorder keeps as a
+// frame on the request's stream) is a fault too, and a comment says its
+// body is left out.
+func TestFromTape_RefusalHeaders(t *testing.T) {
+	tape := tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
+		`< slow down`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"a"}]}}`,
+	)
+	m := tape.Sessions[0].Messages
+	m[0].HTTP = &store.HTTPMeta{Method: "POST", Status: 503, StreamID: 1, ResponseHeader: http.Header{
+		"Retry-After": {"30"}, "Date": {"Fri, 27 Nov 2026 08:00:00 GMT"}, "Www-Authenticate": {"[redacted]"}}}
+	m[1].HTTP = &store.HTTPMeta{Method: "POST", StreamID: 2}
+	m[2].HTTP = &store.HTTPMeta{Method: "POST", Status: 429, Stream: store.StreamJSON, StreamID: 2, ResponseHeader: http.Header{
+		"Content-Type": {"text/plain"}, "Retry-After": {"60"}, "X-Ratelimit-Remaining": {"0"}}}
+	s, out := generated(t, tape)
+	for _, want := range []string{
+		`headers: {Retry-After: "30"}`,
+		`headers: {Retry-After: "60", X-Ratelimit-Remaining: "0"}`,
+		"# Refused with HTTP 429 while recording. Its body is not here",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the script lacks %s:\n%s", want, out)
+		}
+	}
+	c := newClient(t, s)
+	call := toolCall("echo", map[string]any{"text": "a"})
+	for _, want := range []replay.Reply{
+		{HTTPStatus: 503, Refusal: &replay.HTTPRefusal{Header: http.Header{"Retry-After": {"30"}}}},
+		{HTTPStatus: 429, Refusal: &replay.HTTPRefusal{Header: http.Header{"Retry-After": {"60"}, "X-Ratelimit-Remaining": {"0"}}}},
+	} {
+		r, _ := c.ask("tools/call", call)
+		if diff := cmp.Diff(want, r, cmpopts.IgnoreUnexported(replay.RPCError{})); diff != "" {
+			t.Errorf("reply (-want +got):\n%s", diff)
+		}
+	}
+	if got := firstText(t, c.result("tools/call", call)); got != "a" {
+		t.Errorf("third call: %q, want the recorded answer", got)
 	}
 }
 

@@ -220,13 +220,14 @@ func TestHTTPFault_Wire(t *testing.T) {
 		name, tool  string
 		status      int
 		body        string
-		keepsHeader bool // the answer names the session
+		keepsHeader bool   // the answer names the session
+		header      string // the fault's headers: NAME: VALUE
 	}{
-		{"503", "unavailable", 503, "Service Unavailable (mcpmock fault http-503)\n", true},
-		{"401", "unauthorized", 401, "Unauthorized (mcpmock fault http-401)\n", true},
-		{"still served", "ok", 200, "", true},
-		{"expire-session", "expire", 404, "Not Found: session expired (mcpmock fault expire-session)\n", false},
-		{"expired", "ok", 404, "Not Found: no such session (it ended, expired, or was never issued)\n", false},
+		{"503", "unavailable", 503, "Service Unavailable (mcpmock fault http-503)\n", true, "Retry-After: 30"},
+		{"401", "unauthorized", 401, "Unauthorized (mcpmock fault http-401)\n", true, `Www-Authenticate: Bearer realm="faults-demo", error="invalid_token"`},
+		{"still served", "ok", 200, "", true, ""},
+		{"expire-session", "expire", 404, "Not Found: session expired (mcpmock fault expire-session)\n", false, ""},
+		{"expired", "ok", 404, "Not Found: no such session (it ended, expired, or was never issued)\n", false, ""},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,6 +242,15 @@ func TestHTTPFault_Wire(t *testing.T) {
 			}
 			if got := resp.Header.Get("Mcp-Session-Id") != ""; got != tt.keepsHeader {
 				t.Errorf("Mcp-Session-Id %q", resp.Header.Get("Mcp-Session-Id"))
+			}
+			var got []string
+			for _, k := range []string{"Retry-After", "Www-Authenticate"} {
+				for _, v := range resp.Header.Values(k) {
+					got = append(got, k+": "+v)
+				}
+			}
+			if h := strings.Join(got, "\n"); h != tt.header {
+				t.Errorf("headers %q, want %q", h, tt.header)
 			}
 		})
 	}

@@ -30,12 +30,7 @@ func TestLoad_BadFault(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "test.yaml")
-			src := "tools:\n  - name: a\n    answers: [{fault: " + tt.fault + "}]\n"
-			if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			err := Check(path)
+			err := checkAnswer(t, "{fault: "+tt.fault+"}")
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -55,6 +50,58 @@ func TestLoad_BadFault(t *testing.T) {
 	if err := Check(path); err == nil || !strings.Contains(err.Error(), `tools[0].answers[0].fault: fault "http-503" sends no answer`) {
 		t.Errorf("got %v, want the answer's text refused", err)
 	}
+}
+
+// TestLoad_FaultHeaders: a status fault's headers must be headers a
+// server may send and mcpmock does not own; mcpmock check names the file,
+// the line and the header of one that is not.
+func TestLoad_FaultHeaders(t *testing.T) {
+	tests := []struct {
+		name, answer string
+		want         string // "" for headers the loader takes
+	}{
+		{"Retry-After as a number", "{fault: http-503, headers: {Retry-After: 30}}", ""},
+		{"several challenges", "{fault: http-401, headers: {WWW-Authenticate: [Basic, 'Bearer realm=\"a\"']}}", ""},
+		{"with expire-session", "{fault: expire-session, headers: {X-Reason: idle}}", ""},
+		{"a space in the name", "{fault: http-503, headers: {Retry After: 30}}",
+			`test.yaml:3:43: tools[0].answers[0].headers.Retry After: "Retry After" is not a header name`},
+		{"owned", "{fault: http-503, headers: {Content-Length: 0}}",
+			`test.yaml:3:43: tools[0].answers[0].headers.Content-Length: Content-Length is set by mcpmock, not by a fault`},
+		{"the session's", "{fault: http-503, headers: {mcp-session-id: x}}",
+			`tools[0].answers[0].headers.mcp-session-id: Mcp-Session-Id is set by mcpmock`},
+		{"Content-Type", "{fault: http-503, headers: {Content-Type: application/json}}",
+			`tools[0].answers[0].headers.Content-Type: Content-Type is mcpmock's`},
+		{"twice", "{fault: http-503, headers: {Retry-After: 1, retry-after: 2}}",
+			`tools[0].answers[0].headers.retry-after: header Retry-After given twice (first at line 3)`},
+		{"a mapping as value", "{fault: http-503, headers: {Retry-After: {s: 1}}}",
+			`tools[0].answers[0].headers.Retry-After: want a header value (text or a number) or a list of them, got a mapping`},
+		{"not a mapping", "{fault: http-503, headers: [Retry-After]}",
+			`tools[0].answers[0].headers: want a mapping of header names to values, got a list`},
+		{"without a status fault", "{text: hi, headers: {Retry-After: 1}}",
+			`tools[0].answers[0].headers: headers go with fault http-NNN or expire-session`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkAnswer(t, tt.answer)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("got %v\nwant an error containing %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// checkAnswer checks test.yaml, a script whose one tool, a, has the one
+// answer given (YAML flow style), on line 3 from column 15.
+func checkAnswer(t *testing.T, answer string) error {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.yaml")
+	if err := os.WriteFile(path, []byte("tools:\n  - name: a\n    answers: ["+answer+"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return Check(path)
 }
 
 func TestLoad_Examples(t *testing.T) {

@@ -61,6 +61,8 @@ func TestSchema_Examples(t *testing.T) {
 		"tools: [{name: t, answers: [{fault: http-600}]}]",
 		"tools: [{name: t, answers: [{fault: http-5030}]}]",
 		"tools: [{name: t, answers: [{fault: explode}]}]",
+		"tools: [{name: t, answers: [{fault: http-503, headers: {Retry After: 1}}]}]",
+		"tools: [{name: t, answers: [{fault: http-503, headers: {Retry-After: {s: 1}}}]}]",
 	} {
 		var n yaml.Node
 		if err := yaml.Unmarshal([]byte(bad), &n); err != nil {

@@ -211,10 +211,10 @@ func (ss *session) perform(ctx context.Context, peer replay.Peer, c *call, a *an
 	case "close":
 		return replay.Reply{NoReply: true, CloseAfter: true}, nil
 	case "expire-session":
-		return replay.Reply{ExpireSession: true}, nil
+		return replay.Reply{ExpireSession: true, Refusal: a.refusal}, nil
 	}
 	if a.status != 0 {
-		return replay.Reply{HTTPStatus: a.status}, nil
+		return replay.Reply{HTTPStatus: a.status, Refusal: a.refusal}, nil
 	}
 	if sentProgress && !c.stateless {
 		// A TypeScript SDK client would drop the progress it reads
