@@ -223,3 +223,58 @@ func TestGoSDK_RecordedRetryAfter(t *testing.T) {
 		t.Errorf("the call after the 404 reached mcpmock")
 	}
 }
+
+// TestReplay_RefusalLegacy: over legacy HTTP+SSE the refused POSTs, of a
+// request and of a notification, get the status and headers in place of
+// 202; the stream carries nothing for them.
+func TestReplay_RefusalLegacy(t *testing.T) {
+	srv := testdataServer(t, "refusals.jsonl")
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL+"/sse", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := sseEvents(resp.Body)
+	endpoint := <-events
+	if !strings.HasPrefix(endpoint, "/message?sessionId=") {
+		t.Fatalf("endpoint event %q", endpoint)
+	}
+	c := &httpClient{t: t, url: hs.URL + endpoint}
+	steps := []struct {
+		body        string
+		status      int
+		retryAfter  string
+		answerOnSSE string // in the next message on the stream
+	}{
+		{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, 202, "", `"serverInfo":{"name":"picky"`},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, 202, "", ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`, 503, "7", ""},
+		{`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`, 429, "3", ""},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`, 202, "", `"id":2,"result":{"content":[{"type":"text","text":"a"}]}`},
+	}
+	for _, st := range steps {
+		r := c.do(http.MethodPost, st.body, nil)
+		b := bodyOf(t, r)
+		if r.StatusCode != st.status || r.Header.Get("Retry-After") != st.retryAfter {
+			t.Errorf("%.60s: %d, Retry-After %q (%q); want %d, %q", st.body, r.StatusCode, r.Header.Get("Retry-After"), b, st.status, st.retryAfter)
+		}
+		if st.answerOnSSE == "" {
+			continue
+		}
+		// The next message on the stream answers this POST: nothing came
+		// for the refused ones in between.
+		select {
+		case got := <-events:
+			if !strings.Contains(got, st.answerOnSSE) {
+				t.Errorf("%.60s: the stream carried %s, want %s", st.body, got, st.answerOnSSE)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%.60s: no answer on the stream", st.body)
+		}
+	}
+}

@@ -48,7 +48,7 @@ func TestRun_Usage(t *testing.T) {
 		t.Fatal(err)
 	}
 	badFaults := filepath.Join(t.TempDir(), "faults.yaml")
-	if err := os.WriteFile(badFaults, []byte("tools:\n  - name: a\n    answers: [{fault: http-200}]\n  - name: b\n    answers: [{fault: http-abc}]\n  - name: c\n    answers: [{fault: http-600}]\n"), 0o600); err != nil {
+	if err := os.WriteFile(badFaults, []byte("tools:\n  - name: a\n    answers: [{fault: http-200}]\n  - name: b\n    answers: [{fault: http-abc}]\n  - name: c\n    answers: [{fault: http-600}]\n  - name: d\n    answers: [{fault: http-503, headers: {Retry After: 30}}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -95,6 +95,7 @@ func TestRun_Usage(t *testing.T) {
 		{"check a fault http-200", []string{"check", badFaults}, 1, badFaults + `:3:23: tools[0].answers[0].fault: fault "http-200": 200 is not an error status`},
 		{"check a fault http-abc", []string{"check", badFaults}, 1, badFaults + `:5:23: tools[1].answers[0].fault: fault "http-abc": want http- and a three-digit status`},
 		{"check a fault http-600", []string{"check", badFaults}, 1, badFaults + `:7:23: tools[2].answers[0].fault: fault "http-600": 600 is not an error status`},
+		{"check a fault's bad header name", []string{"check", badFaults}, 1, badFaults + `:9:43: tools[3].answers[0].headers.Retry After: "Retry After" is not a header name`},
 		{"check a resource's answer to no elicit", []string{"check", badAsks}, 1, badAsks + ":6:61: resources[0].answers[0].when.elicited: when.elicited matches the client's answer to the resource's elicit, and this resource has none"},
 	}
 	for _, tt := range tests {
