@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"iter"
+	"net/http"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -574,9 +575,10 @@ func refuseWith(it *interaction, meta *store.HTTPMeta, body []byte) bool {
 }
 
 // refusalBody says whether a server frame is the body of a POST's 4xx or
-// 5xx answer (which the recorder keeps as a frame, JSON or not).
+// 5xx answer (which the recorder keeps as a frame, JSON or not, with the
+// POST's request headers).
 func refusalBody(meta *store.HTTPMeta) bool {
-	if meta == nil || meta.Stream != store.StreamJSON {
+	if meta == nil || meta.Stream != store.StreamJSON || meta.Method != http.MethodPost {
 		return false
 	}
 	status, _ := meta.Refusal()

@@ -296,7 +296,7 @@ func (x *exchange) refuse(meta *store.HTTPMeta, body bool) bool {
 // refusedOn is the pending request whose POST m answers with a 4xx or 5xx
 // body (the recorder keeps it as a frame on the request's stream), or nil.
 func refusedOn(pending map[string]*exchange, m *store.Message) *exchange {
-	if m.Dir != store.S2C || m.HTTP == nil || m.HTTP.Stream != store.StreamJSON || m.HTTP.StreamID == 0 {
+	if m.Dir != store.S2C || m.HTTP == nil || m.HTTP.Stream != store.StreamJSON || m.HTTP.Method != http.MethodPost || m.HTTP.StreamID == 0 {
 		return nil
 	}
 	if status, _ := m.HTTP.Refusal(); status == 0 {
