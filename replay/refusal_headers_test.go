@@ -278,3 +278,24 @@ func TestReplay_RefusalLegacy(t *testing.T) {
 		}
 	}
 }
+
+// TestReplay_RefusedNotificationStdio: on stdio a refused notification
+// has no status to be given, and a notification gets no answer: nothing
+// is written for it, and the session goes on.
+func TestReplay_RefusedNotificationStdio(t *testing.T) {
+	srv := testdataServer(t, "refusals.jsonl")
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+	}, "\n") + "\n"
+	var out strings.Builder
+	if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"id":0,"result"`) || lines[1] != `{"jsonrpc":"2.0","id":1,"result":{}}` {
+		t.Errorf("stdout:\n%s\nwant the initialize answer and the ping's, nothing between", out.String())
+	}
+}

@@ -23,6 +23,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("a: &a [*a, *a]\nb: *a\n"))
 	f.Add([]byte("tools: [{name: x, answers: [{text: '{{.args.q}}'}]}]"))
+	f.Add([]byte("tools: [{name: x, sequence: [{fault: http-401, headers: {WWW-Authenticate: [Basic, 'Bearer realm=\"a\"'], Retry-After: 1}}, {fault: expire-session, headers: {X-A: b}}]}]"))
 	f.Add([]byte("tools: [{name: x, sample: {messages: [{role: user, text: '{{.args.q}}'}], maxTokens: 5}, roots: true, answers: [{when: {sampled: {model: m}}, text: '{{.sampled.content.text}} {{range .roots}}{{.uri}}{{end}}'}]}]"))
 	f.Add([]byte("prompts: [{name: p, elicit: {message: '{{.args.q}}', requestedSchema: {type: object}}, answers: [{when: {elicited: {action: accept}}, messages: [{role: user, text: '{{.elicited.content.q}}'}]}, {error: {code: 1, message: '{{.prompt}}'}}]}]"))
 	f.Add([]byte("resources: [{uri: 'file:///r', name: r, roots: true, sample: {messages: [{role: user, text: '{{.uri}}'}], maxTokens: 1}, answers: [{when: {sampled: {model: m}}, text: '{{range .roots}}{{.uri}}{{end}}'}, {blob: aGk=}]}]"))
