@@ -465,10 +465,9 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				it.stream = m.HTTP.StreamID
 			}
 			inflight.put(p.id, it)
-			if refuseWith(it, m.HTTP, nil) {
-				// Its POST got a bare status, and no answer will follow.
-				// Not open: the server traffic after it belongs elsewhere.
-			} else {
+			// A POST refused with a bare status gets no answer: not open,
+			// as the server traffic after it belongs elsewhere.
+			if !refuseWith(it, m.HTTP, nil) {
 				it.prep.Reply.NoReply = true // until its answer comes
 				open = append(open, it)
 			}
