@@ -170,7 +170,7 @@ func (c *LegacyClient) Post(frame []byte) error {
 		tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, c.o.Redactor.Header(resp.Header), refusalNote(body))
 		// No SessionGone: a 2024-11-05 session is its event stream,
 		// whose end says it is over.
-		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body)), Header: resp.Header}
+		return &Refusal{Status: resp.StatusCode, Body: body, Header: resp.Header}
 	}
 	tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, c.o.Redactor.Header(resp.Header), "")
 	return nil

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -125,7 +124,7 @@ func NewStreamableClient(o StreamableOptions) *StreamableClient {
 // for passing on live, as mcpmock's fallback does, never for disk).
 type Refusal struct {
 	Status int
-	Body   string
+	Body   []byte // as it came (its start: up to a large event's size)
 	Header http.Header
 	// SessionGone: a 404 to a POST that carried the session's
 	// Mcp-Session-Id, the spec's word for a session the server no longer
@@ -133,7 +132,9 @@ type Refusal struct {
 	SessionGone bool
 }
 
-func (r *Refusal) Error() string { return fmt.Sprintf("HTTP %d: %.200s", r.Status, r.Body) }
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("HTTP %d: %.200s", r.Status, bytes.TrimSpace(r.Body))
+}
 
 // Post taps frame and POSTs it, and takes in what the server answers. It
 // returns once the answer is read (JSON) or its event stream is open
@@ -266,7 +267,7 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		// answers nothing a replay could pair it with. Its status and
 		// body go on the message refused.
 		tapAnswered(c.o.Tap, sentSeq, at, frame, sentMeta, resp.StatusCode, meta.ResponseHeader, refusalNote(body))
-		return &Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body)), Header: resp.Header,
+		return &Refusal{Status: resp.StatusCode, Body: body, Header: resp.Header,
 			SessionGone: resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != ""}
 	}
 	return nil

@@ -174,7 +174,7 @@ func (c *StreamableClient) resume(ctx context.Context, from string) (*http.Respo
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
-	why := (&Refusal{Status: resp.StatusCode, Body: strings.TrimSpace(string(body))}).Error()
+	why := (&Refusal{Status: resp.StatusCode, Body: body}).Error()
 	switch resp.StatusCode {
 	// 409: go-sdk's server answers so while it still holds the stream for
 	// the connection that broke, until it notices that one is gone.

@@ -432,9 +432,20 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 	// answered: the last answered request with each recorded token, for
 	// progress the server sent after its answer.
 	answered := map[string]*interaction{}
-	// noteStreams: the client notifications POSTed, by HTTP stream, for
-	// a refusal whose body comes after them.
-	var noteStreams map[uint64]*interaction
+	// posted: client messages not in flight (notifications, requests the
+	// recording marks refused), by the HTTP stream their POST opened,
+	// for a refusal whose body comes after them. mcpspy keeps a refusal
+	// on the message it refused, and its body as a frame of its own.
+	var posted map[uint64]*interaction
+	keepPosted := func(it *interaction, meta *store.HTTPMeta) {
+		if meta == nil || meta.StreamID == 0 {
+			return
+		}
+		if posted == nil {
+			posted = map[uint64]*interaction{}
+		}
+		posted[meta.StreamID] = it
+	}
 	for i, pp := range ps {
 		m, p := s.Messages[i], *pp
 		if m.Dir == store.S2C && refusalBody(m.HTTP) {
@@ -443,12 +454,12 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			// the client message on that stream is replayed so refused.
 			it := openOn(open, m.HTTP.StreamID)
 			if it == nil {
-				it = noteStreams[m.HTTP.StreamID]
+				it = posted[m.HTTP.StreamID]
 			}
 			if it != nil && !(p.ok && p.id != nil && inflight.get(p.id) == it) {
 				refuseWith(it, m.HTTP, m.Frame)
 				open = removeInteraction(open, it)
-				delete(noteStreams, m.HTTP.StreamID)
+				delete(posted, m.HTTP.StreamID)
 				continue
 			}
 		}
@@ -467,7 +478,9 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			inflight.put(p.id, it)
 			// A POST refused with a bare status gets no answer: not open,
 			// as the server traffic after it belongs elsewhere.
-			if !refuseWith(it, m.HTTP, nil) {
+			if refuseWith(it, m.HTTP, nil) {
+				keepPosted(it, m.HTTP)
+			} else {
 				it.prep.Reply.NoReply = true // until its answer comes
 				open = append(open, it)
 			}
@@ -490,12 +503,8 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			}
 			it := newInteraction(m, &p)
 			it.note = true
-			if !refuseWith(it, m.HTTP, nil) && m.HTTP != nil && m.HTTP.StreamID != 0 {
-				if noteStreams == nil {
-					noteStreams = map[uint64]*interaction{}
-				}
-				noteStreams[m.HTTP.StreamID] = it
-			}
+			refuseWith(it, m.HTTP, nil)
+			keepPosted(it, m.HTTP)
 			b.notes = append(b.notes, it)
 			b.noteHash = append(b.noteHash, p.hash)
 			last = it

@@ -18,7 +18,10 @@ import (
 // testdata/refusals.jsonl records a server that refused a tools/call with
 // a bare 503 and Retry-After: 7 (and headers of its own: Date,
 // Content-Length, Connection, Server, its Mcp-Session-Id), answered it
-// when asked again, refused the next call with 429 and a text body,
+// when asked again, refused the next call with 429 and a text body
+// (recorded as mcpspy records it now: the status on the call as well, the
+// body as a frame of its own; the 404 below is as it recorded before,
+// the body alone),
 // refused notifications/roots/list_changed with 429 and Retry-After: 3,
 // a call with 401 whose WWW-Authenticate the recorder redacted, and the
 // last with 404 and a JSON-RPC error with a null id (the TypeScript

@@ -58,10 +58,32 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.next.ServeHTTP(w, r)
 }
 
+// refusalsSeen is a client transport that keeps what each 4xx or 5xx
+// answer to the client looked like: "STATUS Retry-After=… body".
+type refusalsSeen struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (s *refusalsSeen) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || resp.StatusCode < 400 {
+		return resp, err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, fmt.Sprintf("%d Retry-After=%q Set-Cookie=%q %q", resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Set-Cookie"), body))
+	return resp, nil
+}
+
 // TestFallback_PassesTheServersRefusal: a request the fallback's server
 // refuses with a bare status reaches the live client as that status, as it
 // would have without mcpmock, and go-sdk's client acts on it as on the
-// real server's: a 503 fails the call and keeps the session; a 404 to the
+// real server's, with the headers a client acts on and the body: a 503
+// fails the call and keeps the session; a 404 to the
 // server's session ends the client's session (ErrSessionMissing), and a
 // new one works, with a new session on the server.
 func TestFallback_PassesTheServersRefusal(t *testing.T) {
@@ -73,8 +95,8 @@ func TestFallback_PassesTheServersRefusal(t *testing.T) {
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	hc := &http.Client{Transport: &http.Transport{}}
-	defer hc.CloseIdleConnections()
+	seen := &refusalsSeen{}
+	hc := &http.Client{Transport: seen}
 	open := func() *client {
 		return connect(ctx, t, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc})
 	}
@@ -115,6 +137,18 @@ func TestFallback_PassesTheServersRefusal(t *testing.T) {
 	if got := addSum(ctx, t, again, 40, 2); got != 42 {
 		t.Errorf("add in a new session: %d", got)
 	}
+	// What the client got: go-sdk's 404 after the expiry is mcpmock's
+	// own (the session is gone), not the server's.
+	want := []string{
+		`503 Retry-After="7" Set-Cookie="" "the gateway refuses\n"`,
+		`404 Retry-After="" Set-Cookie="" "the gateway refuses\n"`,
+	}
+	seen.mu.Lock()
+	got := slices.Clone(seen.seen)
+	seen.mu.Unlock()
+	if !slices.Equal(got, want) {
+		t.Errorf("the client got\n%q\nwant\n%q", got, want)
+	}
 	if st := fb.Stats(); len(st.Failed) != 2 || !strings.Contains(st.Failed[0], "HTTP 503") || !strings.Contains(st.Failed[1], "HTTP 404") {
 		t.Errorf("stats %+v, want the two refusals failed", st)
 	}
@@ -141,11 +175,10 @@ func TestFallback_PassesTheServersRefusal(t *testing.T) {
 			}
 		}
 	}
-	want := []string{`503 retry-after="7" cookie="[redacted]"`, `404 retry-after="" cookie=""`}
 	if answers == 0 {
 		t.Error("the fallback recorded no answer")
 	}
-	if !slices.Equal(refused, want) {
+	if want := []string{`503 retry-after="7" cookie="[redacted]"`, `404 retry-after="" cookie=""`}; !slices.Equal(refused, want) {
 		t.Errorf("recorded refusals\n%q\nwant\n%q", refused, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay"
 )
@@ -198,19 +199,30 @@ func (ss *session) fail(req *replay.Request, err error) replay.Reply {
 // refusalReply passes on a bare 4xx or 5xx the server answered a request
 // with: the client meets the status it would have met without mcpmock (a
 // gateway's 429 or 503, which clients take as transient; a 401 whose
-// WWW-Authenticate starts their authorization), and a 404 for the
-// server's session as the expiry of its own, after which it starts a new
-// session, and so a new one with the server. A redirect is not followed
-// or passed on: failReply says what it was.
+// WWW-Authenticate starts their authorization), with the headers a client
+// acts on and the body, as a replay of a recorded refusal gives them; and
+// a 404 for the server's session as the expiry of its own, after which it
+// starts a new session, and so a new one with the server. A redirect is
+// not followed or passed on: failReply says what it was.
 func refusalReply(err error) (replay.Reply, bool) {
 	var refused *recorder.Refusal
-	switch {
-	case !errors.As(err, &refused) || refused.Status < 400 || refused.Status > 599:
+	if !errors.As(err, &refused) || refused.Status < 400 || refused.Status > 599 {
 		return replay.Reply{}, false
-	case refused.SessionGone:
-		return replay.Reply{ExpireSession: true}, true
 	}
-	return replay.Reply{HTTPStatus: int32(refused.Status)}, true
+	var r replay.Reply
+	if refused.SessionGone {
+		r.ExpireSession = true
+	} else {
+		r.HTTPStatus = int32(refused.Status)
+	}
+	var body []byte
+	if len(refused.Body) > 0 {
+		body = refused.Body
+	}
+	if h := mcphttp.RefusalHeader(refused.Header, body != nil); h != nil || body != nil {
+		r.Refusal = &replay.HTTPRefusal{Header: h, Body: body}
+	}
+	return r, true
 }
 
 // failReply is the answer to a request the real server could not be asked
