@@ -197,13 +197,30 @@ func (l *eventLog) after(st *evStream, n int) (evs [][]byte, first int, changed 
 	return evs, n + 1, st.changed, st.done, nil
 }
 
-// markSent notes that the GET stream's events up to n reached a client.
-func (l *eventLog) markSent(st *evStream, n int) {
+// markSent notes that the GET stream's events up to n reached a client,
+// and says whether the session had ended already.
+func (l *eventLog) markSent(st *evStream, n int) (ended bool) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if n > st.sent {
 		st.sent = n
 	}
+	return l.closed
+}
+
+// unmarkSent takes back markSent's note for event n, whose write failed.
+// If the session ended after the mark (not ended when marked), its end
+// took n as sent: n is counted lost now.
+func (l *eventLog) unmarkSent(st *evStream, n int, msg []byte, endedWhenMarked bool) {
+	l.mu.Lock()
+	closed := l.closed
+	if st.sent == n {
+		st.sent = n - 1
+	}
 	l.mu.Unlock()
+	if closed && !endedWhenMarked {
+		l.lost([][]byte{msg})
+	}
 }
 
 // resumePoint finds the stream and position a Last-Event-ID names.
@@ -276,13 +293,20 @@ func (l *eventLog) pump(sw *sseWriter, st *evStream, n int, w *streamWriter, gon
 			return // fell too far behind while writing: the client may resume elsewhere
 		}
 		for i, m := range evs {
+			// Marked before it is written: a client that reads it may end
+			// the session (DELETE) before the write returns, and the
+			// session's end must not count it as never sent.
+			ended := false // when marked: the session's end counted it already
+			if st.id == 0 {
+				ended = l.markSent(st, first+i)
+			}
 			if sw.event("message", eventID(st.id, first+i), m) != nil {
+				if st.id == 0 {
+					l.unmarkSent(st, first+i, m, ended)
+				}
 				return
 			}
 			n = first + i
-			if st.id == 0 {
-				l.markSent(st, n)
-			}
 		}
 		if len(evs) > 0 {
 			continue
