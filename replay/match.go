@@ -177,9 +177,10 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 }
 
 // refused says whether it replays a refusal: a bare HTTP status, or an
-// expired session.
+// expired session (not an error answered with a status: an answer).
 func (it *interaction) refused() bool {
-	return it.prep.Reply.HTTPStatus != 0 || it.prep.Reply.ExpireSession
+	r := &it.prep.Reply
+	return r.HTTPStatus != 0 && r.Error == nil || r.ExpireSession
 }
 
 // serveRefusal says whether refusal it may be given to a live session:

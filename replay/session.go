@@ -450,7 +450,7 @@ func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply
 		ex.done() // cancelled: no answer
 		return
 	}
-	if r.HTTPStatus != 0 || r.ExpireSession {
+	if (r.HTTPStatus != 0 && r.Error == nil) || r.ExpireSession {
 		s.refuse(req, ex, r)
 		return
 	}
@@ -460,6 +460,11 @@ func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply
 	case len(r.Raw) > 0:
 		for _, f := range r.Raw {
 			_ = ex.send(f)
+		}
+	case r.Error != nil && r.HTTPStatus != 0:
+		msg := errorMessage(req.ID, r.Error)
+		if ex.refuse(int(r.HTTPStatus), false, &HTTPRefusal{Header: http.Header{"Content-Type": {"application/json"}}, Body: msg}) != nil {
+			_ = ex.reply(msg, sse) // no status to give: the error as any
 		}
 	case r.Error != nil:
 		_ = ex.reply(errorMessage(req.ID, r.Error), sse)

@@ -93,7 +93,8 @@ type Outgoing struct {
 }
 
 // Reply is a Source's answer to one request. Exactly one of Result, Error,
-// Raw, NoReply, ExpireSession or HTTPStatus applies.
+// Raw, NoReply, ExpireSession or HTTPStatus applies, but for Error with
+// HTTPStatus.
 type Reply struct {
 	Result json.RawMessage
 	Error  *RPCError
@@ -111,8 +112,12 @@ type Reply struct {
 	ExpireSession bool
 	// HTTPStatus (4xx or 5xx) answers the request's POST with that status
 	// and no JSON-RPC message; where there is no HTTP status, a JSON-RPC
-	// error names it. int32, next to the bools: a Reply is part of every
-	// recorded interaction, whose size is kept to 256 bytes.
+	// error names it. With Error, the error is the answer, sent over
+	// Streamable HTTP as an application/json body with that status instead
+	// of 200 (go-sdk's server answers a 2026-07-28 header mismatch with 400
+	// and -32020), and elsewhere as any error. int32, next to the bools: a
+	// Reply is part of every recorded interaction, whose size is kept to
+	// 256 bytes.
 	HTTPStatus int32
 	// Refusal, with HTTPStatus or ExpireSession, is more of the refused
 	// POST's answer: headers and a body. nil: the status and a line of
