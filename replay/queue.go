@@ -10,18 +10,22 @@ import (
 )
 
 // queue holds the messages of a legacy SSE stream (2024-11-05), which
-// carries everything the session sends, until they are written. The
-// stream cannot be resumed: what is still queued when it closes, what
-// fails to be written and what comes after is lost, and given to lost.
+// carries everything the session sends, until they are written. When the
+// session ends, what it queued before goes out first, and then the
+// stream closes (a session that expires after answering a call: the
+// answer, then the end). The stream cannot be resumed: what is still
+// queued when it closes with no client reading it, what fails to be
+// written and what comes after is lost, and given to lost.
 type queue struct {
-	mu     sync.Mutex
-	msgs   [][]byte
-	ended  bool // closed: what is pushed now is lost
-	wake   chan struct{}
-	closed chan struct{}
-	once   sync.Once
-	warn   func(string, ...any)
-	lost   func(msgs [][]byte)
+	mu      sync.Mutex
+	msgs    [][]byte
+	ended   bool // closed: what is pushed now is lost
+	pumping bool // a stream's pump writes what is queued
+	wake    chan struct{}
+	closed  chan struct{}
+	once    sync.Once
+	warn    func(string, ...any)
+	lost    func(msgs [][]byte)
 }
 
 // maxQueued bounds what waits for a client that never reads.
@@ -63,13 +67,17 @@ func (q *queue) take() [][]byte {
 	return m
 }
 
-// close ends the stream; what it still held is lost.
+// close ends the stream: nothing more is queued, and what it holds is
+// written by the stream's pump before it returns, or, with no client
+// reading, lost.
 func (q *queue) close() {
 	q.once.Do(func() {
 		q.mu.Lock()
 		q.ended = true
-		left := q.msgs
-		q.msgs = nil
+		var left [][]byte
+		if !q.pumping {
+			left, q.msgs = q.msgs, nil
+		}
 		q.mu.Unlock()
 		close(q.closed)
 		if len(left) > 0 {
@@ -132,10 +140,27 @@ func (s *sseWriter) counted(typ string, data []byte) error {
 	return s.event(typ, strconv.Itoa(s.n), data)
 }
 
-// pump writes queued messages as events until the client goes, the queue
-// closes or stop ends. What it took and could not write is lost.
+// pump writes queued messages as events until the client goes, stop
+// ends, or the queue closes and what it held is written. What it took
+// and could not write is lost, and so is what the queue holds when it
+// returns after the queue closed.
 func (q *queue) pump(sw *sseWriter, typ string, stop <-chan struct{}) {
-	for {
+	q.mu.Lock()
+	q.pumping = true
+	q.mu.Unlock()
+	defer func() {
+		q.mu.Lock()
+		q.pumping = false
+		var left [][]byte
+		if q.ended {
+			left, q.msgs = q.msgs, nil
+		}
+		q.mu.Unlock()
+		if len(left) > 0 {
+			q.lost(left)
+		}
+	}()
+	for ended := false; ; {
 		msgs := q.take()
 		for i, m := range msgs {
 			if sw.counted(typ, m) != nil {
@@ -143,10 +168,13 @@ func (q *queue) pump(sw *sseWriter, typ string, stop <-chan struct{}) {
 				return
 			}
 		}
+		if ended {
+			return
+		}
 		select {
 		case <-q.wake:
 		case <-q.closed:
-			return
+			ended = true // one more round: what came before the end
 		case <-stop:
 			return
 		}
