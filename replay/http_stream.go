@@ -109,10 +109,11 @@ func (l *eventLog) sentUpTo() int {
 	return l.get.sent
 }
 
-// append adds an event and returns its n.
+// append adds an event and returns its n. Past the log's bounds the
+// oldest events go; a GET-stream event no client was sent is lost (a
+// POST stream's were written to its client as they came).
 func (l *eventLog) append(st *evStream, msg []byte) int {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	st.last++
 	if len(st.evs) == 0 {
 		st.first = st.last
@@ -120,27 +121,40 @@ func (l *eventLog) append(st *evStream, msg []byte) int {
 	st.evs = append(st.evs, msg)
 	l.order = append(l.order, st)
 	l.bytes += len(msg)
+	var unsent [][]byte
 	for len(l.order) > 1 && (len(l.order) > keepEvents || l.bytes > keepBytes) {
-		l.dropOldest()
+		if ev, ok := l.dropOldest(); !ok {
+			unsent = append(unsent, ev)
+		}
 	}
 	st.wakeLocked()
-	return st.last
+	n := st.last
+	l.mu.Unlock()
+	if len(unsent) > 0 {
+		l.lost(unsent)
+	}
+	return n
 }
 
-func (l *eventLog) dropOldest() {
+// dropOldest drops the log's oldest event, and says whether it was sent:
+// false only for a GET-stream event no client was sent.
+func (l *eventLog) dropOldest() (ev []byte, sent bool) {
 	st := l.order[0]
 	l.order[0] = nil
 	l.order = l.order[1:]
-	l.bytes -= len(st.evs[0])
+	ev = st.evs[0]
+	l.bytes -= len(ev)
 	st.evs[0] = nil
 	st.evs = st.evs[1:]
-	if st.id == 0 && st.first > st.sent && l.warn != nil {
+	sent = st.id != 0 || st.first <= st.sent
+	if !sent && l.warn != nil {
 		l.warn("client is not reading its event stream; dropped the oldest of %d kept events", keepEvents)
 	}
 	st.first++
 	if st.done && len(st.evs) == 0 {
 		delete(l.streams, st.id)
 	}
+	return ev, sent
 }
 
 func (st *evStream) wakeLocked() {

@@ -44,7 +44,9 @@ func (q *queue) push(msg []byte) error {
 		q.lost([][]byte{msg})
 		return errQueueClosed
 	}
+	var dropped []byte
 	if len(q.msgs) >= maxQueued {
+		dropped = q.msgs[0]
 		q.msgs = q.msgs[1:]
 		if q.warn != nil {
 			q.warn("client is not reading its event stream; dropped the oldest of %d queued messages", maxQueued)
@@ -52,6 +54,9 @@ func (q *queue) push(msg []byte) error {
 	}
 	q.msgs = append(q.msgs, msg)
 	q.mu.Unlock()
+	if dropped != nil {
+		q.lost([][]byte{dropped})
+	}
 	select {
 	case q.wake <- struct{}{}:
 	default:
