@@ -488,17 +488,42 @@ func (c *compiler) template(p Pos, text string) *template.Template {
 	return t
 }
 
-// refusalHeaders checks the headers of a fault that refuses with an HTTP
-// status (refuses: http-NNN or expire-session) and returns them for the
-// reply; nil when there are none.
-func (c *compiler) refusalHeaders(hs *Headers, refuses bool) *replay.HTTPRefusal {
-	if len(hs.List) == 0 {
+// refusal checks the headers and body of a fault that refuses with an
+// HTTP status (refuses: http-NNN or expire-session) and returns them for
+// the reply; nil when there are none.
+func (c *compiler) refusal(hs *Headers, body Value, refuses bool) *replay.HTTPRefusal {
+	if len(hs.List) == 0 && !body.Set {
 		return nil
 	}
 	if !refuses {
-		c.errorf(hs.Pos, "headers go with fault http-NNN or expire-session, which answer with an HTTP status")
+		if body.Set {
+			c.errorf(body.Pos, "body goes with fault http-NNN or expire-session, which answer with an HTTP status")
+		}
+		if len(hs.List) > 0 {
+			c.errorf(hs.Pos, "headers go with fault http-NNN or expire-session, which answer with an HTTP status")
+		}
 		return nil
 	}
+	r := c.refusalHeaders(hs, body.Set)
+	if !body.Set {
+		return r
+	}
+	contentType := "application/json"
+	if s, ok := body.V.(string); ok {
+		r.Body, contentType = []byte(s), "text/plain; charset=utf-8"
+	} else if b, err := json.Marshal(body.V); err != nil {
+		c.errorf(body.Pos, "body: %v", err)
+	} else {
+		r.Body = b
+	}
+	if r.Header.Get("Content-Type") == "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	return r
+}
+
+// refusalHeaders checks a refusal's headers; Content-Type only withBody.
+func (c *compiler) refusalHeaders(hs *Headers, withBody bool) *replay.HTTPRefusal {
 	h := http.Header{}
 	first := map[string]int{}
 	for _, x := range hs.List {
@@ -508,8 +533,8 @@ func (c *compiler) refusalHeaders(hs *Headers, refuses bool) *replay.HTTPRefusal
 			continue
 		}
 		first[name] = x.Line
-		if name == "Content-Type" {
-			c.errorf(x.Pos, "Content-Type is mcpmock's: the body of a fault is its line of text/plain")
+		if name == "Content-Type" && !withBody {
+			c.errorf(x.Pos, "Content-Type goes with a body: without one, the body of a fault is mcpmock's line of text/plain")
 			continue
 		}
 		for _, v := range x.Values {
@@ -549,7 +574,7 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 	if sendsNothing(a.Fault) && (result || a.Error != nil) {
 		c.errorf(sub(a.Pos, "fault"), "fault %q sends no answer; remove the result or error", a.Fault)
 	}
-	ca.refusal = c.refusalHeaders(&a.Headers, isHTTP || a.Fault == "expire-session")
+	ca.refusal = c.refusal(&a.Headers, a.Body, isHTTP || a.Fault == "expire-session")
 	if a.Text != "" {
 		ca.content = append(ca.content, block{v: map[string]any{"type": "text"}, text: c.template(sub(a.Pos, "text"), a.Text)})
 	}

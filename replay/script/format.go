@@ -84,6 +84,10 @@ type Answer struct {
 	// Headers go with a fault http-NNN or expire-session: HTTP response
 	// headers sent with the status (Retry-After, WWW-Authenticate).
 	Headers Headers `yaml:"headers"`
+	// Body goes with them too: the body sent with the status instead of
+	// mcpmock's line of text, a string as text/plain and any other value
+	// as its JSON (application/json), unless Headers name a Content-Type.
+	Body Value `yaml:"body"`
 }
 
 // Headers are HTTP headers, each name with one value or a list of them,

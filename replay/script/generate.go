@@ -131,10 +131,10 @@ type exchange struct {
 	refused int
 	expired bool
 	// header is the refusal's headers a client acts on
-	// (mcphttp.RefusalHeader); body, that the refusal had a body, which a
-	// script does not carry.
+	// (mcphttp.RefusalHeader), with its Content-Type when it had a body;
+	// body, that body as recorded (nil: none).
 	header http.Header
-	body   bool
+	body   []byte
 	stream uint64 // the HTTP stream the request went on
 	// When the request was sent, each progress step came and the answer
 	// came, for WithTiming.
@@ -195,16 +195,24 @@ func (r *recording) addSession(s *store.TapeSession) {
 	var inflight []*exchange          // tools/call not yet answered
 	var lastAnswered *exchange
 	nth, calls := 0, map[string]int{} // requests, and tools/calls by tool, in the session
+	// refusedOnStream: requests the recording marks refused, by the HTTP
+	// stream of their POST, whose refusal's body may follow (mcpspy keeps
+	// it as a frame of its own).
+	refusedOnStream := map[uint64]*exchange{}
 	r.hist = nil
 	for _, m := range s.Messages {
 		var w wire
 		bad := json.Unmarshal(m.Frame, &w) != nil
-		if x := refusedOn(pending, m); x != nil && (bad || len(w.ID) == 0 || pending[string(w.ID)] != x) {
+		if x := refusedOn(pending, refusedOnStream, m); x != nil && (bad || len(w.ID) == 0 || pending[string(w.ID)] != x) {
 			// The body of a refusal, which is no answer to the request.
 			delete(pending, x.id)
+			delete(refusedOnStream, x.stream)
 			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
-			x.refuse(m.HTTP, true)
-			r.learn(x)
+			learnt := x.refused != 0
+			x.refuse(m.HTTP, m.Frame)
+			if !learnt {
+				r.learn(x)
+			}
 			continue
 		}
 		if bad {
@@ -221,8 +229,12 @@ func (r *recording) addSession(s *store.TapeSession) {
 			if w.Method == "tools/call" {
 				x.tool, x.callN = countCall(calls, w.Params)
 			}
-			if x.refuse(m.HTTP, false) {
-				// Refused: no answer follows, nor anything of its own.
+			if x.refuse(m.HTTP, nil) {
+				// Refused: no answer follows, nor anything of its own,
+				// but perhaps the refusal's body.
+				if x.stream != 0 {
+					refusedOnStream[x.stream] = x
+				}
 				r.learn(x)
 				continue
 			}
@@ -282,20 +294,21 @@ func (r *recording) addSession(s *store.TapeSession) {
 }
 
 // refuse takes the refusal meta records, if any (store.HTTPMeta.Refusal),
-// and says whether there was one; body says the refusal came with one.
-func (x *exchange) refuse(meta *store.HTTPMeta, body bool) bool {
+// and says whether there was one; body is the refusal's, if it had one.
+func (x *exchange) refuse(meta *store.HTTPMeta, body []byte) bool {
 	status, gone := meta.Refusal()
 	if status == 0 {
 		return false
 	}
 	x.refused, x.expired, x.body = status, gone, body
-	x.header = mcphttp.RefusalHeader(meta.ResponseHeader, false)
+	x.header = mcphttp.RefusalHeader(meta.ResponseHeader, body != nil)
 	return true
 }
 
-// refusedOn is the pending request whose POST m answers with a 4xx or 5xx
-// body (the recorder keeps it as a frame on the request's stream), or nil.
-func refusedOn(pending map[string]*exchange, m *store.Message) *exchange {
+// refusedOn is the request whose POST m answers with a 4xx or 5xx body
+// (the recorder keeps it as a frame on the request's stream): one still
+// pending, or one the recording marked refused already; or nil.
+func refusedOn(pending map[string]*exchange, refusedOnStream map[uint64]*exchange, m *store.Message) *exchange {
 	if m.Dir != store.S2C || m.HTTP == nil || m.HTTP.Stream != store.StreamJSON || m.HTTP.Method != http.MethodPost || m.HTTP.StreamID == 0 {
 		return nil
 	}
@@ -307,7 +320,7 @@ func refusedOn(pending map[string]*exchange, m *store.Message) *exchange {
 			return x
 		}
 	}
-	return nil
+	return refusedOnStream[m.HTTP.StreamID]
 }
 
 // countCall counts a tools/call of the tool its params name in the

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -243,7 +244,7 @@ func callArgs(params json.RawMessage) (args map[string]any, ok bool) {
 
 // sameOutcome says whether two calls were answered alike.
 func sameOutcome(a, b *exchange) bool {
-	return a.answered == b.answered && a.refused == b.refused && a.expired == b.expired && reflect.DeepEqual(a.header, b.header) && jsonValueEqual(a.result, b.result) && jsonValueEqual(a.err, b.err) &&
+	return a.answered == b.answered && a.refused == b.refused && a.expired == b.expired && reflect.DeepEqual(a.header, b.header) && bytes.Equal(a.body, b.body) && jsonValueEqual(a.result, b.result) && jsonValueEqual(a.err, b.err) &&
 		len(a.progress) == len(b.progress) && len(a.logs) == len(b.logs)
 }
 
@@ -322,8 +323,8 @@ func answerContent(x *exchange) *yaml.Node {
 		if len(x.header) > 0 {
 			a.set("headers", headersNode(x.header))
 		}
-		if x.body {
-			a.n.HeadComment += " Its body is not here: a fault's body is mcpmock's line of text."
+		if x.body != nil {
+			a.set("body", strNode(string(x.body))) // as text: its bytes, whatever its Content-Type
 		}
 		return a.n
 	}

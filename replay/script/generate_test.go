@@ -396,15 +396,18 @@ func TestFromTape_Refused(t *testing.T) {
 // TestFromTape_RefusalHeaders: a refusal's headers a client acts on go
 // into the script beside its fault, without those the server owns or
 // "[redacted]"; a refusal with a body (which the recorder keeps as a
-// frame on the request's stream) is a fault too, and a comment says its
-// body is left out.
+// frame on the request's stream; mcpspy now marks the request refused
+// too, as the 401 here, where the 429 is as it recorded before) is a
+// fault with that body and its Content-Type.
 func TestFromTape_RefusalHeaders(t *testing.T) {
 	tape := tapeOf(generateInfo,
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
 		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
 		`< slow down`,
 		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
-		`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"a"}]}}`,
+		`< {"error":"invalid_token"}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"a"}]}}`,
 	)
 	m := tape.Sessions[0].Messages
 	m[0].HTTP = &store.HTTPMeta{Method: "POST", Status: 503, StreamID: 1, ResponseHeader: http.Header{
@@ -412,11 +415,15 @@ func TestFromTape_RefusalHeaders(t *testing.T) {
 	m[1].HTTP = &store.HTTPMeta{Method: "POST", StreamID: 2}
 	m[2].HTTP = &store.HTTPMeta{Method: "POST", Status: 429, Stream: store.StreamJSON, StreamID: 2, ResponseHeader: http.Header{
 		"Content-Type": {"text/plain"}, "Retry-After": {"60"}, "X-Ratelimit-Remaining": {"0"}}}
+	unauthorized := http.Header{"Content-Type": {"application/json"}, "Www-Authenticate": {`Bearer error="invalid_token"`}}
+	m[3].HTTP = &store.HTTPMeta{Method: "POST", Status: 401, Stream: store.StreamPostBody, StreamID: 3, ResponseHeader: unauthorized}
+	m[4].HTTP = &store.HTTPMeta{Method: "POST", Status: 401, Stream: store.StreamJSON, StreamID: 3, ResponseHeader: unauthorized}
 	s, out := generated(t, tape)
 	for _, want := range []string{
 		`headers: {Retry-After: "30"}`,
-		`headers: {Retry-After: "60", X-Ratelimit-Remaining: "0"}`,
-		"# Refused with HTTP 429 while recording. Its body is not here",
+		`headers: {Content-Type: text/plain, Retry-After: "60", X-Ratelimit-Remaining: "0"}`,
+		"body: slow down",
+		`body: '{"error":"invalid_token"}'`,
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the script lacks %s:\n%s", want, out)
@@ -426,7 +433,8 @@ func TestFromTape_RefusalHeaders(t *testing.T) {
 	call := toolCall("echo", map[string]any{"text": "a"})
 	for _, want := range []replay.Reply{
 		{HTTPStatus: 503, Refusal: &replay.HTTPRefusal{Header: http.Header{"Retry-After": {"30"}}}},
-		{HTTPStatus: 429, Refusal: &replay.HTTPRefusal{Header: http.Header{"Retry-After": {"60"}, "X-Ratelimit-Remaining": {"0"}}}},
+		{HTTPStatus: 429, Refusal: &replay.HTTPRefusal{Header: http.Header{"Content-Type": {"text/plain"}, "Retry-After": {"60"}, "X-Ratelimit-Remaining": {"0"}}, Body: []byte("slow down")}},
+		{HTTPStatus: 401, Refusal: &replay.HTTPRefusal{Header: unauthorized, Body: []byte(`{"error":"invalid_token"}`)}},
 	} {
 		r, _ := c.ask("tools/call", call)
 		if diff := cmp.Diff(want, r, cmpopts.IgnoreUnexported(replay.RPCError{})); diff != "" {
@@ -434,7 +442,7 @@ func TestFromTape_RefusalHeaders(t *testing.T) {
 		}
 	}
 	if got := firstText(t, c.result("tools/call", call)); got != "a" {
-		t.Errorf("third call: %q, want the recorded answer", got)
+		t.Errorf("fourth call: %q, want the recorded answer", got)
 	}
 }
 

@@ -220,14 +220,15 @@ func TestHTTPFault_Wire(t *testing.T) {
 		name, tool  string
 		status      int
 		body        string
+		contentType string
 		keepsHeader bool   // the answer names the session
 		header      string // the fault's headers: NAME: VALUE
 	}{
-		{"503", "unavailable", 503, "Service Unavailable (mcpmock fault http-503)\n", true, "Retry-After: 30"},
-		{"401", "unauthorized", 401, "Unauthorized (mcpmock fault http-401)\n", true, `Www-Authenticate: Bearer realm="faults-demo", error="invalid_token"`},
-		{"still served", "ok", 200, "", true, ""},
-		{"expire-session", "expire", 404, "Not Found: session expired (mcpmock fault expire-session)\n", false, ""},
-		{"expired", "ok", 404, "Not Found: no such session (it ended, expired, or was never issued)\n", false, ""},
+		{"503", "unavailable", 503, "Service Unavailable (mcpmock fault http-503)\n", "text/plain", true, "Retry-After: 30"},
+		{"401 with its body", "unauthorized", 401, `{"error":"invalid_token","error_description":"the access token expired"}`, "application/json", true, `Www-Authenticate: Bearer realm="faults-demo", error="invalid_token"`},
+		{"still served", "ok", 200, "", "", true, ""},
+		{"expire-session", "expire", 404, "Not Found: session expired (mcpmock fault expire-session)\n", "text/plain", false, ""},
+		{"expired", "ok", 404, "Not Found: no such session (it ended, expired, or was never issued)\n", "text/plain", false, ""},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,8 +238,8 @@ func TestHTTPFault_Wire(t *testing.T) {
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d %s, want %d", resp.StatusCode, b, tt.status)
 			}
-			if tt.body != "" && (string(b) != tt.body || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain")) {
-				t.Errorf("body %q (%s), want %q as text/plain", b, resp.Header.Get("Content-Type"), tt.body)
+			if tt.body != "" && (string(b) != tt.body || !strings.HasPrefix(resp.Header.Get("Content-Type"), tt.contentType)) {
+				t.Errorf("body %q (%s), want %q as %s", b, resp.Header.Get("Content-Type"), tt.body, tt.contentType)
 			}
 			if got := resp.Header.Get("Mcp-Session-Id") != ""; got != tt.keepsHeader {
 				t.Errorf("Mcp-Session-Id %q", resp.Header.Get("Mcp-Session-Id"))
@@ -421,7 +422,7 @@ func TestTSClient_Faults(t *testing.T) {
 		{"http", "status", `{"server":"faults-demo",
 			"unavailable":{"code":503,"message":"Streamable HTTP error: Error POSTing to endpoint: Service Unavailable (mcpmock fault http-503)\n","data":null},
 			"afterUnavailable":` + fine + `,
-			"unauthorized":{"code":401,"message":"Streamable HTTP error: Error POSTing to endpoint: Unauthorized (mcpmock fault http-401)\n","data":null},
+			"unauthorized":{"code":401,"message":"Streamable HTTP error: Error POSTing to endpoint: {\"error\":\"invalid_token\",\"error_description\":\"the access token expired\"}","data":null},
 			"afterUnauthorized":` + fine + `}`},
 		{"http", "expire", `{"server":"faults-demo",
 			"expire":{"code":404,"message":"Streamable HTTP error: Error POSTing to endpoint: Not Found: session expired (mcpmock fault expire-session)\n","data":null},
