@@ -104,6 +104,7 @@ var (
 	postHeader = hdr("Content-Type", "application/json", "Accept", "application/json, text/event-stream",
 		"Mcp-Session-Id", "sid-1", "Authorization", store.Redacted)
 	jsonHeader = hdr("Content-Type", "application/json")
+	textHeader = hdr("Content-Type", "text/plain; charset=utf-8")
 	sseHeader  = hdr("Content-Type", "text/event-stream", "Cache-Control", "no-cache")
 )
 
@@ -279,6 +280,21 @@ func harCases() []harCase {
 				Start:   "2026-11-22T06:00:00.000Z",
 				Comment: "session s1: request seq 1; answered by mcpspy, not the upstream: upstream down",
 				Stream:  "post-body", StreamID: 2, RequestSeq: 1,
+			}},
+		},
+		{
+			name: "a request refused with a text body, as mcpspy records it: the status on the request, the body a frame: one entry, the body's",
+			session: httpSession(store.TransportHTTP,
+				bare(httpMsg(1, store.C2S, 0, callReq, postBody(2)), 404, textHeader, "refused without a message: session not found"),
+				httpMsg(2, store.S2C, 3, "session not found\n", store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 404,
+					ResponseHeader: textHeader, Stream: "json", StreamID: 2})),
+			want: []wantEntry{{
+				Method: "POST", URL: base + "/mcp", Query: []harNV{},
+				ReqBody: &harPost{MimeType: "application/json", Text: callReq}, ReqBodySize: len(callReq),
+				Status: 404, StatusText: "Not Found", MimeType: "text/plain; charset=utf-8", Text: "session not found\n",
+				RespBodySize: len("session not found\n"), Start: "2026-11-22T06:00:00.000Z", Wait: 3,
+				Comment: "session s1: request seq 1, response seq 2",
+				Stream:  "json", StreamID: 2, RequestSeq: 1, ResponseSeqs: []uint64{2},
 			}},
 		},
 		{
