@@ -160,6 +160,9 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 					for _, l := range httpSummary(msg.HTTP) {
 						fmt.Fprintf(w, "    %s\n", l)
 					}
+					if msg.Note != "" { // who answered, how a refusal's body began
+						fmt.Fprintf(w, "    note: %s\n", msg.Note)
+					}
 				}
 				if opts.Bodies && msg != nil {
 					writeBody(w, msg.Frame)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -324,5 +325,26 @@ func TestMcpspy_ShowInputRequired(t *testing.T) {
 		if strings.Join(ends, "|") != strings.Join(want, "|") {
 			t.Errorf("%s:\n%s\nwant the first answer marked, the retry's not", filepath.Base(path), strings.Join(lines, "\n"))
 		}
+	}
+}
+
+// --http prints the recorder's note on an HTTP message: what a refusal's
+// body began with, who answered.
+func TestShow_HTTPNote(t *testing.T) {
+	jsonl := filepath.Join(t.TempDir(), "refused.jsonl")
+	lines := `{"session":"s1","info":{"transport":"streamable-http","upstream":"http://127.0.0.1:1/mcp","start":"2026-11-27T08:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-27T08:00:00.001Z","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}},"http":{"method":"POST","path":"/mcp","status":404,"request_header":{"Mcp-Session-Id":["gone"]},"stream":"post-body","stream_id":1},"note":"refused without a message: session not found"}
+{"session":"s1","seq":2,"dir":"s2c","time":"2026-11-27T08:00:00.002Z","raw":"session not found\n","http":{"method":"POST","path":"/mcp","status":404,"stream":"json","stream_id":1}}
+`
+	if err := os.WriteFile(jsonl, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := showOutput(t, "--http", jsonl)
+	want := "    http: POST /mcp → 404  stream post-body#1\n    note: refused without a message: session not found\n"
+	if !strings.Contains(out, want) || strings.Count(out, "note:") != 1 {
+		t.Errorf("show --http:\n%s\nwant the request's lines to hold\n%s", out, want)
+	}
+	if plain := showOutput(t, jsonl); strings.Contains(plain, "note:") {
+		t.Errorf("show without --http printed the note:\n%s", plain)
 	}
 }
