@@ -167,7 +167,10 @@ func (c *LegacyClient) Post(frame []byte) error {
 	// Every POST's answer is bare (answers come on the stream): its status
 	// goes on the message posted.
 	if resp.StatusCode >= 300 {
-		tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, c.o.Redactor.Header(resp.Header), refusalNote(body))
+		header := c.o.Redactor.Header(resp.Header)
+		tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, header, refusalNote(body))
+		tapRefusalBody(c.o.Tap, body, store.HTTPMeta{Method: http.MethodPost, Path: sentMeta.Path, Status: resp.StatusCode,
+			ResponseHeader: header, Stream: store.StreamJSON})
 		// No SessionGone: a 2024-11-05 session is its event stream,
 		// whose end says it is over.
 		return &Refusal{Status: resp.StatusCode, Body: body, Header: resp.Header}

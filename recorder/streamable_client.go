@@ -262,11 +262,12 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		c.got(t, meta, related) // a -32020 header mismatch comes with a 400
 		return nil
 	case resp.StatusCode >= 300:
-		// Not tapped as a message: an error with a null id
-		// (server-everything's 400 to a request before initialize)
-		// answers nothing a replay could pair it with. Its status and
-		// body go on the message refused.
+		// A refusal: its body, if any, is no answer (an error with a null
+		// id, server-everything's 400 to a request before initialize, or
+		// text), and is kept as the frame it is, as the HTTP recorder
+		// keeps it; the status goes on the message refused.
 		tapAnswered(c.o.Tap, sentSeq, at, frame, sentMeta, resp.StatusCode, meta.ResponseHeader, refusalNote(body))
+		tapRefusalBody(c.o.Tap, body, meta)
 		return &Refusal{Status: resp.StatusCode, Body: body, Header: resp.Header,
 			SessionGone: resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != ""}
 	}

@@ -35,21 +35,30 @@ type Tap interface {
 // Amender is a Tap that can record a frame again with what was learnt
 // after it went on (as store.Session.Amend does): the status of an HTTP
 // answer that carried no message. The recording clients use it when
-// their Tap has it.
+// their Tap has it. m.Seq is 0 for a frame Append gave no seq (a Tap
+// that holds frames back): such a Tap finds it by its Time and Frame.
 type Amender interface {
 	Amend(m store.Message)
 }
 
-// tapAnswered records on a client message tapped as seq (0: the Tap kept
-// no seq) the status of an answer that carried no message, and note, if
-// the Tap can record a frame again.
+// tapAnswered records on a client message tapped as seq (0: the Tap gave
+// none) the status of an answer that carried no message, and note, if the
+// Tap can record a frame again.
 func tapAnswered(tap Tap, seq uint64, at time.Time, frame []byte, meta store.HTTPMeta, status int, header http.Header, note string) {
 	a, ok := tap.(Amender)
-	if !ok || seq == 0 {
+	if !ok {
 		return
 	}
 	meta.Status, meta.ResponseHeader = status, header
 	a.Amend(store.Message{Seq: seq, Dir: store.C2S, Time: at, Frame: frame, HTTP: &meta, Note: note})
+}
+
+// tapRefusalBody keeps the body of a POST's refusal, if it had one, as a
+// server frame with meta, as the HTTP recorder keeps it.
+func tapRefusalBody(tap Tap, body []byte, meta store.HTTPMeta) {
+	if len(body) > 0 {
+		tap.Append(store.S2C, time.Now(), body, &meta)
+	}
 }
 
 // refusalNote is the note kept on a client message whose POST was

@@ -226,13 +226,17 @@ func TestRun_Unanswered(t *testing.T) {
 		if strings.Join(res.Unanswered, "\n") != strings.Join(want, "\n") {
 			t.Errorf("unanswered %q, want %q", res.Unanswered, want)
 		}
-		// The session keeps each refusal on the request refused.
-		if n := len(res.Session.Messages); n != 2 {
-			t.Errorf("the session holds %d messages, want the 2 requests", n)
+		// The session keeps each refusal on the request refused, and its
+		// body as a frame of its own, as mcpspy record keeps them.
+		if n := len(res.Session.Messages); n != 4 {
+			t.Errorf("the session holds %d messages, want the 2 requests and their refusals' bodies", n)
 		}
-		for _, m := range res.Session.Messages {
-			if m.Dir != store.C2S || m.HTTP == nil || m.HTTP.Status != http.StatusNotFound || m.Note != "refused without a message: no MCP here" {
-				t.Errorf("seq %d %.40s: http %+v, note %q; want the 404 and its body", m.Seq, m.Frame, m.HTTP, m.Note)
+		for i, m := range res.Session.Messages {
+			switch {
+			case i%2 == 0 && (m.Dir != store.C2S || m.HTTP == nil || m.HTTP.Status != http.StatusNotFound || m.Note != "refused without a message: no MCP here"):
+				t.Errorf("seq %d %.40s: http %+v, note %q; want the 404 and how its body began", m.Seq, m.Frame, m.HTTP, m.Note)
+			case i%2 == 1 && (m.Dir != store.S2C || string(m.Frame) != "no MCP here\n" || m.HTTP.Status != http.StatusNotFound || m.HTTP.Stream != store.StreamJSON):
+				t.Errorf("seq %d %q: http %+v; want the refusal's body", m.Seq, m.Frame, m.HTTP)
 			}
 		}
 	})

@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"bytes"
 	"sync"
 	"time"
 
@@ -54,7 +55,11 @@ func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *sto
 		}
 		t.sess = sess
 		for _, m := range t.held {
-			sess.Append(m.Dir, m.Time, m.Frame, m.HTTP)
+			seq := sess.Append(m.Dir, m.Time, m.Frame, m.HTTP)
+			if m.Note != "" { // Append takes none: an amend held back
+				m.Seq = seq
+				sess.Amend(*m)
+			}
 		}
 		t.held = nil
 	}
@@ -70,7 +75,17 @@ func (t *sessionTap) Amend(m store.Message) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.sess != nil {
-		t.sess.Amend(m)
+		if m.Seq != 0 {
+			t.sess.Amend(m)
+		}
+		return
+	}
+	// Held (Append gave no seq): the message of that time and frame.
+	for _, h := range t.held {
+		if h.Time.Equal(m.Time) && bytes.Equal(h.Frame, m.Frame) {
+			h.HTTP, h.Note = m.HTTP, m.Note
+			return
+		}
 	}
 }
 

@@ -158,20 +158,29 @@ func TestFallback_PassesTheServersRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The recording keeps each refusal on the request it refused, with
-	// the response headers after redaction.
-	var refused []string
+	// the response headers after redaction, and its body as a frame on
+	// the request's stream, as mcpspy record keeps them.
+	var refused, bodies []string
 	answers := 0
 	for _, s := range sessions(t, db) {
+		refusedOn := map[uint64]bool{} // HTTP streams of refused POSTs
 		for _, m := range s.Messages {
-			if m.Dir == store.S2C && s.Info.Name == "fallback" {
+			status, _ := m.HTTP.Refusal()
+			switch {
+			case status != 0 && m.Dir == store.C2S:
+				h := http.Header(m.HTTP.ResponseHeader)
+				refused = append(refused, fmt.Sprintf("%d retry-after=%q cookie=%q", status, h.Get("Retry-After"), h.Get("Set-Cookie")))
+				refusedOn[m.HTTP.StreamID] = true
+			case status != 0:
+				if !refusedOn[m.HTTP.StreamID] || m.HTTP.Stream != store.StreamJSON {
+					t.Errorf("%s seq %d: a refusal's body on stream %s#%d, not on its request's", s.Info.ID, m.Seq, m.HTTP.Stream, m.HTTP.StreamID)
+				}
+				bodies = append(bodies, fmt.Sprintf("%d %q", status, m.Frame))
+			case m.Dir == store.S2C && s.Info.Name == "fallback":
 				answers++
 				if ct := http.Header(m.HTTP.ResponseHeader).Get("Content-Type"); ct != "text/event-stream" {
 					t.Errorf("%s seq %d: recorded Content-Type %q, want go-sdk's text/event-stream", s.Info.ID, m.Seq, ct)
 				}
-			}
-			if status, _ := m.HTTP.Refusal(); status != 0 && m.Dir == store.C2S {
-				h := http.Header(m.HTTP.ResponseHeader)
-				refused = append(refused, fmt.Sprintf("%d retry-after=%q cookie=%q", status, h.Get("Retry-After"), h.Get("Set-Cookie")))
 			}
 		}
 	}
@@ -180,5 +189,8 @@ func TestFallback_PassesTheServersRefusal(t *testing.T) {
 	}
 	if want := []string{`503 retry-after="7" cookie="[redacted]"`, `404 retry-after="" cookie=""`}; !slices.Equal(refused, want) {
 		t.Errorf("recorded refusals\n%q\nwant\n%q", refused, want)
+	}
+	if want := []string{`503 "the gateway refuses\n"`, `404 "the gateway refuses\n"`}; !slices.Equal(bodies, want) {
+		t.Errorf("recorded refusal bodies\n%q\nwant\n%q", bodies, want)
 	}
 }

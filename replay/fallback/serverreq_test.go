@@ -82,8 +82,21 @@ func TestFallback_ServerAsksBetweenRequests(t *testing.T) {
 	}
 
 	// The server got the client's roots, not mcpmock's error.
+	all := sessions(t, db)
+	// The first session holds the server's refusal of the client's
+	// server/discover (server-everything answers 400 and an error with a
+	// null id): the status on the request, which the fallback held back
+	// until the server's first frame, and the body as that frame.
+	if probe := all[0].Messages; len(probe) != 2 || !strings.Contains(string(probe[0].Frame), `"server/discover"`) ||
+		probe[0].HTTP.Status != http.StatusBadRequest || !strings.Contains(probe[0].Note, "refused without a message") ||
+		probe[1].Dir != store.S2C || probe[1].HTTP.Status != http.StatusBadRequest || !strings.Contains(string(probe[1].Frame), `"id":null`) {
+		for _, m := range probe {
+			t.Logf("%s %d %s %+v note %q", m.Dir, m.Seq, m.Frame, m.HTTP, m.Note)
+		}
+		t.Errorf("the first session: want server/discover refused 400, with its body")
+	}
 	var asked, answered bool
-	for _, m := range sessions(t, db)[0].Messages {
+	for _, m := range all[len(all)-1].Messages {
 		f := string(m.Frame)
 		switch {
 		case m.Dir == store.S2C && strings.Contains(f, `"method":"roots/list"`):
