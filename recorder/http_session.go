@@ -279,8 +279,7 @@ func (sm *sentMessage) refusedBy(status int, body []byte) bool {
 	case jsonrpc.Batch:
 		return false
 	case jsonrpc.Request:
-		got := jsonrpc.Classify(body)
-		return (got.Kind != jsonrpc.Response && got.Kind != jsonrpc.Error) || got.ID != sent.ID
+		return !answers(body, sent.ID)
 	}
 	return true
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"iter"
-	"net/http"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
-	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -448,7 +446,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 	}
 	for i, pp := range ps {
 		m, p := s.Messages[i], *pp
-		if m.Dir == store.S2C && refusalBody(m.HTTP) {
+		if m.Dir == store.S2C && m.HTTP.RefusalBody() {
 			// A POST refused with a body, which is no answer to the
 			// request (text, or JSON such as an error with a null id):
 			// the client message on that stream is replayed so refused.
@@ -572,28 +570,10 @@ func refuseWith(it *interaction, meta *store.HTTPMeta, body []byte) bool {
 	if status == 0 {
 		return false
 	}
-	r := &it.prep.Reply
-	r.NoReply = false
-	if gone {
-		r.ExpireSession = true
-	} else {
-		r.HTTPStatus = int32(status)
-	}
-	if h := mcphttp.RefusalHeader(meta.ResponseHeader, body != nil); h != nil || body != nil {
-		r.Refusal = &HTTPRefusal{Header: h, Body: body}
-	}
+	refusal := RefusalReply(status, gone, meta.ResponseHeader, body)
+	r := &it.prep.Reply // what follows it (After) stays
+	r.NoReply, r.HTTPStatus, r.ExpireSession, r.Refusal = false, refusal.HTTPStatus, refusal.ExpireSession, refusal.Refusal
 	return true
-}
-
-// refusalBody says whether a server frame is the body of a POST's 4xx or
-// 5xx answer (which the recorder keeps as a frame, JSON or not, with the
-// POST's request headers).
-func refusalBody(meta *store.HTTPMeta) bool {
-	if meta == nil || meta.Stream != store.StreamJSON || meta.Method != http.MethodPost {
-		return false
-	}
-	status, _ := meta.Refusal()
-	return status != 0
 }
 
 // openOn is the request in flight that travelled on HTTP stream id.

@@ -178,10 +178,7 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 
 // refused says whether it replays a refusal: a bare HTTP status, or an
 // expired session (not an error answered with a status: an answer).
-func (it *interaction) refused() bool {
-	r := &it.prep.Reply
-	return r.HTTPStatus != 0 && r.Error == nil || r.ExpireSession
-}
+func (it *interaction) refused() bool { return it.prep.Reply.refuses() }
 
 // serveRefusal says whether refusal it may be given to a live session:
 // once per replay, across sessions. A recorded refusal happened once; a

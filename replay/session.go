@@ -450,7 +450,7 @@ func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply
 		ex.done() // cancelled: no answer
 		return
 	}
-	if (r.HTTPStatus != 0 && r.Error == nil) || r.ExpireSession {
+	if r.refuses() {
 		s.refuse(req, ex, r)
 		return
 	}
@@ -488,10 +488,7 @@ func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply
 // already answered), or, with no connection to close (2026-07-28 over
 // HTTP), the client gets the JSON-RPC error.
 func (s *session) refuse(req *Request, ex exchange, r Reply) {
-	status := int(r.HTTPStatus)
-	if r.ExpireSession {
-		status = http.StatusNotFound
-	}
+	status := r.refusalStatus()
 	err := ex.refuse(status, r.ExpireSession, r.Refusal)
 	if r.ExpireSession && (err == nil || s.hangup != nil) {
 		if s.hangup != nil {
@@ -512,14 +509,10 @@ func (s *session) refuse(req *Request, ex exchange, r Reply) {
 // session) nothing is sent: no answer is what a notification gets there.
 // An expired session ends, as for a request.
 func (s *session) refuseNote(ex exchange, r Reply) {
-	if r.HTTPStatus == 0 && !r.ExpireSession {
+	if !r.refuses() {
 		return
 	}
-	status := int(r.HTTPStatus)
-	if r.ExpireSession {
-		status = http.StatusNotFound
-	}
-	if err := ex.refuse(status, r.ExpireSession, r.Refusal); err == nil && r.ExpireSession && s.hangup != nil {
+	if err := ex.refuse(r.refusalStatus(), r.ExpireSession, r.Refusal); err == nil && r.ExpireSession && s.hangup != nil {
 		s.hangup()
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/mcptape/mcptape/internal/mcphttp"
 )
 
 // This file is the contract between the engine (lifecycle, transports,
@@ -142,6 +144,42 @@ type HTTPRefusal struct {
 	// Body, when not nil, is sent instead of the line of text naming the
 	// fault, as it is: Header's Content-Type says what it is.
 	Body []byte
+}
+
+// RefusalReply is the Reply that refuses a request as a server refused it:
+// with status (4xx, 5xx), or, for a session the server no longer knew
+// (sessionGone: a 404 to its Mcp-Session-Id), with the session's expiry;
+// with the headers of header a client acts on (Retry-After,
+// WWW-Authenticate, …; a redacted value left out), and body, if any, with
+// its Content-Type. A recording's refusal replays so, and package
+// fallback passes a live one on so.
+func RefusalReply(status int, sessionGone bool, header http.Header, body []byte) Reply {
+	var r Reply
+	if sessionGone {
+		r.ExpireSession = true
+	} else {
+		r.HTTPStatus = int32(status)
+	}
+	if len(body) == 0 {
+		body = nil
+	}
+	if h := mcphttp.RefusalHeader(header, body != nil); h != nil || body != nil {
+		r.Refusal = &HTTPRefusal{Header: h, Body: body}
+	}
+	return r
+}
+
+// refuses says whether r answers with an HTTP refusal, not a message: a
+// bare status, or an expired session (an Error with a status is an
+// answer).
+func (r *Reply) refuses() bool { return r.HTTPStatus != 0 && r.Error == nil || r.ExpireSession }
+
+// refusalStatus is the status r refuses with: 404 for an expired session.
+func (r *Reply) refusalStatus() int {
+	if r.ExpireSession {
+		return http.StatusNotFound
+	}
+	return int(r.HTTPStatus)
 }
 
 // Peer is the client of one session, as a Source sees it while answering

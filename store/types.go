@@ -133,6 +133,16 @@ func (h *HTTPMeta) Refusal() (status int, sessionGone bool) {
 	return h.Status, h.Status == http.StatusNotFound && http.Header(h.RequestHeader).Get("Mcp-Session-Id") != ""
 }
 
+// RefusalBody says whether a server frame with this metadata is the body
+// of a POST's 4xx or 5xx answer, which the recorders keep as a frame of
+// its own on the POST's stream: a text error page, a JSON-RPC error with a
+// null id, or the request's own error (which then answers it). Its
+// request, on that stream, carries the refusal (Refusal) unless it was
+// recorded before mcpspy kept it there.
+func (h *HTTPMeta) RefusalBody() bool {
+	return h != nil && h.Stream == StreamJSON && h.Method == http.MethodPost && h.Status >= 400 && h.Status <= 599
+}
+
 // Where a frame travelled (HTTPMeta.Stream). The names are in cassettes
 // and JSONL exports: they never change.
 const (

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
-	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay"
 )
@@ -209,20 +208,7 @@ func refusalReply(err error) (replay.Reply, bool) {
 	if !errors.As(err, &refused) || refused.Status < 400 || refused.Status > 599 {
 		return replay.Reply{}, false
 	}
-	var r replay.Reply
-	if refused.SessionGone {
-		r.ExpireSession = true
-	} else {
-		r.HTTPStatus = int32(refused.Status)
-	}
-	var body []byte
-	if len(refused.Body) > 0 {
-		body = refused.Body
-	}
-	if h := mcphttp.RefusalHeader(refused.Header, body != nil); h != nil || body != nil {
-		r.Refusal = &replay.HTTPRefusal{Header: h, Body: body}
-	}
-	return r, true
+	return replay.RefusalReply(refused.Status, refused.SessionGone, refused.Header, refused.Body), true
 }
 
 // failReply is the answer to a request the real server could not be asked

@@ -309,10 +309,7 @@ func (x *exchange) refuse(meta *store.HTTPMeta, body []byte) bool {
 // (the recorder keeps it as a frame on the request's stream): one still
 // pending, or one the recording marked refused already; or nil.
 func refusedOn(pending map[string]*exchange, refusedOnStream map[uint64]*exchange, m *store.Message) *exchange {
-	if m.Dir != store.S2C || m.HTTP == nil || m.HTTP.Stream != store.StreamJSON || m.HTTP.Method != http.MethodPost || m.HTTP.StreamID == 0 {
-		return nil
-	}
-	if status, _ := m.HTTP.Refusal(); status == 0 {
+	if m.Dir != store.S2C || !m.HTTP.RefusalBody() || m.HTTP.StreamID == 0 {
 		return nil
 	}
 	for _, x := range pending {
