@@ -126,14 +126,10 @@ func (s *Server) newHTTPSession(legacy bool) (*httpSession, error) {
 	out := func(msg []byte) error { return h.log.push(msg) }
 	if legacy {
 		m = &st.legacy
-		h.q = newQueue(s.warnf, func(msgs [][]byte) {
-			s.countUndelivered(h.id, "SSE stream", "the stream closed before they were written", msgs)
-		})
+		h.q = newQueue(func(msgs [][]byte, why string) { s.countUndelivered(h.id, "SSE stream", why, msgs) })
 		out = h.q.push
 	} else {
-		h.log = newEventLog(s.warnf, func(msgs [][]byte) {
-			s.countUndelivered(h.id, "GET stream", "it had no GET stream open before the session ended", msgs)
-		})
+		h.log = newEventLog(func(msgs [][]byte, why string) { s.countUndelivered(h.id, "GET stream", why, msgs) })
 	}
 	h.sess = s.newSession(context.Background(), out, func() { s.dropHTTPSession(h) })
 	if *m == nil {

@@ -31,10 +31,10 @@ var (
 
 // eventLog is one session's event streams.
 type eventLog struct {
-	warn func(string, ...any)
-	// lost is given the GET-stream messages no client was sent: those
-	// still waiting when the session ends, and those pushed after.
-	lost func(msgs [][]byte)
+	// lost is given the GET-stream messages no client was sent, and why:
+	// those still waiting when the session ends, those pushed after, and
+	// those dropped as the log outgrew its bounds.
+	lost func(msgs [][]byte, why string)
 
 	get *evStream // stream 0
 
@@ -70,8 +70,14 @@ type streamWriter struct {
 	once     sync.Once
 }
 
-func newEventLog(warn func(string, ...any), lost func([][]byte)) *eventLog {
-	l := &eventLog{warn: warn, lost: lost, streams: map[int]*evStream{}, end: make(chan struct{})}
+// Why a GET stream's messages were lost.
+const (
+	whyNoGETStream = "it had no GET stream open before the session ended"
+	whyFellBehind  = "the client fell behind its GET stream by more than the 10000 events or 16 MiB kept"
+)
+
+func newEventLog(lost func(msgs [][]byte, why string)) *eventLog {
+	l := &eventLog{lost: lost, streams: map[int]*evStream{}, end: make(chan struct{})}
 	l.get = &evStream{changed: make(chan struct{})}
 	l.streams[0] = l.get
 	return l
@@ -95,7 +101,7 @@ func (l *eventLog) push(msg []byte) error {
 	closed := l.closed
 	l.mu.Unlock()
 	if closed {
-		l.lost([][]byte{msg})
+		l.lost([][]byte{msg}, whyNoGETStream)
 		return errQueueClosed
 	}
 	l.append(l.get, msg)
@@ -131,7 +137,7 @@ func (l *eventLog) append(st *evStream, msg []byte) int {
 	n := st.last
 	l.mu.Unlock()
 	if len(unsent) > 0 {
-		l.lost(unsent)
+		l.lost(unsent, whyFellBehind)
 	}
 	return n
 }
@@ -147,9 +153,6 @@ func (l *eventLog) dropOldest() (ev []byte, sent bool) {
 	st.evs[0] = nil
 	st.evs = st.evs[1:]
 	sent = st.id != 0 || st.first <= st.sent
-	if !sent && l.warn != nil {
-		l.warn("client is not reading its event stream; dropped the oldest of %d kept events", keepEvents)
-	}
 	st.first++
 	if st.done && len(st.evs) == 0 {
 		delete(l.streams, st.id)
@@ -193,7 +196,7 @@ func (l *eventLog) close() {
 	}
 	l.mu.Unlock()
 	if len(unsent) > 0 {
-		l.lost(unsent)
+		l.lost(unsent, whyNoGETStream)
 	}
 }
 
@@ -233,7 +236,7 @@ func (l *eventLog) unmarkSent(st *evStream, n int, msg []byte, endedWhenMarked b
 	}
 	l.mu.Unlock()
 	if closed && !endedWhenMarked {
-		l.lost([][]byte{msg})
+		l.lost([][]byte{msg}, whyNoGETStream)
 	}
 }
 

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"maps"
 	"sync"
 	"testing"
 )
@@ -10,14 +11,19 @@ import (
 type lostLog struct {
 	mu   sync.Mutex
 	msgs []string
+	whys map[string]int // messages lost for each reason
 }
 
-func (l *lostLog) add(msgs [][]byte) {
+func (l *lostLog) add(msgs [][]byte, why string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, m := range msgs {
 		l.msgs = append(l.msgs, string(m))
 	}
+	if l.whys == nil {
+		l.whys = map[string]int{}
+	}
+	l.whys[why] += len(msgs)
 }
 
 func (l *lostLog) got() []string {
@@ -31,20 +37,24 @@ func (l *lostLog) got() []string {
 // stream closes. Every message pushed is either sent or counted.
 func TestOverflow_CountsWhatIsDropped(t *testing.T) {
 	const extra = 3
-	streams := map[string]func(lost func([][]byte)) (push func([]byte) error, end func()){
-		"legacy SSE queue": func(lost func([][]byte)) (func([]byte) error, func()) {
-			q := newQueue(nil, lost)
+	type lostFunc = func([][]byte, string)
+	streams := map[string]struct {
+		open               func(lost lostFunc) (push func([]byte) error, end func())
+		overflow, whenEnds string
+	}{
+		"legacy SSE queue": {func(lost lostFunc) (func([]byte) error, func()) {
+			q := newQueue(lost)
 			return q.push, q.close
-		},
-		"GET stream log": func(lost func([][]byte)) (func([]byte) error, func()) {
-			l := newEventLog(nil, lost)
+		}, whyNotRead, whyStreamClosed},
+		"GET stream log": {func(lost lostFunc) (func([]byte) error, func()) {
+			l := newEventLog(lost)
 			return l.push, l.close
-		},
+		}, whyFellBehind, whyNoGETStream},
 	}
-	for name, open := range streams {
+	for name, st := range streams {
 		t.Run(name, func(t *testing.T) {
 			lost := &lostLog{}
-			push, end := open(lost.add)
+			push, end := st.open(lost.add)
 			for i := range maxQueued + extra {
 				_ = push(fmt.Appendf(nil, "m%d", i))
 			}
@@ -55,6 +65,9 @@ func TestOverflow_CountsWhatIsDropped(t *testing.T) {
 			end()
 			if got := lost.got(); len(got) != maxQueued+extra || got[len(got)-1] != fmt.Sprintf("m%d", maxQueued+extra-1) {
 				t.Errorf("lost in all: %d, want every message pushed (%d)", len(got), maxQueued+extra)
+			}
+			if want := map[string]int{st.overflow: extra, st.whenEnds: maxQueued}; !maps.Equal(lost.whys, want) {
+				t.Errorf("lost for %v, want %v", lost.whys, want)
 			}
 		})
 	}

@@ -15,7 +15,7 @@ import (
 // stream closes (a session that expires after answering a call: the
 // answer, then the end). The stream cannot be resumed: what is still
 // queued when it closes with no client reading it, what fails to be
-// written and what comes after is lost, and given to lost.
+// written and what comes after is lost, and given to lost with why.
 type queue struct {
 	mu      sync.Mutex
 	msgs    [][]byte
@@ -24,38 +24,40 @@ type queue struct {
 	wake    chan struct{}
 	closed  chan struct{}
 	once    sync.Once
-	warn    func(string, ...any)
-	lost    func(msgs [][]byte)
+	lost    func(msgs [][]byte, why string)
 }
+
+// Why a legacy stream's messages were lost.
+const (
+	whyStreamClosed = "the stream closed before they were written"
+	whyNotRead      = "the client did not read its stream while 10000 more were queued"
+)
 
 // maxQueued bounds what waits for a client that never reads.
 const maxQueued = 10000
 
 var errQueueClosed = errors.New("session closed")
 
-func newQueue(warn func(string, ...any), lost func([][]byte)) *queue {
-	return &queue{wake: make(chan struct{}, 1), closed: make(chan struct{}), warn: warn, lost: lost}
+func newQueue(lost func(msgs [][]byte, why string)) *queue {
+	return &queue{wake: make(chan struct{}, 1), closed: make(chan struct{}), lost: lost}
 }
 
 func (q *queue) push(msg []byte) error {
 	q.mu.Lock()
 	if q.ended {
 		q.mu.Unlock()
-		q.lost([][]byte{msg})
+		q.lost([][]byte{msg}, whyStreamClosed)
 		return errQueueClosed
 	}
 	var dropped []byte
 	if len(q.msgs) >= maxQueued {
 		dropped = q.msgs[0]
 		q.msgs = q.msgs[1:]
-		if q.warn != nil {
-			q.warn("client is not reading its event stream; dropped the oldest of %d queued messages", maxQueued)
-		}
 	}
 	q.msgs = append(q.msgs, msg)
 	q.mu.Unlock()
 	if dropped != nil {
-		q.lost([][]byte{dropped})
+		q.lost([][]byte{dropped}, whyNotRead)
 	}
 	select {
 	case q.wake <- struct{}{}:
@@ -86,7 +88,7 @@ func (q *queue) close() {
 		q.mu.Unlock()
 		close(q.closed)
 		if len(left) > 0 {
-			q.lost(left)
+			q.lost(left, whyStreamClosed)
 		}
 	})
 }
@@ -162,14 +164,14 @@ func (q *queue) pump(sw *sseWriter, typ string, stop <-chan struct{}) {
 		}
 		q.mu.Unlock()
 		if len(left) > 0 {
-			q.lost(left)
+			q.lost(left, whyStreamClosed)
 		}
 	}()
 	for ended := false; ; {
 		msgs := q.take()
 		for i, m := range msgs {
 			if sw.counted(typ, m) != nil {
-				q.lost(msgs[i:]) // the client is gone, and the stream with it
+				q.lost(msgs[i:], whyStreamClosed) // the client is gone, and the stream with it
 				return
 			}
 		}
