@@ -301,12 +301,12 @@ func statusTerm(t *term, alts []string) error {
 	t.kind = tStatus
 	for _, v := range alts {
 		fits := len(v) == 3 && v[0] >= '1' && v[0] <= '5'
+		code, err := strconv.Atoi(v)
 		switch {
 		case fits && strings.EqualFold(v[1:], "xx"):
 			lo := int(v[0]-'0') * 100
 			t.codes = append(t.codes, [2]int{lo, lo + 99})
-		case fits && isDigits(v[1:]):
-			code, _ := strconv.Atoi(v)
+		case fits && err == nil:
 			t.codes = append(t.codes, [2]int{code, code})
 		default:
 			return fmt.Errorf("status must be an HTTP status from 100 to 599 (404) or a class from 1xx to 5xx, not %q", v)
@@ -317,15 +317,6 @@ func statusTerm(t *term, alts []string) error {
 
 // streams are the stream: values, store.HTTPMeta.Stream's names.
 var streams = store.Streams()
-
-func isDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
 
 // matchesFinding says whether a lint term takes finding f.
 func (t *term) matchesFinding(f lint.Finding) bool {
