@@ -668,6 +668,8 @@ func (s *Server) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.dropHTTPSession(h)
 	defer s.doneHTTP(h)
+	h.q.attach()
+	defer h.q.detach()
 	sw := startSSE(w, http.StatusOK)
 	if sw.counted("endpoint", []byte("/message?sessionId="+h.id)) != nil {
 		return

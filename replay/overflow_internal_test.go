@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"sync"
@@ -70,5 +71,38 @@ func TestOverflow_CountsWhatIsDropped(t *testing.T) {
 				t.Errorf("lost for %v, want %v", lost.whys, want)
 			}
 		})
+	}
+}
+
+// A legacy session that ends before its stream's pump first runs (the
+// client sent, was answered and expired the session while the stream's
+// goroutine had not been scheduled since it named the endpoint): what
+// the session queued still goes out on the stream, then the stream ends.
+// A stream that never attached has no one to write it: it is lost.
+func TestQueue_EndsBeforePumpRuns(t *testing.T) {
+	for _, attached := range []bool{true, false} {
+		lost := &lostLog{}
+		q := newQueue(lost.add)
+		if attached {
+			q.attach()
+		}
+		_ = q.push([]byte(`{"id":1}`))
+		_ = q.push([]byte(`{"id":2}`))
+		q.close()
+		var out bytes.Buffer
+		if attached {
+			q.pump(&sseWriter{w: &out}, "message", nil)
+			q.detach()
+		}
+		var want string
+		if attached {
+			want = "event: message\nid: 1\ndata: {\"id\":1}\n\nevent: message\nid: 2\ndata: {\"id\":2}\n\n"
+		}
+		if out.String() != want {
+			t.Errorf("attached %v: stream carried %q, want %q", attached, out.String(), want)
+		}
+		if got, wantLost := len(lost.got()), map[bool]int{true: 0, false: 2}[attached]; got != wantLost {
+			t.Errorf("attached %v: %d lost, want %d", attached, got, wantLost)
+		}
 	}
 }

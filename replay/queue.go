@@ -17,14 +17,14 @@ import (
 // queued when it closes with no client reading it, what fails to be
 // written and what comes after is lost, and given to lost with why.
 type queue struct {
-	mu      sync.Mutex
-	msgs    [][]byte
-	ended   bool // closed: what is pushed now is lost
-	pumping bool // a stream's pump writes what is queued
-	wake    chan struct{}
-	closed  chan struct{}
-	once    sync.Once
-	lost    func(msgs [][]byte, why string)
+	mu       sync.Mutex
+	msgs     [][]byte
+	ended    bool // closed: what is pushed now is lost
+	attached bool // a stream will write what is queued (attach)
+	wake     chan struct{}
+	closed   chan struct{}
+	once     sync.Once
+	lost     func(msgs [][]byte, why string)
 }
 
 // Why a legacy stream's messages were lost.
@@ -82,7 +82,7 @@ func (q *queue) close() {
 		q.mu.Lock()
 		q.ended = true
 		var left [][]byte
-		if !q.pumping {
+		if !q.attached {
 			left, q.msgs = q.msgs, nil
 		}
 		q.mu.Unlock()
@@ -147,26 +147,35 @@ func (s *sseWriter) counted(typ string, data []byte) error {
 	return s.event(typ, strconv.Itoa(s.n), data)
 }
 
+// attach marks the queue as having a stream to write it. The stream
+// attaches before it names the session's endpoint: from then on the
+// client may send, and the session may end, before its pump runs, and
+// what the session queued must wait for the pump, not be lost to close.
+// detach, once the stream is done, counts lost what an ended queue still
+// holds.
+func (q *queue) attach() {
+	q.mu.Lock()
+	q.attached = true
+	q.mu.Unlock()
+}
+
+func (q *queue) detach() {
+	q.mu.Lock()
+	q.attached = false
+	var left [][]byte
+	if q.ended {
+		left, q.msgs = q.msgs, nil
+	}
+	q.mu.Unlock()
+	if len(left) > 0 {
+		q.lost(left, whyStreamClosed)
+	}
+}
+
 // pump writes queued messages as events until the client goes, stop
 // ends, or the queue closes and what it held is written. What it took
-// and could not write is lost, and so is what the queue holds when it
-// returns after the queue closed.
+// and could not write is lost. The stream attached before it.
 func (q *queue) pump(sw *sseWriter, typ string, stop <-chan struct{}) {
-	q.mu.Lock()
-	q.pumping = true
-	q.mu.Unlock()
-	defer func() {
-		q.mu.Lock()
-		q.pumping = false
-		var left [][]byte
-		if q.ended {
-			left, q.msgs = q.msgs, nil
-		}
-		q.mu.Unlock()
-		if len(left) > 0 {
-			q.lost(left, whyStreamClosed)
-		}
-	}()
 	for ended := false; ; {
 		msgs := q.take()
 		for i, m := range msgs {
