@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -517,7 +518,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				continue // answered because it was cancelled: replayed as unanswered
 			}
 			r := &it.prep.Reply
-			r.NoReply, r.HTTPStatus, r.ExpireSession = false, 0, false
+			r.NoReply, r.HTTPStatus, r.ExpireSession, r.Refusal = false, 0, false, nil
 			it.replyAt = m.Time.Sub(it.t0)
 			it.timed = it.replyAt > 0
 			if len(p.err) > 0 {
@@ -527,6 +528,9 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				}
 				if h := m.HTTP; h != nil && h.Stream == store.StreamJSON && h.Status >= 400 && h.Status <= 599 {
 					r.HTTPStatus = int32(h.Status) // answered with that status, as it was
+					if hdr := mcphttp.RefusalHeader(h.ResponseHeader, false); hdr != nil {
+						r.Refusal = &HTTPRefusal{Header: hdr} // a 401's challenge, a 429's Retry-After
+					}
 				}
 			} else {
 				r.Result = p.result

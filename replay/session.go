@@ -463,7 +463,7 @@ func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply
 		}
 	case r.Error != nil && r.HTTPStatus != 0:
 		msg := errorMessage(req.ID, r.Error)
-		if ex.refuse(int(r.HTTPStatus), false, &HTTPRefusal{Header: http.Header{"Content-Type": {"application/json"}}, Body: msg}) != nil {
+		if ex.refuse(int(r.HTTPStatus), false, errorRefusal(r.Refusal, msg)) != nil {
 			_ = ex.reply(msg, sse) // no status to give: the error as any
 		}
 	case r.Error != nil:
@@ -515,6 +515,18 @@ func (s *session) refuseNote(ex exchange, r Reply) {
 	if err := ex.refuse(r.refusalStatus(), r.ExpireSession, r.Refusal); err == nil && r.ExpireSession && s.hangup != nil {
 		s.hangup()
 	}
+}
+
+// errorRefusal is the answer to a POST whose error goes with an HTTP
+// status: msg, the error, as its application/json body, with the headers
+// more gives (a 401's WWW-Authenticate); any body of more's is not sent.
+func errorRefusal(more *HTTPRefusal, msg []byte) *HTTPRefusal {
+	h := http.Header{}
+	if more != nil && more.Header != nil {
+		h = more.Header.Clone()
+	}
+	h.Set("Content-Type", "application/json")
+	return &HTTPRefusal{Header: h, Body: msg}
 }
 
 // statusError is the JSON-RPC error that stands for an HTTP status the

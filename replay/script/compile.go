@@ -115,7 +115,7 @@ type answer struct {
 	progress   []step
 	log        []logEntry
 	fault      string
-	status     int32               // fault http-NNN's
+	status     int32               // fault http-NNN's; with err, the error is answered with it
 	refusal    *replay.HTTPRefusal // its headers, or expire-session's; nil: none
 }
 
@@ -534,7 +534,7 @@ func (c *compiler) refusalHeaders(hs *Headers, withBody bool) *replay.HTTPRefusa
 		}
 		first[name] = x.Line
 		if name == "Content-Type" && !withBody {
-			c.errorf(x.Pos, "Content-Type goes with a body: without one, the body of a fault is mcpmock's line of text/plain")
+			c.errorf(x.Pos, "Content-Type goes with a body: without one, the body of a fault is mcpmock's line of text/plain, or its error as application/json")
 			continue
 		}
 		for _, v := range x.Values {
@@ -571,7 +571,15 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 	case a.Fault != "" && !isHTTP && !slices.Contains(faults, a.Fault):
 		c.errorf(sub(a.Pos, "fault"), "unknown fault %q (known: %s, http-NNN)", a.Fault, strings.Join(faults, ", "))
 	}
-	if sendsNothing(a.Fault) && (result || a.Error != nil) {
+	switch {
+	case isHTTP && a.Error != nil && result:
+		// reported above: an error carries no result
+	case isHTTP && a.Error != nil:
+		// The error, answered with the status: its body is the error.
+		if a.Body.Set {
+			c.errorf(sub(a.Pos, "body"), "fault %q with an error sends the error as its body (application/json); remove body, or error", a.Fault)
+		}
+	case sendsNothing(a.Fault) && (result || a.Error != nil):
 		c.errorf(sub(a.Pos, "fault"), "fault %q sends no answer; remove the result or error", a.Fault)
 	}
 	ca.refusal = c.refusal(&a.Headers, a.Body, isHTTP || a.Fault == "expire-session")

@@ -130,7 +130,10 @@ type exchange struct {
 	// that it was a 404 for the session the request named.
 	refused int
 	expired bool
-	// header is the refusal's headers a client acts on
+	// errStatus is the 4xx or 5xx status the request's error came with
+	// (go-sdk's stateless server answers 404 and -32601), 0 if none.
+	errStatus int
+	// header is the refusal's, or errStatus's, headers a client acts on
 	// (mcphttp.RefusalHeader), with its Content-Type when it had a body;
 	// body, that body as recorded (nil: none).
 	header http.Header
@@ -258,6 +261,9 @@ func (r *recording) addSession(s *store.TapeSession) {
 			delete(pending, string(w.ID))
 			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
 			x.result, x.err, x.answered, x.done = w.Result, w.Error, true, m.Time
+			if h := m.HTTP; len(w.Error) > 0 && h.RefusalBody() {
+				x.errStatus, x.header = h.Status, mcphttp.RefusalHeader(h.ResponseHeader, false)
+			}
 			r.learn(x)
 			r.noteListing(x)
 			lastAnswered = x

@@ -205,7 +205,8 @@ func (r *recording) answers(name string, calls []*exchange) (key string, list *y
 		for _, x := range groups[0].outcomes {
 			list.Content = append(list.Content, r.answerNode(x))
 		}
-		list.Content[0].HeadComment = "Answers by call count, as recorded; the last repeats."
+		first := list.Content[0] // its own note, if any, follows
+		first.HeadComment = strings.TrimSuffix("Answers by call count, as recorded; the last repeats.\n"+first.HeadComment, "\n")
 		return "sequence", list
 	}
 	for _, g := range groups {
@@ -346,6 +347,13 @@ func answerContent(x *exchange) *yaml.Node {
 		a.set("log", logs)
 	}
 	if len(x.err) > 0 {
+		if x.errStatus != 0 {
+			a.set("fault", strNode(fmt.Sprintf("http-%d", x.errStatus)))
+			a.n.HeadComment = fmt.Sprintf("Answered with HTTP %d while recording.", x.errStatus)
+			if len(x.header) > 0 {
+				a.set("headers", headersNode(x.header))
+			}
+		}
 		e := pick(x.err, []string{"code", "message", "data"})
 		literalTemplateNode(member(e.n, "message"))
 		a.set("error", e.n)

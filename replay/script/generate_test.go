@@ -446,6 +446,47 @@ func TestFromTape_RefusalHeaders(t *testing.T) {
 	}
 }
 
+// TestFromTape_ErrorWithStatus: a call answered with its own JSON-RPC
+// error and a 4xx status (the recorder keeps that answer as a frame on
+// the request's stream, with the status) becomes fault http-NNN with the
+// error and the headers a client acts on: the error is the answer, not a
+// body to be sent as recorded, with the recording's request id.
+func TestFromTape_ErrorWithStatus(t *testing.T) {
+	tape := tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy"}}`,
+		`< {"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"needs {{scope}}"}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy"}}`,
+		`< {"jsonrpc":"2.0","id":2,"error":{"code":-32001,"message":"needs {{scope}}"}}`,
+	)
+	m := tape.Sessions[0].Messages
+	m[0].HTTP = &store.HTTPMeta{Method: "POST", Stream: store.StreamPostBody, StreamID: 1}
+	m[1].HTTP = &store.HTTPMeta{Method: "POST", Status: 403, Stream: store.StreamJSON, StreamID: 1, ResponseHeader: http.Header{
+		"Content-Type": {"application/json"}, "Www-Authenticate": {`Bearer error="insufficient_scope"`}, "Date": {"Fri, 27 Nov 2026 08:00:00 GMT"}}}
+	m[2].HTTP = &store.HTTPMeta{Method: "POST", Stream: store.StreamPostBody, StreamID: 2}
+	m[3].HTTP = &store.HTTPMeta{Method: "POST", Status: 200, Stream: store.StreamJSON, StreamID: 2}
+	s, out := generated(t, tape)
+	for _, want := range []string{
+		"# Answered with HTTP 403 while recording.",
+		"fault: http-403",
+		`headers: {Www-Authenticate: Bearer error="insufficient_scope"}`,
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the script lacks %s:\n%s", want, out)
+		}
+	}
+	c := newClient(t, s)
+	wantErr := &replay.RPCError{Code: -32001, Message: "needs {{scope}}"}
+	for i, want := range []replay.Reply{
+		{Error: wantErr, HTTPStatus: 403, Refusal: &replay.HTTPRefusal{Header: http.Header{"Www-Authenticate": {`Bearer error="insufficient_scope"`}}}},
+		{Error: wantErr},
+	} {
+		r, _ := c.ask("tools/call", toolCall("deploy", nil))
+		if diff := cmp.Diff(want, r, cmpopts.IgnoreUnexported(replay.RPCError{})); diff != "" {
+			t.Errorf("call %d (-want +got):\n%s", i+1, diff)
+		}
+	}
+}
+
 // generated is the script FromTape makes of tape, loaded, and its text.
 func generated(t *testing.T, tape *store.Tape) (*Script, []byte) {
 	t.Helper()

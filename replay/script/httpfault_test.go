@@ -91,6 +91,40 @@ func TestGoSDK_StatusFaults(t *testing.T) {
 	}
 }
 
+// TestGoSDK_ErrorWithStatus: http-NNN with an error answers the POST with
+// the status and the call's JSON-RPC error as its body. go-sdk v1.8's
+// client gives the call that error (its code and message), wrapped as
+// rejected by the transport with the status text, and goes on: unlike a
+// bare 403 or 401, an answer with an id does not end its connection.
+// Over stdio there is no status: the error alone.
+func TestGoSDK_ErrorWithStatus(t *testing.T) {
+	const msg = "this call needs the admin scope"
+	tests := []struct {
+		name, transport, version string
+		rejected                 bool // go-sdk says the transport rejected it (the status)
+	}{
+		{"stdio/2025-11-25", "stdio", "2025-11-25", false},
+		{"http/2025-11-25", "http", "2025-11-25", true},
+		{"http/2026-07-28", "http", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := connect(t, transportCase{tt.name, tt.version, tt.transport == "http"}, "script-faults.yaml", nil)
+			_, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "forbidden"})
+			var rpc *jsonrpc.Error
+			if !errors.As(err, &rpc) || rpc.Code != -32001 || rpc.Message != msg {
+				t.Fatalf("got %#v, want JSON-RPC error -32001 %q", err, msg)
+			}
+			if got := strings.Contains(err.Error(), "rejected by transport: Forbidden"); got != tt.rejected {
+				t.Errorf("error %q: rejected by transport with the status %v, want %v", err, got, tt.rejected)
+			}
+			if res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "ok"}); err != nil || text(t, res) != "fine" {
+				t.Errorf("the call after it: %v, want its answer", err)
+			}
+		})
+	}
+}
+
 // TestGoSDK_ExpireSession: go-sdk's Streamable HTTP client reads the 404
 // as the end of its session (mcp.ErrSessionMissing) and does not
 // initialize again by itself: its session is over. A new one, which
@@ -226,6 +260,7 @@ func TestHTTPFault_Wire(t *testing.T) {
 	}{
 		{"503", "unavailable", 503, "Service Unavailable (mcpmock fault http-503)\n", "text/plain", true, "Retry-After: 30"},
 		{"401 with its body", "unauthorized", 401, `{"error":"invalid_token","error_description":"the access token expired"}`, "application/json", true, `Www-Authenticate: Bearer realm="faults-demo", error="invalid_token"`},
+		{"error with its status", "forbidden", 403, `{"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"this call needs the admin scope"}}`, "application/json", true, `Www-Authenticate: Bearer error="insufficient_scope", scope="admin"`},
 		{"still served", "ok", 200, "", "", true, ""},
 		{"expire-session", "expire", 404, "Not Found: session expired (mcpmock fault expire-session)\n", "text/plain", false, ""},
 		{"expired", "ok", 404, "Not Found: no such session (it ended, expired, or was never issued)\n", "text/plain", false, ""},
@@ -406,7 +441,8 @@ tools:
 // TestTSClient_Faults: the TypeScript SDK client (script-client.mjs)
 // against the mcpmock binary. Over Streamable HTTP its error carries the
 // status as its code, and its next call works, after a 401 too (it has
-// no auth provider); after a 404 it keeps sending the dead session id and
+// no auth provider); a JSON-RPC error answered with 403 is no more than
+// the body in its message: it does not read the error; after a 404 it keeps sending the dead session id and
 // gets 404 again: only a new client, which initializes, is served. Over
 // stdio it gets the JSON-RPC error, and expire-session closes the
 // connection.
@@ -423,7 +459,9 @@ func TestTSClient_Faults(t *testing.T) {
 			"unavailable":{"code":503,"message":"Streamable HTTP error: Error POSTing to endpoint: Service Unavailable (mcpmock fault http-503)\n","data":null},
 			"afterUnavailable":` + fine + `,
 			"unauthorized":{"code":401,"message":"Streamable HTTP error: Error POSTing to endpoint: {\"error\":\"invalid_token\",\"error_description\":\"the access token expired\"}","data":null},
-			"afterUnauthorized":` + fine + `}`},
+			"afterUnauthorized":` + fine + `,
+			"forbidden":{"code":403,"message":"Streamable HTTP error: Error POSTing to endpoint: {\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32001,\"message\":\"this call needs the admin scope\"}}","data":null},
+			"afterForbidden":` + fine + `}`},
 		{"http", "expire", `{"server":"faults-demo",
 			"expire":{"code":404,"message":"Streamable HTTP error: Error POSTing to endpoint: Not Found: session expired (mcpmock fault expire-session)\n","data":null},
 			"sameSession":{"code":404,"message":"Streamable HTTP error: Error POSTing to endpoint: Not Found: no such session (it ended, expired, or was never issued)\n","data":null},
@@ -432,7 +470,9 @@ func TestTSClient_Faults(t *testing.T) {
 			"unavailable":{"code":-32603,"message":"MCP error -32603: HTTP 503 Service Unavailable (fault http-503; this transport has no HTTP status)","data":{"httpStatus":503}},
 			"afterUnavailable":` + fine + `,
 			"unauthorized":{"code":-32603,"message":"MCP error -32603: HTTP 401 Unauthorized (fault http-401; this transport has no HTTP status)","data":{"httpStatus":401}},
-			"afterUnauthorized":` + fine + `}`},
+			"afterUnauthorized":` + fine + `,
+			"forbidden":{"code":-32001,"message":"MCP error -32001: this call needs the admin scope","data":null},
+			"afterForbidden":` + fine + `}`},
 		{"stdio", "expire", `{"server":"faults-demo",
 			"expire":{"code":-32000,"message":"MCP error -32000: Connection closed","data":null},
 			"sameSession":{"code":null,"message":"Not connected","data":null},

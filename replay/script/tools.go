@@ -213,7 +213,7 @@ func (ss *session) perform(ctx context.Context, peer replay.Peer, c *call, a *an
 	case "expire-session":
 		return replay.Reply{ExpireSession: true, Refusal: a.refusal}, nil
 	}
-	if a.status != 0 {
+	if a.status != 0 && a.err == nil {
 		return replay.Reply{HTTPStatus: a.status, Refusal: a.refusal}, nil
 	}
 	if sentProgress && !c.stateless {
@@ -229,6 +229,7 @@ func (ss *session) perform(ctx context.Context, peer replay.Peer, c *call, a *an
 			return replay.Reply{}, err
 		}
 		reply = errReply(a.err.code, msg, a.err.data)
+		reply.HTTPStatus, reply.Refusal = a.status, a.refusal // http-NNN with an error: answered with that status
 	} else {
 		res, err := a.result(data)
 		if err != nil {
@@ -239,7 +240,7 @@ func (ss *session) perform(ctx context.Context, peer replay.Peer, c *call, a *an
 			reply.Result = ss.stateless(reply.Result)
 		}
 	}
-	if a.fault == "" {
+	if a.fault == "" || a.status != 0 {
 		return reply, nil
 	}
 	frame := responseFrame(c.req.ID, reply)

@@ -126,6 +126,8 @@ try {
       out.afterUnavailable = await attempt("ok");
       out.unauthorized = await attempt("unauthorized");
       out.afterUnauthorized = await attempt("ok");
+      out.forbidden = await attempt("forbidden");
+      out.afterForbidden = await attempt("ok");
       break;
     }
     case "expire": {
