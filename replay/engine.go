@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // Options configure a Server.
@@ -63,6 +60,7 @@ type Server struct {
 	unmatched   []Unmatched
 	skipped     []Skipped
 	undelivered []Undelivered
+	losses      map[lossKey]*heldLoss // what stderr has yet to say (losses.go)
 
 	http httpState
 	ws   wsState
@@ -199,34 +197,6 @@ func (s *Server) skip(method string, params json.RawMessage, when, v string) {
 	if first {
 		s.warnf("%s not sent to the client %s: a %s client takes no requests from the server", method, when, v)
 	}
-}
-
-// countUndelivered counts the messages session ended without sending on
-// its stream, and says why.
-func (s *Server) countUndelivered(session, stream, why string, msgs [][]byte) {
-	if len(msgs) == 0 {
-		return
-	}
-	var methods []string
-	s.mu.Lock()
-	for _, m := range msgs {
-		sum := jsonrpc.Classify(m)
-		method := sum.Method
-		if method == "" { // an answer: over SSE and WebSocket it shares the stream
-			method = "(" + sum.Kind.String() + ")"
-		}
-		i := slices.IndexFunc(s.undelivered, func(u Undelivered) bool { return u.Method == method })
-		if i < 0 {
-			i = len(s.undelivered)
-			s.undelivered = append(s.undelivered, Undelivered{Method: method})
-		}
-		s.undelivered[i].Count++
-		if !slices.Contains(methods, method) {
-			methods = append(methods, method)
-		}
-	}
-	s.mu.Unlock()
-	s.warnf("session %s: %d message(s) for its %s never reached the client (%s): %s", session, len(msgs), stream, strings.Join(methods, ", "), why)
 }
 
 // warnf writes one warning line to Options.Log.

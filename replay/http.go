@@ -194,6 +194,7 @@ func (s *Server) dropHTTPSession(h *httpSession) {
 	}
 	st.mu.Unlock()
 	s.closeStreams(h)
+	s.sayHeldLosses(h.id)
 	go h.sess.close() // may be called from one of the session's own goroutines
 }
 
@@ -237,6 +238,7 @@ func (s *Server) Close() {
 		h.sess.close()
 	}
 	s.closeWebSockets()
+	s.sayHeldLosses("")
 }
 
 // Handler serves Streamable HTTP on /mcp and legacy HTTP+SSE on /sse and

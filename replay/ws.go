@@ -138,4 +138,5 @@ func (s *Server) serveWebSocket(conn *websocket.Conn) {
 	if len(left) > 0 {
 		lost(left)
 	}
+	s.sayHeldLosses(name)
 }
