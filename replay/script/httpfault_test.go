@@ -2,6 +2,7 @@ package script_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -482,14 +483,46 @@ func TestTSClient_Faults(t *testing.T) {
 		t.Run(tt.transport+"/"+tt.scenario, func(t *testing.T) {
 			t.Parallel()
 			args := []string{tt.scenario, "--", mock, "serve", script}
+			journal := filepath.Join(t.TempDir(), "journal.jsonl")
 			if tt.transport == "http" {
-				p := peertest.Start(t, root, nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", script)
+				p := peertest.Start(t, root, nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", "--journal", journal, script)
 				url := strings.TrimSpace(p.WaitLine(t, "mcpmock: listening on ", 30*time.Second))
 				args = []string{tt.scenario, "--url", url}
 			}
 			runTSClient(t, args, tt.want)
+			if tt.transport == "http" && tt.scenario == "status" {
+				// It tries nothing again: not after a 503 with
+				// Retry-After (which it does not read), nor after a 401.
+				if got, want := toolCalls(t, journal), "unavailable ok unauthorized ok forbidden ok"; got != want {
+					t.Errorf("the client called %q, want %q: one call each", got, want)
+				}
+			}
 		})
 	}
+}
+
+// toolCalls is the names of the tools called in a mcpmock journal, in
+// the order the calls came.
+func toolCalls(t *testing.T, journal string) string {
+	t.Helper()
+	raw, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for line := range strings.Lines(string(raw)) {
+		var e struct {
+			Method string
+			Params struct{ Name string }
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("journal line %q: %v", line, err)
+		}
+		if e.Method == "tools/call" {
+			names = append(names, e.Params.Name)
+		}
+	}
+	return strings.Join(names, " ")
 }
 
 // TestFaults_OverWebSocket: WebSocket has no HTTP status after the
