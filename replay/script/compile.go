@@ -81,6 +81,7 @@ type Script struct {
 	capabilities json.RawMessage
 	listChanged  struct{ tools, resources, prompts bool }
 	logging      bool
+	tasks        bool // it declares tasks for tools/call (a tool's taskSupport is optional or required)
 	pageSize     int
 
 	tools     []*tool
@@ -100,7 +101,17 @@ type tool struct {
 	// completes: its elicit is in url mode and says complete, sent once
 	// the user accepts.
 	completes bool
+	// taskSupport is its execution.taskSupport: taskRequired,
+	// taskOptional, taskForbidden or "" (tasks.go).
+	taskSupport string
 }
+
+// execution.taskSupport values (2025-11-25).
+const (
+	taskRequired  = "required"
+	taskOptional  = "optional"
+	taskForbidden = "forbidden"
+)
 
 type answer struct {
 	at Pos
@@ -300,6 +311,22 @@ func (c *compiler) invalidMode(mode string, p Pos, def bool) bool {
 	return def
 }
 
+// taskSupport checks a tool's execution.taskSupport and returns it.
+func (c *compiler) taskSupport(t *Tool) string {
+	ex, _ := t.Execution.V.(map[string]any)
+	v, present := ex["taskSupport"]
+	if !present {
+		return ""
+	}
+	ts, _ := v.(string)
+	switch ts {
+	case taskRequired, taskOptional, taskForbidden:
+		return ts
+	}
+	c.errorf(sub(t.Execution.Pos, "taskSupport"), "taskSupport %v: want required, optional or forbidden", v)
+	return ""
+}
+
 // capabilities derives what the server declares from what the script
 // contains, unless the script spells them out.
 func (c *compiler) capabilities(f *File) {
@@ -314,6 +341,7 @@ func (c *compiler) capabilities(f *File) {
 		for _, a := range t.answers {
 			s.logging = s.logging || len(a.log) > 0
 		}
+		s.tasks = s.tasks || t.taskSupport == taskOptional || t.taskSupport == taskRequired
 	}
 	if sv := f.Server; sv.Capabilities.Set {
 		m, ok := sv.Capabilities.V.(map[string]any)
@@ -329,6 +357,10 @@ func (c *compiler) capabilities(f *File) {
 		}
 		s.listChanged.tools, s.listChanged.resources, s.listChanged.prompts = flag("tools"), flag("resources"), flag("prompts")
 		_, s.logging = m["logging"]
+		tasks, _ := m["tasks"].(map[string]any)
+		requests, _ := tasks["requests"].(map[string]any)
+		toolReqs, _ := requests["tools"].(map[string]any)
+		_, s.tasks = toolReqs["call"]
 		return
 	}
 	caps := map[string]any{}
@@ -346,6 +378,9 @@ func (c *compiler) capabilities(f *File) {
 	}
 	if s.logging {
 		caps["logging"] = map[string]any{}
+	}
+	if s.tasks {
+		caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
 	}
 	s.capabilities = mustJSON(caps)
 }
@@ -419,8 +454,12 @@ func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 		}
 	}
 	ct.def = mustJSON(def)
+	ct.taskSupport = c.taskSupport(t)
 	ct.invalidAsError = c.invalidMode(t.InvalidArguments, sub(t.Pos, "invalidArguments"), defaultInvalid)
 	ct.asks, ct.completes = c.asks(t.Elicit, t.Sample, t.Roots)
+	if len(ct.asks) > 0 && (ct.taskSupport == taskOptional || ct.taskSupport == taskRequired) {
+		c.errorf(sub(t.Pos, "execution"), "tool %q asks the client (elicit, sample or roots), which mcpmock does not do from a task: its taskSupport must be forbidden", t.Name)
+	}
 	answers := t.Answers
 	switch {
 	case len(t.Answers) > 0 && len(t.Sequence) > 0:

@@ -52,6 +52,7 @@ type session struct {
 	// source saw it (a source layered after another may not).
 	clientCaps      map[string]json.RawMessage
 	clientCapsKnown bool
+	tasks           tasks // task-augmented calls (tasks.go)
 }
 
 func newSession(s *Script) *session {
@@ -88,6 +89,9 @@ func (c *call) str(key string) (string, bool) {
 	var s string
 	return s, json.Unmarshal(raw, &s) == nil
 }
+
+// Close implements replay.SessionCloser: the session's tasks stop.
+func (ss *session) Close() { ss.tasks.cancelAll() }
 
 // Answer implements replay.SessionSource.
 func (ss *session) Answer(ctx context.Context, peer replay.Peer, req *replay.Request) (replay.Reply, bool) {
@@ -172,6 +176,8 @@ func (ss *session) dispatch(ctx context.Context, peer replay.Peer, c *call) (rep
 		return ss.readResource(ctx, peer, c)
 	case "prompts/get":
 		return ss.getPrompt(ctx, peer, c)
+	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+		return ss.taskRequest(ctx, c)
 	}
 	if !s.owner {
 		return replay.Reply{}, false

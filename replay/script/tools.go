@@ -54,7 +54,16 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 		}
 	}
 	data := map[string]any{"args": args, "tool": name, "request": c.number}
-	return ss.askFirst(ctx, peer, c, questions{
+	asTask, refuse := ss.taskCall(c, t)
+	if refuse != nil {
+		ss.count(name)
+		return *refuse, true
+	}
+	answer := ss.askFirst
+	if asTask {
+		answer = ss.callAsTask
+	}
+	return answer(ctx, peer, c, questions{
 		what: fmt.Sprintf("tool %q", name),
 		asks: t.asks,
 		data: data,

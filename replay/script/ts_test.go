@@ -84,3 +84,38 @@ func runTSClient(t *testing.T, args []string, want string) {
 		t.Errorf("TS client saw (-want +got):\n%s\nstderr:\n%s", d, stderr.String())
 	}
 }
+
+// TestTSClient_Tasks: script-tasks.yaml's tools through the TypeScript
+// SDK 1.32.2 client's experimental tasks API (callToolStream, cancelTask,
+// listTasks), over stdio and Streamable HTTP. Each task is created
+// working, and ends as its answer says: completed with its result,
+// failed for an isError result (the client then asks no result: it
+// makes its own error), cancelled on request. The client refuses by
+// itself to call a required-task tool plainly; mcpmock refuses a task of
+// a tool that has none (-32601).
+func TestTSClient_Tasks(t *testing.T) {
+	mock := peertest.Binary(t, "mcpmock")
+	root := peertest.ModuleRoot()
+	script := filepath.Join(root, "cassettes", "script-tasks.yaml")
+	const want = `{"server":"tasks-demo",
+		"research":["created task-1 working","status completed","result Report on tides: three sources agree."],
+		"convert":["created task-2 working","status completed","result converted"],
+		"doomed":["created task-3 working","status failed","error MCP error -32603: Task task-3 failed"],
+		"forever":["created task-4 working","cancel: cancelled","status cancelled","error MCP error -32603: Task task-4 was cancelled"],
+		"list":["task-1 completed","task-2 completed","task-3 failed","task-4 cancelled"],
+		"researchAsCall":{"code":-32600,"message":"MCP error -32600: Tool \"research\" requires task-based execution. Use client.experimental.tasks.callToolStream() instead.","data":null},
+		"convertAsCall":"converted",
+		"plainAsTask":{"code":-32601,"message":"MCP error -32601: tools/call plain: this tool does not run as a task (its execution.taskSupport is absent, which means forbidden): call it without params.task","data":null}}`
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"tasks", "--", mock, "serve", script}
+			if transport == "http" {
+				p := peertest.Start(t, root, nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", script)
+				url := strings.TrimSpace(p.WaitLine(t, "mcpmock: listening on ", 30*time.Second))
+				args = []string{"tasks", "--url", url}
+			}
+			runTSClient(t, args, want)
+		})
+	}
+}

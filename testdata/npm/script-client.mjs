@@ -7,7 +7,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [scenario, how, ...rest] = process.argv.slice(2);
 const newTransport = () => how === "--url"
@@ -115,6 +115,39 @@ try {
     case "hang": {
       try { await client.callTool({ name: "hang", arguments: {} }, undefined, { timeout: 300 }); out.hang = null; } catch (e) { out.hang = errorOf(e); }
       out.after = firstText(await client.callTool({ name: "ok", arguments: {} }));
+      break;
+    }
+    case "tasks": {
+      // script-tasks.yaml through the SDK's experimental tasks API: each
+      // stream's messages, one line each, but its polls that find the
+      // task still working: how many there are depends on the machine.
+      await client.listTools(); // the client learns which tools are tasks
+      const tasks = client.experimental.tasks;
+      const line = (m) => {
+        switch (m.type) {
+          case "taskCreated": return `created ${m.task.taskId} ${m.task.status}`;
+          case "taskStatus": return `status ${m.task.status}`;
+          case "result": return `result ${firstText(m.result)}`;
+          default: return `error ${m.error.message}`;
+        }
+      };
+      const run = async (stream) => {
+        const seen = [];
+        for await (const m of stream) {
+          if (m.type !== "taskStatus" || m.task.status !== "working") seen.push(line(m));
+        }
+        return seen;
+      };
+      out.research = await run(tasks.callToolStream({ name: "research", arguments: { topic: "tides" } }));
+      out.convert = await run(tasks.callToolStream({ name: "convert", arguments: {} }));
+      out.doomed = await run(tasks.callToolStream({ name: "doomed", arguments: {} }));
+      const forever = tasks.callToolStream({ name: "forever", arguments: {} });
+      const first = await forever.next();
+      out.forever = [line(first.value), `cancel: ${(await tasks.cancelTask(first.value.task.taskId)).status}`, ...(await run(forever))];
+      out.list = (await tasks.listTasks()).tasks.map((t) => `${t.taskId} ${t.status}`);
+      try { await client.callTool({ name: "research", arguments: { topic: "x" } }); out.researchAsCall = null; } catch (e) { out.researchAsCall = errorOf(e); }
+      out.convertAsCall = firstText(await client.callTool({ name: "convert", arguments: {} }));
+      try { await client.request({ method: "tools/call", params: { name: "plain", arguments: {}, task: {} } }, CallToolResultSchema); out.plainAsTask = null; } catch (e) { out.plainAsTask = errorOf(e); }
       break;
     }
     case "status": {

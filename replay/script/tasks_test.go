@@ -1,0 +1,144 @@
+package script
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTasks_Lifecycle: script-tasks.yaml's tools, called as tasks. The
+// call gets the task at once, working; the answer plays behind it (its
+// progress tied to the task, on the session); tasks/get follows it to
+// completed and tasks/result gives the tool's result, tied to the task.
+// An isError result fails its task; a hung one is working until
+// cancelled; tasks/list has them all, in the order they came.
+func TestTasks_Lifecycle(t *testing.T) {
+	s := mustLoad(t, "script-tasks.yaml")
+	c := newClient(t, s)
+	init := c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	caps, _ := json.Marshal(init["capabilities"].(map[string]any)["tasks"])
+	if string(caps) != `{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}}` {
+		t.Errorf("tasks capability %s", caps)
+	}
+	created := c.result("tools/call", map[string]any{"name": "research", "arguments": map[string]any{"topic": "tides"}, "task": map[string]any{"ttl": 60000},
+		"_meta": map[string]any{"progressToken": "p1"}})
+	task := created["task"].(map[string]any)
+	if task["taskId"] != "task-1" || task["status"] != "working" || task["ttl"] != 60000.0 || task["pollInterval"] != 100.0 || task["createdAt"] == nil || task["lastUpdatedAt"] == nil {
+		t.Fatalf("created %v", created)
+	}
+	status := func(id string) string {
+		t.Helper()
+		return c.result("tasks/get", map[string]any{"taskId": id})["status"].(string)
+	}
+	if got := status("task-1"); got != "working" {
+		t.Errorf("task-1 right after: %s", got)
+	}
+	res := c.result("tasks/result", map[string]any{"taskId": "task-1"}) // waits for it
+	if got := firstText(t, res); got != "Report on tides: three sources agree." {
+		t.Errorf("result %q", got)
+	}
+	if meta, _ := json.Marshal(res["_meta"]); string(meta) != `{"io.modelcontextprotocol/related-task":{"taskId":"task-1"}}` {
+		t.Errorf("result _meta %s", meta)
+	}
+	if got := status("task-1"); got != "completed" {
+		t.Errorf("task-1 after its result: %s", got)
+	}
+	sent := strings.Join(c.peer.take(), "\n")
+	for _, want := range []string{
+		`(session) notifications/progress {"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"task-1"}},"message":"gathering","progress":1,"progressToken":"p1","total":2}`,
+		`(session) notifications/tasks/status {"createdAt":`,
+	} {
+		if !strings.Contains(sent, want) {
+			t.Errorf("the session was not sent %s; it was sent:\n%s", want, sent)
+		}
+	}
+
+	c.result("tools/call", map[string]any{"name": "doomed", "task": map[string]any{}})
+	c.result("tools/call", map[string]any{"name": "forever", "task": map[string]any{}})
+	if r := c.result("tasks/result", map[string]any{"taskId": "task-2"}); r["isError"] != true {
+		t.Errorf("doomed's result %v", r)
+	}
+	if got := c.result("tasks/get", map[string]any{"taskId": "task-2"}); got["status"] != "failed" || got["ttl"] != nil {
+		t.Errorf("doomed's task %v, want failed with ttl null (none asked)", got)
+	}
+	deadline := time.Now().Add(200 * time.Millisecond) // hung stays working
+	for time.Now().Before(deadline) {
+		if got := status("task-3"); got != "working" {
+			t.Fatalf("forever: %s", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := c.result("tasks/cancel", map[string]any{"taskId": "task-3"}); got["status"] != "cancelled" {
+		t.Errorf("cancel: %v", got)
+	}
+	if r, _ := c.ask("tasks/cancel", map[string]any{"taskId": "task-3"}); r.Error == nil || r.Error.Code != -32602 || r.Error.Message != `tasks/cancel: task "task-3" is cancelled already` {
+		t.Errorf("cancel again: %+v", r.Error)
+	}
+	if r, _ := c.ask("tasks/result", map[string]any{"taskId": "task-3"}); r.Error == nil || !strings.Contains(r.Error.Message, "was cancelled") {
+		t.Errorf("a cancelled task's result: %+v", r)
+	}
+	var got []string
+	for _, x := range c.result("tasks/list", nil)["tasks"].([]any) {
+		m := x.(map[string]any)
+		got = append(got, m["taskId"].(string)+" "+m["status"].(string))
+	}
+	if strings.Join(got, ", ") != "task-1 completed, task-2 failed, task-3 cancelled" {
+		t.Errorf("tasks/list: %v", got)
+	}
+}
+
+// TestTasks_Refused: where the script declares tasks, a tool that does not
+// run as one refuses params.task, and one that runs only as one refuses a
+// plain call: -32601, as the spec says; an optional one takes both. An
+// unknown task id is -32602.
+func TestTasks_Refused(t *testing.T) {
+	c := newClient(t, mustLoad(t, "script-tasks.yaml"))
+	for _, tt := range []struct {
+		params map[string]any
+		code   int
+		msg    string // "" for a result
+	}{
+		{map[string]any{"name": "plain", "task": map[string]any{}}, -32601, "tools/call plain: this tool does not run as a task (its execution.taskSupport is absent, which means forbidden): call it without params.task"},
+		{map[string]any{"name": "research", "arguments": map[string]any{"topic": "x"}}, -32601, "tools/call research: this tool runs only as a task (its execution.taskSupport is required): call it with params.task"},
+		{map[string]any{"name": "convert"}, 0, ""},
+		{map[string]any{"name": "convert", "task": map[string]any{}}, 0, ""},
+	} {
+		r, _ := c.ask("tools/call", tt.params)
+		switch {
+		case tt.msg == "" && r.Error != nil:
+			t.Errorf("%v: %v", tt.params, r.Error)
+		case tt.msg != "" && (r.Error == nil || r.Error.Code != tt.code || r.Error.Message != tt.msg):
+			t.Errorf("%v: got %+v %s, want %d %q", tt.params, r.Error, r.Result, tt.code, tt.msg)
+		}
+	}
+	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		if r, _ := c.ask(m, map[string]any{"taskId": "task-9"}); r.Error == nil || r.Error.Code != -32602 || r.Error.Message != m+`: no task "task-9" in this session` {
+			t.Errorf("%s of an unknown task: %+v", m, r.Error)
+		}
+	}
+	// Without tasks declared, params.task is ignored: a plain call.
+	plain := newClient(t, mustLoad(t, "script-basic.yaml"))
+	if r, _ := plain.ask("tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "Ada"}, "task": map[string]any{}}); r.Error != nil || !strings.Contains(string(r.Result), `"content"`) {
+		t.Errorf("a script without tasks: %+v %s", r.Error, r.Result)
+	}
+}
+
+// TestTasks_Check: mcpmock check names the line and field of a
+// taskSupport it does not know, and of a tool that would ask the client
+// from a task.
+func TestTasks_Check(t *testing.T) {
+	for _, tt := range []struct{ name, tool, want string }{
+		{"unknown", "{name: a, execution: {taskSupport: sometimes}, answers: [{text: x}]}",
+			`t.yaml:2:26: tools[0].execution.taskSupport: taskSupport sometimes: want required, optional or forbidden`},
+		{"asks", "{name: a, execution: {taskSupport: optional}, elicit: {message: sure, requestedSchema: {type: object, properties: {ok: {type: boolean}}}}, answers: [{text: x}]}",
+			`tools[0].execution: tool "a" asks the client (elicit, sample or roots), which mcpmock does not do from a task: its taskSupport must be forbidden`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("t.yaml", []byte("tools:\n  - "+tt.tool+"\n"))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+}
