@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcptape/mcptape/store"
+	bolt "go.etcd.io/bbolt"
 )
 
 // Amend stores a message again with the metadata learnt after it went on,
@@ -85,5 +87,157 @@ func TestSession_Amend(t *testing.T) {
 				t.Errorf("Observe saw seq 2 %d times, want once", observed)
 			}
 		})
+	}
+}
+
+// amendedSince reads the amendment log past mark: "session:seq" per note,
+// and the mark to pass next.
+func amendedSince(t *testing.T, path string, mark uint64) ([]string, uint64) {
+	t.Helper()
+	var got []string
+	err := store.View(path, func(r *store.Reader) error {
+		var err error
+		mark, err = r.Amended(mark, func(session string, seq uint64) error {
+			got = append(got, fmt.Sprintf("%s:%d", session, seq))
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("reading the amendment log of %s: %v", path, err)
+	}
+	return got, mark
+}
+
+// TestReader_Amended: a follower that read a message before its
+// amendment was committed learns of it from the log, past the mark it
+// kept; one amended in the commit that first stores it is not logged (no
+// one can have read the first version), nor twice when amended twice in
+// one commit; what was reported once is not reported again.
+func TestReader_Amended(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	w := newWriter(t, path)
+	s, other := newHTTPSession(t, w), newHTTPSession(t, w)
+	flush := func() {
+		t.Helper()
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post := &store.HTTPMeta{Method: "POST", Path: "/mcp", Stream: store.StreamPostBody}
+	note := []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	t0 := time.Now()
+	amend := func(s *store.Session, seq uint64, status int) {
+		answered := *post
+		answered.Status = status
+		s.Amend(store.Message{Seq: seq, Dir: store.C2S, Time: t0, Frame: note, HTTP: &answered})
+	}
+
+	s.Append(store.C2S, t0, note, post)     // s1:1
+	other.Append(store.C2S, t0, note, post) // s2:1
+	flush()
+	var mark uint64
+	if err := store.View(path, func(r *store.Reader) error { mark = r.AmendMark(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := amendedSince(t, path, mark); len(got) != 0 {
+		t.Fatalf("before any amendment the log holds %v", got)
+	}
+
+	amend(s, 1, 202)     // its message was committed before: logged
+	amend(other, 1, 404) // in another session
+	seq := s.Append(store.C2S, t0, note, post)
+	amend(s, seq, 202) // in the commit that stores it: not logged
+	flush()
+	got, mark2 := amendedSince(t, path, mark)
+	if d := cmp.Diff([]string{"s1:1", "s2:1"}, got); d != "" {
+		t.Errorf("amended since the first commit (-want +got):\n%s", d)
+	}
+	if again, m := amendedSince(t, path, mark2); len(again) != 0 || m != mark2 {
+		t.Errorf("past the mark it returned, the log gives %v and mark %d, want nothing and %d", again, m, mark2)
+	}
+
+	amend(s, 2, 404) // twice in one commit, committed before: once
+	amend(s, 2, 404)
+	flush()
+	if got, _ := amendedSince(t, path, mark2); !cmp.Equal(got, []string{"s1:2"}) {
+		t.Errorf("amended twice in one commit: the log gives %v, want [s1:2]", got)
+	}
+	msg := readMessage(t, path, "s1", 2)
+	if msg.HTTP == nil || msg.HTTP.Status != 404 {
+		t.Errorf("s1:2 stored with HTTP %+v, want status 404", msg.HTTP)
+	}
+}
+
+func newHTTPSession(t *testing.T, w *store.Writer) *store.Session {
+	t.Helper()
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func readMessage(t *testing.T, path, session string, seq uint64) *store.Message {
+	t.Helper()
+	var m *store.Message
+	err := store.View(path, func(r *store.Reader) error {
+		var err error
+		m, err = r.Message(session, seq)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestReader_AmendedOlderFile: a cassette an older mcptape made, with no
+// amendment log, reads as one with an empty log, and the first newer
+// writer adds the log and notes its amendments in it. (The log came
+// within format version 1: see store/amended.go.)
+func TestReader_AmendedOlderFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	w := newWriter(t, path)
+	s := newHTTPSession(t, w)
+	note := []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	post := &store.HTTPMeta{Method: "POST", Path: "/mcp", Stream: store.StreamPostBody}
+	s.Append(store.C2S, time.Now(), note, post)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("amended")) }); err != nil {
+		t.Fatalf("making the file an older mcptape's: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var mark uint64
+	if err := store.View(path, func(r *store.Reader) error { mark = r.AmendMark(); return nil }); err != nil {
+		t.Fatalf("reading an older cassette: %v", err)
+	}
+	if got, m := amendedSince(t, path, mark); mark != 0 || len(got) != 0 || m != 0 {
+		t.Errorf("an older cassette: mark %d, log %v (next mark %d); want an empty log", mark, got, m)
+	}
+
+	w2 := newWriter(t, path)
+	s2 := newHTTPSession(t, w2)
+	seq := s2.Append(store.C2S, time.Now(), note, post)
+	if err := w2.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	answered := *post
+	answered.Status = 202
+	s2.Amend(store.Message{Seq: seq, Dir: store.C2S, Time: time.Now(), Frame: note, HTTP: &answered})
+	if err := w2.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := amendedSince(t, path, mark); !cmp.Equal(got, []string{"s2:1"}) {
+		t.Errorf("a newer writer's amendment on an older cassette: the log gives %v, want [s2:1]", got)
 	}
 }

@@ -31,7 +31,9 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-// FormatVersion is the cassette layout this code writes and reads.
+// FormatVersion is the cassette layout this code writes and reads. What
+// an older reader can ignore (a summary flag, the amended bucket) is added
+// without a new version; a new version is for what it would misread.
 const FormatVersion = 1
 
 // formatName marks a bbolt file as a cassette.
@@ -64,6 +66,7 @@ var (
 	bucketMessages = []byte("messages") // id -> bucket of seq -> record
 	bucketIndex    = []byte("index")    // id -> bucket of seq -> summary
 	bucketBlobs    = []byte("blobs")    // id -> bucket of seq+chunk -> piece of a large frame
+	bucketAmended  = []byte("amended")  // note number -> seq+id of a message stored again (amended.go)
 	keyFormat      = []byte("format")
 	keyVersion     = []byte("version")
 )
@@ -310,7 +313,9 @@ func ensureSchema(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	for _, b := range [][]byte{bucketSessions, bucketMessages, bucketIndex, bucketBlobs} {
+	// amended is new within version 1 (see amended.go): a file an older
+	// mcptape made gets it from the first newer writer.
+	for _, b := range [][]byte{bucketSessions, bucketMessages, bucketIndex, bucketBlobs, bucketAmended} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}

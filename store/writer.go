@@ -534,6 +534,7 @@ func (w *Writer) commit(batch []*Message, encoded []encodedMessage, infos []Sess
 		// Concurrent HTTP sessions interleave in a batch: open each
 		// session's buckets once, not at every switch.
 		open := map[string]sessionBuckets{}
+		amends := newAmendLog(batch)
 		for i, m := range batch {
 			sb, ok := open[m.Session]
 			if !ok {
@@ -542,6 +543,9 @@ func (w *Writer) commit(batch []*Message, encoded []encodedMessage, infos []Sess
 					return err
 				}
 				open[m.Session] = sb
+			}
+			if err := amends.note(tx, m); err != nil {
+				return err
 			}
 			if err := sb.put(m.Seq, encoded[i]); err != nil {
 				return err
