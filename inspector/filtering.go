@@ -25,6 +25,8 @@ func (m *Model) Apply(b *Batch, frames Source) error {
 	for _, info := range b.Sessions {
 		m.session(info)
 	}
+	amended, differed := m.restate(b.Amended)
+	m.amends = max(m.amends, b.Amends)
 	start := len(m.rows)
 	for i := range b.Msgs {
 		bm := &b.Msgs[i]
@@ -43,6 +45,11 @@ func (m *Model) Apply(b *Batch, frames Source) error {
 		for i, n := range m.findingsUpTo(shown) {
 			m.lateFindings += max(0, n-before[i])
 		}
+	}
+	// After lint is up to date, before the new rows: visible stays in
+	// display order.
+	if err := m.reshow(amended, differed, frames); err != nil {
+		return err
 	}
 	if len(m.rows) == start {
 		return nil
@@ -75,11 +82,11 @@ func (m *Model) session0(id string) uint32 {
 	return m.session(store.SessionInfo{ID: id})
 }
 
-// After returns the last seq seen per session, for the next Poll.
-func (m *Model) After() map[string]uint64 {
-	out := make(map[string]uint64, len(m.Sessions))
+// After returns how far the model has read, for the next Poll.
+func (m *Model) After() Mark {
+	out := Mark{Seqs: make(map[string]uint64, len(m.Sessions)), Amends: m.amends}
 	for _, s := range m.Sessions {
-		out[s.Info.ID] = s.LastSeq
+		out.Seqs[s.Info.ID] = s.LastSeq
 	}
 	return out
 }

@@ -25,7 +25,7 @@ type loggedPoll struct {
 	msgs  int
 }
 
-func (p *pollLog) Poll(after map[string]uint64) (*Batch, error) {
+func (p *pollLog) Poll(after Mark) (*Batch, error) {
 	start := time.Now()
 	b, err := p.Source.Poll(after)
 	if err == nil {
@@ -234,7 +234,7 @@ type pollGate struct {
 	once    sync.Once
 }
 
-func (g *pollGate) Poll(after map[string]uint64) (*Batch, error) {
+func (g *pollGate) Poll(after Mark) (*Batch, error) {
 	select {
 	case <-g.armed:
 		g.once.Do(func() { close(g.entered) })

@@ -214,7 +214,7 @@ func TestModel_FilterHTTP(t *testing.T) {
 				if err := fresh.SetFilter(f, src); err != nil {
 					t.Fatal(err)
 				}
-				b, err := src.Poll(nil)
+				b, err := src.Poll(Mark{})
 				if err != nil {
 					t.Fatal(err)
 				}

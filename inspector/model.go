@@ -72,6 +72,9 @@ type Model struct {
 	ids    []byte
 
 	pending map[pairKey]int32 // requests not answered yet
+	// amends is where the cassette's amendment log was read up to: see
+	// Mark.Amends.
+	amends uint64
 
 	filter  *Filter
 	scope   int // session index the table is limited to, -1 for all
@@ -178,7 +181,7 @@ func (m *Model) add(sess uint32, s *store.Summary, method, id, tool []byte) int3
 	}
 	ss := &m.Sessions[sess]
 	ss.Messages++
-	if r.isError || r.kind == jsonrpc.Error || r.kind == jsonrpc.Malformed {
+	if countsAsError(&r) {
 		ss.Errors++
 	}
 	if s.Seq > ss.LastSeq {

@@ -13,9 +13,10 @@ import (
 // a JSONL export held in memory. Its methods may be called from any
 // goroutine.
 type Source interface {
-	// Poll returns every session's current info and the summaries stored
-	// after after[session] (0 for a session not seen yet).
-	Poll(after map[string]uint64) (*Batch, error)
+	// Poll returns every session's current info, the summaries stored
+	// after after.Seqs[session] (0 for a session not seen yet), and those
+	// of the messages up to it stored again since after.Amends.
+	Poll(after Mark) (*Batch, error)
 	// Message returns one message with its frame and metadata.
 	Message(ref Ref) (*store.Message, error)
 	// Frames calls fn with the bytes of the messages of a session with seq
@@ -32,10 +33,29 @@ type Source interface {
 	Live() bool
 }
 
+// Mark is how far a follower has read a source.
+type Mark struct {
+	// Seqs is, per session, the last seq read (none: 0).
+	Seqs map[string]uint64
+	// Amends is where the cassette's amendment log was read up to
+	// (store.Reader.AmendMark): the messages read are known as they were
+	// stored then. A recorder amends a client's HTTP message with the
+	// status of an answer that carried no message, after it may have
+	// been read.
+	Amends uint64
+}
+
 // Batch is what one Poll found.
 type Batch struct {
 	Sessions []store.SessionInfo
 	Msgs     []BatchMsg // per session in seq order
+	// Amended are messages the follower had read that were stored again
+	// since, with their summaries as they stand: what else of them it
+	// shows (the HTTP status, the note) it must read again. Each is
+	// there once, in no particular order.
+	Amended []BatchMsg
+	// Amends is the Mark.Amends to poll from next.
+	Amends uint64
 	// More is set when Poll stopped early to keep its view short.
 	More bool
 }
@@ -59,7 +79,7 @@ type dbSource struct {
 
 func (d dbSource) Live() bool { return true }
 
-func (d dbSource) Poll(after map[string]uint64) (*Batch, error) {
+func (d dbSource) Poll(after Mark) (*Batch, error) {
 	b := &Batch{}
 	err := d.viewer.View(func(r *store.Reader) error {
 		infos, err := r.Sessions()
@@ -67,16 +87,17 @@ func (d dbSource) Poll(after map[string]uint64) (*Batch, error) {
 			return err
 		}
 		b.Sessions = infos
+		if b.Amended, b.Amends, err = amendedSince(r, after); err != nil {
+			return err
+		}
 		budget := chunk * 2
 		for _, info := range infos {
 			if budget <= 0 {
 				b.More = true
 				break
 			}
-			err := r.RawSummaries(info.ID, after[info.ID]+1, 0, func(s *store.RawSummary) error {
-				sum := s.Summary
-				sum.Method, sum.ID, sum.Tool = string(s.Method), string(s.ID), string(s.Tool)
-				b.Msgs = append(b.Msgs, BatchMsg{Session: info.ID, Sum: sum})
+			err := r.RawSummaries(info.ID, after.Seqs[info.ID]+1, 0, func(s *store.RawSummary) error {
+				b.Msgs = append(b.Msgs, BatchMsg{Session: info.ID, Sum: ownSummary(s)})
 				if budget--; budget <= 0 {
 					b.More = true
 					return errStopScan
@@ -93,6 +114,44 @@ func (d dbSource) Poll(after map[string]uint64) (*Batch, error) {
 }
 
 var errStopScan = fmt.Errorf("stop scan")
+
+// ownSummary copies s's strings out of the view.
+func ownSummary(s *store.RawSummary) store.Summary {
+	sum := s.Summary
+	sum.Method, sum.ID, sum.Tool = string(s.Method), string(s.ID), string(s.Tool)
+	return sum
+}
+
+// amendedSince reads the summaries of the messages up to after.Seqs that
+// the amendment log says were stored again past after.Amends, each once,
+// and where the log ends. A message past after.Seqs is left to be read
+// as new, as it stands.
+func amendedSince(r *store.Reader, after Mark) ([]BatchMsg, uint64, error) {
+	seen := map[Ref]bool{}
+	var refs []Ref
+	mark, err := r.Amended(after.Amends, func(session string, seq uint64) error {
+		ref := Ref{Session: session, Seq: seq}
+		if seq <= after.Seqs[session] && !seen[ref] {
+			seen[ref] = true
+			refs = append(refs, ref)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, after.Amends, err
+	}
+	var out []BatchMsg
+	for _, ref := range refs {
+		err := r.RawSummaries(ref.Session, ref.Seq, ref.Seq, func(s *store.RawSummary) error {
+			out = append(out, BatchMsg{Session: ref.Session, Sum: ownSummary(s)})
+			return nil
+		})
+		if err != nil {
+			return nil, after.Amends, err
+		}
+	}
+	return out, mark, nil
+}
 
 func (d dbSource) Message(ref Ref) (*store.Message, error) {
 	var m *store.Message
@@ -170,12 +229,14 @@ type tapeSource struct {
 
 func (t *tapeSource) Live() bool { return false }
 
-func (t *tapeSource) Poll(after map[string]uint64) (*Batch, error) {
-	b := &Batch{}
+// Poll reads what a JSONL export holds: it never grows, nor are its
+// messages amended.
+func (t *tapeSource) Poll(after Mark) (*Batch, error) {
+	b := &Batch{Amends: after.Amends}
 	for _, s := range t.tape.Sessions {
 		b.Sessions = append(b.Sessions, s.Info)
 		for _, msg := range s.Messages {
-			if msg.Seq > after[s.Info.ID] {
+			if msg.Seq > after.Seqs[s.Info.ID] {
 				b.Msgs = append(b.Msgs, BatchMsg{Session: s.Info.ID, Sum: store.Summarize(msg)})
 			}
 		}
@@ -263,7 +324,7 @@ func Open(path string) (*Model, Source, error) {
 		for i, s := range tape.Sessions {
 			src.index[s.Info.ID] = i
 		}
-		b, _ := src.Poll(nil)
+		b, _ := src.Poll(Mark{})
 		if err := m.Apply(b, nil); err != nil {
 			return nil, nil, err
 		}
@@ -292,6 +353,10 @@ func (m *Model) loadDB(v *store.Viewer) error {
 		for _, info := range infos {
 			last[info.ID] = r.LastSeq(info.ID)
 		}
+		// Before the summaries, which later views read: an amendment
+		// between is read then, and reported again at the first poll,
+		// which does no harm.
+		m.amends = r.AmendMark()
 		return nil
 	})
 	if err != nil {

@@ -237,8 +237,9 @@ func (a *App) follow(ctx context.Context) {
 				break
 			}
 			for _, bm := range b.Msgs {
-				after[bm.Session] = max(after[bm.Session], bm.Sum.Seq)
+				after.Seqs[bm.Session] = max(after.Seqs[bm.Session], bm.Sum.Seq)
 			}
+			after.Amends = b.Amends
 			a.post(ctx, func() { a.applyBatch(b) })
 			if !b.More || ctx.Err() != nil {
 				break
@@ -247,13 +248,25 @@ func (a *App) follow(ctx context.Context) {
 	}
 }
 
-// applyBatch adds new messages without moving the selection or scroll.
+// applyBatch adds new messages without moving the selection or scroll,
+// and shows amended ones as they stand. The detail pane reads its message
+// again (Select below), so it shows an amended one's new status.
 func (a *App) applyBatch(b *Batch) {
 	row, col := a.table.GetSelection()
 	off, coff := a.table.GetOffset()
+	sel, hadSel := a.selected()
 	nSess := len(a.model.Sessions)
 	if err := a.model.Apply(b, a.src); err != nil {
 		a.setNote(err.Error(), true)
+	}
+	if len(b.Amended) > 0 && hadSel {
+		// An amended row the filter shows now, or hides, above the
+		// selection moves it: keep the same message selected, on the
+		// same line of the screen.
+		if p := a.model.VisibleIndex(sel.Index); p >= 0 && p+1 != row {
+			off = max(0, off+p+1-row)
+			row = p + 1
+		}
 	}
 	if len(a.model.Sessions) != nSess {
 		a.layout()
