@@ -40,6 +40,10 @@ type TextOptions struct {
 	Follow bool
 	// PollInterval is how often Follow looks; default 250 ms.
 	PollInterval time.Duration
+	// AmendGrace is how long Follow holds back, at most, a client's HTTP
+	// message whose answer's status is not recorded yet, and the lines
+	// after it; default 2 s. See textFollow.
+	AmendGrace time.Duration
 }
 
 // cellTexts are a row's cells as the table shows them, in the table's
@@ -107,104 +111,96 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 250 * time.Millisecond
 	}
+	if opts.AmendGrace <= 0 {
+		opts.AmendGrace = 2 * time.Second
+	}
 	// A line per write would be a system call per message on a million
 	// of them; what is printed is flushed before waiting for more.
 	out := bufio.NewWriter(w)
-	w = out
-	written := 0
 	// A session still being recorded prints its findings about the
 	// whole session when it ends, as late ones (lintWriter.late).
 	m.following = opts.Follow && src.Live()
-	lw := &lintWriter{m: m, src: src, w: w, started: map[uint32]bool{}, handled: map[lint.Finding]int{}}
-	rs := &resender{m: m, src: src}
-	printFrom := func(from int) error {
-		for start := from; start < m.Visible(); start += bodyBatch {
+	tw := &textWriter{m: m, src: src, w: out, opts: opts,
+		lw: &lintWriter{m: m, src: src, w: out, started: map[uint32]bool{}, handled: map[lint.Finding]int{}},
+		rs: &resender{m: m, src: src}}
+	if !m.following {
+		for start := 0; start < m.Visible(); start += bodyBatch {
 			rows := make([]Row, 0, bodyBatch)
 			for i := start; i < min(start+bodyBatch, m.Visible()); i++ {
 				r, _ := m.Row(i)
-				if !opts.Resend || r.resendable() {
-					rows = append(rows, r)
-				}
+				rows = append(rows, r)
 			}
-			var msgs map[Ref]*store.Message
-			if opts.Bodies || opts.HTTP || opts.Resend {
-				var err error
-				if msgs, err = messagesOf(src, rows); err != nil {
-					return err
-				}
-			}
-			for _, r := range rows {
-				if opts.Resend {
-					ok, err := writeResend(w, rs, r, msgs[r.Ref], written > 0)
-					if err != nil {
-						return err
-					}
-					if ok {
-						written++
-					}
-					continue
-				}
-				var fs []lint.Finding
-				if opts.Lint {
-					var err error
-					if fs, err = lw.before(r); err != nil {
-						return err
-					}
-				}
-				if _, err := fmt.Fprintln(w, m.textLine(r)); err != nil {
-					return err
-				}
-				lw.under(fs)
-				msg := msgs[r.Ref]
-				if opts.HTTP && msg != nil && msg.HTTP != nil {
-					for _, l := range httpSummary(msg.HTTP) {
-						fmt.Fprintf(w, "    %s\n", l)
-					}
-					if msg.Note != "" { // who answered, how a refusal's body began
-						fmt.Fprintf(w, "    note: %s\n", msg.Note)
-					}
-				}
-				if opts.Bodies && msg != nil {
-					writeBody(w, msg.Frame)
-				}
-				written++
+			if err := tw.print(rows); err != nil {
+				return tw.written, err
 			}
 		}
-		return out.Flush()
+		return tw.written, out.Flush()
 	}
-	if err := printFrom(0); err != nil || !opts.Follow || !src.Live() {
-		return written, err
+	err := tw.follow(ctx)
+	return tw.written, err
+}
+
+// textWriter prints rows for WriteText.
+type textWriter struct {
+	m       *Model
+	src     Source
+	w       *bufio.Writer // keeps the first write error for its Flush
+	opts    TextOptions
+	lw      *lintWriter
+	rs      *resender
+	written int
+}
+
+// print writes rows (at most bodyBatch), with what opts asks under each.
+func (tw *textWriter) print(rows []Row) error {
+	m, w, opts := tw.m, tw.w, tw.opts
+	if opts.Resend {
+		rows = slices.DeleteFunc(rows, func(r Row) bool { return !r.resendable() })
 	}
-	t := time.NewTicker(opts.PollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return written, nil
-		case <-t.C:
+	var msgs map[Ref]*store.Message
+	if opts.Bodies || opts.HTTP || opts.Resend {
+		var err error
+		if msgs, err = messagesOf(tw.src, rows); err != nil {
+			return err
 		}
-		for {
-			b, err := src.Poll(m.After())
+	}
+	for _, r := range rows {
+		if opts.Resend {
+			ok, err := writeResend(w, tw.rs, r, msgs[r.Ref], tw.written > 0)
 			if err != nil {
-				return written, fmt.Errorf("follow: %w", err)
+				return err
 			}
-			from := m.Visible()
-			if err := m.Apply(b, src); err != nil {
-				return written, err
+			if ok {
+				tw.written++
 			}
-			if err := printFrom(from); err != nil {
-				return written, err
-			}
-			if opts.Lint {
-				if err := lw.late(); err != nil {
-					return written, err
-				}
-			}
-			if !b.More || ctx.Err() != nil {
-				break
+			continue
+		}
+		var fs []lint.Finding
+		if opts.Lint {
+			var err error
+			if fs, err = tw.lw.before(r); err != nil {
+				return err
 			}
 		}
+		if _, err := fmt.Fprintln(w, m.textLine(r)); err != nil {
+			return err
+		}
+		tw.lw.under(fs)
+		msg := msgs[r.Ref]
+		if opts.HTTP && msg != nil && msg.HTTP != nil {
+			for _, l := range httpSummary(msg.HTTP) {
+				fmt.Fprintf(w, "    %s\n", l)
+			}
+			if msg.Note != "" { // who answered, how a refusal's body began
+				fmt.Fprintf(w, "    note: %s\n", msg.Note)
+			}
+		}
+		if opts.Bodies && msg != nil {
+			writeBody(w, msg.Frame)
+		}
+		tw.written++
 	}
+	return nil
 }
 
 // lintWriter prints findings for WriteText: each message's under its
@@ -219,6 +215,9 @@ type lintWriter struct {
 	// handled counts the findings printed, or judged not to be, so that a
 	// session checked again whole at its end prints only what is new.
 	handled map[lint.Finding]int
+	// upTo is, per session, the last seq follow mode has released: the
+	// findings about messages after it are printed under their lines.
+	upTo []uint64
 }
 
 // before checks r's session if need be, prints the session's own findings
@@ -267,7 +266,7 @@ func (lw *lintWriter) late() error {
 		}
 		seen := map[lint.Finding]int{}
 		for _, f := range l.findings {
-			if seen[f]++; seen[f] <= lw.handled[f] {
+			if seen[f]++; seen[f] <= lw.handled[f] || s < len(lw.upTo) && f.Seq > lw.upTo[s] {
 				continue
 			}
 			show := true

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/mcptape/mcptape/inspector"
 )
@@ -28,6 +29,12 @@ func runInspect(ctx context.Context, args []string, s streams) error {
 	return err
 }
 
+// showAmendGrace is how long show --follow holds a client's HTTP message
+// for the status of its answer (inspector.TextOptions.AmendGrace); 0 is
+// the inspector's default. Tests lengthen it, so that the status they
+// record, not the time it takes, decides what is printed.
+var showAmendGrace time.Duration
+
 // runShow prints the inspector's message table as text, one line per
 // message: for a CI log, a pipe, or a bug report.
 func runShow(ctx context.Context, args []string, s streams) error {
@@ -37,7 +44,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	body := fs.Bool("body", false, "print each message's frame under its line, indented")
 	httpMeta := fs.Bool("http", false, "print each message's HTTP metadata under its line: method, path, status, stream, SSE event")
 	lintFlag := fs.Bool("lint", false, "print each message's protocol findings (mcpspy lint's) under its line, and a session's own before its first line")
-	follow := fs.Bool("follow", false, "go on printing the messages recorders in other processes add, until interrupted (.db only)")
+	follow := fs.Bool("follow", false, "go on printing the messages recorders in other processes add, until interrupted (.db only); a client's HTTP message waits up to 2 s for the status of its answer")
 	tools := fs.Bool("tools", false, "print the per-tool summary instead (calls, errors, pending, p50, p95 latency), as the inspector's t key")
 	resend := fs.Bool("resend", false, "print instead, for each client request and notification, a shell command that sends it again (curl for HTTP, printf piped into the server for stdio), as the inspector's C key")
 	path, err := followedCassette(fs, args, follow)
@@ -75,7 +82,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if err := m.SetFilter(f, src); err != nil {
 		return err
 	}
-	n, err := m.WriteText(ctx, s.Out, src, inspector.TextOptions{Bodies: *body, HTTP: *httpMeta, Lint: *lintFlag, Resend: *resend, Follow: *follow})
+	n, err := m.WriteText(ctx, s.Out, src, inspector.TextOptions{Bodies: *body, HTTP: *httpMeta, Lint: *lintFlag, Resend: *resend, Follow: *follow, AmendGrace: showAmendGrace})
 	switch {
 	case err != nil || n > 0 || *follow:
 	case m.Visible() == 0 && !f.Empty():

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// show --follow while a recorder, as mcpspy records Streamable HTTP,
+// stores a client's POSTs, commits them, and only then stores the status
+// of answers that carried no message: the 202 of a notification and a
+// bare 404. show read the first versions before (it printed the line
+// before them), and yet prints the lines with their status: --http shows
+// the 202, and a status:404 filter finds the refusal.
+func TestMcpspy_ShowFollowAmended(t *testing.T) {
+	prev := showAmendGrace
+	showAmendGrace = time.Hour // the amendment decides, not the clock
+	t.Cleanup(func() { showAmendGrace = prev })
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // in this order
+	}{
+		{"--http", []string{"--http"}, []string{"s1:1", "POST /mcp → 404", "s2:1", "POST /mcp → 202", "s2:2", "POST /mcp → 404", "session not found"}},
+		{"status:404", []string{"--filter", "status:404"}, []string{"s1:1", "s2:2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "live.db")
+			w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { w.Close() })
+			post := func(status int) *store.HTTPMeta {
+				return &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: status, Stream: store.StreamPostBody}
+			}
+			// s1 was refused and is over: its line comes first, at once.
+			done, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://127.0.0.1:1/mcp", Start: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), post(http.StatusNotFound))
+			if err := done.End(store.EndInfo{Reason: store.EndClosed}); err != nil {
+				t.Fatal(err)
+			}
+			live, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://127.0.0.1:1/mcp", Start: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent := []store.Message{
+				{Dir: store.C2S, Time: time.Now(), Frame: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), HTTP: post(0)},
+				{Dir: store.C2S, Time: time.Now(), Frame: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`), HTTP: post(0)},
+			}
+			for i := range sent {
+				sent[i].Seq = live.Append(sent[i].Dir, sent[i].Time, sent[i].Frame, sent[i].HTTP)
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+
+			show := startShow(t, append(append([]string{"--follow"}, tc.args...), db)...)
+			show.wait(t, "s1:1", 1) // so it has read s2's POSTs as first stored
+			sent[0].HTTP, sent[1].HTTP = post(http.StatusAccepted), post(http.StatusNotFound)
+			sent[1].Note = "refused without a message: session not found"
+			for _, m := range sent {
+				live.Amend(m)
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			show.wait(t, "s2:2", 1)
+			out := show.stop(t)
+			at := 0
+			for _, want := range tc.want {
+				i := strings.Index(out[at:], want)
+				if i < 0 {
+					t.Fatalf("want %q after %q:\n%s", want, out[:at], out)
+				}
+				at += i + len(want)
+			}
+			if lines := strings.Count(out, "\n"); tc.name == "status:404" && lines != 2 {
+				t.Errorf("under status:404 want the two refusals alone, got %d lines:\n%s", lines, out)
+			}
+		})
+	}
+}

@@ -1,0 +1,154 @@
+package inspector
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/syncbuf"
+	"github.com/mcptape/mcptape/store"
+)
+
+// followedText is WriteText following a cassette in the background.
+type followedText struct {
+	out    syncbuf.Buffer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func followText(t *testing.T, m *Model, src Source, opts TextOptions) *followedText {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &followedText{cancel: cancel, done: make(chan error, 1)}
+	opts.Follow, opts.PollInterval = true, 5*time.Millisecond
+	go func() {
+		_, err := m.WriteText(ctx, &f.out, src, opts)
+		f.done <- err
+	}()
+	t.Cleanup(func() { f.stop(t) })
+	return f
+}
+
+// wait polls the output until it holds want, for up to wait.
+func (f *followedText) wait(t *testing.T, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !strings.Contains(f.out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q within %s; output so far:\n%s", want, wait, f.out.String())
+		}
+		time.Sleep(5 * time.Millisecond) // polling the output, with a deadline
+	}
+	return f.out.String()
+}
+
+// stop ends WriteText, as Ctrl-C ends show, and returns what it printed.
+func (f *followedText) stop(t *testing.T) string {
+	t.Helper()
+	f.cancel()
+	select {
+	case err, ok := <-f.done:
+		if ok && err != nil {
+			t.Errorf("WriteText: %v", err)
+		}
+		if ok {
+			close(f.done)
+		}
+	case <-time.After(wait):
+		t.Fatal("WriteText did not stop when its context ended")
+	}
+	return f.out.String()
+}
+
+// TestWriteText_FollowAmended: show --follow prints a client's HTTP
+// message read before the recorder stored its answer's status only once
+// that status is known, so the line printed is the final one: --http
+// shows the 202 of a notification, a status:404 filter catches a
+// refusal, and the lines after it wait, so that the order holds.
+func TestWriteText_FollowAmended(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		filter string
+		opts   TextOptions
+		answer map[uint64]int
+		want   []string // in this order, each once
+	}{
+		{"202 under --http", "", TextOptions{HTTP: true}, map[uint64]int{1: 202, 2: 404},
+			[]string{"notifications/initialized", "http: POST /mcp → 202", "tools/call echo", "http: POST /mcp → 404", "http: POST /mcp  stream post-body", "http: POST /mcp → 200"}},
+		{"refusal under status:404", "status:404", TextOptions{}, map[uint64]int{1: 202, 2: 404},
+			[]string{"tools/call echo"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, m, src := threePosts(t, tc.filter)
+			tc.opts.AmendGrace = time.Hour // the amendment decides, not the clock
+			show := followText(t, m, src, tc.opts)
+			for seq, status := range tc.answer {
+				h.answer(t, seq, status, "")
+			}
+			h.flush(t)
+			// Answer the ping with a message: it is final then, and the
+			// last line.
+			h.s.Append(store.S2C, time.Now(), []byte(`{"jsonrpc":"2.0","id":3,"result":{}}`), &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 200, Stream: store.StreamJSON})
+			h.flush(t)
+			if tc.filter == "" {
+				show.wait(t, " resp ")
+			} else {
+				show.wait(t, tc.want[len(tc.want)-1])
+			}
+			out := show.stop(t)
+			at := 0
+			for _, w := range tc.want {
+				i := strings.Index(out[at:], w)
+				if i < 0 || strings.Count(out, w) != 1 {
+					t.Fatalf("want %q once, after %q:\n%s", w, out[:at], out)
+				}
+				at += i + len(w)
+			}
+			if tc.filter != "" && strings.Count(out, "\n") != 1 {
+				t.Errorf("under %s, want the refusal alone:\n%s", tc.filter, out)
+			}
+		})
+	}
+}
+
+// A message whose status never comes is printed once the grace has
+// passed (here at once), as it stands; one still held when show stops
+// is printed too; a session that has ended holds nothing back.
+func TestWriteText_FollowGrace(t *testing.T) {
+	t.Run("grace passes", func(t *testing.T) {
+		_, m, src := threePosts(t, "")
+		show := followText(t, m, src, TextOptions{HTTP: true, AmendGrace: time.Nanosecond})
+		out := show.wait(t, "ping")
+		if strings.Contains(out, "POST /mcp →") {
+			t.Errorf("printed a status no one recorded:\n%s", out)
+		}
+	})
+	t.Run("printed on stop", func(t *testing.T) {
+		_, m, src := threePosts(t, "")
+		show := followText(t, m, src, TextOptions{AmendGrace: time.Hour})
+		out := show.stop(t)
+		if strings.Count(out, "\n") != 3 {
+			t.Errorf("on stop, want the three held messages printed as they stand:\n%s", out)
+		}
+	})
+	t.Run("session ended", func(t *testing.T) {
+		h, m, src := threePosts(t, "")
+		show := followText(t, m, src, TextOptions{AmendGrace: time.Hour})
+		if err := h.s.End(store.EndInfo{Reason: store.EndClosed}); err != nil {
+			t.Fatal(err)
+		}
+		show.wait(t, "ping")
+	})
+	t.Run("answered by a message", func(t *testing.T) {
+		h := newHTTPLive(t)
+		h.post(callJSON)
+		h.flush(t)
+		m, src := openModel(t, h.path)
+		show := followText(t, m, src, TextOptions{AmendGrace: time.Hour})
+		h.s.Append(store.S2C, time.Now(), []byte(`{"jsonrpc":"2.0","id":2,"result":{}}`), &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: http.StatusOK, Stream: store.StreamJSON})
+		h.flush(t)
+		show.wait(t, " resp ")
+	})
+}
