@@ -63,10 +63,15 @@ const (
 )
 
 // threePosts records a notification, a call and a ping, each waiting for
-// its status, and opens the cassette with filter applied.
-func threePosts(t *testing.T, filter string) (*httpLive, *Model, Source) {
+// its status, and opens the cassette with filter applied. With refused,
+// a refusal's body comes first, as seq 1: a line a follower prints at
+// once, whatever the filter on the status.
+func threePosts(t *testing.T, filter string, refused bool) (*httpLive, *Model, Source) {
 	t.Helper()
 	h := newHTTPLive(t)
+	if refused {
+		h.s.Append(store.S2C, time.Now(), []byte("session not found\n"), &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: http.StatusNotFound, Stream: store.StreamJSON})
+	}
 	h.post(notifyJSON)
 	h.post(callJSON)
 	h.post(pingJSON)
@@ -103,7 +108,7 @@ func TestModel_ApplyAmended(t *testing.T) {
 		{"no filter", "", map[uint64]int{1: 202, 2: 404}, []string{"s1:1", "s1:2", "s1:3"}, []string{"s1:1", "s1:2", "s1:3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, m, src := threePosts(t, tc.filter)
+			h, m, src := threePosts(t, tc.filter, false)
 			m.following = true
 			if d := cmp.Diff(tc.before, visibleSeqs(m)); d != "" {
 				t.Errorf("before the amendments (-want +got):\n%s", d)
@@ -171,7 +176,7 @@ func TestSource_PollAmendedUnread(t *testing.T) {
 // a row the filter hides once answered leaves the table without moving
 // the selection off its message.
 func TestView_FollowAmended(t *testing.T) {
-	h, m, src := threePosts(t, "!status:202")
+	h, m, src := threePosts(t, "!status:202", false)
 	ui := startApp(t, m, src, Options{Follow: true}, 120, 40)
 	ui.waitFor(wait, []string{"3/3", "● follow"})
 	ui.keys("j")

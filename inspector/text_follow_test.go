@@ -66,27 +66,30 @@ func (f *followedText) stop(t *testing.T) string {
 // message read before the recorder stored its answer's status only once
 // that status is known, so the line printed is the final one: --http
 // shows the 202 of a notification, a status:404 filter catches a
-// refusal, and the lines after it wait, so that the order holds.
+// refusal, lint's finding about it comes under its line, and the lines
+// after it wait, so that the order holds.
 func TestWriteText_FollowAmended(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		filter string
 		opts   TextOptions
-		answer map[uint64]int
-		want   []string // in this order, each once
+		want   []string // after the first line, in this order, each once
 	}{
-		{"202 under --http", "", TextOptions{HTTP: true}, map[uint64]int{1: 202, 2: 404},
-			[]string{"notifications/initialized", "http: POST /mcp → 202", "tools/call echo", "http: POST /mcp → 404", "http: POST /mcp  stream post-body", "http: POST /mcp → 200"}},
-		{"refusal under status:404", "status:404", TextOptions{}, map[uint64]int{1: 202, 2: 404},
-			[]string{"tools/call echo"}},
+		{"202 under --http", "", TextOptions{HTTP: true},
+			[]string{"notifications/initialized", "http: POST /mcp → 202  stream post-body", "tools/call echo", "http: POST /mcp → 404  stream post-body", "http: POST /mcp  stream post-body", "http: POST /mcp → 200"}},
+		{"refusal under status:404", "status:404", TextOptions{}, []string{"tools/call echo"}},
+		{"lint under its line", "", TextOptions{Lint: true},
+			[]string{"tools/call echo\n    lint: warning: the POST of tools/call was answered 404"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, m, src := threePosts(t, tc.filter)
+			h, m, src := threePosts(t, tc.filter, true)
 			tc.opts.AmendGrace = time.Hour // the amendment decides, not the clock
 			show := followText(t, m, src, tc.opts)
-			for seq, status := range tc.answer {
-				h.answer(t, seq, status, "")
-			}
+			// The refusal's body is printed at once: the follower has
+			// read the POSTs after it, as first stored, by then.
+			first := strings.Index(show.wait(t, "\n"), "\n") + 1
+			h.answer(t, 2, http.StatusAccepted, "")
+			h.answer(t, 3, http.StatusNotFound, "")
 			h.flush(t)
 			// Answer the ping with a message: it is final then, and the
 			// last line.
@@ -98,7 +101,7 @@ func TestWriteText_FollowAmended(t *testing.T) {
 				show.wait(t, tc.want[len(tc.want)-1])
 			}
 			out := show.stop(t)
-			at := 0
+			at := first
 			for _, w := range tc.want {
 				i := strings.Index(out[at:], w)
 				if i < 0 || strings.Count(out, w) != 1 {
@@ -106,8 +109,11 @@ func TestWriteText_FollowAmended(t *testing.T) {
 				}
 				at += i + len(w)
 			}
-			if tc.filter != "" && strings.Count(out, "\n") != 1 {
-				t.Errorf("under %s, want the refusal alone:\n%s", tc.filter, out)
+			if tc.opts.Lint && strings.Count(out, "answered 404") != 1 {
+				t.Errorf("want the refusal's finding once, under its line:\n%s", out)
+			}
+			if tc.filter != "" && strings.Count(out, "\n") != 2 {
+				t.Errorf("under %s, want the two refusals alone:\n%s", tc.filter, out)
 			}
 		})
 	}
@@ -118,7 +124,7 @@ func TestWriteText_FollowAmended(t *testing.T) {
 // is printed too; a session that has ended holds nothing back.
 func TestWriteText_FollowGrace(t *testing.T) {
 	t.Run("grace passes", func(t *testing.T) {
-		_, m, src := threePosts(t, "")
+		_, m, src := threePosts(t, "", false)
 		show := followText(t, m, src, TextOptions{HTTP: true, AmendGrace: time.Nanosecond})
 		out := show.wait(t, "ping")
 		if strings.Contains(out, "POST /mcp →") {
@@ -126,7 +132,7 @@ func TestWriteText_FollowGrace(t *testing.T) {
 		}
 	})
 	t.Run("printed on stop", func(t *testing.T) {
-		_, m, src := threePosts(t, "")
+		_, m, src := threePosts(t, "", false)
 		show := followText(t, m, src, TextOptions{AmendGrace: time.Hour})
 		out := show.stop(t)
 		if strings.Count(out, "\n") != 3 {
@@ -134,7 +140,7 @@ func TestWriteText_FollowGrace(t *testing.T) {
 		}
 	})
 	t.Run("session ended", func(t *testing.T) {
-		h, m, src := threePosts(t, "")
+		h, m, src := threePosts(t, "", false)
 		show := followText(t, m, src, TextOptions{AmendGrace: time.Hour})
 		if err := h.s.End(store.EndInfo{Reason: store.EndClosed}); err != nil {
 			t.Fatal(err)
