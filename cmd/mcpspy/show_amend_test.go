@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -86,5 +90,39 @@ func TestMcpspy_ShowFollowAmended(t *testing.T) {
 				t.Errorf("under status:404 want the two refusals alone, got %d lines:\n%s", lines, out)
 			}
 		})
+	}
+}
+
+// The same against real peers: mcpspy records server-everything in
+// another process while show --follow --http runs; the client's
+// notifications/initialized, which the server accepts with a bare 202,
+// is printed with that status. Whether the 202 lands in a later commit
+// than the notification is up to timing here (mostly it is the same
+// one), so this checks the whole path, and TestMcpspy_ShowFollowAmended
+// pins the order that used to lose the status.
+func TestMcpspy_ShowFollowLiveRecorder202(t *testing.T) {
+	prev := showAmendGrace
+	showAmendGrace = time.Hour // the recorder's amendment decides, not the clock
+	t.Cleanup(func() { showAmendGrace = prev })
+	env, port := peertest.FreePortEnv(t)
+	se := peertest.Start(t, peertest.NPMDir(t), []string{env}, nil, nil, peertest.ServerEverything(t, "streamableHttp")...)
+	se.WaitLine(t, "MCP Streamable HTTP Server listening on port", 30*time.Second)
+	cassette := filepath.Join(t.TempDir(), "live.db")
+	spy := startSpy(t, "-o", cassette, "--upstream", fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
+
+	show := startShow(t, "--follow", "--http", "--filter", "method:notifications/initialized", cassette)
+	argv := peertest.NodeScript(t, "http-client.mjs", "streamable", spy.url+"/mcp", "echo", `{"message":"live"}`)
+	client := exec.Command(argv[0], argv[1:]...)
+	client.Dir = peertest.NPMDir(t)
+	if b, err := client.CombinedOutput(); err != nil || !bytes.Contains(b, []byte("Echo: live")) {
+		t.Fatalf("client: %v\n%s", err, b)
+	}
+	show.wait(t, "http: POST /mcp → 202", 1)
+	out := show.stop(t)
+	if err := spy.stop(t); err != nil {
+		t.Fatalf("mcpspy exit: %v", err)
+	}
+	if !strings.Contains(out, "notifications/initialized\n    http: POST /mcp → 202") {
+		t.Errorf("want the notification with its 202 under it:\n%s", out)
 	}
 }
