@@ -173,8 +173,8 @@ func TestSource_PollAmendedUnread(t *testing.T) {
 
 // TestView_FollowAmended: inspect --follow shows an amended message as it
 // stands now: the detail pane of the selected one gains its status, and
-// a row the filter hides once answered leaves the table without moving
-// the selection off its message.
+// lint's finding about it, and a row the filter hides once answered
+// leaves the table without moving the selection off its message.
 func TestView_FollowAmended(t *testing.T) {
 	h, m, src := threePosts(t, "!status:202", false)
 	ui := startApp(t, m, src, Options{Follow: true}, 120, 40)
@@ -185,7 +185,7 @@ func TestView_FollowAmended(t *testing.T) {
 	h.answer(t, 1, http.StatusAccepted, "")
 	h.answer(t, 2, http.StatusNotFound, "refused without a message: session not found")
 	h.flush(t)
-	ui.waitFor(wait, []string{"2/3", "http: POST /mcp → 404  stream post-body", "session not found"})
+	ui.waitFor(wait, []string{"2/3", "http: POST /mcp → 404  stream post-body", "session not found", "[http-status]"})
 	if r := ui.selected(); r.Seq != 2 {
 		t.Errorf("selection moved to %s #%d, want s1 #2", r.Session, r.Seq)
 	}

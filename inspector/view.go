@@ -259,6 +259,11 @@ func (a *App) applyBatch(b *Batch) {
 	if err := a.model.Apply(b, a.src); err != nil {
 		a.setNote(err.Error(), true)
 	}
+	if len(b.Amended) > 0 {
+		// The table row of the cells cached may hold another message now,
+		// and lint's marks may have changed.
+		a.table.SetContent(&messageContent{a: a})
+	}
 	if len(b.Amended) > 0 && hadSel {
 		// An amended row the filter shows now, or hides, above the
 		// selection moves it: keep the same message selected, on the
