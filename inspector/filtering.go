@@ -36,6 +36,9 @@ func (m *Model) Apply(b *Batch, frames Source) error {
 		}
 		m.add(sess, &bm.Sum, []byte(bm.Sum.Method), []byte(bm.Sum.ID), []byte(bm.Sum.Tool))
 	}
+	if err := m.resolvePages(frames); err != nil {
+		return err
+	}
 	// Before the early return: a poll may bring only a session's end,
 	// which decides its unanswered requests.
 	if frames != nil {

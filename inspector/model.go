@@ -101,6 +101,10 @@ type Model struct {
 	// the filter asks for lint: rows the filter now matches but does not
 	// show until it is applied again (TakeLateFindings).
 	lateFindings int
+	// pages are the rows that are HTTP error pages, with their status;
+	// unresolvedPages, the rows that may be, not read yet (pages.go).
+	pages           map[int32]int
+	unresolvedPages []int32
 }
 
 // NewModel returns an empty model for the cassette at path.
@@ -172,6 +176,7 @@ func (m *Model) add(sess uint32, s *store.Summary, method, id, tool []byte) int3
 	}
 	m.rows = append(m.rows, r)
 	m.sessRows[sess] = append(m.sessRows[sess], i)
+	m.notePage(i, s)
 	if s.InputRequired || s.Kind == jsonrpc.Batch {
 		for len(m.asking) <= int(sess) {
 			m.asking = append(m.asking, false)
@@ -218,7 +223,10 @@ type Row struct {
 	// InputRequired marks a result that asks the client for input
 	// (2026-07-28): the client sends the request again with it.
 	InputRequired bool
-	Size          int
+	// PageStatus is the 4xx or 5xx status of the HTTP answer whose body
+	// this malformed frame is, an error page (pages.go); 0 if it is not.
+	PageStatus int
+	Size       int
 	// Latency is the time from request to response, for both; 0 without
 	// a pair. Pair is the paired message's index, -1 without one.
 	Latency time.Duration
@@ -255,6 +263,7 @@ func (m *Model) row(idx int) Row {
 		InputRequired: r.inputRequired,
 	}
 	out.Latency = m.latency(r)
+	out.PageStatus = m.pages[int32(idx)]
 	return out
 }
 

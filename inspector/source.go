@@ -328,10 +328,16 @@ func Open(path string) (*Model, Source, error) {
 		if err := m.Apply(b, nil); err != nil {
 			return nil, nil, err
 		}
+		if err := m.resolvePages(src); err != nil {
+			return nil, nil, err
+		}
 		return m, src, nil
 	}
 	src := dbSource{path: path, viewer: store.NewViewer(path)}
 	if err := m.loadDB(src.viewer); err != nil {
+		return nil, nil, err
+	}
+	if err := m.resolvePages(src); err != nil {
 		return nil, nil, err
 	}
 	return m, src, nil

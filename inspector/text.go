@@ -72,7 +72,11 @@ func (m *Model) cellTexts(r Row) [9]string {
 	if r.Delta > 0 {
 		delta = "+" + durText(r.Delta)
 	}
-	return [9]string{seq, r.Time.Local().Format("15:04:05.000"), delta, dirArrow(r.Dir), kindShort(r.Kind), name, r.ID, lat, sizeShort(r.Size)}
+	kind := kindShort(r.Kind)
+	if r.PageStatus != 0 {
+		kind, name = "http", pageName(r.PageStatus)
+	}
+	return [9]string{seq, r.Time.Local().Format("15:04:05.000"), delta, dirArrow(r.Dir), kind, name, r.ID, lat, sizeShort(r.Size)}
 }
 
 // textLine is one row as a line of text: fixed-width columns, then the

@@ -146,6 +146,8 @@ func kindShort(k jsonrpc.Kind) string {
 
 func kindColor(r Row) tcell.Color {
 	switch {
+	case r.PageStatus != 0:
+		return tcell.ColorRed
 	case r.Kind == jsonrpc.Malformed:
 		return tcell.ColorFuchsia
 	case r.IsError || r.Kind == jsonrpc.Error:
