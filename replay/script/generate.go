@@ -139,6 +139,10 @@ type exchange struct {
 	header http.Header
 	body   []byte
 	stream uint64 // the HTTP stream the request went on
+	// taskFailed is the statusMessage (or the status) of a task the
+	// server ran this call as, when tasks/get found it failed and the
+	// client asked no result (generate_tasks.go).
+	taskFailed string
 	// When the request was sent, each progress step came and the answer
 	// came, for WithTiming.
 	sent, done time.Time
@@ -198,6 +202,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 	var inflight []*exchange          // tools/call not yet answered
 	var lastAnswered *exchange
 	nth, calls := 0, map[string]int{} // requests, and tools/calls by tool, in the session
+	tasks := recordedTasks{}          // tools/calls the server ran as tasks, by task id
 	// refusedOnStream: requests the recording marks refused, by the HTTP
 	// stream of their POST, whose refusal's body may follow (mcpspy keeps
 	// it as a frame of its own).
@@ -259,8 +264,18 @@ func (r *recording) addSession(s *store.TapeSession) {
 				continue
 			}
 			delete(pending, string(w.ID))
+			if tasks.answer(x, w.Result, w.Error, m.Time) {
+				continue // a task's creation or state: the call's answer comes with tasks/result
+			}
+			if x.method == "tasks/result" {
+				x = tasks.resultOf(x, w.Result, w.Error, m.Time)
+				if x == nil {
+					continue
+				}
+			} else {
+				x.result, x.err, x.answered, x.done = w.Result, w.Error, true, m.Time
+			}
 			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
-			x.result, x.err, x.answered, x.done = w.Result, w.Error, true, m.Time
 			if h := m.HTTP; len(w.Error) > 0 && h.RefusalBody() {
 				x.errStatus, x.header = h.Status, mcphttp.RefusalHeader(h.ResponseHeader, false)
 			}
@@ -295,6 +310,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 		}
 	}
 	for _, x := range inflight { // calls the session ended without an answer to
+		tasks.failed(x)
 		r.learn(x)
 	}
 }

@@ -142,3 +142,43 @@ func TestTasks_Check(t *testing.T) {
 		})
 	}
 }
+
+// TestFromTape_Tasks: a recording of calls a server ran as tasks. The
+// script answers each tool with what tasks/result gave (without the
+// _meta that tied it to its recorded task), a task that tasks/get found
+// failed, whose result no one asked, with an isError result saying so,
+// and keeps the tools' taskSupport: the script runs them as tasks again.
+func TestFromTape_Tasks(t *testing.T) {
+	tape := tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"research","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},{"name":"shaky","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"research","arguments":{"topic":"tides"},"task":{"ttl":60000}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"task":{"taskId":"0f3c","status":"working","createdAt":"2026-11-27T08:00:00Z","lastUpdatedAt":"2026-11-27T08:00:00Z","ttl":60000}}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"0f3c"}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"taskId":"0f3c","status":"completed","createdAt":"2026-11-27T08:00:00Z","lastUpdatedAt":"2026-11-27T08:00:01Z","ttl":60000}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"0f3c"}}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"tides: done"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"0f3c"}}}}`,
+		`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"shaky","arguments":{},"task":{}}}`,
+		`< {"jsonrpc":"2.0","id":5,"result":{"task":{"taskId":"9a1b","status":"working","createdAt":"2026-11-27T08:00:02Z","lastUpdatedAt":"2026-11-27T08:00:02Z","ttl":null}}}`,
+		`> {"jsonrpc":"2.0","id":6,"method":"tasks/get","params":{"taskId":"9a1b"}}`,
+		`< {"jsonrpc":"2.0","id":6,"result":{"taskId":"9a1b","status":"failed","statusMessage":"upstream timed out","createdAt":"2026-11-27T08:00:02Z","lastUpdatedAt":"2026-11-27T08:00:03Z","ttl":null}}`,
+	)
+	s, out := generated(t, tape)
+	if strings.Contains(string(out), "0f3c") || strings.Contains(string(out), "related-task") {
+		t.Errorf("the script keeps the recorded task:\n%s", out)
+	}
+	c := newClient(t, s)
+	created := c.result("tools/call", map[string]any{"name": "research", "arguments": map[string]any{"topic": "tides"}, "task": map[string]any{}})
+	id := created["task"].(map[string]any)["taskId"].(string)
+	if got := firstText(t, c.result("tasks/result", map[string]any{"taskId": id})); got != "tides: done" {
+		t.Errorf("research's result %q\n%s", got, out)
+	}
+	created = c.result("tools/call", map[string]any{"name": "shaky", "arguments": map[string]any{}, "task": map[string]any{}})
+	id = created["task"].(map[string]any)["taskId"].(string)
+	if r := c.result("tasks/result", map[string]any{"taskId": id}); r["isError"] != true || firstText(t, r) != "upstream timed out" {
+		t.Errorf("shaky's result %v\n%s", r, out)
+	}
+	if got := c.result("tasks/get", map[string]any{"taskId": id})["status"]; got != "failed" {
+		t.Errorf("shaky's task %v", got)
+	}
+}
