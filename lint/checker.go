@@ -67,6 +67,8 @@ type checker struct {
 	// its own answers, for a retry sent on another connection than its
 	// call.
 	cassette *Cassette
+	// tasks holds each task id's last status (tasks.go).
+	tasks map[string]*taskState
 }
 
 type era uint8
@@ -104,6 +106,7 @@ type request struct {
 // tool is what a tools/list result said about one tool.
 type tool struct {
 	outputSchema json.RawMessage
+	taskSupport  string // execution.taskSupport, "" when absent
 }
 
 // frame is a message parsed for the checks. Members hold raw JSON.
@@ -218,6 +221,8 @@ func (c *checker) request(f *frame) {
 		r.target, _ = stringOf(member(f.params, "name"))
 	case "resources/read":
 		r.target, _ = stringOf(member(f.params, "uri"))
+	case "tasks/get", "tasks/result", "tasks/cancel":
+		r.target, _ = stringOf(member(f.params, "taskId"))
 	}
 	c.lifecycleRequest(f, r)
 	switch first, ok := c.sent[f.dir][f.id]; {
@@ -244,6 +249,7 @@ func (c *checker) request(f *frame) {
 	if f.dir == store.C2S {
 		c.paginationRequest(f, r)
 		c.toolCallRequest(f)
+		c.taskCallRequest(f, r)
 		c.inputResponses(f, r)
 	}
 }
@@ -258,6 +264,8 @@ func (c *checker) notification(f *frame) {
 		if f.dir == store.C2S && c.initialized == 0 {
 			c.initialized = f.seq
 		}
+	case "notifications/tasks/status":
+		c.taskStatusNote(f)
 	}
 	c.capability(f)
 	c.deprecated(f)
@@ -301,6 +309,7 @@ func (c *checker) response(f *frame) {
 	case "tools/call":
 		c.toolCallResult(f, r)
 	}
+	c.taskResult(f, r)
 	c.resultShape(f, r)
 	c.paginationResult(f, r)
 }

@@ -47,6 +47,24 @@ func opened(lines ...string) []string {
 	return append([]string{initReq, initResp, initialized}, lines...)
 }
 
+// tasked opens a session with a server that takes tasks for tools/call
+// and lists three tools: slow (taskSupport required), either (optional)
+// and quick (none).
+func tasked(lines ...string) []string {
+	return append([]string{
+		initReq,
+		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}}`,
+		initialized,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},{"name":"either","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},{"name":"quick","inputSchema":{"type":"object"}}]}}`,
+	}, lines...)
+}
+
+// task is a Task object's JSON with every required member.
+func task(id, status string) string {
+	return `{"taskId":"` + id + `","status":"` + status + `","createdAt":"2026-11-27T08:00:00Z","lastUpdatedAt":"2026-11-27T08:00:00Z","ttl":null,"pollInterval":100}`
+}
+
 // stateless is a 2026-07-28 request's _meta, declaring the client
 // capabilities caps (JSON members).
 func stateless(caps string) string {
@@ -178,7 +196,36 @@ func TestSession_Rules(t *testing.T) {
 			`> {"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"weather"}}`,
 			`< {"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"temp":20.0}}}`,
 		), []string{"structured-content@7", "structured-content@9", "structured-content@11", "structured-content@13"}},
-		{"a task-augmented call returns a task, not content", opened(`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":{}}}`, `< {"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t"}}}`), nil},
+		// A task, not content, so no tool-result; but this server declared
+		// no tasks, and the task lacks most of its members.
+		{"a task-augmented call returns a task, not content", opened(`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":{}}}`, `< {"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t"}}}`), []string{"task-support@4", "task-fields@5"}},
+		{"tasks as the spec has them", tasked(
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{},"task":{"ttl":1000}}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"task":`+task("t1", "working")+`}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"t1"}}`,
+			`< {"jsonrpc":"2.0","id":3,"result":`+task("t1", "working")+`}`,
+			`< {"jsonrpc":"2.0","method":"notifications/tasks/status","params":`+task("t1", "completed")+`}`,
+			`> {"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"t1"}}`,
+			`< {"jsonrpc":"2.0","id":4,"result":{"content":[],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}}`,
+			`> {"jsonrpc":"2.0","id":5,"method":"tasks/list"}`,
+			`< {"jsonrpc":"2.0","id":5,"result":{"tasks":[`+task("t1", "completed")+`]}}`,
+			`> {"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"either","arguments":{}}}`,
+			`< {"jsonrpc":"2.0","id":6,"result":{"content":[]}}`,
+		), nil},
+		{"tasks against the spec", tasked(
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"quick","arguments":{},"task":{}}}`, // forbidden
+			`< {"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no tasks"}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`, // required
+			`< {"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"a task, please"}}`,
+			`> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"either","arguments":{},"task":{}}}`,
+			`< {"jsonrpc":"2.0","id":4,"result":{"task":`+task("t2", "completed")+`}}`, // begins completed
+			`> {"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":"t2"}}`,
+			`< {"jsonrpc":"2.0","id":5,"result":{"taskId":"t2","status":"working","createdAt":"2026-11-27T08:00:00Z","lastUpdatedAt":"2026-11-27T08:00:00Z"}}`, // leaves completed, no ttl
+			`> {"jsonrpc":"2.0","id":6,"method":"tasks/result","params":{"taskId":"t2"}}`,
+			`< {"jsonrpc":"2.0","id":6,"result":{"content":[]}}`, // no related-task
+			`> {"jsonrpc":"2.0","id":7,"method":"tasks/cancel","params":{"taskId":"t2"}}`,
+			`< {"jsonrpc":"2.0","id":7,"result":`+task("t2", "paused")+`}`,
+		), []string{"task-support@6", "task-support@8", "task-status@11", "task-fields@13", "task-status@13", "task-result-meta@15", "task-status@17"}},
 		{"a cursor loop", opened(
 			`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `< {"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":"a"}}`,
 			`> {"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"a"}}`, `< {"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":"b"}}`,

@@ -50,6 +50,12 @@ var rules = []Rule{
 	{"tool-result", Error, "a tools/call result has no content array, or a content block lacks what its type needs"},
 	{"structured-content", Error, "a tool with an outputSchema answers without structuredContent, or with one that breaks the schema's type, required or property types"},
 
+	// Tasks (2025-11-25)
+	{"task-support", Error, "a tools/call asks for a task the server or the tool does not take, or calls a tool that requires one without"},
+	{"task-fields", Error, "a task (created, polled, listed, cancelled or notified) lacks taskId, status, createdAt, lastUpdatedAt or ttl"},
+	{"task-status", Error, "a task with an unknown status, created in another status than working, or leaving a terminal status"},
+	{"task-result-meta", Error, "a tasks/result result without _meta io.modelcontextprotocol/related-task naming its task"},
+
 	// Other methods
 	{"params-shape", Error, "a request's or notification's params lack a member the spec requires for its method"},
 	{"result-shape", Error, "a result lacks a member the spec requires for its method, or breaks its limits"},

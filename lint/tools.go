@@ -44,7 +44,8 @@ func (c *checker) toolsListResult(f *frame) {
 			}
 			c.report("tool-input-schema", f.seq, 0, "tool %q has %s; it must be a JSON Schema of type \"object\"", name, what)
 		}
-		c.tools[name] = &tool{outputSchema: t["outputSchema"]}
+		ts, _ := stringOf(member(t["execution"], "taskSupport"))
+		c.tools[name] = &tool{outputSchema: t["outputSchema"], taskSupport: ts}
 	}
 	if _, more := res["nextCursor"]; !more {
 		c.toolsListed = true
