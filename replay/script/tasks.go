@@ -260,14 +260,15 @@ func (p *taskPeer) Call(context.Context, string, json.RawMessage) (json.RawMessa
 }
 
 // taskRequest answers tasks/get, tasks/result, tasks/list and
-// tasks/cancel; ok is false when the script has no tasks to answer them
-// with and serves only part of the server.
+// tasks/cancel; ok is false when the script declares no tasks (the
+// methods are then as unknown as any other), or serves only part of the
+// server and has no such task.
 func (ss *session) taskRequest(ctx context.Context, c *call) (replay.Reply, bool) {
+	if !ss.s.tasks {
+		return replay.Reply{}, false
+	}
 	method := c.req.Method
 	if method == "tasks/list" {
-		if !ss.s.tasks && !ss.s.owner {
-			return replay.Reply{}, false
-		}
 		if cur, ok := c.params["cursor"]; ok && string(cur) != "null" {
 			return errReply(codeInvalidParams, "tasks/list: no such cursor: mcpmock lists every task on one page", nil), true
 		}

@@ -117,10 +117,14 @@ func TestTasks_Refused(t *testing.T) {
 			t.Errorf("%s of an unknown task: %+v", m, r.Error)
 		}
 	}
-	// Without tasks declared, params.task is ignored: a plain call.
+	// Without tasks declared, params.task is ignored: a plain call; and
+	// the tasks methods are unknown (the engine answers them unmatched).
 	plain := newClient(t, mustLoad(t, "script-basic.yaml"))
 	if r, _ := plain.ask("tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "Ada"}, "task": map[string]any{}}); r.Error != nil || !strings.Contains(string(r.Result), `"content"`) {
 		t.Errorf("a script without tasks: %+v %s", r.Error, r.Result)
+	}
+	if _, ok := plain.ask("tasks/list", nil); ok {
+		t.Error("a script without tasks answered tasks/list")
 	}
 }
 
