@@ -36,12 +36,21 @@ func isVolatileMetaKey(k string) bool {
 // 2026-07-28 retry's requestState (SEP-2322) is the server's opaque state,
 // echoed: a server may make it afresh each run, and the input the retry
 // carries is what it asks.
+//
+// A tasks/get, tasks/result or tasks/cancel names its task by taskId
+// alone (2025-11-25 schema: params {taskId}), and no tasks/ request is
+// task-augmented: a task member on one means nothing to the server, yet
+// the TypeScript SDK's callToolStream sends its call's task metadata
+// along on every poll. A host polling with another ttl, or with none,
+// still asks the same.
 func volatileTopKeys(method string) []string {
 	switch {
 	case method == "initialize":
 		return initializeVolatile
 	case jsonrpc.MayAskForInput(method):
 		return requestStateVolatile
+	case isTaskMethod(method):
+		return taskVolatile
 	}
 	return nil
 }
@@ -49,7 +58,24 @@ func volatileTopKeys(method string) []string {
 var (
 	initializeVolatile   = []string{"clientInfo", "capabilities", "protocolVersion"}
 	requestStateVolatile = []string{"requestState"}
+	taskVolatile         = []string{"task"}
 )
+
+// isTaskMethod says whether method is one of the requests about tasks
+// already made (tasks/get, tasks/result, tasks/cancel name one by taskId;
+// tasks/list).
+func isTaskMethod(method string) bool { return strings.HasPrefix(method, "tasks/") }
+
+// taskPresenceOnly says whether a request's params.task counts by its
+// presence alone: on a request that may be task-augmented (2025-11-25:
+// tools/call, sampling/createMessage, elicitation/create) it says "run
+// this as a task", which the answer follows (a CreateTaskResult, not the
+// result), but its ttl is only a wish: the server decides the task's ttl
+// and says so in the answer (server-everything keeps every task 5
+// minutes whatever is asked).
+func taskPresenceOnly(method string) bool { return taskAugmentable[method] }
+
+var taskAugmentable = map[string]bool{"tools/call": true, "sampling/createMessage": true, "elicitation/create": true}
 
 // answerCanonMethod is the method whose volatile top-level fields an
 // answer to method drops when compared: the requestState of an
@@ -60,6 +86,22 @@ func answerCanonMethod(method string) string {
 		return method
 	}
 	return ""
+}
+
+// canonAnswer is canonParams for the answer to a request of method (a
+// result or an error), as compared: its task, a CreateTaskResult's, is
+// the server's and compares whole.
+func canonAnswer(method string, body json.RawMessage) (canon string, ok bool) {
+	p := trimWS(body)
+	if len(p) == 0 || string(p) == "null" || string(p) == "{}" {
+		return "", true
+	}
+	c := canonizer{b: p, top: volatileTopKeys(answerCanonMethod(method))}
+	out, end, ok := c.value(nil, 0, 0, 0)
+	if !ok || end != len(p) {
+		return "", false
+	}
+	return string(out), true
 }
 
 // canonParams returns params in canonical form: parsed, volatile fields
@@ -91,7 +133,7 @@ func appendCanonNoted(dst []byte, method string, params json.RawMessage) (out, t
 	if len(p) == 0 || string(p) == "null" || string(p) == "{}" {
 		return dst, nil, false, true
 	}
-	c := canonizer{b: p, top: volatileTopKeys(method)}
+	c := canonizer{b: p, top: volatileTopKeys(method), taskShape: taskPresenceOnly(method)}
 	out, end, ok := c.value(dst, 0, 0, 0)
 	if !ok || end != len(p) {
 		return dst, nil, false, false

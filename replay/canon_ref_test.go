@@ -40,11 +40,44 @@ func appendCanonTokenRef(dst []byte, method string, params json.RawMessage) (out
 		}
 		return false
 	}
+	if taskPresenceOnly(method) {
+		// params.task counts by its presence: written as {}.
+		var err error
+		if p, err = withTaskShaped(p); err != nil {
+			return dst, nil, false
+		}
+	}
 	out, err := appendCanonRef(dst, p, 0, drop)
 	if err != nil {
 		return dst, nil, false
 	}
 	return out, token, true
+}
+
+// withTaskShaped returns the params object p with the value of its top
+// "task" members replaced by {}; other values are left as they are.
+func withTaskShaped(p []byte) ([]byte, error) {
+	if p[0] != '{' {
+		return p, nil
+	}
+	var ms []member
+	ms, err := members(p, ms)
+	if err != nil {
+		return nil, err
+	}
+	out := []byte{'{'}
+	for i, m := range ms {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(out, m.raw...), ':')
+		if string(m.key) == "task" {
+			out = append(out, '{', '}')
+		} else {
+			out = append(out, m.val...)
+		}
+	}
+	return append(out, '}'), nil
 }
 
 // dropFunc decides whether a member of the top params object (depth 0) or

@@ -166,7 +166,7 @@ func (c *compared) finish(reqNames, ansNames redactedNames, ignore []string) {
 		return
 	}
 	body := blankMembers(ansNames.blank(c.method, c.body), ignore)
-	canon, ok := canonParams(answerCanonMethod(c.method), body) // drops _meta's run-to-run keys, as for params
+	canon, ok := canonAnswer(c.method, body) // drops _meta's run-to-run keys, as for params
 	if !ok {
 		canon = string(body)
 	}

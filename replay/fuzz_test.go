@@ -119,11 +119,12 @@ func FuzzCanonParams(f *testing.F) {
 		`{"b":1,"a":[1,2,{"y":"\u00e9","x":null}],"_meta":{"progressToken":3,"k":"v"}}`,
 		`{"_meta":{"progressToken":1}}`, `[1, 2]`, `"s"`, `{"a":"\/<>&"}`, `{"a":1e5,"b":-0.5}`, `{`, `{"a":01}`,
 		`{"k":"[redacted]","l":["[redacted]"],"m":{"\u006b":"\u005bredacted]"},"[redacted]":1,"n":"x\"[redacted]"}`,
+		`{"name":"t","task":{"ttl":1},"\u0074ask":[1],"arguments":{"task":2}}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, params []byte) {
-		for _, method := range []string{"tools/call", "initialize", "ping"} {
+		for _, method := range []string{"tools/call", "initialize", "ping", "tasks/get"} {
 			sameAsRef(t, method, params)
 			// Canonical params that may hold a "[redacted]" member are
 			// said to: loading looks for them only then.
@@ -242,6 +243,13 @@ func TestCanonParams(t *testing.T) {
 		{"a retry's input kept", "prompts/get", `{"name":"e","requestState":"s","inputResponses":{"a":{"action":"accept"}}}`, `{"name":"e","requestState":"s","inputResponses":{"a":{"action":"decline"}}}`, false},
 		{"requestState nested kept", "tools/call", `{"name":"e","arguments":{"requestState":1}}`, `{"name":"e","arguments":{"requestState":2}}`, false},
 		{"requestState of other methods kept", "completion/complete", `{"requestState":1}`, `{"requestState":2}`, false},
+		{"a poll's task metadata", "tasks/get", `{"taskId":"t1","task":{"ttl":60000}}`, `{"taskId":"t1"}`, true},
+		{"a result fetch's task metadata", "tasks/result", `{"taskId":"t1","task":{"ttl":60000}}`, `{"taskId":"t1","task":{}}`, true},
+		{"polls of two tasks", "tasks/get", `{"taskId":"t1"}`, `{"taskId":"t2"}`, false},
+		{"a task call's ttl", "tools/call", `{"name":"e","task":{"ttl":60000}}`, `{"name":"e","task":{"ttl":1000}}`, true},
+		{"a task call is not a plain call", "tools/call", `{"name":"e","task":{}}`, `{"name":"e"}`, false},
+		{"task nested kept", "tools/call", `{"name":"e","arguments":{"task":{"ttl":1}}}`, `{"name":"e","arguments":{"task":{"ttl":2}}}`, false},
+		{"task of other methods kept", "prompts/get", `{"name":"p","task":{"ttl":1}}`, `{"name":"p","task":{"ttl":2}}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -287,5 +295,12 @@ func TestAnswerCanonMethod(t *testing.T) {
 	b, _ := canonParams(answerCanonMethod("initialize"), json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{}}`))
 	if a == b {
 		t.Errorf("initialize answers of two versions compare the same: %s", a)
+	}
+	// A CreateTaskResult is the server's: its task compares whole, though
+	// a call's own task metadata counts by presence alone.
+	a, _ = canonAnswer("tools/call", json.RawMessage(`{"task":{"taskId":"a","status":"working"}}`))
+	b, _ = canonAnswer("tools/call", json.RawMessage(`{"task":{"taskId":"b","status":"working"}}`))
+	if a == b {
+		t.Errorf("two CreateTaskResults compare the same: %s", a)
 	}
 }

@@ -69,6 +69,9 @@ type canonizer struct {
 	b []byte
 	// top names the members of the top object left out (volatileTopKeys).
 	top []string
+	// taskShape: a "task" member of the top object is written as {},
+	// whatever it holds (taskPresenceOnly).
+	taskShape bool
 	// token is the last _meta.progressToken left out, raw.
 	token []byte
 	// redacted says a string written was "[redacted]": only then can
@@ -237,6 +240,9 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 			valStart := len(dst)
 			if dst, i, ok = c.value(dst, vs, sub, nest); !ok {
 				return dst, i, false
+			}
+			if depth == 0 && c.taskShape && string(key) == "task" {
+				dst = append(dst[:valStart], '{', '}')
 			}
 			switch {
 			case (depth == 0 || depth == metaDepth) && c.drop(depth, key, b[vs:i]):
