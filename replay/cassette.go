@@ -61,6 +61,7 @@ type Cassette struct {
 	redacted     redactedNames // request members recorded as "[redacted]", by method
 	ignore       []string      // members left out of match keys (Ignore)
 	dropped      int           // server messages with nothing to attach to
+	tasks        tasks         // the recorded tasks' states (tasks.go)
 	// intro answers initialize when the cassette recorded none (see
 	// handshake.go); nil when it did.
 	intro *introduction
@@ -535,6 +536,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			} else {
 				r.Result = p.result
 				it.asks = p.asks
+				c.tasks.noteAnswer(it, m.Seq, p.result)
 			}
 			it.prep.SSE = m.HTTP != nil && m.HTTP.Stream == store.StreamPostSSE
 			last = it
@@ -543,6 +545,9 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			}
 		case m.Dir == store.S2C && p.hasMeth:
 			b.serverMethods[p.method] = true
+			if p.method == "notifications/tasks/status" {
+				c.tasks.noteState(s.Info.ID, m.Seq, p.params)
+			}
 			out := Outgoing{Method: p.method, Params: p.params, Request: p.id != nil}
 			target := c.during(open, tokens, m, &p)
 			switch {

@@ -68,6 +68,9 @@ type cassetteSession struct {
 	nextMethod map[string]int
 	nextNote   map[*interaction]int
 	pos        int // strict: index of the next expected request
+	// taskAt is how far each recorded task has got in what this session
+	// was given: the recorded seq of the latest answer about it (tasks.go).
+	taskAt map[taskKey]uint64
 	// guess is the number (in the cassette's slab) of the interaction
 	// after the one matched last: see keyIndex.findNext. Only a hint, so
 	// not under mu.
@@ -127,7 +130,7 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 		}
 		if !c.match.strict && first.dup == 0 {
 			// Recorded once: no cursor to keep, so no lock.
-			p := s.plan(first)
+			p := s.planFor(first)
 			markUsed(first)
 			s.guess.Store(first.n + 1)
 			return p, true
@@ -173,7 +176,15 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	default:
 		markUsed(it)
 	}
-	return s.plan(it), true
+	return s.planFor(it), true
+}
+
+// planFor is plan, through planTask for an answer about a task.
+func (s *cassetteSession) planFor(it *interaction) *Prepared {
+	if ref, ok := s.c.tasks.refs[it]; ok {
+		return s.planTask(it, ref)
+	}
+	return s.plan(it)
 }
 
 // refused says whether it replays a refusal: a bare HTTP status, or an
