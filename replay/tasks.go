@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 )
 
@@ -19,12 +20,13 @@ import (
 // poll, "working", for a task whose result it already has. So each live
 // session follows how far each recorded task has got in what it was
 // given: the point in the recording of the latest answer about the task
-// (its CreateTaskResult, a poll, its result, a cancel). A poll whose
-// recorded answer lies before that point is answered with the latest
-// state the recording shows of the task up to it: a poll's answer, a
-// notifications/tasks/status, the task in the CreateTaskResult or in a
-// cancel's answer. A task never goes back, and the replay stays
-// deterministic: it depends on what was asked, in order, not on time.
+// (its CreateTaskResult, a poll, its result, a cancel, a list). A poll
+// whose recorded answer lies before that point is answered with the
+// latest state the recording shows of the task up to it: a poll's answer,
+// a notifications/tasks/status, the task in the CreateTaskResult, in a
+// cancel's answer or in a list; a list lists such a task so. A task never
+// goes back, and the replay stays deterministic: it depends on what was
+// asked, in order, not on time.
 
 // taskKey names a recorded task: the ids are the server's, unique within
 // the session that made them.
@@ -48,6 +50,9 @@ type tasks struct {
 	states map[taskKey][]taskState // in recorded order
 	refs   map[*interaction]taskRef
 	polls  map[taskKey][]*interaction // each task's tasks/get, in recorded order
+	// lists are the tasks each tasks/list answer names, in its order
+	// (nil for one it names no recorded session's task in).
+	lists map[*interaction][]taskKey
 }
 
 // noteState records that the recording shows task (a Task object) at seq.
@@ -79,6 +84,9 @@ func (t *tasks) noteAnswer(it *interaction, seq uint64, result json.RawMessage) 
 		if json.Unmarshal(fieldOf([]byte(it.canon()), "taskId"), &id) == nil && id != "" {
 			k, ok = taskKey{it.sess, id}, true
 		}
+	case it.method == "tasks/list":
+		t.noteList(it, seq, result)
+		return
 	case taskPresenceOnly(it.method) && bytes.Contains(result, []byte(`"taskId"`)):
 		// A CreateTaskResult: {"task": Task}.
 		if task := fieldOf(result, "task"); task != nil {
@@ -98,6 +106,29 @@ func (t *tasks) noteAnswer(it *interaction, seq uint64, result json.RawMessage) 
 		}
 		t.polls[k] = append(t.polls[k], it)
 	}
+}
+
+// noteList records the tasks a tasks/list answer (ListTasksResult) names,
+// as states of theirs at seq.
+func (t *tasks) noteList(it *interaction, seq uint64, result json.RawMessage) {
+	var list struct {
+		Tasks []json.RawMessage `json:"tasks"`
+	}
+	if json.Unmarshal(result, &list) != nil || len(list.Tasks) == 0 {
+		return
+	}
+	keys := make([]taskKey, len(list.Tasks))
+	for i, task := range list.Tasks {
+		keys[i], _ = t.noteState(it.sess, seq, task) // zero: no taskId
+	}
+	if t.lists == nil {
+		t.lists = map[*interaction][]taskKey{}
+	}
+	t.lists[it] = keys
+	if t.refs == nil {
+		t.refs = map[*interaction]taskRef{}
+	}
+	t.refs[it] = taskRef{at: seq}
 }
 
 // passed marks the polls of task k answered at or before seq used: a
@@ -140,6 +171,9 @@ func taskID(task json.RawMessage) (string, bool) {
 // recording shows it at the point reached. The recorded poll's own
 // traffic is not sent then: it told of states the task has left.
 func (s *cassetteSession) planTask(it *interaction, ref taskRef) *Prepared {
+	if keys, ok := s.c.tasks.lists[it]; ok {
+		return s.planList(it, ref.at, keys)
+	}
 	s.mu.Lock()
 	reached := s.taskAt[ref.key]
 	if it.method == "tasks/get" && ref.at < reached {
@@ -159,4 +193,77 @@ func (s *cassetteSession) planTask(it *interaction, ref taskRef) *Prepared {
 		s.c.tasks.passed(ref.key, ref.at)
 	}
 	return s.plan(it)
+}
+
+// planList is planTask for a tasks/list answer recorded at seq, naming
+// keys: a task the session's view has taken past seq is listed as the
+// recording shows it at the point reached, not as the list did; the
+// others move the view on to seq, as a poll would.
+func (s *cassetteSession) planList(it *interaction, seq uint64, keys []taskKey) *Prepared {
+	var fresher map[int]json.RawMessage
+	var moved []taskKey
+	s.mu.Lock()
+	if s.taskAt == nil {
+		s.taskAt = map[taskKey]uint64{}
+	}
+	for i, k := range keys {
+		switch reached := s.taskAt[k]; {
+		case k.id == "": // an entry without a taskId
+		case reached > seq:
+			if fresher == nil {
+				fresher = map[int]json.RawMessage{}
+			}
+			fresher[i] = s.c.tasks.latest(k, reached)
+		case reached < seq:
+			s.taskAt[k] = seq
+			moved = append(moved, k)
+		}
+	}
+	s.mu.Unlock()
+	for _, k := range moved {
+		s.c.tasks.passed(k, seq)
+	}
+	p := s.plan(it)
+	if fresher == nil {
+		return p
+	}
+	return withResult(p, func(r json.RawMessage) json.RawMessage { return relisted(r, fresher) })
+}
+
+// withResult is p with its result rewritten by f, whether p answers at
+// once or plays first.
+func withResult(p *Prepared, f func(json.RawMessage) json.RawMessage) *Prepared {
+	q := *p
+	q.Reply.Result = f(p.Reply.Result)
+	if play := p.Play; play != nil {
+		q.Play = func(ctx context.Context, peer Peer, req *Request) Reply {
+			r := play(ctx, peer, req)
+			if r.Result != nil {
+				r.Result = f(r.Result)
+			}
+			return r
+		}
+	}
+	return &q
+}
+
+// relisted is a ListTasksResult with the tasks at the given places
+// replaced; anything it cannot read it leaves as it is.
+func relisted(result json.RawMessage, fresher map[int]json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	var list []json.RawMessage
+	if json.Unmarshal(result, &m) != nil || json.Unmarshal(m["tasks"], &list) != nil {
+		return result
+	}
+	for i, task := range fresher {
+		if i < len(list) && task != nil {
+			list[i] = task
+		}
+	}
+	// Both values were read just now, so both write back.
+	m["tasks"], _ = json.Marshal(list)
+	if out, err := json.Marshal(m); err == nil {
+		return out
+	}
+	return result
 }

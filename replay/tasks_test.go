@@ -3,6 +3,7 @@ package replay_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +51,16 @@ var blockedTape = []string{
 	`< {"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"Cannot cancel task in terminal status: completed"}}`,
 }
 
+// listTape is taskTape with a tasks/list after the first poll, and one
+// after the result.
+var listTape = slices.Concat(taskTape[:8], []string{
+	`> {"jsonrpc":"2.0","id":6,"method":"tasks/list"}`,
+	`< {"jsonrpc":"2.0","id":6,"result":{"tasks":[{"taskId":"T1","status":"working","statusMessage":"one"},{"taskId":"T0","status":"failed"}]}}`,
+}, taskTape[8:], []string{
+	`> {"jsonrpc":"2.0","id":7,"method":"tasks/list"}`,
+	`< {"jsonrpc":"2.0","id":7,"result":{"tasks":[{"taskId":"T1","status":"completed","statusMessage":"listed"},{"taskId":"T0","status":"failed"}]}}`,
+})
+
 // ask sends a request and returns what answered it, in short: a task's id,
 // status and message, a result's text, or an error's message. What the
 // server sends meanwhile (status notifications) is passed over.
@@ -70,6 +81,11 @@ func ask(c *lineClient, id int, method, params string) string {
 				Content       []struct {
 					Text string `json:"text"`
 				} `json:"content"`
+				Tasks []struct {
+					TaskID        string `json:"taskId"`
+					Status        string `json:"status"`
+					StatusMessage string `json:"statusMessage"`
+				} `json:"tasks"`
 			} `json:"result"`
 			Error *struct {
 				Message string `json:"message"`
@@ -93,6 +109,12 @@ func ask(c *lineClient, id int, method, params string) string {
 			return fmt.Sprintf("%s %s %s", r.TaskID, r.Status, r.StatusMessage)
 		case len(r.Content) > 0:
 			return "result " + r.Content[0].Text
+		case r.Tasks != nil:
+			out := "list"
+			for _, t := range r.Tasks {
+				out += fmt.Sprintf(" %s %s %s", t.TaskID, t.Status, t.StatusMessage)
+			}
+			return out
 		}
 		return line
 	}
@@ -106,6 +128,7 @@ func TestCassette_Tasks(t *testing.T) {
 	create := step{"tools/call", `{"name":"research","arguments":{"topic":"tape"},"task":{"ttl":60000}}`, "created T1"}
 	get := func(want string) step { return step{"tasks/get", `{"taskId":"T1"}`, want} }
 	result := step{"tasks/result", `{"taskId":"T1"}`, "result report"}
+	list := func(want string) step { return step{"tasks/list", `{}`, want} }
 	tests := []struct {
 		name  string
 		tape  []string
@@ -137,6 +160,15 @@ func TestCassette_Tasks(t *testing.T) {
 			get("T1 completed ended"),
 			{"tasks/cancel", `{"taskId":"T1"}`, "error Cannot cancel task in terminal status: completed"},
 		}, true},
+		{"a list after an early result shows the task ended", listTape, []step{
+			create, result, list("list T1 completed done T0 failed "),
+			// the recorded list after the result, as it is
+			list("list T1 completed listed T0 failed "),
+		}, false},
+		{"a poll after a list that showed the task ended", listTape, []step{
+			create, list("list T1 working one T0 failed "), list("list T1 completed listed T0 failed "),
+			get("T1 completed listed"),
+		}, false},
 		{"polls before the result as recorded", blockedTape, []step{
 			create, get("T1 working one"), get("T1 working one"), result,
 		}, false},
