@@ -61,6 +61,15 @@ var listTape = slices.Concat(taskTape[:8], []string{
 	`< {"jsonrpc":"2.0","id":7,"result":{"tasks":[{"taskId":"T1","status":"completed","statusMessage":"listed"},{"taskId":"T0","status":"failed"}]}}`,
 })
 
+// cancelTape is a task polled once and cancelled while working, then
+// polled again.
+var cancelTape = slices.Concat(taskTape[:8], []string{
+	`> {"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"T1"}}`,
+	`< {"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"cancelled","statusMessage":"by the client"}}`,
+	`> {"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"T1"}}`,
+	`< {"jsonrpc":"2.0","id":4,"result":{"taskId":"T1","status":"cancelled","statusMessage":"by the client"}}`,
+})
+
 // ask sends a request and returns what answered it, in short: a task's id,
 // status and message, a result's text, or an error's message. What the
 // server sends meanwhile (status notifications) is passed over.
@@ -169,6 +178,10 @@ func TestCassette_Tasks(t *testing.T) {
 			create, list("list T1 working one T0 failed "), list("list T1 completed listed T0 failed "),
 			get("T1 completed listed"),
 		}, false},
+		{"a task cancelled before the recorded first poll", cancelTape, []step{
+			create, {"tasks/cancel", `{"taskId":"T1"}`, "T1 cancelled by the client"},
+			get("T1 cancelled by the client"), get("T1 cancelled by the client"),
+		}, true},
 		{"polls before the result as recorded", blockedTape, []step{
 			create, get("T1 working one"), get("T1 working one"), result,
 		}, false},
