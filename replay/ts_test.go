@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/store"
 )
@@ -324,6 +325,7 @@ func TestReplay_TasksTSClient(t *testing.T) {
 			})
 			checkTaskTranscript(t, live)
 			checkTaskPeers(t, db)
+			checkTaskLint(t, db)
 			for _, replayOver := range []string{"stdio", "http"} {
 				t.Run("replayed over "+replayOver, func(t *testing.T) {
 					t.Parallel()
@@ -343,6 +345,35 @@ func TestReplay_TasksTSClient(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// checkTaskLint: mcpspy lint's task rules (task-support, task-fields,
+// task-status, task-result-meta) find nothing in what the real peers did:
+// they hold to the spec's MUSTs there, and a rule that fired here would
+// be wrong, or a peer changed.
+func checkTaskLint(t *testing.T, db string) {
+	t.Helper()
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks, found int
+	for _, s := range tape.Sessions {
+		for _, m := range s.Messages {
+			if bytes.Contains(m.Frame, []byte(`"tasks/get"`)) {
+				tasks++
+			}
+		}
+	}
+	for _, f := range lint.Tape(tape, lint.Options{}) {
+		if strings.HasPrefix(f.Rule, "task-") {
+			found++
+			t.Errorf("lint on the real peers' tasks: %s", f)
+		}
+	}
+	if tasks == 0 {
+		t.Errorf("the recording has no tasks/get: the lint check saw no task (%d findings)", found)
 	}
 }
 
