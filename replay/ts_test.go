@@ -18,6 +18,7 @@ import (
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/script"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -326,6 +327,7 @@ func TestReplay_TasksTSClient(t *testing.T) {
 			checkTaskTranscript(t, live)
 			checkTaskPeers(t, db)
 			checkTaskLint(t, db)
+			checkTaskScript(t, mock, db, eagerLive)
 			for _, replayOver := range []string{"stdio", "http"} {
 				t.Run("replayed over "+replayOver, func(t *testing.T) {
 					t.Parallel()
@@ -374,6 +376,30 @@ func checkTaskLint(t *testing.T, db string) {
 	}
 	if tasks == 0 {
 		t.Errorf("the recording has no tasks/get: the lint check saw no task (%d findings)", found)
+	}
+}
+
+// checkTaskScript: export --script of the recording (script.FromTape)
+// makes the task tool a script tool that runs as a task again, answered
+// with what tasks/result gave: an eager host gets the live result from
+// it, through mcpmock serving the script.
+func checkTaskScript(t *testing.T, mock, db string, eagerLive []string) {
+	t.Helper()
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := script.FromTape(tape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "everything-tasks.yaml")
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := runTasksClient(t, "eager", "stdio", mock, "serve", path)
+	if want, got := lineWith(eagerLive, "result "), lineWith(got, "result "); want == "" || got != want {
+		t.Errorf("the exported script's task gave %q, live %q\nscript:\n%s", got, want, out)
 	}
 }
 
