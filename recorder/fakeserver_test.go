@@ -121,9 +121,15 @@ func stubbornServer() {
 }
 
 // deafServer ignores stdin closing; SIGTERM stops it, as it does any Go
-// program that does not handle it.
+// program that does not handle it. It does exit once orphaned (its
+// parent, mcpspy, gone), so that a test that fails with mcpspy killed
+// leaves no server behind, holding the test's stderr pipe.
 func deafServer() {
 	fmt.Println(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"deaf"}}`)
 	io.Copy(io.Discard, os.Stdin)
-	time.Sleep(time.Hour) // not synchronisation: it stays up until signalled
+	fmt.Fprintln(os.Stderr, "deaf: stdin closed, staying up") // a test may wait for it
+	parent := os.Getppid()
+	for os.Getppid() == parent { // not synchronisation: it stays up until signalled
+		time.Sleep(100 * time.Millisecond)
+	}
 }

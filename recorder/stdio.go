@@ -101,7 +101,13 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 	reason := store.EndExit
 	stop := func() {
 		closeToChild()
-		if waitOrTimeout(exited, grace) {
+		// A host that closed stdin and then, tired of waiting, signals
+		// mcpspy (the TypeScript SDK's client: SIGTERM 2 s after EOF,
+		// SIGKILL 2 s later) has the signal passed on at once: waiting out
+		// the grace instead, mcpspy would be killed with its server still
+		// running, orphaned (server-everything lives on for its tasks'
+		// 5-minute ttl).
+		if waitOrDone(exited, grace, ctx.Done()) {
 			return
 		}
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -174,6 +180,26 @@ func pump(r io.Reader, w io.Writer, dir store.Dir, tap Tap) (readEnded bool) {
 		}
 		tap.Append(dir, time.Now(), frame.Content(line), nil)
 		if _, err := w.Write(line); err != nil {
+			return false
+		}
+	}
+}
+
+// waitOrDone waits for ch at most d, or until stop: it says whether ch
+// was closed.
+func waitOrDone(ch <-chan struct{}, d time.Duration, stop <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	case <-stop:
+		select {
+		case <-ch:
+			return true
+		default:
 			return false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -433,6 +434,50 @@ func TestStdio_ShutdownSteps(t *testing.T) {
 				t.Errorf("end = %+v, want EOF, signal %q, exit code %d", end, tt.wantSignal, tt.wantCode)
 			}
 		})
+	}
+}
+
+// A host that closes stdin and then signals mcpspy, as the TypeScript
+// SDK's client does when the server has not exited within 2 s, has the
+// SIGTERM passed on to the server at once, not after mcpspy's grace
+// (an hour here): else the host's SIGKILL, 2 s later, kills mcpspy and
+// leaves the server running. The server ends at SIGTERM; the session
+// still ended because the client closed.
+func TestStdio_SignalDuringGrace(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "grace.db")
+	self, _ := os.Executable()
+	p := startSpy(t, []string{"MCPTAPE_FAKE_SERVER=deaf"}, "record", "-o", db, "--grace", "1h", "--", self)
+	if line, err := bufio.NewReader(p.stdout).ReadString('\n'); err != nil {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	p.stdin.Close()
+	waited := make(chan error, 1)
+	go func() { waited <- p.cmd.Wait() }()
+	// mcpspy is in its grace once the server has seen its stdin close.
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(p.stderr.String(), "deaf: stdin closed"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never saw its stdin close\n%s", p.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-waited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
+			t.Fatalf("mcpspy ended with %v, want the server's SIGTERM exit (143)\n%s", err, p.stderr)
+		}
+	case <-time.After(60 * time.Second): // a bound: without the fix it waits the hour
+		t.Fatalf("mcpspy still waits out its grace after SIGTERM\n%s", p.stderr)
+	}
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := tape.Sessions[0].Info.End; end == nil || end.Reason != store.EndEOF || end.Signal != "terminated" {
+		t.Errorf("end = %+v, want EOF (the client closed first), the server terminated", end)
 	}
 }
 
