@@ -115,6 +115,11 @@ func comparedBoth(a, b *store.TapeSession, ignore []string) (ra, rb []compared) 
 func comparedRequests(s *store.TapeSession) []compared {
 	var out []compared
 	open := map[string]int{} // request id → index in out
+	frames := make([][]byte, len(s.Messages))
+	for i, m := range s.Messages {
+		frames[i] = m.Frame
+	}
+	tasks := taskNamesOf(frames) // compare_tasks.go
 	for _, m := range s.Messages {
 		var f struct {
 			ID     json.RawMessage `json:"id"`
@@ -129,6 +134,7 @@ func comparedRequests(s *store.TapeSession) []compared {
 		switch {
 		case m.Dir == store.C2S && f.Method != "":
 			open[string(f.ID)] = len(out)
+			f.Params = tasks.rename(f.Params)
 			c := compared{method: f.Method, seq: m.Seq, params: f.Params}
 			c.canonical(f.Params)
 			out = append(out, c)
@@ -138,7 +144,7 @@ func comparedRequests(s *store.TapeSession) []compared {
 				continue
 			}
 			delete(open, string(f.ID))
-			out[idx].root, out[idx].body = "result", f.Result
+			out[idx].root, out[idx].body = "result", tasks.rename(f.Result)
 			if len(f.Error) > 0 {
 				out[idx].root, out[idx].body = "error", f.Error
 			}

@@ -149,6 +149,49 @@ func TestCompareSessions_Ignore(t *testing.T) {
 	}
 }
 
+// Two runs of a host using tasks: the server made other task ids and
+// times each run. The comparison names tasks by the order they were
+// created, so the polls line up and compare equal; what a task did (its
+// status, its result) still compares.
+func TestCompareSessions_Tasks(t *testing.T) {
+	run := func(id, at, polled, text string) *store.TapeSession {
+		task := func(status string) string {
+			return `{"taskId":"` + id + `","status":"` + status + `","createdAt":"` + at + `","lastUpdatedAt":"` + at + `","ttl":null}`
+		}
+		return sessionOf(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"research","task":{}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"task":`+task("working")+`}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+id+`"}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":`+task(polled)+`}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":"`+id+`"}}`,
+			`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"`+text+`"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}}}}`,
+			`> {"jsonrpc":"2.0","id":4,"method":"tasks/list"}`,
+			`< {"jsonrpc":"2.0","id":4,"result":{"tasks":[`+task("completed")+`]}}`,
+		)
+	}
+	a := run("0f3c", "2026-11-27T08:00:00Z", "working", "done")
+	b := run("9a1b", "2026-11-27T09:30:00Z", "working", "done")
+	var got []string
+	for _, d := range CompareSessions(a, b) {
+		got = append(got, d.String())
+	}
+	want := `= tools/call {"name":"research","task":{}}  (a#1 b#1)
+= tasks/get {"taskId":"task #1"}  (a#3 b#3)
+= tasks/result {"taskId":"task #1"}  (a#5 b#5)
+= tasks/list  (a#7 b#7)`
+	if strings.Join(got, "\n") != want {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+	c := run("77aa", "2026-11-27T10:00:00Z", "completed", "other")
+	var ops []string
+	for _, d := range CompareSessions(a, c) {
+		ops = append(ops, string(d.Op))
+	}
+	if strings.Join(ops, "") != "=~~=" {
+		t.Errorf("a task that did otherwise: ops %v, want the poll and the result answered differently", ops)
+	}
+}
+
 // Whatever two sessions hold, the comparison lists each side's requests
 // once, in recorded order, and pairs only requests with the same key.
 func FuzzCompareSessions(f *testing.F) {

@@ -87,7 +87,8 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 	plan := planOf(recorded)
 	tape := newTape(transportOf(opts), upstreamOf(opts))
 	d := &driver{tape: tape, plan: plan, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{},
-		gaveState: map[string][]byte{}, liveState: map[string][]byte{}}
+		gaveState: map[string][]byte{}, liveState: map[string][]byte{},
+		createdTask: map[string][]byte{}, liveTask: map[string][]byte{}}
 	var (
 		c   conn
 		err error
@@ -140,6 +141,11 @@ type step struct {
 	// for input (input_required), and echoesState the requestState the
 	// frame itself carries, a retry's (state.go); nil when none.
 	gaveState, echoesState []byte
+	// createdTask is the task id the recorded answer created (a
+	// task-augmented tools/call), and namesTask the one the frame names
+	// (tasks/get, tasks/result, tasks/cancel), as written (tasks.go);
+	// nil when none.
+	createdTask, namesTask []byte
 }
 
 // plan is the recording taken apart: what to send, in order, and what the
@@ -167,6 +173,7 @@ func planOf(s *store.TapeSession) *plan {
 				if inputRequired(m.Frame) {
 					p.steps[k].gaveState = requestStateOf(m.Frame, "result")
 				}
+				p.steps[k].createdTask = createdTaskOf(m.Frame)
 				delete(pending, sum.ID)
 			}
 			if listed[sum.ID] {
@@ -190,6 +197,7 @@ func planOf(s *store.TapeSession) *plan {
 			if sum.Kind == jsonrpc.Request {
 				st.id = sum.ID
 				st.echoesState = requestStateOf(m.Frame, "params")
+				st.namesTask = namedTaskOf(sum.Method, m.Frame)
 				pending[sum.ID] = len(p.steps)
 				if sum.Method == "tools/list" {
 					listed[sum.ID] = true
@@ -252,10 +260,15 @@ type driver struct {
 	// gaveState maps a request id to the requestState its recorded answer
 	// gave; liveState a recorded requestState to the one the live server
 	// gave in its place (state.go).
-	gaveState  map[string][]byte
-	liveState  map[string][]byte
-	unanswered []string
-	notes      []string
+	gaveState map[string][]byte
+	liveState map[string][]byte
+	// createdTask maps a request id to the task id its recorded answer
+	// created; liveTask a recorded task id to the one the live server
+	// gave in its place (tasks.go).
+	createdTask map[string][]byte
+	liveTask    map[string][]byte
+	unanswered  []string
+	notes       []string
 }
 
 func (d *driver) run(ctx context.Context, timeout time.Duration) error {
@@ -285,12 +298,15 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 			if st.gaveState != nil {
 				d.gaveState[st.id] = st.gaveState
 			}
+			if st.createdTask != nil {
+				d.createdTask[st.id] = st.createdTask
+			}
 			d.mu.Unlock()
 			if st.answeredAt >= 0 {
 				open = append(open, st)
 			}
 		}
-		if err := d.conn.send(d.retryFrame(&st), &st); err != nil {
+		if err := d.conn.send(d.taskFrame(&st, d.retryFrame(&st)), &st); err != nil {
 			return fmt.Errorf("send %s: %w", st.what, err)
 		}
 	}
@@ -371,6 +387,7 @@ func (d *driver) receive(frame []byte) {
 	case jsonrpc.Response, jsonrpc.Error:
 		d.mu.Lock()
 		d.noteLiveState(sum.ID, frame)
+		d.noteLiveTask(sum.ID, frame)
 		if ch, ok := d.answered[sum.ID]; ok {
 			close(ch)
 			delete(d.answered, sum.ID)
