@@ -28,6 +28,11 @@ var serverSent = map[string]capNeed{
 	"sampling/createMessage":               {path: "sampling"},
 	"roots/list":                           {path: "roots"},
 	"elicitation/create":                   {path: "elicitation"},
+	// Tasks the client runs (task-augmented sampling or elicitation).
+	"tasks/get":    {path: "tasks", since: "2025-11-25"},
+	"tasks/result": {path: "tasks", since: "2025-11-25"},
+	"tasks/list":   {path: "tasks.list", since: "2025-11-25"},
+	"tasks/cancel": {path: "tasks.cancel", since: "2025-11-25"},
 }
 
 // clientSent are the client's messages that depend on a capability.
@@ -44,6 +49,10 @@ var clientSent = map[string]capNeed{
 	"resources/unsubscribe":            {ofServer: true, path: "resources.subscribe"},
 	"logging/setLevel":                 {ofServer: true, path: "logging"},
 	"completion/complete":              {ofServer: true, path: "completions", since: "2025-03-26"},
+	"tasks/get":                        {ofServer: true, path: "tasks", since: "2025-11-25"},
+	"tasks/result":                     {ofServer: true, path: "tasks", since: "2025-11-25"},
+	"tasks/list":                       {ofServer: true, path: "tasks.list", since: "2025-11-25"},
+	"tasks/cancel":                     {ofServer: true, path: "tasks.cancel", since: "2025-11-25"},
 }
 
 // capability checks that a request or notification was declared for.
@@ -67,7 +76,7 @@ func (c *checker) capability(f *frame) {
 }
 
 // hasCapability reports whether caps declares path: "tools" is present
-// (as an object), "tools.listChanged" is true.
+// (as an object), "tools.listChanged" is true, "tasks.list" an object.
 func hasCapability(caps map[string]json.RawMessage, path string) bool {
 	top, sub, nested := strings.Cut(path, ".")
 	v, ok := caps[top]
@@ -77,7 +86,8 @@ func hasCapability(caps map[string]json.RawMessage, path string) bool {
 	if !nested {
 		return true
 	}
-	return string(member(v, sub)) == "true"
+	m := member(v, sub)
+	return string(m) == "true" || (len(m) > 0 && m[0] == '{')
 }
 
 // deprecatedIn2026 are the features 2026-07-28 deprecates (SEP-2577:

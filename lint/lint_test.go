@@ -199,6 +199,12 @@ func TestSession_Rules(t *testing.T) {
 		// A task, not content, so no tool-result; but this server declared
 		// no tasks, and the task lacks most of its members.
 		{"a task-augmented call returns a task, not content", opened(`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":{}}}`, `< {"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t"}}}`), []string{"task-support@4", "task-fields@5"}},
+		{"tasks methods to a server without tasks", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"tasks/list"}`,
+			`< {"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t"}}`,
+			`< {"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no"}}`,
+		), []string{"undeclared-capability@4", "undeclared-capability@6"}},
 		{"tasks as the spec has them", tasked(
 			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{},"task":{"ttl":1000}}}`,
 			`< {"jsonrpc":"2.0","id":2,"result":{"task":`+task("t1", "working")+`}}`,
