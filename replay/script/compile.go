@@ -457,9 +457,6 @@ func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 	ct.taskSupport = c.taskSupport(t)
 	ct.invalidAsError = c.invalidMode(t.InvalidArguments, sub(t.Pos, "invalidArguments"), defaultInvalid)
 	ct.asks, ct.completes = c.asks(t.Elicit, t.Sample, t.Roots)
-	if len(ct.asks) > 0 && (ct.taskSupport == taskOptional || ct.taskSupport == taskRequired) {
-		c.errorf(sub(t.Pos, "execution"), "tool %q asks the client (elicit, sample or roots), which mcpmock does not do from a task: its taskSupport must be forbidden", t.Name)
-	}
 	answers := t.Answers
 	switch {
 	case len(t.Answers) > 0 && len(t.Sequence) > 0:

@@ -17,7 +17,7 @@ func TestGoSDK_TasksScript(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := connect(t, tc, "script-tasks.yaml", nil)
 			tools, err := cs.ListTools(ctxT(t), nil)
-			if err != nil || len(tools.Tools) != 5 {
+			if err != nil || len(tools.Tools) != 6 {
 				t.Fatalf("tools/list: %v %v", tools, err)
 			}
 			res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "convert"})

@@ -177,7 +177,7 @@ func (ss *session) dispatch(ctx context.Context, peer replay.Peer, c *call) (rep
 	case "prompts/get":
 		return ss.getPrompt(ctx, peer, c)
 	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
-		return ss.taskRequest(ctx, c)
+		return ss.taskRequest(ctx, peer, c)
 	}
 	if !s.owner {
 		return replay.Reply{}, false

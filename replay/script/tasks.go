@@ -16,15 +16,18 @@ import (
 // answer plays in the background, its delay, progress and logs as they
 // would in a call, and becomes the task's result: tasks/get tells how far
 // it is, tasks/result waits for it, tasks/list and tasks/cancel do what
-// they say. Task ids are task-1, task-2, … in the order the calls came,
-// so that runs are alike. A task lives as long as its session.
+// they say. A tool that asks the client first waits, input_required,
+// for a tasks/result to ask on. Task ids are task-1, task-2, … in the
+// order the calls came, so that runs are alike. A task lives as long as
+// its session.
 
 // Task statuses.
 const (
-	taskWorking   = "working"
-	taskCompleted = "completed"
-	taskFailed    = "failed"
-	taskCancelled = "cancelled"
+	taskWorking       = "working"
+	taskInputRequired = "input_required"
+	taskCompleted     = "completed"
+	taskFailed        = "failed"
+	taskCancelled     = "cancelled"
 )
 
 // taskPollInterval is the pollInterval every task suggests: short, as a
@@ -47,6 +50,10 @@ type task struct {
 	reply   replay.Reply  // the call's answer, once completed or failed
 	done    chan struct{} // closed when the status is terminal
 	cancel  context.CancelFunc
+	// asker hands the task, while it needs input, the peer of a
+	// tasks/result waiting for it: the questions go on that request, as
+	// the spec has it (input_required).
+	asker chan replay.Peer
 }
 
 // tasks are a session's tasks, in the order they were created.
@@ -103,6 +110,10 @@ func (t *task) state() map[string]any {
 		st["statusMessage"] = t.message
 	}
 	return st
+}
+
+func terminal(status string) bool {
+	return status == taskCompleted || status == taskFailed || status == taskCancelled
 }
 
 // finish moves a working task to status; it says whether it did (a
@@ -174,7 +185,7 @@ func (ss *session) startTask(c *call, peer replay.Peer, reply replay.Reply, play
 	}
 	now := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &task{created: now, updated: now, ttl: ttl, status: taskWorking, done: make(chan struct{}), cancel: cancel}
+	t := &task{created: now, updated: now, ttl: ttl, status: taskWorking, done: make(chan struct{}), cancel: cancel, asker: make(chan replay.Peer)}
 	ss.tasks.add(t)
 	created := resultReply(map[string]any{"task": t.state()})
 	created.After = reply.After // what the call fires (events) follows its answer
@@ -199,7 +210,7 @@ func (ss *session) startTask(c *call, peer replay.Peer, reply replay.Reply, play
 // runTask plays the task's answer and records how it ended.
 func (ss *session) runTask(ctx context.Context, t *task, peer replay.Peer, play func(context.Context, replay.Peer) replay.Reply) {
 	defer t.cancel()
-	r := play(ctx, &taskPeer{Peer: peer, id: t.id})
+	r := play(ctx, &taskPeer{Peer: peer, task: t})
 	if ctx.Err() != nil {
 		return // cancelled, or the session ended
 	}
@@ -231,17 +242,68 @@ func (ss *session) runTask(ctx context.Context, t *task, peer replay.Peer, play 
 }
 
 // taskPeer is the peer of a task's answer once its call was answered:
-// what the answer sends goes to the session, tied to the task; it asks
-// the client nothing.
+// what the answer sends goes to the session, tied to the task. A question
+// for the client (elicit, sample, roots) moves the task to input_required
+// and waits for the client's tasks/result, which the spec has a client
+// send on seeing that status, and is put on that request's stream.
 type taskPeer struct {
 	replay.Peer // nil for an answer that needs no peer
-	id          string
+	task        *task
 }
 
 func (p *taskPeer) Notify(method string, params json.RawMessage) error {
 	if p.Peer == nil {
 		return fmt.Errorf("mcpmock: no session to send %s on", method)
 	}
+	return p.Peer.NotifySession(method, withRelatedTask(params, p.task.id))
+}
+
+func (p *taskPeer) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method == "ping" {
+		// The progress barrier's: a task's progress races no answer.
+		return nil, fmt.Errorf("mcpmock does not ping from a task")
+	}
+	t := p.task
+	if !p.move(taskWorking, taskInputRequired) {
+		return nil, fmt.Errorf("task %s is %s", t.id, t.statusNow())
+	}
+	var asked replay.Peer
+	select {
+	case asked = <-t.asker:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	res, err := asked.Call(ctx, method, withRelatedTask(params, t.id))
+	p.move(taskInputRequired, taskWorking)
+	return res, err
+}
+
+// move changes the task's status from one to another, saying so on the
+// session; false if it was not in from (cancelled meanwhile).
+func (p *taskPeer) move(from, to string) bool {
+	t := p.task
+	t.mu.Lock()
+	if t.status != from {
+		t.mu.Unlock()
+		return false
+	}
+	t.status, t.updated = to, time.Now()
+	t.mu.Unlock()
+	if p.Peer != nil {
+		_ = p.Peer.NotifySession("notifications/tasks/status", mustJSON(t.state()))
+	}
+	return true
+}
+
+func (t *task) statusNow() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.status
+}
+
+// withRelatedTask is params with _meta io.modelcontextprotocol/related-task
+// naming task id, as a request a task makes must carry.
+func withRelatedTask(params json.RawMessage, id string) json.RawMessage {
 	var m map[string]any
 	if json.Unmarshal(params, &m) != nil || m == nil {
 		m = map[string]any{}
@@ -250,20 +312,16 @@ func (p *taskPeer) Notify(method string, params json.RawMessage) error {
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	meta[relatedTask] = map[string]any{"taskId": p.id}
+	meta[relatedTask] = map[string]any{"taskId": id}
 	m["_meta"] = meta
-	return p.Peer.NotifySession(method, mustJSON(m))
-}
-
-func (p *taskPeer) Call(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	return nil, fmt.Errorf("mcpmock does not ask the client from a task")
+	return mustJSON(m)
 }
 
 // taskRequest answers tasks/get, tasks/result, tasks/list and
 // tasks/cancel; ok is false when the script declares no tasks (the
 // methods are then as unknown as any other), or serves only part of the
 // server and has no such task.
-func (ss *session) taskRequest(ctx context.Context, c *call) (replay.Reply, bool) {
+func (ss *session) taskRequest(ctx context.Context, peer replay.Peer, c *call) (replay.Reply, bool) {
 	if !ss.s.tasks {
 		return replay.Reply{}, false
 	}
@@ -292,12 +350,12 @@ func (ss *session) taskRequest(ctx context.Context, c *call) (replay.Reply, bool
 	case "tasks/cancel":
 		t.mu.Lock()
 		status := t.status
-		if status == taskWorking {
+		if !terminal(status) {
 			t.status, t.message, t.updated = taskCancelled, "The task was cancelled by request.", time.Now()
 			close(t.done)
 		}
 		t.mu.Unlock()
-		if status != taskWorking {
+		if terminal(status) {
 			return errReply(codeInvalidParams, fmt.Sprintf("tasks/cancel: task %q is %s already", id, status), nil), true
 		}
 		t.cancel()
@@ -305,19 +363,24 @@ func (ss *session) taskRequest(ctx context.Context, c *call) (replay.Reply, bool
 	}
 	// tasks/result: when the task is over.
 	if c.prepare {
-		c.play = func(ctx context.Context, _ replay.Peer) replay.Reply { return taskResult(ctx, t) }
+		c.play = func(ctx context.Context, peer replay.Peer) replay.Reply { return taskResult(ctx, t, peer) }
 		return replay.Reply{}, true
 	}
-	return taskResult(ctx, t), true
+	return taskResult(ctx, t, peer), true
 }
 
 // taskResult waits for t to end, or ctx, and returns what its call would
-// have: its result, tied to the task, or its error.
-func taskResult(ctx context.Context, t *task) replay.Reply {
-	select {
-	case <-t.done:
-	case <-ctx.Done():
-		return replay.Reply{NoReply: true}
+// have: its result, tied to the task, or its error. Meanwhile the task may
+// put its questions to the client on this request (peer).
+func taskResult(ctx context.Context, t *task, peer replay.Peer) replay.Reply {
+	for waiting := true; waiting; {
+		select {
+		case <-t.done:
+			waiting = false
+		case t.asker <- peer:
+		case <-ctx.Done():
+			return replay.Reply{NoReply: true}
+		}
 	}
 	t.mu.Lock()
 	status, r := t.status, t.reply

@@ -129,14 +129,11 @@ func TestTasks_Refused(t *testing.T) {
 }
 
 // TestTasks_Check: mcpmock check names the line and field of a
-// taskSupport it does not know, and of a tool that would ask the client
-// from a task.
+// taskSupport it does not know.
 func TestTasks_Check(t *testing.T) {
 	for _, tt := range []struct{ name, tool, want string }{
 		{"unknown", "{name: a, execution: {taskSupport: sometimes}, answers: [{text: x}]}",
 			`t.yaml:2:26: tools[0].execution.taskSupport: taskSupport sometimes: want required, optional or forbidden`},
-		{"asks", "{name: a, execution: {taskSupport: optional}, elicit: {message: sure, requestedSchema: {type: object, properties: {ok: {type: boolean}}}}, answers: [{text: x}]}",
-			`tools[0].execution: tool "a" asks the client (elicit, sample or roots), which mcpmock does not do from a task: its taskSupport must be forbidden`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse("t.yaml", []byte("tools:\n  - "+tt.tool+"\n"))
@@ -184,5 +181,44 @@ func TestFromTape_Tasks(t *testing.T) {
 	}
 	if got := c.result("tasks/get", map[string]any{"taskId": id})["status"]; got != "failed" {
 		t.Errorf("shaky's task %v", got)
+	}
+}
+
+// TestTasks_InputRequired: a task whose tool asks the user first moves to
+// input_required and waits; the client's tasks/result takes the question
+// (elicitation/create, tied to the task) on its own request, and, the
+// answer given, the task goes on working and gives its result there.
+func TestTasks_InputRequired(t *testing.T) {
+	c := newClient(t, mustLoad(t, "script-tasks.yaml"))
+	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	var asked json.RawMessage
+	c.peer.answers = func(method string, params json.RawMessage) (json.RawMessage, error) {
+		asked = params
+		return json.RawMessage(`{"action":"accept","content":{"confirm":true,"note":"go"}}`), nil
+	}
+	created := c.result("tools/call", map[string]any{"name": "deploy", "arguments": map[string]any{"service": "api"}, "task": map[string]any{}})
+	id := created["task"].(map[string]any)["taskId"].(string)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		st := c.result("tasks/get", map[string]any{"taskId": id})["status"]
+		if st == "input_required" {
+			break
+		}
+		if st != "working" || time.Now().After(deadline) {
+			t.Fatalf("task %s: %v, want input_required", id, st)
+		}
+	}
+	if got := firstText(t, c.result("tasks/result", map[string]any{"taskId": id})); got != "deployed api (go)" {
+		t.Errorf("result %q", got)
+	}
+	var p struct {
+		Message string
+		Meta    map[string]map[string]string `json:"_meta"`
+	}
+	if err := json.Unmarshal(asked, &p); err != nil || p.Message != "Deploy api?" || p.Meta["io.modelcontextprotocol/related-task"]["taskId"] != id {
+		t.Errorf("the question %s, want the elicitation tied to %s", asked, id)
+	}
+	sent := strings.Join(c.peer.take(), "\n")
+	if !strings.Contains(sent, `"status":"input_required"`) || !strings.Contains(sent, `"status":"completed"`) {
+		t.Errorf("status notifications:\n%s", sent)
 	}
 }

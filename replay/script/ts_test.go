@@ -90,7 +90,9 @@ func runTSClient(t *testing.T, args []string, want string) {
 // listTasks), over stdio and Streamable HTTP. Each task is created
 // working, and ends as its answer says: completed with its result,
 // failed for an isError result (the client then asks no result: it
-// makes its own error), cancelled on request. The client refuses by
+// makes its own error), cancelled on request. One that asks the user
+// first is input_required until the client's tasks/result takes the
+// elicitation (on that request's stream, over HTTP). The client refuses by
 // itself to call a required-task tool plainly; mcpmock refuses a task of
 // a tool that has none (-32601).
 func TestTSClient_Tasks(t *testing.T) {
@@ -101,8 +103,9 @@ func TestTSClient_Tasks(t *testing.T) {
 		"research":["created task-1 working","status completed","result Report on tides: three sources agree."],
 		"convert":["created task-2 working","status completed","result converted"],
 		"doomed":["created task-3 working","status failed","error MCP error -32603: Task task-3 failed"],
-		"forever":["created task-4 working","cancel: cancelled","status cancelled","error MCP error -32603: Task task-4 was cancelled"],
-		"list":["task-1 completed","task-2 completed","task-3 failed","task-4 cancelled"],
+		"deploy":["created task-4 working","status input_required","result deployed api (from ts)"],
+		"forever":["created task-5 working","cancel: cancelled","status cancelled","error MCP error -32603: Task task-5 was cancelled"],
+		"list":["task-1 completed","task-2 completed","task-3 failed","task-4 completed","task-5 cancelled"],
 		"researchAsCall":{"code":-32600,"message":"MCP error -32600: Tool \"research\" requires task-based execution. Use client.experimental.tasks.callToolStream() instead.","data":null},
 		"convertAsCall":"converted",
 		"plainAsTask":{"code":-32601,"message":"MCP error -32601: tools/call plain: this tool does not run as a task (its execution.taskSupport is absent, which means forbidden): call it without params.task","data":null}}`

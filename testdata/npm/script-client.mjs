@@ -141,6 +141,7 @@ try {
       out.research = await run(tasks.callToolStream({ name: "research", arguments: { topic: "tides" } }));
       out.convert = await run(tasks.callToolStream({ name: "convert", arguments: {} }));
       out.doomed = await run(tasks.callToolStream({ name: "doomed", arguments: {} }));
+      out.deploy = await run(tasks.callToolStream({ name: "deploy", arguments: { service: "api" } }));
       const forever = tasks.callToolStream({ name: "forever", arguments: {} });
       const first = await forever.next();
       out.forever = [line(first.value), `cancel: ${(await tasks.cancelTask(first.value.task.taskId)).status}`, ...(await run(forever))];
