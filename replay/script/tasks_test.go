@@ -31,9 +31,9 @@ func TestTasks_Lifecycle(t *testing.T) {
 		t.Helper()
 		return c.result("tasks/get", map[string]any{"taskId": id})["status"].(string)
 	}
-	if got := status("task-1"); got != "working" {
-		t.Errorf("task-1 right after: %s", got)
-	}
+	// (Its status right after is working, but only as long as this
+	// machine does not stall 300 ms between two lines: forever, below,
+	// shows a working task without that race.)
 	res := c.result("tasks/result", map[string]any{"taskId": "task-1"}) // waits for it
 	if got := firstText(t, res); got != "Report on tides: three sources agree." {
 		t.Errorf("result %q", got)
