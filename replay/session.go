@@ -362,6 +362,9 @@ func (s *session) request(req *Request, ex exchange) {
 		if pr.Play == nil && !pr.Reply.NoReply {
 			s.finish(ctx, req, ex, pr.Reply, pr.SSE)
 			end()
+			if pr.Background != nil {
+				go pr.Background(s.ctx, &peer{s: s, ex: ex, req: req})
+			}
 			return
 		}
 		s.wg.Add(1)

@@ -303,6 +303,12 @@ type Prepared struct {
 	// SSE answers over an SSE stream on HTTP even without related messages
 	// (as recorded).
 	SSE bool
+	// Background, with a Reply and no Play, runs on a goroutine of its
+	// own once Reply is written, with a Peer of the request's session
+	// (its NotifySession; the request itself is answered): work an
+	// immediate answer leaves going, such as a task's. Its ctx ends with
+	// the session.
+	Background func(ctx context.Context, peer Peer)
 }
 
 // Preparer is the engine's fast path, for sources whose answers depend on

@@ -79,6 +79,9 @@ type call struct {
 	// stream) goes into play instead of running now.
 	prepare bool
 	play    func(ctx context.Context, peer replay.Peer) replay.Reply
+	// background, with an immediate answer, is what it leaves going (a
+	// task's answer): replay.Prepared.Background.
+	background func(ctx context.Context, peer replay.Peer)
 }
 
 func (c *call) str(key string) (string, bool) {
@@ -109,7 +112,7 @@ func (ss *session) Prepare(req *replay.Request) (*replay.Prepared, bool) {
 		return nil, false
 	}
 	if c.play == nil {
-		return &replay.Prepared{Reply: reply}, true
+		return &replay.Prepared{Reply: reply, Background: c.background}, true
 	}
 	after := reply.After
 	return &replay.Prepared{Play: func(ctx context.Context, peer replay.Peer, _ *replay.Request) replay.Reply {

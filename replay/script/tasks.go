@@ -172,9 +172,10 @@ func (ss *session) callAsTask(ctx context.Context, peer replay.Peer, c *call, q 
 
 // startTask creates the task for call c, answered at once with it; the
 // answer (reply, or play when it takes time) goes on in the background.
-// Creating happens in the order calls come; play needs the call's peer,
-// so when the call is prepared (c.prepare) and its answer takes time, the
-// task starts when the call plays.
+// The task is created, and answered, in the order calls come; play needs
+// a peer of the session, so when the call is prepared (c.prepare) the
+// engine starts it once the task is written (c.background): nothing of
+// the task's reaches the client before the task itself.
 func (ss *session) startTask(c *call, peer replay.Peer, reply replay.Reply, play func(context.Context, replay.Peer) replay.Reply) (replay.Reply, bool) {
 	ttl := json.RawMessage("null")
 	var p struct {
@@ -200,11 +201,12 @@ func (ss *session) startTask(c *call, peer replay.Peer, reply replay.Reply, play
 		go ss.runTask(ctx, t, peer, play)
 		return created, true
 	}
-	c.play = func(_ context.Context, peer replay.Peer) replay.Reply {
-		go ss.runTask(ctx, t, peer, play)
-		return created
+	c.background = func(session context.Context, peer replay.Peer) {
+		stop := context.AfterFunc(session, t.cancel) // the session ends: so does the task
+		defer stop()
+		ss.runTask(ctx, t, peer, play)
 	}
-	return replay.Reply{}, true
+	return created, true
 }
 
 // runTask plays the task's answer and records how it ended.
