@@ -362,9 +362,7 @@ func (s *session) request(req *Request, ex exchange) {
 		if pr.Play == nil && !pr.Reply.NoReply {
 			s.finish(ctx, req, ex, pr.Reply, pr.SSE)
 			end()
-			if pr.Background != nil {
-				go pr.Background(s.ctx, &peer{s: s, ex: ex, req: req})
-			}
+			s.background(p, req, ex)
 			return
 		}
 		s.wg.Add(1)
@@ -404,6 +402,16 @@ func (s *session) takeTurn(req *Request) {
 	req.turn = t
 }
 
+// background starts what src's immediate answer to req, written, left
+// going (Backgrounder), if anything.
+func (s *session) background(src Preparer, req *Request, ex exchange) {
+	if b, ok := src.(Backgrounder); ok {
+		if work := b.Background(req); work != nil {
+			go work(s.ctx, &peer{s: s, ex: ex, req: req})
+		}
+	}
+}
+
 // answerFrom asks sources in turn, on a goroutine of its own.
 func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Request, ex exchange) {
 	pe := &peer{s: s, ex: ex, req: req}
@@ -418,6 +426,9 @@ func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Req
 				r = pr.Play(ctx, pe, req)
 			}
 			s.finish(ctx, req, ex, r, pr.SSE)
+			if pr.Play == nil {
+				s.background(p, req, ex)
+			}
 			return
 		}
 		if r, ok := src.Answer(ctx, pe, req); ok {

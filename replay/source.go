@@ -303,12 +303,17 @@ type Prepared struct {
 	// SSE answers over an SSE stream on HTTP even without related messages
 	// (as recorded).
 	SSE bool
-	// Background, with a Reply and no Play, runs on a goroutine of its
-	// own once Reply is written, with a Peer of the request's session
-	// (its NotifySession; the request itself is answered): work an
-	// immediate answer leaves going, such as a task's. Its ctx ends with
-	// the session.
-	Background func(ctx context.Context, peer Peer)
+}
+
+// Backgrounder is implemented by preparers whose immediate answers may
+// leave work going, such as a script's task. Once such an answer (a
+// Prepared with a Reply and no Play) is written, the engine asks for the
+// work and runs it on a goroutine of its own, with a Peer of the
+// request's session (its NotifySession: the request itself is answered);
+// ctx ends with the session. (Not a field of Prepared: a recorded
+// interaction holds one, and its size is kept to 256 bytes.)
+type Backgrounder interface {
+	Background(req *Request) func(ctx context.Context, peer Peer)
 }
 
 // Preparer is the engine's fast path, for sources whose answers depend on

@@ -53,17 +53,21 @@ type session struct {
 	clientCaps      map[string]json.RawMessage
 	clientCapsKnown bool
 	tasks           tasks // task-augmented calls (tasks.go)
+	// background holds what prepared answers leave going, until the
+	// engine asks for it (Background).
+	background map[*replay.Request]func(context.Context, replay.Peer)
 }
 
 func newSession(s *Script) *session {
 	return &session{
-		s:         s,
-		calls:     map[string]int{},
-		tools:     slices.Clone(s.tools),
-		resources: slices.Clone(s.resources),
-		prompts:   slices.Clone(s.prompts),
-		fired:     make([]bool, len(s.events)),
-		listeners: map[*listener]struct{}{},
+		s:          s,
+		calls:      map[string]int{},
+		tools:      slices.Clone(s.tools),
+		resources:  slices.Clone(s.resources),
+		prompts:    slices.Clone(s.prompts),
+		fired:      make([]bool, len(s.events)),
+		listeners:  map[*listener]struct{}{},
+		background: map[*replay.Request]func(context.Context, replay.Peer){},
 	}
 }
 
@@ -80,7 +84,7 @@ type call struct {
 	prepare bool
 	play    func(ctx context.Context, peer replay.Peer) replay.Reply
 	// background, with an immediate answer, is what it leaves going (a
-	// task's answer): replay.Prepared.Background.
+	// task's answer), handed to the engine by Background.
 	background func(ctx context.Context, peer replay.Peer)
 }
 
@@ -91,6 +95,16 @@ func (c *call) str(key string) (string, bool) {
 	}
 	var s string
 	return s, json.Unmarshal(raw, &s) == nil
+}
+
+// Background implements replay.Backgrounder: what req's prepared answer
+// left going (a task's answer), once.
+func (ss *session) Background(req *replay.Request) func(context.Context, replay.Peer) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	work := ss.background[req]
+	delete(ss.background, req)
+	return work
 }
 
 // Close implements replay.SessionCloser: the session's tasks stop.
@@ -112,7 +126,12 @@ func (ss *session) Prepare(req *replay.Request) (*replay.Prepared, bool) {
 		return nil, false
 	}
 	if c.play == nil {
-		return &replay.Prepared{Reply: reply, Background: c.background}, true
+		if c.background != nil {
+			ss.mu.Lock()
+			ss.background[req] = c.background
+			ss.mu.Unlock()
+		}
+		return &replay.Prepared{Reply: reply}, true
 	}
 	after := reply.After
 	return &replay.Prepared{Play: func(ctx context.Context, peer replay.Peer, _ *replay.Request) replay.Reply {

@@ -174,8 +174,9 @@ func (ss *session) callAsTask(ctx context.Context, peer replay.Peer, c *call, q 
 // answer (reply, or play when it takes time) goes on in the background.
 // The task is created, and answered, in the order calls come; play needs
 // a peer of the session, so when the call is prepared (c.prepare) the
-// engine starts it once the task is written (c.background): nothing of
-// the task's reaches the client before the task itself.
+// engine starts it once the task is written (c.background, handed over
+// by Background): nothing of the task's reaches the client before the
+// task itself.
 func (ss *session) startTask(c *call, peer replay.Peer, reply replay.Reply, play func(context.Context, replay.Peer) replay.Reply) (replay.Reply, bool) {
 	ttl := json.RawMessage("null")
 	var p struct {
