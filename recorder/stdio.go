@@ -185,8 +185,8 @@ func pump(r io.Reader, w io.Writer, dir store.Dir, tap Tap) (readEnded bool) {
 	}
 }
 
-// waitOrDone waits for ch at most d, or until stop: it says whether ch
-// was closed.
+// waitOrDone waits for ch at most d, or until stop (nil: never): it says
+// whether ch was closed.
 func waitOrDone(ch <-chan struct{}, d time.Duration, stop <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -205,13 +205,4 @@ func waitOrDone(ch <-chan struct{}, d time.Duration, stop <-chan struct{}) bool 
 	}
 }
 
-func waitOrTimeout(ch <-chan struct{}, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func waitOrTimeout(ch <-chan struct{}, d time.Duration) bool { return waitOrDone(ch, d, nil) }

@@ -11,9 +11,9 @@
 // before the client's next frame) the rerun waits too, at most
 // Options.Timeout. Server→client requests get the reply the recorded client
 // gave to the same method, in order. It never re-encodes a frame it sends,
-// and never sends a recorded answer of the server. One value is not sent
-// as recorded: a 2026-07-28 retry's requestState, which is the live
-// server's to give (state.go).
+// and never sends a recorded answer of the server. Two values are not sent
+// as recorded: a 2026-07-28 retry's requestState and the task id of a
+// tasks/* request, which are the live server's to give (echoed.go).
 package rerun
 
 import (
@@ -87,8 +87,10 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 	plan := planOf(recorded)
 	tape := newTape(transportOf(opts), upstreamOf(opts))
 	d := &driver{tape: tape, plan: plan, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{},
-		gaveState: map[string][]byte{}, liveState: map[string][]byte{},
-		createdTask: map[string][]byte{}, liveTask: map[string][]byte{}}
+		gave: map[string]echoes{}}
+	for i := range d.live {
+		d.live[i] = map[string][]byte{}
+	}
 	var (
 		c   conn
 		err error
@@ -137,15 +139,10 @@ type step struct {
 	// headers come from when the live server has listed no such tool.
 	tools  toolSchemas
 	header http.Header
-	// gaveState is the requestState of the recorded answer when it asked
-	// for input (input_required), and echoesState the requestState the
-	// frame itself carries, a retry's (state.go); nil when none.
-	gaveState, echoesState []byte
-	// createdTask is the task id the recorded answer created (a
-	// task-augmented tools/call), and namesTask the one the frame names
-	// (tasks/get, tasks/result, tasks/cancel), as written (tasks.go);
-	// nil when none.
-	createdTask, namesTask []byte
+	// gave is what the recorded answer gave that later requests echo (a
+	// requestState, a task id), and echoes what the frame itself echoes
+	// (echoed.go).
+	gave, echoes echoes
 }
 
 // plan is the recording taken apart: what to send, in order, and what the
@@ -170,10 +167,7 @@ func planOf(s *store.TapeSession) *plan {
 		case m.Dir == store.S2C && (sum.Kind == jsonrpc.Response || sum.Kind == jsonrpc.Error):
 			if k, ok := pending[sum.ID]; ok {
 				p.steps[k].answeredAt = i
-				if inputRequired(m.Frame) {
-					p.steps[k].gaveState = requestStateOf(m.Frame, "result")
-				}
-				p.steps[k].createdTask = createdTaskOf(m.Frame)
+				p.steps[k].gave = gaveOf(m.Frame)
 				delete(pending, sum.ID)
 			}
 			if listed[sum.ID] {
@@ -196,8 +190,7 @@ func planOf(s *store.TapeSession) *plan {
 			}
 			if sum.Kind == jsonrpc.Request {
 				st.id = sum.ID
-				st.echoesState = requestStateOf(m.Frame, "params")
-				st.namesTask = namedTaskOf(sum.Method, m.Frame)
+				st.echoes = echoedBy(m.Frame)
 				pending[sum.ID] = len(p.steps)
 				if sum.Method == "tools/list" {
 					listed[sum.ID] = true
@@ -257,18 +250,13 @@ type driver struct {
 	answered      map[string]chan struct{} // request id → closed at its live answer
 	sentAs        map[string]string        // request id → method and id, for messages
 	nextReply     map[string]int
-	// gaveState maps a request id to the requestState its recorded answer
-	// gave; liveState a recorded requestState to the one the live server
-	// gave in its place (state.go).
-	gaveState map[string][]byte
-	liveState map[string][]byte
-	// createdTask maps a request id to the task id its recorded answer
-	// created; liveTask a recorded task id to the one the live server
-	// gave in its place (tasks.go).
-	createdTask map[string][]byte
-	liveTask    map[string][]byte
-	unanswered  []string
-	notes       []string
+	// gave maps a request id to what its recorded answer gave that later
+	// requests echo; live, for each kind, a recorded value to the one the
+	// live server gave in its place (echoed.go).
+	gave       map[string]echoes
+	live       [len(echoedValues)]map[string][]byte
+	unanswered []string
+	notes      []string
 }
 
 func (d *driver) run(ctx context.Context, timeout time.Duration) error {
@@ -295,18 +283,15 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 			d.mu.Lock()
 			d.answered[st.id] = make(chan struct{})
 			d.sentAs[st.id] = st.what
-			if st.gaveState != nil {
-				d.gaveState[st.id] = st.gaveState
-			}
-			if st.createdTask != nil {
-				d.createdTask[st.id] = st.createdTask
+			if st.gave.any() {
+				d.gave[st.id] = st.gave
 			}
 			d.mu.Unlock()
 			if st.answeredAt >= 0 {
 				open = append(open, st)
 			}
 		}
-		if err := d.conn.send(d.taskFrame(&st, d.retryFrame(&st)), &st); err != nil {
+		if err := d.conn.send(d.frameFor(&st), &st); err != nil {
 			return fmt.Errorf("send %s: %w", st.what, err)
 		}
 	}
@@ -386,8 +371,7 @@ func (d *driver) receive(frame []byte) {
 	switch sum.Kind {
 	case jsonrpc.Response, jsonrpc.Error:
 		d.mu.Lock()
-		d.noteLiveState(sum.ID, frame)
-		d.noteLiveTask(sum.ID, frame)
+		d.noteLive(sum.ID, frame)
 		if ch, ok := d.answered[sum.ID]; ok {
 			close(ch)
 			delete(d.answered, sum.ID)
