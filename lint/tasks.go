@@ -35,11 +35,10 @@ func (c *checker) taskCallRequest(f *frame, r *request) {
 	if f.dir != store.C2S || r.method != "tools/call" {
 		return
 	}
-	if r.task && c.serverCapsKnown {
-		if member(member(member(c.serverCaps["tasks"], "requests"), "tools"), "call") == nil {
-			c.report("task-support", f.seq, 0, "tools/call %s asks for a task, but the server did not declare tasks.requests.tools.call", r.tool)
-			return
-		}
+	takesTasks := member(member(member(c.serverCaps["tasks"], "requests"), "tools"), "call") != nil
+	if r.task && c.serverCapsKnown && !takesTasks {
+		c.report("task-support", f.seq, 0, "tools/call %s asks for a task, but the server did not declare tasks.requests.tools.call", r.tool)
+		return
 	}
 	t := c.tools[r.tool]
 	if t == nil || !c.toolsListed {
@@ -48,7 +47,7 @@ func (c *checker) taskCallRequest(f *frame, r *request) {
 	switch {
 	case r.task && t.taskSupport != "optional" && t.taskSupport != "required":
 		c.report("task-support", f.seq, 0, "tools/call %s asks for a task, but the tool's execution.taskSupport is %s: a client must not", r.tool, orForbidden(t.taskSupport))
-	case !r.task && t.taskSupport == "required" && c.serverCapsKnown && member(member(member(c.serverCaps["tasks"], "requests"), "tools"), "call") != nil:
+	case !r.task && t.taskSupport == "required" && c.serverCapsKnown && takesTasks:
 		c.report("task-support", f.seq, 0, "tools/call %s without params.task, but the tool's execution.taskSupport is required: a client must ask for a task", r.tool)
 	}
 }
