@@ -115,11 +115,7 @@ func comparedBoth(a, b *store.TapeSession, ignore []string) (ra, rb []compared) 
 func comparedRequests(s *store.TapeSession) []compared {
 	var out []compared
 	open := map[string]int{} // request id → index in out
-	frames := make([][]byte, len(s.Messages))
-	for i, m := range s.Messages {
-		frames[i] = m.Frame
-	}
-	tasks := taskNamesOf(frames) // compare_tasks.go
+	tasks := taskNamesOf(s)  // compare_tasks.go
 	for _, m := range s.Messages {
 		var f struct {
 			ID     json.RawMessage `json:"id"`

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcptape/mcptape/store"
 )
 
 // Tasks in a comparison. A server makes a task's id (and its createdAt
@@ -20,9 +22,10 @@ type taskNames map[string]string
 
 // taskNamesOf reads a session's created tasks (result.task.taskId of any
 // answer); nil when it has none.
-func taskNamesOf(frames [][]byte) taskNames {
+func taskNamesOf(s *store.TapeSession) taskNames {
 	var names taskNames
-	for _, f := range frames {
+	for _, m := range s.Messages {
+		f := m.Frame
 		if !bytes.Contains(f, []byte(`"task"`)) {
 			continue
 		}
