@@ -124,6 +124,7 @@ type exchange struct {
 	err      json.RawMessage
 	progress []json.RawMessage // notifications/progress params
 	logs     []json.RawMessage // notifications/message params
+	asks     []*recordedAsk    // what the server asked the client first (generate_asks.go)
 	answered bool
 	// refused is the bare status (4xx, 5xx) the request's POST got
 	// instead of an answer, as mcpspy records it on the request; expired,
@@ -172,6 +173,9 @@ type recording struct {
 	events   *recordedEvents
 	requests int  // requests seen so far
 	timing   bool // WithTiming
+	// firstRounds: the questions of 2026-07-28 calls answered
+	// input_required, by session and tool, for their retries.
+	firstRounds map[string]firstRound
 }
 
 func newRecording() *recording {
@@ -179,6 +183,7 @@ func newRecording() *recording {
 		toolDefs: map[string]json.RawMessage{}, calls: map[string][]*exchange{},
 		resDefs: map[string]json.RawMessage{}, reads: map[string]json.RawMessage{},
 		promptDefs: map[string]json.RawMessage{}, gets: map[string]*exchange{},
+		firstRounds: map[string]firstRound{},
 	}
 }
 
@@ -207,6 +212,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 	// stream of their POST, whose refusal's body may follow (mcpspy keeps
 	// it as a frame of its own).
 	refusedOnStream := map[uint64]*exchange{}
+	asking := map[string]*recordedAsk{} // questions the server put to the client, by request id
 	r.hist = nil
 	for _, m := range s.Messages {
 		var w wire
@@ -282,6 +288,36 @@ func (r *recording) addSession(s *store.TapeSession) {
 			r.learn(x)
 			r.noteListing(x)
 			lastAnswered = x
+		case m.Dir == store.S2C && w.Method != "" && len(w.ID) > 0:
+			// The server asks the client something, mid-call.
+			k, ok := askKindOf(w.Method)
+			var stream uint64
+			if m.HTTP != nil {
+				stream = m.HTTP.StreamID
+			}
+			if x := askedDuring(inflight, stream); ok && x != nil && x.ask(k) == nil {
+				a := &recordedAsk{kind: k, params: w.Params}
+				x.asks = append(x.asks, a)
+				asking[string(w.ID)] = a
+			}
+		case m.Dir == store.C2S && w.Method == "" && len(w.ID) > 0:
+			if a := asking[string(w.ID)]; a != nil {
+				delete(asking, string(w.ID))
+				a.at = m.Time
+				if isObject(w.Result) {
+					a.reply = w.Result
+				}
+			}
+		case m.Dir == store.S2C && w.Method == "notifications/elicitation/complete":
+			var stream uint64
+			if m.HTTP != nil {
+				stream = m.HTTP.StreamID
+			}
+			if x := askedDuring(inflight, stream); x != nil {
+				if a := x.ask(elicitKind); a != nil {
+					a.complete = true
+				}
+			}
 		case m.Dir == store.S2C && w.Method == "notifications/progress":
 			var p struct {
 				ProgressToken json.RawMessage `json:"progressToken"`
@@ -363,8 +399,12 @@ func (r *recording) learn(x *exchange) {
 	switch x.method {
 	case "tools/call":
 		if len(x.result) > 0 && jsonrpc.AsksForInput(x.result) {
-			return // the first round of a multi round-trip call; its retry answers
+			// The first round of a multi round-trip call; its retry
+			// answers, and learns from it what was asked.
+			r.noteFirstRound(x)
+			return
 		}
+		r.takeFirstRound(x)
 		var p struct {
 			Name string `json:"name"`
 		}

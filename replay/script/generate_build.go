@@ -106,9 +106,12 @@ func (r *recording) toolNode(name string, def json.RawMessage, listed bool, call
 	if len(calls) == 0 {
 		notes = append(notes, "Never called while recording: write its answers.")
 	}
-	key, list := r.answers(name, calls)
+	asks, askNotes := r.askFields(calls)
+	notes = append(notes, askNotes...)
+	key, list := r.answers(name, calls, slices.ContainsFunc(asks, func(n *yaml.Node) bool { return n.Value == elicitKind.field }))
 	build := func(drop []string, list *yaml.Node) *yaml.Node {
 		t := pick(def, slices.DeleteFunc(slices.Clone(toolMembers), func(k string) bool { return slices.Contains(drop, k) }))
+		t.n.Content = append(t.n.Content, asks...)
 		t.set(key, list)
 		t.n.HeadComment = strings.Join(notes, "\n")
 		return t.n
@@ -170,25 +173,33 @@ func firstLine(s string) string {
 // set of arguments, chosen by when.exact, then a default for arguments
 // never recorded. A tool always called with the same arguments but
 // answered differently becomes a sequence, which answers by call count
-// as the server did.
-func (r *recording) answers(name string, calls []*exchange) (key string, list *yaml.Node) {
+// as the server did. byAction: the tool elicits, and the user's reply
+// chooses the answer too.
+func (r *recording) answers(name string, calls []*exchange, byAction bool) (key string, list *yaml.Node) {
 	type group struct {
 		args     map[string]any
+		action   string      // the user's reply to the elicitation, if any
 		outcomes []*exchange // distinct outcomes, in order
 	}
 	// In the order asked, as mcpmock counts calls, not as answered.
 	calls = slices.SortedFunc(slices.Values(calls), func(a, b *exchange) int { return a.order - b.order })
 	var groups []*group
-	byArgs := map[string]*group{} // by the arguments' JSON, keys sorted: equal arguments, one key
+	// By the arguments' JSON, keys sorted (equal arguments, one key), and
+	// the elicited action: the server's answer depended on both.
+	byArgs := map[string]*group{}
 	for _, x := range calls {
 		args, ok := callArgs(x.params)
 		if !ok {
 			continue // mcpmock refuses arguments that are no object itself
 		}
-		key := string(mustJSON(args))
+		var action string
+		if byAction {
+			action = x.elicitedAction()
+		}
+		key := string(mustJSON(args)) + "\x00" + action
 		g := byArgs[key]
 		if g == nil {
-			g = &group{args: args}
+			g = &group{args: args, action: action}
 			byArgs[key] = g
 			groups = append(groups, g)
 		}
@@ -209,11 +220,21 @@ func (r *recording) answers(name string, calls []*exchange) (key string, list *y
 		first.HeadComment = strings.TrimSuffix("Answers by call count, as recorded; the last repeats.\n"+first.HeadComment, "\n")
 		return "sequence", list
 	}
+	// A call whose client was not asked matches whatever the user
+	// replies: after those that say what the user replied.
+	slices.SortStableFunc(groups, func(a, b *group) int { return cmp.Compare(boolInt(a.action == ""), boolInt(b.action == "")) })
+	fallback := "no answer was recorded for these arguments"
 	for _, g := range groups {
 		a := r.answerNode(g.outcomes[0])
 		when := newMap()
 		args, _ := jsonNode(mustJSON(g.args))
 		when.set("exact", args)
+		if g.action != "" {
+			elicited := newMap()
+			elicited.set("action", strNode(g.action))
+			when.set("elicited", elicited.n)
+			fallback = "no answer was recorded for these arguments and this reply"
+		}
 		a.Content = append([]*yaml.Node{strNode("when"), flow(when.n)}, a.Content...)
 		if len(g.outcomes) > 1 {
 			var seqs []string
@@ -224,8 +245,15 @@ func (r *recording) answers(name string, calls []*exchange) (key string, list *y
 		}
 		list.Content = append(list.Content, a)
 	}
-	list.Content = append(list.Content, fallbackAnswer("no answer was recorded for these arguments"))
+	list.Content = append(list.Content, fallbackAnswer(fallback))
 	return "answers", list
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // callArgs is a call's arguments as the script sees them: an object, {}
@@ -292,7 +320,7 @@ func (r *recording) answerNode(x *exchange) *yaml.Node {
 	if !r.timing || !x.answered || x.sent.IsZero() {
 		return n
 	}
-	last := x.sent
+	last := x.answerFrom() // not the time the client took to reply
 	if steps := member(n, "progress"); steps != nil {
 		for i, step := range steps.Content { // a step per recorded notification
 			setDelay(mapNode{step}, x.stepTimes[i].Sub(last))

@@ -1,0 +1,138 @@
+package script
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// askFrames: a handshake-era session in which the server asked its client
+// before answering: an elicitation accepted, then declined, for the same
+// arguments; a sampling request whose text carries an argument; roots.
+var askFrames = []string{
+	`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{},"sampling":{},"roots":{}},"clientInfo":{"name":"c","version":"1"}}}`,
+	`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"asker","version":"1.0.0"}}}`,
+	`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy","arguments":{"service":"api"}}}`,
+	`< {"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"Deploy {{api}}?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}}}`,
+	`> {"jsonrpc":"2.0","id":0,"result":{"action":"accept","content":{"confirm":true}}}`,
+	`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"deployed api"}]}}`,
+	`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"deploy","arguments":{"service":"api"}}}`,
+	`< {"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"Deploy {{api}}?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}}}`,
+	`> {"jsonrpc":"2.0","id":1,"result":{"action":"decline"}}`,
+	`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"not deployed"}],"isError":true}}`,
+	`> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"summarize","arguments":{"text":"a long story"}}}`,
+	`< {"jsonrpc":"2.0","id":2,"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"Summarize: a long story"}}],"systemPrompt":"Be brief.","maxTokens":50,"temperature":0.5}}`,
+	`> {"jsonrpc":"2.0","id":2,"result":{"role":"assistant","model":"m1","content":{"type":"text","text":"short"}}}`,
+	`< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"summary: short"}]}}`,
+	`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"summarize","arguments":{"text":"another tale"}}}`,
+	`< {"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"Summarize: another tale"}}],"systemPrompt":"Be brief.","maxTokens":50,"temperature":0.5}}`,
+	`> {"jsonrpc":"2.0","id":3,"result":{"role":"assistant","model":"m1","content":{"type":"text","text":"tale"}}}`,
+	`< {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"summary: tale"}]}}`,
+	`> {"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"workspace","arguments":{}}}`,
+	`< {"jsonrpc":"2.0","id":4,"method":"roots/list"}`,
+	`> {"jsonrpc":"2.0","id":4,"result":{"roots":[{"uri":"file:///w"}]}}`,
+	`< {"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"1 root"}]}}`,
+	// A request the client sent on its own is no question of a call.
+	`< {"jsonrpc":"2.0","id":5,"method":"ping"}`,
+	`> {"jsonrpc":"2.0","id":5,"result":{}}`,
+}
+
+// TestFromTape_Asks: what a recorded server asked its client during a
+// call becomes the tool's elicit, sample and roots, and the elicited
+// action chooses among its answers, as it chose the server's.
+func TestFromTape_Asks(t *testing.T) {
+	s, out := generated(t, tapeOf(generateInfo, askFrames...))
+	text := string(out)
+	for _, want := range []string{
+		`message: Deploy {{"{{"}}api}}?`,
+		`when: {exact: {service: api}, elicited: {action: accept}}`,
+		`when: {exact: {service: api}, elicited: {action: decline}}`,
+		`text: 'Summarize: {{.args.text}}'`, // both calls rendered by one template
+		"systemPrompt: Be brief.",
+		"maxTokens: 50",
+		"roots: true",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the script lacks %s:\n%s", want, out)
+		}
+	}
+	c := newClient(t, s)
+	var replies = map[string]string{
+		"elicitation/create":     `{"action":"decline"}`,
+		"sampling/createMessage": `{"role":"assistant","model":"m2","content":{"type":"text","text":"x"}}`,
+		"roots/list":             `{"roots":[]}`,
+	}
+	c.peer.answers = func(method string, _ json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(replies[method]), nil
+	}
+	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}, "sampling": map[string]any{}, "roots": map[string]any{}}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	call := func(name string, args map[string]any) (string, []string) {
+		t.Helper()
+		res := c.result("tools/call", toolCall(name, args))
+		return firstText(t, res), c.peer.take()
+	}
+	if got, sent := call("deploy", map[string]any{"service": "api"}); got != "not deployed" || len(sent) != 1 || !strings.Contains(sent[0], `"message":"Deploy {{api}}?"`) {
+		t.Errorf("deploy, declined: %q after asking %q", got, sent)
+	}
+	replies["elicitation/create"] = `{"action":"accept","content":{"confirm":true}}`
+	if got, _ := call("deploy", map[string]any{"service": "api"}); got != "deployed api" {
+		t.Errorf("deploy, accepted: %q", got)
+	}
+	replies["elicitation/create"] = `{"action":"cancel"}`
+	if got, _ := call("deploy", map[string]any{"service": "api"}); got != "no answer was recorded for these arguments and this reply" {
+		t.Errorf("deploy, cancelled: %q", got)
+	}
+	if _, sent := call("summarize", map[string]any{"text": "a third"}); len(sent) != 1 || !strings.Contains(sent[0], `"text":"Summarize: a third"`) {
+		t.Errorf("summarize asked %q, want the model asked about its argument", sent)
+	}
+	if got, sent := call("workspace", map[string]any{}); got != "1 root" || len(sent) != 1 || !strings.HasPrefix(sent[0], "call roots/list") {
+		t.Errorf("workspace: %q after asking %q", got, sent)
+	}
+}
+
+// TestFromTape_AsksFirstRound: in 2026-07-28 the questions are the
+// inputRequests of a first round, under keys the server chose, and the
+// replies the retry's inputResponses.
+func TestFromTape_AsksFirstRound(t *testing.T) {
+	s, out := generated(t, tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{"service":"api"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"q1":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}}}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy","arguments":{"service":"api"},"inputResponses":{"q1":{"action":"accept","content":{"ok":true}}}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[{"type":"text","text":"done"}]}}`,
+	))
+	for _, want := range []string{"message: Sure?", "elicited: {action: accept}"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the script lacks %s:\n%s", want, out)
+		}
+	}
+	c := newClient(t, s)
+	call := toolCall("deploy", map[string]any{"service": "api"})
+	call["_meta"] = map[string]any{metaVersion: statelessVersion}
+	first := c.result("tools/call", call)
+	if first["resultType"] != "input_required" {
+		t.Fatalf("first round: %v", first)
+	}
+	retry := call
+	retry["inputResponses"] = map[string]any{"elicitation": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}
+	if got := firstText(t, c.result("tools/call", retry)); got != "done" {
+		t.Errorf("retry: %q", got)
+	}
+}
+
+// An elicitation that does not load as a script (no message) is left
+// out with a note, and the answers do not depend on its reply.
+func TestFromTape_AskLeftOut(t *testing.T) {
+	s, out := generated(t, tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy"}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"requestedSchema":{"type":"object"}}}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"action":"accept","content":{}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}]}}`,
+	))
+	if !strings.Contains(string(out), "Its recorded elicit (s1 seq 1) is left out: ") || strings.Contains(string(out), "elicited") {
+		t.Errorf("the script:\n%s", out)
+	}
+	c := newClient(t, s)
+	if got := firstText(t, c.result("tools/call", toolCall("deploy", nil))); got != "done" {
+		t.Errorf("deploy: %q", got)
+	}
+}
