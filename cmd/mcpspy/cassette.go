@@ -22,7 +22,7 @@ import (
 
 func runLs(args []string, s streams) error {
 	fs := newFlags("ls", "ls CASSETTE", s)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseAll(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -133,7 +133,7 @@ func runExport(args []string, s streams) error {
 		"devtools and HAR viewers, instead of JSONL; other sessions are left out (docs/HAR.md)")
 	timing := fs.String("timing", "none", "with --script: `recorded` makes each answer and progress step wait as long as the recorded\n"+
 		"server took; none answers at once")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseAll(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -415,7 +415,7 @@ func exportScopes(m *inspector.Model, path string, sessions []string) ([]int, er
 func runImport(args []string, s streams) error {
 	fs := newFlags("import", "import -o CASSETTE FILE.jsonl", s)
 	out := fs.String("o", "", "the `CASSETTE` to write (required); created if missing")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseAll(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {

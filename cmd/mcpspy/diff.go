@@ -22,7 +22,7 @@ func runDiff(args []string, s streams) error {
 	all := fs.Bool("all", false, "print the requests that are the same too")
 	ignore := ignoreFlag(fs)
 	exitCode := fs.Bool("exit-code", false, "exit 1 when the sessions differ (as git diff --exit-code)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseAll(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/inspector"
+	"github.com/mcptape/mcptape/internal/cli"
 )
 
 // runInspect opens the inspector on a cassette. A file that cannot be
@@ -96,7 +97,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 // followedCassette parses the flags of a command that reads one CASSETTE
 // and may --follow it, which only a .db that recorders write allows.
 func followedCassette(fs *flag.FlagSet, args []string, follow *bool) (string, error) {
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseAll(fs, args); err != nil {
 		return "", err
 	}
 	if fs.NArg() != 1 {

@@ -349,3 +349,38 @@ func TestMcpspy_RecordCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// TestMcpspy_FlagsAfterCassette: the commands that read files take their
+// flags after the files as well as before, as people type them; record
+// does not, since what follows is the server's own command line.
+func TestMcpspy_FlagsAfterCassette(t *testing.T) {
+	cassette := shippedCassette(t, "everything-stdio.db")
+	dir := t.TempDir()
+	before, after := filepath.Join(dir, "before.yaml"), filepath.Join(dir, "after.yaml")
+	runOK(t, "export", "--script", "-o", before, cassette)
+	runOK(t, "export", cassette, "--script", "-o", after)
+	a, err := os.ReadFile(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) || !bytes.HasPrefix(a, []byte("# A mcpmock script")) {
+		t.Errorf("export CASSETTE --script -o FILE wrote\n%.200s\nwant what export --script -o FILE CASSETTE wrote\n%.200s", b, a)
+	}
+	var out, errb bytes.Buffer
+	err = run(context.Background(), []string{"show", cassette, "--filter", "tool:echo"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	if err != nil || !strings.Contains(out.String(), "echo") || strings.Contains(out.String(), "tools/list") {
+		t.Errorf("show CASSETTE --filter tool:echo: %v\n%s%s", err, out.String(), errb.String())
+	}
+	err = run(context.Background(), []string{"diff", cassette, cassette, "--exit-code"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	if err != nil {
+		t.Errorf("diff A A --exit-code: %v", err)
+	}
+	err = run(context.Background(), []string{"export", cassette, "--bogus"}, streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	if err == nil || !strings.Contains(err.Error(), "flag provided but not defined: -bogus") {
+		t.Errorf("export CASSETTE --bogus: %v, want the flag named", err)
+	}
+}

@@ -22,7 +22,7 @@ func runWrap(args []string, s streams) error {
 	cassette := fs.String("cassette", "mcpspy.db", "the `CASSETTE` the servers record into, one session each, named after the server")
 	self := fs.String("mcpspy", "", "the `PATH` of the mcpspy the host is to start (default: this one, by its absolute path)")
 	unwrap := fs.Bool("unwrap", false, "undo an earlier wrap: every server mcpspy records starts without it again")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseAll(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

@@ -175,6 +175,20 @@ func ParseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// ParseAll is ParseInterleaved for a command that reads its positional
+// arguments from fs afterwards (fs.Args, fs.NArg, fs.Arg): "export
+// CASSETTE -o FILE" reads as "export -o FILE CASSETTE". Not for a
+// command whose positional arguments run on as another command line
+// (record's server), whose own flags are not mcpspy's.
+func ParseAll(fs *flag.FlagSet, args []string) error {
+	pos, err := ParseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	// Parsing again after "--" only sets fs.Args; the flags keep their values.
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
 // SamePath says whether two paths name one file: the same path once made
 // absolute, or (both existing) the same file by another name. Commands
 // use it to refuse an output that would overwrite their input.
