@@ -220,6 +220,17 @@ func (r *recording) answers(name string, calls []*exchange, byAction bool) (key 
 		first.HeadComment = strings.TrimSuffix("Answers by call count, as recorded; the last repeats.\n"+first.HeadComment, "\n")
 		return "sequence", list
 	}
+	if len(groups) > 1 && !slices.ContainsFunc(groups, func(g *group) bool { return g.action != "" || len(g.outcomes) > 1 }) {
+		var firsts []*exchange
+		var args []map[string]any
+		for _, g := range groups {
+			firsts, args = append(firsts, g.outcomes[0]), append(args, g.args)
+		}
+		if a := r.oneTextAnswer(firsts, args); a != nil {
+			list.Content = append(list.Content, a)
+			return "answers", list
+		}
+	}
 	// A call whose client was not asked matches whatever the user
 	// replies: after those that say what the user replied.
 	slices.SortStableFunc(groups, func(a, b *group) int { return cmp.Compare(boolInt(a.action == ""), boolInt(b.action == "")) })
@@ -254,6 +265,44 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// oneTextAnswer is one answer for every set of arguments, when calls
+// with different arguments (args[i] for calls[i]) were each answered with
+// text alone and one template over the arguments renders every one of
+// those texts ("Echo: {{.args.message}}", or the same text whatever the
+// arguments); else nil. Two recorded calls or more are the evidence, so
+// the script answers arguments never recorded as the server would have.
+func (r *recording) oneTextAnswer(calls []*exchange, args []map[string]any) *yaml.Node {
+	texts := make([]string, len(calls))
+	for i, x := range calls {
+		a := r.answerNode(x)
+		if len(a.Content) != 2 || a.Content[0].Value != "text" || a.HeadComment != "" {
+			return nil // not text alone: an error, progress, a delay, a note
+		}
+		var plain bool
+		if texts[i], plain = textOf(x); !plain {
+			return nil
+		}
+	}
+	tmpl, ok := templateOver(texts, args)
+	if !ok {
+		return nil
+	}
+	a := newMap()
+	a.set("text", strNode(tmpl))
+	a.n.HeadComment = fmt.Sprintf("The %d recorded calls, each with other arguments, were answered as this renders them.", len(calls))
+	return a.n
+}
+
+// textOf is the text of x's result when it is one text block and nothing
+// else.
+func textOf(x *exchange) (string, bool) {
+	res, err := jsonNode(x.result)
+	if err != nil || res.Kind != yaml.MappingNode || len(res.Content) != 2 {
+		return "", false
+	}
+	return plainText(member(res, "content"))
 }
 
 // callArgs is a call's arguments as the script sees them: an object, {}

@@ -517,3 +517,34 @@ func TestFromTape_SessionGone(t *testing.T) {
 		t.Errorf("the call: %+v, want the session expired\n%s", r, out)
 	}
 }
+
+// TestFromTape_OneTextAnswer: calls with different arguments, each
+// answered with text that one template over the arguments renders,
+// become that one answer, which answers arguments never recorded too.
+// Texts no template renders keep an answer per set of arguments.
+func TestFromTape_OneTextAnswer(t *testing.T) {
+	s, out := generated(t, tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi","n":1}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Echo {{x}}: hi"}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"there","n":2}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Echo {{x}}: there"}]}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"now","arguments":{"zone":"UTC"}}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"noon"}]}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"now","arguments":{"zone":"CET"}}}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"one"}]}}`,
+	))
+	if !strings.Contains(string(out), `text: 'Echo {{"{{"}}x}}: {{.args.message}}'`) {
+		t.Errorf("echo is not one template:\n%s", out)
+	}
+	c := newClient(t, s)
+	for _, tc := range []struct{ tool, arg, value, want string }{
+		{"echo", "message", "hi", "Echo {{x}}: hi"},
+		{"echo", "message", "never recorded", "Echo {{x}}: never recorded"},
+		{"now", "zone", "CET", "one"},
+		{"now", "zone", "PST", "no answer was recorded for these arguments"},
+	} {
+		if got := firstText(t, c.result("tools/call", toolCall(tc.tool, map[string]any{tc.arg: tc.value}))); got != tc.want {
+			t.Errorf("%s %s=%q: %q, want %q", tc.tool, tc.arg, tc.value, got, tc.want)
+		}
+	}
+}
