@@ -205,6 +205,7 @@ func TestFromTape_NoHandshake(t *testing.T) {
 func FuzzFromTape(f *testing.F) {
 	f.Add([]byte(strings.Join(generateFrames, "\n")))
 	f.Add([]byte(strings.Join(eventFrames, "\n")))
+	f.Add([]byte(strings.Join(askFrames, "\n")))
 	f.Add([]byte("> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":[1]}}\n< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":\"no list\"}}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var frames []string
