@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mcptape/mcptape/store"
 )
 
 // askFrames: a handshake-era session in which the server asked its client
@@ -134,5 +136,27 @@ func TestFromTape_AskLeftOut(t *testing.T) {
 	c := newClient(t, s)
 	if got := firstText(t, c.result("tools/call", toolCall("deploy", nil))); got != "done" {
 		t.Errorf("deploy: %q", got)
+	}
+}
+
+// Over HTTP a question goes on the stream of the call it belongs to,
+// which tells it even while other calls are in flight.
+func TestFromTape_AsksOnStream(t *testing.T) {
+	tape := tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object","properties":{}}}}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"action":"decline"}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"declined"}]}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"slow done"}]}}`,
+	)
+	m := tape.Sessions[0].Messages
+	for i, stream := range []uint64{1, 2, 2, 3, 2, 1} {
+		m[i].HTTP = &store.HTTPMeta{Method: "POST", Status: 200, StreamID: stream}
+	}
+	_, out := generated(t, tape)
+	slow, deploy, _ := strings.Cut(string(out), "- name: deploy")
+	if strings.Contains(slow, "elicit") || !strings.Contains(deploy, "message: Sure?") || !strings.Contains(deploy, "elicited: {action: decline}") {
+		t.Errorf("the question is not deploy's alone:\n%s", out)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -86,8 +88,23 @@ func askingReplies() []*mcp.ElicitResult {
 // choosing the answer (the user declines first this time, and still gets
 // the declined answer); the sampling prompt follows the call's argument.
 func TestGoSDK_FromTapeAsks(t *testing.T) {
-	live := &askingHost{replies: askingReplies()}
-	tape, recorded := recordAsking(t, live)
+	t.Run("recorded over stdio", func(t *testing.T) {
+		live := &askingHost{replies: askingReplies()}
+		tape, recorded := recordAsking(t, live, stdioRecording)
+		checkAskingScript(t, live, tape, recorded)
+	})
+	// Over HTTP the questions come on the stream of the call's POST.
+	t.Run("recorded over Streamable HTTP", func(t *testing.T) {
+		live := &askingHost{replies: askingReplies()}
+		tape, recorded := recordAsking(t, live, httpRecording)
+		checkAskingScript(t, live, tape, recorded)
+	})
+}
+
+// checkAskingScript serves the script made from a recording of
+// askingCalls to go-sdk's client over each transport and era.
+func checkAskingScript(t *testing.T, live *askingHost, tape *store.Tape, recorded []string) {
+	t.Helper()
 	out, err := script.FromTape(tape)
 	if err != nil {
 		t.Fatal(err)
@@ -131,36 +148,24 @@ func TestGoSDK_FromTapeAsks(t *testing.T) {
 }
 
 // recordAsking runs the host's calls against server-everything through
-// mcpspy's stdio proxy and returns the recording and the answers.
-func recordAsking(t *testing.T, host *askingHost) (*store.Tape, []string) {
+// one of mcpspy's proxies and returns the recording and the answers.
+func recordAsking(t *testing.T, host *askingHost, through func(*testing.T, context.Context, *store.Writer) (mcp.Transport, func() error)) (*store.Tape, []string) {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "asking.db")
 	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true, Observe: recorder.ObserveHandshake})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := w.NewSession(store.SessionInfo{Transport: "stdio"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	toProxy, clientOut := io.Pipe()
-	clientIn, fromProxy := io.Pipe()
-	p := &recorder.StdioProxy{Command: peertest.ServerEverything(t, "stdio"), Stdin: toProxy, Stdout: fromProxy, Stderr: io.Discard, Tap: sess, Grace: 5 * time.Second}
-	ran := make(chan error, 1)
-	go func() {
-		_, err := p.Run(ctx)
-		fromProxy.Close()
-		ran <- err
-	}()
-	cs, err := host.client().Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	tr, stop := through(t, ctx, w)
+	cs, err := host.client().Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	answers := askingCalls(t, ctx, cs)
 	cs.Close()
-	if err := <-ran; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -171,6 +176,50 @@ func recordAsking(t *testing.T, host *askingHost) (*store.Tape, []string) {
 		t.Fatal(err)
 	}
 	return tape, answers
+}
+
+// stdioRecording runs server-everything behind mcpspy's stdio proxy.
+func stdioRecording(t *testing.T, ctx context.Context, w *store.Writer) (mcp.Transport, func() error) {
+	sess, err := w.NewSession(store.SessionInfo{Transport: "stdio"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toProxy, clientOut := io.Pipe()
+	clientIn, fromProxy := io.Pipe()
+	p := &recorder.StdioProxy{Command: peertest.ServerEverything(t, "stdio"), Stdin: toProxy, Stdout: fromProxy, Stderr: io.Discard, Tap: sess, Grace: 5 * time.Second}
+	ran := make(chan error, 1)
+	go func() {
+		_, err := p.Run(ctx)
+		fromProxy.Close()
+		ran <- err
+	}()
+	return &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, func() error { return <-ran }
+}
+
+// httpRecording runs server-everything's Streamable HTTP server behind
+// mcpspy's HTTP proxy.
+func httpRecording(t *testing.T, ctx context.Context, w *store.Writer) (mcp.Transport, func() error) {
+	base := peertest.EverythingHTTP(t, "streamableHttp")
+	u, err := url.Parse(base + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := recorder.NewUpstreamTransport(false)
+	p := &recorder.HTTPProxy{Upstream: u, Writer: w, Transport: up, Info: store.SessionInfo{Upstream: u.String()}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- p.Serve(ctx, ln) }()
+	stop := func() error {
+		cancel()
+		err := <-served
+		up.CloseIdleConnections()
+		return err
+	}
+	return &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, stop
 }
 
 func sameJSON(t *testing.T, a, b any) bool {
