@@ -176,6 +176,9 @@ type recording struct {
 	// firstRounds: the questions of 2026-07-28 calls answered
 	// input_required, by session and tool, for their retries.
 	firstRounds map[string]firstRound
+	// askers: the answered prompts/get and resources/read requests, by
+	// askerKey, in the order asked (generate_asks.go).
+	askers map[string][]*exchange
 }
 
 func newRecording() *recording {
@@ -183,7 +186,7 @@ func newRecording() *recording {
 		toolDefs: map[string]json.RawMessage{}, calls: map[string][]*exchange{},
 		resDefs: map[string]json.RawMessage{}, reads: map[string]json.RawMessage{},
 		promptDefs: map[string]json.RawMessage{}, gets: map[string]*exchange{},
-		firstRounds: map[string]firstRound{},
+		firstRounds: map[string]firstRound{}, askers: map[string][]*exchange{},
 	}
 }
 
@@ -205,6 +208,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 	pending := map[string]*exchange{} // by request id, as written
 	byToken := map[string]*exchange{} // by progressToken, as written
 	var inflight []*exchange          // tools/call not yet answered
+	var asking []*exchange            // requests that may ask the client first, not yet answered
 	var lastAnswered *exchange
 	nth, calls := 0, map[string]int{} // requests, and tools/calls by tool, in the session
 	tasks := recordedTasks{}          // tools/calls the server ran as tasks, by task id
@@ -212,7 +216,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 	// stream of their POST, whose refusal's body may follow (mcpspy keeps
 	// it as a frame of its own).
 	refusedOnStream := map[uint64]*exchange{}
-	asking := map[string]*recordedAsk{} // questions the server put to the client, by request id
+	asked := map[string]*recordedAsk{} // questions the server put to the client, by request id
 	r.hist = nil
 	for _, m := range s.Messages {
 		var w wire
@@ -222,6 +226,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 			delete(pending, x.id)
 			delete(refusedOnStream, x.stream)
 			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
+			asking = slices.DeleteFunc(asking, func(y *exchange) bool { return y == x })
 			learnt := x.refused != 0
 			x.refuse(m.HTTP, m.Frame)
 			if !learnt {
@@ -264,6 +269,9 @@ func (r *recording) addSession(s *store.TapeSession) {
 			if w.Method == "tools/call" {
 				inflight = append(inflight, x)
 			}
+			if asks(w.Method) {
+				asking = append(asking, x)
+			}
 		case m.Dir == store.S2C && w.Method == "" && len(w.ID) > 0:
 			x := pending[string(w.ID)]
 			if x == nil {
@@ -282,6 +290,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 				x.result, x.err, x.answered, x.done = w.Result, w.Error, true, m.Time
 			}
 			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
+			asking = slices.DeleteFunc(asking, func(y *exchange) bool { return y == x })
 			if h := m.HTTP; len(w.Error) > 0 && h.RefusalBody() {
 				x.errStatus, x.header = h.Status, mcphttp.RefusalHeader(h.ResponseHeader, false)
 			}
@@ -295,14 +304,14 @@ func (r *recording) addSession(s *store.TapeSession) {
 			if m.HTTP != nil {
 				stream = m.HTTP.StreamID
 			}
-			if x := askedDuring(inflight, stream); ok && x != nil && x.ask(k) == nil {
+			if x := askedDuring(asking, stream); ok && x != nil && x.ask(k) == nil {
 				a := &recordedAsk{kind: k, params: w.Params}
 				x.asks = append(x.asks, a)
-				asking[string(w.ID)] = a
+				asked[string(w.ID)] = a
 			}
 		case m.Dir == store.C2S && w.Method == "" && len(w.ID) > 0:
-			if a := asking[string(w.ID)]; a != nil {
-				delete(asking, string(w.ID))
+			if a := asked[string(w.ID)]; a != nil {
+				delete(asked, string(w.ID))
 				a.at = m.Time
 				if isObject(w.Result) {
 					a.reply = w.Result
@@ -313,7 +322,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 			if m.HTTP != nil {
 				stream = m.HTTP.StreamID
 			}
-			if x := askedDuring(inflight, stream); x != nil {
+			if x := askedDuring(asking, stream); x != nil {
 				if a := x.ask(elicitKind); a != nil {
 					a.complete = true
 				}
@@ -393,6 +402,9 @@ func countCall(calls map[string]int, params json.RawMessage) (string, int) {
 
 // learn takes what an answered request tells about the server.
 func (r *recording) learn(x *exchange) {
+	if (x.method == "prompts/get" || x.method == "resources/read") && r.noteAsker(x) {
+		return // the first round of a multi round-trip request; its retry answers
+	}
 	if len(x.err) > 0 && x.method != "tools/call" {
 		return
 	}

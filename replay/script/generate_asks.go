@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // This file is what FromTape learns of the questions a recorded server put
@@ -114,13 +116,92 @@ func (r *recording) noteFirstRound(x *exchange) {
 	if json.Unmarshal(x.result, &res) != nil || len(res.InputRequests) == 0 {
 		return
 	}
-	r.firstRounds[x.session+"\x00"+x.tool] = res.InputRequests
+	r.firstRounds[x.session+"\x00"+x.askerKey()] = res.InputRequests
+}
+
+// askerKey names what x asks of: a tool, a prompt or a resource.
+func (x *exchange) askerKey() string {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	_ = json.Unmarshal(x.params, &p)
+	if x.method == "resources/read" {
+		return x.method + "\x00" + p.URI
+	}
+	return x.method + "\x00" + p.Name
+}
+
+// asks says whether a request of method may ask the client first, as a
+// script lets it.
+func asks(method string) bool {
+	return method == "tools/call" || method == "prompts/get" || method == "resources/read"
+}
+
+// noteAsker keeps an answered prompts/get or resources/read, for the
+// elicit, sample or roots of its prompt or resource, and for the answers
+// its user's elicited action chose. In 2026-07-28 the first round only
+// keeps the questions for the retry, and says it was one.
+func (r *recording) noteAsker(x *exchange) (firstRound bool) {
+	if len(x.result) > 0 && jsonrpc.AsksForInput(x.result) {
+		r.noteFirstRound(x)
+		return true
+	}
+	r.takeFirstRound(x)
+	if len(x.result) > 0 || len(x.err) > 0 {
+		k := x.askerKey()
+		r.askers[k] = append(r.askers[k], x)
+	}
+	return false
+}
+
+// elicits says whether fields (from askFields) hold an elicit.
+func elicits(fields []*yaml.Node) bool {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i].Value == elicitKind.field {
+			return true
+		}
+	}
+	return false
+}
+
+// answersByAction writes, for each elicited action the recorded requests
+// xs got in reply, an answer chosen by it ({when: {elicited: {action}}})
+// that body fills from the first request with that reply; nil if none
+// had one.
+func answersByAction(xs []*exchange, body func(x *exchange, answer mapNode)) *yaml.Node {
+	list := seqNode()
+	seen := map[string]bool{}
+	for _, x := range xs {
+		action := x.elicitedAction()
+		if action == "" || seen[action] {
+			continue
+		}
+		seen[action] = true
+		elicited, when, a := newMap(), newMap(), newMap()
+		elicited.set("action", strNode(action))
+		when.set("elicited", elicited.n)
+		a.set("when", flow(when.n))
+		body(x, a)
+		list.Content = append(list.Content, a.n)
+	}
+	if len(list.Content) == 0 {
+		return nil
+	}
+	return list
+}
+
+// errorNode writes a recorded JSON-RPC error as an answer's error.
+func errorNode(raw json.RawMessage) *yaml.Node {
+	e := pick(raw, []string{"code", "message", "data"})
+	literalTemplateNode(member(e.n, "message"))
+	return e.n
 }
 
 // takeFirstRound gives a retry x the questions its first round asked and
 // the replies it carries in inputResponses.
 func (r *recording) takeFirstRound(x *exchange) {
-	key := x.session + "\x00" + x.tool
+	key := x.session + "\x00" + x.askerKey()
 	round, ok := r.firstRounds[key]
 	if !ok {
 		return

@@ -160,3 +160,53 @@ func TestFromTape_AsksOnStream(t *testing.T) {
 		t.Errorf("the question is not deploy's alone:\n%s", out)
 	}
 }
+
+// Prompts and resources that asked the client first get the question,
+// and answers chosen by the user's action, as tools do; in 2026-07-28
+// their first round is no fetch of their own.
+func TestFromTape_AsksFromPromptsAndResources(t *testing.T) {
+	schema := `"requestedSchema":{"type":"object","properties":{"language":{"type":"string"}}}`
+	s, out := generated(t, tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"translate","arguments":{"text":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"Which language?",`+schema+`}}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"action":"accept","content":{"language":"fr"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"messages":[{"role":"user","content":{"type":"text","text":"Translate into fr: hi"}}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"translate","arguments":{"text":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"Which language?",`+schema+`}}`,
+		`> {"jsonrpc":"2.0","id":1,"result":{"action":"decline"}}`,
+		`< {"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"no language"}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:///secret.env"}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required","inputRequests":{"allow":{"method":"elicitation/create","params":{"message":"Read it?","requestedSchema":{"type":"object","properties":{}}}}}}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"file:///secret.env","inputResponses":{"allow":{"action":"accept","content":{}}}}}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"resultType":"complete","contents":[{"uri":"file:///secret.env","text":"KEY={{x}}"}]}}`,
+	))
+	for _, want := range []string{
+		"message: Which language?",
+		"message: Read it?",
+		`- when: {elicited: {action: decline}}`,
+		"code: -32602\n          message: no language",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the script lacks %s:\n%s", want, out)
+		}
+	}
+	c := newClient(t, s)
+	reply := `{"action":"decline"}`
+	c.peer.answers = func(string, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(reply), nil }
+	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	get := map[string]any{"name": "translate", "arguments": map[string]any{"text": "hi"}}
+	if r, _ := c.ask("prompts/get", get); r.Error == nil || r.Error.Message != "no language" {
+		t.Errorf("translate, declined: %+v", r)
+	}
+	reply = `{"action":"accept","content":{"language":"de"}}`
+	if got, _ := json.Marshal(c.result("prompts/get", get)); !strings.Contains(string(got), "Translate into fr: hi") {
+		t.Errorf("translate, accepted: %s", got)
+	}
+	reply = `{"action":"accept","content":{}}`
+	if got, _ := json.Marshal(c.result("resources/read", map[string]any{"uri": "file:///secret.env"})); !strings.Contains(string(got), `"text":"KEY={{x}}"`) {
+		t.Errorf("secret.env, allowed: %s", got)
+	}
+	if sent := strings.Join(c.peer.take(), "\n"); strings.Count(sent, "call elicitation/create") != 3 || !strings.Contains(sent, `"message":"Read it?"`) {
+		t.Errorf("the client was asked\n%s\nwant three elicitations, the last about the resource", sent)
+	}
+}

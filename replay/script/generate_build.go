@@ -108,7 +108,7 @@ func (r *recording) toolNode(name string, def json.RawMessage, listed bool, call
 	}
 	asks, askNotes := r.askFields(calls)
 	notes = append(notes, askNotes...)
-	key, list := r.answers(name, calls, slices.ContainsFunc(asks, func(n *yaml.Node) bool { return n.Value == elicitKind.field }))
+	key, list := r.answers(name, calls, elicits(asks))
 	build := func(drop []string, list *yaml.Node) *yaml.Node {
 		t := pick(def, slices.DeleteFunc(slices.Clone(toolMembers), func(k string) bool { return slices.Contains(drop, k) }))
 		t.n.Content = append(t.n.Content, asks...)
@@ -540,17 +540,49 @@ func (r *recording) resourceNode(uri string, def json.RawMessage, listed bool) (
 	if member(res.n, "name") == nil {
 		res.set("name", strNode(uri))
 	}
+	reads := r.askers["resources/read\x00"+uri]
+	asks, notes := r.askFields(reads)
+	res.n.Content = append(res.n.Content, asks...)
 	contents, read := r.reads[uri]
 	body := pick(contents, []string{"text", "blob"})
-	switch {
-	case !read:
-		res.n.HeadComment = "Never read while recording: its text is empty."
-		res.set("text", strNode(""))
-	case len(body.n.Content) == 0:
-		res.set("text", strNode(""))
-	default:
-		res.n.Content = append(res.n.Content, body.n.Content[:2]...)
+	if !read {
+		notes = append(notes, "Never read while recording: its text is empty.")
 	}
+	if len(body.n.Content) == 0 {
+		body.set("text", strNode(""))
+	}
+	body.n.Content = body.n.Content[:2]
+	var answers *yaml.Node
+	if elicits(asks) {
+		answers = answersByAction(reads, func(x *exchange, a mapNode) {
+			if len(x.err) > 0 {
+				a.set("error", errorNode(x.err))
+				return
+			}
+			var result struct {
+				Contents []json.RawMessage `json:"contents"`
+			}
+			_ = json.Unmarshal(x.result, &result)
+			if len(result.Contents) > 0 {
+				body := pick(result.Contents[0], []string{"text", "blob"})
+				literalTemplateNode(member(body.n, "text")) // an answer's text is a template
+				a.n.Content = append(a.n.Content, body.n.Content...)
+			}
+			if len(a.n.Content) == 2 {
+				a.set("text", strNode(""))
+			}
+		})
+	}
+	if answers == nil {
+		res.n.Content = append(res.n.Content, body.n.Content...)
+	} else {
+		// Answers or text, not both: what was first read answers any
+		// other reply, and its text is now a template.
+		literalTemplateNode(member(body.n, "text"))
+		answers.Content = append(answers.Content, body.n)
+		res.set("answers", answers)
+	}
+	res.n.HeadComment = strings.Join(notes, "\n")
 	return res.n, loadsAs("resources", res.n)
 }
 
@@ -581,20 +613,17 @@ func (r *recording) promptNode(name string, def json.RawMessage, listed bool) (*
 		def = mustJSON(map[string]any{"name": name})
 	}
 	p := pick(def, promptMembers)
+	gets := r.askers["prompts/get\x00"+name]
+	asks, notes := r.askFields(gets)
+	p.n.Content = append(p.n.Content, asks...)
 	msgs := seqNode()
 	if x := r.gets[name]; x != nil {
-		var res struct {
-			Messages []json.RawMessage `json:"messages"`
-		}
-		_ = json.Unmarshal(x.result, &res)
-		for _, raw := range res.Messages {
-			msgs.Content = append(msgs.Content, promptMessage(raw))
-		}
+		msgs = promptMessages(x.result)
 		var args struct {
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		if json.Unmarshal(x.params, &args) == nil && len(args.Arguments) > 0 && string(args.Arguments) != "{}" {
-			p.n.HeadComment = "Its messages as recorded for the arguments " + string(args.Arguments) + "; use {{.args.NAME}} to follow them."
+			notes = append(notes, "Its messages as recorded for the arguments "+string(args.Arguments)+"; use {{.args.NAME}} to follow them.")
 		}
 	}
 	if len(msgs.Content) == 0 {
@@ -602,10 +631,47 @@ func (r *recording) promptNode(name string, def json.RawMessage, listed bool) (*
 		m.set("role", strNode("user"))
 		m.set("text", strNode("(not recorded)"))
 		msgs.Content = append(msgs.Content, flow(m.n))
-		p.n.HeadComment = "Never fetched while recording: write its messages."
+		if len(gets) == 0 {
+			notes = append(notes, "Never fetched while recording: write its messages.")
+		} else {
+			notes = append(notes, "No fetch while recording got messages: write them.")
+		}
 	}
-	p.set("messages", msgs)
+	var answers *yaml.Node
+	if elicits(asks) {
+		answers = answersByAction(gets, func(x *exchange, a mapNode) {
+			if len(x.err) > 0 {
+				a.set("error", errorNode(x.err))
+			} else {
+				a.set("messages", promptMessages(x.result))
+			}
+		})
+	}
+	if answers == nil {
+		p.set("messages", msgs)
+	} else {
+		// Answers or messages, not both: the first messages recorded
+		// answer any other reply.
+		other := newMap()
+		other.set("messages", msgs)
+		answers.Content = append(answers.Content, other.n)
+		p.set("answers", answers)
+	}
+	p.n.HeadComment = strings.Join(notes, "\n")
 	return p.n, loadsAs("prompts", p.n)
+}
+
+// promptMessages writes the messages of a prompts/get result.
+func promptMessages(result json.RawMessage) *yaml.Node {
+	var res struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	_ = json.Unmarshal(result, &res)
+	msgs := seqNode()
+	for _, raw := range res.Messages {
+		msgs.Content = append(msgs.Content, promptMessage(raw))
+	}
+	return msgs
 }
 
 // promptMessage writes one recorded prompt message: its text, a template
