@@ -14,7 +14,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// This file writes FromTape's sections from what the recording gathered.
+// This file writes FromTape's server and tools from what the recording
+// gathered (resources and prompts: generate_items.go).
 
 // The members of each definition a script takes as written.
 var (
