@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -92,7 +93,10 @@ type request struct {
 	task bool
 	// target is what a tools/call, prompts/get or resources/read names
 	// (the tool, prompt or resource), which its retries name too.
-	target   string
+	target string
+	// form is an elicitation/create's requestedSchema, which the reply's
+	// content is judged by (elicit.go); nil for any other request.
+	form     json.RawMessage
 	answered uint64 // seq of the first answer
 	// cancelled is the seq of a notifications/cancelled for it.
 	cancelled uint64
@@ -223,6 +227,8 @@ func (c *checker) request(f *frame) {
 		r.target, _ = stringOf(member(f.params, "uri"))
 	case "tasks/get", "tasks/result", "tasks/cancel":
 		r.target, _ = stringOf(member(f.params, "taskId"))
+	case "elicitation/create":
+		r.form = bytes.Clone(member(f.params, "requestedSchema"))
 	}
 	c.lifecycleRequest(f, r)
 	switch first, ok := c.sent[f.dir][f.id]; {

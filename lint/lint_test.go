@@ -265,6 +265,26 @@ func TestSession_Rules(t *testing.T) {
 			`< {"jsonrpc":"2.0","id":2,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}`,
 			`> {"jsonrpc":"2.0","id":2,"result":{"action":"maybe"}}`,
 		), []string{"log-level@4", "resource-not-subscribed@10", "elicitation-schema@11", "result-shape@14"}},
+		{"elicitation content against its form", opened(append(formReplies(
+			`{"name":"Ada","age":36,"color":"red","hero":"hero-1","fish":["fish-1"],"agree":true}`,
+			`{"age":36}`,
+			`{"name":"Ada","age":"36"}`,
+			`{"name":"Ada","color":"blue"}`,
+			`{"name":"Ada","fish":["fish-1","fish-9"]}`,
+			`{"name":"Ada","fish":["fish-1","fish-2","fish-3"]}`,
+			`{"name":"Ada","age":200}`,
+			`{"name":"A"}`,
+			`{"name":"Ada","hero":"hero-7"}`,
+		),
+			`< {"jsonrpc":"2.0","id":99,"method":"elicitation/create","params":{"message":"m","requestedSchema":`+form+`}}`,
+			`> {"jsonrpc":"2.0","id":99,"result":{"action":"decline"}}`,
+		)...), []string{"elicitation-content@7", "elicitation-content@9", "elicitation-content@11", "elicitation-content@13", "elicitation-content@15", "elicitation-content@17", "elicitation-content@19", "elicitation-content@21"}},
+		{"elicitation content in a retry", mrtr(
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy","arguments":{},"_meta":`+stateless(`"elicitation":{}`)+`}}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","requestState":"s1","inputRequests":{"who":{"method":"elicitation/create","params":{"message":"Who?","requestedSchema":`+form+`}}}}}`,
+			`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"deploy","arguments":{},"requestState":"s1","inputResponses":{"who":{"action":"accept","content":{"age":1}}},"_meta":`+stateless(`"elicitation":{}`)+`}}`,
+			`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"done"}],"resultType":"complete"}}`,
+		), []string{"elicitation-content@5"}},
 		{"a multi round-trip tools/call, asked and answered", mrtr(
 			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy","arguments":{},"_meta":`+stateless(`"elicitation":{},"sampling":{}`)+`}}`,
 			`< {"jsonrpc":"2.0","id":2,"result":{"content":null,"resultType":"input_required","requestState":"s1","inputRequests":{"ok":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object","properties":{"yes":{"type":"boolean"}}}}},"llm":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":9}}}}}`,
@@ -751,4 +771,23 @@ func TestSession_HTTPErrorPage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// form is an elicitation form with a field of each kind a form may have.
+const form = `{"type":"object","required":["name"],"properties":{` +
+	`"name":{"type":"string","minLength":2},"age":{"type":"integer","minimum":0,"maximum":150},` +
+	`"color":{"type":"string","enum":["red","green"]},"hero":{"type":"string","oneOf":[{"const":"hero-1","title":"Superman"}]},` +
+	`"fish":{"type":"array","maxItems":2,"items":{"anyOf":[{"const":"fish-1","title":"Tuna"},{"const":"fish-2","title":"Salmon"},{"const":"fish-3","title":"Trout"}]}},` +
+	`"agree":{"type":"boolean"}}}`
+
+// formReplies is the server eliciting form once for each content, and the
+// client accepting it with that content.
+func formReplies(contents ...string) []string {
+	var frames []string
+	for i, c := range contents {
+		frames = append(frames,
+			fmt.Sprintf(`< {"jsonrpc":"2.0","id":%d,"method":"elicitation/create","params":{"message":"m","requestedSchema":%s}}`, i+1, form),
+			fmt.Sprintf(`> {"jsonrpc":"2.0","id":%d,"result":{"action":"accept","content":%s}}`, i+1, c))
+	}
+	return frames
 }

@@ -24,6 +24,9 @@ import (
 type inputAsk struct {
 	seq     uint64
 	methods map[string]string // input request id → its method
+	// forms are the requestedSchema of its elicitations, by input
+	// request id, which the retry's answers are judged by.
+	forms map[string]json.RawMessage
 }
 
 // inputRequired reports whether f answers r with an input_required
@@ -45,7 +48,7 @@ func (c *checker) inputRequired(f *frame, r *request) bool {
 		c.report("input-required", f.seq, r.seq, "the input_required result has no inputRequests object")
 		return true
 	}
-	ask := &inputAsk{seq: f.seq, methods: map[string]string{}}
+	ask := &inputAsk{seq: f.seq, methods: map[string]string{}, forms: map[string]json.RawMessage{}}
 	for _, id := range slices.Sorted(maps.Keys(asks)) {
 		method, _ := stringOf(member(asks[id], "method"))
 		if !jsonrpc.IsInputRequestMethod(method) {
@@ -53,6 +56,9 @@ func (c *checker) inputRequired(f *frame, r *request) bool {
 			continue
 		}
 		ask.methods[id] = method
+		if form := member(member(asks[id], "params"), "requestedSchema"); method == "elicitation/create" && form != nil {
+			ask.forms[id] = bytes.Clone(form)
+		}
 		// The input request stands for the request the server would have
 		// sent: the same capability and params rules hold.
 		asked := &frame{seq: f.seq, dir: store.S2C, method: method, params: member(asks[id], "params")}
@@ -130,6 +136,10 @@ func judgeRetry(report reportFunc, seq, askSeq uint64, elsewhere string, ask *in
 		}
 		if problem := inputAnswerProblem(ask.methods[id], answer); problem != "" {
 			report("input-responses", seq, related, "the answer to input request %q (%s) %s%s", id, ask.methods[id], problem, where)
+		} else if a, _ := stringOf(member(answer, "action")); a == "accept" {
+			if problem := formContentProblem(ask.forms[id], member(answer, "content")); problem != "" {
+				report("elicitation-content", seq, related, "the accepted elicitation %q's content breaks its form: %s%s", id, problem, where)
+			}
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(got)) {

@@ -300,6 +300,13 @@ func driveEverything(t *testing.T, c *client) {
 	call(t, cs, "trigger-long-running-operation", map[string]any{"duration": 0.3, "steps": 3}, 7)
 	c.awaitProgress(t, 3)
 	call(t, cs, "get-roots-list", map[string]any{}, nil)
+	// A form with a field of every kind (formats, titled and legacy
+	// enums, multi-selects, bounds), accepted with what it requires:
+	// elicitation-content must find nothing wrong with it.
+	if res := call(t, cs, "trigger-elicitation-request", map[string]any{}, nil); !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "User provided") {
+		t.Errorf("trigger-elicitation-request: %+v", res.Content[0])
+	}
+	call(t, cs, "trigger-sampling-request", map[string]any{"prompt": "hi"}, nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

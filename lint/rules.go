@@ -63,6 +63,7 @@ var rules = []Rule{
 	{"log-level", Error, "a log level outside the eight syslog levels"},
 	{"resource-not-subscribed", Warning, "notifications/resources/updated for a resource the client did not subscribe to"},
 	{"elicitation-schema", Error, "an elicitation form asks for something other than flat strings, numbers, booleans and enums"},
+	{"elicitation-content", Warning, "an accepted elicitation's content breaks its form: a required field missing, a value of another type, or outside the form's options or bounds"},
 
 	// Multi round-trip requests (2026-07-28)
 	{"input-required", Error, "an input_required result outside tools/call, prompts/get and resources/read or before 2026-07-28, or with input requests of an unknown method"},

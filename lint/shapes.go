@@ -66,7 +66,13 @@ func (c *checker) resultShape(f *frame, r *request) {
 			c.report("result-shape", f.seq, r.seq, "the completion/complete result has %d values; at most 100 are allowed", len(values))
 		}
 	case "elicitation/create":
-		if a, _ := stringOf(member(f.result, "action")); a != "accept" && a != "decline" && a != "cancel" {
+		switch a, _ := stringOf(member(f.result, "action")); a {
+		case "accept":
+			if problem := formContentProblem(r.form, member(f.result, "content")); problem != "" {
+				c.report("elicitation-content", f.seq, r.seq, "the accepted elicitation's content breaks its form: %s", problem)
+			}
+		case "decline", "cancel":
+		default:
 			c.report("result-shape", f.seq, r.seq, "the elicitation/create result's action is %s; it must be accept, decline or cancel", member(f.result, "action"))
 		}
 	case "ping":
