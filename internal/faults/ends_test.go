@@ -70,6 +70,9 @@ func TestEnds_Stdio(t *testing.T) {
 			env:  []string{"MCPTAPE_FAKE_SERVER=hang"},
 			client: func(t *testing.T, in io.WriteCloser, out *bufio.Reader, _ io.Closer) {
 				io.WriteString(in, request(1))
+				if line, err := out.ReadString('\n'); err != nil || strings.TrimSpace(line) != hangReady {
+					t.Errorf("the server said %q, %v; want it deaf to SIGTERM", line, err)
+				}
 				in.Close() // no answer will come; the client leaves
 				io.Copy(io.Discard, out)
 			},
@@ -78,8 +81,8 @@ func TestEnds_Stdio(t *testing.T) {
 				if end.Reason != store.EndEOF || end.Signal != "killed" {
 					t.Errorf("end %+v, want eof with the server killed", end)
 				}
-				if len(msgs) != 1 {
-					t.Errorf("%d messages, want the request", len(msgs))
+				if len(msgs) != 2 {
+					t.Errorf("%d messages, want the request and the server's notice", len(msgs))
 				}
 			},
 		},

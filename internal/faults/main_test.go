@@ -145,8 +145,15 @@ func crashServer() {
 
 // hangServer reads requests and never answers; it ignores stdin closing
 // and SIGTERM, so only SIGKILL ends it.
+// hangReady is the line hangServer writes when it ignores SIGTERM.
+const hangReady = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"deaf to SIGTERM now"}}`
+
 func hangServer() {
 	signal.Ignore(syscall.SIGTERM)
+	// Said once SIGTERM is ignored: a test that waits for it knows that a
+	// SIGTERM cannot end the server (under -race on a busy machine the
+	// process may take longer to get here than a short grace).
+	fmt.Println(hangReady)
 	io.Copy(io.Discard, os.Stdin)
 	for {
 		time.Sleep(time.Hour)
