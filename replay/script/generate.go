@@ -269,7 +269,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 			if w.Method == "tools/call" {
 				inflight = append(inflight, x)
 			}
-			if asks(w.Method) {
+			if jsonrpc.MayAskForInput(w.Method) { // the requests a script's elicit, sample and roots belong to
 				asking = append(asking, x)
 			}
 		case m.Dir == store.S2C && w.Method == "" && len(w.ID) > 0:

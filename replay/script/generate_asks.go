@@ -14,15 +14,16 @@ import (
 )
 
 // This file is what FromTape learns of the questions a recorded server put
-// to its client during a tool call (asks.go): an elicitation, a sampling
-// request, roots/list. In the handshake era they are requests the server
-// sent mid-call, each answered by the client; in 2026-07-28 they are the
-// inputRequests of an input_required first round, answered by the retry's
-// inputResponses. Either way the tool gets an elicit, sample or roots, and
-// its answers are chosen by the user's elicited action as well as by the
-// arguments, since the server's answer depended on it.
+// to its client during a tools/call, prompts/get or resources/read
+// (asks.go): an elicitation, a sampling request, roots/list. In the
+// handshake era they are requests the server sent mid-call, each answered
+// by the client; in 2026-07-28 they are the inputRequests of an
+// input_required first round, answered by the retry's inputResponses.
+// Either way the tool, prompt or resource gets an elicit, sample or roots,
+// and its answers are chosen by the user's elicited action (and a tool's
+// by its arguments too), since the server's answer depended on it.
 
-// recordedAsk is one question put to the client during a call.
+// recordedAsk is one question put to the client during a request.
 type recordedAsk struct {
 	kind   askKind
 	params json.RawMessage
@@ -130,12 +131,6 @@ func (x *exchange) askerKey() string {
 		return x.method + "\x00" + p.URI
 	}
 	return x.method + "\x00" + p.Name
-}
-
-// asks says whether a request of method may ask the client first, as a
-// script lets it.
-func asks(method string) bool {
-	return method == "tools/call" || method == "prompts/get" || method == "resources/read"
 }
 
 // noteAsker keeps an answered prompts/get or resources/read, for the

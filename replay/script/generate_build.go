@@ -432,9 +432,7 @@ func answerContent(x *exchange) *yaml.Node {
 				a.set("headers", headersNode(x.header))
 			}
 		}
-		e := pick(x.err, []string{"code", "message", "data"})
-		literalTemplateNode(member(e.n, "message"))
-		a.set("error", e.n)
+		a.set("error", errorNode(x.err))
 		return a.n
 	}
 	res, err := jsonNode(x.result)
