@@ -302,3 +302,36 @@ func TestReplay_RefusedNotificationStdio(t *testing.T) {
 		t.Errorf("stdout:\n%s\nwant the initialize answer and the ping's, nothing between", out.String())
 	}
 }
+
+// TestReplay_RefusalHeadersStdio: on stdio a recorded refusal is a
+// -32603 error whose data carries the status and the recorded headers a
+// client acts on, so that a host there can still read Retry-After.
+func TestReplay_RefusalHeadersStdio(t *testing.T) {
+	srv := testdataServer(t, "refusals.jsonl")
+	call := func(id int, text string) string {
+		return `{"jsonrpc":"2.0","id":` + string(rune('0'+id)) + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"}}}`
+	}
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		call(1, "a"), call(2, "a"), call(3, "b"),
+	}, "\n") + "\n"
+	var out strings.Builder
+	if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{
+		`"id":1,"error":{"code":-32603,"message":"HTTP 503 Service Unavailable (fault http-503; this transport has no HTTP status)","data":{"httpStatus":503,"headers":{"Retry-After":"7"}}}`,
+		`"id":2,"result"`,
+		`"id":3,"error":{"code":-32603,"message":"HTTP 429 Too Many Requests (fault http-429; this transport has no HTTP status)","data":{"httpStatus":429,"headers":{"Retry-After":"60","X-Ratelimit-Remaining":"0"}}}`,
+	}
+	if len(lines) != 4 {
+		t.Fatalf("stdout:\n%s\nwant the initialize answer and three more", out.String())
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i+1], w) {
+			t.Errorf("line %d:\n%s\nwant it to hold\n%s", i+2, lines[i+1], w)
+		}
+	}
+}

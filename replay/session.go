@@ -512,7 +512,7 @@ func (s *session) refuse(req *Request, ex exchange, r Reply) {
 		return
 	}
 	if err != nil {
-		_ = ex.reply(errorMessage(req.ID, statusError(status, r.ExpireSession, err)), false)
+		_ = ex.reply(errorMessage(req.ID, statusError(status, r.ExpireSession, r.Refusal, err)), false)
 	}
 	ex.done()
 }
@@ -544,10 +544,37 @@ func errorRefusal(more *HTTPRefusal, msg []byte) *HTTPRefusal {
 }
 
 // statusError is the JSON-RPC error that stands for an HTTP status the
-// client cannot be given, and says why.
-func statusError(status int, expire bool, why error) *RPCError {
-	data, _ := json.Marshal(map[string]int{"httpStatus": status})
+// client cannot be given, and says why. Its data has the status, and the
+// headers but Content-Type that would have come with it (a recording's
+// are those a client acts on, such as Retry-After and WWW-Authenticate; a
+// script's, those it gives), each as one value, as HTTP joins a list: a
+// host on stdio can still learn when to come back.
+func statusError(status int, expire bool, more *HTTPRefusal, why error) *RPCError {
+	d := struct {
+		HTTPStatus int               `json:"httpStatus"`
+		Headers    map[string]string `json:"headers,omitempty"`
+	}{HTTPStatus: status}
+	if more != nil {
+		for name, values := range more.Header {
+			if len(values) > 0 && !strings.EqualFold(name, "Content-Type") {
+				if d.Headers == nil {
+					d.Headers = map[string]string{}
+				}
+				d.Headers[headerSpelling(name)] = strings.Join(values, ", ")
+			}
+		}
+	}
+	data, _ := json.Marshal(d)
 	return &RPCError{Code: -32603, Data: data, Message: fmt.Sprintf("HTTP %d %s (fault %s; %v)", status, http.StatusText(status), faultName(status, expire), why)}
+}
+
+// headerSpelling writes a canonical header name (Go's: Www-Authenticate)
+// as the specs and people spell it, for a reader matching names exactly.
+func headerSpelling(name string) string {
+	if name == "Www-Authenticate" {
+		return "WWW-Authenticate"
+	}
+	return name
 }
 
 // faultName is the script fault that answers with status.

@@ -78,8 +78,8 @@ func TestGoSDK_StatusFaults(t *testing.T) {
 			case tt.rpcCode == 0 && isRPC && strings.Contains(rpc.Message, "fault http-"):
 				// go-sdk's own "rejected by transport" is one too.
 				t.Errorf("got mcpmock's JSON-RPC error %v, want the HTTP status alone", rpc)
-			case tt.rpcCode != 0 && (!isRPC || rpc.Code != tt.rpcCode || rpc.Message != tt.wantErr || string(rpc.Data) != `{"httpStatus":503}`):
-				t.Errorf("got %#v, want JSON-RPC error %d %q with data {\"httpStatus\":503}", err, tt.rpcCode, tt.wantErr)
+			case tt.rpcCode != 0 && (!isRPC || rpc.Code != tt.rpcCode || rpc.Message != tt.wantErr || string(rpc.Data) != unavailableData):
+				t.Errorf("got %#v, want JSON-RPC error %d %q with data %s", err, tt.rpcCode, tt.wantErr, unavailableData)
 			}
 			res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "ok"})
 			switch {
@@ -468,9 +468,9 @@ func TestTSClient_Faults(t *testing.T) {
 			"sameSession":{"code":404,"message":"Streamable HTTP error: Error POSTing to endpoint: Not Found: no such session (it ended, expired, or was never issued)\n","data":null},
 			"newSessionId":true,"again":` + fine + `}`},
 		{"stdio", "status", `{"server":"faults-demo",
-			"unavailable":{"code":-32603,"message":"MCP error -32603: HTTP 503 Service Unavailable (fault http-503; this transport has no HTTP status)","data":{"httpStatus":503}},
+			"unavailable":{"code":-32603,"message":"MCP error -32603: HTTP 503 Service Unavailable (fault http-503; this transport has no HTTP status)","data":` + unavailableData + `},
 			"afterUnavailable":` + fine + `,
-			"unauthorized":{"code":-32603,"message":"MCP error -32603: HTTP 401 Unauthorized (fault http-401; this transport has no HTTP status)","data":{"httpStatus":401}},
+			"unauthorized":{"code":-32603,"message":"MCP error -32603: HTTP 401 Unauthorized (fault http-401; this transport has no HTTP status)","data":{"httpStatus":401,"headers":{"WWW-Authenticate":"Bearer realm=\"faults-demo\", error=\"invalid_token\""}}},
 			"afterUnauthorized":` + fine + `,
 			"forbidden":{"code":-32001,"message":"MCP error -32001: this call needs the admin scope","data":null},
 			"afterForbidden":` + fine + `}`},
@@ -542,7 +542,7 @@ func TestFaults_OverWebSocket(t *testing.T) {
 	tests := []struct {
 		tool, want string // want "": the connection closes
 	}{
-		{"unavailable", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"HTTP 503 Service Unavailable (fault http-503; this transport has no HTTP status)","data":{"httpStatus":503}}}`},
+		{"unavailable", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"HTTP 503 Service Unavailable (fault http-503; this transport has no HTTP status)","data":` + unavailableData + `}}`},
 		{"ok", `{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"fine","type":"text"}]}}`},
 		{"expire", ""},
 	}
@@ -560,3 +560,8 @@ func TestFaults_OverWebSocket(t *testing.T) {
 		}
 	}
 }
+
+// unavailableData is the data of the JSON-RPC error that stands for
+// script-faults' http-503 where there is no status to give: the status,
+// and the Retry-After it comes with.
+const unavailableData = `{"httpStatus":503,"headers":{"Retry-After":"30"}}`
