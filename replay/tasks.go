@@ -53,6 +53,10 @@ type tasks struct {
 	// lists are the tasks each tasks/list answer names, in its order
 	// (nil for one it names no recorded session's task in).
 	lists map[*interaction][]taskKey
+	// created says which tasks the recorded session made itself (a
+	// CreateTaskResult answered one of its calls): a live session that
+	// has not made such a task yet is not told of it.
+	created map[taskKey]bool
 }
 
 // noteState records that the recording shows task (a Task object) at seq.
@@ -90,7 +94,12 @@ func (t *tasks) noteAnswer(it *interaction, seq uint64, result json.RawMessage) 
 	case taskPresenceOnly(it.method) && bytes.Contains(result, []byte(`"taskId"`)):
 		// A CreateTaskResult: {"task": Task}.
 		if task := fieldOf(result, "task"); task != nil {
-			k, ok = t.noteState(it.sess, seq, task)
+			if k, ok = t.noteState(it.sess, seq, task); ok {
+				if t.created == nil {
+					t.created = map[taskKey]bool{}
+				}
+				t.created[k] = true
+			}
 		}
 	}
 	if !ok {
@@ -197,8 +206,10 @@ func (s *cassetteSession) planTask(it *interaction, ref taskRef) *Prepared {
 
 // planList is planTask for a tasks/list answer recorded at seq, naming
 // keys: a task the session's view has taken past seq is listed as the
-// recording shows it at the point reached, not as the list did; the
-// others move the view on to seq, as a poll would.
+// recording shows it at the point reached, not as the list did; one the
+// recorded session made and the live one has not (it made fewer calls,
+// or lists first) is left out; the others move the view on to seq, as a
+// poll would.
 func (s *cassetteSession) planList(it *interaction, seq uint64, keys []taskKey) *Prepared {
 	var fresher map[int]json.RawMessage
 	var moved []taskKey
@@ -209,11 +220,18 @@ func (s *cassetteSession) planList(it *interaction, seq uint64, keys []taskKey) 
 	for i, k := range keys {
 		switch reached := s.taskAt[k]; {
 		case k.id == "": // an entry without a taskId
-		case reached > seq:
+		case reached == 0 && s.c.tasks.created[k]:
 			if fresher == nil {
 				fresher = map[int]json.RawMessage{}
 			}
-			fresher[i] = s.c.tasks.latest(k, reached)
+			fresher[i] = nil // not made yet, live
+		case reached > seq:
+			if task := s.c.tasks.latest(k, reached); task != nil {
+				if fresher == nil {
+					fresher = map[int]json.RawMessage{}
+				}
+				fresher[i] = task
+			}
 		case reached < seq:
 			s.taskAt[k] = seq
 			moved = append(moved, k)
@@ -248,18 +266,25 @@ func withResult(p *Prepared, f func(json.RawMessage) json.RawMessage) *Prepared 
 }
 
 // relisted is a ListTasksResult with the tasks at the given places
-// replaced; anything it cannot read it leaves as it is.
+// replaced, or left out where fresher holds nil for them; anything it
+// cannot read it leaves as it is.
 func relisted(result json.RawMessage, fresher map[int]json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	var list []json.RawMessage
 	if json.Unmarshal(result, &m) != nil || json.Unmarshal(m["tasks"], &list) != nil {
 		return result
 	}
-	for i, task := range fresher {
-		if i < len(list) && task != nil {
-			list[i] = task
+	kept := list[:0:0]
+	for i, task := range list {
+		fresh, ok := fresher[i]
+		switch {
+		case !ok:
+			kept = append(kept, task)
+		case fresh != nil:
+			kept = append(kept, fresh)
 		}
 	}
+	list = kept
 	// Both values were read just now, so both write back.
 	m["tasks"], _ = json.Marshal(list)
 	if out, err := json.Marshal(m); err == nil {

@@ -178,6 +178,10 @@ func TestCassette_Tasks(t *testing.T) {
 			create, list("list T1 working one T0 failed "), list("list T1 completed listed T0 failed "),
 			get("T1 completed listed"),
 		}, false},
+		{"a list before the task was made leaves it out", listTape, []step{
+			// T0 the recorded session did not make: the server knew it
+			list("list T0 failed "), create, get("T1 working one"),
+		}, false},
 		{"a task cancelled before the recorded first poll", cancelTape, []step{
 			create, {"tasks/cancel", `{"taskId":"T1"}`, "T1 cancelled by the client"},
 			get("T1 cancelled by the client"), get("T1 cancelled by the client"),
