@@ -173,8 +173,9 @@ type recording struct {
 	events   *recordedEvents
 	requests int  // requests seen so far
 	timing   bool // WithTiming
-	// firstRounds: the questions of 2026-07-28 calls answered
-	// input_required, by session and tool, for their retries.
+	// firstRounds: the questions of 2026-07-28 requests answered
+	// input_required, for their retries: by session and what they ask
+	// of, and by requestState (generate_asks.go).
 	firstRounds map[string]firstRound
 	// askers: the answered prompts/get and resources/read requests, by
 	// askerKey, in the order asked (generate_asks.go).

@@ -109,15 +109,28 @@ type firstRound map[string]struct {
 }
 
 // noteFirstRound keeps the questions of an input_required answer to x for
-// the retry of the same tool in the same session.
+// the retry of the same tool, prompt or resource: in the same session,
+// or in any, when the answer gave a requestState for the retry to echo
+// (2026-07-28 over HTTP is recorded one session per connection, and a
+// client may retry on another).
 func (r *recording) noteFirstRound(x *exchange) {
 	var res struct {
-		InputRequests firstRound `json:"inputRequests"`
+		InputRequests firstRound      `json:"inputRequests"`
+		RequestState  json.RawMessage `json:"requestState"`
 	}
 	if json.Unmarshal(x.result, &res) != nil || len(res.InputRequests) == 0 {
 		return
 	}
 	r.firstRounds[x.session+"\x00"+x.askerKey()] = res.InputRequests
+	if len(res.RequestState) > 0 {
+		r.firstRounds[stateKey(x, res.RequestState)] = res.InputRequests
+	}
+}
+
+// stateKey is where noteFirstRound keeps a first round whose answer gave
+// requestState, for a retry of x's tool, prompt or resource echoing it.
+func stateKey(x *exchange, state json.RawMessage) string {
+	return "state\x00" + x.askerKey() + "\x00" + string(state)
 }
 
 // askerKey names what x asks of: a tool, a prompt or a resource.
@@ -196,15 +209,21 @@ func errorNode(raw json.RawMessage) *yaml.Node {
 // takeFirstRound gives a retry x the questions its first round asked and
 // the replies it carries in inputResponses.
 func (r *recording) takeFirstRound(x *exchange) {
-	key := x.session + "\x00" + x.askerKey()
-	round, ok := r.firstRounds[key]
-	if !ok {
-		return
-	}
 	var p struct {
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   json.RawMessage            `json:"requestState"`
 	}
 	if json.Unmarshal(x.params, &p) != nil || p.InputResponses == nil {
+		return
+	}
+	key := x.session + "\x00" + x.askerKey()
+	if len(p.RequestState) > 0 {
+		if _, ok := r.firstRounds[stateKey(x, p.RequestState)]; ok {
+			key = stateKey(x, p.RequestState) // the very round it answers
+		}
+	}
+	round, ok := r.firstRounds[key]
+	if !ok {
 		return
 	}
 	delete(r.firstRounds, key)

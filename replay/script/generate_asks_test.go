@@ -210,3 +210,25 @@ func TestFromTape_AsksFromPromptsAndResources(t *testing.T) {
 		t.Errorf("the client was asked\n%s\nwant three elicitations, the last about the resource", sent)
 	}
 }
+
+// A 2026-07-28 retry recorded in another session than its first round
+// (another HTTP connection) is tied to it by the requestState it echoes.
+func TestFromTape_AsksRetryElsewhere(t *testing.T) {
+	first := tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"rs-1","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object","properties":{}}}}}}}`,
+	)
+	info := generateInfo
+	info.ID = "s2"
+	retry := tapeOf(info,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{},"requestState":"rs-1","inputResponses":{"q":{"action":"decline"}}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"not deployed"}]}}`,
+	)
+	tape := &store.Tape{Sessions: append(first.Sessions, retry.Sessions...)}
+	_, out := generated(t, tape)
+	for _, want := range []string{"message: Sure?", "elicited: {action: decline}"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the script lacks %s:\n%s", want, out)
+		}
+	}
+}
