@@ -186,12 +186,9 @@ func answersByAction(xs []*exchange, body func(x *exchange, answer mapNode)) *ya
 			continue
 		}
 		seen[action] = true
-		elicited, when, a := newMap(), newMap(), newMap()
-		elicited.set("action", strNode(action))
-		when.set("elicited", elicited.n)
-		a.set("when", flow(when.n))
-		body(x, a)
-		list.Content = append(list.Content, a.n)
+		a := withElicited(newMap().n, action)
+		body(x, mapNode{a})
+		list.Content = append(list.Content, a)
 	}
 	if len(list.Content) == 0 {
 		return nil

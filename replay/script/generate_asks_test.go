@@ -2,6 +2,7 @@ package script
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -230,5 +231,43 @@ func TestFromTape_AsksRetryElsewhere(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the script lacks %s:\n%s", want, out)
 		}
+	}
+}
+
+// A url-mode elicitation becomes an elicit in mode url, its url a
+// template over the argument it carried, and complete: true when the
+// server said the user had finished before it answered.
+func TestFromTape_AsksURLMode(t *testing.T) {
+	call := func(id int, service string) []string {
+		return []string{
+			fmt.Sprintf(`> {"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"connect","arguments":{"service":%q}}}`, id, service),
+			fmt.Sprintf(`< {"jsonrpc":"2.0","id":%d,"method":"elicitation/create","params":{"mode":"url","message":"Sign in to %s","url":"https://auth.example.com/start?service=%s","elicitationId":"e%d"}}`, 100+id, service, service, id),
+			fmt.Sprintf(`> {"jsonrpc":"2.0","id":%d,"result":{"action":"accept"}}`, 100+id),
+			fmt.Sprintf(`< {"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"e%d"}}`, id),
+			fmt.Sprintf(`< {"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"connected"}]}}`, id),
+		}
+	}
+	s, out := generated(t, tapeOf(generateInfo, append(call(1, "github"), call(2, "gitlab")...)...))
+	for _, want := range []string{
+		"mode: url",
+		"message: Sign in to {{.args.service}}",
+		"url: https://auth.example.com/start?service={{.args.service}}",
+		"complete: true",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the script lacks %s:\n%s", want, out)
+		}
+	}
+	c := newClient(t, s)
+	c.peer.answers = func(string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"action":"accept"}`), nil
+	}
+	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	if got := firstText(t, c.result("tools/call", toolCall("connect", map[string]any{"service": "bitbucket"}))); got != "connected" {
+		t.Errorf("connect: %q", got)
+	}
+	sent := strings.Join(c.peer.take(), "\n")
+	if !strings.Contains(sent, `"url":"https://auth.example.com/start?service=bitbucket"`) || !strings.Contains(sent, "notifications/elicitation/complete") {
+		t.Errorf("the client was sent\n%s\nwant the url for its own argument, then the completion", sent)
 	}
 }

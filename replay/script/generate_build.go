@@ -221,31 +221,54 @@ func (r *recording) answers(name string, calls []*exchange, byAction bool) (key 
 		first.HeadComment = strings.TrimSuffix("Answers by call count, as recorded; the last repeats.\n"+first.HeadComment, "\n")
 		return "sequence", list
 	}
-	if len(groups) > 1 && !slices.ContainsFunc(groups, func(g *group) bool { return g.action != "" || len(g.outcomes) > 1 }) {
-		var firsts []*exchange
-		var args []map[string]any
+	// The calls with each elicited action ("" for none), when they were
+	// answered alike by one template over their arguments, get that one
+	// answer in place of one per set of arguments.
+	general := map[string]*yaml.Node{}
+	if !slices.ContainsFunc(groups, func(g *group) bool { return len(g.outcomes) > 1 }) {
+		byReply := map[string][]*group{}
 		for _, g := range groups {
-			firsts, args = append(firsts, g.outcomes[0]), append(args, g.args)
+			byReply[g.action] = append(byReply[g.action], g)
 		}
-		if a := r.oneTextAnswer(firsts, args); a != nil {
-			list.Content = append(list.Content, a)
-			return "answers", list
+		for action, gs := range byReply {
+			if len(gs) < 2 {
+				continue
+			}
+			var firsts []*exchange
+			var args []map[string]any
+			for _, g := range gs {
+				firsts, args = append(firsts, g.outcomes[0]), append(args, g.args)
+			}
+			if a := r.oneTextAnswer(firsts, args); a != nil {
+				general[action] = a
+			}
 		}
+	}
+	if a := general[""]; a != nil && !slices.ContainsFunc(groups, func(g *group) bool { return g.action != "" }) {
+		list.Content = append(list.Content, a)
+		return "answers", list // it answers every call, and any other
 	}
 	// A call whose client was not asked matches whatever the user
 	// replies: after those that say what the user replied.
 	slices.SortStableFunc(groups, func(a, b *group) int { return cmp.Compare(boolInt(a.action == ""), boolInt(b.action == "")) })
 	fallback := "no answer was recorded for these arguments"
 	for _, g := range groups {
+		if g.action != "" {
+			fallback = "no answer was recorded for these arguments and this reply"
+		}
+		if a, ok := general[g.action]; ok {
+			if a != nil {
+				list.Content = append(list.Content, withElicited(a, g.action))
+				general[g.action] = nil // once, for all the group's calls
+			}
+			continue
+		}
 		a := r.answerNode(g.outcomes[0])
 		when := newMap()
 		args, _ := jsonNode(mustJSON(g.args))
 		when.set("exact", args)
 		if g.action != "" {
-			elicited := newMap()
-			elicited.set("action", strNode(g.action))
-			when.set("elicited", elicited.n)
-			fallback = "no answer was recorded for these arguments and this reply"
+			when.set("elicited", elicitedNode(g.action))
 		}
 		a.Content = append([]*yaml.Node{strNode("when"), flow(when.n)}, a.Content...)
 		if len(g.outcomes) > 1 {
@@ -266,6 +289,25 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// withElicited is answer a chosen by the user's elicited action too
+// (none: a as it is).
+func withElicited(a *yaml.Node, action string) *yaml.Node {
+	if action == "" {
+		return a
+	}
+	when := newMap()
+	when.set("elicited", elicitedNode(action))
+	a.Content = append([]*yaml.Node{strNode("when"), flow(when.n)}, a.Content...)
+	return a
+}
+
+// elicitedNode is when.elicited for the user's action.
+func elicitedNode(action string) *yaml.Node {
+	elicited := newMap()
+	elicited.set("action", strNode(action))
+	return elicited.n
 }
 
 // oneTextAnswer is one answer for every set of arguments, when calls
