@@ -34,15 +34,7 @@ func objectMembers(raw json.RawMessage) map[string]json.RawMessage {
 // member returns one member of a JSON object, nil when absent or when raw
 // is not an object.
 func member(raw json.RawMessage, name string) json.RawMessage {
-	var v json.RawMessage
-	if !jsonrpc.Members(raw, func(n, value []byte) {
-		if string(n) == name {
-			v = value // the last one counts, as in encoding/json
-		}
-	}) {
-		return nil
-	}
-	return v
+	return jsonrpc.Member(raw, name)
 }
 
 func stringOf(raw json.RawMessage) (string, bool) {

@@ -52,7 +52,7 @@ func (e echoes) any() bool {
 // gaveOf is what an answer gives of each kind.
 func gaveOf(answer []byte) (e echoes) {
 	for i, v := range echoedValues {
-		e[i] = rawMember(answer, v.answer...)
+		e[i] = jsonrpc.Member(answer, v.answer...)
 	}
 	return e
 }
@@ -60,27 +60,9 @@ func gaveOf(answer []byte) (e echoes) {
 // echoedBy is what a request's params echo of each kind.
 func echoedBy(frame []byte) (e echoes) {
 	for i, v := range echoedValues {
-		e[i] = rawMember(frame, "params", v.param)
+		e[i] = jsonrpc.Member(frame, "params", v.param)
 	}
 	return e
-}
-
-// rawMember is the value of the member at path in a JSON object, as
-// written; nil when there is none.
-func rawMember(b []byte, path ...string) []byte {
-	for _, name := range path {
-		var next []byte
-		jsonrpc.RawMembers(b, func(key, value []byte) {
-			if string(key) == `"`+name+`"` {
-				next = value
-			}
-		})
-		if next == nil {
-			return nil
-		}
-		b = next
-	}
-	return b
 }
 
 // noteLive keeps what a live answer gives in place of what the recorded

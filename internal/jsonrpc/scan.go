@@ -526,5 +526,25 @@ func Members(b []byte, fn func(name, value []byte)) bool {
 	})
 }
 
+// Member returns the raw value at path in the JSON object b (each name a
+// member of the object before it: Member(frame, "params", "taskId")),
+// sharing b's memory; nil when a member is missing or a value on the way
+// is not a valid object. Names compare unescaped; of repeated names the
+// last counts, as in encoding/json.
+func Member(b []byte, path ...string) []byte {
+	for _, name := range path {
+		var next []byte
+		if !Members(b, func(n, value []byte) {
+			if string(n) == name {
+				next = value
+			}
+		}) || next == nil {
+			return nil
+		}
+		b = next
+	}
+	return b
+}
+
 // String decodes a JSON string value; ok is false if v is not a string.
 func String(v []byte) (string, bool) { return stringValue(v) }

@@ -29,3 +29,26 @@ func TestScanner_StringBytesAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+func TestMember(t *testing.T) {
+	tests := []struct {
+		name, in string
+		path     []string
+		want     string // "" for nil
+	}{
+		{"top level", `{"a":1,"b":"x"}`, []string{"b"}, `"x"`},
+		{"a path", `{"params":{"taskId":"T1"}}`, []string{"params", "taskId"}, `"T1"`},
+		{"an escaped name", `{"params":{"t\u0061skId":"T1"}}`, []string{"params", "taskId"}, `"T1"`},
+		{"the last of repeated names", `{"a":1,"a":2}`, []string{"a"}, `2`},
+		{"missing", `{"params":{}}`, []string{"params", "taskId"}, ``},
+		{"not an object on the way", `{"params":[1]}`, []string{"params", "taskId"}, ``},
+		{"not valid", `{"a":1,`, []string{"a"}, ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(Member([]byte(tt.in), tt.path...)); got != tt.want {
+				t.Errorf("Member(%s, %q) = %q, want %q", tt.in, tt.path, got, tt.want)
+			}
+		})
+	}
+}
