@@ -208,8 +208,13 @@ func (r *recording) addSession(s *store.TapeSession) {
 	}
 	pending := map[string]*exchange{} // by request id, as written
 	byToken := map[string]*exchange{} // by progressToken, as written
-	var inflight []*exchange          // tools/call not yet answered
-	var asking []*exchange            // requests that may ask the client first, not yet answered
+	// inflight: the requests not yet answered that a script's elicit,
+	// sample and roots can belong to (tools/call, prompts/get,
+	// resources/read); toolCalls() is its tools/call alone.
+	var inflight []*exchange
+	toolCalls := func() []*exchange {
+		return slices.DeleteFunc(slices.Clone(inflight), func(y *exchange) bool { return y.method != "tools/call" })
+	}
 	var lastAnswered *exchange
 	nth, calls := 0, map[string]int{} // requests, and tools/calls by tool, in the session
 	tasks := recordedTasks{}          // tools/calls the server ran as tasks, by task id
@@ -227,7 +232,6 @@ func (r *recording) addSession(s *store.TapeSession) {
 			delete(pending, x.id)
 			delete(refusedOnStream, x.stream)
 			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
-			asking = slices.DeleteFunc(asking, func(y *exchange) bool { return y == x })
 			learnt := x.refused != 0
 			x.refuse(m.HTTP, m.Frame)
 			if !learnt {
@@ -267,11 +271,8 @@ func (r *recording) addSession(s *store.TapeSession) {
 			if json.Unmarshal(w.Params, &p) == nil && len(p.Meta.ProgressToken) > 0 {
 				byToken[string(p.Meta.ProgressToken)] = x
 			}
-			if w.Method == "tools/call" {
+			if jsonrpc.MayAskForInput(w.Method) {
 				inflight = append(inflight, x)
-			}
-			if jsonrpc.MayAskForInput(w.Method) { // the requests a script's elicit, sample and roots belong to
-				asking = append(asking, x)
 			}
 		case m.Dir == store.S2C && w.Method == "" && len(w.ID) > 0:
 			x := pending[string(w.ID)]
@@ -291,7 +292,6 @@ func (r *recording) addSession(s *store.TapeSession) {
 				x.result, x.err, x.answered, x.done = w.Result, w.Error, true, m.Time
 			}
 			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
-			asking = slices.DeleteFunc(asking, func(y *exchange) bool { return y == x })
 			if h := m.HTTP; len(w.Error) > 0 && h.RefusalBody() {
 				x.errStatus, x.header = h.Status, mcphttp.RefusalHeader(h.ResponseHeader, false)
 			}
@@ -305,7 +305,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 			if m.HTTP != nil {
 				stream = m.HTTP.StreamID
 			}
-			if x := askedDuring(asking, stream); ok && x != nil && x.ask(k) == nil {
+			if x := askedDuring(inflight, stream); ok && x != nil && x.ask(k) == nil {
 				a := &recordedAsk{kind: k, params: w.Params}
 				x.asks = append(x.asks, a)
 				asked[string(w.ID)] = a
@@ -323,7 +323,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 			if m.HTTP != nil {
 				stream = m.HTTP.StreamID
 			}
-			if x := askedDuring(asking, stream); x != nil {
+			if x := askedDuring(inflight, stream); x != nil {
 				if a := x.ask(elicitKind); a != nil {
 					a.complete = true
 				}
@@ -341,21 +341,21 @@ func (r *recording) addSession(s *store.TapeSession) {
 		case m.Dir == store.S2C && w.Method == "notifications/message":
 			// Logs say nothing of the call they belong to: only one
 			// call in flight makes it certain.
-			if len(inflight) == 1 {
-				inflight[0].logs = append(inflight[0].logs, w.Params)
+			if c := toolCalls(); len(c) == 1 {
+				c[0].logs = append(c[0].logs, w.Params)
 			}
 		case m.Dir == store.S2C && strings.HasPrefix(w.Method, "notifications/") && strings.HasSuffix(w.Method, "/list_changed"):
 			r.listChanged = true
 			// mcpmock fires an event after an answer: the call in
 			// flight made the change, or else the last one answered.
 			trigger := lastAnswered
-			if len(inflight) == 1 {
-				trigger = inflight[0]
+			if c := toolCalls(); len(c) == 1 {
+				trigger = c[0]
 			}
 			r.noteChange(w.Method, trigger)
 		}
 	}
-	for _, x := range inflight { // calls the session ended without an answer to
+	for _, x := range toolCalls() { // calls the session ended without an answer to
 		tasks.failed(x)
 		r.learn(x)
 	}
