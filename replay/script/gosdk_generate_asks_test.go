@@ -149,9 +149,24 @@ func checkAskingScript(t *testing.T, live *askingHost, tape *store.Tape, recorde
 
 // recordAsking runs the host's calls against server-everything through
 // one of mcpspy's proxies and returns the recording and the answers.
-func recordAsking(t *testing.T, host *askingHost, through func(*testing.T, context.Context, *store.Writer) (mcp.Transport, func() error)) (*store.Tape, []string) {
+func recordAsking(t *testing.T, host *askingHost, through recording) (*store.Tape, []string) {
 	t.Helper()
-	db := filepath.Join(t.TempDir(), "asking.db")
+	var answers []string
+	tape := recordWith(t, host.client(), through, func(ctx context.Context, cs *mcp.ClientSession) {
+		answers = askingCalls(t, ctx, cs)
+	})
+	return tape, answers
+}
+
+// recording puts one of mcpspy's proxies in front of server-everything,
+// recording into w; stop ends it.
+type recording func(t *testing.T, ctx context.Context, w *store.Writer) (tr mcp.Transport, stop func() error)
+
+// recordWith connects client to server-everything through a proxy,
+// lets drive use the session (2025-11-25), and returns the recording.
+func recordWith(t *testing.T, client *mcp.Client, through recording, drive func(context.Context, *mcp.ClientSession)) *store.Tape {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "recorded.db")
 	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true, Observe: recorder.ObserveHandshake})
 	if err != nil {
 		t.Fatal(err)
@@ -159,11 +174,11 @@ func recordAsking(t *testing.T, host *askingHost, through func(*testing.T, conte
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	tr, stop := through(t, ctx, w)
-	cs, err := host.client().Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	answers := askingCalls(t, ctx, cs)
+	drive(ctx, cs)
 	cs.Close()
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -175,7 +190,7 @@ func recordAsking(t *testing.T, host *askingHost, through func(*testing.T, conte
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tape, answers
+	return tape
 }
 
 // stdioRecording runs server-everything behind mcpspy's stdio proxy.

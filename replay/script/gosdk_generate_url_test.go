@@ -1,0 +1,98 @@
+package script_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/replay/script"
+)
+
+// urlHost is go-sdk's client as a host that takes URL-mode elicitations,
+// accepts each and keeps what it was asked.
+type urlHost struct {
+	mu    sync.Mutex
+	asked []*mcp.ElicitParams
+}
+
+func (h *urlHost) client() *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.asked = append(h.asked, req.Params)
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+}
+
+// TestGoSDK_FromTapeURLElicitation: server-everything's
+// trigger-url-elicitation, called with two URLs by go-sdk's client
+// through mcpspy's stdio proxy, becomes an elicit in mode url whose url
+// follows the call's argument: the script sends the same client to the
+// URL a third call names, in both eras, and answers the recorded calls as
+// server-everything did.
+func TestGoSDK_FromTapeURLElicitation(t *testing.T) {
+	calls := []map[string]any{
+		{"url": "https://auth.example.com/a", "elicitationId": "e-1"},
+		{"url": "https://auth.example.com/b", "elicitationId": "e-2"},
+	}
+	drive := func(t *testing.T, ctx context.Context, cs *mcp.ClientSession, args []map[string]any) []string {
+		t.Helper()
+		var answers []string
+		for _, a := range args {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "trigger-url-elicitation", Arguments: a})
+			if err != nil {
+				t.Fatal(err)
+			}
+			answers = append(answers, normalResult(t, res))
+		}
+		return answers
+	}
+	live := &urlHost{}
+	var recorded []string
+	tape := recordWith(t, live.client(), stdioRecording, func(ctx context.Context, cs *mcp.ClientSession) {
+		recorded = drive(t, ctx, cs, calls)
+	})
+	out, err := script.FromTape(tape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "mode: url") || !strings.Contains(string(out), "url: '{{.args.url}}'") {
+		t.Errorf("the elicit is not in mode url with the call's url:\n%s", out)
+	}
+	path := filepath.Join(t.TempDir(), "url.yaml")
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			host := &urlHost{}
+			cs := connectClient(t, tc, path, host.client())
+			ctx := ctxT(t)
+			if got := drive(t, ctx, cs, calls); !reflect.DeepEqual(got, recorded) {
+				t.Errorf("answers\n%q\nrecorded\n%q", got, recorded)
+			}
+			drive(t, ctx, cs, []map[string]any{{"url": "https://auth.example.com/c"}})
+			host.mu.Lock()
+			defer host.mu.Unlock()
+			var urls []string
+			for _, p := range host.asked {
+				if p.Mode != "url" {
+					t.Errorf("asked in mode %q, want url", p.Mode)
+				}
+				urls = append(urls, p.URL)
+			}
+			if want := []string{"https://auth.example.com/a", "https://auth.example.com/b", "https://auth.example.com/c"}; !reflect.DeepEqual(urls, want) {
+				t.Errorf("sent to %q, want %q", urls, want)
+			}
+		})
+	}
+}
