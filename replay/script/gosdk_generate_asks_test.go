@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/recorder"
-	"github.com/mcptape/mcptape/replay/script"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -105,16 +103,9 @@ func TestGoSDK_FromTapeAsks(t *testing.T) {
 // askingCalls to go-sdk's client over each transport and era.
 func checkAskingScript(t *testing.T, live *askingHost, tape *store.Tape, recorded []string) {
 	t.Helper()
-	out, err := script.FromTape(tape)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, out := scriptFile(t, "asking.yaml", tape)
 	if !strings.Contains(string(out), "{{.args.prompt}}") {
 		t.Errorf("the sampling prompt is not a template over the call's prompt:\n%s", out)
-	}
-	path := filepath.Join(t.TempDir(), "asking.yaml")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
 	}
 	for _, tc := range transports {
 		t.Run(tc.name, func(t *testing.T) {

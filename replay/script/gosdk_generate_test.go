@@ -33,14 +33,7 @@ func TestGoSDK_FromTape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := script.FromTape(tape)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "everything.yaml")
-		if err := os.WriteFile(path, out, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		path, _ := scriptFile(t, "everything.yaml", tape)
 		calls, tools := recordedCalls(t, tape)
 		if len(calls) == 0 || len(tools) == 0 {
 			t.Fatalf("%s: no tools/call or tools/list recorded", cassette)
@@ -165,14 +158,7 @@ func normalResult(t *testing.T, v any) string {
 // new set, whose tool answers as recorded.
 func TestGoSDK_FromTapeEvents(t *testing.T) {
 	tape := recordUnlocking(t)
-	out, err := script.FromTape(tape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "locks.yaml")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path, out := scriptFile(t, "locks.yaml", tape)
 	for _, tc := range transports {
 		t.Run(tc.name, func(t *testing.T) {
 			changed := make(chan struct{}, 4)
@@ -340,14 +326,7 @@ func TestGoSDK_FromTapeTiming(t *testing.T) {
 		if timed {
 			opts = append(opts, script.WithTiming())
 		}
-		out, err := script.FromTape(tape, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "everything.yaml")
-		if err := os.WriteFile(path, out, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		path, out := scriptFile(t, "everything.yaml", tape, opts...)
 		cs := connect(t, tc, path, nil)
 		params := &mcp.CallToolParams{Name: call.name, Arguments: call.args}
 		params.SetProgressToken("p1")
@@ -367,4 +346,19 @@ func TestGoSDK_FromTapeTiming(t *testing.T) {
 			t.Errorf("without timing the script has delays:\n%s", out)
 		}
 	}
+}
+
+// scriptFile writes the script FromTape makes of tape into a file named
+// name in a temporary directory, and returns its path and text.
+func scriptFile(t *testing.T, name string, tape *store.Tape, opts ...script.FromTapeOption) (path string, out []byte) {
+	t.Helper()
+	out, err := script.FromTape(tape, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, out
 }

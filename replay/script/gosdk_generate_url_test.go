@@ -2,16 +2,12 @@ package script_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcptape/mcptape/replay/script"
 )
 
 // urlHost is go-sdk's client as a host that takes URL-mode elicitations,
@@ -61,16 +57,9 @@ func TestGoSDK_FromTapeURLElicitation(t *testing.T) {
 	tape := recordWith(t, live.client(), stdioRecording, func(ctx context.Context, cs *mcp.ClientSession) {
 		recorded = drive(t, ctx, cs, calls)
 	})
-	out, err := script.FromTape(tape)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, out := scriptFile(t, "url.yaml", tape)
 	if !strings.Contains(string(out), "mode: url") || !strings.Contains(string(out), "url: '{{.args.url}}'") {
 		t.Errorf("the elicit is not in mode url with the call's url:\n%s", out)
-	}
-	path := filepath.Join(t.TempDir(), "url.yaml")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
 	}
 	for _, tc := range transports {
 		t.Run(tc.name, func(t *testing.T) {
