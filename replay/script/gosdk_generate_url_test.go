@@ -85,3 +85,34 @@ func TestGoSDK_FromTapeURLElicitation(t *testing.T) {
 		})
 	}
 }
+
+// TestGoSDK_FromTapeOneTemplate: server-everything's echo, called with
+// two messages through mcpspy's stdio proxy, becomes one answer over the
+// message: the script echoes a third message go-sdk's client sends, in
+// both eras, as server-everything would have.
+func TestGoSDK_FromTapeOneTemplate(t *testing.T) {
+	echo := func(t *testing.T, ctx context.Context, cs *mcp.ClientSession, msg string) string {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": msg}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text(t, res)
+	}
+	var recorded []string
+	tape := recordWith(t, mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil), stdioRecording, func(ctx context.Context, cs *mcp.ClientSession) {
+		recorded = []string{echo(t, ctx, cs, "one"), echo(t, ctx, cs, "two")}
+	})
+	if recorded[0] != "Echo: one" {
+		t.Fatalf("server-everything echoed %q", recorded)
+	}
+	path, out := scriptFile(t, "echo.yaml", tape)
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := connect(t, tc, path, nil)
+			if got := echo(t, ctxT(t), cs, "a message never recorded"); got != "Echo: a message never recorded" {
+				t.Errorf("echo: %q\nscript:\n%s", got, out)
+			}
+		})
+	}
+}
