@@ -219,7 +219,6 @@ func (c *checker) request(f *frame) {
 	switch f.method {
 	case "tools/call":
 		r.tool, _ = stringOf(member(f.params, "name"))
-		r.task = member(f.params, "task") != nil
 		r.target = r.tool
 	case "prompts/get":
 		r.target, _ = stringOf(member(f.params, "name"))
@@ -229,6 +228,9 @@ func (c *checker) request(f *frame) {
 		r.target, _ = stringOf(member(f.params, "taskId"))
 	case "elicitation/create":
 		r.form = bytes.Clone(member(f.params, "requestedSchema"))
+	}
+	if taskAugmentable[f.method] {
+		r.task = member(f.params, "task") != nil
 	}
 	c.lifecycleRequest(f, r)
 	switch first, ok := c.sent[f.dir][f.id]; {
@@ -257,6 +259,8 @@ func (c *checker) request(f *frame) {
 		c.toolCallRequest(f)
 		c.taskCallRequest(f, r)
 		c.inputResponses(f, r)
+	} else {
+		c.taskAskRequest(f, r)
 	}
 }
 

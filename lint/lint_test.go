@@ -60,6 +60,16 @@ func tasked(lines ...string) []string {
 	}, lines...)
 }
 
+// clientTasked opens a session with a client that takes tasks for the
+// server's sampling requests.
+func clientTasked(lines ...string) []string {
+	return append([]string{
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"tasks":{"requests":{"sampling":{"createMessage":{}}}}},"clientInfo":{"name":"c","version":"1"}}}`,
+		initResp,
+		initialized,
+	}, lines...)
+}
+
 // task is a Task object's JSON with every required member.
 func task(id, status string) string {
 	return `{"taskId":"` + id + `","status":"` + status + `","createdAt":"2026-11-27T08:00:00Z","lastUpdatedAt":"2026-11-27T08:00:00Z","ttl":null,"pollInterval":100}`
@@ -232,6 +242,33 @@ func TestSession_Rules(t *testing.T) {
 			`> {"jsonrpc":"2.0","id":7,"method":"tasks/cancel","params":{"taskId":"t2"}}`,
 			`< {"jsonrpc":"2.0","id":7,"result":`+task("t2", "paused")+`}`,
 		), []string{"task-support@6", "task-support@8", "task-status@11", "task-fields@13", "task-status@13", "task-result-meta@15", "task-status@17"}},
+		{"a client runs the server's sampling as its task", clientTasked(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{}}}`,
+			`< {"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{"task":{"ttl":1000},"messages":[],"maxTokens":5}}`,
+			`> {"jsonrpc":"2.0","id":0,"result":{"task":`+task("c1", "working")+`}}`, // no role, content, model: a CreateTaskResult
+			`> {"jsonrpc":"2.0","method":"notifications/tasks/status","params":`+task("c1", "completed")+`}`,
+			`< {"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"c1"}}`,
+			`> {"jsonrpc":"2.0","id":1,"result":`+task("c1", "completed")+`}`,
+			`< {"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"c1"}}`,
+			`> {"jsonrpc":"2.0","id":2,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"c1"}}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+		), nil},
+		{"a client that takes sampling tasks answers one as usual", clientTasked(
+			`< {"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{"task":{},"messages":[],"maxTokens":5}}`,
+			`> {"jsonrpc":"2.0","id":0,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}`,
+		), []string{"task-fields@5"}},
+		{"a tools/call asks a server that takes no tasks for one, and is answered as usual", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":{}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{}}`, // no content: checked as a CallToolResult
+		), []string{"task-support@4", "tool-result@5"}},
+		{"a server asks for tasks the client does not take", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{}}}`,
+			`< {"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{"task":{},"messages":[],"maxTokens":5}}`,
+			`> {"jsonrpc":"2.0","id":0,"result":{"role":"assistant","content":{"type":"text","text":"hi"}}}`, // answered as usual, as it must: no task; but no model
+			`< {"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"task":{},"message":"ok?","requestedSchema":{"type":"object","properties":{}}}}`,
+			`> {"jsonrpc":"2.0","id":1,"result":{"task":`+task("c2", "working")+`}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+		), []string{"task-ask-support@5", "result-shape@6", "task-ask-support@7"}},
 		{"a cursor loop", opened(
 			`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `< {"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":"a"}}`,
 			`> {"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"a"}}`, `< {"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":"b"}}`,

@@ -52,6 +52,7 @@ var rules = []Rule{
 
 	// Tasks (2025-11-25)
 	{"task-support", Error, "a tools/call asks for a task the server or the tool does not take, or calls a tool that requires one without"},
+	{"task-ask-support", Warning, "a server asks its client to run a sampling or elicitation as a task the client did not declare it takes"},
 	{"task-fields", Error, "a task (created, polled, listed, cancelled or notified) lacks taskId, status, createdAt, lastUpdatedAt or ttl"},
 	{"task-status", Error, "a task with an unknown status, created in another status than working, or leaving a terminal status"},
 	{"task-result-meta", Error, "a tasks/result result without _meta io.modelcontextprotocol/related-task naming its task"},

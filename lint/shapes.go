@@ -53,6 +53,9 @@ func (c *checker) paramsShape(f *frame) {
 }
 
 func (c *checker) resultShape(f *frame, r *request) {
+	if answeredWithTask(f, r) {
+		return // a CreateTaskResult (taskResult), not the method's result
+	}
 	for _, p := range shapes[r.method].result {
 		if miss := lacks(f.result, p); miss != "" {
 			c.report("result-shape", f.seq, r.seq, "the %s result lacks %s", r.method, miss)

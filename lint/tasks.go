@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mcptape/mcptape/store"
 )
@@ -15,6 +16,12 @@ import (
 // tools/call, each task object's required members, the status
 // lifecycle of each task id, and the related-task _meta a tasks/result
 // result must carry.
+
+// taskAugmentable are the requests a requestor may make a task of
+// (params.task): a client's tools/call, and a server's sampling and
+// elicitation, which the client then runs as its task, and the server
+// polls.
+var taskAugmentable = map[string]bool{"tools/call": true, "sampling/createMessage": true, "elicitation/create": true}
 
 // taskStatuses are the statuses a task may have.
 var taskStatuses = []string{"working", "input_required", "completed", "failed", "cancelled"}
@@ -52,6 +59,36 @@ func (c *checker) taskCallRequest(f *frame, r *request) {
 	}
 }
 
+// taskAskRequest checks a server's task-augmented sampling or elicitation
+// against what the client declared: params.task only where the client
+// takes tasks for that request (tasks.requests.sampling.createMessage,
+// tasks.requests.elicitation.create). A SHOULD, where a tools/call's is a
+// MUST: a warning.
+func (c *checker) taskAskRequest(f *frame, r *request) {
+	if r.task && c.clientCapsKnown && !c.takesTask(r) {
+		group, name, _ := strings.Cut(r.method, "/")
+		c.report("task-ask-support", f.seq, 0, "%s asks for a task, but the client did not declare tasks.requests.%s.%s", r.method, group, name)
+	}
+}
+
+// takesTask says whether the receiver of task-augmentable request r
+// declared that it takes tasks for requests of its kind
+// (tasks.requests.tools.call for a server, …sampling.createMessage and
+// …elicitation.create for a client).
+func (c *checker) takesTask(r *request) bool {
+	caps := c.serverCaps
+	if r.dir == store.S2C {
+		caps = c.clientCaps
+	}
+	group, name, _ := strings.Cut(r.method, "/")
+	return member(member(member(caps["tasks"], "requests"), group), name) != nil
+}
+
+// answeredWithTask says whether f, the answer to r, is a CreateTaskResult.
+func answeredWithTask(f *frame, r *request) bool {
+	return r.task && member(f.result, "task") != nil
+}
+
 func orForbidden(s string) string {
 	if s == "" {
 		return "absent (forbidden)"
@@ -64,13 +101,19 @@ func orForbidden(s string) string {
 // tasks/result.
 func (c *checker) taskResult(f *frame, r *request) {
 	switch {
-	case r.method == "tools/call" && r.task:
-		task := member(f.result, "task")
-		if task == nil {
-			c.report("task-fields", f.seq, r.seq, "the answer to a task-augmented tools/call has no task (CreateTaskResult)")
-			return
+	case answeredWithTask(f, r):
+		c.taskObject(f, "the created task", member(f.result, "task"), true)
+	case r.task:
+		// A receiver that did not declare tasks for the request must
+		// answer it as if it had no params.task; one that did, with a
+		// task. Whose capabilities are unknown may do either.
+		known, receiver := c.serverCapsKnown, "server"
+		if r.dir == store.S2C {
+			known, receiver = c.clientCapsKnown, "client"
 		}
-		c.taskObject(f, "the created task", task, true)
+		if known && c.takesTask(r) {
+			c.report("task-fields", f.seq, r.seq, "the answer to a task-augmented %s has no task (CreateTaskResult), though the %s takes tasks for it", r.method, receiver)
+		}
 	case r.method == "tasks/get" || r.method == "tasks/cancel":
 		c.taskObject(f, r.method+"'s task", f.result, false)
 	case r.method == "tasks/list":

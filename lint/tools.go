@@ -65,7 +65,7 @@ func (c *checker) toolCallRequest(f *frame) {
 // toolCallResult checks a CallToolResult: its content blocks, and its
 // structuredContent against the tool's outputSchema.
 func (c *checker) toolCallResult(f *frame, r *request) {
-	if r.task {
+	if answeredWithTask(f, r) {
 		return // a CreateTaskResult, not a CallToolResult
 	}
 	res := objectMembers(f.result)
