@@ -112,6 +112,9 @@ type step struct {
 	out      Outgoing
 	progress bool // notifications/progress: re-keyed to the live token
 	at       time.Duration
+	// clientTask is the id of the task the client made when it was
+	// asked this (a request with params.task; clienttasks.go).
+	clientTask string
 }
 
 // LoadCassette reads a cassette (.db) or its JSONL export (.jsonl).
@@ -437,6 +440,9 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 	// for a refusal whose body comes after them. mcpspy keeps a refusal
 	// on the message it refused, and its body as a frame of its own.
 	var posted map[uint64]*interaction
+	// asked: the server's task-augmented requests during a call, by id,
+	// until the client answers (clienttasks.go).
+	var asked map[string]serverAsk
 	keepPosted := func(it *interaction, meta *store.HTTPMeta) {
 		if meta == nil || meta.StreamID == 0 {
 			return
@@ -508,6 +514,11 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			b.notes = append(b.notes, it)
 			b.noteHash = append(b.noteHash, p.hash)
 			last = it
+		case m.Dir == store.C2S && p.id != nil:
+			if ask, ok := asked[string(p.id)]; ok {
+				delete(asked, string(p.id))
+				noteClientTask(ask, p.result)
+			}
 		case m.Dir == store.S2C && !p.hasMeth && p.id != nil:
 			it := inflight.get(p.id)
 			if it == nil {
@@ -556,6 +567,12 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 					out: out, progress: p.method == "notifications/progress", at: m.Time.Sub(target.t0),
 				})
 				target.plays = true
+				if out.Request && fieldOf(p.params, "task") != nil {
+					if asked == nil {
+						asked = map[string]serverAsk{}
+					}
+					asked[string(p.id)] = serverAsk{target, len(target.during) - 1}
+				}
 			case p.method == "notifications/progress" && answered[p.token] != nil:
 				// Sent after the answer: replayed there.
 				it := answered[p.token]

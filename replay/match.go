@@ -298,6 +298,7 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 		start := time.Now()
 		live := req.ProgressToken()
 		sentProgress := false
+		var clientTasks clientTaskIDs
 		for _, st := range it.during {
 			if timing && !waitUntil(ctx, start.Add(st.at)) {
 				return Reply{NoReply: true}
@@ -310,10 +311,13 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 				if live == nil {
 					continue // the live client did not ask for progress
 				}
-				_ = peer.Notify(st.out.Method, rekey(st.out.Params, live))
+				_ = peer.Notify(st.out.Method, withMember(st.out.Params, "progressToken", live))
 				sentProgress = true
 			case st.out.Request:
-				_, _ = peer.Call(ctx, st.out.Method, st.out.Params)
+				answer, err := peer.Call(ctx, st.out.Method, clientTasks.rekey(st.out.Params))
+				if err == nil && st.clientTask != "" {
+					clientTasks.learn(st.clientTask, answer)
+				}
 			default:
 				_ = peer.Notify(st.out.Method, st.out.Params)
 			}
@@ -394,13 +398,15 @@ func (s *session) barrier(ctx context.Context, send func([]byte) error) {
 	}
 }
 
-// rekey puts the live progress token into recorded progress params.
-func rekey(params json.RawMessage, token json.RawMessage) json.RawMessage {
+// withMember sets member name of recorded params (an object) to value: the
+// live progress token in progress, the live client's task id. Params that
+// are no object go out as recorded.
+func withMember(params json.RawMessage, name string, value json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(params, &m) != nil || m == nil {
 		return params
 	}
-	m["progressToken"] = token
+	m[name] = value
 	b, err := json.Marshal(m)
 	if err != nil {
 		return params

@@ -634,7 +634,7 @@ func (s *session) sendAfter(after []Outgoing, req *Request) {
 	for _, o := range after {
 		if o.Progress {
 			if tok := req.ProgressToken(); tok != nil {
-				_ = s.out(notificationMessage(o.Method, rekey(o.Params, tok)))
+				_ = s.out(notificationMessage(o.Method, withMember(o.Params, "progressToken", tok)))
 			}
 			continue
 		}

@@ -350,6 +350,64 @@ func TestReplay_TasksTSClient(t *testing.T) {
 	}
 }
 
+// TestReplay_ClientTasksTSClient records the TypeScript SDK client, which
+// takes tasks for sampling, calling server-everything's
+// trigger-sampling-request-async through mcpspy, over stdio and over
+// Streamable HTTP: the server asks the client to sample as a task of the
+// client's, polls it with tasks/get and fetches it with tasks/result,
+// during the call. The client makes a new task id every run, so a replay
+// of the recording must poll and fetch the task the live client made,
+// not the recorded one (which it would answer "Task not found"). The same
+// client replays it with mcpmock over both transports and is asked just
+// what it was asked live.
+func TestReplay_ClientTasksTSClient(t *testing.T) {
+	mock := peertest.Binary(t, "mcpmock")
+	for _, over := range []string{"stdio", "http"} {
+		t.Run("recorded over "+over, func(t *testing.T) {
+			db, live := recordThroughSpy(t, over, func(_ bool, args ...string) []string {
+				return runTasksClient(t, "client", args...)
+			})
+			for _, want := range []string{
+				"sampling as task C1 ttl 300000: Resource trigger-sampling-request-async context: magnetic tape",
+				"server asked tasks/get C1: completed",
+				"server asked tasks/result C1: sampled: Resource trigger-sampling-request-async context: magnetic tape",
+				"result [COMPLETED] Async sampling completed!",
+			} {
+				if !slices.Contains(live, want) {
+					t.Fatalf("live transcript lacks %q (a changed peer?):\n%q", want, live)
+				}
+			}
+			checkClientTaskLint(t, db)
+			for _, replayOver := range []string{"stdio", "http"} {
+				t.Run("replayed over "+replayOver, func(t *testing.T) {
+					t.Parallel()
+					got := runTasksClient(t, "client", serveArgs(t, mock, replayOver, db)...)
+					if d := cmp.Diff(live, got); d != "" {
+						t.Errorf("replay differs from live (-live +replay):\n%s", d)
+					}
+				})
+			}
+		})
+	}
+}
+
+// checkClientTaskLint: lint finds nothing about tasks or result shapes in
+// what the real peers did with a task the client ran: its
+// CreateTaskResult answers a sampling/createMessage, so it is no
+// CreateMessageResult, and it is no task the server made.
+func checkClientTaskLint(t *testing.T, db string) {
+	t.Helper()
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range lint.Tape(tape, lint.Options{}) {
+		if strings.HasPrefix(f.Rule, "task-") || f.Rule == "result-shape" {
+			t.Errorf("lint on the real peers' client task: %s", f)
+		}
+	}
+}
+
 // checkTaskLint: mcpspy lint's task rules (task-support, task-fields,
 // task-status, task-result-meta, and undeclared-capability for tasks/*)
 // find nothing in what the real peers did: they hold to the spec's MUSTs

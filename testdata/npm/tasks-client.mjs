@@ -12,12 +12,20 @@
 //   eager  a host that does not wait: one tasks/get, then tasks/result at
 //          once (the spec has it block until the task is terminal), then
 //          tasks/get again.
-// Both end with tasks/list and report the notifications/tasks/status seen.
+//   client the other way round: trigger-sampling-request-async, whose
+//          server asks this client to sample as a task of the client's
+//          (sampling/createMessage with params.task), polls it with
+//          tasks/get and fetches it with tasks/result. The transcript says
+//          which task each of the server's requests named: one this client
+//          made (C1, …) or one it never made ("unknown").
+// All end with tasks/list and report the notifications/tasks/status seen.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import {
   CallToolResultSchema,
+  CreateMessageRequestSchema,
   CreateTaskResultSchema,
   ElicitRequestSchema,
   TaskStatusNotificationSchema,
@@ -25,7 +33,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 
 const [scenario, mode, ...rest] = process.argv.slice(2);
-const tool = "simulate-research-query";
+const tool = scenario === "client" ? "trigger-sampling-request-async" : "simulate-research-query";
 
 const transports = {
   stdio: () => new StdioClientTransport({ command: rest[0], args: rest.slice(1), stderr: "inherit" }),
@@ -42,9 +50,17 @@ const name = (taskId) => {
   return `T${ids.indexOf(taskId) + 1}`;
 };
 const notified = [];
+// The tasks this client made, by the order it made them.
+const clientIds = [];
+const clientName = (taskId) => (clientIds.includes(taskId) ? `C${clientIds.indexOf(taskId) + 1}` : "unknown");
 const client = new Client(
   { name: "tasks-client", version: "1.0.0" },
-  { capabilities: { elicitation: { form: {} } } },
+  scenario === "client"
+    ? {
+        capabilities: { sampling: {}, tasks: { list: {}, cancel: {}, requests: { sampling: { createMessage: {} } } } },
+        taskStore: new InMemoryTaskStore(),
+      }
+    : { capabilities: { elicitation: { form: {} } } },
 );
 let listChanged;
 const listChangedSeen = new Promise((resolve) => (listChanged = resolve));
@@ -52,10 +68,51 @@ client.setNotificationHandler(ToolListChangedNotificationSchema, () => listChang
 client.setNotificationHandler(TaskStatusNotificationSchema, (n) =>
   notified.push(`${name(n.params.taskId)} ${n.params.status}`),
 );
-client.setRequestHandler(ElicitRequestSchema, async (r) => {
-  seen.push(`elicitation: ${r.params.message}`);
-  return { action: "accept", content: { interpretation: "historical" } };
+if (scenario !== "client") {
+  client.setRequestHandler(ElicitRequestSchema, async (r) => {
+    seen.push(`elicitation: ${r.params.message}`);
+    return { action: "accept", content: { interpretation: "historical" } };
+  });
+}
+
+// The sampling the server asks for runs as a task of this client's when it
+// asks so: made, and completed as soon as the answer that made it is on
+// its way (setImmediate runs before this process reads anything more), so
+// that the server's first poll finds it done however soon it comes, and
+// the task is not told done before it is told made.
+if (scenario === "client") client.setRequestHandler(CreateMessageRequestSchema, async (r, extra) => {
+  const prompt = r.params.messages.map((m) => m.content.text).join(" ");
+  const answer = { role: "assistant", content: { type: "text", text: `sampled: ${prompt}` }, model: "tasks-client" };
+  if (!r.params.task) {
+    seen.push(`sampling without a task: ${prompt}`);
+    return answer;
+  }
+  const task = await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl });
+  clientIds.push(task.taskId);
+  seen.push(`sampling as task ${clientName(task.taskId)} ttl ${r.params.task.ttl}: ${prompt}`);
+  setImmediate(() => extra.taskStore.storeTaskResult(task.taskId, "completed", answer));
+  return { task };
 });
+
+// watchTasksAsked notes each tasks/* request the server sends this client,
+// and how the client answered it.
+function watchTasksAsked(transport) {
+  const asked = new Map();
+  const onmessage = transport.onmessage;
+  transport.onmessage = (m, extra) => {
+    if (m.method?.startsWith("tasks/") && m.id !== undefined) asked.set(m.id, `${m.method} ${clientName(m.params?.taskId)}`);
+    onmessage(m, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (m, options) => {
+    if (m.id !== undefined && asked.has(m.id) && m.method === undefined) {
+      const outcome = m.error ? `error ${m.error.message}` : m.result.status ?? m.result.content?.text ?? "ok";
+      seen.push(`server asked ${asked.get(m.id)}: ${outcome}`);
+      asked.delete(m.id);
+    }
+    return send(m, options);
+  };
+}
 
 const firstLine = (r) => (r.content || []).filter((c) => c.type === "text").map((c) => c.text.split("\n")[0]).join(" | ");
 const status = (t) => `${name(t.taskId)} ${t.status}${t.statusMessage ? ` (${t.statusMessage})` : ""}`;
@@ -107,7 +164,9 @@ async function eagerScenario(args) {
 
 try {
   if (!transports[mode]) throw new Error(`unknown mode ${mode}`);
-  await client.connect(transports[mode]());
+  const transport = transports[mode]();
+  await client.connect(transport);
+  watchTasksAsked(transport);
   const t = await waitForTool();
   seen.push(`${tool} taskSupport ${t.execution?.taskSupport}`);
   if (scenario === "poll") {
@@ -115,6 +174,9 @@ try {
     await pollScenario({ topic: "cassettes", ambiguous: true });
   } else if (scenario === "eager") {
     await eagerScenario({ topic: "magnetic tape" });
+  } else if (scenario === "client") {
+    const r = await client.callTool({ name: tool, arguments: { prompt: "magnetic tape", maxTokens: 10 } });
+    seen.push(`result ${firstLine(r)}`);
   } else {
     throw new Error(`unknown scenario ${scenario}`);
   }
