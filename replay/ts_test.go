@@ -26,25 +26,11 @@ import (
 // returns what it saw.
 func runTSClient(t *testing.T, token string, waitListChanged bool, args ...string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	argv := peertest.NodeScript(t, "replay-client.mjs", args...)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "TOKEN="+token)
+	env := []string{"TOKEN=" + token}
 	if !waitListChanged {
-		cmd.Env = append(cmd.Env, "WAIT_LIST_CHANGED=0")
+		env = append(env, "WAIT_LIST_CHANGED=0")
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("TS client %v: %v; stderr:\n%s", args, err, stderr.String())
-	}
-	var seen []string
-	if err := json.Unmarshal(bytes.TrimSpace(out), &seen); err != nil {
-		t.Fatalf("TS client %v: no transcript (%v); stdout %q; stderr:\n%s", args, err, out, stderr.String())
-	}
-	return seen
+	return peertest.NodeTranscript(t, 90*time.Second, env, "replay-client.mjs", args...)
 }
 
 // TestReplay_ServerEverythingTSClient records server-everything with the
@@ -270,21 +256,7 @@ func TestReplay_JournalTSClient(t *testing.T) {
 // what it saw.
 func runTasksClient(t *testing.T, scenario string, args ...string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	argv := peertest.NodeScript(t, "tasks-client.mjs", append([]string{scenario}, args...)...)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("tasks client %s %v: %v\nsaw %s\nstderr:\n%s", scenario, args, err, out, stderr.String())
-	}
-	var seen []string
-	if err := json.Unmarshal(bytes.TrimSpace(out), &seen); err != nil {
-		t.Fatalf("tasks client %s %v: no transcript (%v); stdout %q; stderr:\n%s", scenario, args, err, out, stderr.String())
-	}
-	return seen
+	return peertest.NodeTranscript(t, 120*time.Second, nil, "tasks-client.mjs", append([]string{scenario}, args...)...)
 }
 
 // lineWith returns the first line of a transcript that starts with prefix.
@@ -351,11 +323,11 @@ func TestReplay_TasksTSClient(t *testing.T) {
 }
 
 // TestReplay_ClientTasksTSClient records the TypeScript SDK client, which
-// takes tasks for sampling, calling server-everything's
-// trigger-sampling-request-async through mcpspy, over stdio and over
-// Streamable HTTP: the server asks the client to sample as a task of the
-// client's, polls it with tasks/get and fetches it with tasks/result,
-// during the call. The client makes a new task id every run, so a replay
+// takes tasks for sampling and elicitation, calling server-everything's
+// trigger-sampling-request-async and trigger-elicitation-request-async
+// through mcpspy, over stdio and over Streamable HTTP: the server asks
+// the client to sample (then elicit) as a task of the client's, polls it
+// with tasks/get and fetches it with tasks/result, during the call. The client makes a new task id every run, so a replay
 // of the recording must poll and fetch the task the live client made,
 // not the recorded one (which it would answer "Task not found"). The same
 // client replays it with mcpmock over both transports and is asked just
@@ -372,12 +344,17 @@ func TestReplay_ClientTasksTSClient(t *testing.T) {
 				"server asked tasks/get C1: completed",
 				"server asked tasks/result C1: sampled: Resource trigger-sampling-request-async context: magnetic tape",
 				"result [COMPLETED] Async sampling completed!",
+				"elicitation as task C2 ttl 600000: Please provide inputs for the following fields (async task demo):",
+				"server asked tasks/get C2: completed",
+				"server asked tasks/result C2: accept",
+				"result [COMPLETED] User provided the requested information! | User inputs: | ",
 			} {
 				if !slices.Contains(live, want) {
 					t.Fatalf("live transcript lacks %q (a changed peer?):\n%q", want, live)
 				}
 			}
 			checkClientTaskLint(t, db)
+			script := exportScript(t, db)
 			for _, replayOver := range []string{"stdio", "http"} {
 				t.Run("replayed over "+replayOver, func(t *testing.T) {
 					t.Parallel()
@@ -387,8 +364,36 @@ func TestReplay_ClientTasksTSClient(t *testing.T) {
 					}
 				})
 			}
+			// export --script makes the tools' sample and elicit tasks
+			// again, the elicited action read from the task's result: the
+			// script asks the client as the server did, and answers as
+			// the server did.
+			t.Run("exported script", func(t *testing.T) {
+				got := runTasksClient(t, "client", "stdio", mock, "serve", script)
+				if d := cmp.Diff(live, got); d != "" {
+					t.Errorf("the exported script differs from live (-live +script):\n%s", d)
+				}
+			})
 		})
 	}
+}
+
+// exportScript writes the script export --script makes of db.
+func exportScript(t *testing.T, db string) string {
+	t.Helper()
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := script.FromTape(tape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "exported.yaml")
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // checkClientTaskLint: lint finds nothing about tasks or result shapes in
@@ -443,20 +448,10 @@ func checkTaskLint(t *testing.T, db string) {
 // it, through mcpmock serving the script.
 func checkTaskScript(t *testing.T, mock, db string, eagerLive []string) {
 	t.Helper()
-	tape, err := store.Load(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := script.FromTape(tape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "everything-tasks.yaml")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := exportScript(t, db)
 	got := runTasksClient(t, "eager", "stdio", mock, "serve", path)
 	if want, got := lineWith(eagerLive, "result "), lineWith(got, "result "); want == "" || got != want {
+		out, _ := os.ReadFile(path)
 		t.Errorf("the exported script's task gave %q, live %q\nscript:\n%s", got, want, out)
 	}
 }

@@ -9,8 +9,10 @@ package peertest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -120,6 +122,31 @@ func NodeScript(tb testing.TB, script string, args ...string) []string {
 	tb.Helper()
 	dir := NPMDir(tb)
 	return append([]string{Node(tb), filepath.Join(dir, script)}, args...)
+}
+
+// NodeTranscript runs a script in testdata/npm to completion, within
+// timeout, with env added to this process's environment, and returns
+// what it printed on stdout: one JSON array of strings, the transcript of
+// what the client saw. A non-zero exit or no transcript fails the test,
+// with what the script printed.
+func NodeTranscript(tb testing.TB, timeout time.Duration, env []string, script string, args ...string) []string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	argv := NodeScript(tb, script, args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("%s %v: %v\nsaw %s\nstderr:\n%s", script, args, err, out, stderr.String())
+	}
+	var seen []string
+	if err := json.Unmarshal(bytes.TrimSpace(out), &seen); err != nil {
+		tb.Fatalf("%s %v: no transcript (%v); stdout %q; stderr:\n%s", script, args, err, out, stderr.String())
+	}
+	return seen
 }
 
 // ServerEverything returns the command line that starts the reference

@@ -61,6 +61,9 @@ type ask struct {
 	mode string
 	// params renders the request's params for one call.
 	params func(data map[string]any) (json.RawMessage, error)
+	// task, when set, asks a client that takes them to run it as a task
+	// of its own (clienttask.go).
+	task *clientTask
 }
 
 // askable returns the questions among asks that the client of c may be
@@ -117,13 +120,19 @@ func (ss *session) askFirst(ctx context.Context, peer replay.Peer, c *call, q qu
 		}
 		return q.start()(ctx, peer, c, replies)
 	}
+	tasks := make([]*clientTask, len(asks))
+	for i, a := range asks {
+		if a.task != nil && ss.takesClientTask(c, a.kind) {
+			params[i], tasks[i] = withTask(params[i], a.task), a.task
+		}
+	}
 	// The handshake era asks mid-call, which needs the peer: commit now,
 	// in order, and ask and answer when the call plays.
 	answer := q.start()
 	play := func(ctx context.Context, peer replay.Peer) replay.Reply {
 		c := *c
 		c.prepare = false
-		replies := askClient(ctx, peer, asks, params)
+		replies := askClient(ctx, peer, asks, params, tasks)
 		reply, ok := answer(ctx, peer, &c, replies)
 		if !ok { // too late to pass the call on to the next source
 			reply = q.none(replies)
@@ -170,20 +179,7 @@ func sendComplete(peer replay.Peer, id string) {
 // (initialize, or the request's _meta in 2026-07-28) leaves it out. A
 // client that never said is asked.
 func (ss *session) canAsk(c *call, capability, mode string) bool {
-	var caps map[string]json.RawMessage
-	known := false
-	if c.stateless {
-		var meta map[string]json.RawMessage
-		if json.Unmarshal(c.params["_meta"], &meta) == nil {
-			if raw, ok := meta[metaClientCapabilities]; ok {
-				known = json.Unmarshal(raw, &caps) == nil
-			}
-		}
-	} else {
-		ss.mu.Lock()
-		caps, known = ss.clientCaps, ss.clientCapsKnown
-		ss.mu.Unlock()
-	}
+	caps, known := ss.clientCapabilities(c)
 	if !known {
 		return true
 	}
@@ -198,6 +194,24 @@ func (ss *session) canAsk(c *call, capability, mode string) bool {
 	_ = json.Unmarshal(v, &modes)
 	m, ok := modes[mode]
 	return ok && string(m) != "null"
+}
+
+// clientCapabilities is what the client of c told of its capabilities:
+// at initialize, or in the request's _meta in 2026-07-28; known is false
+// when it never said.
+func (ss *session) clientCapabilities(c *call) (caps map[string]json.RawMessage, known bool) {
+	if c.stateless {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(c.params["_meta"], &meta) == nil {
+			if raw, ok := meta[metaClientCapabilities]; ok {
+				known = json.Unmarshal(raw, &caps) == nil
+			}
+		}
+		return caps, known
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.clientCaps, ss.clientCapsKnown
 }
 
 // noteClientCaps keeps what a handshake-era client declared.
@@ -248,12 +262,19 @@ func inputRequired(asks []*ask, params []json.RawMessage) replay.Reply {
 // askClient puts the questions to a handshake-era client, one after
 // another, and returns the replies by data name. A question answered with
 // an error, not at all (--call-timeout), or not with an object has none.
-func askClient(ctx context.Context, peer replay.Peer, asks []*ask, params []json.RawMessage) map[string]any {
+// One asked as a task (tasks[i]) that the client made a task of is
+// answered by the task's result.
+func askClient(ctx context.Context, peer replay.Peer, asks []*ask, params []json.RawMessage, tasks []*clientTask) map[string]any {
 	replies := map[string]any{}
 	for i, a := range asks {
 		raw, err := peer.Call(ctx, a.kind.method, params[i])
 		if err != nil {
 			continue
+		}
+		if t, made := taskOf(raw); tasks[i] != nil && made {
+			if raw, err = followClientTask(ctx, peer, t, tasks[i].limit); err != nil {
+				continue
+			}
 		}
 		var result map[string]any
 		if json.Unmarshal(raw, &result) == nil {
@@ -269,7 +290,7 @@ func askClient(ctx context.Context, peer replay.Peer, asks []*ask, params []json
 func (c *compiler) asks(e *Elicit, s *Sample, roots bool) (asks []*ask, completes bool) {
 	if e != nil {
 		f := c.elicit(e)
-		asks = append(asks, &ask{kind: elicitKind, mode: f.clientMode(), params: f.params})
+		asks = append(asks, &ask{kind: elicitKind, mode: f.clientMode(), params: f.params, task: c.clientTask(e.Task)})
 		completes = f.complete
 	}
 	if s != nil {

@@ -136,6 +136,9 @@ type Elicit struct {
 	// RequestedSchema is the form: an object schema of flat string,
 	// number, integer, boolean and enum properties.
 	RequestedSchema Value `yaml:"requestedSchema"`
+	// Task asks a client that takes them to run the elicitation as a
+	// task of its own: true, or {ttl: milliseconds} (clienttask.go).
+	Task Value `yaml:"task"`
 }
 
 // Sample is a sampling/createMessage request the tool sends the client
@@ -155,6 +158,9 @@ type Sample struct {
 	// IncludeContext is none, thisServer or allServers.
 	IncludeContext string `yaml:"includeContext"`
 	Meta           Value  `yaml:"_meta"`
+	// Task asks a client that takes them to run the sampling as a task
+	// of its own, as Elicit.Task.
+	Task Value `yaml:"task"`
 }
 
 // RPCError is a JSON-RPC error answer.

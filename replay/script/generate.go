@@ -223,6 +223,9 @@ func (r *recording) addSession(s *store.TapeSession) {
 	// it as a frame of its own).
 	refusedOnStream := map[uint64]*exchange{}
 	asked := map[string]*recordedAsk{} // questions the server put to the client, by request id
+	// askedAsTask: questions the client made a task of, by the task's id,
+	// until the server fetches its result (tasks/result), the reply.
+	askedAsTask := map[string]*recordedAsk{}
 	r.hist = nil
 	for _, m := range s.Messages {
 		var w wire
@@ -298,6 +301,16 @@ func (r *recording) addSession(s *store.TapeSession) {
 			r.learn(x)
 			r.noteListing(x)
 			lastAnswered = x
+		case m.Dir == store.S2C && w.Method == "tasks/result" && len(w.ID) > 0:
+			// The server fetches the result of a question it asked as
+			// a task of the client's: that is the reply.
+			var p struct {
+				TaskID string `json:"taskId"`
+			}
+			if json.Unmarshal(w.Params, &p) == nil && askedAsTask[p.TaskID] != nil {
+				asked[string(w.ID)] = askedAsTask[p.TaskID]
+				delete(askedAsTask, p.TaskID)
+			}
 		case m.Dir == store.S2C && w.Method != "" && len(w.ID) > 0:
 			// The server asks the client something, mid-call.
 			k, ok := askKindOf(w.Method)
@@ -314,7 +327,9 @@ func (r *recording) addSession(s *store.TapeSession) {
 			if a := asked[string(w.ID)]; a != nil {
 				delete(asked, string(w.ID))
 				a.at = m.Time
-				if isObject(w.Result) {
+				if t, made := taskOf(w.Result); made && jsonrpc.Member(a.params, "task") != nil {
+					askedAsTask[t.TaskID] = a // the reply is the task's result
+				} else if isObject(w.Result) {
 					a.reply = w.Result
 				}
 			}

@@ -327,6 +327,7 @@ func elicitNode(asks []*recordedAsk, args []map[string]any) (n *yaml.Node, same 
 	if err == nil {
 		m.set("requestedSchema", schema)
 	}
+	m.n.Content = append(m.n.Content, pick(asks[0].params, []string{"task"}).n.Content...)
 	for _, e := range all[1:] {
 		same = same && jsonValueEqual(e.RequestedSchema, first.RequestedSchema)
 	}
@@ -376,8 +377,9 @@ func sampleNode(asks []*recordedAsk, args []map[string]any) (n *yaml.Node, same 
 		same = same && ok
 		m.set("systemPrompt", strNode(prompt))
 	}
-	rest := []string{"maxTokens", "temperature", "stopSequences", "modelPreferences", "includeContext", "_meta"}
-	m.n.Content = append(m.n.Content, pick(asks[0].params, rest).n.Content...)
+	rest := []string{"maxTokens", "temperature", "stopSequences", "modelPreferences", "includeContext", "_meta", "task"}
+	m.n.Content = append(m.n.Content, pick(asks[0].params, rest[:len(rest)-1]).n.Content...)
+	m.n.Content = append(m.n.Content, pick(asks[0].params, rest[len(rest)-1:]).n.Content...) // task last, as in a script
 	var firstRest map[string]json.RawMessage
 	_ = json.Unmarshal(asks[0].params, &firstRest)
 	for i, s := range all[1:] {

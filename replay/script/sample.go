@@ -50,7 +50,7 @@ func (c *compiler) sample(s *Sample) *ask {
 	if s.Meta.Set && c.kind(s.Meta, "object") {
 		r.fixed["_meta"] = s.Meta.V
 	}
-	return &ask{kind: sampleKind, params: r.params}
+	return &ask{kind: sampleKind, params: r.params, task: c.clientTask(s.Task)}
 }
 
 // params renders the sampling/createMessage params for one call.

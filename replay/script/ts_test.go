@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -119,6 +120,75 @@ func TestTSClient_Tasks(t *testing.T) {
 				args = []string{"tasks", "--url", url}
 			}
 			runTSClient(t, args, want)
+		})
+	}
+}
+
+// clientTaskScript asks the client to sample, and to elicit, as tasks of
+// its own: the tools are named as server-everything's, whose calls
+// tasks-client.mjs makes.
+const clientTaskScript = `server: {name: client-tasks-demo, version: "1.0.0"}
+tools:
+  - name: trigger-sampling-request-async
+    inputSchema: {type: object, properties: {prompt: {type: string}, maxTokens: {type: number}}}
+    sample:
+      messages: [{role: user, text: "Resource trigger-sampling-request-async context: {{.args.prompt}}"}]
+      maxTokens: 10
+      task: {ttl: 60000}
+    answers:
+      - when: {sampled: {model: tasks-client}}
+        text: "sampled by {{.sampled.model}}: {{.sampled.content.text}}"
+      - {isError: true, text: no reply}
+  - name: trigger-elicitation-request-async
+    inputSchema: {type: object}
+    elicit:
+      message: Who are you?
+      requestedSchema: {type: object, properties: {name: {type: string}, favoriteColor: {type: string}}}
+      task: true
+    answers:
+      - when: {elicited: {action: accept}}
+        text: "{{.elicited.content.name}} likes {{.elicited.content.favoriteColor}}"
+      - {isError: true, text: no reply}
+`
+
+// TestTSClient_ClientTask: the TypeScript SDK client, with a task store
+// and tasks.requests.sampling.createMessage and
+// tasks.requests.elicitation.create declared
+// (testdata/npm/tasks-client.mjs, scenario client), is asked by a
+// script's sample and elicit with task to sample and elicit as tasks of
+// its own, over stdio and Streamable HTTP: it makes each task, mcpmock
+// polls it with tasks/get and fetches it with tasks/result, and the
+// tool's answer reads the result the task gave.
+func TestTSClient_ClientTask(t *testing.T) {
+	mock := peertest.Binary(t, "mcpmock")
+	script := filepath.Join(t.TempDir(), "client-task.yaml")
+	if err := os.WriteFile(script, []byte(clientTaskScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const sampled = "sampled: Resource trigger-sampling-request-async context: magnetic tape"
+	want := []string{
+		"trigger-sampling-request-async taskSupport undefined",
+		"sampling as task C1 ttl 60000: Resource trigger-sampling-request-async context: magnetic tape",
+		"server asked tasks/get C1: completed",
+		"server asked tasks/result C1: " + sampled,
+		"result sampled by tasks-client: " + sampled,
+		"elicitation as task C2 ttl undefined: Who are you?",
+		"server asked tasks/get C2: completed",
+		"server asked tasks/result C2: accept",
+		"result Ada likes Blue",
+	}
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"client", "stdio", mock, "serve", script}
+			if transport == "http" {
+				p := peertest.Start(t, "", nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", script)
+				args = []string{"client", "http", strings.TrimSpace(p.WaitLine(t, "mcpmock: listening on ", 30*time.Second))}
+			}
+			got := peertest.NodeTranscript(t, 60*time.Second, nil, "tasks-client.mjs", args...)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("the client saw (-want +got):\n%s", d)
+			}
 		})
 	}
 }

@@ -12,13 +12,15 @@
 //   eager  a host that does not wait: one tasks/get, then tasks/result at
 //          once (the spec has it block until the task is terminal), then
 //          tasks/get again.
-//   client the other way round: trigger-sampling-request-async, whose
-//          server asks this client to sample as a task of the client's
-//          (sampling/createMessage with params.task), polls it with
-//          tasks/get and fetches it with tasks/result. The transcript says
-//          which task each of the server's requests named: one this client
-//          made (C1, …) or one it never made ("unknown").
-// All end with tasks/list and report the notifications/tasks/status seen.
+//   client the other way round: trigger-sampling-request-async and
+//          trigger-elicitation-request-async, whose server asks this
+//          client to sample, then to elicit, as a task of the client's
+//          (params.task on sampling/createMessage, elicitation/create),
+//          polls it with tasks/get and fetches it with tasks/result. The
+//          transcript says which task each of the server's requests named:
+//          one this client made (C1, …) or one it never made ("unknown").
+// poll and eager end with tasks/list and report the
+// notifications/tasks/status seen.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -34,6 +36,7 @@ import {
 
 const [scenario, mode, ...rest] = process.argv.slice(2);
 const tool = scenario === "client" ? "trigger-sampling-request-async" : "simulate-research-query";
+const elicitTool = "trigger-elicitation-request-async";
 
 const transports = {
   stdio: () => new StdioClientTransport({ command: rest[0], args: rest.slice(1), stderr: "inherit" }),
@@ -57,7 +60,11 @@ const client = new Client(
   { name: "tasks-client", version: "1.0.0" },
   scenario === "client"
     ? {
-        capabilities: { sampling: {}, tasks: { list: {}, cancel: {}, requests: { sampling: { createMessage: {} } } } },
+        capabilities: {
+          sampling: {},
+          elicitation: { form: {} },
+          tasks: { list: {}, cancel: {}, requests: { sampling: { createMessage: {} }, elicitation: { create: {} } } },
+        },
         taskStore: new InMemoryTaskStore(),
       }
     : { capabilities: { elicitation: { form: {} } } },
@@ -75,24 +82,33 @@ if (scenario !== "client") {
   });
 }
 
-// The sampling the server asks for runs as a task of this client's when it
-// asks so: made, and completed as soon as the answer that made it is on
-// its way (setImmediate runs before this process reads anything more), so
+// What the server asks for runs as a task of this client's when it asks
+// so: made, and completed as soon as the answer that made it is on its
+// way (setImmediate runs before this process reads anything more), so
 // that the server's first poll finds it done however soon it comes, and
 // the task is not told done before it is told made.
-if (scenario === "client") client.setRequestHandler(CreateMessageRequestSchema, async (r, extra) => {
-  const prompt = r.params.messages.map((m) => m.content.text).join(" ");
-  const answer = { role: "assistant", content: { type: "text", text: `sampled: ${prompt}` }, model: "tasks-client" };
+async function asTask(what, r, extra, detail, answer) {
   if (!r.params.task) {
-    seen.push(`sampling without a task: ${prompt}`);
+    seen.push(`${what} without a task: ${detail}`);
     return answer;
   }
   const task = await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl });
   clientIds.push(task.taskId);
-  seen.push(`sampling as task ${clientName(task.taskId)} ttl ${r.params.task.ttl}: ${prompt}`);
+  seen.push(`${what} as task ${clientName(task.taskId)} ttl ${r.params.task.ttl}: ${detail}`);
   setImmediate(() => extra.taskStore.storeTaskResult(task.taskId, "completed", answer));
   return { task };
-});
+}
+if (scenario === "client") {
+  client.setRequestHandler(CreateMessageRequestSchema, async (r, extra) => {
+    const prompt = r.params.messages.map((m) => m.content.text).join(" ");
+    const answer = { role: "assistant", content: { type: "text", text: `sampled: ${prompt}` }, model: "tasks-client" };
+    return asTask("sampling", r, extra, prompt, answer);
+  });
+  client.setRequestHandler(ElicitRequestSchema, async (r, extra) => {
+    const answer = { action: "accept", content: { name: "Ada", favoriteColor: "Blue", agreeToTerms: true } };
+    return asTask("elicitation", r, extra, r.params.message, answer);
+  });
+}
 
 // watchTasksAsked notes each tasks/* request the server sends this client,
 // and how the client answered it.
@@ -106,7 +122,7 @@ function watchTasksAsked(transport) {
   const send = transport.send.bind(transport);
   transport.send = (m, options) => {
     if (m.id !== undefined && asked.has(m.id) && m.method === undefined) {
-      const outcome = m.error ? `error ${m.error.message}` : m.result.status ?? m.result.content?.text ?? "ok";
+      const outcome = m.error ? `error ${m.error.message}` : m.result.status ?? m.result.content?.text ?? m.result.action ?? "ok";
       seen.push(`server asked ${asked.get(m.id)}: ${outcome}`);
       asked.delete(m.id);
     }
@@ -177,13 +193,17 @@ try {
   } else if (scenario === "client") {
     const r = await client.callTool({ name: tool, arguments: { prompt: "magnetic tape", maxTokens: 10 } });
     seen.push(`result ${firstLine(r)}`);
+    const e = await client.callTool({ name: elicitTool, arguments: {} });
+    seen.push(`result ${firstLine(e)}`);
   } else {
     throw new Error(`unknown scenario ${scenario}`);
   }
-  const list = await client.experimental.tasks.listTasks();
-  seen.push(`list ${list.tasks.map((t) => `${name(t.taskId)} ${t.status}`).sort().join(", ")}`);
-  seen.push(`task ids ${JSON.stringify(ids)}`);
-  seen.push(`notified ${notified.join(", ")}`);
+  if (scenario !== "client") {
+    const list = await client.experimental.tasks.listTasks();
+    seen.push(`list ${list.tasks.map((t) => `${name(t.taskId)} ${t.status}`).sort().join(", ")}`);
+    seen.push(`task ids ${JSON.stringify(ids)}`);
+    seen.push(`notified ${notified.join(", ")}`);
+  }
   await client.close();
   process.stdout.write(JSON.stringify(seen) + "\n");
   process.exit(0);
