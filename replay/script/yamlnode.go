@@ -146,6 +146,8 @@ func literalTemplateNode(n *yaml.Node) {
 
 // encodeYAML writes the document with two-space indents.
 func encodeYAML(doc *yaml.Node) ([]byte, error) {
+	back, restore := standInAstral(doc)
+	defer restore()
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
@@ -155,5 +157,79 @@ func encodeYAML(doc *yaml.Node) ([]byte, error) {
 	if err := enc.Close(); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	if back == nil {
+		return b.Bytes(), nil
+	}
+	return []byte(back.Replace(b.String())), nil
+}
+
+// privateUse is the Basic Multilingual Plane's private use area, where
+// standInAstral finds its stand-ins.
+const privateUseFirst, privateUseLast = 0xE000, 0xF8FF
+
+// standInAstral puts, in every string of doc, a stand-in from the private
+// use area for each character beyond the Basic Multilingual Plane (an
+// emoji), and returns the replacer that puts them back in the encoded
+// text (nil: doc has none) and the func that restores doc. go-yaml v3
+// takes such characters for unprintable and writes a string that holds
+// one double-quoted, with \U escapes: a tool's description of several
+// lines becomes one long escaped line. The stand-ins are printable to it,
+// so the string is written as it would be without them, and YAML allows
+// the characters themselves in any style. A stand-in is a character no
+// string of doc uses; past the area's 6,400, the rest stay escaped.
+func standInAstral(doc *yaml.Node) (back *strings.Replacer, restore func()) {
+	var scalars []*yaml.Node
+	used := map[rune]bool{}
+	astral := false
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode {
+			scalars = append(scalars, n)
+		}
+		for _, s := range []string{n.Value, n.HeadComment, n.LineComment, n.FootComment} {
+			for _, r := range s {
+				used[r] = true
+				astral = astral || r > 0xFFFF
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if !astral {
+		return nil, func() {}
+	}
+	standIn := map[rune]rune{}
+	var pairs []string
+	next := rune(privateUseFirst)
+	for r := range used {
+		if r <= 0xFFFF {
+			continue
+		}
+		for next <= privateUseLast && used[next] {
+			next++
+		}
+		if next > privateUseLast {
+			break
+		}
+		standIn[r] = next
+		pairs = append(pairs, string(next), string(r))
+		next++
+	}
+	was := make([]string, len(scalars))
+	for i, n := range scalars {
+		was[i] = n.Value
+		n.Value = strings.Map(func(r rune) rune {
+			if s, ok := standIn[r]; ok {
+				return s
+			}
+			return r
+		}, n.Value)
+	}
+	return strings.NewReplacer(pairs...), func() {
+		for i, n := range scalars {
+			n.Value = was[i]
+		}
+	}
 }
