@@ -50,8 +50,32 @@ func TestReplay_ServerEverythingTSClient(t *testing.T) {
 				t.Errorf("live transcript lacks %q: %q", want, live)
 			}
 			replayEverything(t, mock, db, live, recordOver == "stdio")
+			if recordOver == "http" {
+				// The same traffic as a HAR (what a browser's devtools or
+				// a proxy saves), imported into a cassette of its own,
+				// replays alike: nothing the client sees is lost on the way.
+				t.Run("through a HAR", func(t *testing.T) {
+					replayEverything(t, mock, throughHAR(t, db), live, false)
+				})
+			}
 		})
 	}
+}
+
+// throughHAR exports db's HTTP sessions as a HAR with mcpspy export --har
+// and imports that into a new cassette with mcpspy import, whose path it
+// returns.
+func throughHAR(t *testing.T, db string) string {
+	t.Helper()
+	spy := peertest.Binary(t, "mcpspy")
+	dir := t.TempDir()
+	har, imported := filepath.Join(dir, "traffic.har"), filepath.Join(dir, "imported.db")
+	for _, argv := range [][]string{{"export", "--har", "-o", har, db}, {"import", "-o", imported, har}} {
+		if out, err := exec.Command(spy, argv...).CombinedOutput(); err != nil {
+			t.Fatalf("mcpspy %v: %v\n%s", argv, err, out)
+		}
+	}
+	return imported
 }
 
 // recordEverything records the TS client against server-everything

@@ -413,8 +413,14 @@ func exportScopes(m *inspector.Model, path string, sessions []string) ([]int, er
 }
 
 func runImport(args []string, s streams) error {
-	fs := newFlags("import", "import -o CASSETTE FILE.jsonl", s)
+	fs := newFlags("import", "import -o CASSETTE [--redact NAME] [--redact-value REGEX] [--no-redact] FILE.jsonl|FILE.har", s)
 	out := fs.String("o", "", "the `CASSETTE` to write (required); created if missing")
+	var redact, redactValue multiFlag
+	fs.Var(&redact, "redact", "a HAR only: also store as \"[redacted]\" the value of every header, query parameter and message\n"+
+		"member (inside params, results and errors) with this `NAME`; repeatable")
+	fs.Var(&redactValue, "redact-value", "a HAR only: also store as \"[redacted]\" every message member, header value, query parameter\n"+
+		"value and path segment whose string value the Go regular expression `REGEX` matches; repeatable")
+	noRedact := fs.Bool("no-redact", false, "a HAR only: store its credentials as they are (they are redacted by default, as mcpspy record does)")
 	if err := cli.ParseAll(fs, args); err != nil {
 		return err
 	}
@@ -422,10 +428,10 @@ func runImport(args []string, s streams) error {
 		return usageErrorf("import: -o CASSETTE is required")
 	}
 	if fs.NArg() != 1 {
-		return usageErrorf("import: want exactly one FILE.jsonl, got %d arguments", fs.NArg())
+		return usageErrorf("import: want exactly one FILE.jsonl or FILE.har, got %d arguments", fs.NArg())
 	}
 	if cli.SamePath(*out, fs.Arg(0)) {
-		return usageErrorf("import: -o %s is the FILE.jsonl being imported; name another cassette", *out)
+		return usageErrorf("import: -o %s is the file being imported; name another cassette", *out)
 	}
 	if err := checkCassetteOut("import", "-o", *out); err != nil {
 		return err
@@ -435,6 +441,17 @@ func runImport(args []string, s streams) error {
 		return err
 	}
 	defer f.Close()
+	if isHAR(f, fs.Arg(0)) {
+		return importHAR(f, fs.Arg(0), *out, redact, redactValue, *noRedact, s)
+	}
+	for _, set := range []struct {
+		name string
+		set  bool
+	}{{"redact", len(redact) > 0}, {"redact-value", len(redactValue) > 0}, {"no-redact", *noRedact}} {
+		if set.set {
+			return usageErrorf("import: --%s is for a HAR file; a JSONL export was redacted when it was recorded (mcpspy export --redact blanks more)", set.name)
+		}
+	}
 	tape, err := store.ReadJSONL(f, fs.Arg(0))
 	if err != nil && store.Check(fs.Arg(0)) == nil {
 		return fmt.Errorf("import: %s is a cassette already; import reads a JSONL export (mcpspy export makes one)", fs.Arg(0))

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcptape/mcptape/recorder"
+)
+
+// isHAR says whether the file being imported is an HTTP Archive: named
+// .har, or a JSON document whose first member is "log" (a JSONL export's
+// lines begin with "session"). It leaves f at its start.
+func isHAR(f *os.File, path string) bool {
+	if strings.EqualFold(filepath.Ext(path), ".har") {
+		return true
+	}
+	defer f.Seek(0, io.SeekStart)
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(bufio.NewReader(f), head)
+	t := strings.TrimLeft(string(head[:n]), " \t\r\n\ufeff")
+	if !strings.HasPrefix(t, "{") {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimLeft(t[1:], " \t\r\n"), `"log"`)
+}
+
+// importHAR adds the MCP traffic of a HAR to the cassette at out, each
+// session recorded as mcpspy record would have (a fresh session id, its
+// handshake noted), credentials redacted unless noRedact.
+func importHAR(f *os.File, path, out string, redact, redactValue []string, noRedact bool, s streams) error {
+	var opts recorder.HARImportOptions
+	switch {
+	case !noRedact:
+		if err := checkRedactNames("import", redact); err != nil {
+			return err
+		}
+		values, err := valuePatterns("import", redactValue)
+		if err != nil {
+			return err
+		}
+		opts.Headers = recorder.NewHTTPRedactor(redact)
+		opts.Headers.Values = values
+		opts.Rewrite = recorder.Rewriter(redact, values)
+	case len(redact) > 0:
+		return usageErrorf("import: --redact and --no-redact contradict each other")
+	case len(redactValue) > 0:
+		return usageErrorf("import: --redact-value and --no-redact contradict each other")
+	}
+	got, err := recorder.ImportHAR(bufio.NewReader(f), path, opts)
+	if err != nil {
+		return err
+	}
+	if len(got.Sessions) == 0 {
+		return fmt.Errorf("import: %s has no MCP traffic (%d entries, none a JSON-RPC message, an MCP header or a legacy SSE endpoint)", path, got.Skipped)
+	}
+	if err := recordSessions(out, got.Sessions); err != nil {
+		return err
+	}
+	messages := 0
+	for _, ts := range got.Sessions {
+		messages += len(ts.Messages)
+	}
+	fmt.Fprintf(s.Err, "mcpspy: import: %d messages in %d sessions from %s", messages, len(got.Sessions), path)
+	if got.Skipped > 0 {
+		fmt.Fprintf(s.Err, "; %d entries carried no MCP traffic and were left out", got.Skipped)
+	}
+	fmt.Fprintln(s.Err)
+	return nil
+}

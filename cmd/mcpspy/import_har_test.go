@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/store"
+)
+
+// import of a HAR (a browser's, recorder/testdata/browser.har) records
+// its MCP sessions into the cassette as mcpspy record would: fresh ids
+// after the sessions already there, the handshake noted, credentials
+// redacted; and says what it took and left.
+func TestMcpspy_ImportHAR(t *testing.T) {
+	har := filepath.Join(peertest.ModuleRoot(), "recorder", "testdata", "browser.har")
+	out := filepath.Join(t.TempDir(), "bug.db")
+	if code, _, stderr := runCaptured("import", "-o", out, shippedCassette(t, "everything-stdio.jsonl")); code != 0 {
+		t.Fatalf("import of the JSONL: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := runCaptured("import", "-o", out, har)
+	want := "mcpspy: import: 11 messages in 2 sessions from " + har + "; 2 entries carried no MCP traffic and were left out\n"
+	if code != 0 || stderr != want {
+		t.Fatalf("exit %d, stderr %q; want 0 and %q", code, stderr, want)
+	}
+	tape, err := store.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tape.Sessions) != 3 {
+		t.Fatalf("%d sessions, want the JSONL's and the HAR's two", len(tape.Sessions))
+	}
+	s := tape.Sessions[1]
+	if s.Info.ID != "s2" || string(s.Info.Handshake.ServerInfo) != `{"name":"remote-tools","version":"3.1.0"}` || s.Info.Handshake.ProtocolVersion != "2025-11-25" {
+		t.Errorf("the HAR's first session: id %s, handshake %+v", s.Info.ID, s.Info.Handshake)
+	}
+	if a := s.Messages[0].HTTP.RequestHeader.Get("Authorization"); a != store.Redacted {
+		t.Errorf("Authorization %q, want it redacted", a)
+	}
+}
+
+// A HAR import's bad input: no MCP traffic, flags for a HAR given with a
+// JSONL, flags that contradict each other. Each says what, and writes
+// nothing.
+func TestMcpspy_ImportHARRefusals(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "page.har")
+	if err := os.WriteFile(page, []byte(`{"log":{"entries":[{"startedDateTime":"2026-11-27T10:00:00Z","request":{"method":"GET","url":"https://example.com/"},"response":{"status":200,"content":{"mimeType":"text/html","text":"<p>hi"}}}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	har := filepath.Join(peertest.ModuleRoot(), "recorder", "testdata", "browser.har")
+	out := filepath.Join(dir, "out.db")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no MCP traffic", []string{"import", "-o", out, page}, 1, "mcpspy: import: " + page + " has no MCP traffic (1 entries, none a JSON-RPC message, an MCP header or a legacy SSE endpoint)\n"},
+		{"--redact with a JSONL", []string{"import", "--redact", "q", "-o", out, shippedCassette(t, "everything-stdio.jsonl")}, 2, "--redact is for a HAR file"},
+		{"--redact and --no-redact", []string{"import", "--no-redact", "--redact", "q", "-o", out, har}, 2, "--redact and --no-redact contradict each other"},
+		{"a bad --redact-value", []string{"import", "--redact-value", "(", "-o", out, har}, 2, "--redact-value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCaptured(tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.code, tc.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("a refused import left %s behind (%v)", out, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,507 @@
+package recorder
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/sse"
+	"github.com/mcptape/mcptape/store"
+)
+
+// HAR import (mcpspy import FILE.har): the MCP traffic of an HTTP Archive
+// (a browser's Network → Save all as HAR, a proxy's capture, or mcpspy
+// export --har) as the HTTP recorder would have recorded it: one session
+// per Mcp-Session-Id (per legacy SSE connection, per connection for
+// sessionless traffic), each POST body and each SSE event with data a
+// message with its HTTP metadata, headers and query redacted as the proxy
+// redacts them. What a HAR does not hold is approximated: an SSE
+// response's events are spread evenly over its receive time (a HAR keeps
+// the stream's text, not when each event came), and the order of
+// messages is the order of those times.
+
+// HARImport is what ImportHAR found.
+type HARImport struct {
+	Sessions []store.TapeSession
+	// Skipped counts the entries that carried no MCP traffic (a page, a
+	// script, OAuth metadata): no JSON-RPC message either way, no MCP
+	// header, no legacy SSE endpoint.
+	Skipped int
+}
+
+// HARImportOptions say what to hide. A nil Headers hides nothing in
+// headers and queries (--no-redact); Rewrite, when set, blanks what it
+// must in each message (--redact, --redact-value; see Rewriter).
+type HARImportOptions struct {
+	Headers *HTTPRedactor
+	Rewrite func(*store.Message) *store.Message
+}
+
+// harIn is the part of a HAR 1.2 document the import reads.
+type harIn struct {
+	Log *struct {
+		Entries []harInEntry `json:"entries"`
+	} `json:"log"`
+}
+
+type harInEntry struct {
+	StartedDateTime string `json:"startedDateTime"`
+	Connection      string `json:"connection"`
+	Request         struct {
+		Method   string    `json:"method"`
+		URL      string    `json:"url"`
+		Headers  []harInNV `json:"headers"`
+		PostData *struct {
+			Text string `json:"text"`
+		} `json:"postData"`
+	} `json:"request"`
+	Response struct {
+		Status  int       `json:"status"`
+		Headers []harInNV `json:"headers"`
+		Content struct {
+			MimeType string `json:"mimeType"`
+			Text     string `json:"text"`
+			Encoding string `json:"encoding"`
+		} `json:"content"`
+	} `json:"response"`
+	Timings struct {
+		Send    float64 `json:"send"`
+		Wait    float64 `json:"wait"`
+		Receive float64 `json:"receive"`
+	} `json:"timings"`
+	// MCPTape is what mcpspy export --har adds: the session the entry
+	// came from, which keeps sessions apart as they were recorded.
+	MCPTape *struct {
+		Session      string   `json:"session"`
+		StreamID     uint64   `json:"stream_id"`
+		RequestSeq   uint64   `json:"request_seq"`
+		ResponseSeqs []uint64 `json:"response_seqs"`
+	} `json:"_mcptape"`
+}
+
+type harInNV struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// harHeader makes an http.Header of a HAR's list, leaving out HTTP/2's
+// pseudo-headers (":authority"), which browsers list among the headers.
+func harHeader(nvs []harInNV) http.Header {
+	h := http.Header{}
+	for _, nv := range nvs {
+		if strings.HasPrefix(nv.Name, ":") {
+			continue
+		}
+		h.Add(nv.Name, nv.Value)
+	}
+	return h
+}
+
+// harExchangeIn is one MCP entry, read.
+type harExchangeIn struct {
+	n        int // its index among the entries, for errors and order
+	start    time.Time
+	wait     time.Duration // to the first byte of the answer
+	receive  time.Duration // from it to the last
+	method   string
+	url      *url.URL
+	reqHdr   http.Header
+	respHdr  http.Header
+	status   int
+	body     []byte // the request body
+	answer   []byte // the response body
+	isSSE    bool
+	events   []sse.Event // of an SSE answer, with or without data
+	endpoint string      // the data of a legacy endpoint event, if any
+	// From mcpspy's export: the recorded session, stream id, and seqs of
+	// the request body and of the answer's messages.
+	streamID     uint64
+	session      string
+	requestSeq   uint64
+	responseSeqs []uint64
+	conn         string
+}
+
+// ImportHAR reads the HAR at r (named name in errors) and returns its MCP
+// traffic as sessions, in the order they began, ready to be recorded.
+func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, error) {
+	var doc harIn
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%s: not a HAR file: %v", name, err)
+	}
+	if doc.Log == nil {
+		return nil, fmt.Errorf("%s: not a HAR file: no log object", name)
+	}
+	out := &HARImport{}
+	var xs []*harExchangeIn
+	for i := range doc.Log.Entries {
+		x, err := readHAREntry(&doc.Log.Entries[i], i)
+		if err != nil {
+			return nil, fmt.Errorf("%s: entry %d: %w", name, i+1, err)
+		}
+		if x == nil {
+			out.Skipped++
+			continue
+		}
+		xs = append(xs, x)
+	}
+	for _, g := range groupHARSessions(xs) {
+		out.Sessions = append(out.Sessions, g.tapeSession(opts))
+	}
+	return out, nil
+}
+
+// readHAREntry reads one entry; nil when it carries no MCP traffic.
+func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
+	start, err := time.Parse(time.RFC3339Nano, e.StartedDateTime)
+	if err != nil {
+		return nil, fmt.Errorf("startedDateTime %q: %v", e.StartedDateTime, err)
+	}
+	u, err := url.Parse(e.Request.URL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("request url %q is no absolute URL", e.Request.URL)
+	}
+	x := &harExchangeIn{
+		n: n, start: start, method: strings.ToUpper(e.Request.Method), url: u,
+		reqHdr: harHeader(e.Request.Headers), respHdr: harHeader(e.Response.Headers),
+		status: e.Response.Status, conn: e.Connection,
+		wait: harDuration(e.Timings.Send) + harDuration(e.Timings.Wait), receive: harDuration(e.Timings.Receive),
+	}
+	if e.MCPTape != nil {
+		x.session, x.streamID = e.MCPTape.Session, e.MCPTape.StreamID
+		x.requestSeq, x.responseSeqs = e.MCPTape.RequestSeq, e.MCPTape.ResponseSeqs
+	}
+	if e.Request.PostData != nil {
+		x.body = []byte(e.Request.PostData.Text)
+	}
+	content := e.Response.Content
+	x.answer = []byte(content.Text)
+	if content.Encoding == "base64" {
+		if x.answer, err = base64.StdEncoding.DecodeString(content.Text); err != nil {
+			return nil, fmt.Errorf("response content: base64: %v", err)
+		}
+	}
+	mime := content.MimeType
+	if mime == "" {
+		mime = x.respHdr.Get("Content-Type")
+	}
+	x.isSSE = strings.HasPrefix(strings.ToLower(strings.TrimSpace(mime)), "text/event-stream")
+	if x.isSSE {
+		rd := sse.NewReader(bytes.NewReader(x.answer), len(x.answer)+1)
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				break // the end; a broken last event is kept as far as it went
+			}
+			ev.Data, ev.Raw = bytes.Clone(ev.Data), nil
+			if ev.Type == "endpoint" && x.endpoint == "" {
+				x.endpoint = string(ev.Data)
+			}
+			x.events = append(x.events, ev)
+		}
+	}
+	if !x.isMCP() {
+		return nil, nil
+	}
+	return x, nil
+}
+
+// carriesEvents says whether the answer is an event stream with a message.
+func (x *harExchangeIn) carriesEvents() bool {
+	for _, ev := range x.events {
+		if len(ev.Data) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// harDuration is a HAR timing (milliseconds, -1 for not measured).
+func harDuration(ms float64) time.Duration {
+	if ms <= 0 {
+		return 0
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
+// isMCP says whether the exchange is MCP traffic: a JSON-RPC message
+// either way, an MCP header, or a legacy SSE endpoint.
+func (x *harExchangeIn) isMCP() bool {
+	switch {
+	case x.session != "", x.endpoint != "",
+		x.reqHdr.Get("Mcp-Session-Id") != "", x.reqHdr.Get("MCP-Protocol-Version") != "",
+		isJSONRPC(x.body), !x.isSSE && isJSONRPC(x.answer):
+		return true
+	}
+	for _, ev := range x.events {
+		if isJSONRPC(ev.Data) {
+			return true
+		}
+	}
+	return false
+}
+
+// isJSONRPC says whether b is a JSON-RPC message or batch.
+func isJSONRPC(b []byte) bool {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return false
+	}
+	switch jsonrpc.Classify(b).Kind {
+	case jsonrpc.Request, jsonrpc.Notification, jsonrpc.Response, jsonrpc.Error, jsonrpc.Batch:
+		return true
+	}
+	return false
+}
+
+// harSession is the exchanges of one session, in the order they began.
+type harSession struct {
+	legacy bool
+	sid    string // the Mcp-Session-Id
+	xs     []*harExchangeIn
+}
+
+// groupHARSessions puts each exchange in its session: the one mcpspy's
+// export names; else its Mcp-Session-Id (an initialize's answer gives the
+// id its request had not yet); a legacy SSE connection and the POSTs to
+// the endpoint it named; else, sessionless, its connection (or its URL,
+// when the HAR names no connection).
+func groupHARSessions(xs []*harExchangeIn) []*harSession {
+	slices.SortStableFunc(xs, func(a, b *harExchangeIn) int { return a.start.Compare(b.start) })
+	byKey := map[string]*harSession{}
+	var order []*harSession
+	for _, x := range xs {
+		key, legacy, sid := harSessionKey(x)
+		g := byKey[key]
+		if g == nil {
+			g = &harSession{legacy: legacy, sid: sid}
+			byKey[key] = g
+			order = append(order, g)
+		}
+		g.xs = append(g.xs, x)
+	}
+	return order
+}
+
+func harSessionKey(x *harExchangeIn) (key string, legacy bool, sid string) {
+	if x.session != "" {
+		sid = x.reqHdr.Get("Mcp-Session-Id")
+		if sid == "" {
+			sid = x.respHdr.Get("Mcp-Session-Id")
+		}
+		return "recorded " + x.session, x.endpoint != "" || x.url.Query().Get("sessionId") != "", sid
+	}
+	if x.endpoint != "" {
+		if e, err := x.url.Parse(x.endpoint); err == nil && e.Query().Get("sessionId") != "" {
+			return "legacy " + e.Query().Get("sessionId"), true, ""
+		}
+		return "legacy endpoint " + x.endpoint, true, ""
+	}
+	if id := x.url.Query().Get("sessionId"); id != "" && x.reqHdr.Get("Mcp-Session-Id") == "" {
+		return "legacy " + id, true, ""
+	}
+	for _, h := range []http.Header{x.reqHdr, x.respHdr} {
+		if id := h.Get("Mcp-Session-Id"); id != "" {
+			return "session " + id, false, id
+		}
+	}
+	if x.conn != "" {
+		return "connection " + x.conn + " " + x.url.Host, false, ""
+	}
+	return "url " + x.url.Scheme + "://" + x.url.Host + x.url.Path, false, ""
+}
+
+// harMessage is a message on its way into a session, with what orders it.
+type harMessage struct {
+	m     store.Message
+	entry int // its exchange's place, then its own, break ties in time
+	part  int
+	// recorded is its seq in the cassette mcpspy exported the HAR from;
+	// 0 when not known.
+	recorded uint64
+}
+
+// tapeSession records the session's exchanges as the proxy would have.
+func (g *harSession) tapeSession(opts HARImportOptions) store.TapeSession {
+	first := g.xs[0]
+	upstream := *first.url
+	upstream.User, upstream.RawQuery, upstream.Fragment = nil, "", ""
+	info := store.SessionInfo{
+		Transport: store.TransportHTTP, Upstream: opts.Headers.URL(&upstream),
+		Start: first.start, HTTPSessionID: g.sid,
+	}
+	if g.legacy {
+		info.Transport = store.TransportLegacySSE
+	}
+	var msgs []harMessage
+	var last time.Time
+	for i, x := range g.xs {
+		id := x.streamID
+		if id == 0 {
+			id = uint64(i + 1)
+		}
+		meta := func(stream string) *store.HTTPMeta {
+			return &store.HTTPMeta{
+				Method: x.method, Path: opts.Headers.PathQuery(x.url), Status: x.status,
+				RequestHeader: opts.Headers.Header(x.reqHdr), ResponseHeader: opts.Headers.Header(x.respHdr),
+				Stream: stream, StreamID: id,
+			}
+		}
+		responses := 0
+		add := func(dir store.Dir, at time.Time, frame []byte, meta *store.HTTPMeta) {
+			hm := harMessage{m: store.Message{Dir: dir, Time: at, Frame: frame, HTTP: meta}, entry: i, part: len(msgs)}
+			switch {
+			case dir == store.C2S:
+				hm.recorded = x.requestSeq
+			case responses < len(x.responseSeqs):
+				hm.recorded = x.responseSeqs[responses]
+				responses++
+			}
+			msgs = append(msgs, hm)
+			last = later(last, at)
+		}
+		// The answer's body is a message (JSON-RPC), or a refusal's,
+		// which the recorder keeps as a frame of its own; not a 202's
+		// "Accepted".
+		bodyFrame := !x.isSSE && len(bytes.TrimSpace(x.answer)) > 0 && (isJSONRPC(x.answer) || x.status >= 400)
+		carried := false
+		if len(bytes.TrimSpace(x.body)) > 0 {
+			m := meta(store.StreamPostBody)
+			if x.status < 400 && (bodyFrame || x.carriesEvents()) {
+				// Its answer carries messages of its own: the request's
+				// meta has no status, as the recorder keeps it. A
+				// refusal is kept on the request as well.
+				m.Status, m.ResponseHeader = 0, nil
+			}
+			add(store.C2S, x.start, x.body, m)
+			carried = true
+		}
+		answered := x.start.Add(x.wait)
+		switch {
+		case x.isSSE:
+			stream := store.StreamPostSSE
+			if x.method == http.MethodGet {
+				stream = store.StreamGetSSE
+			}
+			if g.legacy {
+				stream = store.StreamLegacySSE
+			}
+			withData := 0
+			for _, ev := range x.events {
+				if len(ev.Data) > 0 {
+					withData++
+				}
+			}
+			var priming []string
+			retry := ""
+			k := 0
+			for _, ev := range x.events {
+				if ev.Retry != "" {
+					retry = ev.Retry
+				}
+				if len(ev.Data) == 0 {
+					if ev.HasID {
+						priming = append(priming, ev.ID)
+					}
+					continue
+				}
+				// Spread evenly over the receive time: the HAR keeps the
+				// stream's text, not when each event came.
+				at := answered
+				if withData > 1 {
+					at = answered.Add(x.receive * time.Duration(k) / time.Duration(withData-1))
+				}
+				k++
+				m := meta(stream)
+				m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, retry, priming
+				priming = nil
+				add(store.S2C, at, ev.Data, m)
+				carried = true
+			}
+			if len(priming) > 0 {
+				info.Priming = append(info.Priming, store.StreamPriming{Stream: stream, StreamID: id, Path: opts.Headers.PathQuery(x.url), EventIDs: priming, Retry: retry})
+			}
+		case bodyFrame:
+			add(store.S2C, answered.Add(x.receive), x.answer, meta(store.StreamJSON))
+			carried = true
+		}
+		if !carried {
+			info.AddBare(store.BareExchange{Time: x.start, HTTP: *meta(""), Note: "imported from a HAR: no message either way"})
+		}
+		last = later(last, x.start.Add(x.wait+x.receive))
+	}
+	orderHARMessages(msgs)
+	ts := store.TapeSession{Info: info}
+	for i := range msgs {
+		m := &msgs[i].m
+		m.Seq = uint64(i + 1)
+		if opts.Rewrite != nil {
+			m = opts.Rewrite(m)
+		}
+		ts.Messages = append(ts.Messages, m)
+	}
+	ts.Info.End = &store.EndInfo{Time: last, Reason: store.EndClosed}
+	return ts
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// orderHARMessages puts a session's messages in the order they came: the
+// recorded order when the HAR is mcpspy's export and names every
+// message's seq; else by time, once no answer is placed before its
+// request (an SSE stream's events are spread over its receive time, and
+// a legacy stream carries the answers to POSTs made while it ran) nor
+// before the event before it on its stream. A time moved so is moved to
+// just after what it must follow.
+func orderHARMessages(msgs []harMessage) {
+	byRecord := len(msgs) > 0
+	for _, hm := range msgs {
+		byRecord = byRecord && hm.recorded != 0
+	}
+	if byRecord {
+		slices.SortStableFunc(msgs, func(a, b harMessage) int { return cmp.Compare(a.recorded, b.recorded) })
+		for i := 1; i < len(msgs); i++ {
+			msgs[i].m.Time = later(msgs[i].m.Time, msgs[i-1].m.Time)
+		}
+		return
+	}
+	asked := map[string]time.Time{} // client requests by id
+	for _, hm := range msgs {
+		if hm.m.Dir == store.C2S {
+			if s := jsonrpc.Classify(hm.m.Frame); s.Kind == jsonrpc.Request {
+				asked[string(s.ID)] = hm.m.Time
+			}
+		}
+	}
+	prev := map[int]time.Time{} // the last event's time, by exchange
+	for i := range msgs {
+		hm := &msgs[i]
+		if hm.m.Dir != store.S2C {
+			continue
+		}
+		at := later(hm.m.Time, prev[hm.entry])
+		if s := jsonrpc.Classify(hm.m.Frame); s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error {
+			if t, ok := asked[string(s.ID)]; ok && !at.After(t) {
+				at = t.Add(time.Microsecond)
+			}
+		}
+		hm.m.Time, prev[hm.entry] = at, at
+	}
+	slices.SortStableFunc(msgs, func(a, b harMessage) int {
+		return cmp.Or(a.m.Time.Compare(b.m.Time), cmp.Compare(a.entry, b.entry), cmp.Compare(a.part, b.part))
+	})
+}

@@ -1,0 +1,208 @@
+package recorder_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/store"
+)
+
+// listing is one line per message: seq, direction, what it is, and where
+// it travelled.
+func listing(ts store.TapeSession) []string {
+	var out []string
+	for _, m := range ts.Messages {
+		s := jsonrpc.Classify(m.Frame)
+		what := s.Method
+		if what == "" {
+			what = fmt.Sprintf("%s %s", s.Kind, s.ID)
+		}
+		h := m.HTTP
+		line := fmt.Sprintf("%d %s %s | %s %s %d %s#%d", m.Seq, m.Dir, what, h.Method, h.Path, h.Status, h.Stream, h.StreamID)
+		if h.EventID != "" || len(h.Priming) > 0 {
+			line += fmt.Sprintf(" id=%s priming=%v retry=%s", h.EventID, h.Priming, h.Retry)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// TestImportHAR_Browser imports a HAR in the shape Chrome's devtools save
+// (HTTP/2 pseudo-headers among the headers, lower-case names, a base64
+// body, an SSE answer as its text, a page and OAuth metadata besides):
+// the MCP traffic becomes a session per Mcp-Session-Id, in the order the
+// messages came, each with its HTTP metadata; credentials are redacted;
+// what is no MCP traffic is left out, and counted.
+func TestImportHAR_Browser(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "browser.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := recorder.ImportHAR(f, "browser.har", recorder.HARImportOptions{Headers: recorder.NewHTTPRedactor(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Skipped != 2 || len(got.Sessions) != 2 {
+		t.Fatalf("skipped %d entries and found %d sessions; want the page and the OAuth metadata skipped, 2 sessions", got.Skipped, len(got.Sessions))
+	}
+	want := []string{
+		"1 c2s initialize | POST /mcp 0 post-body#1",
+		"2 s2c response 0 | POST /mcp 200 json#1",
+		"3 c2s notifications/initialized | POST /mcp 202 post-body#2",
+		"4 c2s tools/call | POST /mcp 0 post-body#3",
+		"5 s2c notifications/progress | POST /mcp 200 post-sse#3 id=1 priming=[] retry=",
+		"6 s2c response 1 | POST /mcp 200 post-sse#3 id=2 priming=[] retry=",
+		"7 s2c notifications/tools/list_changed | GET /mcp 200 get-sse#4 id=3 priming=[0] retry=3000",
+		"8 c2s tools/list | POST /mcp 0 post-body#5",
+		"9 s2c response 2 | POST /mcp 200 json#5",
+	}
+	s1 := got.Sessions[0]
+	if d := cmp.Diff(want, listing(s1)); d != "" {
+		t.Errorf("session 1 (-want +got):\n%s", d)
+	}
+	if s1.Info.HTTPSessionID != "sess-1" || s1.Info.Transport != store.TransportHTTP || s1.Info.Upstream != "https://mcp.example.com/mcp" {
+		t.Errorf("session 1 info %+v", s1.Info)
+	}
+	if len(s1.Info.Bare) != 1 || s1.Info.Bare[0].HTTP.Method != "DELETE" || s1.Info.Bare[0].HTTP.Status != 200 {
+		t.Errorf("the DELETE, which carried no message, should be kept bare: %+v", s1.Info.Bare)
+	}
+	first := s1.Messages[0].HTTP
+	if a := first.RequestHeader.Get("Authorization"); a != store.Redacted {
+		t.Errorf("Authorization %q, want it redacted", a)
+	}
+	if c := s1.Messages[1].HTTP.ResponseHeader.Get("Set-Cookie"); c != store.Redacted {
+		t.Errorf("Set-Cookie %q, want it redacted", c)
+	}
+	if first.RequestHeader.Get(":authority") != "" || len(first.RequestHeader) != 4 {
+		t.Errorf("request headers %v: want the four real ones, no HTTP/2 pseudo-headers", first.RequestHeader)
+	}
+	// The session the server no longer knew: the POST refused with 404,
+	// its text body a frame of its own, as mcpspy records a refusal.
+	want2 := []string{"1 c2s tools/list | POST /mcp 404 post-body#1", "2 s2c malformed  | POST /mcp 404 json#1"}
+	if d := cmp.Diff(want2, listing(got.Sessions[1])); d != "" {
+		t.Errorf("session 2 (-want +got):\n%s", d)
+	}
+	if status, gone := got.Sessions[1].Messages[0].HTTP.Refusal(); status != 404 || !gone {
+		t.Errorf("refusal %d, gone %v: want the 404 of a session gone", status, gone)
+	}
+}
+
+// TestImportHAR_NoRedact: without a redactor (--no-redact) the headers are
+// kept as the HAR has them; with --redact-value's patterns, a body's
+// secret is blanked too.
+func TestImportHAR_Redaction(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "browser.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := recorder.ImportHAR(bytes.NewReader(raw), "browser.har", recorder.HARImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := got.Sessions[0].Messages[0].HTTP.RequestHeader.Get("Authorization"); a != "Bearer sk-live-0123456789abcdef" {
+		t.Errorf("without redaction, Authorization is %q", a)
+	}
+	values, err := recorder.NewValuePatterns([]string{"tap[a-z]+"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = recorder.ImportHAR(bytes.NewReader(raw), "browser.har", recorder.HARImportOptions{
+		Headers: recorder.NewHTTPRedactor(nil), Rewrite: recorder.Rewriter(nil, values),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := got.Sessions[0].Messages[3]
+	if !bytes.Contains(call.Frame, []byte(`"q": "[redacted]"`)) && !bytes.Contains(call.Frame, []byte(`"q":"[redacted]"`)) {
+		t.Errorf("the call's argument should be blanked: %s", call.Frame)
+	}
+}
+
+// TestImportHAR_Errors: what is no HAR, or a HAR entry that cannot be
+// read, is refused with the file and the entry named.
+func TestImportHAR_Errors(t *testing.T) {
+	for _, tc := range []struct{ name, doc, want string }{
+		{"not JSON", "<html>", "x.har: not a HAR file"},
+		{"no log", `{"entries":[]}`, "x.har: not a HAR file: no log object"},
+		{"a bad time", `{"log":{"entries":[{"startedDateTime":"yesterday","request":{"method":"POST","url":"http://h/mcp"}}]}}`, `x.har: entry 1: startedDateTime "yesterday"`},
+		{"a relative URL", `{"log":{"entries":[{"startedDateTime":"2026-11-27T10:00:00Z","request":{"method":"POST","url":"/mcp"}}]}}`, `x.har: entry 1: request url "/mcp" is no absolute URL`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := recorder.ImportHAR(strings.NewReader(tc.doc), "x.har", recorder.HARImportOptions{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzImportHAR: any input is imported or refused, never a panic; what is
+// imported has dense seqs, in time order.
+func FuzzImportHAR(f *testing.F) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "browser.har"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
+	f.Add([]byte(`{"log":{"entries":[{"startedDateTime":"2026-11-27T10:00:00Z","request":{"method":"GET","url":"http://h/sse"},"response":{"status":200,"content":{"mimeType":"text/event-stream","text":"event: endpoint\ndata: /message?sessionId=1\n\n"}}}]}}`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		got, err := recorder.ImportHAR(bytes.NewReader(doc), "fuzz.har", recorder.HARImportOptions{Headers: recorder.NewHTTPRedactor(nil)})
+		if err != nil {
+			return
+		}
+		for _, s := range got.Sessions {
+			for i, m := range s.Messages {
+				if m.Seq != uint64(i+1) || (i > 0 && m.Time.Before(s.Messages[i-1].Time)) {
+					t.Fatalf("message %d: seq %d at %v after %v", i, m.Seq, m.Time, s.Messages[max(i-1, 0)].Time)
+				}
+			}
+		}
+	})
+}
+
+// TestImportHAR_Legacy: a 2024-11-05 session from a HAR that is not
+// mcpspy's (no recorded seqs): the GET /sse stream and the POSTs to the
+// endpoint it names are one session, and an answer the stream's spread
+// times would place before its request comes just after it.
+func TestImportHAR_Legacy(t *testing.T) {
+	post := func(at, id, method string) string {
+		return `{"startedDateTime":"2026-11-27T10:00:00.` + at + `Z","request":{"method":"POST","url":"http://127.0.0.1:3001/message?sessionId=abc","postData":{"text":"{\"jsonrpc\":\"2.0\",\"id\":` + id + `,\"method\":\"` + method + `\"}"}},"response":{"status":202,"content":{"mimeType":"text/plain","text":"Accepted"}},"timings":{"wait":1,"receive":0}}`
+	}
+	stream := "event: endpoint\ndata: /message?sessionId=abc\n\n" +
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n\n" +
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n\n"
+	get, _ := json.Marshal(stream)
+	doc := `{"log":{"entries":[` +
+		`{"startedDateTime":"2026-11-27T10:00:00.000Z","request":{"method":"GET","url":"http://127.0.0.1:3001/sse"},"response":{"status":200,"content":{"mimeType":"text/event-stream","text":` + string(get) + `}},"timings":{"wait":5,"receive":1000}},` +
+		post("600", "0", "initialize") + "," + post("700", "1", "tools/list") + `]}}`
+	got, err := recorder.ImportHAR(strings.NewReader(doc), "legacy.har", recorder.HARImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Sessions) != 1 || got.Sessions[0].Info.Transport != store.TransportLegacySSE {
+		t.Fatalf("want one legacy session, got %+v", got.Sessions)
+	}
+	want := []string{
+		"1 s2c malformed  | GET /sse 200 legacy-sse#1",
+		"2 c2s initialize | POST /message?sessionId=abc 202 post-body#2",
+		"3 s2c response 0 | GET /sse 200 legacy-sse#1",
+		"4 c2s tools/list | POST /message?sessionId=abc 202 post-body#3",
+		"5 s2c response 1 | GET /sse 200 legacy-sse#1",
+	}
+	if d := cmp.Diff(want, listing(got.Sessions[0])); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if m := got.Sessions[0].Messages[2]; m.HTTP.EventType != "message" || !m.Time.After(got.Sessions[0].Messages[1].Time) {
+		t.Errorf("the answer to initialize: event %q at %v, after its request at %v", m.HTTP.EventType, m.Time, got.Sessions[0].Messages[1].Time)
+	}
+}
