@@ -36,6 +36,10 @@ type HARImport struct {
 	// script, OAuth metadata): no JSON-RPC message either way, no MCP
 	// header, no legacy SSE endpoint.
 	Skipped int
+	// EmptyStreams counts the event-stream answers of MCP entries that
+	// hold no text (a stream still open when the HAR was saved, or one
+	// whose body the browser left out), whose messages are not in it.
+	EmptyStreams int
 }
 
 // HARImportOptions say what to hide. A nil Headers hides nothing in
@@ -152,6 +156,9 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 		if x == nil {
 			out.Skipped++
 			continue
+		}
+		if x.isSSE && len(bytes.TrimSpace(x.answer)) == 0 {
+			out.EmptyStreams++
 		}
 		xs = append(xs, x)
 	}

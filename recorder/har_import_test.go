@@ -52,7 +52,7 @@ func TestImportHAR_Browser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Skipped != 2 || len(got.Sessions) != 2 {
+	if got.Skipped != 2 || len(got.Sessions) != 2 || got.EmptyStreams != 0 {
 		t.Fatalf("skipped %d entries and found %d sessions; want the page and the OAuth metadata skipped, 2 sessions", got.Skipped, len(got.Sessions))
 	}
 	want := []string{
@@ -189,7 +189,7 @@ func TestImportHAR_Legacy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Sessions) != 1 || got.Sessions[0].Info.Transport != store.TransportLegacySSE {
+	if len(got.Sessions) != 1 || got.Sessions[0].Info.Transport != store.TransportLegacySSE || got.EmptyStreams != 0 {
 		t.Fatalf("want one legacy session, got %+v", got.Sessions)
 	}
 	want := []string{
@@ -204,5 +204,21 @@ func TestImportHAR_Legacy(t *testing.T) {
 	}
 	if m := got.Sessions[0].Messages[2]; m.HTTP.EventType != "message" || !m.Time.After(got.Sessions[0].Messages[1].Time) {
 		t.Errorf("the answer to initialize: event %q at %v, after its request at %v", m.HTTP.EventType, m.Time, got.Sessions[0].Messages[1].Time)
+	}
+}
+
+// TestImportHAR_EmptyStream: an event-stream answer the HAR holds no text
+// of (still open when it was saved) is counted, so that the
+// import can say why its messages are missing; the request is kept.
+func TestImportHAR_EmptyStream(t *testing.T) {
+	doc := `{"log":{"entries":[{"startedDateTime":"2026-11-27T10:00:00Z",
+		"request":{"method":"POST","url":"https://h/mcp","headers":[{"name":"mcp-session-id","value":"a"}],"postData":{"text":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"}},
+		"response":{"status":200,"headers":[{"name":"content-type","value":"text/event-stream"}],"content":{"size":0,"mimeType":"text/event-stream"}}}]}}`
+	got, err := recorder.ImportHAR(strings.NewReader(doc), "x.har", recorder.HARImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.EmptyStreams != 1 || len(got.Sessions) != 1 || len(got.Sessions[0].Messages) != 1 {
+		t.Errorf("empty streams %d, sessions %+v: want the one request kept and its empty stream counted", got.EmptyStreams, got.Sessions)
 	}
 }

@@ -69,5 +69,8 @@ func importHAR(f *os.File, path, out string, redact, redactValue []string, noRed
 		fmt.Fprintf(s.Err, "; %d entries carried no MCP traffic and were left out", got.Skipped)
 	}
 	fmt.Fprintln(s.Err)
+	if got.EmptyStreams > 0 {
+		fmt.Fprintf(s.Err, "mcpspy: import: warning: %d event-stream answers in %s hold no text, so their messages are not in the cassette (a stream still open when the HAR was saved, or one whose body the browser left out)\n", got.EmptyStreams, path)
+	}
 	return nil
 }
