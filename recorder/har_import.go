@@ -349,115 +349,128 @@ func (g *harSession) tapeSession(opts HARImportOptions) store.TapeSession {
 	if g.legacy {
 		info.Transport = store.TransportLegacySSE
 	}
-	var msgs []harMessage
-	var last time.Time
+	rec := harRecording{opts: opts, info: &info, legacy: g.legacy}
 	for i, x := range g.xs {
-		id := x.streamID
-		if id == 0 {
-			id = uint64(i + 1)
-		}
-		meta := func(stream string) *store.HTTPMeta {
-			return &store.HTTPMeta{
-				Method: x.method, Path: opts.Headers.PathQuery(x.url), Status: x.status,
-				RequestHeader: opts.Headers.Header(x.reqHdr), ResponseHeader: opts.Headers.Header(x.respHdr),
-				Stream: stream, StreamID: id,
-			}
-		}
-		responses := 0
-		add := func(dir store.Dir, at time.Time, frame []byte, meta *store.HTTPMeta) {
-			hm := harMessage{m: store.Message{Dir: dir, Time: at, Frame: frame, HTTP: meta}, entry: i, part: len(msgs)}
-			switch {
-			case dir == store.C2S:
-				hm.recorded = x.requestSeq
-			case responses < len(x.responseSeqs):
-				hm.recorded = x.responseSeqs[responses]
-				responses++
-			}
-			msgs = append(msgs, hm)
-			last = later(last, at)
-		}
-		// The answer's body is a message (JSON-RPC), or a refusal's,
-		// which the recorder keeps as a frame of its own; not a 202's
-		// "Accepted".
-		bodyFrame := !x.isSSE && len(bytes.TrimSpace(x.answer)) > 0 && (isJSONRPC(x.answer) || x.status >= 400)
-		carried := false
-		if len(bytes.TrimSpace(x.body)) > 0 {
-			m := meta(store.StreamPostBody)
-			if x.status < 400 && (bodyFrame || x.carriesEvents()) {
-				// Its answer carries messages of its own: the request's
-				// meta has no status, as the recorder keeps it. A
-				// refusal is kept on the request as well.
-				m.Status, m.ResponseHeader = 0, nil
-			}
-			add(store.C2S, x.start, x.body, m)
-			carried = true
-		}
-		answered := x.start.Add(x.wait)
-		switch {
-		case x.isSSE:
-			stream := store.StreamPostSSE
-			if x.method == http.MethodGet {
-				stream = store.StreamGetSSE
-			}
-			if g.legacy {
-				stream = store.StreamLegacySSE
-			}
-			withData := 0
-			for _, ev := range x.events {
-				if len(ev.Data) > 0 {
-					withData++
-				}
-			}
-			var priming []string
-			retry := ""
-			k := 0
-			for _, ev := range x.events {
-				if ev.Retry != "" {
-					retry = ev.Retry
-				}
-				if len(ev.Data) == 0 {
-					if ev.HasID {
-						priming = append(priming, ev.ID)
-					}
-					continue
-				}
-				// Spread evenly over the receive time: the HAR keeps the
-				// stream's text, not when each event came.
-				at := answered
-				if withData > 1 {
-					at = answered.Add(x.receive * time.Duration(k) / time.Duration(withData-1))
-				}
-				k++
-				m := meta(stream)
-				m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, retry, priming
-				priming = nil
-				add(store.S2C, at, ev.Data, m)
-				carried = true
-			}
-			if len(priming) > 0 {
-				info.Priming = append(info.Priming, store.StreamPriming{Stream: stream, StreamID: id, Path: opts.Headers.PathQuery(x.url), EventIDs: priming, Retry: retry})
-			}
-		case bodyFrame:
-			add(store.S2C, answered.Add(x.receive), x.answer, meta(store.StreamJSON))
-			carried = true
-		}
-		if !carried {
-			info.AddBare(store.BareExchange{Time: x.start, HTTP: *meta(""), Note: "imported from a HAR: no message either way"})
-		}
-		last = later(last, x.start.Add(x.wait+x.receive))
+		rec.exchange(i, x)
 	}
-	orderHARMessages(msgs)
+	orderHARMessages(rec.msgs)
 	ts := store.TapeSession{Info: info}
-	for i := range msgs {
-		m := &msgs[i].m
+	for i := range rec.msgs {
+		m := &rec.msgs[i].m
 		m.Seq = uint64(i + 1)
 		if opts.Rewrite != nil {
 			m = opts.Rewrite(m)
 		}
 		ts.Messages = append(ts.Messages, m)
 	}
-	ts.Info.End = &store.EndInfo{Time: last, Reason: store.EndClosed}
+	ts.Info.End = &store.EndInfo{Time: rec.last, Reason: store.EndClosed}
 	return ts
+}
+
+// harRecording is a session's messages as they are recorded from its
+// exchanges, and what its info keeps of them.
+type harRecording struct {
+	opts   HARImportOptions
+	info   *store.SessionInfo
+	legacy bool
+	msgs   []harMessage
+	last   time.Time // the end of the last answer
+}
+
+// exchange records the i-th exchange of the session: its request body,
+// its answer's messages, or, when neither carries one, a bare exchange.
+func (rec *harRecording) exchange(i int, x *harExchangeIn) {
+	id := x.streamID
+	if id == 0 {
+		id = uint64(i + 1)
+	}
+	headers := rec.opts.Headers
+	meta := func(stream string) *store.HTTPMeta {
+		return &store.HTTPMeta{
+			Method: x.method, Path: headers.PathQuery(x.url), Status: x.status,
+			RequestHeader: headers.Header(x.reqHdr), ResponseHeader: headers.Header(x.respHdr),
+			Stream: stream, StreamID: id,
+		}
+	}
+	responses := 0
+	carried := false
+	add := func(dir store.Dir, at time.Time, frame []byte, meta *store.HTTPMeta) {
+		hm := harMessage{m: store.Message{Dir: dir, Time: at, Frame: frame, HTTP: meta}, entry: i, part: len(rec.msgs)}
+		switch {
+		case dir == store.C2S:
+			hm.recorded = x.requestSeq
+		case responses < len(x.responseSeqs):
+			hm.recorded = x.responseSeqs[responses]
+			responses++
+		}
+		rec.msgs = append(rec.msgs, hm)
+		rec.last = later(rec.last, at)
+		carried = true
+	}
+	// The answer's body is a message (JSON-RPC), or a refusal's, which
+	// the recorder keeps as a frame of its own; not a 202's "Accepted".
+	bodyFrame := !x.isSSE && len(bytes.TrimSpace(x.answer)) > 0 && (isJSONRPC(x.answer) || x.status >= 400)
+	if len(bytes.TrimSpace(x.body)) > 0 {
+		m := meta(store.StreamPostBody)
+		if x.status < 400 && (bodyFrame || x.carriesEvents()) {
+			// Its answer carries messages of its own: the request's meta
+			// has no status, as the recorder keeps it. A refusal is kept
+			// on the request as well.
+			m.Status, m.ResponseHeader = 0, nil
+		}
+		add(store.C2S, x.start, x.body, m)
+	}
+	answered := x.start.Add(x.wait)
+	switch {
+	case x.isSSE:
+		stream := store.StreamPostSSE
+		if x.method == http.MethodGet {
+			stream = store.StreamGetSSE
+		}
+		if rec.legacy {
+			stream = store.StreamLegacySSE
+		}
+		withData := 0
+		for _, ev := range x.events {
+			if len(ev.Data) > 0 {
+				withData++
+			}
+		}
+		var priming []string
+		retry := ""
+		k := 0
+		for _, ev := range x.events {
+			if ev.Retry != "" {
+				retry = ev.Retry
+			}
+			if len(ev.Data) == 0 {
+				if ev.HasID {
+					priming = append(priming, ev.ID)
+				}
+				continue
+			}
+			// Spread evenly over the receive time: the HAR keeps the
+			// stream's text, not when each event came.
+			at := answered
+			if withData > 1 {
+				at = answered.Add(x.receive * time.Duration(k) / time.Duration(withData-1))
+			}
+			k++
+			m := meta(stream)
+			m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, retry, priming
+			priming = nil
+			add(store.S2C, at, ev.Data, m)
+		}
+		if len(priming) > 0 {
+			rec.info.Priming = append(rec.info.Priming, store.StreamPriming{Stream: stream, StreamID: id, Path: headers.PathQuery(x.url), EventIDs: priming, Retry: retry})
+		}
+	case bodyFrame:
+		add(store.S2C, answered.Add(x.receive), x.answer, meta(store.StreamJSON))
+	}
+	if !carried {
+		rec.info.AddBare(store.BareExchange{Time: x.start, HTTP: *meta(""), Note: "imported from a HAR: no message either way"})
+	}
+	rec.last = later(rec.last, x.start.Add(x.wait+x.receive))
 }
 
 func later(a, b time.Time) time.Time {
