@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -40,6 +41,10 @@ type HARImport struct {
 	// hold no text (a stream still open when the HAR was saved, or one
 	// whose body the browser left out), whose messages are not in it.
 	EmptyStreams int
+	// EmptyWebSockets counts the WebSocket connections the HAR holds no
+	// frames of (Firefox saves none; Chrome keeps them in
+	// _webSocketMessages), which are left out.
+	EmptyWebSockets int
 }
 
 // HARImportOptions say what to hide. A nil Headers hides nothing in
@@ -82,11 +87,20 @@ type harInEntry struct {
 		Wait    float64 `json:"wait"`
 		Receive float64 `json:"receive"`
 	} `json:"timings"`
+	// WebSocketMessages are a WebSocket connection's frames, as Chrome
+	// saves them (and mcpspy export --har).
+	WebSocketMessages []struct {
+		Type   string  `json:"type"` // send, receive
+		Time   float64 `json:"time"` // seconds since the epoch
+		Opcode int     `json:"opcode"`
+		Data   string  `json:"data"`
+	} `json:"_webSocketMessages"`
 	// MCPTape is what mcpspy export --har adds: the session the entry
 	// came from, which keeps sessions apart as they were recorded.
 	MCPTape *struct {
 		Session      string   `json:"session"`
 		StreamID     uint64   `json:"stream_id"`
+		MessageSeqs  []uint64 `json:"message_seqs"`
 		RequestSeq   uint64   `json:"request_seq"`
 		ResponseSeqs []uint64 `json:"response_seqs"`
 	} `json:"_mcptape"`
@@ -126,12 +140,15 @@ type harExchangeIn struct {
 	isSSE    bool
 	events   []sse.Event // of an SSE answer, with or without data
 	endpoint string      // the data of a legacy endpoint event, if any
+	frames   []wsFrameIn // a WebSocket connection's frames
+	ws       bool
 	// From mcpspy's export: the recorded session, stream id, and seqs of
 	// the request body and of the answer's messages.
 	streamID     uint64
 	session      string
 	requestSeq   uint64
 	responseSeqs []uint64
+	messageSeqs  []uint64 // a WebSocket entry's frames'
 	conn         string
 }
 
@@ -157,7 +174,11 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 			out.Skipped++
 			continue
 		}
-		if x.isSSE && len(bytes.TrimSpace(x.answer)) == 0 {
+		switch {
+		case x.ws && len(x.frames) == 0:
+			out.EmptyWebSockets++
+			continue
+		case x.isSSE && len(bytes.TrimSpace(x.answer)) == 0:
 			out.EmptyStreams++
 		}
 		xs = append(xs, x)
@@ -186,7 +207,7 @@ func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
 	}
 	if e.MCPTape != nil {
 		x.session, x.streamID = e.MCPTape.Session, e.MCPTape.StreamID
-		x.requestSeq, x.responseSeqs = e.MCPTape.RequestSeq, e.MCPTape.ResponseSeqs
+		x.requestSeq, x.responseSeqs, x.messageSeqs = e.MCPTape.RequestSeq, e.MCPTape.ResponseSeqs, e.MCPTape.MessageSeqs
 	}
 	if e.Request.PostData != nil {
 		x.body = []byte(e.Request.PostData.Text)
@@ -197,6 +218,26 @@ func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
 		if x.answer, err = base64.StdEncoding.DecodeString(content.Text); err != nil {
 			return nil, fmt.Errorf("response content: base64: %v", err)
 		}
+	}
+	if x.ws = e.WebSocketMessages != nil || x.url.Scheme == "ws" || x.url.Scheme == "wss" || x.status == http.StatusSwitchingProtocols; x.ws {
+		for i, f := range e.WebSocketMessages {
+			frame := wsFrameIn{dir: store.C2S, opcode: f.Opcode, data: []byte(f.Data)}
+			if f.Type == "receive" {
+				frame.dir = store.S2C
+			}
+			if f.Opcode == 2 {
+				if frame.data, err = base64.StdEncoding.DecodeString(f.Data); err != nil {
+					return nil, fmt.Errorf("_webSocketMessages[%d]: a binary frame's data is not base64: %v", i, err)
+				}
+			}
+			sec, frac := math.Modf(f.Time)
+			frame.at = time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3).UTC()
+			x.frames = append(x.frames, frame)
+		}
+		if len(x.frames) > 0 && !slices.ContainsFunc(x.frames, func(f wsFrameIn) bool { return isJSONRPC(f.data) }) {
+			return nil, nil
+		}
+		return x, nil // one without frames is counted (HARImport.EmptyWebSockets)
 	}
 	mime := content.MimeType
 	if mime == "" {
@@ -221,6 +262,14 @@ func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
 		return nil, nil
 	}
 	return x, nil
+}
+
+// wsFrameIn is one WebSocket frame of a HAR.
+type wsFrameIn struct {
+	dir    store.Dir
+	at     time.Time
+	opcode int
+	data   []byte
 }
 
 // carriesEvents says whether the answer is an event stream with a message.
@@ -300,6 +349,9 @@ func groupHARSessions(xs []*harExchangeIn) []*harSession {
 }
 
 func harSessionKey(x *harExchangeIn) (key string, legacy bool, sid string) {
+	if x.ws {
+		return fmt.Sprintf("websocket %d", x.n), false, "" // a connection is a session
+	}
 	if x.session != "" {
 		sid = x.reqHdr.Get("Mcp-Session-Id")
 		if sid == "" {
@@ -346,8 +398,15 @@ func (g *harSession) tapeSession(opts HARImportOptions) store.TapeSession {
 		Transport: store.TransportHTTP, Upstream: opts.Headers.URL(&upstream),
 		Start: first.start, HTTPSessionID: g.sid,
 	}
-	if g.legacy {
+	switch {
+	case g.legacy:
 		info.Transport = store.TransportLegacySSE
+	case first.ws:
+		info.Transport = store.TransportWebSocket
+		if upstream.Scheme == "http" || upstream.Scheme == "https" {
+			upstream.Scheme = strings.Replace(upstream.Scheme, "http", "ws", 1)
+		}
+		info.Upstream = opts.Headers.URL(&upstream)
 	}
 	rec := harRecording{opts: opts, info: &info, legacy: g.legacy}
 	for i, x := range g.xs {
@@ -419,6 +478,20 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 			m.Status, m.ResponseHeader = 0, nil
 		}
 		add(store.C2S, x.start, x.body, m)
+	}
+	if x.ws {
+		for k, f := range x.frames {
+			m := meta(store.StreamWS)
+			m.Method, m.Status, m.StreamID, m.WSOpcode = http.MethodGet, http.StatusSwitchingProtocols, 0, f.opcode
+			add(f.dir, f.at, f.data, m)
+			if k < len(x.messageSeqs) {
+				rec.msgs[len(rec.msgs)-1].recorded = x.messageSeqs[k]
+			} else {
+				rec.msgs[len(rec.msgs)-1].recorded = 0
+			}
+		}
+		rec.last = later(rec.last, x.start.Add(x.wait+x.receive))
+		return
 	}
 	answered := x.start.Add(x.wait)
 	switch {

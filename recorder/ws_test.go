@@ -1,6 +1,7 @@
 package recorder_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
@@ -84,6 +85,45 @@ func TestWSProxy_TSClient(t *testing.T) {
 	}
 	if progress != 2 {
 		t.Errorf("recorded %d progress notifications, want 2:\n%s", progress, strings.Join(methods(s.msgs), "\n"))
+	}
+	checkWSThroughHAR(t, cassette)
+}
+
+// checkWSThroughHAR: the WebSocket session, exported as a HAR (its frames
+// in _webSocketMessages, as Chrome saves them) and imported, is the same
+// session: the same frames, directions, opcodes and order, the same
+// upgrade, times to the microsecond.
+func checkWSThroughHAR(t *testing.T, cassette string) {
+	t.Helper()
+	tape, err := store.Load(cassette)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, skipped := store.BuildHAR(tape, "test")
+	if len(skipped) != 0 {
+		t.Fatalf("the HAR left out %v", skipped)
+	}
+	var buf bytes.Buffer
+	if err := h.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := recorder.ImportHAR(&buf, "ws.har", recorder.HARImportOptions{Headers: recorder.NewHTTPRedactor(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Sessions) != 1 || got.Sessions[0].Info.Transport != store.TransportWebSocket || got.Sessions[0].Info.Upstream != tape.Sessions[0].Info.Upstream {
+		t.Fatalf("imported %+v, want one WebSocket session to %s", got.Sessions, tape.Sessions[0].Info.Upstream)
+	}
+	want, imported := tape.Sessions[0].Messages, got.Sessions[0].Messages
+	if len(imported) != len(want) {
+		t.Fatalf("imported %d messages, recorded %d", len(imported), len(want))
+	}
+	for i, m := range want {
+		g := imported[i]
+		if g.Seq != m.Seq || g.Dir != m.Dir || !bytes.Equal(g.Frame, m.Frame) || g.HTTP.WSOpcode != m.HTTP.WSOpcode ||
+			g.HTTP.Path != m.HTTP.Path || g.HTTP.Status != 101 || !g.Time.Equal(m.Time.Truncate(time.Microsecond)) {
+			t.Errorf("message %d: imported %+v %s at %v, recorded %+v %s at %v", i, g.HTTP, g.Frame, g.Time, m.HTTP, m.Frame, m.Time)
+		}
 	}
 }
 

@@ -111,6 +111,8 @@ type harEntry struct {
 	Timings         harTimings  `json:"timings"`
 	Comment         string      `json:"comment"`
 	MCPTape         harEntryExt `json:"_mcptape"`
+	// WebSocketMessages are a WebSocket connection's frames (har_ws.go).
+	WebSocketMessages []harWSMessage `json:"_webSocketMessages,omitempty"`
 
 	start time.Time // for ordering entries across sessions
 }
@@ -123,6 +125,8 @@ type harEntryExt struct {
 	// request had none (a GET).
 	RequestSeq   uint64   `json:"request_seq,omitempty"`
 	ResponseSeqs []uint64 `json:"response_seqs,omitempty"`
+	// MessageSeqs are a WebSocket entry's frames' seqs, in order.
+	MessageSeqs []uint64 `json:"message_seqs,omitempty"`
 	// Inferred names what the cassette did not hold and was inferred
 	// ("status").
 	Inferred []string `json:"inferred,omitempty"`
@@ -195,6 +199,10 @@ func BuildHAR(t *Tape, creatorVersion string) (h *HAR, skipped []SessionInfo) {
 	}}}
 	for i := range t.Sessions {
 		s := &t.Sessions[i]
+		if s.Info.Transport == TransportWebSocket {
+			h.addWebSocket(s)
+			continue
+		}
 		if !s.Info.IsHTTP() {
 			skipped = append(skipped, s.Info)
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -541,9 +542,9 @@ func TestBuildHAR_Headers(t *testing.T) {
 	}
 }
 
-// Only HTTP sessions make entries; the others are returned, and messages
-// of an HTTP session that carry no HTTP metadata are counted. Sessions
-// recorded at once interleave by time.
+// HTTP and WebSocket sessions make entries; the others are returned, and
+// messages of an HTTP session that carry no HTTP metadata are counted.
+// Sessions recorded at once interleave by time.
 func TestBuildHAR_Sessions(t *testing.T) {
 	a := httpSession(store.TransportHTTP,
 		httpMsg(1, store.C2S, 0, initReq, store.HTTPMeta{Method: "POST", Path: "/mcp", Stream: "post-body", StreamID: 1}),
@@ -554,13 +555,15 @@ func TestBuildHAR_Sessions(t *testing.T) {
 	b.Info.ID = "s3"
 	stdio := store.TapeSession{Info: store.SessionInfo{ID: "s2", Transport: store.TransportStdio},
 		Messages: []*store.Message{{Session: "s2", Seq: 1, Time: at(5), Frame: []byte(initReq)}}}
-	ws := store.TapeSession{Info: store.SessionInfo{ID: "s4", Transport: store.TransportWebSocket}}
+	ws := store.TapeSession{Info: store.SessionInfo{ID: "s4", Transport: store.TransportWebSocket, Upstream: "ws://127.0.0.1:8080/", Start: at(15)},
+		Messages: []*store.Message{{Session: "s4", Seq: 1, Dir: store.C2S, Time: at(15), Frame: []byte(initReq),
+			HTTP: &store.HTTPMeta{Method: "GET", Path: "/", Status: 101, Stream: store.StreamWS, WSOpcode: 1}}}}
 	f, _, h, skipped := harOf(t, &store.Tape{Sessions: []store.TapeSession{a, stdio, b, ws}})
 	var skippedIDs []string
 	for _, s := range skipped {
 		skippedIDs = append(skippedIDs, s.ID)
 	}
-	if d := cmp.Diff([]string{"s2", "s4"}, skippedIDs); d != "" {
+	if d := cmp.Diff([]string{"s2"}, skippedIDs); d != "" {
 		t.Errorf("skipped (-want +got):\n%s", d)
 	}
 	if h.Unplaced != 1 {
@@ -570,12 +573,12 @@ func TestBuildHAR_Sessions(t *testing.T) {
 	for _, e := range f.Log.Entries {
 		order = append(order, e.Pageref+":"+e.StartedDateTime)
 	}
-	want := []string{"s1:2026-11-22T06:00:00.000Z", "s3:2026-11-22T06:00:00.010Z", "s1:2026-11-22T06:00:00.020Z"}
+	want := []string{"s1:2026-11-22T06:00:00.000Z", "s3:2026-11-22T06:00:00.010Z", "s4:2026-11-22T06:00:00.015Z", "s1:2026-11-22T06:00:00.020Z"}
 	if d := cmp.Diff(want, order); d != "" {
 		t.Errorf("entry order (-want +got):\n%s", d)
 	}
-	if len(f.Log.Pages) != 2 || f.Log.Pages[0].ID != "s1" || f.Log.Pages[1].ID != "s3" {
-		t.Errorf("pages %+v: want s1, s3", f.Log.Pages)
+	if len(f.Log.Pages) != 3 || f.Log.Pages[0].ID != "s1" || f.Log.Pages[1].ID != "s3" || f.Log.Pages[2].ID != "s4" {
+		t.Errorf("pages %+v: want s1, s3, s4", f.Log.Pages)
 	}
 	if f.Log.Version != "1.2" || f.Log.Creator.Name != "mcpspy" || f.Log.Creator.Version != "test" {
 		t.Errorf("version %q, creator %+v", f.Log.Version, f.Log.Creator)
@@ -605,5 +608,65 @@ func TestBuildHAR_URL(t *testing.T) {
 				t.Errorf("url %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// A WebSocket session is one entry, its upgrade (101), with each frame in
+// _webSocketMessages as Chrome saves them: send or receive, seconds since
+// the epoch, opcode, data (base64 for binary); the entry names the seqs.
+func TestBuildHAR_WebSocket(t *testing.T) {
+	meta := func(op int) *store.HTTPMeta {
+		return &store.HTTPMeta{Method: "GET", Path: "/ws?k=1", Status: 101, Stream: store.StreamWS, WSOpcode: op,
+			RequestHeader: hdr("Sec-Websocket-Protocol", "mcp"), ResponseHeader: hdr("Sec-Websocket-Protocol", "mcp")}
+	}
+	s := store.TapeSession{Info: store.SessionInfo{ID: "s1", Transport: store.TransportWebSocket, Upstream: "ws://127.0.0.1:8080/ws",
+		Start: harT0, End: &store.EndInfo{Time: at(500), Reason: store.EndClosed, CloseCode: 1000}},
+		Messages: []*store.Message{
+			{Session: "s1", Seq: 1, Dir: store.C2S, Time: at(10), Frame: []byte(initReq), HTTP: meta(1)},
+			{Session: "s1", Seq: 2, Dir: store.S2C, Time: at(25), Frame: []byte{0xff, 0x00}, HTTP: meta(2)},
+		}}
+	_, raw, _, skipped := harOf(t, &store.Tape{Sessions: []store.TapeSession{s}})
+	if len(skipped) != 0 {
+		t.Fatalf("skipped %v", skipped)
+	}
+	if err := validateHAR(t, harSchema(t), raw); err != nil {
+		t.Errorf("not a valid HAR 1.2: %v", err)
+	}
+	var doc struct {
+		Log struct {
+			Entries []struct {
+				Time     float64
+				Request  struct{ Method, URL string }
+				Response struct{ Status int }
+				WS       []struct {
+					Type   string
+					Time   float64
+					Opcode int
+					Data   string
+				} `json:"_webSocketMessages"`
+				MCPTape struct {
+					Stream      string
+					MessageSeqs []uint64 `json:"message_seqs"`
+				} `json:"_mcptape"`
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Log.Entries) != 1 {
+		t.Fatalf("%d entries, want 1", len(doc.Log.Entries))
+	}
+	e := doc.Log.Entries[0]
+	if e.Request.Method != "GET" || e.Request.URL != "ws://127.0.0.1:8080/ws?k=1" || e.Response.Status != 101 || e.Time != 500 {
+		t.Errorf("entry %+v", e)
+	}
+	if len(e.WS) != 2 || e.WS[0].Type != "send" || e.WS[0].Opcode != 1 || e.WS[0].Data != initReq ||
+		e.WS[1].Type != "receive" || e.WS[1].Opcode != 2 || e.WS[1].Data != "/wA=" ||
+		e.WS[0].Time != float64(at(10).UnixMicro())/1e6 {
+		t.Errorf("frames %+v", e.WS)
+	}
+	if e.MCPTape.Stream != "ws" || !slices.Equal(e.MCPTape.MessageSeqs, []uint64{1, 2}) {
+		t.Errorf("_mcptape %+v", e.MCPTape)
 	}
 }

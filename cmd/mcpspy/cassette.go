@@ -277,9 +277,9 @@ func exportHAR(path string, sessions []string, out string, s streams, red *expor
 	case len(tape.Sessions) == 0:
 		return fmt.Errorf("export --har: %s holds no session", path)
 	case len(skipped) == len(tape.Sessions):
-		return fmt.Errorf("export --har: %s: no HTTP session to write, only %s", path, strings.Join(which, ", "))
+		return fmt.Errorf("export --har: %s: no HTTP or WebSocket session to write, only %s", path, strings.Join(which, ", "))
 	case len(skipped) > 0:
-		fmt.Fprintf(s.Err, "mcpspy: export: left out of the HAR, not HTTP: %s\n", strings.Join(which, ", "))
+		fmt.Fprintf(s.Err, "mcpspy: export: left out of the HAR, not HTTP or WebSocket: %s\n", strings.Join(which, ", "))
 	}
 	if har.Unplaced > 0 {
 		fmt.Fprintf(s.Err, "mcpspy: export: left out of the HAR: %s without HTTP metadata\n", counted(har.Unplaced, "message"))

@@ -64,7 +64,7 @@ func TestMcpspy_ExportHAR(t *testing.T) {
 		{"by session name", []string{"--session", "everything-http"}, httpDB, recorded, ""},
 		{"a stdio session is named and left out", nil, twoSessionCassette(t),
 			[]string{"s2 POST 200 seq 1", "s2 POST 202 seq 3", "s2 POST 200 seq 4", "s2 GET 200 seq 0", "s2 POST 200 seq 6", "s2 POST 200 seq 8", "s2 DELETE 200 seq 0"},
-			"mcpspy: export: left out of the HAR, not HTTP: s1 (stdio)\n"},
+			"mcpspy: export: left out of the HAR, not HTTP or WebSocket: s1 (stdio)\n"},
 		{"--session picks the HTTP one: nothing left out", []string{"--session", "s2"}, twoSessionCassette(t),
 			[]string{"s2 POST 200 seq 1", "s2 POST 202 seq 3", "s2 POST 200 seq 4", "s2 GET 200 seq 0", "s2 POST 200 seq 6", "s2 POST 200 seq 8", "s2 DELETE 200 seq 0"}, ""},
 	}
@@ -146,9 +146,9 @@ func TestMcpspy_ExportHARErrors(t *testing.T) {
 		wantErr  string // the last stderr line, whole
 	}{
 		{"a stdio-only cassette", []string{"--har", "-o", out, stdio}, 1,
-			"mcpspy: export --har: " + stdio + ": no HTTP session to write, only s1 (stdio)"},
+			"mcpspy: export --har: " + stdio + ": no HTTP or WebSocket session to write, only s1 (stdio)"},
 		{"--session names a stdio session", []string{"--har", "--session", "s1", "-o", out, two}, 1,
-			"mcpspy: export --har: " + two + ": no HTTP session to write, only s1 (stdio)"},
+			"mcpspy: export --har: " + two + ": no HTTP or WebSocket session to write, only s1 (stdio)"},
 		{"no session at all", []string{"--har", "-o", out, empty}, 1,
 			"mcpspy: export --har: " + empty + " holds no session"},
 		{"an unknown session", []string{"--har", "--session", "s9", "-o", out, httpDB}, 1,

@@ -55,7 +55,11 @@ func importHAR(f *os.File, path, out string, redact, redactValue []string, noRed
 		return err
 	}
 	if len(got.Sessions) == 0 {
-		return fmt.Errorf("import: %s has no MCP traffic (%d entries, none a JSON-RPC message, an MCP header or a legacy SSE endpoint)", path, got.Skipped)
+		empty := ""
+		if got.EmptyWebSockets > 0 {
+			empty = fmt.Sprintf("; %d WebSocket connections with no frames saved", got.EmptyWebSockets)
+		}
+		return fmt.Errorf("import: %s has no MCP traffic (%d entries, none a JSON-RPC message, an MCP header or a legacy SSE endpoint%s)", path, got.Skipped, empty)
 	}
 	if err := recordSessions(out, got.Sessions); err != nil {
 		return err
@@ -69,6 +73,9 @@ func importHAR(f *os.File, path, out string, redact, redactValue []string, noRed
 		fmt.Fprintf(s.Err, "; %d entries carried no MCP traffic and were left out", got.Skipped)
 	}
 	fmt.Fprintln(s.Err)
+	if got.EmptyWebSockets > 0 {
+		fmt.Fprintf(s.Err, "mcpspy: import: warning: %d WebSocket connections in %s hold no frames and were left out (Chrome saves them in _webSocketMessages; other browsers may not)\n", got.EmptyWebSockets, path)
+	}
 	if got.EmptyStreams > 0 {
 		fmt.Fprintf(s.Err, "mcpspy: import: warning: %d event-stream answers in %s hold no text, so their messages are not in the cassette (a stream still open when the HAR was saved, or one whose body the browser left out)\n", got.EmptyStreams, path)
 	}

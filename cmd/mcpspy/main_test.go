@@ -62,7 +62,7 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"export into a .db", []string{"export", "-o", "out.db", notCassette}, 2, []string{"export: -o out.db: export writes JSONL, and a .db is read as a cassette: name it .jsonl"}},
 		{"export --script into a .jsonl", []string{"export", "--script", "-o", "fake.jsonl", notCassette}, 2, []string{"export: -o fake.jsonl: --script writes a script, which mcpmock reads by its .yaml, .yml or .json name"}},
 		{"ls of two cassettes", []string{"ls", notCassette, notCassette}, 2, []string{"ls: want exactly one CASSETTE, got 2 arguments"}},
-		{"import of two files", []string{"import", "-o", filepath.Join(dir, "d.db"), "a.jsonl", "b.jsonl"}, 2, []string{"import: want exactly one FILE.jsonl, got 2 arguments"}},
+		{"import of two files", []string{"import", "-o", filepath.Join(dir, "d.db"), "a.jsonl", "b.jsonl"}, 2, []string{"import: want exactly one FILE.jsonl or FILE.har, got 2 arguments"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,7 +182,7 @@ func TestMcpspy_OutputOverInput(t *testing.T) {
 	}{
 		{"export a .db over itself", []string{"export", "-o", db, db}, "export: -o " + db + " is the CASSETTE being exported"},
 		{"export --filter a .jsonl over itself", []string{"export", "--filter", "tool:echo", "-o", jsonl, jsonl}, "export: -o " + jsonl + " is the CASSETTE being exported"},
-		{"import a .jsonl into itself", []string{"import", "-o", jsonl, jsonl}, "import: -o " + jsonl + " is the FILE.jsonl being imported"},
+		{"import a .jsonl into itself", []string{"import", "-o", jsonl, jsonl}, "import: -o " + jsonl + " is the file being imported"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
