@@ -116,7 +116,7 @@ func startHTTPProxy(tb testing.TB, upstream string, configure ...func(*recorder.
 func testWriter(tb testing.TB, name string) (path string, w *store.Writer) {
 	tb.Helper()
 	path = filepath.Join(tb.TempDir(), name)
-	w, err := store.NewWriter(path, store.WriterOptions{Observe: recorder.ObserveHandshake, NoSync: true})
+	w, err := store.NewWriter(path, store.WriterOptions{Observe: store.ObserveHandshake, NoSync: true})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func checkWSThroughHAR(t *testing.T, cassette string) {
 	if err := h.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	got, err := recorder.ImportHAR(&buf, "ws.har", recorder.HARImportOptions{Headers: recorder.NewHTTPRedactor(nil)})
+	got, err := store.ImportHAR(&buf, "ws.har", store.HARImportOptions{Redact: recorder.NewHTTPRedactor(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

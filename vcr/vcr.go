@@ -507,7 +507,7 @@ func (s *Server) startRecording(cfg config) {
 	// Received is to read what the host sent, as a replay's does, so it
 	// takes each message before redaction blanks it for the cassette.
 	redact := recorder.Rewriter(cfg.redact, s.values)
-	opts := store.WriterOptions{Observe: recorder.ObserveHandshake, Rewrite: func(m *store.Message) *store.Message {
+	opts := store.WriterOptions{Observe: store.ObserveHandshake, Rewrite: func(m *store.Message) *store.Message {
 		sum := store.Summarize(m)
 		s.noteReceived(m, &sum)
 		if redact == nil {

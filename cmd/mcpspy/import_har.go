@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/store"
 )
 
 // isHAR says whether the file being imported is an HTTP Archive: named
@@ -32,7 +33,7 @@ func isHAR(f *os.File, path string) bool {
 // session recorded as mcpspy record would have (a fresh session id, its
 // handshake noted), credentials redacted unless noRedact.
 func importHAR(f *os.File, path, out string, redact, redactValue []string, noRedact bool, s streams) error {
-	var opts recorder.HARImportOptions
+	var opts store.HARImportOptions
 	switch {
 	case !noRedact:
 		if err := checkRedactNames("import", redact); err != nil {
@@ -42,15 +43,16 @@ func importHAR(f *os.File, path, out string, redact, redactValue []string, noRed
 		if err != nil {
 			return err
 		}
-		opts.Headers = recorder.NewHTTPRedactor(redact)
-		opts.Headers.Values = values
+		headers := recorder.NewHTTPRedactor(redact)
+		headers.Values = values
+		opts.Redact = headers
 		opts.Rewrite = recorder.Rewriter(redact, values)
 	case len(redact) > 0:
 		return usageErrorf("import: --redact and --no-redact contradict each other")
 	case len(redactValue) > 0:
 		return usageErrorf("import: --redact-value and --no-redact contradict each other")
 	}
-	got, err := recorder.ImportHAR(bufio.NewReader(f), path, opts)
+	got, err := store.ImportHAR(bufio.NewReader(f), path, opts)
 	if err != nil {
 		return err
 	}

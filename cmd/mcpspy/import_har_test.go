@@ -10,12 +10,12 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-// import of a HAR (a browser's, recorder/testdata/browser.har) records
+// import of a HAR (a browser's, store/testdata/browser.har) records
 // its MCP sessions into the cassette as mcpspy record would: fresh ids
 // after the sessions already there, the handshake noted, credentials
 // redacted; and says what it took and left.
 func TestMcpspy_ImportHAR(t *testing.T) {
-	har := filepath.Join(peertest.ModuleRoot(), "recorder", "testdata", "browser.har")
+	har := filepath.Join(peertest.ModuleRoot(), "store", "testdata", "browser.har")
 	out := filepath.Join(t.TempDir(), "bug.db")
 	if code, _, stderr := runCaptured("import", "-o", out, shippedCassette(t, "everything-stdio.jsonl")); code != 0 {
 		t.Fatalf("import of the JSONL: exit %d: %s", code, stderr)
@@ -50,7 +50,7 @@ func TestMcpspy_ImportHARRefusals(t *testing.T) {
 	if err := os.WriteFile(page, []byte(`{"log":{"entries":[{"startedDateTime":"2026-11-27T10:00:00Z","request":{"method":"GET","url":"https://example.com/"},"response":{"status":200,"content":{"mimeType":"text/html","text":"<p>hi"}}}]}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	har := filepath.Join(peertest.ModuleRoot(), "recorder", "testdata", "browser.har")
+	har := filepath.Join(peertest.ModuleRoot(), "store", "testdata", "browser.har")
 	out := filepath.Join(dir, "out.db")
 	for _, tc := range []struct {
 		name string

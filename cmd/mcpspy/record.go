@@ -116,7 +116,7 @@ func runRecord(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	wopts := store.WriterOptions{Observe: recorder.ObserveHandshake, Log: s.Err, NoSync: !o.fsync}
+	wopts := store.WriterOptions{Observe: store.ObserveHandshake, Log: s.Err, NoSync: !o.fsync}
 	wopts.Rewrite = recorder.Rewriter(o.redact, o.values) // on the store's goroutine, off the forwarding path
 	w, err := store.NewWriter(o.cassette, wopts)
 	if err != nil {

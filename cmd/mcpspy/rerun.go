@@ -132,7 +132,7 @@ func addToCassette(path string, tape *store.Tape) error {
 // would: through a store.Writer, so each gets the cassette's next id and
 // other recorders may write to it meanwhile.
 func recordSessions(path string, sessions []store.TapeSession) error {
-	w, err := store.NewWriter(path, store.WriterOptions{Observe: recorder.ObserveHandshake})
+	w, err := store.NewWriter(path, store.WriterOptions{Observe: store.ObserveHandshake})
 	if err != nil {
 		return err
 	}

@@ -135,7 +135,7 @@ func New(opts Options) (*Source, error) {
 		s.target = opts.RedactValues.CommandLine(opts.Command)
 	}
 	if opts.Record != "" {
-		wo := store.WriterOptions{Observe: recorder.ObserveHandshake, Log: opts.Log, Rewrite: recorder.Rewriter(opts.Redact, opts.RedactValues)}
+		wo := store.WriterOptions{Observe: store.ObserveHandshake, Log: opts.Log, Rewrite: recorder.Rewriter(opts.Redact, opts.RedactValues)}
 		w, err := store.NewWriter(opts.Record, wo)
 		if err != nil {
 			return nil, fmt.Errorf("fallback: cassette for new sessions: %w", err)

@@ -158,7 +158,7 @@ type recording func(t *testing.T, ctx context.Context, w *store.Writer) (tr mcp.
 func recordWith(t *testing.T, client *mcp.Client, through recording, drive func(context.Context, *mcp.ClientSession)) *store.Tape {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "recorded.db")
-	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true, Observe: recorder.ObserveHandshake})
+	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true, Observe: store.ObserveHandshake})
 	if err != nil {
 		t.Fatal(err)
 	}

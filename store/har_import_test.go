@@ -1,4 +1,4 @@
-package recorder_test
+package store_test
 
 import (
 	"bytes"
@@ -48,7 +48,7 @@ func TestImportHAR_Browser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	got, err := recorder.ImportHAR(f, "browser.har", recorder.HARImportOptions{Headers: recorder.NewHTTPRedactor(nil)})
+	got, err := store.ImportHAR(f, "browser.har", store.HARImportOptions{Redact: recorder.NewHTTPRedactor(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestImportHAR_Redaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := recorder.ImportHAR(bytes.NewReader(raw), "browser.har", recorder.HARImportOptions{})
+	got, err := store.ImportHAR(bytes.NewReader(raw), "browser.har", store.HARImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +116,8 @@ func TestImportHAR_Redaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err = recorder.ImportHAR(bytes.NewReader(raw), "browser.har", recorder.HARImportOptions{
-		Headers: recorder.NewHTTPRedactor(nil), Rewrite: recorder.Rewriter(nil, values),
+	got, err = store.ImportHAR(bytes.NewReader(raw), "browser.har", store.HARImportOptions{
+		Redact: recorder.NewHTTPRedactor(nil), Rewrite: recorder.Rewriter(nil, values),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func TestImportHAR_Errors(t *testing.T) {
 		{"a relative URL", `{"log":{"entries":[{"startedDateTime":"2026-11-27T10:00:00Z","request":{"method":"POST","url":"/mcp"}}]}}`, `x.har: entry 1: request url "/mcp" is no absolute URL`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := recorder.ImportHAR(strings.NewReader(tc.doc), "x.har", recorder.HARImportOptions{})
+			_, err := store.ImportHAR(strings.NewReader(tc.doc), "x.har", store.HARImportOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
@@ -156,7 +156,7 @@ func FuzzImportHAR(f *testing.F) {
 	f.Add(raw)
 	f.Add([]byte(`{"log":{"entries":[{"startedDateTime":"2026-11-27T10:00:00Z","request":{"method":"GET","url":"http://h/sse"},"response":{"status":200,"content":{"mimeType":"text/event-stream","text":"event: endpoint\ndata: /message?sessionId=1\n\n"}}}]}}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		got, err := recorder.ImportHAR(bytes.NewReader(doc), "fuzz.har", recorder.HARImportOptions{Headers: recorder.NewHTTPRedactor(nil)})
+		got, err := store.ImportHAR(bytes.NewReader(doc), "fuzz.har", store.HARImportOptions{Redact: recorder.NewHTTPRedactor(nil)})
 		if err != nil {
 			return
 		}
@@ -185,7 +185,7 @@ func TestImportHAR_Legacy(t *testing.T) {
 	doc := `{"log":{"entries":[` +
 		`{"startedDateTime":"2026-11-27T10:00:00.000Z","request":{"method":"GET","url":"http://127.0.0.1:3001/sse"},"response":{"status":200,"content":{"mimeType":"text/event-stream","text":` + string(get) + `}},"timings":{"wait":5,"receive":1000}},` +
 		post("600", "0", "initialize") + "," + post("700", "1", "tools/list") + `]}}`
-	got, err := recorder.ImportHAR(strings.NewReader(doc), "legacy.har", recorder.HARImportOptions{})
+	got, err := store.ImportHAR(strings.NewReader(doc), "legacy.har", store.HARImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestImportHAR_EmptyStream(t *testing.T) {
 	doc := `{"log":{"entries":[{"startedDateTime":"2026-11-27T10:00:00Z",
 		"request":{"method":"POST","url":"https://h/mcp","headers":[{"name":"mcp-session-id","value":"a"}],"postData":{"text":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"}},
 		"response":{"status":200,"headers":[{"name":"content-type","value":"text/event-stream"}],"content":{"size":0,"mimeType":"text/event-stream"}}}]}}`
-	got, err := recorder.ImportHAR(strings.NewReader(doc), "x.har", recorder.HARImportOptions{})
+	got, err := store.ImportHAR(strings.NewReader(doc), "x.har", store.HARImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

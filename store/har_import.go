@@ -1,4 +1,4 @@
-package recorder
+package store
 
 import (
 	"bytes"
@@ -16,10 +16,9 @@ import (
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/sse"
-	"github.com/mcptape/mcptape/store"
 )
 
-// HAR import (mcpspy import FILE.har): the MCP traffic of an HTTP Archive
+// HAR import (mcpspy import FILE.har, and any command that reads a .har): the MCP traffic of an HTTP Archive
 // (a browser's Network → Save all as HAR, a proxy's capture, or mcpspy
 // export --har) as the HTTP recorder would have recorded it: one session
 // per Mcp-Session-Id (per legacy SSE connection, per connection for
@@ -32,7 +31,7 @@ import (
 
 // HARImport is what ImportHAR found.
 type HARImport struct {
-	Sessions []store.TapeSession
+	Sessions []TapeSession
 	// Skipped counts the entries that carried no MCP traffic (a page, a
 	// script, OAuth metadata): no JSON-RPC message either way, no MCP
 	// header, no legacy SSE endpoint.
@@ -47,13 +46,40 @@ type HARImport struct {
 	EmptyWebSockets int
 }
 
-// HARImportOptions say what to hide. A nil Headers hides nothing in
-// headers and queries (--no-redact); Rewrite, when set, blanks what it
-// must in each message (--redact, --redact-value; see Rewriter).
+// HARImportOptions say what to hide. A nil Redact hides nothing in
+// headers, queries and URLs (--no-redact, or a HAR only read, never
+// written); Rewrite, when set, blanks what it must in each message
+// (mcpspy import's --redact, --redact-value).
 type HARImportOptions struct {
-	Headers *HTTPRedactor
-	Rewrite func(*store.Message) *store.Message
+	Redact  HARRedactor
+	Rewrite func(*Message) *Message
 }
+
+// HARRedactor hides secrets in what a HAR's requests carry besides their
+// bodies, as the recorder's HTTPRedactor does.
+type HARRedactor interface {
+	Header(http.Header) http.Header
+	PathQuery(*url.URL) string
+	URL(*url.URL) string
+}
+
+// plainHAR keeps everything as the HAR has it.
+type plainHAR struct{}
+
+func (plainHAR) Header(h http.Header) http.Header { return h.Clone() }
+
+func (plainHAR) PathQuery(u *url.URL) string {
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	return p
+}
+
+func (plainHAR) URL(u *url.URL) string { return u.String() }
 
 // harIn is the part of a HAR 1.2 document the import reads.
 type harIn struct {
@@ -221,9 +247,9 @@ func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
 	}
 	if x.ws = e.WebSocketMessages != nil || x.url.Scheme == "ws" || x.url.Scheme == "wss" || x.status == http.StatusSwitchingProtocols; x.ws {
 		for i, f := range e.WebSocketMessages {
-			frame := wsFrameIn{dir: store.C2S, opcode: f.Opcode, data: []byte(f.Data)}
+			frame := wsFrameIn{dir: C2S, opcode: f.Opcode, data: []byte(f.Data)}
 			if f.Type == "receive" {
-				frame.dir = store.S2C
+				frame.dir = S2C
 			}
 			if f.Opcode == 2 {
 				if frame.data, err = base64.StdEncoding.DecodeString(f.Data); err != nil {
@@ -266,7 +292,7 @@ func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
 
 // wsFrameIn is one WebSocket frame of a HAR.
 type wsFrameIn struct {
-	dir    store.Dir
+	dir    Dir
 	at     time.Time
 	opcode int
 	data   []byte
@@ -381,7 +407,7 @@ func harSessionKey(x *harExchangeIn) (key string, legacy bool, sid string) {
 
 // harMessage is a message on its way into a session, with what orders it.
 type harMessage struct {
-	m     store.Message
+	m     Message
 	entry int // its exchange's place, then its own, break ties in time
 	part  int
 	// recorded is its seq in the cassette mcpspy exported the HAR from;
@@ -390,30 +416,34 @@ type harMessage struct {
 }
 
 // tapeSession records the session's exchanges as the proxy would have.
-func (g *harSession) tapeSession(opts HARImportOptions) store.TapeSession {
+func (g *harSession) tapeSession(opts HARImportOptions) TapeSession {
+	if opts.Redact == nil {
+		opts.Redact = plainHAR{}
+	}
+	redact := opts.Redact
 	first := g.xs[0]
 	upstream := *first.url
 	upstream.User, upstream.RawQuery, upstream.Fragment = nil, "", ""
-	info := store.SessionInfo{
-		Transport: store.TransportHTTP, Upstream: opts.Headers.URL(&upstream),
+	info := SessionInfo{
+		Transport: TransportHTTP, Upstream: redact.URL(&upstream),
 		Start: first.start, HTTPSessionID: g.sid,
 	}
 	switch {
 	case g.legacy:
-		info.Transport = store.TransportLegacySSE
+		info.Transport = TransportLegacySSE
 	case first.ws:
-		info.Transport = store.TransportWebSocket
+		info.Transport = TransportWebSocket
 		if upstream.Scheme == "http" || upstream.Scheme == "https" {
 			upstream.Scheme = strings.Replace(upstream.Scheme, "http", "ws", 1)
 		}
-		info.Upstream = opts.Headers.URL(&upstream)
+		info.Upstream = redact.URL(&upstream)
 	}
 	rec := harRecording{opts: opts, info: &info, legacy: g.legacy}
 	for i, x := range g.xs {
 		rec.exchange(i, x)
 	}
 	orderHARMessages(rec.msgs)
-	ts := store.TapeSession{Info: info}
+	ts := TapeSession{Info: info}
 	for i := range rec.msgs {
 		m := &rec.msgs[i].m
 		m.Seq = uint64(i + 1)
@@ -422,7 +452,7 @@ func (g *harSession) tapeSession(opts HARImportOptions) store.TapeSession {
 		}
 		ts.Messages = append(ts.Messages, m)
 	}
-	ts.Info.End = &store.EndInfo{Time: rec.last, Reason: store.EndClosed}
+	ts.Info.End = &EndInfo{Time: rec.last, Reason: EndClosed}
 	return ts
 }
 
@@ -430,7 +460,7 @@ func (g *harSession) tapeSession(opts HARImportOptions) store.TapeSession {
 // exchanges, and what its info keeps of them.
 type harRecording struct {
 	opts   HARImportOptions
-	info   *store.SessionInfo
+	info   *SessionInfo
 	legacy bool
 	msgs   []harMessage
 	last   time.Time // the end of the last answer
@@ -443,9 +473,9 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 	if id == 0 {
 		id = uint64(i + 1)
 	}
-	headers := rec.opts.Headers
-	meta := func(stream string) *store.HTTPMeta {
-		return &store.HTTPMeta{
+	headers := rec.opts.Redact
+	meta := func(stream string) *HTTPMeta {
+		return &HTTPMeta{
 			Method: x.method, Path: headers.PathQuery(x.url), Status: x.status,
 			RequestHeader: headers.Header(x.reqHdr), ResponseHeader: headers.Header(x.respHdr),
 			Stream: stream, StreamID: id,
@@ -453,10 +483,10 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 	}
 	responses := 0
 	carried := false
-	add := func(dir store.Dir, at time.Time, frame []byte, meta *store.HTTPMeta) {
-		hm := harMessage{m: store.Message{Dir: dir, Time: at, Frame: frame, HTTP: meta}, entry: i, part: len(rec.msgs)}
+	add := func(dir Dir, at time.Time, frame []byte, meta *HTTPMeta) {
+		hm := harMessage{m: Message{Dir: dir, Time: at, Frame: frame, HTTP: meta}, entry: i, part: len(rec.msgs)}
 		switch {
-		case dir == store.C2S:
+		case dir == C2S:
 			hm.recorded = x.requestSeq
 		case responses < len(x.responseSeqs):
 			hm.recorded = x.responseSeqs[responses]
@@ -470,18 +500,18 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 	// the recorder keeps as a frame of its own; not a 202's "Accepted".
 	bodyFrame := !x.isSSE && len(bytes.TrimSpace(x.answer)) > 0 && (isJSONRPC(x.answer) || x.status >= 400)
 	if len(bytes.TrimSpace(x.body)) > 0 {
-		m := meta(store.StreamPostBody)
+		m := meta(StreamPostBody)
 		if x.status < 400 && (bodyFrame || x.carriesEvents()) {
 			// Its answer carries messages of its own: the request's meta
 			// has no status, as the recorder keeps it. A refusal is kept
 			// on the request as well.
 			m.Status, m.ResponseHeader = 0, nil
 		}
-		add(store.C2S, x.start, x.body, m)
+		add(C2S, x.start, x.body, m)
 	}
 	if x.ws {
 		for k, f := range x.frames {
-			m := meta(store.StreamWS)
+			m := meta(StreamWS)
 			m.Method, m.Status, m.StreamID, m.WSOpcode = http.MethodGet, http.StatusSwitchingProtocols, 0, f.opcode
 			add(f.dir, f.at, f.data, m)
 			if k < len(x.messageSeqs) {
@@ -496,12 +526,12 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 	answered := x.start.Add(x.wait)
 	switch {
 	case x.isSSE:
-		stream := store.StreamPostSSE
+		stream := StreamPostSSE
 		if x.method == http.MethodGet {
-			stream = store.StreamGetSSE
+			stream = StreamGetSSE
 		}
 		if rec.legacy {
-			stream = store.StreamLegacySSE
+			stream = StreamLegacySSE
 		}
 		withData := 0
 		for _, ev := range x.events {
@@ -532,16 +562,16 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 			m := meta(stream)
 			m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, retry, priming
 			priming = nil
-			add(store.S2C, at, ev.Data, m)
+			add(S2C, at, ev.Data, m)
 		}
 		if len(priming) > 0 {
-			rec.info.Priming = append(rec.info.Priming, store.StreamPriming{Stream: stream, StreamID: id, Path: headers.PathQuery(x.url), EventIDs: priming, Retry: retry})
+			rec.info.Priming = append(rec.info.Priming, StreamPriming{Stream: stream, StreamID: id, Path: headers.PathQuery(x.url), EventIDs: priming, Retry: retry})
 		}
 	case bodyFrame:
-		add(store.S2C, answered.Add(x.receive), x.answer, meta(store.StreamJSON))
+		add(S2C, answered.Add(x.receive), x.answer, meta(StreamJSON))
 	}
 	if !carried {
-		rec.info.AddBare(store.BareExchange{Time: x.start, HTTP: *meta(""), Note: "imported from a HAR: no message either way"})
+		rec.info.AddBare(BareExchange{Time: x.start, HTTP: *meta(""), Note: "imported from a HAR: no message either way"})
 	}
 	rec.last = later(rec.last, x.start.Add(x.wait+x.receive))
 }
@@ -574,7 +604,7 @@ func orderHARMessages(msgs []harMessage) {
 	}
 	asked := map[string]time.Time{} // client requests by id
 	for _, hm := range msgs {
-		if hm.m.Dir == store.C2S {
+		if hm.m.Dir == C2S {
 			if s := jsonrpc.Classify(hm.m.Frame); s.Kind == jsonrpc.Request {
 				asked[string(s.ID)] = hm.m.Time
 			}
@@ -583,7 +613,7 @@ func orderHARMessages(msgs []harMessage) {
 	prev := map[int]time.Time{} // the last event's time, by exchange
 	for i := range msgs {
 		hm := &msgs[i]
-		if hm.m.Dir != store.S2C {
+		if hm.m.Dir != S2C {
 			continue
 		}
 		at := later(hm.m.Time, prev[hm.entry])
