@@ -2,9 +2,7 @@ package inspector
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/mcptape/mcptape/store"
 )
@@ -315,7 +313,7 @@ func (t *tapeSource) Messages(session string, from, to uint64, fn func(m *store.
 // foreign, newer or damaged file gives the store's one-line error.
 func Open(path string) (*Model, Source, error) {
 	m := NewModel(path)
-	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+	if store.WholeFile(path) {
 		tape, err := store.Load(path)
 		if err != nil {
 			return nil, nil, err

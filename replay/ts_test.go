@@ -52,10 +52,15 @@ func TestReplay_ServerEverythingTSClient(t *testing.T) {
 			replayEverything(t, mock, db, live, recordOver == "stdio")
 			if recordOver == "http" {
 				// The same traffic as a HAR (what a browser's devtools or
-				// a proxy saves), imported into a cassette of its own,
-				// replays alike: nothing the client sees is lost on the way.
+				// a proxy saves), imported into a cassette of its own or
+				// served as it is, replays alike: nothing the client sees
+				// is lost on the way.
+				har, imported := throughHAR(t, db)
 				t.Run("through a HAR", func(t *testing.T) {
-					replayEverything(t, mock, throughHAR(t, db), live, false)
+					replayEverything(t, mock, imported, live, false)
+				})
+				t.Run("from the HAR itself", func(t *testing.T) {
+					replayEverything(t, mock, har, live, false)
 				})
 			}
 		})
@@ -63,19 +68,19 @@ func TestReplay_ServerEverythingTSClient(t *testing.T) {
 }
 
 // throughHAR exports db's HTTP sessions as a HAR with mcpspy export --har
-// and imports that into a new cassette with mcpspy import, whose path it
-// returns.
-func throughHAR(t *testing.T, db string) string {
+// and imports that into a new cassette with mcpspy import, and returns
+// the paths of both.
+func throughHAR(t *testing.T, db string) (har, imported string) {
 	t.Helper()
 	spy := peertest.Binary(t, "mcpspy")
 	dir := t.TempDir()
-	har, imported := filepath.Join(dir, "traffic.har"), filepath.Join(dir, "imported.db")
+	har, imported = filepath.Join(dir, "traffic.har"), filepath.Join(dir, "imported.db")
 	for _, argv := range [][]string{{"export", "--har", "-o", har, db}, {"import", "-o", imported, har}} {
 		if out, err := exec.Command(spy, argv...).CombinedOutput(); err != nil {
 			t.Fatalf("mcpspy %v: %v\n%s", argv, err, out)
 		}
 	}
-	return imported
+	return har, imported
 }
 
 // recordEverything records the TS client against server-everything

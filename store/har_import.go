@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/base64"
@@ -10,7 +11,10 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -628,3 +632,41 @@ func orderHARMessages(msgs []harMessage) {
 		return cmp.Or(a.m.Time.Compare(b.m.Time), cmp.Compare(a.entry, b.entry), cmp.Compare(a.part, b.part))
 	})
 }
+
+// LoadHAR reads the MCP traffic of the HAR at path as a tape: what mcpspy
+// import would add to an empty cassette, sessions numbered from s1 in the
+// order they began, each with the handshake its messages tell; nothing
+// hidden, as nothing is written.
+func LoadHAR(path string) (*Tape, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	got, err := ImportHAR(bufio.NewReader(f), path, HARImportOptions{})
+	if err != nil {
+		return nil, err
+	}
+	t := &Tape{Sessions: got.Sessions}
+	for i := range t.Sessions {
+		s := &t.Sessions[i]
+		s.Info.ID = "s" + strconv.Itoa(i+1)
+		for _, m := range s.Messages {
+			m.Session = s.Info.ID
+			sum := Summarize(m)
+			ObserveHandshake(&s.Info, m, &sum)
+		}
+	}
+	return t, nil
+}
+
+// WholeFile says whether path names a file that is read whole, a JSONL
+// export or a HAR, rather than a cassette opened where it lies: by its
+// name, as every command tells them apart.
+func WholeFile(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".jsonl" || ext == ".har"
+}
+
+// IsHARPath says whether path names a HAR (.har).
+func IsHARPath(path string) bool { return strings.EqualFold(filepath.Ext(path), ".har") }

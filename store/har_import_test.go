@@ -222,3 +222,30 @@ func TestImportHAR_EmptyStream(t *testing.T) {
 		t.Errorf("empty streams %d, sessions %+v: want the one request kept and its empty stream counted", got.EmptyStreams, got.Sessions)
 	}
 }
+
+// Load reads a HAR as it reads a JSONL export: its sessions numbered from
+// s1, each message naming its session, the handshake noted in the info.
+func TestLoad_HAR(t *testing.T) {
+	tape, err := store.Load(filepath.Join("testdata", "browser.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tape.Sessions) != 2 || tape.Sessions[0].Info.ID != "s1" || tape.Sessions[1].Info.ID != "s2" {
+		t.Fatalf("sessions %+v", tape.Sessions)
+	}
+	s := tape.Sessions[0]
+	if h := s.Info.Handshake; h.Method != "initialize" || !bytes.Contains(h.ServerInfo, []byte(`"remote-tools"`)) {
+		t.Errorf("handshake %+v", h)
+	}
+	for _, m := range s.Messages {
+		if m.Session != "s1" {
+			t.Errorf("seq %d names session %q", m.Seq, m.Session)
+		}
+	}
+	if a := s.Messages[0].HTTP.RequestHeader.Get("Authorization"); a == store.Redacted {
+		t.Errorf("read, not written, the HAR keeps its headers as they are; got %q", a)
+	}
+	if !store.WholeFile("x.HAR") || !store.WholeFile("x.jsonl") || store.WholeFile("x.db") {
+		t.Error("WholeFile: want .har and .jsonl, not .db")
+	}
+}

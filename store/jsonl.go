@@ -192,7 +192,7 @@ func (e *jsonlEncoder) message(m *Message) error {
 // itself: exporting it again gives the same text, or with options (a
 // redaction) a changed copy.
 func Export(path string, w io.Writer, sessions []string, opts ...ExportOption) error {
-	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+	if WholeFile(path) {
 		t, err := Load(path)
 		if err != nil {
 			return err
@@ -270,6 +270,9 @@ func WriteJSONL(w io.Writer, t *Tape, opts ...ExportOption) error {
 
 // Load reads a cassette (.db) or an export (.jsonl) whole.
 func Load(path string) (*Tape, error) {
+	if IsHARPath(path) {
+		return LoadHAR(path)
+	}
 	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
 		f, err := os.Open(path)
 		if err != nil {

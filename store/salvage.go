@@ -122,6 +122,9 @@ const maxBlindProbe = 4096
 // altogether: a file that does not open, is not a cassette, or a failed
 // write to w.
 func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) (*SalvageReport, error) {
+	if IsHARPath(path) {
+		return nil, fmt.Errorf("%s: a HAR is read whole or not at all: export it without --salvage", path)
+	}
 	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
 		return salvageJSONL(path, w, sessions, opts)
 	}

@@ -124,12 +124,12 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // sourceKind tells cassettes from scripts by extension.
 func sourceKind(path string) (string, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
-	case ".db", ".jsonl":
+	case ".db", ".jsonl", ".har":
 		return "cassette", nil
 	case ".yaml", ".yml", ".json":
 		return "script", nil
 	}
-	return "", usageErrorf("source %q: unknown kind (want a cassette .db or .jsonl, or a script .yaml, .yml or .json)", path)
+	return "", usageErrorf("source %q: unknown kind (want a cassette .db, .jsonl or .har, or a script .yaml, .yml or .json)", path)
 }
 
 // anySource says whether a SOURCE is of kind ("cassette", "script").

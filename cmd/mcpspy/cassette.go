@@ -45,6 +45,9 @@ func checkCassetteOut(cmd, flag, path string) error {
 	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
 		return usageErrorf("%s: %s %s: a .jsonl is read as a JSONL export, and a cassette is a bbolt file: name it .db (mcpspy export makes a .jsonl of it)", cmd, flag, path)
 	}
+	if store.IsHARPath(path) {
+		return usageErrorf("%s: %s %s: a .har is read as a HAR, and a cassette is a bbolt file: name it .db", cmd, flag, path)
+	}
 	return nil
 }
 
@@ -53,7 +56,7 @@ func checkCassetteOut(cmd, flag, path string) error {
 func listSessions(path string) ([]store.SessionInfo, []int, error) {
 	var infos []store.SessionInfo
 	var counts []int
-	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+	if store.WholeFile(path) {
 		tape, err := store.Load(path)
 		if err != nil {
 			return nil, nil, err
@@ -147,6 +150,10 @@ func runExport(args []string, s streams) error {
 	case *asHAR && (ext == ".db" || ext == ".jsonl"):
 		return usageErrorf("export: -o %s: --har writes a HAR, and mcpspy reads a %s as a recording: name it .har", *out, ext)
 	case *asScript && (ext == ".db" || ext == ".jsonl"):
+		return usageErrorf("export: -o %s: --script writes a script, which mcpmock reads by its .yaml, .yml or .json name", *out)
+	case !*asHAR && !*asScript && ext == ".har":
+		return usageErrorf("export: -o %s: export writes JSONL, and a .har is read as a HAR: name it .jsonl, or export --har", *out)
+	case *asScript && ext == ".har":
 		return usageErrorf("export: -o %s: --script writes a script, which mcpmock reads by its .yaml, .yml or .json name", *out)
 	case !*asScript && ext == ".db":
 		return usageErrorf("export: -o %s: export writes JSONL, and a .db is read as a cassette: name it .jsonl (mcpspy import makes a .db of it)", *out)

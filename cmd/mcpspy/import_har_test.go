@@ -74,3 +74,39 @@ func TestMcpspy_ImportHARRefusals(t *testing.T) {
 		})
 	}
 }
+
+// Every command that reads a recording reads a HAR as it is, as it reads
+// a JSONL export: ls, show, lint, export (JSONL, or a script); and what
+// would write a cassette or a JSONL under a .har name, or follow one, is
+// refused.
+func TestMcpspy_ReadsHAR(t *testing.T) {
+	har := filepath.Join(peertest.ModuleRoot(), "store", "testdata", "browser.har")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // in stdout on success, in stderr on failure
+	}{
+		{"ls", []string{"ls", har}, 0, "s1\t-\tstreamable-http\t2026-11-27 10:00:00\t9 msgs\tremote-tools@3.1.0"},
+		{"show", []string{"show", har}, 0, "tools/call search"},
+		{"lint", []string{"lint", har}, 0, "[no-handshake]"},
+		{"export", []string{"export", har}, 0, `"method": "initialize"`},
+		{"export --script", []string{"export", "--script", har}, 0, "name: search"},
+		{"export to a .har name", []string{"export", "-o", filepath.Join(dir, "x.har"), har}, 2, "a .har is read as a HAR"},
+		{"import into a .har", []string{"import", "-o", filepath.Join(dir, "x.har"), har}, 2, "a .har is read as a HAR, and a cassette is a bbolt file"},
+		{"follow a HAR", []string{"show", "--follow", har}, 2, "--follow needs a .db cassette"},
+		{"salvage a HAR", []string{"export", "--salvage", har}, 1, "a HAR is read whole or not at all"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCaptured(tc.args...)
+			got := stdout
+			if tc.code != 0 {
+				got = stderr
+			}
+			if code != tc.code || !strings.Contains(got, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d and %q", code, stdout, stderr, tc.code, tc.want)
+			}
+		})
+	}
+}

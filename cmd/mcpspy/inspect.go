@@ -5,12 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/mcptape/mcptape/inspector"
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/store"
 )
 
 // runInspect opens the inspector on a cassette. A file that cannot be
@@ -104,8 +103,8 @@ func followedCassette(fs *flag.FlagSet, args []string, follow *bool) (string, er
 		return "", usageErrorf("%s: want exactly one CASSETTE, got %d arguments", fs.Name(), fs.NArg())
 	}
 	path := fs.Arg(0)
-	if *follow && strings.EqualFold(filepath.Ext(path), ".jsonl") {
-		return "", usageErrorf("%s: --follow needs a .db cassette; %s is a JSONL export, which recorders do not write", fs.Name(), path)
+	if *follow && store.WholeFile(path) {
+		return "", usageErrorf("%s: --follow needs a .db cassette; %s is read whole (a JSONL export or a HAR), which recorders do not write", fs.Name(), path)
 	}
 	return path, nil
 }
