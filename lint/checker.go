@@ -70,6 +70,9 @@ type checker struct {
 	cassette *Cassette
 	// tasks holds each task id's last status (tasks.go).
 	tasks map[string]*taskState
+	// taskForms holds the form of each elicitation the client runs as a
+	// task, by task id, for the content its result gives (tasks.go).
+	taskForms map[string]json.RawMessage
 }
 
 type era uint8

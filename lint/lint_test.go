@@ -61,10 +61,10 @@ func tasked(lines ...string) []string {
 }
 
 // clientTasked opens a session with a client that takes tasks for the
-// server's sampling requests.
+// server's sampling and elicitation requests.
 func clientTasked(lines ...string) []string {
 	return append([]string{
-		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"tasks":{"requests":{"sampling":{"createMessage":{}}}}},"clientInfo":{"name":"c","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"elicitation":{},"tasks":{"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}}},"clientInfo":{"name":"c","version":"1"}}}`,
 		initResp,
 		initialized,
 	}, lines...)
@@ -253,6 +253,12 @@ func TestSession_Rules(t *testing.T) {
 			`> {"jsonrpc":"2.0","id":2,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"c1"}}}}`,
 			`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
 		), nil},
+		{"an elicitation run as the client's task gives content that breaks its form", append(clientTasked(),
+			`< {"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"task":{},"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}}`,
+			`> {"jsonrpc":"2.0","id":0,"result":{"task":`+task("c3", "working")+`}}`,
+			`< {"jsonrpc":"2.0","id":1,"method":"tasks/result","params":{"taskId":"c3"}}`,
+			`> {"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"age":3},"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"c3"}}}}`,
+		), []string{"elicitation-content@7"}},
 		{"a client that takes sampling tasks answers one as usual", clientTasked(
 			`< {"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{"task":{},"messages":[],"maxTokens":5}}`,
 			`> {"jsonrpc":"2.0","id":0,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}`,

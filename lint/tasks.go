@@ -102,7 +102,14 @@ func orForbidden(s string) string {
 func (c *checker) taskResult(f *frame, r *request) {
 	switch {
 	case answeredWithTask(f, r):
-		c.taskObject(f, "the created task", member(f.result, "task"), true)
+		task := member(f.result, "task")
+		c.taskObject(f, "the created task", task, true)
+		if id, ok := stringOf(member(task, "taskId")); ok && r.method == "elicitation/create" && r.form != nil {
+			if c.taskForms == nil {
+				c.taskForms = map[string]json.RawMessage{}
+			}
+			c.taskForms[id] = r.form // its tasks/result gives the content
+		}
 	case r.task:
 		// A receiver that did not declare tasks for the request must
 		// answer it as if it had no params.task; one that did, with a
@@ -130,6 +137,15 @@ func (c *checker) taskResult(f *frame, r *request) {
 		got, _ := stringOf(member(member(member(f.result, "_meta"), "io.modelcontextprotocol/related-task"), "taskId"))
 		if got != want {
 			c.report("task-result-meta", f.seq, r.seq, "the tasks/result result for task %q has %s in _meta io.modelcontextprotocol/related-task; it must name its task", want, orNone(quoted(got)))
+		}
+		// An elicitation the client ran as a task: its result is the
+		// ElicitResult, checked against the form as an answer would be.
+		if form := c.taskForms[want]; form != nil && r.dir == store.S2C {
+			if a, _ := stringOf(member(f.result, "action")); a == "accept" {
+				if problem := formContentProblem(form, member(f.result, "content")); problem != "" {
+					c.report("elicitation-content", f.seq, r.seq, "the accepted elicitation's content (the result of the client's task %q) breaks its form: %s", want, problem)
+				}
+			}
 		}
 	}
 }
