@@ -259,6 +259,16 @@ func TestSession_Rules(t *testing.T) {
 			`< {"jsonrpc":"2.0","id":1,"method":"tasks/result","params":{"taskId":"c3"}}`,
 			`> {"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"age":3},"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"c3"}}}}`,
 		), []string{"elicitation-content@7"}},
+		// Over HTTP the client's status notification and its answer are
+		// POSTs of their own: the recorder may read the notification
+		// first (the TypeScript SDK client, recorded by mcpspy).
+		{"a task's status heard before the answer that created it", clientTasked(
+			`< {"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{"task":{},"messages":[],"maxTokens":5}}`,
+			`> {"jsonrpc":"2.0","method":"notifications/tasks/status","params":`+task("c4", "completed")+`}`,
+			`> {"jsonrpc":"2.0","id":0,"result":{"task":`+task("c4", "working")+`}}`,
+			`< {"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"c4"}}`,
+			`> {"jsonrpc":"2.0","id":1,"result":`+task("c4", "working")+`}`, // this one does go back
+		), []string{"task-status@8"}},
 		{"a client that takes sampling tasks answers one as usual", clientTasked(
 			`< {"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{"task":{},"messages":[],"maxTokens":5}}`,
 			`> {"jsonrpc":"2.0","id":0,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}`,

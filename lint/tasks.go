@@ -186,6 +186,13 @@ func (c *checker) taskObject(f *frame, what string, raw json.RawMessage, created
 	switch {
 	case created && status != "working":
 		c.report("task-status", f.seq, 0, "task %q begins %s; a task must begin working", id, status)
+	case created && prev != nil:
+		// Heard of before the answer that created it: over HTTP a
+		// receiver's notifications/tasks/status and its answer travel on
+		// requests of their own (the client's POSTs), read in either
+		// order. The creation tells the task as it began, before what was
+		// seen of it; it moves nothing back.
+		return
 	case prev != nil && terminalStatus(prev.status) && status != prev.status:
 		c.report("task-status", f.seq, prev.seq, "task %q is %s after it was %s at #%d, a terminal status it must keep", id, status, prev.status, prev.seq)
 		return // judge what follows against the terminal status
