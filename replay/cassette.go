@@ -117,7 +117,8 @@ type step struct {
 	clientTask string
 }
 
-// LoadCassette reads a cassette (.db) or its JSONL export (.jsonl).
+// LoadCassette reads a cassette (.db), its JSONL export (.jsonl), or the
+// MCP traffic of a HAR (.har; see store.LoadHAR).
 func LoadCassette(path string, opts ...CassetteOption) (*Cassette, error) {
 	var cfg cassetteConfig
 	for _, o := range opts {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -218,7 +219,8 @@ func TestBuildHAR_Recorded(t *testing.T) {
 	if _, fromTwin, _, _ := harOf(t, twin); !bytes.Equal(doc, fromTwin) {
 		t.Errorf("the .db and its .jsonl twin give different HARs")
 	}
-	golden := filepath.Join("testdata", "everything-http.har")
+	// The shipped HAR twin (make cassettes writes it) is the golden file.
+	golden := filepath.Join("..", "cassettes", "everything-http.har")
 	if *update {
 		if err := os.WriteFile(golden, doc, 0o644); err != nil {
 			t.Fatal(err)
@@ -230,5 +232,70 @@ func TestBuildHAR_Recorded(t *testing.T) {
 	}
 	if d := cmp.Diff(string(want), string(doc)); d != "" {
 		t.Errorf("HAR differs from %s (-want +got; -update rewrites it):\n%s", golden, d)
+	}
+}
+
+// The shipped HAR, read back, is the recording it was exported from: the
+// same messages in the same order, frames byte for byte, the same HTTP
+// metadata (methods, paths, statuses, headers, streams, event ids), the
+// same session info a replay introduces itself with. Times are to the
+// millisecond for requests and for the first and last message of each
+// answer; the events between are spread over the answer's time (a HAR
+// keeps none of their own), in order. The session has no name (a HAR
+// keeps none).
+func TestLoad_ShippedHAR(t *testing.T) {
+	recorded, err := store.Load(filepath.Join("..", "cassettes", "everything-http.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromHAR, err := store.Load(filepath.Join("..", "cassettes", "everything-http.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromHAR.Sessions) != 1 || len(recorded.Sessions) != 1 {
+		t.Fatalf("sessions: %d from the HAR, %d recorded", len(fromHAR.Sessions), len(recorded.Sessions))
+	}
+	want, got := recorded.Sessions[0], fromHAR.Sessions[0]
+	if len(got.Messages) != len(want.Messages) {
+		t.Fatalf("%d messages from the HAR, %d recorded", len(got.Messages), len(want.Messages))
+	}
+	// The first and last seq of each answer's messages, by stream id.
+	ends := map[uint64][2]uint64{}
+	for _, w := range want.Messages {
+		if w.Dir == store.S2C {
+			e, ok := ends[w.HTTP.StreamID]
+			if !ok {
+				e[0] = w.Seq
+			}
+			e[1] = w.Seq
+			ends[w.HTTP.StreamID] = e
+		}
+	}
+	for i, w := range want.Messages {
+		g := got.Messages[i]
+		if g.Seq != w.Seq || g.Dir != w.Dir || !bytes.Equal(g.Frame, w.Frame) {
+			t.Errorf("seq %d: %s %s, recorded %s %s", w.Seq, g.Dir, g.Frame, w.Dir, w.Frame)
+			continue
+		}
+		if d := cmp.Diff(w.HTTP, g.HTTP); d != "" {
+			t.Errorf("seq %d: HTTP metadata (-recorded +from the HAR):\n%s", w.Seq, d)
+		}
+		e := ends[w.HTTP.StreamID]
+		timed := w.Dir == store.C2S || w.Seq == e[0] || w.Seq == e[1]
+		if d := g.Time.Sub(w.Time); timed && (d < -time.Millisecond || d > time.Millisecond) {
+			t.Errorf("seq %d at %v, recorded at %v", w.Seq, g.Time, w.Time)
+		}
+		if i > 0 && g.Time.Before(got.Messages[i-1].Time) {
+			t.Errorf("seq %d at %v, before the message before it", w.Seq, g.Time)
+		}
+	}
+	wi, gi := want.Info, got.Info
+	if gi.Transport != wi.Transport || gi.Upstream != wi.Upstream || gi.HTTPSessionID != wi.HTTPSessionID ||
+		gi.Handshake.Method != wi.Handshake.Method || gi.Handshake.ProtocolVersion != wi.Handshake.ProtocolVersion ||
+		!bytes.Equal(gi.Handshake.ServerInfo, wi.Handshake.ServerInfo) || gi.Handshake.Instructions != wi.Handshake.Instructions {
+		t.Errorf("session info from the HAR %+v, recorded %+v", gi, wi)
+	}
+	if len(gi.Bare) != len(wi.Bare) {
+		t.Errorf("%d bare exchanges from the HAR, %d recorded", len(gi.Bare), len(wi.Bare))
 	}
 }

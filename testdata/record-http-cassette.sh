@@ -36,7 +36,7 @@ PORT=$port node --require "$npm/loopback.cjs" "$npm/node_modules/@modelcontextpr
 server_pid=$!
 wait_line "$work/server.log" "MCP Streamable HTTP Server listening on port" >/dev/null
 
-rm -f "$out.db" "$out.jsonl"
+rm -f "$out.db" "$out.jsonl" "$out.har"
 bin/mcpspy record -o "$out.db" --session everything-http --upstream "http://127.0.0.1:$port/mcp" 2>"$work/spy.log" &
 spy_pid=$!
 url=$(wait_line "$work/spy.log" "mcpspy: listening on ")
@@ -45,3 +45,4 @@ kill -INT "$spy_pid"
 wait "$spy_pid"
 spy_pid=
 bin/mcpspy export -o "$out.jsonl" "$out.db"
+bin/mcpspy export --har -o "$out.har" "$out.db"

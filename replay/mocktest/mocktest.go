@@ -49,8 +49,9 @@ func WithMatch(mode string) Option { return func(o *replay.Options) { o.Match = 
 // WithLog sends mcpmock's warnings to w too.
 func WithLog(w io.Writer) Option { return func(o *replay.Options) { o.Log = w } }
 
-// Load reads cassettes (.db or .jsonl) and scripts (.yaml, .yml or
-// .json), as mcpmock serve takes them, failing the test on error.
+// Load reads cassettes (.db, .jsonl, or the MCP traffic of a .har) and
+// scripts (.yaml, .yml or .json), as mcpmock serve takes them, failing
+// the test on error.
 func Load(tb testing.TB, paths ...string) []replay.Source {
 	tb.Helper()
 	var out []replay.Source

@@ -18,7 +18,7 @@ import (
 // go-sdk v1.8 client another protocol era (it probes server/discover first
 // and falls back to initialize).
 func TestShippedCassettes(t *testing.T) {
-	for _, name := range []string{"everything-stdio.db", "everything-stdio.jsonl", "everything-http.db", "everything-http.jsonl"} {
+	for _, name := range []string{"everything-stdio.db", "everything-stdio.jsonl", "everything-http.db", "everything-http.jsonl", "everything-http.har"} {
 		for _, overHTTP := range []bool{false, true} {
 			t.Run(name+map[bool]string{false: " on stdio", true: " on HTTP"}[overHTTP], func(t *testing.T) {
 				srv := mocktest.NewFromCassette(t, filepath.Join("..", "..", "cassettes", name))
