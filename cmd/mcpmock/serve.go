@@ -66,7 +66,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	o.sources = pos
 	switch {
 	case len(o.sources) == 0 && o.fallback.recordNew == "":
-		return nil, usageErrorf("serve: no SOURCE given (a cassette .db/.jsonl or a script .yaml/.yml/.json; or, to record a server from scratch, --record-new CASSETTE with -- COMMAND or --upstream URL)")
+		return nil, usageErrorf("serve: no SOURCE given (a cassette .db/.jsonl/.har or a script .yaml/.yml/.json; or, to record a server from scratch, --record-new CASSETTE with -- COMMAND or --upstream URL)")
 	case o.http != "" && o.ws != "":
 		return nil, usageErrorf("serve: give --http or --ws, not both")
 	}
@@ -101,7 +101,7 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 			set  bool
 		}{{"--session", len(o.sessions) > 0}, {"--ignore", len(o.ignore) > 0}} {
 			if f.set {
-				return nil, usageErrorf("serve: %s is for cassettes, and no SOURCE is one (.db, .jsonl)", f.name)
+				return nil, usageErrorf("serve: %s is for cassettes, and no SOURCE is one (.db, .jsonl, .har)", f.name)
 			}
 		}
 	}
