@@ -88,6 +88,10 @@ func (plainHAR) URL(u *url.URL) string { return u.String() }
 // harIn is the part of a HAR 1.2 document the import reads.
 type harIn struct {
 	Log *struct {
+		Creator struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"creator"`
 		Entries []harInEntry `json:"entries"`
 	} `json:"log"`
 }
@@ -213,8 +217,15 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 		}
 		xs = append(xs, x)
 	}
+	// The session says where it came from: a HAR, and who wrote it.
+	recorder := strings.TrimSpace("HAR by " + doc.Log.Creator.Name + " " + doc.Log.Creator.Version)
+	if doc.Log.Creator.Name == "" {
+		recorder = "HAR"
+	}
 	for _, g := range groupHARSessions(xs) {
-		out.Sessions = append(out.Sessions, g.tapeSession(opts))
+		ts := g.tapeSession(opts)
+		ts.Info.Recorder = recorder + ", imported by mcptape"
+		out.Sessions = append(out.Sessions, ts)
 	}
 	return out, nil
 }

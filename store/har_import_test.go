@@ -70,7 +70,8 @@ func TestImportHAR_Browser(t *testing.T) {
 	if d := cmp.Diff(want, listing(s1)); d != "" {
 		t.Errorf("session 1 (-want +got):\n%s", d)
 	}
-	if s1.Info.HTTPSessionID != "sess-1" || s1.Info.Transport != store.TransportHTTP || s1.Info.Upstream != "https://mcp.example.com/mcp" {
+	if s1.Info.HTTPSessionID != "sess-1" || s1.Info.Transport != store.TransportHTTP || s1.Info.Upstream != "https://mcp.example.com/mcp" ||
+		s1.Info.Recorder != "HAR by WebInspector 537.36, imported by mcptape" {
 		t.Errorf("session 1 info %+v", s1.Info)
 	}
 	if len(s1.Info.Bare) != 1 || s1.Info.Bare[0].HTTP.Method != "DELETE" || s1.Info.Bare[0].HTTP.Status != 200 {
