@@ -219,16 +219,33 @@ func TestBuildHAR_Recorded(t *testing.T) {
 	if _, fromTwin, _, _ := harOf(t, twin); !bytes.Equal(doc, fromTwin) {
 		t.Errorf("the .db and its .jsonl twin give different HARs")
 	}
-	// The shipped HAR twin (make cassettes writes it) is the golden file.
+	// The shipped HAR twin is the golden file: make cassettes writes it
+	// with mcpspy export --har, which names mcpspy's version as its
+	// creator; the HAR built here names that version too.
 	golden := filepath.Join("..", "cassettes", "everything-http.har")
+	want, err := os.ReadFile(golden)
+	if err != nil && !*update {
+		t.Fatalf("%v (make cassettes, or go test -run TestBuildHAR_Recorded -update, writes it)", err)
+	}
+	var shipped struct {
+		Log struct{ Creator struct{ Version string } }
+	}
+	if err == nil {
+		if err := json.Unmarshal(want, &shipped); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, _ = store.BuildHAR(tape, shipped.Log.Creator.Version)
+	var rebuilt bytes.Buffer
+	if err := h.Write(&rebuilt); err != nil {
+		t.Fatal(err)
+	}
+	doc = rebuilt.Bytes()
 	if *update {
 		if err := os.WriteFile(golden, doc, 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test -run TestBuildHAR_Recorded -update writes it)", err)
+		want = doc
 	}
 	if d := cmp.Diff(string(want), string(doc)); d != "" {
 		t.Errorf("HAR differs from %s (-want +got; -update rewrites it):\n%s", golden, d)
