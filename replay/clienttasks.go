@@ -2,6 +2,9 @@ package replay
 
 import (
 	"encoding/json"
+	"strings"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // Tasks the client runs (2025-11-25): a server may ask its client to
@@ -14,7 +17,9 @@ import (
 // a task the client never made. So a call's replay learns, from the live
 // client's answer to each such request, the id it gave the task the
 // recorded answer named, and puts it in place of the recorded one in the
-// server requests it sends after (their params.taskId).
+// server requests it sends after (their params.taskId). A live client
+// that did not declare such tasks is asked without params.task, and the
+// recorded task's polls are not sent to it.
 
 // serverAsk locates a server request sent during a call: the call, and
 // the request's place in the call's traffic.
@@ -32,35 +37,94 @@ func noteClientTask(ask serverAsk, result json.RawMessage) {
 	}
 }
 
-// clientTaskIDs maps the recorded ids of the client's tasks to the live
-// client's, for the server requests of one call.
-type clientTaskIDs map[string]json.RawMessage
+// clientTaskIDs is what one call's replay knows of the client's tasks:
+// the live client's id for each recorded one it made again, and the
+// recorded ones it did not make (it answered at once, or with an error).
+type clientTaskIDs struct {
+	live    map[string]json.RawMessage
+	notMade map[string]bool
+}
 
-// learn notes the live client's id for the task recorded as recorded,
-// from its live answer (a CreateTaskResult); a client that answered
-// without making a task teaches nothing, and the recorded id goes out.
-func (m *clientTaskIDs) learn(recorded string, live json.RawMessage) {
-	id := fieldOf(fieldOf(live, "task"), "taskId")
-	if len(id) == 0 {
+// learn notes, from the live client's answer to a request whose recorded
+// answer made the task recorded, the id it gave the task; or, when it
+// made none, that the recorded task's polls are not to be sent.
+func (m *clientTaskIDs) learn(recorded string, answer json.RawMessage, err error) {
+	id := fieldOf(fieldOf(answer, "task"), "taskId")
+	if err != nil || len(id) == 0 {
+		if m.notMade == nil {
+			m.notMade = map[string]bool{}
+		}
+		m.notMade[recorded] = true
 		return
 	}
-	if *m == nil {
-		*m = clientTaskIDs{}
+	if m.live == nil {
+		m.live = map[string]json.RawMessage{}
 	}
-	(*m)[recorded] = json.RawMessage(id)
+	m.live[recorded] = json.RawMessage(id)
 }
 
 // rekey puts the live id in place of a recorded one in params.taskId.
-func (m clientTaskIDs) rekey(params json.RawMessage) json.RawMessage {
-	if len(m) == 0 {
+func (m *clientTaskIDs) rekey(params json.RawMessage) json.RawMessage {
+	if len(m.live) == 0 {
 		return params
 	}
 	recorded, ok := taskID(params)
 	if !ok {
 		return params
 	}
-	if live, ok := m[recorded]; ok {
+	if live, ok := m.live[recorded]; ok {
 		return withMember(params, "taskId", live)
 	}
 	return params
+}
+
+// skips says whether a server request about a task (tasks/get,
+// tasks/result, tasks/cancel) names one the live client did not make: the
+// client answered the request that made it, recorded, without a task. It
+// is not sent: the client would not know the id.
+func (m *clientTaskIDs) skips(method string, params json.RawMessage) bool {
+	if len(m.notMade) == 0 || !strings.HasPrefix(method, "tasks/") {
+		return false
+	}
+	id, ok := taskID(params)
+	return ok && m.notMade[id]
+}
+
+// asTheClientTakes returns the params of a server request that asked the
+// client for a task, as the live client may take them: without
+// params.task when its initialize did not declare tasks for the request
+// (tasks.requests.sampling.createMessage, …elicitation.create), as the
+// spec has a requestor do; then the client answers at once, and the
+// recorded task's polls are not sent (skips).
+func asTheClientTakes(peer Peer, method string, params json.RawMessage) json.RawMessage {
+	h, ok := peer.(ClientHello)
+	if !ok {
+		return params
+	}
+	hello := h.ClientHello()
+	if hello == nil {
+		return params
+	}
+	group, name, _ := strings.Cut(method, "/")
+	if v := jsonrpc.Member(hello, "capabilities", "tasks", "requests", group, name); v != nil && string(v) != "null" {
+		return params
+	}
+	return withoutMember(params, "task")
+}
+
+// withoutMember is params (an object) without member name.
+func withoutMember(params json.RawMessage, name string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(params, &m) != nil || m == nil {
+		return params
+	}
+	if _, ok := m[name]; !ok {
+		return params
+	}
+	delete(m, name)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return params
+	}
+	return b
 }

@@ -314,9 +314,16 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 				_ = peer.Notify(st.out.Method, withMember(st.out.Params, "progressToken", live))
 				sentProgress = true
 			case st.out.Request:
-				answer, err := peer.Call(ctx, st.out.Method, clientTasks.rekey(st.out.Params))
-				if err == nil && st.clientTask != "" {
-					clientTasks.learn(st.clientTask, answer)
+				params := clientTasks.rekey(st.out.Params)
+				if clientTasks.skips(st.out.Method, params) {
+					continue
+				}
+				if st.clientTask != "" {
+					params = asTheClientTakes(peer, st.out.Method, params)
+				}
+				answer, err := peer.Call(ctx, st.out.Method, params)
+				if st.clientTask != "" {
+					clientTasks.learn(st.clientTask, answer, err)
 				}
 			default:
 				_ = peer.Notify(st.out.Method, st.out.Params)

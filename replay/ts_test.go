@@ -1,21 +1,26 @@
 package replay_test
 
+//lint:file-ignore SA1019 2026-07-28 deprecates sampling (SEP-2577), which still works; go-sdk's client answers it here, as a host of the recorded era does
+
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/script"
@@ -393,6 +398,9 @@ func TestReplay_ClientTasksTSClient(t *testing.T) {
 					}
 				})
 			}
+			t.Run("replayed to go-sdk's client, which takes no tasks", func(t *testing.T) {
+				checkClientTasksToGoSDK(t, mock, db, live)
+			})
 			// export --script makes the tools' sample and elicit tasks
 			// again, the elicited action read from the task's result: the
 			// script asks the client as the server did, and answers as
@@ -404,6 +412,76 @@ func TestReplay_ClientTasksTSClient(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// checkClientTasksToGoSDK replays the client-task recording to go-sdk's
+// client (v1.8 has no tasks: it declares sampling and elicitation, not
+// tasks.requests): it is asked to sample and to elicit without
+// params.task, answers at once, and is not polled about tasks it never
+// made; the calls get their recorded answers.
+func checkClientTasksToGoSDK(t *testing.T, mock, db string, live []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var asked []string
+	c := mcp.NewClient(&mcp.Implementation{Name: "no-tasks", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "go", Content: &mcp.TextContent{Text: "sampled"}}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			mu.Lock()
+			asked = append(asked, method)
+			mu.Unlock()
+			return next(ctx, method, req)
+		}
+	})
+	// The wire, as the client read it: go-sdk refuses a method it does
+	// not know (tasks/get) before any middleware sees it.
+	var wire syncbuf.Buffer
+	tr := &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: exec.Command(mock, "serve", db)}, Writer: &wire}
+	cs, err := c.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, call := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"trigger-sampling-request-async", map[string]any{"prompt": "magnetic tape", "maxTokens": 10}},
+		{"trigger-elicitation-request-async", map[string]any{}},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.name, Arguments: call.args})
+		if err != nil {
+			t.Fatalf("%s: %v", call.name, err)
+		}
+		first := strings.SplitN(res.Content[0].(*mcp.TextContent).Text, "\n", 2)[0]
+		if want := lineWith(live, "result [COMPLETED]"); call.name == "trigger-sampling-request-async" && want != "result "+first {
+			t.Errorf("%s answered %q, live %q", call.name, first, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var clientAsked []string
+	for _, m := range asked {
+		if m != "notifications/tools/list_changed" && m != "ping" {
+			clientAsked = append(clientAsked, m)
+		}
+	}
+	if want := []string{"sampling/createMessage", "elicitation/create"}; !slices.Equal(clientAsked, want) {
+		t.Errorf("go-sdk's client was asked %q, want %q", clientAsked, want)
+	}
+	for _, line := range strings.Split(wire.String(), "\n") {
+		if strings.HasPrefix(line, "read:") && (strings.Contains(line, `"method":"tasks/`) || strings.Contains(line, `"task":`)) {
+			t.Errorf("go-sdk's client, which takes no tasks, read %s", line)
+		}
 	}
 }
 
