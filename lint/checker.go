@@ -232,7 +232,7 @@ func (c *checker) request(f *frame) {
 	case "elicitation/create":
 		r.form = bytes.Clone(member(f.params, "requestedSchema"))
 	}
-	if taskAugmentable[f.method] {
+	if jsonrpc.TaskAugmentable(f.method) {
 		r.task = member(f.params, "task") != nil
 	}
 	c.lifecycleRequest(f, r)

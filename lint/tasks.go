@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -16,12 +17,6 @@ import (
 // tools/call, each task object's required members, the status
 // lifecycle of each task id, and the related-task _meta a tasks/result
 // result must carry.
-
-// taskAugmentable are the requests a requestor may make a task of
-// (params.task): a client's tools/call, and a server's sampling and
-// elicitation, which the client then runs as its task, and the server
-// polls.
-var taskAugmentable = map[string]bool{"tools/call": true, "sampling/createMessage": true, "elicitation/create": true}
 
 // taskStatuses are the statuses a task may have.
 var taskStatuses = []string{"working", "input_required", "completed", "failed", "cancelled"}
@@ -42,7 +37,7 @@ func (c *checker) taskCallRequest(f *frame, r *request) {
 	if f.dir != store.C2S || r.method != "tools/call" {
 		return
 	}
-	takesTasks := member(member(member(c.serverCaps["tasks"], "requests"), "tools"), "call") != nil
+	takesTasks := jsonrpc.TakesTasksFor(c.serverCaps["tasks"], "tools/call")
 	if r.task && c.serverCapsKnown && !takesTasks {
 		c.report("task-support", f.seq, 0, "tools/call %s asks for a task, but the server did not declare tasks.requests.tools.call", r.tool)
 		return
@@ -80,8 +75,7 @@ func (c *checker) takesTask(r *request) bool {
 	if r.dir == store.S2C {
 		caps = c.clientCaps
 	}
-	group, name, _ := strings.Cut(r.method, "/")
-	return member(member(member(caps["tasks"], "requests"), group), name) != nil
+	return jsonrpc.TakesTasksFor(caps["tasks"], r.method)
 }
 
 // answeredWithTask says whether f, the answer to r, is a CreateTaskResult.

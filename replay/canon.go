@@ -73,9 +73,7 @@ func isTaskMethod(method string) bool { return strings.HasPrefix(method, "tasks/
 // result), but its ttl is only a wish: the server decides the task's ttl
 // and says so in the answer (server-everything keeps every task 5
 // minutes whatever is asked).
-func taskPresenceOnly(method string) bool { return taskAugmentable[method] }
-
-var taskAugmentable = map[string]bool{"tools/call": true, "sampling/createMessage": true, "elicitation/create": true}
+func taskPresenceOnly(method string) bool { return jsonrpc.TaskAugmentable(method) }
 
 // answerCanonMethod is the method whose volatile top-level fields an
 // answer to method drops when compared: the requestState of an

@@ -105,8 +105,7 @@ func asTheClientTakes(peer Peer, method string, params json.RawMessage) json.Raw
 	if hello == nil {
 		return params
 	}
-	group, name, _ := strings.Cut(method, "/")
-	if v := jsonrpc.Member(hello, "capabilities", "tasks", "requests", group, name); v != nil && string(v) != "null" {
+	if jsonrpc.TakesTasksFor(jsonrpc.Member(hello, "capabilities", "tasks"), method) {
 		return params
 	}
 	return withoutMember(params, "task")

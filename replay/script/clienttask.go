@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -79,18 +79,7 @@ func (ss *session) takesClientTask(c *call, k askKind) bool {
 		return false
 	}
 	caps, known := ss.clientCapabilities(c)
-	if !known {
-		return false
-	}
-	group, name, _ := strings.Cut(k.method, "/")
-	var tasks struct {
-		Requests map[string]map[string]json.RawMessage `json:"requests"`
-	}
-	if json.Unmarshal(caps["tasks"], &tasks) != nil {
-		return false
-	}
-	v, ok := tasks.Requests[group][name]
-	return ok && string(v) != "null"
+	return known && jsonrpc.TakesTasksFor(caps["tasks"], k.method)
 }
 
 // withTask adds the task to a question's params.
