@@ -244,13 +244,7 @@ func (x *harExchange) respMeta() *HTTPMeta {
 func (h *HAR) addSession(s *TapeSession) {
 	info := &s.Info
 	xs := h.regroup(s.Messages)
-	page := harPage{
-		ID:          info.ID,
-		Title:       strings.TrimSpace(info.ID + " " + info.Name + " " + info.Upstream),
-		PageTimings: harPageTimings{OnContentLoad: -1, OnLoad: -1},
-		MCPTape: harPageExt{Session: info.ID, Name: info.Name, Transport: info.Transport,
-			Upstream: info.Upstream, HTTPSessionID: info.HTTPSessionID, End: info.End.Short()},
-	}
+	page := harPageOf(info)
 	// A stream's last priming events belong to its exchange; a stream
 	// that carried nothing else has no recorded request to show.
 	var lone []string
@@ -287,6 +281,17 @@ func (h *HAR) addSession(s *TapeSession) {
 	}
 	page.StartedDateTime = start.UTC().Format(harTime)
 	h.doc.Log.Pages = append(h.doc.Log.Pages, page)
+}
+
+// harPageOf is a session's page, but for when it started.
+func harPageOf(info *SessionInfo) harPage {
+	return harPage{
+		ID:          info.ID,
+		Title:       strings.TrimSpace(info.ID + " " + info.Name + " " + info.Upstream),
+		PageTimings: harPageTimings{OnContentLoad: -1, OnLoad: -1},
+		MCPTape: harPageExt{Session: info.ID, Name: info.Name, Transport: info.Transport,
+			Upstream: info.Upstream, HTTPSessionID: info.HTTPSessionID, End: info.End.Short()},
+	}
 }
 
 // findStream is the exchange whose stream sp's priming events ended.

@@ -349,16 +349,7 @@ func (x *harExchangeIn) isMCP() bool {
 }
 
 // isJSONRPC says whether b is a JSON-RPC message or batch.
-func isJSONRPC(b []byte) bool {
-	if len(bytes.TrimSpace(b)) == 0 {
-		return false
-	}
-	switch jsonrpc.Classify(b).Kind {
-	case jsonrpc.Request, jsonrpc.Notification, jsonrpc.Response, jsonrpc.Error, jsonrpc.Batch:
-		return true
-	}
-	return false
-}
+func isJSONRPC(b []byte) bool { return jsonrpc.Classify(b).Kind != jsonrpc.Malformed }
 
 // harSession is the exchanges of one session, in the order they began.
 type harSession struct {
@@ -496,18 +487,12 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 			Stream: stream, StreamID: id,
 		}
 	}
-	responses := 0
+	rec.last = later(rec.last, x.start.Add(x.wait+x.receive))
 	carried := false
-	add := func(dir Dir, at time.Time, frame []byte, meta *HTTPMeta) {
-		hm := harMessage{m: Message{Dir: dir, Time: at, Frame: frame, HTTP: meta}, entry: i, part: len(rec.msgs)}
-		switch {
-		case dir == C2S:
-			hm.recorded = x.requestSeq
-		case responses < len(x.responseSeqs):
-			hm.recorded = x.responseSeqs[responses]
-			responses++
-		}
-		rec.msgs = append(rec.msgs, hm)
+	// add records a message; recorded is its seq in the cassette mcpspy
+	// exported the HAR from, 0 when the HAR does not say.
+	add := func(dir Dir, at time.Time, frame []byte, meta *HTTPMeta, recorded uint64) {
+		rec.msgs = append(rec.msgs, harMessage{m: Message{Dir: dir, Time: at, Frame: frame, HTTP: meta}, entry: i, part: len(rec.msgs), recorded: recorded})
 		rec.last = later(rec.last, at)
 		carried = true
 	}
@@ -522,20 +507,14 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 			// on the request as well.
 			m.Status, m.ResponseHeader = 0, nil
 		}
-		add(C2S, x.start, x.body, m)
+		add(C2S, x.start, x.body, m, x.requestSeq)
 	}
 	if x.ws {
 		for k, f := range x.frames {
 			m := meta(StreamWS)
 			m.Method, m.Status, m.StreamID, m.WSOpcode = http.MethodGet, http.StatusSwitchingProtocols, 0, f.opcode
-			add(f.dir, f.at, f.data, m)
-			if k < len(x.messageSeqs) {
-				rec.msgs[len(rec.msgs)-1].recorded = x.messageSeqs[k]
-			} else {
-				rec.msgs[len(rec.msgs)-1].recorded = 0
-			}
+			add(f.dir, f.at, f.data, m, seqAt(x.messageSeqs, k))
 		}
-		rec.last = later(rec.last, x.start.Add(x.wait+x.receive))
 		return
 	}
 	answered := x.start.Add(x.wait)
@@ -573,22 +552,29 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 			if withData > 1 {
 				at = answered.Add(x.receive * time.Duration(k) / time.Duration(withData-1))
 			}
-			k++
 			m := meta(stream)
 			m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, retry, priming
 			priming = nil
-			add(S2C, at, ev.Data, m)
+			add(S2C, at, ev.Data, m, seqAt(x.responseSeqs, k))
+			k++
 		}
 		if len(priming) > 0 {
 			rec.info.Priming = append(rec.info.Priming, StreamPriming{Stream: stream, StreamID: id, Path: headers.PathQuery(x.url), EventIDs: priming, Retry: retry})
 		}
 	case bodyFrame:
-		add(S2C, answered.Add(x.receive), x.answer, meta(StreamJSON))
+		add(S2C, answered.Add(x.receive), x.answer, meta(StreamJSON), seqAt(x.responseSeqs, 0))
 	}
 	if !carried {
 		rec.info.AddBare(BareExchange{Time: x.start, HTTP: *meta(""), Note: "imported from a HAR: no message either way"})
 	}
-	rec.last = later(rec.last, x.start.Add(x.wait+x.receive))
+}
+
+// seqAt is seqs[k], or 0 past its end.
+func seqAt(seqs []uint64, k int) uint64 {
+	if k < len(seqs) {
+		return seqs[k]
+	}
+	return 0
 }
 
 func later(a, b time.Time) time.Time {

@@ -9,10 +9,9 @@ import (
 )
 
 // A WebSocket session in a HAR is one entry, its upgrade, with the
-// frames in "_webSocketMessages" as Chrome's devtools save them (and read
-// them back: Network → Import HAR shows them under Messages): each a
-// "send" or "receive" with its time in seconds since the epoch, its
-// opcode, and its data (base64 for a binary frame).
+// frames in "_webSocketMessages", the field Chrome's devtools save them
+// in: each a "send" or "receive" with its time in seconds since the
+// epoch, its opcode, and its data (base64 for a binary frame).
 
 // harWSMessage is one frame, as Chrome writes it.
 type harWSMessage struct {
@@ -94,11 +93,7 @@ func (h *HAR) addWebSocket(s *TapeSession) {
 	}
 	e.WebSocketMessages = frames
 	h.doc.Log.Entries = append(h.doc.Log.Entries, e)
-	h.doc.Log.Pages = append(h.doc.Log.Pages, harPage{
-		StartedDateTime: start.UTC().Format(harTime), ID: info.ID,
-		Title:       strings.TrimSpace(info.ID + " " + info.Name + " " + info.Upstream),
-		PageTimings: harPageTimings{OnContentLoad: -1, OnLoad: -1},
-		MCPTape: harPageExt{Session: info.ID, Name: info.Name, Transport: info.Transport,
-			Upstream: info.Upstream, End: info.End.Short()},
-	})
+	page := harPageOf(info)
+	page.StartedDateTime = start.UTC().Format(harTime)
+	h.doc.Log.Pages = append(h.doc.Log.Pages, page)
 }

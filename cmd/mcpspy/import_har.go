@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/mcptape/mcptape/recorder"
@@ -16,7 +15,7 @@ import (
 // .har, or a JSON document whose first member is "log" (a JSONL export's
 // lines begin with "session"). It leaves f at its start.
 func isHAR(f *os.File, path string) bool {
-	if strings.EqualFold(filepath.Ext(path), ".har") {
+	if store.IsHARPath(path) {
 		return true
 	}
 	defer f.Seek(0, io.SeekStart)
