@@ -118,3 +118,15 @@ func TestModel_RealServerFacts(t *testing.T) {
 		})
 	}
 }
+
+// TestView_ShippedHAR: the inspector opens a HAR as it opens a JSONL
+// export: the shipped recording of server-everything over Streamable
+// HTTP, as a HAR, shows its session and calls.
+func TestView_ShippedHAR(t *testing.T) {
+	m, src := openModel(t, filepath.Join(peertest.ModuleRoot(), "cassettes", "everything-http.har"))
+	if m.Len() != 12 {
+		t.Fatalf("%d messages, want the recording's 12", m.Len())
+	}
+	h := startApp(t, m, src, Options{}, 100, 24)
+	h.waitFor(wait, []string{"streamable-http", "initialize", "tools/call echo"})
+}

@@ -91,6 +91,7 @@ func TestRun_ServerEverything(t *testing.T) {
 	}{
 		{"stdio recording, stdio server", "everything-stdio.db", rerun.Options{Command: peertest.ServerEverything(t, "stdio")}, store.TransportStdio},
 		{"http recording, http server", "everything-http.db", rerun.Options{URL: endpoint}, store.TransportHTTP},
+		{"http recording's HAR twin, http server", "everything-http.har", rerun.Options{URL: endpoint}, store.TransportHTTP},
 		{"stdio recording, http server", "everything-stdio.db", rerun.Options{URL: endpoint}, store.TransportHTTP},
 		{"stdio recording, legacy HTTP+SSE server", "everything-stdio.db", rerun.Options{URL: legacy}, store.TransportLegacySSE},
 		// POST /sse/ gets a 404, and a GET of it the legacy event stream:

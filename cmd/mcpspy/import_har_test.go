@@ -93,6 +93,7 @@ func TestMcpspy_ReadsHAR(t *testing.T) {
 		{"lint", []string{"lint", har}, 0, "[no-handshake]"},
 		{"export", []string{"export", har}, 0, `"method": "initialize"`},
 		{"export --script", []string{"export", "--script", har}, 0, "name: search"},
+		{"diff with the cassette it was exported from", []string{"diff", shippedCassette(t, "everything-http.har"), shippedCassette(t, "everything-http.db")}, 0, "4 the same, 0 answered differently"},
 		{"export to a .har name", []string{"export", "-o", filepath.Join(dir, "x.har"), har}, 2, "a .har is read as a HAR"},
 		{"import into a .har", []string{"import", "-o", filepath.Join(dir, "x.har"), har}, 2, "a .har is read as a HAR, and a cassette is a bbolt file"},
 		{"follow a HAR", []string{"show", "--follow", har}, 2, "--follow needs a .db cassette"},

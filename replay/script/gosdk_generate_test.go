@@ -1,6 +1,7 @@
 package script_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -33,7 +34,13 @@ func TestGoSDK_FromTape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path, _ := scriptFile(t, "everything.yaml", tape)
+		path, out := scriptFile(t, "everything.yaml", tape)
+		// server-everything's instructions hold an emoji, which go-yaml
+		// alone writes as a \U escape in one double-quoted line.
+		instructions := tape.Sessions[0].Info.Handshake.Instructions
+		if !strings.ContainsRune(instructions, '🎉') || bytes.Contains(out, []byte(`\U`)) || !bytes.Contains(out, []byte("instructions: |")) {
+			t.Errorf("%s: want the recorded instructions (with their emoji) written as a block, not escaped", cassette)
+		}
 		calls, tools := recordedCalls(t, tape)
 		if len(calls) == 0 || len(tools) == 0 {
 			t.Fatalf("%s: no tools/call or tools/list recorded", cassette)
@@ -42,6 +49,9 @@ func TestGoSDK_FromTape(t *testing.T) {
 			t.Run(cassette+"/"+tc.name, func(t *testing.T) {
 				cs := connect(t, tc, path, nil)
 				ctx := ctxT(t)
+				if got := cs.InitializeResult().Instructions; got != instructions {
+					t.Errorf("instructions %q, recorded %q", got, instructions)
+				}
 				var listed []string
 				for tl, err := range cs.Tools(ctx, nil) {
 					if err != nil {
