@@ -32,24 +32,20 @@ func isHAR(f *os.File, path string) bool {
 // session recorded as mcpspy record would have (a fresh session id, its
 // handshake noted), credentials redacted unless noRedact.
 func importHAR(f *os.File, path, out string, redact, redactValue []string, noRedact bool, s streams) error {
-	var opts store.HARImportOptions
-	switch {
-	case !noRedact:
-		if err := checkRedactNames("import", redact); err != nil {
-			return err
-		}
-		values, err := valuePatterns("import", redactValue)
-		if err != nil {
-			return err
-		}
-		headers := recorder.NewHTTPRedactor(redact)
-		headers.Values = values
+	if err := checkRedactNames("import", redact); err != nil {
+		return err
+	}
+	values, err := valuePatterns("import", redactValue)
+	if err != nil {
+		return err
+	}
+	headers, err := httpRedactor("import", redact, redactValue, values, noRedact)
+	if err != nil {
+		return err
+	}
+	opts := store.HARImportOptions{Rewrite: recorder.Rewriter(redact, values)}
+	if headers != nil {
 		opts.Redact = headers
-		opts.Rewrite = recorder.Rewriter(redact, values)
-	case len(redact) > 0:
-		return usageErrorf("import: --redact and --no-redact contradict each other")
-	case len(redactValue) > 0:
-		return usageErrorf("import: --redact-value and --no-redact contradict each other")
 	}
 	got, err := store.ImportHAR(bufio.NewReader(f), path, opts)
 	if err != nil {

@@ -36,15 +36,9 @@ func recordNet(ctx context.Context, s streams, o *recordOptions, w *store.Writer
 	if up.Host == "" {
 		return usageErrorf("record: --upstream %q has no host", o.upstream)
 	}
-	var red *recorder.HTTPRedactor
-	switch {
-	case !o.noRedact:
-		red = recorder.NewHTTPRedactor(o.redact)
-		red.Values = o.values
-	case len(o.redact) > 0:
-		return usageErrorf("record: --redact and --no-redact contradict each other")
-	case len(o.redactValue) > 0:
-		return usageErrorf("record: --redact-value and --no-redact contradict each other")
+	red, err := httpRedactor("record", o.redact, o.redactValue, o.values, o.noRedact)
+	if err != nil {
+		return err
 	}
 	header, err := cli.Headers("record", o.headers) // checked by parseRecord
 	if err != nil {

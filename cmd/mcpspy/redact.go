@@ -55,6 +55,24 @@ func checkRedactNames(cmd string, names []string) error {
 	return nil
 }
 
+// httpRedactor is what record and import hide in HTTP headers, queries
+// and URLs: the default secret names and --redact's, and what
+// --redact-value's patterns (values) match; nil with --no-redact, which
+// contradicts either flag.
+func httpRedactor(cmd string, names, patterns []string, values *recorder.ValuePatterns, noRedact bool) (*recorder.HTTPRedactor, error) {
+	switch {
+	case noRedact && len(names) > 0:
+		return nil, usageErrorf("%s: --redact and --no-redact contradict each other", cmd)
+	case noRedact && len(patterns) > 0:
+		return nil, usageErrorf("%s: --redact-value and --no-redact contradict each other", cmd)
+	case noRedact:
+		return nil, nil
+	}
+	red := recorder.NewHTTPRedactor(names)
+	red.Values = values
+	return red, nil
+}
+
 // valuePatterns compiles cmd's --redact-value patterns; a bad one is a
 // usage error that names it.
 func valuePatterns(cmd string, patterns []string) (*recorder.ValuePatterns, error) {
