@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // matcher is a parsed --match mode.
@@ -405,20 +407,13 @@ func (s *session) barrier(ctx context.Context, send func([]byte) error) {
 	}
 }
 
-// withMember sets member name of recorded params (an object) to value: the
-// live progress token in progress, the live client's task id. Params that
-// are no object go out as recorded.
+// withMember puts value in place of member name's value in recorded
+// params (an object that has it: a progress notification's token, a
+// request's taskId), every other byte as recorded: the live progress
+// token in progress, the live client's task id.
 func withMember(params json.RawMessage, name string, value json.RawMessage) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(params, &m) != nil || m == nil {
-		return params
-	}
-	m[name] = value
-	b, err := json.Marshal(m)
-	if err != nil {
-		return params
-	}
-	return b
+	out, _, _ := jsonrpc.ReplaceMembers(params, func(path []string, member string) bool { return len(path) == 0 && member == name }, value)
+	return out
 }
 
 func waitUntil(ctx context.Context, t time.Time) bool {
