@@ -149,12 +149,10 @@ func runExport(args []string, s streams) error {
 	switch ext := strings.ToLower(filepath.Ext(*out)); {
 	case *asHAR && (ext == ".db" || ext == ".jsonl"):
 		return usageErrorf("export: -o %s: --har writes a HAR, and mcpspy reads a %s as a recording: name it .har", *out, ext)
-	case *asScript && (ext == ".db" || ext == ".jsonl"):
+	case *asScript && (ext == ".db" || ext == ".jsonl" || ext == ".har"):
 		return usageErrorf("export: -o %s: --script writes a script, which mcpmock reads by its .yaml, .yml or .json name", *out)
-	case !*asHAR && !*asScript && ext == ".har":
+	case !*asHAR && ext == ".har":
 		return usageErrorf("export: -o %s: export writes JSONL, and a .har is read as a HAR: name it .jsonl, or export --har", *out)
-	case *asScript && ext == ".har":
-		return usageErrorf("export: -o %s: --script writes a script, which mcpmock reads by its .yaml, .yml or .json name", *out)
 	case !*asScript && ext == ".db":
 		return usageErrorf("export: -o %s: export writes JSONL, and a .db is read as a cassette: name it .jsonl (mcpspy import makes a .db of it)", *out)
 	}
