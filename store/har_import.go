@@ -45,8 +45,8 @@ type HARImport struct {
 	// whose body the browser left out), whose messages are not in it.
 	EmptyStreams int
 	// EmptyWebSockets counts the WebSocket connections the HAR holds no
-	// frames of (Firefox saves none; Chrome keeps them in
-	// _webSocketMessages), which are left out.
+	// frames of (Chrome keeps them in _webSocketMessages; not every HAR
+	// writer saves them), which are left out.
 	EmptyWebSockets int
 }
 
