@@ -284,6 +284,13 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer resp.Body.Close()
 	p.authHint.check(resp, p.Info.Upstream, p.Header, p.logf)
 
+	if hs == nil && r.Method == http.MethodGet && !isEventStream(resp.Header) && r.Header.Get(headerSessionID) == "" {
+		// A GET without a session id that got no stream (a server
+		// without sessions refuses it with 405): on record in its
+		// connection's session, as that connection's POSTs are.
+		hs = p.connSession(r)
+		streamID = hs.streams.Add(1)
+	}
 	if sid := resp.Header.Get(headerSessionID); sid != "" && r.Header.Get(headerSessionID) == "" && hs != nil {
 		p.bind(hs, sid)
 	} else if initialize {

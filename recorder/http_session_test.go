@@ -3,6 +3,7 @@ package recorder_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -109,6 +110,43 @@ func TestHTTPProxy_SessionlessInitializeKeepsItsConnection(t *testing.T) {
 	}
 	if h := got[0].info.Handshake; h.Method != "initialize" {
 		t.Errorf("handshake = %+v, want the initialize", h)
+	}
+}
+
+// A client of a server without sessions sends its GET without a session
+// id; go-sdk's stateless handler refuses it with 405. The refusal is on
+// record, in the session of the connection it came on, as its POSTs are
+// (it tells a replay that the server offered no stream).
+func TestHTTPProxy_SessionlessGetRefusalRecorded(t *testing.T) {
+	srv := goSDKServer()
+	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	px := startHTTPProxy(t, up+"/mcp")
+	endpoint := px.URL + "/mcp"
+	post(t, endpoint, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"nosession","version":"1"}}}`, nil)
+	req, _ := http.NewRequest(http.MethodGet, endpoint, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %d, want go-sdk's 405", resp.StatusCode)
+	}
+	px.Stop()
+
+	got := readCassette(t, px.Cassette)
+	if len(got) != 1 {
+		t.Fatalf("%d sessions recorded, want 1 for one client on one connection", len(got))
+	}
+	msgs := got[0].msgs
+	last := msgs[len(msgs)-1]
+	if last.Dir != store.S2C || last.HTTP == nil || last.HTTP.Method != http.MethodGet || last.HTTP.Status != http.StatusMethodNotAllowed ||
+		http.Header(last.HTTP.ResponseHeader).Get("Allow") != "POST" {
+		t.Errorf("last recorded %s %q %+v; want the GET's 405 (Allow: POST) from the server", last.Dir, last.Frame, last.HTTP)
 	}
 }
 
