@@ -2,6 +2,7 @@ package lint
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 
 	"github.com/mcptape/mcptape/store"
@@ -47,6 +48,9 @@ func (c *checker) lifecycleRequest(f *frame, r *request) {
 			c.report("meta-version-missing", f.seq, 0, "%s has no _meta %q, which every 2026-07-28 request carries", f.method, metaVersion)
 		}
 	case f.dir == store.C2S && f.method != "ping" && f.method != "server/discover":
+		if c.initAnswered == 0 && c.negotiatedElsewhere(f) {
+			break
+		}
 		if c.initAnswered == 0 {
 			c.early = append(c.early, r)
 		} else if c.initialized == 0 && c.usedBeforeInitialized == 0 {
@@ -55,6 +59,33 @@ func (c *checker) lifecycleRequest(f *frame, r *request) {
 	case f.dir == store.S2C && f.method != "ping" && c.era == eraHandshake && c.initialized == 0:
 		c.report("server-request-before-initialized", f.seq, 0, "the server sends %s before the client's notifications/initialized", f.method)
 	}
+}
+
+// connectionShare says whether the session is one connection's share of
+// a client's traffic to a server without sessions: mcpspy records each
+// connection as a session of its own, and a client (the TypeScript SDK's)
+// may send its initialize on one and its notifications/initialized and
+// requests on others.
+func (c *checker) connectionShare() bool {
+	return c.info.Transport == store.TransportHTTP && c.info.HTTPSessionID == ""
+}
+
+// negotiatedElsewhere says whether a request seen before any initialize
+// of the session comes from a client that had its handshake on another
+// connection (its MCP-Protocol-Version header, 2025-06-18 on, says what
+// it negotiated), and takes the session as begun so.
+func (c *checker) negotiatedElsewhere(f *frame) bool {
+	if c.initRequest != nil || !c.connectionShare() || f.http == nil {
+		return false
+	}
+	v := http.Header(f.http.RequestHeader).Get("Mcp-Protocol-Version")
+	if v == "" || v >= statelessVersion {
+		return false
+	}
+	c.era = eraHandshake
+	c.setVersion(f.seq, v)
+	c.initAnswered, c.initialized = f.seq, f.seq
+	return true
 }
 
 func (c *checker) initializeRequest(f *frame, r *request) {
@@ -131,7 +162,7 @@ func (c *checker) lifecycleEnd() {
 		for _, r := range c.early {
 			c.report("request-before-initialize", r.seq, c.initRequest.seq, "the client sends %s before initialize was answered", r.method)
 		}
-		if c.initialized == 0 && c.usedBeforeInitialized != 0 {
+		if c.initialized == 0 && c.usedBeforeInitialized != 0 && !c.connectionShare() {
 			c.report("initialized-missing", c.usedBeforeInitialized, c.initAnswered, "the client goes on after initialize without ever sending notifications/initialized")
 		}
 	}

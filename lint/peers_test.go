@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -97,6 +98,35 @@ func TestRealPeers_LintClean(t *testing.T) {
 			wantFindings(t, path, tt.allowed...)
 		})
 	}
+	// The TypeScript SDK client, to a server without sessions, sends its
+	// initialize, its notifications/initialized and its requests on
+	// connections of their own, each recorded as a session: none is
+	// judged alone as if it lacked its handshake.
+	t.Run("TypeScript SDK client, go-sdk server without sessions (handshake era)", func(t *testing.T) {
+		srv := gosdk.NewServer("lint-go")
+		up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+		defer up.Close()
+		path := filepath.Join(t.TempDir(), "rec.db")
+		t.Run("record", func(t *testing.T) {
+			rec := vcr.NewHTTP(t, path, up.URL+"/mcp", vcr.WithMode(vcr.Record))
+			argv := peertest.NodeScript(t, "http-client.mjs", "streamable", rec.URL(), "echo", `{"text":"hi"}`, "progress", `{"steps":3}`)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+			cmd.Dir = peertest.NPMDir(t)
+			if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), `"progress":3`) {
+				t.Fatalf("http-client.mjs: %v\n%s", err, out)
+			}
+		})
+		tape, err := store.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tape.Sessions) < 2 {
+			t.Fatalf("%d sessions recorded; want the client's connections apart", len(tape.Sessions))
+		}
+		wantFindings(t, path)
+	})
 	// A client with a connection per POST: every retry in another
 	// session than its input_required result (crossretry.Find fails the
 	// test when none is).
