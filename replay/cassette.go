@@ -65,6 +65,9 @@ type Cassette struct {
 	// intro answers initialize when the cassette recorded none (see
 	// handshake.go); nil when it did.
 	intro *introduction
+	// habits is what the recorded server did over Streamable HTTP
+	// besides its messages (http_habits.go).
+	habits httpHabits
 
 	schemasOnce sync.Once
 	schemas     map[string]json.RawMessage // tool name → inputSchema (InputSchema)
@@ -186,8 +189,11 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 		clientMethods[m] = true
 	}
 	c.intro = buildIntroduction(name, sessions, clientMethods, b.serverMethods)
+	c.habits = habitsOf(sessions)
 	return c, nil
 }
+
+func (c *Cassette) httpHabits() httpHabits { return c.habits }
 
 // building is what newCassette collects for its indexes.
 type building struct {

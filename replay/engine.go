@@ -45,6 +45,7 @@ type Options struct {
 type Server struct {
 	sources []Source
 	params  paramHeaders // per tool, for the Mcp-Param-* check
+	habits  httpHabits   // the recorded servers', over every source
 	opts    Options
 	match   matcher
 
@@ -151,7 +152,13 @@ func NewServer(sources []Source, opts Options) (*Server, error) {
 			c.setMatch(m)
 		}
 	}
-	return &Server{sources: sources, opts: opts, match: m}, nil
+	s := &Server{sources: sources, opts: opts, match: m}
+	for _, src := range sources {
+		if c, ok := src.(interface{ httpHabits() httpHabits }); ok {
+			s.habits.add(c.httpHabits())
+		}
+	}
+	return s, nil
 }
 
 // Report returns what happened so far.

@@ -245,6 +245,9 @@ func (s *Server) Close() {
 // /message. It checks Origin: only loopback origins (and
 // Options.AllowedOrigins) may call it from a browser.
 func (s *Server) Handler() http.Handler {
+	for _, l := range s.habits.describe() {
+		s.warnf("%s", l)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", s.serveStreamable)
 	mux.HandleFunc("/sse", s.serveLegacySSE)
@@ -289,6 +292,9 @@ func (s *Server) serveStreamable(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		s.serveGet(w, r)
 	case http.MethodDelete:
+		if s.refusedMethod(w, r) {
+			return
+		}
 		h := s.useHTTPSession(r.Header.Get(sessionHeader), false)
 		if h == nil {
 			http.Error(w, "Not Found: no such session", http.StatusNotFound)
@@ -298,9 +304,27 @@ func (s *Server) serveStreamable(w http.ResponseWriter, r *http.Request) {
 		s.dropHTTPSession(h)
 		w.WriteHeader(http.StatusOK)
 	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
+		w.Header().Set("Allow", s.habits.allow())
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 	}
+}
+
+// refusedMethod answers with 405 a GET or DELETE the server takes not:
+// one of the 2026-07-28 era, which has neither, or one the recorded
+// server refused (http_habits.go).
+func (s *Server) refusedMethod(w http.ResponseWriter, r *http.Request) bool {
+	var allow string
+	switch {
+	case r.Header.Get("Mcp-Protocol-Version") >= statelessVersion:
+		allow = http.MethodPost
+	case s.habits.refuses(r.Method):
+		allow = s.habits.allow()
+	default:
+		return false
+	}
+	w.Header().Set("Allow", allow)
+	http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	return true
 }
 
 // peek is what routing a POST needs to know about its body.
@@ -352,6 +376,11 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get(sessionHeader)
 	var h *httpSession
 	switch {
+	case isRequest && p.Method == "initialize" && s.habits.sessionless():
+		if h = s.sessionlessSession(r, &p, true); h == nil {
+			http.Error(w, "Service Unavailable: server is closing", http.StatusServiceUnavailable)
+			return
+		}
 	case isRequest && p.Method == "initialize":
 		if h, err = s.newHTTPSession(false); err != nil {
 			http.Error(w, "Service Unavailable: server is closing", http.StatusServiceUnavailable)
@@ -362,8 +391,8 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Not Found: no such session (it ended, expired, or was never issued)", http.StatusNotFound)
 			return
 		}
-	case statelessEra(r, &p):
-		if h = s.sessionlessSession(r, &p); h == nil {
+	case statelessEra(r, &p) || s.habits.sessionless():
+		if h = s.sessionlessSession(r, &p, !statelessEra(r, &p)); h == nil {
 			http.Error(w, "Service Unavailable: server is closing", http.StatusServiceUnavailable)
 			return
 		}
@@ -620,6 +649,9 @@ func (e *httpExchange) releaseLocked() {
 // serveGet opens the stream for session-level messages, or resumes a
 // stream (Last-Event-ID).
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
+	if s.refusedMethod(w, r) {
+		return
+	}
 	if !mcphttp.Accepts(r.Header, "text/event-stream") {
 		http.Error(w, "Not Acceptable: GET needs Accept: text/event-stream", http.StatusNotAcceptable)
 		return

@@ -49,8 +49,11 @@ func sessionlessKey(r *http.Request, p *peek) (key string, byConn bool) {
 }
 
 // sessionlessSession returns the session of a sessionless request, marked
-// in use until doneHTTP; nil once the server is closing.
-func (s *Server) sessionlessSession(r *http.Request, p *peek) *httpSession {
+// in use until doneHTTP; nil once the server is closing. handshake: the
+// request is of the handshake era, from a client of a server without
+// sessions (http_habits.go); its initialize starts its connection's
+// session anew, as a new client.
+func (s *Server) sessionlessSession(r *http.Request, p *peek, handshake bool) *httpSession {
 	st := &s.http
 	key, byConn := sessionlessKey(r, p)
 	st.mu.Lock()
@@ -61,20 +64,34 @@ func (s *Server) sessionlessSession(r *http.Request, p *peek) *httpSession {
 	now := s.clock()
 	gone := s.sweepLocked(now)
 	h := st.conns[key]
-	if h != nil && s.expiredLocked(h, now) {
+	if h != nil && (s.expiredLocked(h, now) || handshake && p.Method == "initialize") {
 		delete(st.conns, key)
-		gone, h = append(gone, h), nil
+		if h.active == 0 {
+			gone = append(gone, h)
+		} else {
+			s.retireLocked(h)
+		}
+		h = nil
 	}
 	if h == nil {
 		h = &httpSession{conn: key, byConn: byConn, used: now}
 		h.sess = s.newSession(context.Background(), nil, nil)
 		sess, name := h.sess, h.name()
-		if byConn {
+		switch {
+		case handshake:
+			// Such a server has no stream of its own: what it sends
+			// outside a request's answer never reaches the client.
+			h.sess.out = func(msg []byte) error {
+				s.countUndelivered(name, "stream", "a server without sessions has no GET stream", [][]byte{msg})
+				return errNoStream
+			}
+			h.sess.version = r.Header.Get("Mcp-Protocol-Version") // until an initialize says
+		case byConn:
 			h.sess.out = func(msg []byte) error { return s.toListenStreams(name, msg) }
-		} else {
+		default:
 			h.sess.out = func(msg []byte) error { return sess.toListeners(name, msg) }
 		}
-		h.sess.sessionless = true
+		h.sess.sessionless = !handshake
 		if st.conns == nil {
 			st.conns = map[string]*httpSession{}
 		}
@@ -84,6 +101,15 @@ func (s *Server) sessionlessSession(r *http.Request, p *peek) *httpSession {
 	st.mu.Unlock()
 	s.dropAll(gone)
 	return h
+}
+
+// retireLocked keeps h, replaced while it had requests in flight, for
+// doneHTTP to end once they finish; s.http.mu is held.
+func (s *Server) retireLocked(h *httpSession) {
+	if s.http.retired == nil {
+		s.http.retired = map[*httpSession]struct{}{}
+	}
+	s.http.retired[h] = struct{}{}
 }
 
 // RestartSessionless makes the next request of every sessionless
@@ -102,10 +128,7 @@ func (s *Server) RestartSessionless() {
 			gone = append(gone, h)
 			continue
 		}
-		if st.retired == nil {
-			st.retired = map[*httpSession]struct{}{}
-		}
-		st.retired[h] = struct{}{}
+		s.retireLocked(h)
 	}
 	st.mu.Unlock()
 	s.dropAll(gone)

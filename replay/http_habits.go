@@ -1,0 +1,148 @@
+package replay
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// What a recorded server did over Streamable HTTP besides its messages,
+// which mcpmock does alike, so that a host replaying the recording meets
+// the server it met live (docs/REPLAY.md, Transports):
+//
+//   - A server without sessions (go-sdk's Stateless handler, the
+//     TypeScript SDK's transport without a session id generator) answers
+//     initialize with no Mcp-Session-Id, and a client then sends none.
+//     mcpmock issues none either; it groups such a client's requests by
+//     connection, as mcpspy recorded them, and answers GET and DELETE
+//     with 405, as go-sdk's stateless server does.
+//   - The spec lets a server with sessions refuse GET with 405 (it offers
+//     no stream of its own) and DELETE with 405 (clients may not end
+//     sessions). mcpmock refuses them so when every one recorded was.
+//
+// Only the handshake era counts: in 2026-07-28 nothing has sessions and
+// GET and DELETE always get 405.
+
+// errNoStream: a server without sessions has no stream for what it sends
+// outside a request's answer.
+var errNoStream = errors.New("a server without sessions has no GET stream")
+
+// httpHabits counts what the recordings show. Counts, not verdicts, so
+// that layered sources add up: one recording with sessions outweighs any
+// number without.
+type httpHabits struct {
+	withSession, withoutSession int // initialize answers with and without Mcp-Session-Id
+	getServed, getRefused       int // GETs given a stream, refused with 405
+	deleteServed, deleteRefused int // DELETEs that ended a session, refused with 405
+}
+
+func (h *httpHabits) add(o httpHabits) {
+	h.withSession += o.withSession
+	h.withoutSession += o.withoutSession
+	h.getServed += o.getServed
+	h.getRefused += o.getRefused
+	h.deleteServed += o.deleteServed
+	h.deleteRefused += o.deleteRefused
+}
+
+// habitsOf reads the habits of the Streamable HTTP sessions among
+// sessions.
+func habitsOf(sessions []store.TapeSession) httpHabits {
+	var h httpHabits
+	for i := range sessions {
+		s := &sessions[i]
+		if s.Info.Transport != store.TransportHTTP {
+			continue
+		}
+		if hs := s.Info.Handshake; hs.Method == "initialize" && len(hs.ServerInfo) > 0 {
+			if s.Info.HTTPSessionID != "" {
+				h.withSession++
+			} else {
+				h.withoutSession++
+			}
+		}
+		streamed := false
+		for _, m := range s.Messages {
+			switch {
+			case m.HTTP == nil:
+			case m.HTTP.Stream == store.StreamGetSSE && !streamed:
+				streamed = true
+				h.getServed++
+			case m.Dir == store.S2C && m.HTTP.Stream == store.StreamJSON:
+				h.addBare(m.HTTP) // a refusal's body, kept as a frame
+			}
+		}
+		for _, p := range s.Info.Priming {
+			if p.Stream == store.StreamGetSSE {
+				h.getServed++
+			}
+		}
+		for _, b := range s.Info.Bare {
+			h.addBare(&b.HTTP)
+		}
+	}
+	return h
+}
+
+// addBare counts a GET or DELETE whose answer carried no message (none,
+// or a refusal's body).
+func (h *httpHabits) addBare(m *store.HTTPMeta) {
+	if http.Header(m.RequestHeader).Get("Mcp-Protocol-Version") >= statelessVersion {
+		return
+	}
+	ok, refused := m.Status/100 == 2, m.Status == http.StatusMethodNotAllowed
+	switch {
+	case m.Method == http.MethodGet && ok:
+		h.getServed++
+	case m.Method == http.MethodGet && refused:
+		h.getRefused++
+	case m.Method == http.MethodDelete && ok:
+		h.deleteServed++
+	case m.Method == http.MethodDelete && refused:
+		h.deleteRefused++
+	}
+}
+
+// sessionless: issue no Mcp-Session-Id.
+func (h httpHabits) sessionless() bool { return h.withoutSession > 0 && h.withSession == 0 }
+
+// refuses says whether a GET or DELETE of the handshake era gets 405.
+func (h httpHabits) refuses(method string) bool {
+	switch method {
+	case http.MethodGet:
+		return h.sessionless() || h.getRefused > 0 && h.getServed == 0
+	case http.MethodDelete:
+		return h.sessionless() || h.deleteRefused > 0 && h.deleteServed == 0
+	}
+	return false
+}
+
+// allow is the Allow header of a 405 to a handshake-era request.
+func (h httpHabits) allow() string {
+	methods := []string{http.MethodGet, http.MethodPost, http.MethodDelete}
+	kept := methods[:0]
+	for _, m := range methods {
+		if !h.refuses(m) {
+			kept = append(kept, m)
+		}
+	}
+	return strings.Join(kept, ", ")
+}
+
+// describe says what mcpmock does differently from its defaults, for
+// stderr when an HTTP listener starts; nothing when it does nothing so.
+func (h httpHabits) describe() []string {
+	if h.sessionless() {
+		return []string{"Streamable HTTP without sessions, as the recorded server answered initialize without an Mcp-Session-Id: none is issued, requests are grouped by connection, and GET and DELETE get 405"}
+	}
+	var lines []string
+	if h.refuses(http.MethodGet) {
+		lines = append(lines, "GET gets 405, as the recorded server refused every GET (it offered no stream of its own)")
+	}
+	if h.refuses(http.MethodDelete) {
+		lines = append(lines, "DELETE gets 405, as the recorded server refused every DELETE (clients could not end their sessions)")
+	}
+	return lines
+}

@@ -1,0 +1,261 @@
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/mocktest"
+	"github.com/mcptape/mcptape/store"
+)
+
+// TestReplay_ServerWithoutSessions records the TypeScript SDK client
+// against go-sdk's stateless handler (the handshake era: that client
+// sends initialize, and gets no Mcp-Session-Id) through mcpspy, then
+// replays the recording to the same client, again through mcpspy: the
+// client gets no session id from mcpmock either, its GET gets 405 as it
+// did, and every HTTP exchange is alike in the two recordings.
+func TestReplay_ServerWithoutSessions(t *testing.T) {
+	srv := peertest.Start(t, "", nil, nil, nil, goServer(t), "-http", "127.0.0.1:0", "-stateless")
+	url := srv.WaitLine(t, "gosdkserver: listening on ", 20*time.Second)
+	live, liveDB := tsClientThroughSpy(t, strings.TrimSuffix(url, "/"))
+	srv.Stop(t, 15*time.Second)
+	if !strings.Contains(live, `"sessionId":null`) {
+		t.Fatalf("live: %s; want no session id from a stateless server", live)
+	}
+
+	mock := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpmock"), "serve", "--http", "127.0.0.1:0", liveDB)
+	murl := mock.WaitLine(t, "mcpmock: listening on ", 20*time.Second)
+	replayed, replayDB := tsClientThroughSpy(t, strings.TrimSuffix(murl, "/mcp"))
+	goSDKWithoutSession(t, murl)
+	mock.Stop(t, 15*time.Second)
+	if replayed != live {
+		t.Errorf("the client saw\n%s\nreplayed, and live\n%s", replayed, live)
+	}
+	if !strings.Contains(mock.Stderr(), "without sessions") {
+		t.Errorf("mcpmock's stderr does not say it serves without sessions:\n%s", mock.Stderr())
+	}
+	liveShape, replayShape := httpShape(t, liveDB), httpShape(t, replayDB)
+	if !slices.Contains(liveShape, "s2c GET → 405 allow=POST") {
+		t.Errorf("live recording has no GET refused with 405: %q", liveShape)
+	}
+	if d := cmp.Diff(liveShape, replayShape); d != "" {
+		t.Errorf("HTTP exchanges differ (-live +replay):\n%s", d)
+	}
+}
+
+// goSDKWithoutSession has go-sdk's client (which tries 2026-07-28 first,
+// and falls back to initialize) call the recorded echo: it gets the
+// answer, and never a session id.
+func goSDKWithoutSession(t *testing.T, url string) {
+	t.Helper()
+	var seen []string
+	var mu sync.Mutex
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil {
+			mu.Lock()
+			seen = append(seen, fmt.Sprintf("%s %d session=%q", r.Method, resp.StatusCode, resp.Header.Get("Mcp-Session-Id")))
+			mu.Unlock()
+		}
+		return resp, err
+	})}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "go", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+	cs.Close()
+	if err != nil || resultText(res) != "hi" {
+		t.Errorf("go-sdk client's echo: %v, %v; want hi", resultText(res), err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range seen {
+		if !strings.HasSuffix(l, `session=""`) {
+			t.Errorf("go-sdk client got a session id: %q", seen)
+			break
+		}
+	}
+	if !slices.Contains(seen, `GET 405 session=""`) {
+		t.Errorf("go-sdk client's requests %q; want its GET refused with 405", seen)
+	}
+}
+
+// tsClientThroughSpy runs testdata/npm/http-client.mjs over Streamable
+// HTTP through mcpspy record in front of upstream, and returns what the
+// client printed and the cassette.
+func tsClientThroughSpy(t *testing.T, upstream string) (out, db string) {
+	t.Helper()
+	db = filepath.Join(t.TempDir(), "traffic.db")
+	spy := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpspy"), "record", "-o", db, "--upstream", upstream)
+	url := spy.WaitLine(t, "mcpspy: listening on ", 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	argv := peertest.NodeScript(t, "http-client.mjs", "streamable", url+"/mcp", "echo", `{"text":"hi"}`)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = peertest.NPMDir(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	spy.Stop(t, 15*time.Second)
+	if err != nil {
+		t.Fatalf("http-client.mjs: %v\n%s", err, stderr.String())
+	}
+	return strings.TrimSpace(string(stdout)), db
+}
+
+// httpShape is what a recording's HTTP exchanges say of sessions, one
+// line per message and per bare exchange: direction and method, HTTP
+// method and status, whether the request sent an Mcp-Session-Id and the
+// answer gave one, and a 405's Allow. Sorted: a client's requests travel
+// on several connections, and which shares one with which varies.
+func httpShape(t *testing.T, db string) []string {
+	t.Helper()
+	tape, err := store.Load(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	line := func(what string, m *store.HTTPMeta) {
+		l := fmt.Sprintf("%s %s", what, m.Method)
+		if m.Status != 0 {
+			l += fmt.Sprintf(" → %d", m.Status)
+		}
+		if http.Header(m.RequestHeader).Get("Mcp-Session-Id") != "" {
+			l += " sends session"
+		}
+		if http.Header(m.ResponseHeader).Get("Mcp-Session-Id") != "" {
+			l += " gets session"
+		}
+		if m.Status == http.StatusMethodNotAllowed {
+			l += " allow=" + http.Header(m.ResponseHeader).Get("Allow")
+		}
+		lines = append(lines, l)
+	}
+	for _, s := range tape.Sessions {
+		for _, m := range s.Messages {
+			if m.HTTP != nil {
+				line(strings.TrimSpace(fmt.Sprintf("%s %s", m.Dir, jsonrpc.Classify(m.Frame).Method)), m.HTTP)
+			}
+		}
+		for _, b := range s.Info.Bare {
+			line("bare", &b.HTTP)
+		}
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+// habitTape is a Streamable HTTP recording of a server with sessions
+// whose GETs and DELETEs got the given statuses (0: none recorded).
+func habitTape(tb testing.TB, get, del int) *store.Tape {
+	tb.Helper()
+	tape := tapeOf(tb,
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{}}`,
+	)
+	info := &tape.Sessions[0].Info
+	info.Transport, info.HTTPSessionID = store.TransportHTTP, "rec-1"
+	info.Handshake = store.Handshake{Method: "initialize", ProtocolVersion: "2025-06-18", ServerInfo: json.RawMessage(`{"name":"s","version":"1"}`)}
+	sent := http.Header{"Mcp-Session-Id": {"rec-1"}, "Mcp-Protocol-Version": {"2025-06-18"}}
+	for _, b := range []store.HTTPMeta{{Method: http.MethodGet, Status: get}, {Method: http.MethodDelete, Status: del}} {
+		if b.Status != 0 {
+			b.RequestHeader = sent
+			info.AddBare(store.BareExchange{HTTP: b})
+		}
+	}
+	return tape
+}
+
+// A server with sessions may refuse GET (no stream of its own) and
+// DELETE (clients may not end sessions) with 405; mcpmock does as the
+// recording did, and serves the session on. What the recording does not
+// show it refused, or showed it once served, it serves.
+func TestHTTP_RecordedGetAndDeleteRefusals(t *testing.T) {
+	tests := []struct {
+		name               string
+		get, del           int
+		wantGet, wantDel   int
+		wantAllow, stderrs string
+	}{
+		{"both refused", 405, 405, 405, 405, "POST", "GET gets 405"},
+		{"GET refused", 405, 200, 405, 200, "POST, DELETE", "GET gets 405"},
+		{"DELETE refused", 200, 405, 200, 405, "GET, POST", "DELETE gets 405"},
+		{"none recorded", 0, 0, 200, 200, "", ""},
+		{"refused for another reason", 409, 404, 200, 200, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := replay.NewCassette("habits.db", habitTape(t, tt.get, tt.del))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := mocktest.New(t, []replay.Source{c})
+			cl := initSession(t, srv.URL())
+			stream := map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+			do := func(method string) *http.Response {
+				resp := cl.do(method, "", stream)
+				t.Cleanup(func() { resp.Body.Close() })
+				return resp
+			}
+			if resp := do(http.MethodGet); resp.StatusCode != tt.wantGet || resp.StatusCode == 405 && resp.Header.Get("Allow") != tt.wantAllow {
+				t.Errorf("GET: %d, Allow %q; want %d (Allow %q)", resp.StatusCode, resp.Header.Get("Allow"), tt.wantGet, tt.wantAllow)
+			}
+			resp := do(http.MethodDelete)
+			if resp.StatusCode != tt.wantDel || resp.StatusCode == 405 && resp.Header.Get("Allow") != tt.wantAllow {
+				t.Errorf("DELETE: %d, Allow %q; want %d (Allow %q)", resp.StatusCode, resp.Header.Get("Allow"), tt.wantDel, tt.wantAllow)
+			}
+			if tt.wantDel == 405 { // the session goes on
+				if body := bodyOf(t, cl.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})); !strings.Contains(body, `"result":{}`) {
+					t.Errorf("ping after a refused DELETE: %s", body)
+				}
+			}
+			if w := srv.Warnings(); tt.stderrs == "" && w != "" || !strings.Contains(w, tt.stderrs) {
+				t.Errorf("warnings %q, want %q", w, tt.stderrs)
+			}
+		})
+	}
+}
+
+// Requests of 2026-07-28 have no GET stream and no session to DELETE:
+// 405, as go-sdk's server answers, whatever the recording.
+func TestHTTP_StatelessEraGetAndDelete(t *testing.T) {
+	c, err := replay.NewCassette("habits.db", habitTape(t, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mocktest.New(t, []replay.Source{c})
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		req, _ := http.NewRequest(method, srv.URL(), nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" {
+			t.Errorf("%s: %d, Allow %q; want 405, Allow POST", method, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	}
+}
