@@ -245,7 +245,7 @@ func (s *Server) Close() {
 // /message. It checks Origin: only loopback origins (and
 // Options.AllowedOrigins) may call it from a browser.
 func (s *Server) Handler() http.Handler {
-	for _, l := range s.habits.describe() {
+	for _, l := range s.habitsNow().describe() {
 		s.warnf("%s", l)
 	}
 	mux := http.NewServeMux()
@@ -304,7 +304,7 @@ func (s *Server) serveStreamable(w http.ResponseWriter, r *http.Request) {
 		s.dropHTTPSession(h)
 		w.WriteHeader(http.StatusOK)
 	default:
-		w.Header().Set("Allow", s.habits.allow())
+		w.Header().Set("Allow", s.habitsNow().allow())
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 	}
 }
@@ -314,11 +314,11 @@ func (s *Server) serveStreamable(w http.ResponseWriter, r *http.Request) {
 // server refused (http_habits.go).
 func (s *Server) refusedMethod(w http.ResponseWriter, r *http.Request) bool {
 	var allow string
-	switch {
+	switch habits := s.habitsNow(); {
 	case r.Header.Get("Mcp-Protocol-Version") >= statelessVersion:
 		allow = http.MethodPost
-	case s.habits.refuses(r.Method):
-		allow = s.habits.allow()
+	case habits.refuses(r.Method):
+		allow = habits.allow()
 	default:
 		return false
 	}
@@ -374,9 +374,10 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	isResponse := len(p.ID) > 0 && string(p.ID) != "null" && p.Method == ""
 	sid := r.Header.Get(sessionHeader)
+	sessionless := s.habitsNow().sessionless() // the server has no sessions (http_habits.go)
 	var h *httpSession
 	switch {
-	case isRequest && p.Method == "initialize" && s.habits.sessionless():
+	case isRequest && p.Method == "initialize" && sessionless:
 		if h = s.sessionlessSession(r, &p, true); h == nil {
 			http.Error(w, "Service Unavailable: server is closing", http.StatusServiceUnavailable)
 			return
@@ -391,7 +392,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Not Found: no such session (it ended, expired, or was never issued)", http.StatusNotFound)
 			return
 		}
-	case statelessEra(r, &p) || s.habits.sessionless():
+	case statelessEra(r, &p) || sessionless:
 		if h = s.sessionlessSession(r, &p, !statelessEra(r, &p)); h == nil {
 			http.Error(w, "Service Unavailable: server is closing", http.StatusServiceUnavailable)
 			return

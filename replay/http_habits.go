@@ -36,6 +36,33 @@ type httpHabits struct {
 	withSession, withoutSession int // initialize answers with and without Mcp-Session-Id
 	getServed, getRefused       int // GETs given a stream, refused with 405
 	deleteServed, deleteRefused int // DELETEs that ended a session, refused with 405
+
+	// saidBy names the source whose HTTPSessionPolicy decides whether
+	// there are sessions ("": none says), and saidSessions what it says.
+	saidBy       string
+	saidSessions bool
+}
+
+// RecordedWithoutSessions says whether the Streamable HTTP sessions
+// among sessions show a server without sessions, which mcpmock serves
+// so (for export --script, which writes it as server.sessions: false).
+func RecordedWithoutSessions(sessions []store.TapeSession) bool {
+	return habitsOf(sessions).sessionless()
+}
+
+// habitsNow is what the recordings show, with what a source says of
+// sessions over it.
+func (s *Server) habitsNow() httpHabits {
+	h := s.habits
+	for _, src := range s.sources {
+		if p, ok := src.(HTTPSessionPolicy); ok {
+			if issue, said := p.HTTPSessions(); said {
+				h.saidBy, h.saidSessions = src.Name(), issue
+				break
+			}
+		}
+	}
+	return h
 }
 
 func (h *httpHabits) add(o httpHabits) {
@@ -106,7 +133,12 @@ func (h *httpHabits) addBare(m *store.HTTPMeta) {
 }
 
 // sessionless: issue no Mcp-Session-Id.
-func (h httpHabits) sessionless() bool { return h.withoutSession > 0 && h.withSession == 0 }
+func (h httpHabits) sessionless() bool {
+	if h.saidBy != "" {
+		return !h.saidSessions
+	}
+	return h.withoutSession > 0 && h.withSession == 0
+}
 
 // refuses says whether a GET or DELETE of the handshake era gets 405.
 func (h httpHabits) refuses(method string) bool {
@@ -135,7 +167,11 @@ func (h httpHabits) allow() string {
 // stderr when an HTTP listener starts; nothing when it does nothing so.
 func (h httpHabits) describe() []string {
 	if h.sessionless() {
-		return []string{"Streamable HTTP without sessions, as the recorded server answered initialize without an Mcp-Session-Id: none is issued, requests are grouped by connection, and GET and DELETE get 405"}
+		why := "the recorded server answered initialize without an Mcp-Session-Id"
+		if h.saidBy != "" {
+			why = h.saidBy + " says so (server.sessions: false)"
+		}
+		return []string{"Streamable HTTP without sessions, as " + why + ": none is issued, requests are grouped by connection, and GET and DELETE get 405"}
 	}
 	var lines []string
 	if h.refuses(http.MethodGet) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
+	"github.com/mcptape/mcptape/replay/script"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -39,30 +41,43 @@ func TestReplay_ServerWithoutSessions(t *testing.T) {
 		t.Fatalf("live: %s; want no session id from a stateless server", live)
 	}
 
-	mock := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpmock"), "serve", "--http", "127.0.0.1:0", liveDB)
-	murl := mock.WaitLine(t, "mcpmock: listening on ", 20*time.Second)
-	replayed, replayDB := tsClientThroughSpy(t, strings.TrimSuffix(murl, "/mcp"))
-	goSDKWithoutSession(t, murl)
-	mock.Stop(t, 15*time.Second)
-	if replayed != live {
-		t.Errorf("the client saw\n%s\nreplayed, and live\n%s", replayed, live)
-	}
-	if !strings.Contains(mock.Stderr(), "without sessions") {
-		t.Errorf("mcpmock's stderr does not say it serves without sessions:\n%s", mock.Stderr())
-	}
-	liveShape, replayShape := httpShape(t, liveDB), httpShape(t, replayDB)
+	liveShape := httpShape(t, liveDB)
 	if !slices.Contains(liveShape, "s2c GET → 405 allow=POST") {
 		t.Errorf("live recording has no GET refused with 405: %q", liveShape)
 	}
-	if d := cmp.Diff(liveShape, replayShape); d != "" {
-		t.Errorf("HTTP exchanges differ (-live +replay):\n%s", d)
+	// The recording itself, and the script export --script makes of it
+	// (server.sessions: false), serve alike.
+	exported := exportScript(t, liveDB)
+	if b, _ := os.ReadFile(exported); !strings.Contains(string(b), "sessions: false") {
+		t.Errorf("the exported script does not say the server has no sessions:\n%s", b)
+	}
+	for _, source := range []string{liveDB, exported} {
+		t.Run(filepath.Ext(source), func(t *testing.T) {
+			mock := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpmock"), "serve", "--http", "127.0.0.1:0", source)
+			murl := mock.WaitLine(t, "mcpmock: listening on ", 20*time.Second)
+			replayed, replayDB := tsClientThroughSpy(t, strings.TrimSuffix(murl, "/mcp"))
+			// The script speaks 2026-07-28 too (every version, unless
+			// it says): go-sdk's client takes it, and sends no GET.
+			goSDKWithoutSession(t, murl, source == liveDB)
+			mock.Stop(t, 15*time.Second)
+			if replayed != live {
+				t.Errorf("the client saw\n%s\nreplayed, and live\n%s", replayed, live)
+			}
+			if !strings.Contains(mock.Stderr(), "without sessions") {
+				t.Errorf("mcpmock's stderr does not say it serves without sessions:\n%s", mock.Stderr())
+			}
+			if d := cmp.Diff(liveShape, httpShape(t, replayDB)); d != "" {
+				t.Errorf("HTTP exchanges differ (-live +replay):\n%s", d)
+			}
+		})
 	}
 }
 
 // goSDKWithoutSession has go-sdk's client (which tries 2026-07-28 first,
 // and falls back to initialize) call the recorded echo: it gets the
-// answer, and never a session id.
-func goSDKWithoutSession(t *testing.T, url string) {
+// answer, and never a session id. handshake: it falls back (the server
+// speaks no 2026-07-28), and so sends a GET, refused with 405.
+func goSDKWithoutSession(t *testing.T, url string, handshake bool) {
 	t.Helper()
 	var seen []string
 	var mu sync.Mutex
@@ -94,7 +109,7 @@ func goSDKWithoutSession(t *testing.T, url string) {
 			break
 		}
 	}
-	if !slices.Contains(seen, `GET 405 session=""`) {
+	if handshake && !slices.Contains(seen, `GET 405 session=""`) {
 		t.Errorf("go-sdk client's requests %q; want its GET refused with 405", seen)
 	}
 }
@@ -257,5 +272,61 @@ func TestHTTP_StatelessEraGetAndDelete(t *testing.T) {
 		if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" {
 			t.Errorf("%s: %d, Allow %q; want 405, Allow POST", method, resp.StatusCode, resp.Header.Get("Allow"))
 		}
+	}
+}
+
+// A script's server.sessions decides whether there are sessions over
+// Streamable HTTP, over what a recording layered under it shows.
+func TestHTTP_ScriptSaysSessions(t *testing.T) {
+	stateless := habitTape(t, 0, 0)
+	stateless.Sessions[0].Info.HTTPSessionID = ""
+	recording, err := replay.NewCassette("stateless.db", stateless)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name        string
+		sessions    string // server.sessions, "" for none
+		withRecord  bool
+		wantSession bool
+	}{
+		{"recording alone", "", true, false},
+		{"script says true over it", "true", true, true},
+		{"script says false", "false", false, false},
+		{"script says nothing", "", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "server: {name: s, version: '1'"
+			if tt.sessions != "" {
+				src += ", sessions: " + tt.sessions
+			}
+			sc, err := script.Parse("fake.yaml", []byte(src+"}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sources := []replay.Source{sc}
+			if tt.withRecord {
+				sources = append(sources, recording)
+			}
+			srv := mocktest.New(t, sources)
+			cl := &httpClient{t: t, url: srv.URL()}
+			init := cl.do("POST", initBody, nil)
+			bodyOf(t, init)
+			if got := init.Header.Get("Mcp-Session-Id") != ""; got != tt.wantSession {
+				t.Fatalf("initialize gave session %q; want one: %v", init.Header.Get("Mcp-Session-Id"), tt.wantSession)
+			}
+			cl.sid = init.Header.Get("Mcp-Session-Id")
+			get := cl.do("GET", "", map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-06-18"})
+			get.Body.Close()
+			if refused := get.StatusCode == 405 && get.Header.Get("Allow") == "POST"; refused == tt.wantSession {
+				t.Errorf("GET: %d, Allow %q; want 405 (Allow POST) only without sessions", get.StatusCode, get.Header.Get("Allow"))
+			}
+			// Without a session id, the next request of the connection
+			// still belongs to its client's session.
+			if body := bodyOf(t, cl.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})); !strings.Contains(body, `"result":{}`) {
+				t.Errorf("ping: %s", body)
+			}
+		})
 	}
 }

@@ -286,6 +286,17 @@ type ToolSchemas interface {
 	InputSchema(tool string) (json.RawMessage, bool)
 }
 
+// HTTPSessionPolicy is implemented by sources that say whether their
+// server has sessions over Streamable HTTP (a script's server.sessions).
+// What the first that says it says decides, over what recordings show
+// (see docs/REPLAY.md, "As the recorded server did over HTTP"). It is
+// asked per request: a script reloaded may say otherwise.
+type HTTPSessionPolicy interface {
+	// HTTPSessions says whether initialize gets an Mcp-Session-Id;
+	// said=false when the source does not say.
+	HTTPSessions() (issue, said bool)
+}
+
 // Nearer is implemented by sources that can point at the recorded request
 // closest to one nothing matched, for the error the client gets.
 type Nearer interface {

@@ -83,6 +83,7 @@ type Script struct {
 	logging      bool
 	tasks        bool // it declares tasks for tools/call (a tool's taskSupport is optional or required)
 	pageSize     int
+	sessions     *bool // server.sessions, as written
 
 	tools     []*tool
 	resources []*resource
@@ -281,6 +282,7 @@ func (c *compiler) server(sv *Server) (invalidAsError bool) {
 		c.errorf(sub(sv.Pos, "pageSize"), "page size must be 0 (no pages) or more")
 	}
 	s.pageSize = sv.PageSize
+	s.sessions = sv.Sessions
 	if len(sv.Protocols) == 0 {
 		s.versions = slices.Clone(knownVersions)
 	}

@@ -35,6 +35,10 @@ type Server struct {
 	// InvalidArguments is "isError" (the default, 2025-11-25 behaviour) or
 	// "error" (a -32602 JSON-RPC error).
 	InvalidArguments string `yaml:"invalidArguments"`
+	// Sessions false serves Streamable HTTP as a server without sessions
+	// does: no Mcp-Session-Id, GET and DELETE refused with 405. nil:
+	// with sessions, unless a recording layered under shows none.
+	Sessions *bool `yaml:"sessions"`
 }
 
 // Tool is one tool, with every field of the newest spec, and its answers.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/mcphttp"
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -35,6 +36,7 @@ func FromTape(tape *store.Tape, opts ...FromTapeOption) ([]byte, error) {
 	for i := range tape.Sessions {
 		r.addSession(&tape.Sessions[i])
 	}
+	r.withoutSessions = replay.RecordedWithoutSessions(tape.Sessions)
 	if len(r.sessions) == 1 {
 		r.events = r.recordedEvents()
 	}
@@ -158,16 +160,19 @@ type recording struct {
 	toolOrder    []string
 	toolDefs     map[string]json.RawMessage
 	pageSize     int
-	calls        map[string][]*exchange // by tool name
-	resOrder     []string
-	resDefs      map[string]json.RawMessage
-	reads        map[string]json.RawMessage // uri → the first contents entry read
-	promptOrder  []string
-	promptDefs   map[string]json.RawMessage
-	gets         map[string]*exchange // prompt name → the first prompts/get
-	listChanged  bool
-	omitted      []string // items left out of the script, and why
-	notes        []string // more for the script's foot
+	// withoutSessions: a server without sessions over Streamable HTTP
+	// (written as server.sessions: false).
+	withoutSessions bool
+	calls           map[string][]*exchange // by tool name
+	resOrder        []string
+	resDefs         map[string]json.RawMessage
+	reads           map[string]json.RawMessage // uri → the first contents entry read
+	promptOrder     []string
+	promptDefs      map[string]json.RawMessage
+	gets            map[string]*exchange // prompt name → the first prompts/get
+	listChanged     bool
+	omitted         []string // items left out of the script, and why
+	notes           []string // more for the script's foot
 	// For events: the last session's list history, and what it says.
 	hist     []*listMark
 	events   *recordedEvents

@@ -61,6 +61,9 @@ func (r *recording) server() *yaml.Node {
 	if r.pageSize > 0 {
 		m.set("pageSize", intNode(r.pageSize))
 	}
+	if r.withoutSessions {
+		m.set("sessions", boolNode(false))
+	}
 	if err := loadsAs("server", m.n); err != nil {
 		plain := newMap()
 		plain.set("name", strNode("recorded-server"))

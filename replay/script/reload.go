@@ -97,5 +97,8 @@ func (r *Reloadable) InputSchema(tool string) (json.RawMessage, bool) {
 	return r.cur.Load().InputSchema(tool)
 }
 
+// HTTPSessions is Script.HTTPSessions of the version serving now.
+func (r *Reloadable) HTTPSessions() (issue, said bool) { return r.cur.Load().HTTPSessions() }
+
 // Open implements replay.Source with the version serving now.
 func (r *Reloadable) Open() replay.SessionSource { return r.cur.Load().Open() }

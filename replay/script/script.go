@@ -111,6 +111,15 @@ func (s *Script) InputSchema(tool string) (json.RawMessage, bool) {
 	return nil, false
 }
 
+// HTTPSessions implements replay.HTTPSessionPolicy: server.sessions, if
+// the script says.
+func (s *Script) HTTPSessions() (issue, said bool) {
+	if s.sessions == nil {
+		return false, false
+	}
+	return *s.sessions, true
+}
+
 // Open implements replay.Source: each session starts from the script's
 // initial state (its tools, call counts at zero, no event fired).
 func (s *Script) Open() replay.SessionSource { return newSession(s) }
