@@ -75,7 +75,7 @@ func (c *checker) connectionShare() bool {
 // connection (its MCP-Protocol-Version header, 2025-06-18 on, says what
 // it negotiated), and takes the session as begun so.
 func (c *checker) negotiatedElsewhere(f *frame) bool {
-	if c.initRequest != nil || !c.connectionShare() || f.http == nil {
+	if c.initRequest != nil || len(c.early) > 0 || !c.connectionShare() || f.http == nil {
 		return false
 	}
 	v := http.Header(f.http.RequestHeader).Get("Mcp-Protocol-Version")

@@ -430,6 +430,50 @@ func TestSession_RetryOnAnotherConnection(t *testing.T) {
 	}
 }
 
+// A client of a server without sessions may put its initialize, its
+// initialized and its requests each on a connection of its own, each
+// recorded as a session: one that begins with a request whose
+// MCP-Protocol-Version says the client negotiated is judged as begun
+// elsewhere, by that version; one that begins without it still has no
+// handshake, and one with a session id is judged whole.
+func TestSession_ConnectionShareOfSessionlessClient(t *testing.T) {
+	call := []string{
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[]}}`,
+	}
+	json := func(*store.Message) (string, http.Header) {
+		return "json", http.Header{"Content-Type": {"application/json"}}
+	}
+	negotiated := func(*store.Message) http.Header { return http.Header{"Mcp-Protocol-Version": {"2025-11-25"}} }
+	firstBare := func(m *store.Message) http.Header {
+		if m.Seq == 1 {
+			return http.Header{}
+		}
+		return negotiated(m)
+	}
+	withSID := withHTTP(session(call...), negotiated, json)
+	withSID.Info.HTTPSessionID = "abc"
+	tests := []struct {
+		name string
+		s    *store.TapeSession
+		want []string
+	}{
+		{"negotiated elsewhere", withHTTP(session(call...), negotiated, json), []string{}},
+		{"its first request says nothing", withHTTP(session(call...), firstBare, json), []string{"no-handshake@0"}},
+		{"a session with its own id", withSID, []string{"no-handshake@0"}},
+		{"initialize here, initialized elsewhere", withHTTP(session(append([]string{initReq, initResp}, call...)...), firstBare, json), []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := found(Session(tt.s, Options{})); !slices.Equal(got, tt.want) {
+				t.Errorf("findings %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // Checked with its cassette (Tape), a retry recorded in another session
 // than its call is judged against the call's input_required result: well
 // answered, it passes; answering what was not asked, or nothing asked
