@@ -27,47 +27,69 @@ import (
 )
 
 // TestReplay_ServerWithoutSessions records the TypeScript SDK client
-// against go-sdk's stateless handler (the handshake era: that client
+// against a server without sessions (the handshake era: that client
 // sends initialize, and gets no Mcp-Session-Id) through mcpspy, then
-// replays the recording to the same client, again through mcpspy: the
-// client gets no session id from mcpmock either, its GET gets 405 as it
-// did, and every HTTP exchange is alike in the two recordings.
+// replays the recording, and the script export --script makes of it, to
+// the same client, again through mcpspy: the client sees the same, gets
+// no session id from mcpmock either, and every HTTP exchange is alike in
+// the recordings. The servers: go-sdk's stateless handler, and the
+// TypeScript SDK's transport without a session id generator.
 func TestReplay_ServerWithoutSessions(t *testing.T) {
-	srv := peertest.Start(t, "", nil, nil, nil, goServer(t), "-http", "127.0.0.1:0", "-stateless")
-	url := srv.WaitLine(t, "gosdkserver: listening on ", 20*time.Second)
-	live, liveDB := tsClientThroughSpy(t, strings.TrimSuffix(url, "/"))
-	srv.Stop(t, 15*time.Second)
-	if !strings.Contains(live, `"sessionId":null`) {
-		t.Fatalf("live: %s; want no session id from a stateless server", live)
+	servers := []struct {
+		name, ready string
+		argv        []string
+		// emptyGetStream: the server answers GET with an event stream
+		// that carries nothing (the TypeScript SDK's does), which
+		// mcpspy keeps nowhere (no session id names its session, and no
+		// message came); mcpmock answers it 405, as go-sdk does. Either
+		// way the client goes on without one.
+		emptyGetStream bool
+	}{
+		{"go-sdk", "gosdkserver: listening on ", []string{goServer(t), "-http", "127.0.0.1:0", "-stateless"}, false},
+		{"TypeScript SDK", "stateless-server: listening on ", peertest.NodeScript(t, "stateless-server.mjs"), true},
 	}
-
-	liveShape := httpShape(t, liveDB)
-	if !slices.Contains(liveShape, "s2c GET → 405 allow=POST") {
-		t.Errorf("live recording has no GET refused with 405: %q", liveShape)
-	}
-	// The recording itself, and the script export --script makes of it
-	// (server.sessions: false), serve alike.
-	exported := exportScript(t, liveDB)
-	if b, _ := os.ReadFile(exported); !strings.Contains(string(b), "sessions: false") {
-		t.Errorf("the exported script does not say the server has no sessions:\n%s", b)
-	}
-	for _, source := range []string{liveDB, exported} {
-		t.Run(filepath.Ext(source), func(t *testing.T) {
-			mock := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpmock"), "serve", "--http", "127.0.0.1:0", source)
-			murl := mock.WaitLine(t, "mcpmock: listening on ", 20*time.Second)
-			replayed, replayDB := tsClientThroughSpy(t, strings.TrimSuffix(murl, "/mcp"))
-			// The script speaks 2026-07-28 too (every version, unless
-			// it says): go-sdk's client takes it, and sends no GET.
-			goSDKWithoutSession(t, murl, source == liveDB)
-			mock.Stop(t, 15*time.Second)
-			if replayed != live {
-				t.Errorf("the client saw\n%s\nreplayed, and live\n%s", replayed, live)
+	for _, sv := range servers {
+		t.Run(sv.name, func(t *testing.T) {
+			srv := peertest.Start(t, "", nil, nil, nil, sv.argv...)
+			url := srv.WaitLine(t, sv.ready, 20*time.Second)
+			live, liveDB := tsClientThroughSpy(t, strings.TrimSuffix(strings.TrimSuffix(url, "/"), "/mcp"))
+			srv.Stop(t, 15*time.Second)
+			if !strings.Contains(live, `"sessionId":null`) || !strings.Contains(live, `"echo":"hi"`) {
+				t.Fatalf("live: %s; want the echo, and no session id from a server without sessions", live)
 			}
-			if !strings.Contains(mock.Stderr(), "without sessions") {
-				t.Errorf("mcpmock's stderr does not say it serves without sessions:\n%s", mock.Stderr())
+			const refusedGet = "s2c GET → 405 allow=POST"
+			liveShape := httpShape(t, liveDB)
+			if slices.Contains(liveShape, refusedGet) == sv.emptyGetStream {
+				t.Errorf("live recording %q; want a GET refused with 405 there: %v", liveShape, !sv.emptyGetStream)
 			}
-			if d := cmp.Diff(liveShape, httpShape(t, replayDB)); d != "" {
-				t.Errorf("HTTP exchanges differ (-live +replay):\n%s", d)
+			exported := exportScript(t, liveDB)
+			if b, _ := os.ReadFile(exported); !strings.Contains(string(b), "sessions: false") {
+				t.Errorf("the exported script does not say the server has no sessions:\n%s", b)
+			}
+			for _, source := range []string{liveDB, exported} {
+				t.Run(filepath.Ext(source), func(t *testing.T) {
+					mock := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpmock"), "serve", "--http", "127.0.0.1:0", source)
+					murl := mock.WaitLine(t, "mcpmock: listening on ", 20*time.Second)
+					replayed, replayDB := tsClientThroughSpy(t, strings.TrimSuffix(murl, "/mcp"))
+					// The script speaks 2026-07-28 too (every version,
+					// unless it says): go-sdk's client takes it, and
+					// sends no GET.
+					goSDKWithoutSession(t, murl, source == liveDB)
+					mock.Stop(t, 15*time.Second)
+					if replayed != live {
+						t.Errorf("the client saw\n%s\nreplayed, and live\n%s", replayed, live)
+					}
+					if !strings.Contains(mock.Stderr(), "without sessions") {
+						t.Errorf("mcpmock's stderr does not say it serves without sessions:\n%s", mock.Stderr())
+					}
+					replayShape := httpShape(t, replayDB)
+					if sv.emptyGetStream {
+						replayShape = slices.DeleteFunc(replayShape, func(l string) bool { return l == refusedGet })
+					}
+					if d := cmp.Diff(liveShape, replayShape); d != "" {
+						t.Errorf("HTTP exchanges differ (-live +replay):\n%s", d)
+					}
+				})
 			}
 		})
 	}
