@@ -337,7 +337,7 @@ func (ps *parser) parseFrame(m *store.Message) parsed {
 		p.key = blankIgnored(p.key, p.method, ps.ignore)
 		p.hash = maphash.Bytes(ps.seed, p.key)
 	case p.method == "notifications/progress":
-		tok = fieldOf(p.params, "progressToken")
+		tok = jsonrpc.Member(p.params, "progressToken")
 	}
 	if len(tok) > 0 && string(tok) != "null" {
 		p.token = string(tok)
@@ -509,7 +509,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				// but what the server answers after it is caused by the
 				// cancellation, not by the request: a live client cancels
 				// too, and then gets no answer.
-				if it := inflight.get(fieldOf(p.params, "requestId")); it != nil {
+				if it := inflight.get(jsonrpc.Member(p.params, "requestId")); it != nil {
 					cancelled[it] = true
 				}
 				continue
@@ -574,7 +574,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 					out: out, progress: p.method == "notifications/progress", at: m.Time.Sub(target.t0),
 				})
 				target.plays = true
-				if out.Request && fieldOf(p.params, "task") != nil {
+				if out.Request && jsonrpc.Member(p.params, "task") != nil {
 					if asked == nil {
 						asked = map[string]serverAsk{}
 					}

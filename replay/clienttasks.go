@@ -32,7 +32,7 @@ type serverAsk struct {
 // the server request at ask) made a task of the client's, the task's id
 // on that step.
 func noteClientTask(ask serverAsk, result json.RawMessage) {
-	if id, ok := taskID(fieldOf(result, "task")); ok {
+	if id, ok := taskID(jsonrpc.Member(result, "task")); ok {
 		ask.it.during[ask.i].clientTask = id
 	}
 }
@@ -49,7 +49,7 @@ type clientTaskIDs struct {
 // answer made the task recorded, the id it gave the task; or, when it
 // made none, that the recorded task's polls are not to be sent.
 func (m *clientTaskIDs) learn(recorded string, answer json.RawMessage, err error) {
-	id := fieldOf(fieldOf(answer, "task"), "taskId")
+	id := jsonrpc.Member(answer, "task", "taskId")
 	if err != nil || len(id) == 0 {
 		if m.notMade == nil {
 			m.notMade = map[string]bool{}

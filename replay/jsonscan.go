@@ -311,17 +311,6 @@ func (c *canonizer) sortMembers(ms []canonMember) {
 // that objects nested in _meta never count as the top.
 const metaDepth = -1 << 20
 
-// fieldOf returns the raw value of member name of object b, or nil.
-func fieldOf(b []byte, name string) []byte {
-	var out []byte
-	_ = objectFields(b, func(k, v []byte) {
-		if out == nil && keyString(k) == name {
-			out = v
-		}
-	})
-	return out
-}
-
 // rpcFields are the top-level members of a JSON-RPC message that replay
 // looks at, as raw values; nil when absent.
 type rpcFields struct{ jsonrpc, id, method, params, result, err []byte }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // Tasks (2025-11-25, SEP-1686). A call made with params.task is answered
@@ -85,7 +87,7 @@ func (t *tasks) noteAnswer(it *interaction, seq uint64, result json.RawMessage) 
 	case it.method == "tasks/result":
 		// The task's own result: the task has ended by then.
 		var id string
-		if json.Unmarshal(fieldOf([]byte(it.canon()), "taskId"), &id) == nil && id != "" {
+		if json.Unmarshal(jsonrpc.Member([]byte(it.canon()), "taskId"), &id) == nil && id != "" {
 			k, ok = taskKey{it.sess, id}, true
 		}
 	case it.method == "tasks/list":
@@ -93,7 +95,7 @@ func (t *tasks) noteAnswer(it *interaction, seq uint64, result json.RawMessage) 
 		return
 	case taskPresenceOnly(it.method) && bytes.Contains(result, []byte(`"taskId"`)):
 		// A CreateTaskResult: {"task": Task}.
-		if task := fieldOf(result, "task"); task != nil {
+		if task := jsonrpc.Member(result, "task"); task != nil {
 			if k, ok = t.noteState(it.sess, seq, task); ok {
 				if t.created == nil {
 					t.created = map[taskKey]bool{}
@@ -168,7 +170,7 @@ func (t *tasks) latest(k taskKey, seq uint64) json.RawMessage {
 // taskID reads a Task object's taskId.
 func taskID(task json.RawMessage) (string, bool) {
 	var id string
-	if json.Unmarshal(fieldOf(task, "taskId"), &id) != nil || id == "" {
+	if json.Unmarshal(jsonrpc.Member(task, "taskId"), &id) != nil || id == "" {
 		return "", false
 	}
 	return id, true
