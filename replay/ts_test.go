@@ -332,7 +332,7 @@ func TestReplay_TasksTSClient(t *testing.T) {
 			})
 			checkTaskTranscript(t, live)
 			checkTaskPeers(t, db)
-			checkTaskLint(t, db)
+			checkTaskLint(t, db, taskRules)
 			checkTaskScript(t, mock, db, eagerLive)
 			for _, replayOver := range []string{"stdio", "http"} {
 				t.Run("replayed over "+replayOver, func(t *testing.T) {
@@ -387,7 +387,7 @@ func TestReplay_ClientTasksTSClient(t *testing.T) {
 					t.Fatalf("live transcript lacks %q (a changed peer?):\n%q", want, live)
 				}
 			}
-			checkClientTaskLint(t, db)
+			checkTaskLint(t, db, clientTaskRules)
 			script := exportScript(t, db)
 			for _, replayOver := range []string{"stdio", "http"} {
 				t.Run("replayed over "+replayOver, func(t *testing.T) {
@@ -503,50 +503,47 @@ func exportScript(t *testing.T, db string) string {
 	return path
 }
 
-// checkClientTaskLint: lint finds nothing about tasks, result shapes or
-// elicitation content in what the real peers did with tasks the client
-// ran: its CreateTaskResult answers a sampling/createMessage (or an
-// elicitation/create), so it is no CreateMessageResult, and the content
-// the elicitation task's result gives fits the server's form.
-func checkClientTaskLint(t *testing.T, db string) {
-	t.Helper()
-	tape, err := store.Load(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range lint.Tape(tape, lint.Options{}) {
-		if strings.HasPrefix(f.Rule, "task-") || f.Rule == "result-shape" || f.Rule == "elicitation-content" {
-			t.Errorf("lint on the real peers' client task: %s", f)
-		}
-	}
+// taskRules are mcpspy lint's rules about tasks a server runs
+// (task-support, task-fields, task-status, task-result-meta, and
+// undeclared-capability for tasks/*).
+func taskRules(f lint.Finding) bool {
+	return strings.HasPrefix(f.Rule, "task-") || f.Rule == "undeclared-capability" && strings.Contains(f.Message, "tasks/")
 }
 
-// checkTaskLint: mcpspy lint's task rules (task-support, task-fields,
-// task-status, task-result-meta, and undeclared-capability for tasks/*)
-// find nothing in what the real peers did: they hold to the spec's MUSTs
-// there, and a rule that fired here would be wrong, or a peer changed.
-func checkTaskLint(t *testing.T, db string) {
+// clientTaskRules are the rules about tasks a client runs for the
+// server: the task rules, and the shape and content of what answers the
+// server's question (a CreateTaskResult answering a
+// sampling/createMessage is no CreateMessageResult; the content an
+// elicitation task's result gives must fit the server's form).
+func clientTaskRules(f lint.Finding) bool {
+	return strings.HasPrefix(f.Rule, "task-") || f.Rule == "result-shape" || f.Rule == "elicitation-content"
+}
+
+// checkTaskLint: the rules about finds nothing in what the real peers did
+// with tasks: they hold to the spec's MUSTs there, and a rule that fired
+// here would be wrong, or a peer changed. The recording must poll a task
+// (tasks/get), or lint saw none.
+func checkTaskLint(t *testing.T, db string, about func(lint.Finding) bool) {
 	t.Helper()
 	tape, err := store.Load(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tasks, found int
+	polls := 0
 	for _, s := range tape.Sessions {
 		for _, m := range s.Messages {
 			if bytes.Contains(m.Frame, []byte(`"tasks/get"`)) {
-				tasks++
+				polls++
 			}
 		}
 	}
+	if polls == 0 {
+		t.Error("the recording has no tasks/get: the lint check would see no task")
+	}
 	for _, f := range lint.Tape(tape, lint.Options{}) {
-		if strings.HasPrefix(f.Rule, "task-") || (f.Rule == "undeclared-capability" && strings.Contains(f.Message, "tasks/")) {
-			found++
+		if about(f) {
 			t.Errorf("lint on the real peers' tasks: %s", f)
 		}
-	}
-	if tasks == 0 {
-		t.Errorf("the recording has no tasks/get: the lint check saw no task (%d findings)", found)
 	}
 }
 
