@@ -142,6 +142,14 @@ func (s *sseRecorder) event(ev sse.Event, readAt time.Time) []byte {
 
 // finish runs when the stream has ended.
 func (s *sseRecorder) finish() {
+	if s.hs == nil && s.x.r.Header.Get(headerSessionID) == "" {
+		// A GET without a session id whose stream carried nothing at
+		// all (a TypeScript SDK server without sessions keeps one open,
+		// empty): on record in its connection's session, as a refused
+		// one is. (The connection closes only after this handler ends.)
+		s.hs = s.x.p.connSession(s.x.r)
+		s.x.hs, s.x.streamID = s.hs, s.hs.streams.Add(1)
+	}
 	// A stream of priming events only is in the info already.
 	if !s.carried && (s.x.sent.recorded() || len(s.priming) == 0) {
 		note := "its event stream ended without a message"
