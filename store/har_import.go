@@ -212,7 +212,7 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 		case x.ws && len(x.frames) == 0:
 			out.EmptyWebSockets++
 			continue
-		case x.isSSE && len(bytes.TrimSpace(x.answer)) == 0:
+		case x.isSSE && len(bytes.TrimSpace(x.answer)) == 0 && !x.recordedEmpty():
 			out.EmptyStreams++
 		}
 		xs = append(xs, x)
@@ -229,6 +229,11 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 	}
 	return out, nil
 }
+
+// recordedEmpty says whether the entry is one mcpspy export --har wrote
+// for a stream that carried no message (it names none): its empty text
+// is all there was, and nothing is missing.
+func (x *harExchangeIn) recordedEmpty() bool { return x.session != "" && len(x.responseSeqs) == 0 }
 
 // readHAREntry reads one entry; nil when it carries no MCP traffic.
 func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {

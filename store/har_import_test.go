@@ -222,6 +222,20 @@ func TestImportHAR_EmptyStream(t *testing.T) {
 	if got.EmptyStreams != 1 || len(got.Sessions) != 1 || len(got.Sessions[0].Messages) != 1 {
 		t.Errorf("empty streams %d, sessions %+v: want the one request kept and its empty stream counted", got.EmptyStreams, got.Sessions)
 	}
+
+	// The same entry as mcpspy export --har writes a stream that carried
+	// no message: it names none of its seqs, and nothing is missing.
+	exported := strings.Replace(doc, `"mimeType":"text/event-stream"}}`, `"mimeType":"text/event-stream"}},"_mcptape":{"session":"s1","stream_id":1,"request_seq":1}`, 1)
+	if exported == doc {
+		t.Fatal("the fixture changed: no _mcptape added")
+	}
+	got, err = store.ImportHAR(strings.NewReader(exported), "x.har", store.HARImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.EmptyStreams != 0 || len(got.Sessions) != 1 {
+		t.Errorf("empty streams %d, sessions %d: want mcpspy's own empty stream taken as it is", got.EmptyStreams, len(got.Sessions))
+	}
 }
 
 // Load reads a HAR as it reads a JSONL export: its sessions numbered from
