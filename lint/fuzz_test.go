@@ -2,14 +2,26 @@ package lint
 
 import (
 	"bytes"
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcptape/mcptape/store"
 )
 
 // FuzzSession feeds sessions of arbitrary frames (one per line, the first
 // byte choosing the direction) to the checker: it must never panic, and
-// every finding must name a rule and a message of the session.
+// every finding must name a rule and a message of the session. A first
+// line "#http" or "#http1" makes the session a connection's share of
+// sessionless Streamable HTTP traffic whose client messages carry a
+// handshake-era MCP-Protocol-Version (all, or all but the first).
 func FuzzSession(f *testing.F) {
+	f.Add([]byte("#http1\n> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}"))
+	f.Add([]byte("#http\n" + strings.Join(opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`), "\n")))
+	fuzzSession(f)
+}
+
+func fuzzSession(f *testing.F) {
 	for _, l := range [][]string{
 		opened(`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"x","outputSchema":{"type":"object","required":["a"]}}]}}`,
 			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}}`,
@@ -31,7 +43,21 @@ func FuzzSession(f *testing.F) {
 				lines = append(lines, string(l))
 			}
 		}
+		var mode string
+		if len(lines) > 0 && (lines[0] == "#http" || lines[0] == "#http1") {
+			mode, lines = lines[0], lines[1:]
+		}
 		s := session(lines...)
+		if mode != "" {
+			withHTTP(s, func(m *store.Message) http.Header {
+				if mode == "#http1" && m.Seq == 1 {
+					return http.Header{}
+				}
+				return http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+			}, func(*store.Message) (string, http.Header) {
+				return "json", http.Header{"Content-Type": {"application/json"}}
+			})
+		}
 		for _, fd := range Session(s, Options{}) {
 			if !KnownRule(fd.Rule) || fd.Message == "" || fd.Seq > uint64(len(lines)) || fd.Related > uint64(len(lines)) {
 				t.Fatalf("bad finding %+v for %d lines", fd, len(lines))
