@@ -34,6 +34,12 @@ type Options struct {
 	// AllowedOrigins are Origin values accepted over HTTP besides loopback
 	// ones ("http://localhost:3000"); "*" accepts any.
 	AllowedOrigins []string
+	// HTTPSessions is whether initialize over Streamable HTTP gets an
+	// Mcp-Session-Id: "auto" (or "") as a source says (a script's
+	// server.sessions) or the recordings show (none from a server that
+	// gave none); "on"; "off": a server without sessions, whose GET and
+	// DELETE get 405. See docs/REPLAY.md.
+	HTTPSessions string
 	// Journal, if set, is called with every request and notification a
 	// client sends, as it arrives, before it is answered; each session's
 	// in the order sent. It may be called from many goroutines at once.
@@ -140,6 +146,11 @@ func NewServer(sources []Source, opts Options) (*Server, error) {
 		m.timing = true
 	default:
 		return nil, fmt.Errorf("unknown timing %q (want none or recorded)", opts.Timing)
+	}
+	switch opts.HTTPSessions {
+	case "", "auto", "on", "off":
+	default:
+		return nil, fmt.Errorf("unknown HTTP sessions %q (want auto, on or off)", opts.HTTPSessions)
 	}
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 10 * time.Second

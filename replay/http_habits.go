@@ -37,8 +37,9 @@ type httpHabits struct {
 	getServed, getRefused       int // GETs given a stream, refused with 405
 	deleteServed, deleteRefused int // DELETEs that ended a session, refused with 405
 
-	// saidBy names the source whose HTTPSessionPolicy decides whether
-	// there are sessions ("": none says), and saidSessions what it says.
+	// saidBy says who decides whether there are sessions, over what the
+	// recordings show ("": nobody): Options.HTTPSessions, or the first
+	// source whose HTTPSessionPolicy says; saidSessions is what.
 	saidBy       string
 	saidSessions bool
 }
@@ -50,14 +51,18 @@ func RecordedWithoutSessions(sessions []store.TapeSession) bool {
 	return habitsOf(sessions).sessionless()
 }
 
-// habitsNow is what the recordings show, with what a source says of
-// sessions over it.
+// habitsNow is what the recordings show, with what the options or a
+// source say of sessions over it.
 func (s *Server) habitsNow() httpHabits {
 	h := s.habits
+	if o := s.opts.HTTPSessions; o == "on" || o == "off" {
+		h.saidBy, h.saidSessions = "asked (HTTP sessions: "+o+")", o == "on"
+		return h
+	}
 	for _, src := range s.sources {
 		if p, ok := src.(HTTPSessionPolicy); ok {
 			if issue, said := p.HTTPSessions(); said {
-				h.saidBy, h.saidSessions = src.Name(), issue
+				h.saidBy, h.saidSessions = src.Name()+" says (server.sessions)", issue
 				break
 			}
 		}
@@ -169,7 +174,7 @@ func (h httpHabits) describe() []string {
 	if h.sessionless() {
 		why := "the recorded server answered initialize without an Mcp-Session-Id"
 		if h.saidBy != "" {
-			why = h.saidBy + " says so (server.sessions: false)"
+			why = h.saidBy
 		}
 		return []string{"Streamable HTTP without sessions, as " + why + ": none is issued, requests are grouped by connection, and GET and DELETE get 405"}
 	}

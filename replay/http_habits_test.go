@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -52,7 +53,7 @@ func TestReplay_ServerWithoutSessions(t *testing.T) {
 		t.Run(sv.name, func(t *testing.T) {
 			srv := peertest.Start(t, "", nil, nil, nil, sv.argv...)
 			url := srv.WaitLine(t, sv.ready, 20*time.Second)
-			live, liveDB := tsClientThroughSpy(t, strings.TrimSuffix(strings.TrimSuffix(url, "/"), "/mcp"))
+			live, liveDB := tsClientThroughSpy(t, strings.TrimSuffix(strings.TrimSuffix(url, "/"), "/mcp"), `{"text":"hi"}`)
 			srv.Stop(t, 15*time.Second)
 			if !strings.Contains(live, `"sessionId":null`) || !strings.Contains(live, `"echo":"hi"`) {
 				t.Fatalf("live: %s; want the echo, and no session id from a server without sessions", live)
@@ -73,7 +74,7 @@ func TestReplay_ServerWithoutSessions(t *testing.T) {
 				t.Run(filepath.Ext(source), func(t *testing.T) {
 					mock := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpmock"), "serve", "--http", "127.0.0.1:0", source)
 					murl := mock.WaitLine(t, "mcpmock: listening on ", 20*time.Second)
-					replayed, replayDB := tsClientThroughSpy(t, strings.TrimSuffix(murl, "/mcp"))
+					replayed, replayDB := tsClientThroughSpy(t, strings.TrimSuffix(murl, "/mcp"), `{"text":"hi"}`)
 					// The script speaks 2026-07-28 too (every version,
 					// unless it says): go-sdk's client takes it, and
 					// sends no GET.
@@ -142,14 +143,14 @@ func goSDKWithoutSession(t *testing.T, url string, handshake bool) {
 // tsClientThroughSpy runs testdata/npm/http-client.mjs over Streamable
 // HTTP through mcpspy record in front of upstream, and returns what the
 // client printed and the cassette.
-func tsClientThroughSpy(t *testing.T, upstream string) (out, db string) {
+func tsClientThroughSpy(t *testing.T, upstream, echoArgs string) (out, db string) {
 	t.Helper()
 	db = filepath.Join(t.TempDir(), "traffic.db")
 	spy := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpspy"), "record", "-o", db, "--upstream", upstream)
 	url := spy.WaitLine(t, "mcpspy: listening on ", 20*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	argv := peertest.NodeScript(t, "http-client.mjs", "streamable", url+"/mcp", "echo", `{"text":"hi"}`)
+	argv := peertest.NodeScript(t, "http-client.mjs", "streamable", url+"/mcp", "echo", echoArgs)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = peertest.NPMDir(t)
 	var stderr bytes.Buffer
@@ -351,6 +352,50 @@ func TestHTTP_ScriptSaysSessions(t *testing.T) {
 			// still belongs to its client's session.
 			if body := bodyOf(t, cl.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})); !strings.Contains(body, `"result":{}`) {
 				t.Errorf("ping: %s", body)
+			}
+		})
+	}
+}
+
+// --http-sessions off replays a recording of a server with sessions
+// (server-everything's, shipped) as a server without them, and on
+// replays one without (go-sdk's stateless handler's) with them: the
+// TypeScript SDK client sees the same answers either way, with or
+// without a session id, and its GET is served or refused to match.
+func TestReplay_HTTPSessionsFlag(t *testing.T) {
+	srv := peertest.Start(t, "", nil, nil, nil, goServer(t), "-http", "127.0.0.1:0", "-stateless")
+	url := srv.WaitLine(t, "gosdkserver: listening on ", 20*time.Second)
+	_, stateless := tsClientThroughSpy(t, strings.TrimSuffix(url, "/"), `{"text":"hi"}`)
+	srv.Stop(t, 15*time.Second)
+
+	tests := []struct {
+		name, source, sessions, args string
+		wantSession                  bool
+	}{
+		{"server-everything without sessions", peertest.CopyShipped(t, "everything-http.db"), "off", `{"message":"hello from mcptape"}`, false},
+		{"go-sdk's stateless server with sessions", stateless, "on", `{"text":"hi"}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			serve := func(sessions string) (string, []string) {
+				mock := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpmock"), "serve", "--http", "127.0.0.1:0", "--http-sessions", sessions, tt.source)
+				murl := mock.WaitLine(t, "mcpmock: listening on ", 20*time.Second)
+				out, db := tsClientThroughSpy(t, strings.TrimSuffix(murl, "/mcp"), tt.args)
+				mock.Stop(t, 15*time.Second)
+				return out, httpShape(t, db)
+			}
+			asRecorded, _ := serve("auto")
+			out, shape := serve(tt.sessions)
+			if got := !strings.Contains(out, `"sessionId":null`); got != tt.wantSession {
+				t.Errorf("--http-sessions %s: the client saw %s; want a session id: %v", tt.sessions, out, tt.wantSession)
+			}
+			if strip := func(s string) string { return regexp.MustCompile(`"sessionId":[^,]*,`).ReplaceAllString(s, "") }; strip(out) != strip(asRecorded) {
+				t.Errorf("--http-sessions %s: the client saw\n%s\nand as recorded\n%s", tt.sessions, out, asRecorded)
+			}
+			withSession := slices.ContainsFunc(shape, func(l string) bool { return strings.Contains(l, "gets session") })
+			refused := slices.Contains(shape, "s2c GET → 405 allow=POST")
+			if withSession != tt.wantSession || refused == tt.wantSession {
+				t.Errorf("--http-sessions %s: HTTP exchanges %q; want session ids: %v, the GET refused: %v", tt.sessions, shape, tt.wantSession, !tt.wantSession)
 			}
 		})
 	}

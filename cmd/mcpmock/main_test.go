@@ -78,6 +78,8 @@ func TestRun_Usage(t *testing.T) {
 		{"address in use", []string{"serve", "--http", busy.Addr().String(), db}, 1, "mcpmock: listen on " + busy.Addr().String() + ": address already in use\n"},
 		{"call timeout of 0", []string{"serve", "--call-timeout", "0s", db}, 2, "serve: --call-timeout 0s: want a time above 0"},
 		{"bad session idle", []string{"serve", "--session-idle", "soon", db}, 2, `invalid value "soon" for flag -session-idle`},
+		{"bad HTTP sessions", []string{"serve", "--http", ":0", "--http-sessions", "maybe", db}, 2, `serve: --http-sessions "maybe": want auto, on or off`},
+		{"HTTP sessions without --http", []string{"serve", "--http-sessions", "off", db}, 2, "serve: --http-sessions is for --http"},
 		{"missing cassette", []string{"serve", "missing.db"}, 1, "cassette does not exist"},
 		{"unknown session", []string{"serve", "--session", "s9", db}, 1, `no such session "s9"`},
 		{"--session without a cassette", []string{"serve", "--session", "s1", badAsks}, 2, "serve: --session is for cassettes, and no SOURCE is one (.db, .jsonl, .har)"},

@@ -20,7 +20,7 @@ import (
 	"github.com/mcptape/mcptape/replay/script"
 )
 
-const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--watch] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] SOURCE...
+const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--watch] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] [--http-sessions auto|on|off] SOURCE...
        mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--redact-value REGEX] [SOURCE...] -- COMMAND [ARG...]
        mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--redact-value REGEX] [--header 'NAME: VALUE'] --upstream URL [SOURCE...]`
 
@@ -35,9 +35,11 @@ type serveOptions struct {
 	ignore      multiFlag
 	callTimeout time.Duration
 	sessionIdle time.Duration
-	watch       bool
-	sources     []string
-	fallback    fallbackOptions
+	// httpSessions is replay.Options.HTTPSessions.
+	httpSessions string
+	watch        bool
+	sources      []string
+	fallback     fallbackOptions
 }
 
 func parseServe(args []string, s streams) (*serveOptions, error) {
@@ -55,6 +57,8 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 		"from run to run, like timestamps or request ids (repeatable; cassettes only)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 10*time.Second, "how long to wait for the client's reply to a server→client request")
 	fs.DurationVar(&o.sessionIdle, "session-idle", 30*time.Minute, "end an HTTP session unused for this long (its id then gets 404); 0 or negative: never")
+	fs.StringVar(&o.httpSessions, "http-sessions", "auto", "with --http: `auto` issues an Mcp-Session-Id on initialize unless the recorded server gave none or a script\n"+
+		"says server.sessions: false; on: always; off: never, as a server without sessions (GET and DELETE get 405)")
 	fs.BoolVar(&o.watch, "watch", false, "with --http or --ws: load the script SOURCEs again when their files change; sessions that start\n"+
 		"after a change get the new version, and one that does not load is reported while the last good one serves")
 	o.fallback.flags(fs)
@@ -104,6 +108,14 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 				return nil, usageErrorf("serve: %s is for cassettes, and no SOURCE is one (.db, .jsonl, .har)", f.name)
 			}
 		}
+	}
+	switch o.httpSessions {
+	case "auto", "on", "off":
+	default:
+		return nil, usageErrorf("serve: --http-sessions %q: want auto, on or off", o.httpSessions)
+	}
+	if o.httpSessions != "auto" && o.http == "" {
+		return nil, usageErrorf("serve: --http-sessions is for --http: no other transport has sessions to issue")
 	}
 	if o.watch {
 		if o.http == "" && o.ws == "" {
@@ -207,7 +219,7 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	}
 	srv, err := replay.NewServer(sources, replay.Options{
 		Match: o.match, Timing: o.timing, Log: s.Err, CallTimeout: o.callTimeout,
-		SessionIdle: sessionIdle(o.sessionIdle), Journal: journal,
+		SessionIdle: sessionIdle(o.sessionIdle), HTTPSessions: o.httpSessions, Journal: journal,
 	})
 	if err != nil {
 		_ = j.close()
