@@ -20,7 +20,8 @@ import (
 //     with 405, as go-sdk's stateless server does.
 //   - The spec lets a server with sessions refuse GET with 405 (it offers
 //     no stream of its own) and DELETE with 405 (clients may not end
-//     sessions). mcpmock refuses them so when every one recorded was.
+//     sessions). mcpmock refuses them so when every one recorded in a
+//     session with an id was.
 //
 // Only the handshake era counts: in 2026-07-28 nothing has sessions and
 // GET and DELETE always get 405.
@@ -94,6 +95,12 @@ func habitsOf(sessions []store.TapeSession) httpHabits {
 			} else {
 				h.withoutSession++
 			}
+		}
+		if s.Info.HTTPSessionID == "" {
+			// A server without sessions refuses GET and DELETE for
+			// having none: no habit of a server with them (which
+			// --http-sessions on makes it).
+			continue
 		}
 		streamed := false
 		for _, m := range s.Messages {
