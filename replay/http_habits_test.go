@@ -400,3 +400,18 @@ func TestReplay_HTTPSessionsFlag(t *testing.T) {
 		})
 	}
 }
+
+// mocktest.WithHTTPSessions (and so vcr.WithReplay) reaches the option:
+// off serves a recording of a server with sessions without them; a mode
+// that is none of auto, on and off is refused.
+func TestMocktest_WithHTTPSessions(t *testing.T) {
+	srv := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)}, mocktest.WithHTTPSessions("off"))
+	cl := &httpClient{t: t, url: srv.URL()}
+	init := cl.do("POST", initBody, nil)
+	if body := bodyOf(t, init); init.Header.Get("Mcp-Session-Id") != "" || !strings.Contains(body, "serverInfo") {
+		t.Errorf("initialize: session %q, %s; want an answer and no session", init.Header.Get("Mcp-Session-Id"), body)
+	}
+	if _, err := mocktest.Start([]replay.Source{cassetteOf(t, basicTape...)}, mocktest.WithHTTPSessions("sometimes")); err == nil || !strings.Contains(err.Error(), `"sometimes"`) {
+		t.Errorf("an unknown mode: %v; want an error naming it", err)
+	}
+}

@@ -46,6 +46,13 @@ type Option func(*replay.Options)
 // WithMatch sets the matching mode (see replay.Options.Match).
 func WithMatch(mode string) Option { return func(o *replay.Options) { o.Match = mode } }
 
+// WithHTTPSessions sets whether initialize over Streamable HTTP gets an
+// Mcp-Session-Id: "auto" (as the sources say or show), "on" or "off" (a
+// server without sessions). See replay.Options.HTTPSessions.
+func WithHTTPSessions(mode string) Option {
+	return func(o *replay.Options) { o.HTTPSessions = mode }
+}
+
 // WithLog sends mcpmock's warnings to w too.
 func WithLog(w io.Writer) Option { return func(o *replay.Options) { o.Log = w } }
 
