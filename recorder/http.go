@@ -352,7 +352,14 @@ func (x *exchange) relayBody() {
 	body, err := readBody(x.resp.Body, x.resp.ContentLength, maxBody)
 	readAt := time.Now()
 	hs := x.hs
-	if len(body) > 0 && x.resp.StatusCode != http.StatusAccepted && x.r.Method != http.MethodHead {
+	if x.notOffered() {
+		// A GET or DELETE the server does not take: 405 is the spec's
+		// way to say it offers no stream of its own, or lets no client
+		// end its session, a lawful answer and no error of the session.
+		// Its page carries no message: it is kept as a bare exchange,
+		// its beginning in the note.
+		x.answeredBare("", refusalNote(decodedBody(x.resp.Header, body)))
+	} else if len(body) > 0 && x.resp.StatusCode != http.StatusAccepted && x.r.Method != http.MethodHead {
 		if hs == nil && x.r.Method == http.MethodPost {
 			hs = x.p.connSession(x.r)
 		}
@@ -374,6 +381,12 @@ func (x *exchange) relayBody() {
 		_, err = io.Copy(x.w, x.resp.Body)
 	}
 	x.abortIfCut(err)
+}
+
+// notOffered says whether the request is a GET or DELETE answered with
+// 405 Method Not Allowed.
+func (x *exchange) notOffered() bool {
+	return x.resp.StatusCode == http.StatusMethodNotAllowed && (x.r.Method == http.MethodGet || x.r.Method == http.MethodDelete)
 }
 
 // abortIfCut ends the client's response as broken when the upstream's

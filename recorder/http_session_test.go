@@ -116,7 +116,8 @@ func TestHTTPProxy_SessionlessInitializeKeepsItsConnection(t *testing.T) {
 // A client of a server without sessions sends its GET without a session
 // id; go-sdk's stateless handler refuses it with 405. The refusal is on
 // record, in the session of the connection it came on, as its POSTs are
-// (it tells a replay that the server offered no stream).
+// (it tells a replay that the server offered no stream), as an exchange
+// that carried no message.
 func TestHTTPProxy_SessionlessGetRefusalRecorded(t *testing.T) {
 	srv := goSDKServer()
 	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
@@ -142,11 +143,17 @@ func TestHTTPProxy_SessionlessGetRefusalRecorded(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("%d sessions recorded, want 1 for one client on one connection", len(got))
 	}
-	msgs := got[0].msgs
-	last := msgs[len(msgs)-1]
-	if last.Dir != store.S2C || last.HTTP == nil || last.HTTP.Method != http.MethodGet || last.HTTP.Status != http.StatusMethodNotAllowed ||
-		http.Header(last.HTTP.ResponseHeader).Get("Allow") != "POST" {
-		t.Errorf("last recorded %s %q %+v; want the GET's 405 (Allow: POST) from the server", last.Dir, last.Frame, last.HTTP)
+	// A lawful answer that carries no message: a bare exchange, not a
+	// frame the inspector would count among the session's errors.
+	bare := got[0].info.Bare
+	if len(bare) != 1 || bare[0].HTTP.Method != http.MethodGet || bare[0].HTTP.Status != http.StatusMethodNotAllowed ||
+		http.Header(bare[0].HTTP.ResponseHeader).Get("Allow") != "POST" || !strings.Contains(bare[0].Note, "Method Not Allowed") {
+		t.Errorf("bare exchanges %+v; want the GET's 405 (Allow: POST, its page in the note) from the server", bare)
+	}
+	for _, m := range got[0].msgs {
+		if m.HTTP != nil && m.HTTP.Method == http.MethodGet {
+			t.Errorf("the GET's page recorded as a frame too: %q", m.Frame)
+		}
 	}
 }
 

@@ -58,7 +58,7 @@ func TestReplay_ServerWithoutSessions(t *testing.T) {
 			if !strings.Contains(live, `"sessionId":null`) || !strings.Contains(live, `"echo":"hi"`) {
 				t.Fatalf("live: %s; want the echo, and no session id from a server without sessions", live)
 			}
-			const refusedGet, emptyGet = "s2c GET → 405 allow=POST", "bare GET → 200"
+			const refusedGet, emptyGet = "bare GET → 405 allow=POST", "bare GET → 200"
 			liveShape := httpShape(t, liveDB)
 			if slices.Contains(liveShape, refusedGet) == sv.emptyGetStream || slices.Contains(liveShape, emptyGet) != sv.emptyGetStream {
 				t.Errorf("live recording %q; want its GET refused with 405: %v, or an empty stream: %v", liveShape, !sv.emptyGetStream, sv.emptyGetStream)
@@ -393,7 +393,7 @@ func TestReplay_HTTPSessionsFlag(t *testing.T) {
 				t.Errorf("--http-sessions %s: the client saw\n%s\nand as recorded\n%s", tt.sessions, out, asRecorded)
 			}
 			withSession := slices.ContainsFunc(shape, func(l string) bool { return strings.Contains(l, "gets session") })
-			refused := slices.ContainsFunc(shape, func(l string) bool { return strings.HasPrefix(l, "s2c GET → 405") })
+			refused := slices.ContainsFunc(shape, func(l string) bool { return strings.HasPrefix(l, "bare GET → 405") })
 			if withSession != tt.wantSession || refused == tt.wantSession {
 				t.Errorf("--http-sessions %s: HTTP exchanges %q; want session ids: %v, the GET refused: %v", tt.sessions, shape, tt.wantSession, !tt.wantSession)
 			}
