@@ -22,6 +22,12 @@ import (
 // file prints, and what a CI log wants: final lines, late by a moment,
 // rather than prompt ones that are wrong. A message still held when show
 // stops is printed as it stands.
+//
+// A status recorded after the grace (a gateway that refuses after a
+// long wait) comes after the message's line: with --http it gets a line
+// of its own naming the message ("http: s1:4: POST /mcp → 504 …"), and a
+// message the filter passed over for want of it (status:5xx) gets its
+// line then, late and out of order, rather than never.
 
 // textFollow is what WriteText keeps while following.
 type textFollow struct {
@@ -34,12 +40,15 @@ type textFollow struct {
 	seen map[int32]time.Time
 	// last is the time of the last line printed, for the next one's Δ.
 	last int64
+	// late are the rows released at the end of their grace with no
+	// status yet, and whether their line was printed.
+	late map[int32]bool
 }
 
 // follow prints the visible rows, then polls for more until ctx ends.
 func (tw *textWriter) follow(ctx context.Context) error {
 	m := tw.m
-	f := &textFollow{tw: tw, seen: map[int32]time.Time{}}
+	f := &textFollow{tw: tw, seen: map[int32]time.Time{}, late: map[int32]bool{}}
 	tw.lw.upTo = make([]uint64, len(m.Sessions))
 	if err := f.step(true, false); err != nil {
 		return err
@@ -58,6 +67,9 @@ func (tw *textWriter) follow(ctx context.Context) error {
 				return fmt.Errorf("follow: %w", err)
 			}
 			if err := m.Apply(b, tw.src); err != nil {
+				return err
+			}
+			if err := f.amendedLate(b.Amended); err != nil {
 				return err
 			}
 			if err := f.step(false, false); err != nil {
@@ -95,6 +107,11 @@ func (f *textFollow) step(first, all bool) error {
 	shown, err := f.shown(idxs, from, first)
 	if err != nil {
 		return err
+	}
+	for _, idx := range shown {
+		if _, ok := f.late[idx]; ok {
+			f.late[idx] = true
+		}
 	}
 	for len(shown) > 0 {
 		part := shown[:min(len(shown), bodyBatch)]
@@ -134,14 +151,69 @@ scan:
 		}
 		for ; n < end; n++ {
 			idx := order[n]
-			if held[idx] && f.waiting(idx, now) {
-				break scan
+			if held[idx] {
+				if f.waiting(idx, now) {
+					break scan
+				}
+				f.late[idx] = false // its status may come yet
 			}
 			delete(f.seen, idx)
 		}
 	}
 	f.next += n
 	return order[:n], nil
+}
+
+// amendedLate prints what the amended messages among msgs add to rows
+// released before their status came: with --http, the status on a line
+// of its own under the message's name, or, for a row the filter passed
+// over, its line, now that it matches.
+func (f *textFollow) amendedLate(msgs []BatchMsg) error {
+	tw, m := f.tw, f.tw.m
+	for i := range msgs {
+		sess, ok := m.sessIdx[msgs[i].Session]
+		if !ok {
+			continue
+		}
+		idx, ok := m.rowOf(sess, msgs[i].Sum.Seq)
+		if !ok {
+			continue
+		}
+		printed, ok := f.late[idx]
+		if !ok {
+			continue
+		}
+		delete(f.late, idx)
+		r := m.row(int(idx))
+		if !printed {
+			match, err := m.matchesNow(idx, tw.src)
+			if err != nil {
+				return err
+			}
+			if match {
+				if err := tw.print([]Row{r}); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if !tw.opts.HTTP {
+			continue // its line shows no status
+		}
+		msg, err := tw.src.Message(r.Ref)
+		if err != nil {
+			return err
+		}
+		if msg.HTTP == nil || msg.HTTP.Status == 0 {
+			continue
+		}
+		first := httpSummary(msg.HTTP)[0]
+		fmt.Fprintf(tw.w, "http: %s:%d: %s (recorded after its line)\n", r.Session, r.Seq, first[len(first)-1].Text)
+		if msg.Note != "" {
+			fmt.Fprintf(tw.w, "    note: %s\n", msg.Note)
+		}
+	}
+	return nil
 }
 
 // releaseRun is how many rows release judges at a time.

@@ -126,3 +126,70 @@ func TestMcpspy_ShowFollowLiveRecorder202(t *testing.T) {
 		t.Errorf("want the notification with its 202 under it:\n%s", out)
 	}
 }
+
+// A status recorded after show --follow's grace (a gateway that refuses
+// after a long wait) still reaches the output: with --http a line of its
+// own names the message and gives the status and the note; under a filter
+// on the status, the message's line comes then, late, rather than never.
+func TestMcpspy_ShowFollowAmendedAfterGrace(t *testing.T) {
+	prev := showAmendGrace
+	showAmendGrace = 20 * time.Millisecond // released long before the status comes
+	t.Cleanup(func() { showAmendGrace = prev })
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // in this order
+	}{
+		{"--http", []string{"--http"}, []string{"s1:1", "POST /mcp  stream post-body", "s2:1", "http: s1:1: POST /mcp → 504", "(recorded after its line)", "note: refused without a message: gateway timeout"}},
+		{"status:504", []string{"--filter", "status:504"}, []string{"s2:1", "s1:1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "live.db")
+			w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { w.Close() })
+			post := func(status int) *store.HTTPMeta {
+				return &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: status, Stream: store.StreamPostBody}
+			}
+			live, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://127.0.0.1:1/mcp", Start: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			call := store.Message{Dir: store.C2S, Time: time.Now(), Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`), HTTP: post(0)}
+			call.Seq = live.Append(call.Dir, call.Time, call.Frame, call.HTTP)
+			// A later refusal, whole, in a session that is over: its line
+			// comes only once the call's line is released.
+			done, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://127.0.0.1:1/mcp", Start: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done.Append(store.C2S, time.Now().Add(time.Millisecond), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), post(http.StatusGatewayTimeout))
+			if err := done.End(store.EndInfo{Reason: store.EndClosed}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+
+			show := startShow(t, append(append([]string{"--follow"}, tc.args...), db)...)
+			show.wait(t, "s2:1", 1) // so the call was released without its status
+			call.HTTP, call.Note = post(http.StatusGatewayTimeout), "refused without a message: gateway timeout"
+			live.Amend(call)
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			show.wait(t, tc.want[len(tc.want)-1], 1)
+			out := show.stop(t)
+			at := 0
+			for _, want := range tc.want {
+				i := strings.Index(out[at:], want)
+				if i < 0 {
+					t.Fatalf("want %q after %q:\n%s", want, out[:at], out)
+				}
+				at += i + len(want)
+			}
+		})
+	}
+}
