@@ -113,6 +113,11 @@ func (f *textFollow) step(first, all bool) error {
 			f.late[idx] = true
 		}
 	}
+	for idx := range f.late { // those that will get no status now
+		if r := &m.rows[idx]; r.pair >= 0 || m.Sessions[r.sess].Info.End != nil {
+			delete(f.late, idx)
+		}
+	}
 	for len(shown) > 0 {
 		part := shown[:min(len(shown), bodyBatch)]
 		shown = shown[len(part):]
