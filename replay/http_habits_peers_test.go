@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -242,5 +243,33 @@ func TestReplay_HTTPSessionsFlag(t *testing.T) {
 				t.Errorf("--http-sessions %s: HTTP exchanges %q; want session ids: %v, the GET refused: %v", tt.sessions, shape, tt.wantSession, !tt.wantSession)
 			}
 		})
+	}
+}
+
+// A GET or DELETE of 2026-07-28 (no session, no stream of the server's
+// own) gets 405 and Allow: POST from go-sdk v1.8's stateless handler and
+// from mcpmock alike, whatever mcpmock replays: a 2026-07-28 call, or a
+// handshake-era server with sessions.
+func TestHTTP_StatelessEraGetAndDeleteMatchGoSDK(t *testing.T) {
+	sdkURL, mock := echoServers(t)
+	withSessions, err := replay.NewServer([]replay.Source{mustCassette(t, habitTape(t, 0, 0))}, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers := []struct{ name, url string }{{"go-sdk", sdkURL}, {"mcpmock", mock}, {"mcpmock replaying sessions", newHTTPServer(t, withSessions)}}
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		for _, peer := range peers {
+			req, _ := http.NewRequest(method, peer.url, nil)
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+				t.Errorf("%s %s: %d, Allow %q; want 405, Allow POST", peer.name, method, resp.StatusCode, resp.Header.Get("Allow"))
+			}
+		}
 	}
 }
