@@ -33,31 +33,17 @@ func TestMcpspy_ShowFollowAmended(t *testing.T) {
 		{"status:404", []string{"--filter", "status:404"}, []string{"s1:1", "s2:2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db := filepath.Join(t.TempDir(), "live.db")
-			w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { w.Close() })
-			post := func(status int) *store.HTTPMeta {
-				return &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: status, Stream: store.StreamPostBody}
-			}
+			db, w := liveCassette(t)
 			// s1 was refused and is over: its line comes first, at once.
-			done, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://127.0.0.1:1/mcp", Start: time.Now()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			done.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), post(http.StatusNotFound))
+			done := httpSession(t, w)
+			done.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), postMeta(http.StatusNotFound))
 			if err := done.End(store.EndInfo{Reason: store.EndClosed}); err != nil {
 				t.Fatal(err)
 			}
-			live, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://127.0.0.1:1/mcp", Start: time.Now()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			live := httpSession(t, w)
 			sent := []store.Message{
-				{Dir: store.C2S, Time: time.Now(), Frame: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), HTTP: post(0)},
-				{Dir: store.C2S, Time: time.Now(), Frame: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`), HTTP: post(0)},
+				{Dir: store.C2S, Time: time.Now(), Frame: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), HTTP: postMeta(0)},
+				{Dir: store.C2S, Time: time.Now(), Frame: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`), HTTP: postMeta(0)},
 			}
 			for i := range sent {
 				sent[i].Seq = live.Append(sent[i].Dir, sent[i].Time, sent[i].Frame, sent[i].HTTP)
@@ -68,7 +54,7 @@ func TestMcpspy_ShowFollowAmended(t *testing.T) {
 
 			show := startShow(t, append(append([]string{"--follow"}, tc.args...), db)...)
 			show.wait(t, "s1:1", 1) // so it has read s2's POSTs as first stored
-			sent[0].HTTP, sent[1].HTTP = post(http.StatusAccepted), post(http.StatusNotFound)
+			sent[0].HTTP, sent[1].HTTP = postMeta(http.StatusAccepted), postMeta(http.StatusNotFound)
 			sent[1].Note = "refused without a message: session not found"
 			for _, m := range sent {
 				live.Amend(m)
@@ -78,14 +64,7 @@ func TestMcpspy_ShowFollowAmended(t *testing.T) {
 			}
 			show.wait(t, "s2:2", 1)
 			out := show.stop(t)
-			at := 0
-			for _, want := range tc.want {
-				i := strings.Index(out[at:], want)
-				if i < 0 {
-					t.Fatalf("want %q after %q:\n%s", want, out[:at], out)
-				}
-				at += i + len(want)
-			}
+			inOrder(t, out, tc.want)
 			if lines := strings.Count(out, "\n"); tc.name == "status:404" && lines != 2 {
 				t.Errorf("under status:404 want the two refusals alone, got %d lines:\n%s", lines, out)
 			}
@@ -144,28 +123,14 @@ func TestMcpspy_ShowFollowAmendedAfterGrace(t *testing.T) {
 		{"status:504", []string{"--filter", "status:504"}, []string{"s2:1", "s1:1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db := filepath.Join(t.TempDir(), "live.db")
-			w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { w.Close() })
-			post := func(status int) *store.HTTPMeta {
-				return &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: status, Stream: store.StreamPostBody}
-			}
-			live, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://127.0.0.1:1/mcp", Start: time.Now()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			call := store.Message{Dir: store.C2S, Time: time.Now(), Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`), HTTP: post(0)}
+			db, w := liveCassette(t)
+			live := httpSession(t, w)
+			call := store.Message{Dir: store.C2S, Time: time.Now(), Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`), HTTP: postMeta(0)}
 			call.Seq = live.Append(call.Dir, call.Time, call.Frame, call.HTTP)
 			// A later refusal, whole, in a session that is over: its line
 			// comes only once the call's line is released.
-			done, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://127.0.0.1:1/mcp", Start: time.Now()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			done.Append(store.C2S, time.Now().Add(time.Millisecond), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), post(http.StatusGatewayTimeout))
+			done := httpSession(t, w)
+			done.Append(store.C2S, time.Now().Add(time.Millisecond), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), postMeta(http.StatusGatewayTimeout))
 			if err := done.End(store.EndInfo{Reason: store.EndClosed}); err != nil {
 				t.Fatal(err)
 			}
@@ -175,21 +140,55 @@ func TestMcpspy_ShowFollowAmendedAfterGrace(t *testing.T) {
 
 			show := startShow(t, append(append([]string{"--follow"}, tc.args...), db)...)
 			show.wait(t, "s2:1", 1) // so the call was released without its status
-			call.HTTP, call.Note = post(http.StatusGatewayTimeout), "refused without a message: gateway timeout"
+			call.HTTP, call.Note = postMeta(http.StatusGatewayTimeout), "refused without a message: gateway timeout"
 			live.Amend(call)
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
 			}
 			show.wait(t, tc.want[len(tc.want)-1], 1)
 			out := show.stop(t)
-			at := 0
-			for _, want := range tc.want {
-				i := strings.Index(out[at:], want)
-				if i < 0 {
-					t.Fatalf("want %q after %q:\n%s", want, out[:at], out)
-				}
-				at += i + len(want)
-			}
+			inOrder(t, out, tc.want)
 		})
+	}
+}
+
+// liveCassette is a cassette being recorded, as show --follow meets it.
+func liveCassette(t *testing.T) (string, *store.Writer) {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "live.db")
+	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return db, w
+}
+
+// httpSession starts a Streamable HTTP session in w.
+func httpSession(t *testing.T, w *store.Writer) *store.Session {
+	t.Helper()
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://127.0.0.1:1/mcp", Start: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// postMeta is a client message's POST, with the status of an answer
+// that carried no message (0: none yet).
+func postMeta(status int) *store.HTTPMeta {
+	return &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: status, Stream: store.StreamPostBody}
+}
+
+// inOrder fails the test unless out holds each of wants, in this order.
+func inOrder(t *testing.T, out string, wants []string) {
+	t.Helper()
+	at := 0
+	for _, want := range wants {
+		i := strings.Index(out[at:], want)
+		if i < 0 {
+			t.Fatalf("want %q after %q:\n%s", want, out[:at], out)
+		}
+		at += i + len(want)
 	}
 }

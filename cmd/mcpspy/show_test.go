@@ -189,12 +189,7 @@ func TestMcpspy_ShowErrors(t *testing.T) {
 // recorder in another process would, and returns the cassette's path.
 func liveSession(t *testing.T) (string, *store.Writer, *store.Session) {
 	t.Helper()
-	db := filepath.Join(t.TempDir(), "live.db")
-	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	db, w := liveCassette(t)
 	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: time.Now()})
 	if err != nil {
 		t.Fatal(err)
