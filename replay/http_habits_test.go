@@ -3,8 +3,11 @@ package replay_test
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
@@ -156,5 +159,43 @@ func TestMocktest_WithHTTPSessions(t *testing.T) {
 	}
 	if _, err := mocktest.Start([]replay.Source{cassetteOf(t, basicTape...)}, mocktest.WithHTTPSessions("sometimes")); err == nil || !strings.Contains(err.Error(), `"sometimes"`) {
 		t.Errorf("an unknown mode: %v; want an error naming it", err)
+	}
+}
+
+// A script's server.sessions is asked per request, so that a script
+// reloaded (mcpmock serve --watch) with another one decides for the
+// clients that come after.
+func TestHTTP_ReloadedScriptSaysSessions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fake.yaml")
+	write := func(text string, at time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, at, at); err != nil { // later, even on a coarse clock
+			t.Fatal(err)
+		}
+	}
+	write("server: {name: s, version: '1'}\n", time.Now())
+	sc, err := script.LoadReloadable(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mocktest.New(t, []replay.Source{sc})
+	sessionOf := func() string {
+		t.Helper()
+		init := (&httpClient{t: t, url: srv.URL()}).do("POST", initBody, nil)
+		bodyOf(t, init)
+		return init.Header.Get("Mcp-Session-Id")
+	}
+	if sessionOf() == "" {
+		t.Fatal("before the reload: no session id; want one (the script says nothing)")
+	}
+	write("server: {name: s, version: '1', sessions: false}\n", time.Now().Add(time.Hour))
+	if changed, err := sc.ReloadIfChanged(); !changed || err != nil {
+		t.Fatalf("reload: changed %v, %v", changed, err)
+	}
+	if sid := sessionOf(); sid != "" {
+		t.Errorf("after the reload: session id %q; want none (sessions: false)", sid)
 	}
 }
