@@ -82,7 +82,7 @@ func (s *Server) sessionlessSession(r *http.Request, p *peek, handshake bool) *h
 			// Such a server has no stream of its own: what it sends
 			// outside a request's answer never reaches the client.
 			h.sess.out = func(msg []byte) error {
-				s.countUndelivered(name, "stream", "a server without sessions has no GET stream", [][]byte{msg})
+				s.countUndelivered(name, "stream", errNoStream.Error(), [][]byte{msg})
 				return errNoStream
 			}
 			h.sess.version = r.Header.Get("Mcp-Protocol-Version") // until an initialize says
