@@ -658,6 +658,10 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid := r.Header.Get(sessionHeader)
+	if sid == "" && s.habitsNow().sessionless() {
+		s.serveQuietGet(w, r)
+		return
+	}
 	if sid == "" {
 		http.Error(w, "Bad Request: Mcp-Session-Id header is required", http.StatusBadRequest)
 		return
@@ -686,6 +690,25 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.log.pump(sw, st, n, wr, r.Context().Done())
+}
+
+// serveQuietGet answers the GET of a client of a server without sessions
+// that kept such GETs open (http_habits.go): an event stream with
+// nothing on it (no priming event either: without a session there is
+// nothing to resume), until the client leaves or its connection's session
+// ends.
+func (s *Server) serveQuietGet(w http.ResponseWriter, r *http.Request) {
+	h := s.sessionlessSession(r, &peek{}, true)
+	if h == nil {
+		http.Error(w, "Service Unavailable: server is closing", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.doneHTTP(h)
+	startSSE(w, http.StatusOK)
+	select {
+	case <-r.Context().Done():
+	case <-h.sess.ctx.Done():
+	}
 }
 
 // serveLegacySSE is the 2024-11-05 transport: the stream comes first and

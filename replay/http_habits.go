@@ -17,7 +17,10 @@ import (
 //     initialize with no Mcp-Session-Id, and a client then sends none.
 //     mcpmock issues none either; it groups such a client's requests by
 //     connection, as mcpspy recorded them, and answers GET and DELETE
-//     with 405, as go-sdk's stateless server does.
+//     with 405, as go-sdk's stateless server does. The TypeScript SDK's
+//     instead answers GET with an event stream that stays open and
+//     carries nothing; when the recordings show only that, so does
+//     mcpmock.
 //   - The spec lets a server with sessions refuse GET with 405 (it offers
 //     no stream of its own) and DELETE with 405 (clients may not end
 //     sessions). mcpmock refuses them so when every one recorded in a
@@ -37,6 +40,10 @@ type httpHabits struct {
 	withSession, withoutSession int // initialize answers with and without Mcp-Session-Id
 	getServed, getRefused       int // GETs given a stream, refused with 405
 	deleteServed, deleteRefused int // DELETEs that ended a session, refused with 405
+
+	// GETs without a session id to a server without sessions, given an
+	// (empty) stream or refused with 405.
+	quietGetServed, quietGetRefused int
 
 	// saidBy says who decides whether there are sessions, over what the
 	// recordings show ("": nobody): Options.HTTPSessions, or the first
@@ -78,6 +85,8 @@ func (h *httpHabits) add(o httpHabits) {
 	h.getRefused += o.getRefused
 	h.deleteServed += o.deleteServed
 	h.deleteRefused += o.deleteRefused
+	h.quietGetServed += o.quietGetServed
+	h.quietGetRefused += o.quietGetRefused
 }
 
 // habitsOf reads the habits of the Streamable HTTP sessions among
@@ -98,8 +107,12 @@ func habitsOf(sessions []store.TapeSession) httpHabits {
 		}
 		if s.Info.HTTPSessionID == "" {
 			// A server without sessions refuses GET and DELETE for
-			// having none: no habit of a server with them (which
-			// --http-sessions on makes it).
+			// having none, or keeps GET open with nothing on it: no
+			// habit of a server with them (which --http-sessions on
+			// makes it).
+			for _, b := range s.Info.Bare {
+				h.addQuietGet(&b.HTTP)
+			}
 			continue
 		}
 		streamed := false
@@ -144,6 +157,20 @@ func (h *httpHabits) addBare(m *store.HTTPMeta) {
 	}
 }
 
+// addQuietGet counts a GET without a session id whose answer carried no
+// message, made to a server without sessions.
+func (h *httpHabits) addQuietGet(m *store.HTTPMeta) {
+	if m.Method != http.MethodGet || http.Header(m.RequestHeader).Get("Mcp-Protocol-Version") >= statelessVersion {
+		return
+	}
+	switch {
+	case m.Status/100 == 2:
+		h.quietGetServed++
+	case m.Status == http.StatusMethodNotAllowed:
+		h.quietGetRefused++
+	}
+}
+
 // sessionless: issue no Mcp-Session-Id.
 func (h httpHabits) sessionless() bool {
 	if h.saidBy != "" {
@@ -156,11 +183,23 @@ func (h httpHabits) sessionless() bool {
 func (h httpHabits) refuses(method string) bool {
 	switch method {
 	case http.MethodGet:
-		return h.sessionless() || h.getRefused > 0 && h.getServed == 0
+		if h.sessionless() {
+			return !h.keepsQuietGetOpen()
+		}
+		return h.getRefused > 0 && h.getServed == 0
 	case http.MethodDelete:
 		return h.sessionless() || h.deleteRefused > 0 && h.deleteServed == 0
 	}
 	return false
+}
+
+// keepsQuietGetOpen says whether a server without sessions answers a GET
+// with an event stream that carries nothing until the client leaves, as
+// every such GET recorded was answered. Only when the recordings decide
+// that the server has no sessions: what a flag or a script says of
+// sessions says GET gets 405.
+func (h httpHabits) keepsQuietGetOpen() bool {
+	return h.saidBy == "" && h.sessionless() && h.quietGetServed > 0 && h.quietGetRefused == 0
 }
 
 // allow is the Allow header of a 405 to a handshake-era request.
@@ -183,7 +222,11 @@ func (h httpHabits) describe() []string {
 		if h.saidBy != "" {
 			why = h.saidBy
 		}
-		return []string{"Streamable HTTP without sessions, as " + why + ": none is issued, requests are grouped by connection, and GET and DELETE get 405"}
+		refused := "GET and DELETE get 405"
+		if h.keepsQuietGetOpen() {
+			refused = "GET gets an event stream that carries nothing, as the recorded server's did, and DELETE gets 405"
+		}
+		return []string{"Streamable HTTP without sessions, as " + why + ": none is issued, requests are grouped by connection, and " + refused}
 	}
 	var lines []string
 	if h.refuses(http.MethodGet) {

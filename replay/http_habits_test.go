@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -197,5 +198,87 @@ func TestHTTP_ReloadedScriptSaysSessions(t *testing.T) {
 	}
 	if sid := sessionOf(); sid != "" {
 		t.Errorf("after the reload: session id %q; want none (sessions: false)", sid)
+	}
+}
+
+// sessionlessTape is a Streamable HTTP recording of a server without
+// sessions whose client's GETs (each on a connection of its own, so in
+// a session of its own) got the given statuses.
+func sessionlessTape(tb testing.TB, gets ...int) *store.Tape {
+	tb.Helper()
+	tape := habitTape(tb, 0, 0)
+	tape.Sessions[0].Info.HTTPSessionID = ""
+	for _, status := range gets {
+		var info store.SessionInfo
+		info.Transport = store.TransportHTTP
+		info.AddBare(store.BareExchange{HTTP: store.HTTPMeta{Method: http.MethodGet, Status: status, RequestHeader: http.Header{"Mcp-Protocol-Version": {"2025-06-18"}}}})
+		tape.Sessions = append(tape.Sessions, store.TapeSession{Info: info})
+	}
+	return tape
+}
+
+// A server without sessions refuses GET (go-sdk's) or keeps it open with
+// nothing on it (the TypeScript SDK's); mcpmock keeps it open only when
+// every such GET recorded was, and only when the recordings decide that
+// there are no sessions. The stream it keeps ends when the server closes.
+func TestHTTP_QuietGetOfServerWithoutSessions(t *testing.T) {
+	tests := []struct {
+		name     string
+		gets     []int
+		opts     []mocktest.Option
+		wantOpen bool
+		stderr   string
+	}{
+		{"kept open", []int{200, 200}, nil, true, "GET gets an event stream that carries nothing"},
+		{"refused", []int{405}, nil, false, "GET and DELETE get 405"},
+		{"kept open and refused", []int{200, 405}, nil, false, "GET and DELETE get 405"},
+		{"none recorded", nil, nil, false, "GET and DELETE get 405"},
+		{"kept open, but the flag says no sessions", []int{200}, []mocktest.Option{mocktest.WithHTTPSessions("off")}, false, "GET and DELETE get 405"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := mocktest.New(t, []replay.Source{mustCassette(t, sessionlessTape(t, tt.gets...))}, tt.opts...)
+			cl := &httpClient{t: t, url: srv.URL()}
+			if init := cl.do("POST", initBody, nil); init.Header.Get("Mcp-Session-Id") != "" || !strings.Contains(bodyOf(t, init), "serverInfo") {
+				t.Fatalf("initialize: session %q; want an answer and none", init.Header.Get("Mcp-Session-Id"))
+			}
+			get := cl.do("GET", "", map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-06-18"})
+			defer get.Body.Close()
+			if w := srv.Warnings(); !strings.Contains(w, tt.stderr) {
+				t.Errorf("warnings %q; want %q", w, tt.stderr)
+			}
+			if !tt.wantOpen {
+				if get.StatusCode != http.StatusMethodNotAllowed || get.Header.Get("Allow") != "POST" {
+					t.Errorf("GET: %d, Allow %q; want 405, Allow POST", get.StatusCode, get.Header.Get("Allow"))
+				}
+				return
+			}
+			if get.StatusCode != http.StatusOK || get.Header.Get("Content-Type") != "text/event-stream" {
+				t.Fatalf("GET: %d %q; want 200 and an event stream", get.StatusCode, get.Header.Get("Content-Type"))
+			}
+			// The client's requests go on meanwhile.
+			if body := bodyOf(t, cl.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})); !strings.Contains(body, `"result":{}`) {
+				t.Errorf("ping beside the open GET: %s", body)
+			}
+			read := make(chan []byte)
+			go func() {
+				b, _ := io.ReadAll(get.Body)
+				read <- b
+			}()
+			closed := make(chan struct{})
+			go func() { // Close waits for the stream's handler to end
+				srv.Close()
+				close(closed)
+			}()
+			select {
+			case b := <-read:
+				if len(b) != 0 {
+					t.Errorf("the GET stream carried %q; want nothing", b)
+				}
+				<-closed
+			case <-time.After(10 * time.Second):
+				t.Fatal("the GET stream stayed open after the server closed")
+			}
+		})
 	}
 }
