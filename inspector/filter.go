@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/store"
 )
@@ -163,6 +164,9 @@ func tokenize(s string) ([]string, error) {
 
 var keys = "method, tool, dir, kind, id, session, slow, lint, status, stream"
 
+// keyNames are keys, one by one, for suggestions.
+var keyNames = strings.Split(keys, ", ")
+
 func parseTerm(tok string) (term, error) {
 	var t term
 	if strings.HasPrefix(tok, "!") {
@@ -264,7 +268,7 @@ func parseTerm(tok string) (term, error) {
 		}
 		t.dur = d
 	default:
-		return t, fmt.Errorf("unknown key %q (want %s; quote text to search for it)", key, keys)
+		return t, fmt.Errorf("unknown key %q (want %s; quote text to search for it)%s", key, keys, suggest.DidYouMean(key, keyNames, "%s"))
 	}
 	return t, nil
 }

@@ -190,6 +190,7 @@ func TestModel_FilterSessionByName(t *testing.T) {
 func TestParseFilter_Errors(t *testing.T) {
 	tests := []struct{ name, filter, want string }{
 		{"unknown key", "foo:bar", `unknown key "foo"`},
+		{"a key near one", "tol:echo", `quote text to search for it); did you mean tool?`},
 		{"bad kind", "kind:reply", `unknown kind "reply"`},
 		{"bad dir", "dir:up", `dir must be c2s or s2c`},
 		{"bad duration", "slow:>fast", `slow needs a duration`},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/suggest"
 )
 
 // matcher is a parsed --match mode.
@@ -52,7 +53,8 @@ func parseMatch(mode string) (matcher, error) {
 		}
 		return m, nil
 	}
-	return matcher{}, fmt.Errorf("unknown match mode %q (want default, strict, ignore-params or ignore-params=METHOD,...)", mode)
+	return matcher{}, fmt.Errorf("unknown match mode %q (want default, strict, ignore-params or ignore-params=METHOD,...)%s", mode,
+		suggest.DidYouMean(name, []string{MatchDefault, MatchStrict, MatchIgnoreParams}, "%s"))
 }
 
 func (m *matcher) ignores(method string) bool { return m.ignoreAll || m.ignore[method] }

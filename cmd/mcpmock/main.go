@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -61,7 +62,7 @@ func run(ctx context.Context, args []string, s streams) error {
 	case "help", "-h", "-help", "--help":
 		return cli.Help(args, usage, s, func(args []string) error { return run(ctx, args, s) })
 	}
-	return usageErrorf("unknown command %q (want serve or check)", args[0])
+	return usageErrorf("unknown command %q (want serve or check)%s", args[0], suggest.DidYouMean(args[0], []string{"serve", "check", "help"}, "%s"))
 }
 
 // salvageHint says, after the error of a damaged cassette or export, how to get

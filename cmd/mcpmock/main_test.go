@@ -67,12 +67,14 @@ func TestRun_Usage(t *testing.T) {
 		wantErr  string
 	}{
 		{"no command", nil, 2, "no command given"},
-		{"unknown command", []string{"play"}, 2, `unknown command "play"`},
+		{"unknown command", []string{"play"}, 2, `unknown command "play" (want serve or check)` + "\n"},
+		{"a command near one", []string{"serv"}, 2, `unknown command "serv" (want serve or check); did you mean serve?`},
 		{"help", []string{"-h"}, 0, ""},
 		{"no source", []string{"serve"}, 2, "no SOURCE given"},
 		{"unknown kind", []string{"serve", "x.txt"}, 2, `source "x.txt": unknown kind`},
 		{"both transports", []string{"serve", "--http", ":0", "--ws", ":0", db}, 2, "give --http or --ws, not both"},
 		{"bad match", []string{"serve", "--match", "fuzzy", db}, 2, `unknown match mode "fuzzy"`},
+		{"a match mode near one", []string{"serve", "--match", "ignore-param=tools/call", db}, 2, `unknown match mode "ignore-param=tools/call" (want default, strict, ignore-params or ignore-params=METHOD,...); did you mean ignore-params?`},
 		{"bad timing", []string{"serve", "--timing", "slow", db}, 2, `unknown timing "slow"`},
 		{"bad flag", []string{"serve", "--nope", db}, 2, "flag provided but not defined"},
 		{"address in use", []string{"serve", "--http", busy.Addr().String(), db}, 1, "mcpmock: listen on " + busy.Addr().String() + ": address already in use\n"},

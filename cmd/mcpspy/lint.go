@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/lint"
 )
 
@@ -37,7 +38,11 @@ func runLint(args []string, s streams) error {
 	}
 	for _, r := range skip {
 		if !lint.KnownRule(r) {
-			return usageErrorf("lint: --skip %q: no such rule (mcpspy lint --rules lists them)", r)
+			var names []string
+			for _, rule := range lint.Rules() {
+				names = append(names, rule.Name)
+			}
+			return usageErrorf("lint: --skip %q: no such rule (mcpspy lint --rules lists them)%s", r, suggest.DidYouMean(r, names, "%s"))
 		}
 	}
 	if len(positional) == 0 {

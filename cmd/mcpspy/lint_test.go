@@ -89,6 +89,7 @@ func TestMcpspy_LintErrors(t *testing.T) {
 	}{
 		{"no cassette", []string{"lint"}, 2, "lint: no CASSETTE"},
 		{"unknown rule", []string{"lint", "--skip", "nope", broken}, 2, `--skip "nope": no such rule`},
+		{"a rule near one", []string{"lint", "--skip", "http-method-headr", broken}, 2, `no such rule (mcpspy lint --rules lists them); did you mean http-method-header?`},
 		{"bad severity", []string{"lint", "--min", "fatal", broken}, 2, `--min "fatal": want info, warning or error`},
 		{"unknown session", []string{"lint", "--session", "s9", broken}, 1, `s9`},
 		{"not a cassette", []string{"lint", filepath.Join(t.TempDir(), "missing.db")}, 1, "missing.db"},

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/suggest"
 )
 
 // streams are the process's standard files, replaceable in tests.
@@ -67,7 +68,8 @@ func run(ctx context.Context, args []string, s streams) error {
 	case "help", "-h", "-help", "--help":
 		return cli.Help(args, usage, s, func(args []string) error { return run(ctx, args, s) })
 	}
-	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff, rerun, lint, import or wrap)", args[0])
+	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff, rerun, lint, import or wrap)%s", args[0],
+		suggest.DidYouMean(args[0], []string{"record", "inspect", "show", "ls", "export", "diff", "rerun", "lint", "import", "wrap", "help"}, "%s"))
 }
 
 func usageErrorf(format string, a ...any) error { return cli.Usagef(format, a...) }

@@ -31,10 +31,11 @@ func TestMcpspy_BadInput(t *testing.T) {
 		wantMsg  []string
 	}{
 		{"no command", nil, 2, []string{"no command given"}},
-		{"unknown command", []string{"recrod"}, 2, []string{`unknown command "recrod"`}},
+		{"unknown command", []string{"recrod"}, 2, []string{`unknown command "recrod"`, "; did you mean record?"}},
 		{"nothing to record", []string{"record"}, 2, []string{"nothing to record"}},
 		{"no command after --", []string{"record", "--"}, 2, []string{"no server command after --"}},
-		{"bad flag", []string{"record", "--bogus", "--", "true"}, 2, []string{"flag provided but not defined: -bogus"}},
+		{"bad flag", []string{"record", "--bogus", "--", "true"}, 2, []string{"flag provided but not defined: -bogus\n"}},
+		{"bad flag near one", []string{"record", "--upstrem", "http://x"}, 2, []string{"flag provided but not defined: -upstrem; did you mean --upstream?\n"}},
 		{"server command does not exist", []string{"record", "-o", filepath.Join(dir, "b.db"), "--", "no-such-mcp-server-xyz"}, 1, []string{`"no-such-mcp-server-xyz"`, "not found"}},
 		{"file is not a cassette", []string{"record", "-o", notCassette, "--", "true"}, 1, []string{notCassette, "not an mcptape cassette"}},
 		{"unwritable cassette path", []string{"record", "-o", unwritable, "--", "true"}, 1, []string{unwritable, "not a directory"}},

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/heapfloor"
+	"github.com/mcptape/mcptape/internal/suggest"
 )
 
 // Streams are a process's standard files, replaceable in tests.
@@ -148,9 +149,28 @@ func Parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return Usagef("%s: %v", fs.Name(), err)
+		return Usagef("%s: %v%s", fs.Name(), err, flagSuggestion(fs, err))
 	}
 	return nil
+}
+
+// undefinedFlag starts the flag package's error for a flag it does not
+// know, which names the flag as typed with one dash.
+const undefinedFlag = "flag provided but not defined: -"
+
+// flagSuggestion is "; did you mean --NAME?" for an unknown flag close
+// to one of fs's, or "".
+func flagSuggestion(fs *flag.FlagSet, err error) string {
+	typed, ok := strings.CutPrefix(err.Error(), undefinedFlag)
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if near := suggest.Nearest(typed, names); len(near) == 1 {
+		return suggest.DidYouMean(typed, names, "-%s")
+	}
+	return suggest.DidYouMean(typed, names, "--%s")
 }
 
 // ParseInterleaved parses flags that may come before, between and after

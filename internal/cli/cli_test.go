@@ -55,6 +55,24 @@ func TestParse_UsageError(t *testing.T) {
 	}
 }
 
+// A flag that is not one, but close to one, gets a suggestion.
+func TestParse_SuggestsFlag(t *testing.T) {
+	tests := []struct{ arg, want string }{
+		{"--upstrem=x", "rec: flag provided but not defined: -upstrem; did you mean --upstream?"},
+		{"-0", "rec: flag provided but not defined: -0; did you mean -o?"},
+		{"--colour", "rec: flag provided but not defined: -colour"},
+		{"-o", "rec: flag needs an argument: -o"},
+	}
+	for _, tt := range tests {
+		fs := NewFlags("prog", "rec", "rec", Streams{Err: io.Discard})
+		fs.String("upstream", "", "")
+		fs.String("o", "", "")
+		if err := Parse(fs, []string{tt.arg}); err == nil || err.Error() != tt.want {
+			t.Errorf("Parse(%q) = %v; want %s", tt.arg, err, tt.want)
+		}
+	}
+}
+
 func TestNewFlags_Usage(t *testing.T) {
 	tests := []struct {
 		name     string

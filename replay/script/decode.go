@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mcptape/mcptape/internal/suggest"
 )
 
 // This file turns a yaml.Node tree into the script types by reflection, so
@@ -285,7 +287,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
 		}
 		fi, ok := idx[k.Value]
 		if !ok {
-			d.errorf(at(k, join(path, k.Value)), "unknown field %q (known: %s)", k.Value, strings.Join(names, ", "))
+			d.errorf(at(k, join(path, k.Value)), "unknown field %q (known: %s)%s", k.Value, strings.Join(names, ", "), suggest.DidYouMean(k.Value, names, "%q"))
 			continue
 		}
 		d.decode(n.Content[i+1], join(path, k.Value), v.Field(fi))

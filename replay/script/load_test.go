@@ -145,7 +145,13 @@ tools:
 `, []string{"test.yaml:4:16: tools[0].answers[0].txt: unknown field \"txt\""}},
 		{"unknown top-level field", `
 servr: {name: s}
-`, []string{"test.yaml:1:1: servr: unknown field \"servr\""}},
+`, []string{"test.yaml:1:1: servr: unknown field \"servr\"", `; did you mean "server"?`}},
+		{"a field near a known one", `
+server: {name: s, version: "1"}
+tools:
+  - name: a
+    answer: [{text: hi}]
+`, []string{"test.yaml:4:5: tools[0].answer: unknown field \"answer\"", `; did you mean "answers"?`}},
 		{"wrong type", `
 server: {name: s, version: 1.0}
 `, []string{"test.yaml:1:28: server.version: want a string, got a number"}},
