@@ -21,7 +21,9 @@ import (
 )
 
 func runLs(args []string, s streams) error {
-	fs := newFlags("ls", "ls CASSETTE", s)
+	fs := newFlags("ls", "ls [--json] CASSETTE", s)
+	asJSON := fs.Bool("json", false, "print one JSON object per session instead: {\"session\":ID,\"messages\":N,\"info\":{…}},\n"+
+		"the info as the session's header line in mcpspy export has it")
 	if err := cli.ParseAll(fs, args); err != nil {
 		return err
 	}
@@ -33,8 +35,20 @@ func runLs(args []string, s streams) error {
 		return err
 	}
 	w := bufio.NewWriter(s.Out)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // as the export writes it
 	for i, info := range infos {
-		fmt.Fprintln(w, sessionLine(info, counts[i]))
+		if !*asJSON {
+			fmt.Fprintln(w, sessionLine(info, counts[i]))
+			continue
+		}
+		if err := enc.Encode(struct {
+			Session  string            `json:"session"`
+			Messages int               `json:"messages"`
+			Info     store.SessionInfo `json:"info"`
+		}{info.ID, counts[i], info}); err != nil {
+			return fmt.Errorf("ls: session %s: %w", info.ID, err)
+		}
 	}
 	return w.Flush()
 }

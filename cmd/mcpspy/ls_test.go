@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptape/mcptape/store"
 )
@@ -96,5 +100,64 @@ func TestMcpspy_ImportOfACassette(t *testing.T) {
 	want := "mcpspy: import: " + db + " is a cassette already; import reads a JSONL export (mcpspy export makes one)\n"
 	if code != 1 || stderr != want {
 		t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+}
+
+// ls --json prints one object per session: its id, message count, and
+// info as the session's header line in the export has it; a .jsonl lists
+// the same objects as its cassette.
+func TestMcpspy_LsJSON(t *testing.T) {
+	db := filepath.Join("..", "..", "cassettes", "everything-http.db")
+	code, export, stderr := runCaptured("export", db)
+	if code != 0 {
+		t.Fatalf("export: %d %s", code, stderr)
+	}
+	jsonl := filepath.Join(t.TempDir(), "export.jsonl")
+	if err := os.WriteFile(jsonl, []byte(export), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type entry struct {
+		Session  string          `json:"session"`
+		Messages int             `json:"messages"`
+		Info     json.RawMessage `json:"info"`
+	}
+	var want []entry
+	for _, line := range strings.Split(strings.TrimSuffix(export, "\n"), "\n") {
+		var e entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case e.Info != nil:
+			want = append(want, e)
+		case len(want) > 0:
+			want[len(want)-1].Messages++
+		}
+	}
+	if len(want) == 0 || want[0].Messages == 0 {
+		t.Fatalf("the export has no session with messages:\n%s", export)
+	}
+	for _, path := range []string{db, jsonl} {
+		code, out, stderr := runCaptured("ls", "--json", path)
+		if code != 0 || stderr != "" {
+			t.Fatalf("ls --json %s: %d %s", filepath.Base(path), code, stderr)
+		}
+		var got []entry
+		for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			var e entry
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("ls --json %s: %v in %q", filepath.Base(path), err, line)
+			}
+			got = append(got, e)
+		}
+		if d := cmp.Diff(want, got, cmp.Transformer("compact", func(r json.RawMessage) string {
+			var b bytes.Buffer
+			if err := json.Compact(&b, r); err != nil {
+				return "invalid: " + string(r)
+			}
+			return b.String()
+		})); d != "" {
+			t.Errorf("ls --json %s (-export +ls):\n%s", filepath.Base(path), d)
+		}
 	}
 }

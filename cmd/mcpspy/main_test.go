@@ -300,7 +300,7 @@ func TestMcpspy_Help(t *testing.T) {
 		{"help", []string{"help"}, "mcpspy records and inspects MCP traffic."},
 		{"record -h", []string{"record", "-h"}, "Usage: mcpspy record"},
 		{"help record", []string{"help", "record"}, "Usage: mcpspy record"},
-		{"help ls", []string{"help", "ls"}, "Usage: mcpspy ls CASSETTE"},
+		{"help ls", []string{"help", "ls"}, "Usage: mcpspy ls [--json] CASSETTE"},
 		{"help lint", []string{"help", "lint"}, "Usage: mcpspy lint"},
 	}
 	for _, tt := range tests {
@@ -312,7 +312,7 @@ func TestMcpspy_Help(t *testing.T) {
 		})
 	}
 	code, stdout, stderr := runCaptured("ls", "--bogus")
-	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "Usage: mcpspy ls CASSETTE\n") {
+	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "Usage: mcpspy ls [--json] CASSETTE\n") {
 		t.Errorf("ls --bogus: exit %d, stdout %q, stderr %q; want 2, the usage on stderr", code, stdout, stderr)
 	}
 }
