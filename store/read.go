@@ -190,7 +190,7 @@ func resolve(path string, all []SessionInfo, names []string) ([]SessionInfo, err
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("%s: %w %q", path, ErrNoSession, n)
+			return nil, NoSession(path, n, all)
 		}
 	}
 	return out, nil

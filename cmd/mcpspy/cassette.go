@@ -419,7 +419,11 @@ func exportScopes(m *inspector.Model, path string, sessions []string) ([]int, er
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("%s: %w %q", path, store.ErrNoSession, n)
+			infos := make([]store.SessionInfo, len(m.Sessions))
+			for i, ss := range m.Sessions {
+				infos[i] = ss.Info
+			}
+			return nil, store.NoSession(path, n, infos)
 		}
 	}
 	var scopes []int

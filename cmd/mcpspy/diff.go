@@ -112,7 +112,11 @@ func pickSession(cmd string, tape *store.Tape, path, id string) (*store.TapeSess
 			return &tape.Sessions[i], nil
 		}
 	}
-	return nil, fmt.Errorf("%s: %w %q", path, store.ErrNoSession, id)
+	infos := make([]store.SessionInfo, len(tape.Sessions))
+	for i, s := range tape.Sessions {
+		infos[i] = s.Info
+	}
+	return nil, store.NoSession(path, id, infos)
 }
 
 // sourceSession is one session of a cassette named on the command line.

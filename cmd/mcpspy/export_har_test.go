@@ -152,7 +152,7 @@ func TestMcpspy_ExportHARErrors(t *testing.T) {
 		{"no session at all", []string{"--har", "-o", out, empty}, 1,
 			"mcpspy: export --har: " + empty + " holds no session"},
 		{"an unknown session", []string{"--har", "--session", "s9", "-o", out, httpDB}, 1,
-			"mcpspy: " + httpDB + `: no such session "s9"`},
+			"mcpspy: " + httpDB + `: no such session "s9" (it holds s1 "everything-http")`},
 		{"with --script", []string{"--har", "--script", httpDB}, 2,
 			"mcpspy: export: --har and --script do not go together: each writes a different file"},
 		{"with --salvage", []string{"--har", "--salvage", httpDB}, 2,
