@@ -1,0 +1,150 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+)
+
+// What a session answers when no source took a request: the lifecycle
+// a recording without one lacks (initialize, logging/setLevel), or an
+// error that names the nearest recorded request.
+
+// unmatched answers a request no source took.
+func (s *session) unmatched(ctx context.Context, req *Request, ex exchange) {
+	defer ex.done()
+	if req.Method == "initialize" && (s.introduce(req, ex, false) || s.handshakeLive(ctx, req, ex) || s.introduce(req, ex, true)) {
+		return
+	}
+	if req.Method == "server/discover" {
+		// With nothing recorded, a live server (package fallback) says
+		// which era it speaks. Else the recording is of the handshake
+		// era: 2026-07-28 clients fall back to initialize, as they did
+		// when it was made.
+		if s.nothingRecorded() && s.handshakeLive(ctx, req, ex) {
+			return
+		}
+		_ = ex.reply(errorMessage(req.ID, &RPCError{Code: -32601, Message: "Method not found: server/discover"}), false)
+		return
+	}
+	if req.Method == "logging/setLevel" && s.answerSetLevel(req, ex) {
+		return
+	}
+	canon, _ := canonParams(req.Method, req.Params)
+	u := Unmatched{Method: req.Method, Params: shortened(canon)}
+	for _, src := range s.srcs {
+		if n, ok := src.(Nearer); ok {
+			if near, diff, ok := n.Nearest(req); ok {
+				u.Nearest, u.Diff = near, diff
+				break
+			}
+		}
+	}
+	s.srv.addUnmatched(u)
+	var e *RPCError
+	if u.Nearest == "" {
+		e = &RPCError{Code: -32601, Message: fmt.Sprintf("Method not found: %s (mcpmock: nothing recorded or scripted answers it)", req.Method)}
+		s.srv.warnf("unmatched %s: no source knows this method", describe(req.Method, canon))
+	} else {
+		data, _ := json.Marshal(u)
+		e = &RPCError{Code: -32602, Data: data, Message: fmt.Sprintf("mcpmock: no recorded answer for %s; nearest recorded request: %s\n%s", req.Method, u.Nearest, u.Diff)}
+		s.srv.warnf("unmatched %s\n  nearest: %s\n  %s", describe(req.Method, canon), u.Nearest, indent(u.Diff))
+	}
+	_ = ex.reply(errorMessage(req.ID, e), false)
+}
+
+// answerSetLevel answers a logging/setLevel nothing recorded, when the
+// server the client was introduced to declared logging: such a server
+// answers it with an empty result, and some clients send it whatever they
+// go on to do (the MCP Inspector's CLI sets "debug" as soon as it has
+// connected, and gives up on an error), so a cassette recorded with
+// another client could not be replayed to them. Recorded log messages
+// are not made up: only a recorded setLevel brings those. A level the
+// spec does not name gets -32602, as from a real server. Only after an
+// initialize: 2026-07-28 deprecates logging (SEP-2577), and a client of
+// that era declares nothing to set a level for.
+func (s *session) answerSetLevel(req *Request, ex exchange) bool {
+	s.mu.Lock()
+	logging := s.logging
+	s.mu.Unlock()
+	if !logging {
+		return false
+	}
+	var p struct {
+		Level string `json:"level"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil || !slices.Contains(jsonrpc.LogLevels, p.Level) {
+		_ = ex.reply(errorMessage(req.ID, &RPCError{Code: -32602, Message: fmt.Sprintf("logging/setLevel: level must be one of %s", strings.Join(jsonrpc.LogLevels, ", "))}), false)
+		s.srv.countMatched()
+		return true
+	}
+	if !s.srv.setLevelWarned.Swap(true) {
+		s.srv.warnf("nothing recorded answers logging/setLevel; answering {} (the recorded server declared logging), and again for the rest of this run")
+	}
+	s.srv.countMatched()
+	_ = ex.reply(resultMessage(req.ID, nil), false)
+	return true
+}
+
+// introduce answers initialize from a source that recorded none (a
+// cassette whose handshake was cut out), as the recorded server would have
+// introduced itself.
+func (s *session) introduce(req *Request, ex exchange, blankToo bool) bool {
+	for _, src := range s.srcs {
+		h, ok := src.(Handshaker)
+		if !ok {
+			continue
+		}
+		if b, ok := src.(interface{ blankIntroduction() bool }); ok && b.blankIntroduction() && !blankToo {
+			continue
+		}
+		result, warning, ok := h.Handshake(req)
+		if !ok {
+			continue
+		}
+		if warning != "" {
+			s.srv.warnf("%s", warning)
+		}
+		s.srv.countMatched()
+		s.initialized(req, result)
+		_ = ex.reply(resultMessage(req.ID, result), false)
+		return true
+	}
+	return false
+}
+
+// nothingRecorded says whether no source has a recorded lifecycle to keep:
+// every cassette is blank (about to be recorded from scratch), or there is
+// none.
+func (s *session) nothingRecorded() bool {
+	for _, src := range s.srcs {
+		if b, ok := src.(interface{ blankIntroduction() bool }); ok && !b.blankIntroduction() {
+			return false
+		}
+	}
+	return true
+}
+
+// handshakeLive lets a live server answer initialize or server/discover
+// (package fallback) when no recording has anything to say about the
+// handshake.
+func (s *session) handshakeLive(ctx context.Context, req *Request, ex exchange) bool {
+	for _, src := range s.srcs {
+		if l, ok := src.(LiveHandshaker); ok {
+			if r, ok := l.LiveHandshake(ctx, &peer{s: s, ex: ex, req: req}, req); ok {
+				s.finish(ctx, req, ex, r, false)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func indent(s string) string {
+	return string(bytes.ReplaceAll([]byte(s), []byte("\n"), []byte("\n  ")))
+}
