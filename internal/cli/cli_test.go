@@ -59,7 +59,8 @@ func TestParse_UsageError(t *testing.T) {
 func TestParse_SuggestsFlag(t *testing.T) {
 	tests := []struct{ arg, want string }{
 		{"--upstrem=x", "rec: flag provided but not defined: -upstrem; did you mean --upstream?"},
-		{"-0", "rec: flag provided but not defined: -0; did you mean -o?"},
+		{"-O", "rec: flag provided but not defined: -O; did you mean -o?"},
+		{"-0", "rec: flag provided but not defined: -0"},
 		{"--colour", "rec: flag provided but not defined: -colour"},
 		{"-o", "rec: flag needs an argument: -o"},
 	}

@@ -13,17 +13,20 @@ import (
 )
 
 // Nearest returns the name in known closest to typed, or "" when none is
-// close: at most one edit away for a name of up to five characters, two
-// for a longer one (an edit inserts, deletes or changes a character, or
-// swaps two neighbours), or the same letters in another case. Ties go to
-// the earlier name in known.
+// close: the same letters in another case, or at most one edit away for
+// a name of three to five characters, two for a longer one (an edit
+// inserts, deletes or changes a character, or swaps two neighbours). A
+// name of one or two characters is close only in another case: one edit
+// turns it into most others. Ties go to the earlier name in known.
 func Nearest(typed string, known []string) string {
-	if typed == "" {
+	limit := 0
+	switch n := len([]rune(typed)); {
+	case n == 0:
 		return ""
-	}
-	limit := 1
-	if len([]rune(typed)) > 5 {
+	case n > 5:
 		limit = 2
+	case n > 2:
+		limit = 1
 	}
 	best, bestDist := "", limit+1
 	for _, k := range known {

@@ -17,7 +17,8 @@ func TestNearest(t *testing.T) {
 		{"two off in a short name is too far", "tl", ""},
 		{"unrelated", "colour", ""},
 		{"empty", "", ""},
-		{"tie goes to the earlier", "kd", "id"},
+		{"a short name is close only in another case", "kd", ""},
+		{"a short name in another case", "ID", "id"},
 		{"runes, not bytes", "tööl", ""},
 		{"one rune off", "toöl", "tool"},
 	}
@@ -27,6 +28,16 @@ func TestNearest(t *testing.T) {
 				t.Errorf("Nearest(%q) = %q; want %q", tt.typed, got, tt.want)
 			}
 		})
+	}
+}
+
+// Of two names as close, the earlier in known is proposed.
+func TestNearest_Tie(t *testing.T) {
+	if got := Nearest("tol", []string{"toll", "tool"}); got != "toll" {
+		t.Errorf("Nearest = %q; want toll, the earlier", got)
+	}
+	if got := Nearest("tol", []string{"tool", "toll"}); got != "tool" {
+		t.Errorf("Nearest = %q; want tool, the earlier", got)
 	}
 }
 

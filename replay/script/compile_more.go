@@ -3,6 +3,10 @@ package script
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/mcptape/mcptape/internal/suggest"
 )
 
 // This file compiles the parts of a script around its tools: resources,
@@ -196,6 +200,8 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 			removed[n] = true
 		}
 	}
+	names := slices.Sorted(maps.Keys(known))
+	meant := func(n string) string { return suggest.DidYouMean(n, names, "%q") }
 	for i := range evs {
 		e := &evs[i]
 		ce := &event{tool: e.After.Tool, calls: e.After.Calls, requests: e.After.Requests}
@@ -207,7 +213,7 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 		case e.After.Tool == "" || e.After.Calls < 1:
 			c.errorf(tp, "after needs requests: N (N ≥ 1), or tool: NAME with calls: N (N ≥ 1)")
 		case !known[e.After.Tool]:
-			c.errorf(sub(tp, "tool"), "no tool %q in the script", e.After.Tool)
+			c.errorf(sub(tp, "tool"), "no tool %q in the script%s", e.After.Tool, meant(e.After.Tool))
 		}
 		seen := map[string]bool{}
 		for _, t := range e.AddTools {
@@ -222,7 +228,7 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 		}
 		for _, t := range e.ReplaceTools {
 			if !known[t.Name] {
-				c.errorf(sub(t.Pos, "name"), "no tool %q to replace", t.Name)
+				c.errorf(sub(t.Pos, "name"), "no tool %q to replace%s", t.Name, meant(t.Name))
 			}
 			if seen[t.Name] {
 				c.errorf(t.Pos, "duplicate tool name %q in this event", t.Name)
@@ -233,7 +239,7 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 		for j, n := range e.RemoveTools {
 			if !known[n] {
 				rp := sub(e.Pos, "removeTools")
-				c.errorf(Pos{Line: rp.Line, Col: rp.Col, Path: fmt.Sprintf("%s.removeTools[%d]", e.Path, j)}, "no tool %q to remove", n)
+				c.errorf(Pos{Line: rp.Line, Col: rp.Col, Path: fmt.Sprintf("%s.removeTools[%d]", e.Path, j)}, "no tool %q to remove%s", n, meant(n))
 			}
 		}
 		ce.removeTools = e.RemoveTools

@@ -215,7 +215,16 @@ tools:
 events:
   - after: {tool: b, calls: 1}
     removeTools: [c]
-`, []string{"events[0].after.tool: no tool \"b\"", "events[0].removeTools[0]: no tool \"c\" to remove"}},
+`, []string{"events[0].after.tool: no tool \"b\" in the script\n", "events[0].removeTools[0]: no tool \"c\" to remove"}},
+		{"event on a tool near one", `
+tools:
+  - name: status
+    answers: [{text: x}]
+events:
+  - after: {tool: stauts, calls: 1}
+    replaceTools: [{name: Status, answers: [{text: y}]}]
+    removeTools: [statu]
+`, []string{`events[0].after.tool: no tool "stauts" in the script; did you mean "status"?`, `no tool "Status" to replace; did you mean "status"?`, `events[0].removeTools[0]: no tool "statu" to remove; did you mean "status"?`}},
 		{"not YAML", "tools: [a, b\n", []string{"test.yaml:", "not valid YAML or JSON"}},
 		{"alias cycle", "tools: &a [{name: x, answers: [{content: [*a]}]}]\n", []string{"nested more than 100 levels deep"}},
 		{"billion laughs", "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\nserver: {capabilities: {x: *f}}\n", []string{"too large"}},
