@@ -19,6 +19,13 @@ func goServer(tb testing.TB) string {
 	return peertest.BinaryPkg(tb, "gosdkserver", "./internal/peertest/gosdkserver")
 }
 
+// mcpgoServer is internal/peertest/mcpgoserver (mark3labs/mcp-go), built
+// once per test process.
+func mcpgoServer(tb testing.TB) string {
+	tb.Helper()
+	return peertest.BinaryPkg(tb, "mcpgoserver", "./internal/peertest/mcpgoserver")
+}
+
 // transcript is what a client saw, compared live against replayed.
 type transcript []string
 

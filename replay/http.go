@@ -158,7 +158,8 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	isResponse := len(p.ID) > 0 && string(p.ID) != "null" && p.Method == ""
 	sid := r.Header.Get(sessionHeader)
-	sessionless := s.habitsNow().sessionless() // the server has no sessions (http_habits.go)
+	habits := s.habitsNow() // what the recorded server did (http_habits.go)
+	sessionless := habits.sessionless()
 	var h *httpSession
 	switch {
 	case isRequest && p.Method == "initialize" && sessionless:
@@ -186,13 +187,13 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.doneHTTP(h)
-	if h.id != "" {
+	if h.id != "" && (p.Method == "initialize" || habits.echoesSessionID()) {
 		w.Header().Set(sessionHeader, h.id)
 	}
 	ex := &httpExchange{w: w, finished: make(chan struct{}), log: h.log}
 	if h.log != nil {
 		ex.wr = &streamWriter{stop: make(chan struct{}), released: make(chan struct{})}
-		ex.prime = primes(s.versionOf(r, h))
+		ex.prime = primes(s.versionOf(r, h)) && habits.primesStreams()
 	}
 	var target exchange = ex
 	sess := h.sess
@@ -467,10 +468,13 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.log.release(st, wr)
-	w.Header().Set(sessionHeader, h.id)
+	habits := s.habitsNow()
+	if habits.echoesSessionID() {
+		w.Header().Set(sessionHeader, h.id)
+	}
 	sw := startSSE(w, http.StatusOK)
 	n := h.log.sentUpTo()
-	if primes(s.versionOf(r, h)) && sw.prime(eventID(0, n)) != nil {
+	if primes(s.versionOf(r, h)) && habits.primesStreams() && sw.prime(eventID(0, n)) != nil {
 		return
 	}
 	h.log.pump(sw, st, n, wr, r.Context().Done())

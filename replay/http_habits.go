@@ -25,6 +25,15 @@ import (
 //     no stream of its own) and DELETE with 405 (clients may not end
 //     sessions). mcpmock refuses them so when every one recorded in a
 //     session with an id was.
+//   - The spec asks for Mcp-Session-Id on the answer to initialize only;
+//     the TypeScript SDK's server and go-sdk's repeat it on every answer,
+//     mcp-go's does not. mcpmock repeats it unless no recorded answer
+//     after initialize did.
+//   - A 2025-11-25 server should begin each event stream with a priming
+//     event (an id, no data) so that a client cut off before the first
+//     message can resume; servers without an event store (mcp-go's, the
+//     TypeScript SDK's without one) send none. mcpmock primes unless no
+//     recorded stream of 2025-11-25 was primed.
 //
 // Only the handshake era counts: in 2026-07-28 nothing has sessions and
 // GET and DELETE always get 405.
@@ -44,6 +53,13 @@ type httpHabits struct {
 	// GETs without a session id to a server without sessions, given an
 	// (empty) stream or refused with 405.
 	quietGetServed, quietGetRefused int
+
+	// Answers after initialize in a session with an id that repeated the
+	// Mcp-Session-Id, and that did not.
+	echoed, notEchoed int
+	// Event streams of 2025-11-25 sessions that began with a priming
+	// event, and that did not.
+	primed, unprimed int
 
 	// saidBy says who decides whether there are sessions, over what the
 	// recordings show ("": nobody): Options.HTTPSessions, or the first
@@ -87,6 +103,10 @@ func (h *httpHabits) add(o httpHabits) {
 	h.deleteRefused += o.deleteRefused
 	h.quietGetServed += o.quietGetServed
 	h.quietGetRefused += o.quietGetRefused
+	h.echoed += o.echoed
+	h.notEchoed += o.notEchoed
+	h.primed += o.primed
+	h.unprimed += o.unprimed
 }
 
 // habitsOf reads the habits of the Streamable HTTP sessions among
@@ -134,9 +154,72 @@ func habitsOf(sessions []store.TapeSession) httpHabits {
 		for _, b := range s.Info.Bare {
 			h.addBare(&b.HTTP)
 		}
+		h.addAnswerHabits(s)
 	}
 	return h
 }
+
+// addAnswerHabits counts, in a Streamable HTTP session with an id, the
+// answers after initialize that repeated the session id and that did
+// not, and (for 2025-11-25) the event streams primed and not.
+func (h *httpHabits) addAnswerHabits(s *store.TapeSession) {
+	type stream struct {
+		kind string
+		id   uint64
+	}
+	seen := map[stream]bool{}
+	priming := primes(s.Info.Handshake.ProtocolVersion)
+	answer := func(m *store.HTTPMeta) {
+		if http.Header(m.RequestHeader).Get("Mcp-Session-Id") == "" || m.Status/100 != 2 || len(m.ResponseHeader) == 0 {
+			return // initialize's, a refusal, or one whose headers were not kept
+		}
+		if http.Header(m.ResponseHeader).Get("Mcp-Session-Id") != "" {
+			h.echoed++
+		} else {
+			h.notEchoed++
+		}
+	}
+	for _, m := range s.Messages {
+		switch {
+		case m.HTTP == nil:
+		case m.HTTP.Stream == store.StreamPostSSE || m.HTTP.Stream == store.StreamGetSSE:
+			st := stream{m.HTTP.Stream, m.HTTP.StreamID}
+			if seen[st] {
+				continue
+			}
+			seen[st] = true
+			answer(m.HTTP)
+			switch {
+			case !priming || m.HTTP.Method == http.MethodGet && http.Header(m.HTTP.RequestHeader).Get("Last-Event-ID") != "":
+				// a resumed stream need not prime again
+			case len(m.HTTP.Priming) > 0:
+				h.primed++
+			default:
+				h.unprimed++
+			}
+		case m.HTTP.Stream == store.StreamJSON, m.Dir == store.C2S && m.HTTP.Status != 0:
+			answer(m.HTTP) // a JSON answer, or a 202 to a notification
+		}
+	}
+	for _, p := range s.Info.Priming {
+		if priming && (p.Stream == store.StreamPostSSE || p.Stream == store.StreamGetSSE) {
+			h.primed++
+		}
+	}
+	for _, b := range s.Info.Bare {
+		if priming && b.HTTP.Method == http.MethodGet && b.HTTP.Status == http.StatusOK {
+			h.unprimed++ // a GET stream that ended with nothing, not even a priming event
+		}
+	}
+}
+
+// echoesSessionID says whether answers after initialize repeat the
+// Mcp-Session-Id: unless the recordings show only answers that did not.
+func (h httpHabits) echoesSessionID() bool { return h.echoed > 0 || h.notEchoed == 0 }
+
+// primesStreams says whether a 2025-11-25 event stream begins with a
+// priming event: unless the recordings show only streams that did not.
+func (h httpHabits) primesStreams() bool { return h.primed > 0 || h.unprimed == 0 }
 
 // addBare counts a GET or DELETE whose answer carried no message (none,
 // or a refusal's body).
@@ -229,6 +312,12 @@ func (h httpHabits) describe() []string {
 		return []string{"Streamable HTTP without sessions, as " + why + ": none is issued, requests are grouped by connection, and " + refused}
 	}
 	var lines []string
+	if !h.echoesSessionID() {
+		lines = append(lines, "answers after initialize carry no Mcp-Session-Id, as the recorded server's did not")
+	}
+	if !h.primesStreams() {
+		lines = append(lines, "event streams begin without a priming event, as the recorded server's did")
+	}
 	if h.refuses(http.MethodGet) {
 		lines = append(lines, "GET gets 405, as the recorded server refused every GET (it offered no stream of its own)")
 	}

@@ -30,8 +30,9 @@ import (
 // replays the recording, and the script export --script makes of it, to
 // the same client, again through mcpspy: the client sees the same, gets
 // no session id from mcpmock either, and every HTTP exchange is alike in
-// the recordings. The servers: go-sdk's stateless handler, and the
-// TypeScript SDK's transport without a session id generator.
+// the recordings. The servers: go-sdk's stateless handler, the
+// TypeScript SDK's transport without a session id generator, and
+// mcp-go's stateless server.
 func TestReplay_ServerWithoutSessions(t *testing.T) {
 	servers := []struct {
 		name, ready string
@@ -46,6 +47,7 @@ func TestReplay_ServerWithoutSessions(t *testing.T) {
 	}{
 		{"go-sdk", "gosdkserver: listening on ", []string{goServer(t), "-http", "127.0.0.1:0", "-stateless"}, false},
 		{"TypeScript SDK", "stateless-server: listening on ", peertest.NodeScript(t, "stateless-server.mjs"), true},
+		{"mcp-go", "mcpgoserver: listening on ", []string{mcpgoServer(t), "-http", "127.0.0.1:0", "-stateless"}, true},
 	}
 	for _, sv := range servers {
 		t.Run(sv.name, func(t *testing.T) {
@@ -207,6 +209,73 @@ func httpShape(t *testing.T, db string) []string {
 	}
 	slices.Sort(lines)
 	return lines
+}
+
+// A server with sessions may refuse GET with 405 (it offers no stream of
+// its own) and DELETE with 405 (clients may not end their sessions);
+// mcp-go's does so when told (-no-get-stream: WithDisableStreaming,
+// -no-delete: a session id manager that refuses termination). The
+// TypeScript SDK client records against it through mcpspy, then against
+// mcpmock replaying the recording: the client sees the same, and mcpmock
+// refuses what the server refused and serves the rest, adding the Allow
+// header mcp-go leaves out (HTTP requires one on a 405).
+func TestReplay_ServerRefusingGetAndDelete(t *testing.T) {
+	tests := []struct {
+		name      string
+		flags     []string
+		wantAllow string
+		stderr    []string
+	}{
+		{"GET and DELETE refused", []string{"-no-get-stream", "-no-delete"}, "POST", []string{"GET gets 405", "DELETE gets 405"}},
+		{"GET refused", []string{"-no-get-stream"}, "POST, DELETE", []string{"GET gets 405"}},
+		{"DELETE refused", []string{"-no-delete"}, "GET, POST", []string{"DELETE gets 405"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := peertest.Start(t, "", nil, nil, nil, append([]string{mcpgoServer(t), "-http", "127.0.0.1:0"}, tt.flags...)...)
+			url := srv.WaitLine(t, "mcpgoserver: listening on ", 20*time.Second)
+			live, liveDB := tsClientThroughSpy(t, strings.TrimSuffix(strings.TrimSuffix(url, "/"), "/mcp"), `{"text":"hi"}`)
+			srv.Stop(t, 15*time.Second)
+			mock := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpmock"), "serve", "--http", "127.0.0.1:0", liveDB)
+			murl := mock.WaitLine(t, "mcpmock: listening on ", 20*time.Second)
+			replayed, replayDB := tsClientThroughSpy(t, strings.TrimSuffix(murl, "/mcp"), `{"text":"hi"}`)
+			mock.Stop(t, 15*time.Second)
+			sessionID := regexp.MustCompile(`"sessionId":"[^"]*"`)
+			if !sessionID.MatchString(live) || !strings.Contains(live, `"echo":"hi"`) {
+				t.Fatalf("live: %s; want the echo in a session", live)
+			}
+			if sessionID.ReplaceAllString(replayed, "") != sessionID.ReplaceAllString(live, "") {
+				t.Errorf("the client saw\n%s\nreplayed, and live\n%s", replayed, live)
+			}
+			for _, l := range tt.stderr {
+				if !strings.Contains(mock.Stderr(), l) {
+					t.Errorf("mcpmock's stderr does not say %q:\n%s", l, mock.Stderr())
+				}
+			}
+			// mcp-go sends no Allow with its 405; mcpmock's names what it serves.
+			allow := regexp.MustCompile(` allow=.*`)
+			liveShape, replayShape := httpShape(t, liveDB), httpShape(t, replayDB)
+			refusals := 0
+			for i, l := range replayShape {
+				if strings.Contains(l, "→ 405") {
+					refusals++
+					if !strings.HasSuffix(l, " allow="+tt.wantAllow) {
+						t.Errorf("replayed %q; want Allow: %s", l, tt.wantAllow)
+					}
+				}
+				replayShape[i] = allow.ReplaceAllString(l, "")
+			}
+			for i, l := range liveShape {
+				liveShape[i] = allow.ReplaceAllString(l, "")
+			}
+			if refusals != len(tt.stderr) {
+				t.Errorf("replayed HTTP exchanges %q; want %d refused with 405", replayShape, len(tt.stderr))
+			}
+			if d := cmp.Diff(liveShape, replayShape); d != "" {
+				t.Errorf("HTTP exchanges differ (-live +replay):\n%s", d)
+			}
+		})
+	}
 }
 
 // --http-sessions off replays a recording of a server with sessions

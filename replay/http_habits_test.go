@@ -282,3 +282,106 @@ func TestHTTP_QuietGetOfServerWithoutSessions(t *testing.T) {
 		})
 	}
 }
+
+// answerHabitTape is a 2025-11-25 Streamable HTTP recording of a server
+// with sessions whose answer to a ping, on an event stream, repeated the
+// Mcp-Session-Id or not (echo), and began with a priming event or not
+// (primed).
+func answerHabitTape(tb testing.TB, echo, primed bool) *store.Tape {
+	tb.Helper()
+	tape := tapeOf(tb,
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{}}`,
+	)
+	s := &tape.Sessions[0]
+	s.Info.Transport, s.Info.HTTPSessionID = store.TransportHTTP, "rec-1"
+	s.Info.Handshake = store.Handshake{Method: "initialize", ProtocolVersion: "2025-11-25", ServerInfo: json.RawMessage(`{"name":"s","version":"1"}`)}
+	sent := http.Header{"Mcp-Session-Id": {"rec-1"}, "Mcp-Protocol-Version": {"2025-11-25"}}
+	answered := http.Header{"Content-Type": {"text/event-stream"}}
+	if echo {
+		answered.Set("Mcp-Session-Id", "rec-1")
+	}
+	s.Messages[0].HTTP = &store.HTTPMeta{Method: http.MethodPost, Stream: store.StreamPostBody}
+	s.Messages[1].HTTP = &store.HTTPMeta{Method: http.MethodPost, Status: 200, Stream: store.StreamJSON,
+		ResponseHeader: http.Header{"Content-Type": {"application/json"}, "Mcp-Session-Id": {"rec-1"}}}
+	s.Messages[2].HTTP = &store.HTTPMeta{Method: http.MethodPost, RequestHeader: sent, Stream: store.StreamPostBody}
+	s.Messages[3].HTTP = &store.HTTPMeta{Method: http.MethodPost, Status: 200, RequestHeader: sent, ResponseHeader: answered, Stream: store.StreamPostSSE, StreamID: 1}
+	if primed {
+		s.Messages[3].HTTP.Priming = []string{"0"}
+	}
+	return tape
+}
+
+// Servers differ in two things the spec leaves open: whether answers
+// after initialize repeat the Mcp-Session-Id (the TypeScript SDK's and
+// go-sdk's do, mcp-go's does not) and whether a 2025-11-25 event stream
+// begins with a priming event (servers without an event store send
+// none). mcpmock does as the recording did, and says so.
+func TestHTTP_RecordedSessionIDEchoAndPriming(t *testing.T) {
+	tests := []struct {
+		name           string
+		echo, primed   bool
+		wantStderrHas  []string
+		wantStderrNone []string
+	}{
+		{"echoed and primed", true, true, nil, []string{"Mcp-Session-Id", "priming"}},
+		{"neither", false, false, []string{"answers after initialize carry no Mcp-Session-Id", "event streams begin without a priming event"}, nil},
+		{"echoed, not primed", true, false, []string{"without a priming event"}, []string{"Mcp-Session-Id"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := mocktest.New(t, []replay.Source{mustCassette(t, answerHabitTape(t, tt.echo, tt.primed))})
+			cl := &httpClient{t: t, url: srv.URL()}
+			init := cl.do("POST", strings.Replace(initBody, "2025-06-18", "2025-11-25", 1), nil)
+			bodyOf(t, init)
+			if cl.sid = init.Header.Get("Mcp-Session-Id"); cl.sid == "" {
+				t.Fatal("initialize gave no session id")
+			}
+			v := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
+			ping := cl.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, v)
+			if body := bodyOf(t, ping); !strings.Contains(body, `"result":{}`) {
+				t.Fatalf("ping: %s", body)
+			}
+			if got := ping.Header.Get("Mcp-Session-Id") != ""; got != tt.echo {
+				t.Errorf("the ping's answer repeats the session id: %v; want %v", got, tt.echo)
+			}
+			get := cl.do("GET", "", map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
+			defer get.Body.Close()
+			if got := get.Header.Get("Mcp-Session-Id") != ""; get.StatusCode != http.StatusOK || got != tt.echo {
+				t.Errorf("GET: %d, repeats the session id: %v; want 200, %v", get.StatusCode, got, tt.echo)
+			}
+			read := make(chan string)
+			go func() {
+				b, _ := io.ReadAll(get.Body)
+				read <- string(b)
+			}()
+			closed := make(chan struct{})
+			go func() { // ends the stream; Close waits for its handler
+				srv.Close()
+				close(closed)
+			}()
+			select {
+			case b := <-read:
+				if primed := strings.Contains(b, "id:"); primed != tt.primed {
+					t.Errorf("the GET stream carried %q; want a priming event: %v", b, tt.primed)
+				}
+				<-closed
+			case <-time.After(10 * time.Second):
+				t.Fatal("the GET stream stayed open after the server closed")
+			}
+			w := srv.Warnings()
+			for _, s := range tt.wantStderrHas {
+				if !strings.Contains(w, s) {
+					t.Errorf("warnings %q; want %q", w, s)
+				}
+			}
+			for _, s := range tt.wantStderrNone {
+				if strings.Contains(w, s) {
+					t.Errorf("warnings %q; want nothing of %q", w, s)
+				}
+			}
+		})
+	}
+}

@@ -6,6 +6,11 @@
 //
 // Tools: echo (its text back) and progress (sends steps progress
 // notifications to the caller's token, then answers "done N steps").
+//
+// Over HTTP, flags set mcp-go's options for servers that behave unlike
+// its defaults: -stateless (no Mcp-Session-Id), -no-get-stream (GET gets
+// 405: no stream of the server's own), -no-delete (DELETE gets 405:
+// clients may not end their sessions).
 package main
 
 import (
@@ -25,6 +30,9 @@ import (
 
 func main() {
 	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address (127.0.0.1:0 picks a port) instead of stdio")
+	stateless := flag.Bool("stateless", false, "with -http: issue no Mcp-Session-Id (server.WithStateLess)")
+	noGetStream := flag.Bool("no-get-stream", false, "with -http: answer GET with 405 (server.WithDisableStreaming)")
+	noDelete := flag.Bool("no-delete", false, "with -http: answer DELETE with 405 (a session id manager that refuses termination)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -41,7 +49,17 @@ func main() {
 	}
 	// mcp-go's defaults: both eras, and in the handshake era an
 	// Mcp-Session-Id that is issued but not checked.
-	h := server.NewStreamableHTTPServer(s)
+	var opts []server.StreamableHTTPOption
+	if *noDelete {
+		opts = append(opts, server.WithSessionIdManager(&undeletable{}))
+	}
+	if *stateless {
+		opts = append(opts, server.WithStateLess(true))
+	}
+	if *noGetStream {
+		opts = append(opts, server.WithDisableStreaming(true))
+	}
+	h := server.NewStreamableHTTPServer(s, opts...)
 	srv := &http.Server{Handler: h}
 	fmt.Fprintf(os.Stderr, "mcpgoserver: listening on http://%s/mcp\n", l.Addr())
 	go func() { <-ctx.Done(); srv.Close() }()
@@ -49,6 +67,14 @@ func main() {
 		log.Fatal(err)
 	}
 }
+
+// undeletable is mcp-go's default session id manager (ids issued, not
+// checked), except that it refuses to end a session: DELETE gets 405.
+type undeletable struct {
+	server.StatelessGeneratingSessionIdManager
+}
+
+func (*undeletable) Terminate(string) (isNotAllowed bool, err error) { return true, nil }
 
 func newServer() *server.MCPServer {
 	s := server.NewMCPServer("mcpgoserver", "1.0.0", server.WithToolCapabilities(false))
