@@ -194,6 +194,12 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 
 func (c *Cassette) httpHabits() httpHabits { return c.habits }
 
+// HTTPHabits says, one line each, what mcpmock serving this cassette
+// alone over HTTP does unlike its defaults, as the recorded server did
+// (no session ids, GET or DELETE refused, …); none for a recording whose
+// server did as mcpmock does by default, or not over Streamable HTTP.
+func (c *Cassette) HTTPHabits() []string { return c.habits.describe() }
+
 // building is what newCassette collects for its indexes.
 type building struct {
 	used     int // interactions taken from the slab

@@ -294,3 +294,26 @@ func TestRun_Help(t *testing.T) {
 		t.Errorf("help play: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// check says, under each recording, what mcpmock serving it over HTTP
+// does unlike its defaults, as the recorded server did: here, a server
+// without sessions. A recording of a server that did as mcpmock does by
+// default gets no such line.
+func TestCheck_SaysHTTPHabits(t *testing.T) {
+	const sessionless = `{"session":"s1","info":{"transport":"streamable-http","upstream":"http://127.0.0.1:1/mcp","start":"2026-11-21T10:00:00Z","handshake":{"method":"initialize","protocol_version":"2025-06-18","server_info":{"name":"s","version":"1"}}}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00.000000000Z","message":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}},"http":{"method":"POST","path":"/mcp","stream":"post-body"}}
+{"session":"s1","seq":2,"dir":"s2c","time":"2026-11-21T10:00:00.001000000Z","message":{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}},"http":{"method":"POST","path":"/mcp","status":200,"stream":"json"}}
+`
+	path := filepath.Join(t.TempDir(), "sessionless.jsonl")
+	if err := os.WriteFile(path, []byte(sessionless), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	shipped := peertest.CopyShipped(t, "everything-http.db")
+	code, stdout, stderr := runWith(t, "", "check", path, shipped)
+	want := path + ": ok, 1 recorded requests\n" +
+		"  over HTTP: Streamable HTTP without sessions, as the recorded server answered initialize without an Mcp-Session-Id: none is issued, requests are grouped by connection, and GET and DELETE get 405\n" +
+		shipped + ": ok, 4 recorded requests\n"
+	if code != 0 || stdout != want {
+		t.Errorf("exit %d, stdout\n%s\nwant\n%s\nstderr %s", code, stdout, want, stderr)
+	}
+}

@@ -429,6 +429,9 @@ func runCheck(args []string, s streams) error {
 			continue
 		}
 		fmt.Fprintf(s.Out, "%s: ok, %d recorded requests\n", path, c.Len())
+		for _, l := range c.HTTPHabits() {
+			fmt.Fprintf(s.Out, "  over HTTP: %s\n", l)
+		}
 	}
 	return errors.Join(errs...)
 }
