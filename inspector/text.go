@@ -128,6 +128,9 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 		lw: &lintWriter{m: m, src: src, w: out, started: map[uint32]bool{}, handled: map[lint.Finding]int{}},
 		rs: &resender{m: m, src: src}}
 	if !m.following {
+		if opts.HTTP && !opts.Resend && m.filter == nil {
+			tw.bare = m.bareExchanges()
+		}
 		for start := 0; start < m.Visible(); start += bodyBatch {
 			rows := make([]Row, 0, bodyBatch)
 			for i := start; i < min(start+bodyBatch, m.Visible()); i++ {
@@ -138,6 +141,7 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 				return tw.written, err
 			}
 		}
+		tw.printBare(time.Time{})
 		return tw.written, out.Flush()
 	}
 	err := tw.follow(ctx)
@@ -153,6 +157,44 @@ type textWriter struct {
 	lw      *lintWriter
 	rs      *resender
 	written int
+	// bare are the HTTP exchanges that carried no message, in time order,
+	// still to print among the lines (--http, whole sessions shown).
+	bare []sessionBare
+}
+
+// sessionBare is an HTTP exchange that carried no message, and its
+// session's id.
+type sessionBare struct {
+	session string
+	store.BareExchange
+}
+
+// bareExchanges are the HTTP exchanges that carried no message in the
+// sessions in scope, in time order: a DELETE, a GET or DELETE refused
+// with 405, a GET stream that ended with nothing, which the inspector
+// shows in its session pane.
+func (m *Model) bareExchanges() []sessionBare {
+	var out []sessionBare
+	for i, s := range m.Sessions {
+		if m.scope >= 0 && m.scope != i {
+			continue
+		}
+		for _, b := range s.Info.Bare {
+			out = append(out, sessionBare{s.Info.ID, b})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b sessionBare) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+// printBare prints, on lines of their own, the bare exchanges made
+// before t (all that are left for the zero t).
+func (tw *textWriter) printBare(t time.Time) {
+	for len(tw.bare) > 0 && (t.IsZero() || tw.bare[0].Time.Before(t)) {
+		b := tw.bare[0]
+		fmt.Fprintf(tw.w, "http: %s: no message: %s\n", b.session, bareText(b.BareExchange))
+		tw.bare = tw.bare[1:]
+	}
 }
 
 // print writes rows (at most bodyBatch), with what opts asks under each.
@@ -186,6 +228,7 @@ func (tw *textWriter) print(rows []Row) error {
 				return err
 			}
 		}
+		tw.printBare(r.Time)
 		if _, err := fmt.Fprintln(w, m.textLine(r)); err != nil {
 			return err
 		}
