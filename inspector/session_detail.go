@@ -56,8 +56,14 @@ func sessionLines(info store.SessionInfo) []Line {
 	if info.Upstream != "" {
 		out = append(out, Line{{Label, "upstream: "}, {Plain, info.Upstream}})
 	}
-	if info.HTTPSessionID != "" {
+	switch {
+	case info.HTTPSessionID != "":
 		out = append(out, Line{{Label, "mcp-session-id: "}, {Plain, info.HTTPSessionID}})
+	case info.Transport == store.TransportHTTP:
+		// A server without sessions, or 2026-07-28: mcpspy keeps each
+		// connection's traffic apart, so one client may be several
+		// sessions, its initialize in one and its calls in others.
+		out = append(out, Line{{Label, "mcp-session-id: "}, {Plain, "none: this session is one client connection's traffic"}})
 	}
 	if !info.Start.IsZero() {
 		out = append(out, Line{{Label, "start: "}, {Plain, detailTime(info.Start)}})

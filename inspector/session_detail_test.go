@@ -21,6 +21,10 @@ var webInfo = store.SessionInfo{
 	},
 }
 
+// noSessionID is the line of a Streamable HTTP session without an
+// Mcp-Session-Id.
+const noSessionID = "mcp-session-id: none: this session is one client connection's traffic"
+
 func TestSessionDetail(t *testing.T) {
 	stdio := store.SessionInfo{ID: "s1", Transport: store.TransportStdio, Upstream: "server --flag"}
 	prime := func(ps ...store.StreamPriming) store.SessionInfo {
@@ -49,6 +53,7 @@ func TestSessionDetail(t *testing.T) {
 			store.StreamPriming{Stream: "post-sse", StreamID: 7, Path: "/mcp?x=1", EventIDs: []string{"b"}},
 		)}, want: []string{
 			"session s3  streamable-http",
+			noSessionID,
 			"priming: get-sse · ids a",
 			"priming: post-sse#7 /mcp?x=1 · ids b",
 		}},
@@ -56,12 +61,14 @@ func TestSessionDetail(t *testing.T) {
 			store.StreamPriming{Stream: "get-sse", EventIDs: []string{"", "a b", "x,y", `q"`, "tab\t", "ok"}},
 		)}, want: []string{
 			"session s3  streamable-http",
+			noSessionID,
 			`priming: get-sse · ids "", "a b", "x,y", "q\"", "tab\t", ok`,
 		}},
 		{name: "a long id list keeps its ends and count", sessions: []store.SessionInfo{prime(
 			store.StreamPriming{Stream: "get-sse", EventIDs: strings.Fields("0 1 2 3 4 5 6 7 8 9")},
 		)}, want: []string{
 			"session s3  streamable-http",
+			noSessionID,
 			"priming: get-sse · ids 0, 1, 2, …, 8, 9 (10)",
 		}},
 		{name: "all shows every session", sessions: []store.SessionInfo{stdio, webInfo}, sess: -1, want: []string{
@@ -99,6 +106,7 @@ func TestSessionDetail(t *testing.T) {
 			BareOmitted: 3,
 		}}, want: []string{
 			"session s6  streamable-http",
+			noSessionID,
 			"no message: GET /mcp → 405 · at " + t0.Local().Format("2006-01-02 15:04:05.000"),
 			"no message: DELETE /mcp → 200 · its event stream ended without a message",
 			"no message: 3 more not kept",
