@@ -1,10 +1,14 @@
 package main
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcptape/mcptape/store"
 )
 
 // bareJSONL is a Streamable HTTP session whose GET was refused with 405
@@ -56,5 +60,46 @@ func TestMcpspy_ShowHTTPBareExchanges(t *testing.T) {
 		if code, out, _ := runCaptured(args...); code != 0 || strings.Contains(out, "no message") {
 			t.Errorf("%q: exit %d; want no bare exchange:\n%s", args, code, out)
 		}
+	}
+}
+
+// show --follow --http prints the HTTP exchanges without a message that
+// a recorder adds while it runs, each before the line of the first
+// message after it.
+func TestMcpspy_ShowFollowHTTPBareExchanges(t *testing.T) {
+	prev := showAmendGrace
+	showAmendGrace = time.Hour // what comes after decides, not the clock
+	t.Cleanup(func() { showAmendGrace = prev })
+	db, w := liveCassette(t)
+	s := httpSession(t, w)
+	bare := func(method string, status int) {
+		s.Update(func(info *store.SessionInfo) {
+			info.AddBare(store.BareExchange{Time: time.Now(), HTTP: store.HTTPMeta{Method: method, Path: "/mcp", Status: status}})
+		})
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := func(frame string, meta *store.HTTPMeta) {
+		s.Append(store.C2S, time.Now(), []byte(frame), meta)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, postMeta(http.StatusAccepted))
+	show := startShow(t, "--follow", "--http", db)
+	show.wait(t, "notifications/initialized", 1)
+	bare(http.MethodGet, http.StatusMethodNotAllowed)
+	sent(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`, postMeta(http.StatusAccepted))
+	show.wait(t, "notifications/roots/list_changed", 1)
+	bare(http.MethodDelete, http.StatusOK)
+	// The poll that reads this message reads the DELETE, stored before it.
+	sent(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`, postMeta(http.StatusAccepted))
+	show.wait(t, "notifications/cancelled", 1)
+	out := show.stop(t)
+	inOrder(t, out, []string{"notifications/initialized", "http: s1: no message: GET /mcp → 405", "notifications/roots/list_changed",
+		"http: s1: no message: DELETE /mcp → 200", "notifications/cancelled"})
+	if n := strings.Count(out, "no message"); n != 2 {
+		t.Errorf("%d exchanges without a message printed; want each once:\n%s", n, out)
 	}
 }
