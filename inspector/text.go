@@ -127,10 +127,11 @@ func (m *Model) WriteText(ctx context.Context, w io.Writer, src Source, opts Tex
 	tw := &textWriter{m: m, src: src, w: out, opts: opts,
 		lw: &lintWriter{m: m, src: src, w: out, started: map[uint32]bool{}, handled: map[lint.Finding]int{}},
 		rs: &resender{m: m, src: src}}
+	if opts.HTTP && !opts.Resend && m.filter == nil {
+		tw.bareTaken = []int{}
+	}
 	if !m.following {
-		if opts.HTTP && !opts.Resend && m.filter == nil {
-			tw.bare = m.bareExchanges()
-		}
+		tw.takeBare()
 		for start := 0; start < m.Visible(); start += bodyBatch {
 			rows := make([]Row, 0, bodyBatch)
 			for i := start; i < min(start+bodyBatch, m.Visible()); i++ {
@@ -160,6 +161,10 @@ type textWriter struct {
 	// bare are the HTTP exchanges that carried no message, in time order,
 	// still to print among the lines (--http, whole sessions shown).
 	bare []sessionBare
+	// bareTaken counts, per session, its exchanges without a message
+	// (SessionInfo.Bare, which grows while it records) taken into bare;
+	// nil when they are not printed (not --http, or a filter).
+	bareTaken []int
 }
 
 // sessionBare is an HTTP exchange that carried no message, and its
@@ -169,22 +174,31 @@ type sessionBare struct {
 	store.BareExchange
 }
 
-// bareExchanges are the HTTP exchanges that carried no message in the
-// sessions in scope, in time order: a DELETE, a GET or DELETE refused
-// with 405, a GET stream that ended with nothing, which the inspector
-// shows in its session pane.
-func (m *Model) bareExchanges() []sessionBare {
-	var out []sessionBare
+// takeBare adds to bare, in time order, the HTTP exchanges that carried
+// no message (a DELETE, a GET or DELETE refused with 405, a GET stream
+// that ended with nothing: what the inspector shows in its session pane)
+// that the sessions in scope recorded since it last looked.
+func (tw *textWriter) takeBare() {
+	if tw.bareTaken == nil {
+		return
+	}
+	m, added := tw.m, false
 	for i, s := range m.Sessions {
+		if len(tw.bareTaken) <= i {
+			tw.bareTaken = append(tw.bareTaken, 0)
+		}
 		if m.scope >= 0 && m.scope != i {
 			continue
 		}
-		for _, b := range s.Info.Bare {
-			out = append(out, sessionBare{s.Info.ID, b})
+		for _, b := range s.Info.Bare[min(tw.bareTaken[i], len(s.Info.Bare)):] {
+			tw.bare = append(tw.bare, sessionBare{s.Info.ID, b})
+			added = true
 		}
+		tw.bareTaken[i] = len(s.Info.Bare)
 	}
-	slices.SortStableFunc(out, func(a, b sessionBare) int { return a.Time.Compare(b.Time) })
-	return out
+	if added {
+		slices.SortStableFunc(tw.bare, func(a, b sessionBare) int { return a.Time.Compare(b.Time) })
+	}
 }
 
 // printBare prints, on lines of their own, the bare exchanges made

@@ -3,7 +3,6 @@ package inspector
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/mcptape/mcptape/store"
@@ -44,19 +43,12 @@ type textFollow struct {
 	// late are the rows released at the end of their grace with no
 	// status yet, and whether their line was printed.
 	late map[int32]bool
-	// bareTaken counts, per session, its HTTP exchanges without a message
-	// (SessionInfo.Bare, which grows as it records) taken into tw.bare;
-	// nil when they are not printed (not --http, or a filter).
-	bareTaken []int
 }
 
 // follow prints the visible rows, then polls for more until ctx ends.
 func (tw *textWriter) follow(ctx context.Context) error {
 	m := tw.m
 	f := &textFollow{tw: tw, seen: map[int32]time.Time{}, late: map[int32]bool{}}
-	if tw.opts.HTTP && !tw.opts.Resend && m.filter == nil {
-		f.bareTaken = []int{}
-	}
 	tw.lw.upTo = make([]uint64, len(m.Sessions))
 	if err := f.step(true, false); err != nil {
 		return err
@@ -102,7 +94,7 @@ func (f *textFollow) step(first, all bool) error {
 	tw, m := f.tw, f.tw.m
 	from := f.next
 	now := time.Now()
-	f.takeBare()
+	tw.takeBare()
 	idxs, err := f.release(now, all)
 	if err != nil {
 		return err
@@ -151,31 +143,6 @@ func (f *textFollow) step(first, all bool) error {
 		tw.printBare(now.Add(-tw.opts.AmendGrace))
 	}
 	return tw.w.Flush()
-}
-
-// takeBare adds to tw.bare, in time order, the HTTP exchanges without a
-// message that the sessions in scope recorded since the last step.
-func (f *textFollow) takeBare() {
-	if f.bareTaken == nil {
-		return
-	}
-	m, added := f.tw.m, false
-	for i, s := range m.Sessions {
-		if len(f.bareTaken) <= i {
-			f.bareTaken = append(f.bareTaken, 0)
-		}
-		if m.scope >= 0 && m.scope != i {
-			continue
-		}
-		for _, b := range s.Info.Bare[min(f.bareTaken[i], len(s.Info.Bare)):] {
-			f.tw.bare = append(f.tw.bare, sessionBare{s.Info.ID, b})
-			added = true
-		}
-		f.bareTaken[i] = len(s.Info.Bare)
-	}
-	if added {
-		slices.SortStableFunc(f.tw.bare, func(a, b sessionBare) int { return a.Time.Compare(b.Time) })
-	}
 }
 
 // release returns the rows from next on, in display order, up to the
