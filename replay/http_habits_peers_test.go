@@ -271,6 +271,12 @@ func TestReplay_ServerRefusingGetAndDelete(t *testing.T) {
 			if refusals != len(tt.stderr) {
 				t.Errorf("replayed HTTP exchanges %q; want %d refused with 405", replayShape, len(tt.stderr))
 			}
+			// mcpspy show --http prints the refusals, which are no
+			// messages, among the lines of the live recording.
+			shown, err := exec.Command(peertest.Binary(t, "mcpspy"), "show", "--http", liveDB).CombinedOutput()
+			if n := strings.Count(string(shown), " → 405 · at "); err != nil || n != len(tt.stderr) {
+				t.Errorf("show --http: %v, %d refusals shown; want %d:\n%s", err, n, len(tt.stderr), shown)
+			}
 			if d := cmp.Diff(liveShape, replayShape); d != "" {
 				t.Errorf("HTTP exchanges differ (-live +replay):\n%s", d)
 			}
