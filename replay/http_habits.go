@@ -46,13 +46,11 @@ var errNoStream = errors.New("a server without sessions has no GET stream")
 // that layered sources add up: one recording with sessions outweighs any
 // number without.
 type httpHabits struct {
-	withSession, withoutSession int // initialize answers with and without Mcp-Session-Id
-	getServed, getRefused       int // GETs given a stream, refused with 405
-	deleteServed, deleteRefused int // DELETEs that ended a session, refused with 405
-
+	withSession, withoutSession int   // initialize answers with and without Mcp-Session-Id
+	get, del                    tally // GETs given a stream or refused; DELETEs that ended a session or refused
 	// GETs without a session id to a server without sessions, given an
-	// (empty) stream or refused with 405.
-	quietGetServed, quietGetRefused int
+	// (empty) stream or refused.
+	quietGet tally
 
 	// Answers after initialize in a session with an id that repeated the
 	// Mcp-Session-Id, and that did not.
@@ -97,12 +95,9 @@ func (s *Server) habitsNow() httpHabits {
 func (h *httpHabits) add(o httpHabits) {
 	h.withSession += o.withSession
 	h.withoutSession += o.withoutSession
-	h.getServed += o.getServed
-	h.getRefused += o.getRefused
-	h.deleteServed += o.deleteServed
-	h.deleteRefused += o.deleteRefused
-	h.quietGetServed += o.quietGetServed
-	h.quietGetRefused += o.quietGetRefused
+	h.get.add(o.get)
+	h.del.add(o.del)
+	h.quietGet.add(o.quietGet)
 	h.echoed += o.echoed
 	h.notEchoed += o.notEchoed
 	h.primed += o.primed
@@ -131,7 +126,9 @@ func habitsOf(sessions []store.TapeSession) httpHabits {
 			// habit of a server with them (which --http-sessions on
 			// makes it).
 			for _, b := range s.Info.Bare {
-				h.addQuietGet(&b.HTTP)
+				if b.HTTP.Method == http.MethodGet {
+					h.quietGet.count(&b.HTTP)
+				}
 			}
 			continue
 		}
@@ -141,14 +138,14 @@ func habitsOf(sessions []store.TapeSession) httpHabits {
 			case m.HTTP == nil:
 			case m.HTTP.Stream == store.StreamGetSSE && !streamed:
 				streamed = true
-				h.getServed++
+				h.get.served++
 			case m.Dir == store.S2C && m.HTTP.Stream == store.StreamJSON:
 				h.addBare(m.HTTP) // a refusal's body, kept as a frame
 			}
 		}
 		for _, p := range s.Info.Priming {
 			if p.Stream == store.StreamGetSSE {
-				h.getServed++
+				h.get.served++
 			}
 		}
 		for _, b := range s.Info.Bare {
@@ -224,35 +221,39 @@ func (h httpHabits) primesStreams() bool { return h.primed > 0 || h.unprimed == 
 // addBare counts a GET or DELETE whose answer carried no message (none,
 // or a refusal's body).
 func (h *httpHabits) addBare(m *store.HTTPMeta) {
-	if http.Header(m.RequestHeader).Get("Mcp-Protocol-Version") >= statelessVersion {
-		return
-	}
-	ok, refused := m.Status/100 == 2, m.Status == http.StatusMethodNotAllowed
-	switch {
-	case m.Method == http.MethodGet && ok:
-		h.getServed++
-	case m.Method == http.MethodGet && refused:
-		h.getRefused++
-	case m.Method == http.MethodDelete && ok:
-		h.deleteServed++
-	case m.Method == http.MethodDelete && refused:
-		h.deleteRefused++
+	switch m.Method {
+	case http.MethodGet:
+		h.get.count(m)
+	case http.MethodDelete:
+		h.del.count(m)
 	}
 }
 
-// addQuietGet counts a GET without a session id whose answer carried no
-// message, made to a server without sessions.
-func (h *httpHabits) addQuietGet(m *store.HTTPMeta) {
-	if m.Method != http.MethodGet || http.Header(m.RequestHeader).Get("Mcp-Protocol-Version") >= statelessVersion {
+// tally counts the GETs or DELETEs of the handshake era (2026-07-28 has
+// neither, whatever the server) that a server served, and that it
+// refused with 405.
+type tally struct{ served, refused int }
+
+// count counts the request of m by the status of its answer.
+func (t *tally) count(m *store.HTTPMeta) {
+	if http.Header(m.RequestHeader).Get("Mcp-Protocol-Version") >= statelessVersion {
 		return
 	}
 	switch {
 	case m.Status/100 == 2:
-		h.quietGetServed++
+		t.served++
 	case m.Status == http.StatusMethodNotAllowed:
-		h.quietGetRefused++
+		t.refused++
 	}
 }
+
+func (t *tally) add(o tally) { t.served, t.refused = t.served+o.served, t.refused+o.refused }
+
+// onlyRefused says whether some were counted, and every one refused.
+func (t tally) onlyRefused() bool { return t.refused > 0 && t.served == 0 }
+
+// onlyServed says whether some were counted, and every one served.
+func (t tally) onlyServed() bool { return t.served > 0 && t.refused == 0 }
 
 // sessionless: issue no Mcp-Session-Id.
 func (h httpHabits) sessionless() bool {
@@ -269,9 +270,9 @@ func (h httpHabits) refuses(method string) bool {
 		if h.sessionless() {
 			return !h.keepsQuietGetOpen()
 		}
-		return h.getRefused > 0 && h.getServed == 0
+		return h.get.onlyRefused()
 	case http.MethodDelete:
-		return h.sessionless() || h.deleteRefused > 0 && h.deleteServed == 0
+		return h.sessionless() || h.del.onlyRefused()
 	}
 	return false
 }
@@ -282,7 +283,7 @@ func (h httpHabits) refuses(method string) bool {
 // that the server has no sessions: what a flag or a script says of
 // sessions says GET gets 405.
 func (h httpHabits) keepsQuietGetOpen() bool {
-	return h.saidBy == "" && h.sessionless() && h.quietGetServed > 0 && h.quietGetRefused == 0
+	return h.saidBy == "" && h.sessionless() && h.quietGet.onlyServed()
 }
 
 // allow is the Allow header of a 405 to a handshake-era request.
