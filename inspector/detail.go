@@ -135,20 +135,24 @@ func dirArrow(d store.Dir) string {
 	return "→"
 }
 
-// durText prints a latency compactly: 850µs, 12.3ms, 1.20s, 3m05s.
+// durText prints a latency compactly: 850µs, 12.3ms, 1.20s, 3m05s,
+// never wider than six characters below an hour. Each unit's bound is
+// where its rounding would reach the next unit (99.96ms is "100ms", not
+// "100.0ms", which overflows the table's column).
 func durText(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "0"
-	case d < time.Millisecond:
-		return fmt.Sprintf("%dµs", d/time.Microsecond)
-	case d < 100*time.Millisecond:
+	case d < 999500*time.Nanosecond:
+		return fmt.Sprintf("%dµs", d.Round(time.Microsecond)/time.Microsecond)
+	case d < 99950*time.Microsecond:
 		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d/time.Millisecond)
-	case d < time.Minute:
+	case d < 999500*time.Microsecond:
+		return fmt.Sprintf("%dms", d.Round(time.Millisecond)/time.Millisecond)
+	case d < 59995*time.Millisecond:
 		return fmt.Sprintf("%.2fs", d.Seconds())
 	}
+	d = d.Round(time.Second)
 	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 }
 
