@@ -86,24 +86,34 @@ func ExitCode(prog string, err error, stderr io.Writer) int {
 }
 
 // NewFlags makes a flag set that reports errors instead of exiting. Parse
-// prints "Usage: prog synopsis" and the flags, if any: to s.Out when the
-// user asked for help (-h), to s.Err before a usage error. The flag
-// package's own line for a bad flag is dropped: ExitCode prints the
-// error once, after the usage.
+// prints "Usage: prog synopsis" and the flags, if any, to s.Out when the
+// user asked for help (-h); before a usage error, only the synopsis and
+// where the flags are described go to s.Err, so that the mistake is not
+// lost above a page of flags. The flag package's own line for a bad flag
+// is dropped: ExitCode prints the error once, last, where the eye lands.
 func NewFlags(prog, name, synopsis string, s Streams) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	u := &flagUsage{streams: s}
+	hasFlags := func() bool {
+		has := false
+		fs.VisitAll(func(*flag.Flag) { has = true })
+		return has
+	}
 	u.print = func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: %s %s\n", prog, synopsis)
-		hasFlags := false
-		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
-		if !hasFlags {
+		if !hasFlags() {
 			return
 		}
 		fmt.Fprint(w, "\nFlags:\n")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(u)
+	}
+	u.printShort = func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: %s %s\n", prog, synopsis)
+		if hasFlags() {
+			fmt.Fprintf(w, "Run \"%s help %s\" for its flags.\n", prog, name)
+		}
 	}
 	fs.SetOutput(u)
 	// The flag package calls Usage before it says why (help or a bad
@@ -126,9 +136,10 @@ func Help(args []string, usage string, s Streams, run func(args []string) error)
 // flagUsage is a NewFlags set's output: it swallows the flag package's
 // own messages and keeps what Parse needs to print the usage.
 type flagUsage struct {
-	streams Streams
-	print   func(w io.Writer)
-	asked   bool
+	streams    Streams
+	print      func(w io.Writer) // the whole usage, for -h
+	printShort func(w io.Writer) // the synopsis, before a usage error
+	asked      bool
 }
 
 func (u *flagUsage) Write(p []byte) (int, error) { return len(p), nil }
@@ -142,7 +153,7 @@ func Parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			u.print(u.streams.Out)
 		} else {
-			u.print(u.streams.Err)
+			u.printShort(u.streams.Err)
 		}
 	}
 	if err != nil {

@@ -79,11 +79,13 @@ func TestNewFlags_Usage(t *testing.T) {
 		name     string
 		synopsis string
 		flags    func(fs *flag.FlagSet)
-		want     string
+		want     string // for -h
+		wantErr  string // before a usage error
 	}{
-		{"no flags", "ls CASSETTE", func(*flag.FlagSet) {}, "Usage: prog ls CASSETTE\n"},
+		{"no flags", "ls CASSETTE", func(*flag.FlagSet) {}, "Usage: prog ls CASSETTE\n", "Usage: prog ls CASSETTE\n"},
 		{"a flag", "inspect CASSETTE", func(fs *flag.FlagSet) { fs.Bool("follow", false, "keep going") },
-			"Usage: prog inspect CASSETTE\n\nFlags:\n  -follow\n    \tkeep going\n"},
+			"Usage: prog inspect CASSETTE\n\nFlags:\n  -follow\n    \tkeep going\n",
+			"Usage: prog inspect CASSETTE\nRun \"prog help x\" for its flags.\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,13 +99,14 @@ func TestNewFlags_Usage(t *testing.T) {
 			if out.String() != tt.want || errOut.Len() != 0 {
 				t.Errorf("-h printed %q to stdout and %q to stderr, want %q and nothing", out.String(), errOut.String(), tt.want)
 			}
-			// Before a usage error, the same usage goes to stderr.
+			// Before a usage error, the synopsis goes to stderr, and
+			// where to find the flags, not the flags themselves.
 			out.Reset()
 			if err := Parse(fs, []string{"-bogus"}); err == nil {
 				t.Fatal("Parse(-bogus) succeeded")
 			}
-			if errOut.String() != tt.want || out.Len() != 0 {
-				t.Errorf("-bogus printed %q to stderr and %q to stdout, want %q and nothing", errOut.String(), out.String(), tt.want)
+			if errOut.String() != tt.wantErr || out.Len() != 0 {
+				t.Errorf("-bogus printed %q to stderr and %q to stdout, want %q and nothing", errOut.String(), out.String(), tt.wantErr)
 			}
 		})
 	}
