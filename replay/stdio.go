@@ -39,9 +39,16 @@ func (connExchange) done()                                {}
 func (connExchange) refuse(int, bool, *HTTPRefusal) error { return errNoStatus }
 
 // ServeStdio serves one client session on r (requests, one per line) and w
-// (answers). It returns nil at the end of r, or ctx's error when ctx ends
-// first (r is closed then if it is an io.Closer, to stop the read).
-// Requests in flight are cancelled before it returns.
+// (answers). It returns nil at the end of r or when a fault drops the
+// connection, or ctx's error when ctx ends first. r and w are closed then
+// if they are io.Closers. Requests in flight are cancelled before it
+// returns.
+//
+// It returns without waiting for a read of r that Close cannot interrupt
+// (a pipe or terminal in blocking mode, which os.Stdin usually is): a
+// fake server must stop on SIGTERM, or on a "close" fault, while its
+// client keeps stdin open and says nothing. That read's line, if one
+// comes, is dropped.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &lineWriter{w: w}
 	var hungUp sync.Once
@@ -59,35 +66,53 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	}
 	sess := s.newSession(ctx, out.write, hangup)
 	defer sess.drain()
-	watchDone := make(chan struct{})
-	defer close(watchDone)
+
+	// The reader hands each line to the session under handling, which
+	// ServeStdio takes before it drains the session, so that no line is
+	// handled once draining began.
+	var handling sync.Mutex
+	ended := false
+	readDone := make(chan error, 1)
 	go func() {
-		select {
-		case <-ctx.Done():
-			if c, ok := r.(io.Closer); ok {
-				c.Close()
+		ex := connExchange{out.write}
+		lr := frame.NewLineReader(r, 0)
+		for {
+			line, err := lr.Next()
+			if err != nil {
+				readDone <- err
+				return
 			}
-		case <-watchDone:
+			handling.Lock()
+			if ended {
+				handling.Unlock()
+				return
+			}
+			sess.handle(frame.Content(line), ex)
+			handling.Unlock()
 		}
 	}()
-	ex := connExchange{out.write}
-	lr := frame.NewLineReader(r, 0)
-	for {
-		line, err := lr.Next()
-		if err != nil {
-			select {
-			case <-stop:
-				return nil
-			default:
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
-				return nil
-			}
-			return err
+	var err error
+	select {
+	case err = <-readDone:
+	case <-stop:
+	case <-ctx.Done():
+		if c, ok := r.(io.Closer); ok {
+			c.Close()
 		}
-		sess.handle(frame.Content(line), ex)
 	}
+	handling.Lock()
+	ended = true
+	handling.Unlock()
+	select {
+	case <-stop:
+		return nil
+	default:
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
+		return nil
+	}
+	return err
 }

@@ -46,28 +46,52 @@ func TestFaults_OverStdio(t *testing.T) {
 // client reads end of stream, and the server returns. So does
 // expire-session, as stdio has no session to expire but the connection:
 // the client must start the server again.
+//
+// The client keeps its end open, and the server's stdin may be a pipe in
+// blocking mode, whose read Close does not interrupt (os.Stdin usually
+// is): the server must return all the same, or a host waits for an answer
+// that never comes from a process that never ends.
 func TestFaults_CloseOverStdio(t *testing.T) {
 	for _, tool := range []string{"close", "expire"} {
-		t.Run(tool, func(t *testing.T) {
-			srv := serve(t, "script-faults.yaml")
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			cw, cr, done := servePipes(ctx, srv)
-			defer cw.Close()
-			if _, err := io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`"}}`+"\n"); err != nil {
-				t.Fatal(err)
-			}
-			if b, _ := io.ReadAll(cr); len(b) > 0 {
-				t.Errorf("got %s, want the connection closed without an answer", b)
-			}
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("ServeStdio: %v", err)
-				}
-			case <-ctx.Done():
-				t.Fatal("ServeStdio still running after fault: " + tool)
-			}
-		})
+		for _, stdin := range []string{"pipe", "blocking"} {
+			t.Run(tool+"/"+stdin, func(t *testing.T) {
+				closeOverStdio(t, tool, stdin == "blocking")
+			})
+		}
+	}
+}
+
+// uninterruptible is a reader whose Close leaves a Read in progress
+// blocked, as closing a blocking file descriptor does.
+type uninterruptible struct{ io.Reader }
+
+func (uninterruptible) Close() error { return nil }
+
+func closeOverStdio(t *testing.T, tool string, blocking bool) {
+	srv := serve(t, "script-faults.yaml")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	defer cw.Close()
+	var in io.Reader = sr
+	if blocking {
+		in = uninterruptible{sr}
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(ctx, in, sw); sw.Close() }()
+	if _, err := io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`"}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(cr); len(b) > 0 {
+		t.Errorf("got %s, want the connection closed without an answer", b)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("ServeStdio still running after fault: " + tool)
 	}
 }
