@@ -225,6 +225,11 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
+	if ex.dropped {
+		// The close fault: net/http closes the connection without a
+		// response, as a server that died mid-request would leave it.
+		panic(http.ErrAbortHandler)
+	}
 	if !ex.started {
 		w.WriteHeader(http.StatusAccepted)
 	}
@@ -272,6 +277,7 @@ type httpExchange struct {
 	wr       *streamWriter // this connection's claim on the stream
 	prime    bool          // start the stream with a priming event
 	finished chan struct{}
+	dropped  bool // the close fault: break the connection off unanswered
 	once     sync.Once
 
 	mu       sync.Mutex
@@ -398,6 +404,16 @@ func refusal(status int, expire bool) string {
 		return "Not Found: session expired (mcpmock fault expire-session)"
 	}
 	return fmt.Sprintf("%s (mcpmock fault http-%d)", http.StatusText(status), status)
+}
+
+func (e *httpExchange) drop() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started || e.closed {
+		return false
+	}
+	e.dropped = true
+	return true
 }
 
 func (e *httpExchange) done() {

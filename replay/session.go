@@ -32,6 +32,12 @@ type exchange interface {
 	refuse(status int, expire bool, more *HTTPRefusal) error
 }
 
+// dropper is an exchange that can break its own connection off
+// unanswered, apart from the session's (a Streamable HTTP POST: its
+// session is not its connection). drop says whether it will: not once
+// the answer has begun.
+type dropper interface{ drop() bool }
+
 // Why an exchange cannot refuse a request with an HTTP status: the
 // session answers a JSON-RPC error that says so instead.
 var (
@@ -442,10 +448,16 @@ func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply
 		s.srv.warnf("unmatched %s (built from the client's input)\n  nearest: %s\n  %s", describe(u.Method, u.Params), u.Nearest, indent(u.Diff))
 	}
 	if r.NoReply {
-		if r.CloseAfter && s.hangup != nil { // "close": drop the connection unanswered
-			ex.done()
-			s.hangup()
-			return
+		if r.CloseAfter { // "close": drop the connection unanswered
+			if d, ok := ex.(dropper); ok && d.drop() {
+				ex.done() // over HTTP, the POST's connection: the session lives on
+				return
+			}
+			if s.hangup != nil {
+				ex.done()
+				s.hangup()
+				return
+			}
 		}
 		select { // a hung call: until cancelled or the session ends
 		case <-ctx.Done():

@@ -40,6 +40,12 @@ var transports = []transportCase{
 
 func serve(t *testing.T, file string) *replay.Server {
 	t.Helper()
+	return serveWith(t, file, replay.Options{})
+}
+
+// serveWith is serve with options.
+func serveWith(t *testing.T, file string, opts replay.Options) *replay.Server {
+	t.Helper()
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(peertest.ModuleRoot(), "cassettes", file)
 	}
@@ -47,7 +53,7 @@ func serve(t *testing.T, file string) *replay.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := replay.NewServer([]replay.Source{src}, replay.Options{})
+	srv, err := replay.NewServer([]replay.Source{src}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/replay"
 )
 
 // The faults http-NNN and expire-session (script-faults.yaml's tools
@@ -446,7 +447,9 @@ tools:
 // the body in its message: it does not read the error; after a 404 it keeps sending the dead session id and
 // gets 404 again: only a new client, which initializes, is served. Over
 // stdio it gets the JSON-RPC error, and expire-session closes the
-// connection.
+// connection. The close fault breaks off the POST's connection (fetch
+// fails) and the session goes on; over stdio the client learns at once
+// that the connection closed, not at its request timeout.
 func TestTSClient_Faults(t *testing.T) {
 	mock := peertest.Binary(t, "mcpmock")
 	root := peertest.ModuleRoot()
@@ -474,6 +477,16 @@ func TestTSClient_Faults(t *testing.T) {
 			"afterUnauthorized":` + fine + `,
 			"forbidden":{"code":-32001,"message":"MCP error -32001: this call needs the admin scope","data":null},
 			"afterForbidden":` + fine + `}`},
+		{"http", "close", `{"server":"faults-demo",
+			"close":{"code":null,"message":"fetch failed","data":null},
+			"afterClose":` + fine + `}`},
+		{"stdio", "close", `{"server":"faults-demo",
+			"close":{"code":-32000,"message":"MCP error -32000: Connection closed","data":null},
+			"afterClose":{"code":null,"message":"Not connected","data":null}}`},
+		// A surprise, kept here: the TypeScript SDK client pairs an
+		// answer by Number(id), so the answer to 2 that comes as "2"
+		// resolves the call, where the spec makes them two ids.
+		{"stdio", "wrong-id", `{"server":"faults-demo","wrongId":{"text":"lost"}}`},
 		{"stdio", "expire", `{"server":"faults-demo",
 			"expire":{"code":-32000,"message":"MCP error -32000: Connection closed","data":null},
 			"sameSession":{"code":null,"message":"Not connected","data":null},
@@ -565,3 +578,50 @@ func TestFaults_OverWebSocket(t *testing.T) {
 // script-faults' http-503 where there is no status to give: the status,
 // and the Retry-After it comes with.
 const unavailableData = `{"httpStatus":503,"headers":{"Retry-After":"30"}}`
+
+// TestHTTPFault_CloseDropsThePOST: over Streamable HTTP, fault: close
+// breaks the POST's connection off with no status at all, as a server
+// that died mid-request would, and the session lives on: it is the
+// connection that drops, not the session (expire-session is for that),
+// in a session with an id and without.
+func TestHTTPFault_CloseDropsThePOST(t *testing.T) {
+	for _, sessions := range []string{"on", "off"} {
+		t.Run("sessions "+sessions, func(t *testing.T) {
+			srv := serveWith(t, "script-faults.yaml", replay.Options{HTTPSessions: sessions})
+			hs := httptest.NewServer(srv.Handler())
+			t.Cleanup(func() { srv.Close(); hs.Close() })
+			url := hs.URL + "/mcp"
+			resp := postResp(t, url, "", initializeBody)
+			resp.Body.Close()
+			sid := resp.Header.Get("Mcp-Session-Id")
+			if (sid != "") != (sessions == "on") {
+				t.Fatalf("initialize gave session id %q with sessions %s", sid, sessions)
+			}
+			call := func(id, tool string) (*http.Response, error) {
+				req, _ := http.NewRequestWithContext(ctxT(t), http.MethodPost, url, strings.NewReader(
+					`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"`+tool+`"}}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+				if sid != "" {
+					req.Header.Set("Mcp-Session-Id", sid)
+				}
+				return http.DefaultClient.Do(req)
+			}
+			if resp, err := call("2", "close"); err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				t.Fatalf("close: got %d %s, want the connection broken off", resp.StatusCode, b)
+			}
+			resp, err := call("3", "ok")
+			if err != nil {
+				t.Fatalf("the call after close: %v", err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"text":"fine"`) {
+				t.Errorf("the call after close: %d %s, want the session to answer", resp.StatusCode, b)
+			}
+		})
+	}
+}

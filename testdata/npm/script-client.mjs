@@ -164,6 +164,21 @@ try {
       out.afterForbidden = await attempt("ok");
       break;
     }
+    case "close": {
+      // script-faults.yaml's close fault, then a call that works where
+      // the session outlives the connection (Streamable HTTP).
+      const attempt = async (name) => {
+        try { return { text: firstText(await client.callTool({ name, arguments: {} })) }; } catch (e) { return errorOf(e); }
+      };
+      out.close = await attempt("close");
+      out.afterClose = await attempt("ok");
+      break;
+    }
+    case "wrong-id": {
+      // script-faults.yaml's wrong-id fault: the answer to id 2 comes as "2".
+      try { out.wrongId = { text: firstText(await client.callTool({ name: "wrong-id", arguments: {} })) }; } catch (e) { out.wrongId = errorOf(e); }
+      break;
+    }
     case "expire": {
       // expire-session, a call in the expired session, then a new client
       // that initializes again.
