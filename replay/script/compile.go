@@ -511,9 +511,26 @@ var funcs = template.FuncMap{
 		b, err := json.Marshal(v)
 		return string(b), err
 	},
-	"upper": strings.ToUpper,
-	"lower": strings.ToLower,
-	"trim":  strings.TrimSpace,
+	"upper": stringFunc(strings.ToUpper),
+	"lower": stringFunc(strings.ToLower),
+	"trim":  stringFunc(strings.TrimSpace),
+}
+
+// stringFunc lets a string function take any argument value, as a
+// template prints it: a missing argument (nil) is empty, a number is
+// what {{.args.n}} prints. Taking only strings, {{upper .args.text}}
+// failed the whole call when the client left text out.
+func stringFunc(f func(string) string) func(any) string {
+	return func(v any) string {
+		switch v := v.(type) {
+		case nil:
+			return ""
+		case string:
+			return f(v)
+		default:
+			return f(fmt.Sprint(v))
+		}
+	}
 }
 
 func (c *compiler) template(p Pos, text string) *template.Template {

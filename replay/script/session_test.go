@@ -172,6 +172,42 @@ func TestSession_Answers(t *testing.T) {
 	}
 }
 
+// Template functions take any value, a missing argument as empty, and a
+// template that fails says where and how to guard it.
+func TestSession_TemplatesOfMissingArguments(t *testing.T) {
+	s, err := Parse("tpl.yaml", []byte(`
+tools:
+  - name: shout
+    answers: [{text: "{{upper .args.text}}|{{lower .args.n}}|{{trim .args.s}}|{{.args.gone}}"}]
+  - name: nested
+    answers: [{text: "{{.args.o.inner}}"}]
+  - name: guarded
+    answers: [{text: "[{{with .args.o}}{{.inner}}{{end}}]"}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, s)
+	if got := firstText(t, c.result("tools/call", toolCall("shout", map[string]any{"n": 3, "s": " a "}))); got != "|3|a|<no value>" {
+		t.Errorf("shout = %q, want %q", got, "|3|a|<no value>")
+	}
+	if got := firstText(t, c.result("tools/call", toolCall("guarded", map[string]any{}))); got != "[]" {
+		t.Errorf("guarded = %q, want %q", got, "[]")
+	}
+	r, _ := c.ask("tools/call", toolCall("nested", map[string]any{}))
+	if r.Error == nil {
+		t.Fatalf("nested without o: %s, want an error", r.Result)
+	}
+	for _, want := range []string{"at 1:7: <.args.o.inner>", "guard it with {{with}}"} {
+		if !strings.Contains(r.Error.Message, want) {
+			t.Errorf("error %q does not say %q", r.Error.Message, want)
+		}
+	}
+	if strings.Contains(r.Error.Message, "template: template") {
+		t.Errorf("error %q says template twice", r.Error.Message)
+	}
+}
+
 func TestSession_InvalidArgumentsNameTheField(t *testing.T) {
 	c := newClient(t, mustLoad(t, "script-errors.yaml"))
 	for _, tc := range []struct {

@@ -144,9 +144,21 @@ func (a *answer) immediate() bool {
 func render(t *template.Template, data any) (string, error) {
 	var b strings.Builder
 	if err := t.Execute(&b, data); err != nil {
-		return "", fmt.Errorf("template: %w", err)
+		return "", templateError(t.Name(), err)
 	}
 	return b.String(), nil
+}
+
+// templateError says where in a template it failed and, for the usual
+// cause, what to write instead, without text/template's repetition of
+// the template's name (the caller names the answer and its line).
+func templateError(name string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "template: "+name+":")
+	msg = strings.Replace(msg, `executing "`+name+`" at `, "", 1)
+	if strings.Contains(msg, "nil pointer evaluating") || strings.Contains(msg, "can't evaluate field") {
+		msg += " (a field of a value the call left out or that is not an object: guard it with {{with}} … {{end}})"
+	}
+	return fmt.Errorf("template fails at %s", msg)
 }
 
 // wait sleeps for d unless ctx ends first.
