@@ -365,6 +365,11 @@ func (ss *session) list(c *call, kind string, defs []json.RawMessage) replay.Rep
 		if valid {
 			n, valid = parseCursor(kind, cur)
 		}
+		// Only page starts after the first are issued: a cursor at any
+		// other offset, or for a list that is not paged, was made up.
+		if size := ss.s.pageSize; valid && (size <= 0 || n == 0 || n%size != 0) {
+			valid = false
+		}
 		if !valid {
 			return errReply(codeInvalidParams, fmt.Sprintf("%s: invalid cursor %s", c.req.Method, raw), nil)
 		}

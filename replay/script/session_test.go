@@ -98,12 +98,13 @@ func TestSession_Pagination(t *testing.T) {
 	}
 	// A cursor past the end (the list shrank since it was handed out): an
 	// empty last page, not an error.
-	if res := c.result("tools/list", map[string]any{"cursor": "bWNwbW9jazp0b29sczo5OQ"}); len(res["tools"].([]any)) != 0 || res["nextCursor"] != nil {
+	if res := c.result("tools/list", map[string]any{"cursor": "bWNwbW9jazp0b29sczo5OA"}); len(res["tools"].([]any)) != 0 || res["nextCursor"] != nil {
 		t.Errorf("cursor past the end: %v, want an empty last page", res)
 	}
 	// Not ours: garbage, a number, another list's, a negative offset, an
-	// offset written another way.
-	for _, bad := range []any{"nope", 12, "bWNwbW9jazpwcm9tcHRzOjI", "bWNwbW9jazp0b29sczotMQ", "bWNwbW9jazp0b29sczowMg"} {
+	// offset written another way, offsets no page starts at (1; 0, the
+	// first page, which has no cursor).
+	for _, bad := range []any{"nope", 12, "bWNwbW9jazpwcm9tcHRzOjI", "bWNwbW9jazp0b29sczotMQ", "bWNwbW9jazp0b29sczowMg", "bWNwbW9jazp0b29sczox", "bWNwbW9jazp0b29sczow"} {
 		r, _ := c.ask("tools/list", map[string]any{"cursor": bad})
 		if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "invalid cursor") {
 			t.Errorf("cursor %v: %+v", bad, r)
