@@ -214,15 +214,21 @@ func (ss *session) clientCapabilities(c *call) (caps map[string]json.RawMessage,
 	return ss.clientCaps, ss.clientCapsKnown
 }
 
-// noteClientCaps keeps what a handshake-era client declared.
+// noteClientCaps keeps what a handshake-era client declared, and the
+// version it asked for, which is the session's unless this source
+// answers initialize itself and agrees on another.
 func (ss *session) noteClientCaps(c *call) {
+	asked, _ := c.str("protocolVersion")
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if asked < statelessVersion {
+		ss.version = asked
+	}
 	var caps map[string]json.RawMessage
 	if json.Unmarshal(c.params["capabilities"], &caps) != nil {
 		return
 	}
-	ss.mu.Lock()
 	ss.clientCaps, ss.clientCapsKnown = caps, true
-	ss.mu.Unlock()
 }
 
 // replies reads the answers a 2026-07-28 retry carries to asks, by their

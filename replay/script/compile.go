@@ -28,6 +28,9 @@ var knownVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-
 
 const statelessVersion = "2026-07-28"
 
+// tasksVersion is the first protocol version with tasks.
+const tasksVersion = "2025-11-25"
+
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 // logLevels are MCP's log severities, least severe first.

@@ -52,7 +52,11 @@ type session struct {
 	// source saw it (a source layered after another may not).
 	clientCaps      map[string]json.RawMessage
 	clientCapsKnown bool
-	tasks           tasks // task-augmented calls (tasks.go)
+	// version is the handshake-era version the session speaks: the one
+	// initialize agreed on, or, where another source answered it, the
+	// one the client asked for; "" before initialize.
+	version string
+	tasks   tasks // task-augmented calls (tasks.go)
 	// background holds what prepared answers leave going, until the
 	// engine asks for it (Background).
 	background map[*replay.Request]func(context.Context, replay.Peer)
@@ -296,15 +300,40 @@ func (ss *session) initialize(c *call) replay.Reply {
 		return errReply(codeUnsupportedVersion, "this server speaks only the 2026-07-28 protocol: use server/discover",
 			map[string]any{"supported": s.versions, "requested": asked})
 	}
+	ss.mu.Lock()
+	ss.version = version
+	ss.mu.Unlock()
 	res := map[string]any{
 		"protocolVersion": version,
-		"capabilities":    s.capabilities,
+		"capabilities":    ss.capabilitiesFor(version),
 		"serverInfo":      s.serverInfo,
 	}
 	if s.instructions != "" {
 		res["instructions"] = s.instructions
 	}
 	return resultReply(res)
+}
+
+// capabilitiesFor is what the server declares to a client of version:
+// no tasks before the version that has them, so that a script with task
+// tools serves older clients as plain calls (taskCall).
+func (ss *session) capabilitiesFor(version string) json.RawMessage {
+	if !ss.s.tasks || version >= tasksVersion {
+		return ss.s.capabilities
+	}
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(ss.s.capabilities, &caps) != nil {
+		return ss.s.capabilities
+	}
+	delete(caps, "tasks")
+	return mustJSON(caps)
+}
+
+// speaks is the handshake-era version of the session ("" not known).
+func (ss *session) speaks() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.version
 }
 
 func (ss *session) discover() replay.Reply {

@@ -136,6 +136,11 @@ func (ss *session) taskCall(c *call, t *tool) (asTask bool, refuse *replay.Reply
 	if !ss.s.tasks || c.stateless {
 		return false, nil // no tasks declared: params.task is ignored, as the spec asks
 	}
+	if v := ss.speaks(); v != "" && v < tasksVersion {
+		// A client of a version before tasks was declared none: it
+		// calls every tool plainly, a required one too.
+		return false, nil
+	}
 	raw, sent := c.params["task"]
 	sent = sent && string(raw) != "null"
 	switch {
@@ -194,9 +199,13 @@ func (ss *session) startTask(c *call, peer replay.Peer, reply replay.Reply, play
 	switch {
 	case play == nil:
 		// Over before the client hears of it, so that its first
-		// tasks/get finds it done on every run; no status is sent, as
-		// the client does not know the task yet.
+		// tasks/get finds it done on every run. Its status follows the
+		// answer that makes the task known (before what the call
+		// fires), as a task that took time sends it when it ends, so
+		// that a client waiting for it rather than polling hears it.
 		ss.runTask(ctx, t, nil, func(context.Context, replay.Peer) replay.Reply { return reply })
+		status := replay.Outgoing{Method: "notifications/tasks/status", Params: mustJSON(t.state())}
+		created.After = append([]replay.Outgoing{status}, reply.After...)
 		return created, true
 	case !c.prepare:
 		go ss.runTask(ctx, t, peer, play)

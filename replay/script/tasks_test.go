@@ -222,3 +222,56 @@ func TestTasks_InputRequired(t *testing.T) {
 		t.Errorf("status notifications:\n%s", sent)
 	}
 }
+
+// TestTasks_ImmediateAnswerSendsItsStatus: an answer that takes no time
+// is over before the client hears of its task, yet the client hears how
+// it ended: the status follows the answer that makes the task known, as
+// it does for a task that takes time, so that a client waiting for it
+// rather than polling is not left waiting.
+func TestTasks_ImmediateAnswerSendsItsStatus(t *testing.T) {
+	s, err := Parse("now.yaml", []byte(`
+server: {name: now, version: "1"}
+tools:
+  - {name: quick, execution: {taskSupport: optional}, answers: [{text: done}]}
+  - {name: broken, execution: {taskSupport: optional}, answers: [{error: {code: -32000, message: no}}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, s)
+	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	for _, tc := range []struct{ tool, status string }{{"quick", "completed"}, {"broken", "failed"}} {
+		r, _ := c.ask("tools/call", map[string]any{"name": tc.tool, "task": map[string]any{}})
+		var created struct{ Task struct{ TaskID, Status string } }
+		if r.Error != nil || json.Unmarshal(r.Result, &created) != nil || created.Task.Status != "working" {
+			t.Fatalf("%s: %+v, want a working task", tc.tool, r)
+		}
+		if len(r.After) == 0 || r.After[0].Method != "notifications/tasks/status" {
+			t.Fatalf("%s: after the answer %+v, want the task's status first", tc.tool, r.After)
+		}
+		var st struct{ TaskID, Status string }
+		if err := json.Unmarshal(r.After[0].Params, &st); err != nil || st.TaskID != created.Task.TaskID || st.Status != tc.status {
+			t.Errorf("%s: status %s, want %s %s", tc.tool, r.After[0].Params, created.Task.TaskID, tc.status)
+		}
+	}
+}
+
+// TestTasks_OlderClients: tasks came with 2025-11-25. A client of an
+// older version is declared no tasks, and calls every tool plainly, one
+// that runs only as a task too; a params.task it sends is ignored.
+func TestTasks_OlderClients(t *testing.T) {
+	c := newClient(t, mustLoad(t, "script-tasks.yaml"))
+	init := c.result("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	if init["protocolVersion"] != "2025-06-18" {
+		t.Fatalf("initialize: %v", init)
+	}
+	if caps := init["capabilities"].(map[string]any); caps["tasks"] != nil || caps["tools"] == nil {
+		t.Errorf("capabilities %v, want tools and no tasks", caps)
+	}
+	if got := firstText(t, c.result("tools/call", map[string]any{"name": "research", "arguments": map[string]any{"topic": "tides"}})); got != "Report on tides: three sources agree." {
+		t.Errorf("research (taskSupport required) called plainly: %q", got)
+	}
+	if res := c.result("tools/call", map[string]any{"name": "convert", "task": map[string]any{}}); res["task"] != nil || firstText(t, res) != "converted" {
+		t.Errorf("convert with params.task: %v, want the plain result", res)
+	}
+}
