@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/mcphttp"
+	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -490,6 +492,9 @@ func (c *compiler) schema(v Value, object bool) *jsonschema.Resolved {
 	if object && m["type"] != "object" {
 		c.errorf(v.Pos, "a tool schema must have type: object")
 	}
+	if !c.schemaTypes(v.node, v.Path, 0) {
+		return nil
+	}
 	var sch jsonschema.Schema
 	if err := json.Unmarshal(mustJSON(m), &sch); err != nil {
 		c.errorf(v.Pos, "schema does not compile: %v", err)
@@ -507,6 +512,51 @@ func (c *compiler) schema(v Value, object bool) *jsonschema.Resolved {
 		return nil
 	}
 	return r
+}
+
+// schemaTypeNames are the values JSON Schema's type keyword takes.
+var schemaTypeNames = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
+
+// schemaTypes checks every type keyword in the schema read from n: the
+// schema library takes any name, and a schema with a misspelt one
+// ("strng") loads, then refuses every call. It says whether all were
+// known. Values that are data, not schemas (const, enum, default,
+// examples), are not looked into.
+func (c *compiler) schemaTypes(n *yaml.Node, path string, depth int) bool {
+	n = resolve(n)
+	if n == nil || depth > maxDepth {
+		return true
+	}
+	ok := true
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			ok = c.schemaTypes(item, fmt.Sprintf("%s[%d]", path, i), depth+1) && ok
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, val := n.Content[i].Value, resolve(n.Content[i+1])
+			switch {
+			case val == nil:
+			case key == "const", key == "enum", key == "default", key == "examples":
+			case key == "type" && (val.Kind == yaml.ScalarNode || val.Kind == yaml.SequenceNode):
+				names := []*yaml.Node{val}
+				if val.Kind == yaml.SequenceNode {
+					names = val.Content
+				}
+				for _, name := range names {
+					if name = resolve(name); name != nil && name.Kind == yaml.ScalarNode && name.ShortTag() == "!!str" && !slices.Contains(schemaTypeNames, name.Value) {
+						c.errorf(at(name, join(path, "type")), "unknown schema type %q (want %s)%s",
+							name.Value, strings.Join(schemaTypeNames, ", "), suggest.DidYouMean(name.Value, schemaTypeNames, "%s"))
+						ok = false
+					}
+				}
+			default:
+				ok = c.schemaTypes(val, join(path, key), depth+1) && ok
+			}
+		}
+	}
+	return ok
 }
 
 var funcs = template.FuncMap{

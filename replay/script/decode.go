@@ -317,12 +317,16 @@ type Value struct {
 	V   any
 	Set bool
 	Pos
+	// node is where V was read, to locate what is wrong inside it (nil
+	// for a Value not read from a file).
+	node *yaml.Node
 }
 
 func (val *Value) decodeNode(d *decoder, n *yaml.Node, path string) {
 	val.Pos = at(n, path)
 	val.Set = true
 	val.V = d.value(n, path)
+	val.node = n
 }
 
 func (d *decoder) value(n *yaml.Node, path string) any {

@@ -167,6 +167,19 @@ tools:
     inputSchema: {type: object, properties: {x: {type: 5}}}
     answers: [{text: hi}]
 `, []string{"test.yaml:3:18: tools[0].inputSchema: schema does not compile"}},
+		{"schema with an unknown type", `
+tools:
+  - name: a
+    inputSchema:
+      type: object
+      properties:
+        x: {type: strng}
+        y: {type: [string, nope]}
+        type: {type: string}
+        z: {type: string, default: {type: data, not a schema}}
+    answers: [{text: hi}]
+`, []string{`test.yaml:6:19: tools[0].inputSchema.properties.x.type: unknown schema type "strng" (want array, boolean, integer, null, number, object, string); did you mean string?`,
+			`test.yaml:7:28: tools[0].inputSchema.properties.y.type: unknown schema type "nope"`}},
 		{"schema with a bad $ref", `
 tools:
   - name: a
@@ -422,5 +435,24 @@ tools:
 	}
 	if es[0].Line != 4 || es[1].Line != 7 {
 		t.Errorf("errors at lines %d, %d; want 4, 7:\n%v", es[0].Line, es[1].Line, err)
+	}
+}
+
+// Only schemas are checked for unknown type names: a type member inside
+// const, enum, default or examples is data, and a property named type is
+// a property.
+func TestLoad_SchemaTypeInDataIsData(t *testing.T) {
+	_, err := Parse("test.yaml", []byte(`
+tools:
+  - name: a
+    inputSchema:
+      type: object
+      properties:
+        type: {type: string, enum: [{type: x}], default: {type: y}, examples: [{type: z}]}
+        kind: {const: {type: w}}
+    answers: [{text: hi}]
+`))
+	if err != nil {
+		t.Errorf("a schema whose data holds type members: %v", err)
 	}
 }

@@ -242,7 +242,9 @@ tools:
 	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
 	for _, tc := range []struct{ tool, status string }{{"quick", "completed"}, {"broken", "failed"}} {
 		r, _ := c.ask("tools/call", map[string]any{"name": tc.tool, "task": map[string]any{}})
-		var created struct{ Task struct{ TaskID, Status string } }
+		var created struct {
+			Task struct{ TaskID, Status string }
+		}
 		if r.Error != nil || json.Unmarshal(r.Result, &created) != nil || created.Task.Status != "working" {
 			t.Fatalf("%s: %+v, want a working task", tc.tool, r)
 		}
