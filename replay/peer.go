@@ -66,6 +66,11 @@ func (s *session) callID(ctx context.Context, id int64, send func([]byte) error,
 		// deadline of its own (the progress barrier) says what it waited.
 		if s.ctx.Err() == nil && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			s.srv.warnf("%s (id %d): %v after %s", method, id, errCallTimeout, s.srv.opts.CallTimeout)
+			// The spec asks a sender that gives up on a request to say
+			// so, and the client may stop asking its user.
+			reason := fmt.Sprintf("mcpmock: no reply within %s (--call-timeout)", s.srv.opts.CallTimeout)
+			params, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
+			_ = send(notificationMessage("notifications/cancelled", params))
 			return nil, errCallTimeout
 		}
 		return nil, ctx.Err()
