@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/mcptape/mcptape/internal/suggest"
 )
@@ -16,6 +18,10 @@ import (
 func (c *compiler) resource(r *Resource) *resource {
 	if r.URI == "" {
 		c.errorf(r.Pos, "a resource needs a uri")
+	} else if u, err := url.Parse(r.URI); err != nil || u.Scheme == "" {
+		// The spec's uri is a URI (RFC 3986), which has a scheme; a
+		// client may refuse a list with a bare path in it.
+		c.errorf(sub(r.Pos, "uri"), "uri %q is not an absolute URI: give it a scheme (file:///%s, or one of your own: docs://%s)", r.URI, strings.TrimPrefix(r.URI, "/"), strings.TrimPrefix(r.URI, "/"))
 	}
 	if r.Name == "" {
 		c.errorf(r.Pos, "a resource needs a name")

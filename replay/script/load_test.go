@@ -180,6 +180,10 @@ tools:
     answers: [{text: hi}]
 `, []string{`test.yaml:6:19: tools[0].inputSchema.properties.x.type: unknown schema type "strng" (want array, boolean, integer, null, number, object, string); did you mean string?`,
 			`test.yaml:7:28: tools[0].inputSchema.properties.y.type: unknown schema type "nope"`}},
+		{"resource uri without a scheme", `
+resources:
+  - {uri: readme.txt, name: readme, text: hi}
+`, []string{`test.yaml:2:11: resources[0].uri: uri "readme.txt" is not an absolute URI: give it a scheme (file:///readme.txt`}},
 		{"schema with a bad $ref", `
 tools:
   - name: a

@@ -55,6 +55,7 @@ func TestSchema_Examples(t *testing.T) {
 		"prompts: [{name: p, answers: [{messages: [{role: user, text: x}], error: {code: 1, message: m}}]}]",
 		"resources: [{uri: u, name: n, answers: [{text: x, blob: aGk=}]}]",
 		"resources: [{uri: u, name: n, roots: yes, answers: [{text: x}]}]",
+		"resources: [{uri: readme.txt, name: n, text: x}]",
 		// Faults: the loader's refusals (see TestLoad_BadFault).
 		"tools: [{name: t, answers: [{fault: http-200}]}]",
 		"tools: [{name: t, answers: [{fault: http-abc}]}]",
