@@ -9,16 +9,25 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Write creates path with the given mode from what fill writes into f.
 // fill must not close f. Other processes may write the temporary file by
 // its name meanwhile (f.Name()); Sync covers what they wrote too. An error
-// of fill's that names f.Name() names path instead.
+// of fill's that names f.Name() names path instead. An existing path the
+// caller may not write is refused before fill runs.
 func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err error) {
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		if err := writable(path, st.Mode().Perm()); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: create a file in %s: %w", path, filepath.Dir(path), pathless(err))
@@ -48,6 +57,19 @@ func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err erro
 		return fmt.Errorf("write %s: %w", path, pathless(err))
 	}
 	return nil
+}
+
+// writable refuses a file the caller may not write. The rename that
+// replaces it asks only the directory, so the file's own permission is
+// checked here: access(2) for the caller's rights, and the mode bits
+// besides, since access(2) lets root write anything. A file no one may
+// write was made read-only on purpose; root keeps it so too, as rm asks
+// root before removing one.
+func writable(path string, perm fs.FileMode) error {
+	if perm&0o222 == 0 {
+		return fmt.Errorf("%w (read-only, mode %#o)", fs.ErrPermission, perm)
+	}
+	return unix.Access(path, unix.W_OK)
 }
 
 // pathless is the reason of an error about the temporary file's name (its

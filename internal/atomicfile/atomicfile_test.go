@@ -82,3 +82,29 @@ func TestWrite_ErrorsNamePath(t *testing.T) {
 		})
 	}
 }
+
+// A file made read-only is refused, and left as it was, though the
+// directory would let a rename replace it; for root too, as these tests
+// run, whom access(2) lets write anything.
+func TestWrite_ReadOnlyTarget(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "golden.db")
+	if err := os.WriteFile(path, []byte("old"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	filled := false
+	err := Write(path, 0o600, func(*os.File) error { filled = true; return nil })
+	if want := "write " + path + ": permission denied"; !errors.Is(err, fs.ErrPermission) || err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err = %v; want it to start %q", err, want)
+	}
+	if filled {
+		t.Error("fill ran for a file that is not to be written")
+	}
+	st, _ := os.Stat(path)
+	if b, _ := os.ReadFile(path); string(b) != "old" || st.Mode().Perm() != 0o444 {
+		t.Errorf("after the refusal the file holds %q, mode %v", b, st.Mode().Perm())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
