@@ -17,16 +17,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Write creates path with the given mode from what fill writes into f.
-// fill must not close f. Other processes may write the temporary file by
-// its name meanwhile (f.Name()); Sync covers what they wrote too. An error
-// of fill's that names f.Name() names path instead. An existing path the
-// caller may not write is refused before fill runs.
+// Write creates or replaces path with what fill writes into f. A new
+// file gets mode; one that exists keeps its permission bits, which its
+// owner chose. fill must not close f. Other processes may write the
+// temporary file by its name meanwhile (f.Name()); Sync covers what they
+// wrote too. An error of fill's that names f.Name() names path instead.
+// An existing path the caller may not write is refused before fill runs.
 func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err error) {
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		if err := writable(path, st.Mode().Perm()); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
+		mode = st.Mode().Perm()
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -27,13 +27,21 @@ func TestWrite(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("left behind: %v", ents)
 	}
-	// A good fill replaces it, with the mode asked for.
+	// A good fill replaces it, and it keeps its mode.
 	if err := Write(path, 0o600, func(f *os.File) error { _, err := f.WriteString("new"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := os.Stat(path)
-	if b, _ := os.ReadFile(path); string(b) != "new" || st.Mode().Perm() != 0o600 {
-		t.Errorf("file %q mode %v", b, st.Mode().Perm())
+	if b, _ := os.ReadFile(path); string(b) != "new" || st.Mode().Perm() != 0o644 {
+		t.Errorf("file %q mode %v, want mode 0644 as it was", b, st.Mode().Perm())
+	}
+	// A new file gets the mode asked for.
+	fresh := filepath.Join(dir, "fresh.jsonl")
+	if err := Write(fresh, 0o600, func(f *os.File) error { _, err := f.WriteString("new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(fresh); st.Mode().Perm() != 0o600 {
+		t.Errorf("new file mode %v, want 0600", st.Mode().Perm())
 	}
 	// A directory that does not exist is an error naming the path.
 	if err := Write(filepath.Join(dir, "no", "x"), 0o600, func(*os.File) error { return nil }); err == nil {
