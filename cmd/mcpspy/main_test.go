@@ -217,9 +217,9 @@ func TestMcpspy_WriteErrorsNameOutput(t *testing.T) {
 		want string
 	}{
 		{"import a session the cassette has", []string{"import", "-o", db, broken}, "mcpspy: import into " + db + `: session "s1" exists already`},
-		{"export over a directory", []string{"export", "-o", taken, broken}, "mcpspy: write " + taken + ": "},
-		{"export --filter over a directory", []string{"export", "--filter", "lint", "-o", taken, broken}, "mcpspy: write " + taken + ": "},
-		{"export --redact over a directory", []string{"export", "--redact", "name", "-o", taken, broken}, "mcpspy: write " + taken + ": "},
+		{"export over a directory", []string{"export", "-o", taken, broken}, "mcpspy: write " + taken + ": cannot replace it (a directory, not a file)\n"},
+		{"export --filter over a directory", []string{"export", "--filter", "lint", "-o", taken, broken}, "mcpspy: write " + taken + ": cannot replace it (a directory, not a file)\n"},
+		{"export --redact over a directory", []string{"export", "--redact", "name", "-o", taken, broken}, "mcpspy: write " + taken + ": cannot replace it (a directory, not a file)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

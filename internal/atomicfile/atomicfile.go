@@ -22,9 +22,15 @@ import (
 // owner chose. fill must not close f. Other processes may write the
 // temporary file by its name meanwhile (f.Name()); Sync covers what they
 // wrote too. An error of fill's that names f.Name() names path instead.
-// An existing path the caller may not write is refused before fill runs.
+// An existing path that is not a regular file, or that the caller may not
+// write, is refused before fill runs.
 func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err error) {
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+	if st, err := os.Stat(path); err == nil {
+		// A rename would put a file where a directory, a pipe or a device
+		// was, or fail with a reason that does not say so ("file exists").
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("write %s: cannot replace it (a %s, not a file)", path, fileKind(st.Mode()))
+		}
 		if err := writable(path, st.Mode().Perm()); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
@@ -72,6 +78,22 @@ func writable(path string, perm fs.FileMode) error {
 		return fmt.Errorf("%w (read-only, mode %#o)", fs.ErrPermission, perm)
 	}
 	return unix.Access(path, unix.W_OK)
+}
+
+// fileKind names what a path that is not a regular file is, in the words
+// the store uses for a cassette path that is not one.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
 }
 
 // pathless is the reason of an error about the temporary file's name (its

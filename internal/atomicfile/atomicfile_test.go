@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestWrite(t *testing.T) {
@@ -70,10 +72,14 @@ func TestWrite_ErrorsNamePath(t *testing.T) {
 			_, err := f.WriteString("x")
 			return err
 		}, "write {path}: file already closed", os.ErrClosed},
-		{"path is a directory", "adir", func(*os.File) error { return nil }, "write {path}: ", nil},
+		{"path is a directory", "adir", func(*os.File) error { return nil }, "write {path}: cannot replace it (a directory, not a file)", nil},
+		{"path is a named pipe", "apipe", func(*os.File) error { return nil }, "write {path}: cannot replace it (a named pipe, not a file)", nil},
 		{"no such directory", filepath.Join("no", "x"), func(*os.File) error { return nil }, "write {path}: create a file in ", fs.ErrNotExist},
 	}
 	if err := os.Mkdir(filepath.Join(dir, "adir"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, "apipe"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range tests {
