@@ -177,3 +177,33 @@ func TestMcpspy_WrapKnowsRecordWithoutDashes(t *testing.T) {
 		})
 	}
 }
+
+// wrap -o of a configuration kept as a symbolic link (dotfiles) writes
+// the file the link leads to, keeping its mode, and the link stays.
+func TestMcpspy_WrapThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "mcp.json")
+	if err := os.Mkdir(filepath.Dir(real), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(real, []byte(`{"mcpServers": {"s": {"command": "node"}}, "other": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(real, 0o644); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "host.json")
+	if err := os.Symlink(filepath.Join("dotfiles", "mcp.json"), config); err != nil {
+		t.Fatal(err)
+	}
+	runText(t, "wrap", "--mcpspy", "/usr/local/bin/mcpspy", "--cassette", filepath.Join(dir, "w.db"), "-o", config, config)
+	if st, err := os.Lstat(config); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a link: %v %v", config, st.Mode(), err)
+	}
+	if e := serverEntry(t, real, "mcpServers", "s"); e.Command != "/usr/local/bin/mcpspy" {
+		t.Errorf("the file the link leads to was not wrapped: %+v", e)
+	}
+	if st, _ := os.Stat(real); st.Mode().Perm() != 0o644 {
+		t.Errorf("%s mode %v, want 0644 as it was", real, st.Mode().Perm())
+	}
+}

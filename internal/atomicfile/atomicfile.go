@@ -23,9 +23,15 @@ import (
 // temporary file by its name meanwhile (f.Name()); Sync covers what they
 // wrote too. An error of fill's that names f.Name() names path instead.
 // An existing path that is not a regular file, or that the caller may not
-// write, is refused before fill runs.
+// write, is refused before fill runs. A symbolic link is written through:
+// the file it points to is replaced, and the link stays.
 func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err error) {
-	if st, err := os.Stat(path); err == nil {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // a new file
+	case err != nil:
+		return fmt.Errorf("write %s: %w", path, pathless(err))
+	default:
 		// A rename would put a file where a directory, a pipe or a device
 		// was, or fail with a reason that does not say so ("file exists").
 		if !st.Mode().IsRegular() {
@@ -36,9 +42,16 @@ func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err erro
 		}
 		mode = st.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	// A rename over a symbolic link would replace the link; the file it
+	// points to is the one to write, and the temporary file goes beside
+	// that one, as a rename cannot cross file systems.
+	target, err := followLinks(path)
 	if err != nil {
-		return fmt.Errorf("write %s: create a file in %s: %w", path, filepath.Dir(path), pathless(err))
+		return fmt.Errorf("write %s: %w", path, pathless(err))
+	}
+	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: create a file in %s: %w", path, filepath.Dir(target), pathless(err))
 	}
 	defer func() {
 		if err != nil {
@@ -61,10 +74,41 @@ func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err erro
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(f.Name(), path); err != nil {
+	if err = os.Rename(f.Name(), target); err != nil {
 		return fmt.Errorf("write %s: %w", path, pathless(err))
 	}
 	return nil
+}
+
+// followLinks is the path that symbolic links at path lead to, whether
+// the file there exists or not (a link may point to a file yet to be
+// written). Links in the directories above the last name need no
+// following: a rename goes through them.
+func followLinks(path string) (string, error) {
+	for range 40 { // Linux's MAXSYMLINKS
+		st, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && st.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		link, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(link) {
+			// The kernel reads "../" from where the link really is,
+			// which Join alone would not, past a linked directory.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+			if err != nil {
+				return "", err
+			}
+			link = filepath.Join(dir, link)
+		}
+		path = link
+	}
+	return "", unix.ELOOP
 }
 
 // writable refuses a file the caller may not write. The rename that

@@ -74,6 +74,7 @@ func TestWrite_ErrorsNamePath(t *testing.T) {
 		}, "write {path}: file already closed", os.ErrClosed},
 		{"path is a directory", "adir", func(*os.File) error { return nil }, "write {path}: cannot replace it (a directory, not a file)", nil},
 		{"path is a named pipe", "apipe", func(*os.File) error { return nil }, "write {path}: cannot replace it (a named pipe, not a file)", nil},
+		{"path is a link to itself", "aloop", func(*os.File) error { return nil }, "write {path}: too many levels of symbolic links", unix.ELOOP},
 		{"no such directory", filepath.Join("no", "x"), func(*os.File) error { return nil }, "write {path}: create a file in ", fs.ErrNotExist},
 	}
 	if err := os.Mkdir(filepath.Join(dir, "adir"), 0o700); err != nil {
@@ -82,6 +83,7 @@ func TestWrite_ErrorsNamePath(t *testing.T) {
 	if err := unix.Mkfifo(filepath.Join(dir, "apipe"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	symlink(t, "aloop", filepath.Join(dir, "aloop"))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(dir, tt.path)
@@ -121,4 +123,108 @@ func TestWrite_ReadOnlyTarget(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("left behind: %v", ents)
 	}
+}
+
+// A symbolic link is written through: the file it leads to gets the new
+// content and keeps its mode, the link stays a link, and the temporary
+// file was beside the real file, where a rename can reach it.
+func TestWrite_ThroughSymlink(t *testing.T) {
+	tests := []struct {
+		name string
+		// setup makes the link (path) and the file it leads to (real),
+		// under dir, with "old" in real unless real is to be new.
+		setup    func(t *testing.T, dir string) (path, real string)
+		wantMode fs.FileMode
+	}{
+		{"relative link to another directory", func(t *testing.T, dir string) (string, string) {
+			real := mkfile(t, filepath.Join(dir, "dotfiles", "mcp.json"), 0o644)
+			return symlink(t, filepath.Join("dotfiles", "mcp.json"), filepath.Join(dir, "host.json")), real
+		}, 0o644},
+		{"absolute link", func(t *testing.T, dir string) (string, string) {
+			real := mkfile(t, filepath.Join(dir, "real", "c.json"), 0o640)
+			return symlink(t, real, filepath.Join(dir, "c.json")), real
+		}, 0o640},
+		{"link to a link", func(t *testing.T, dir string) (string, string) {
+			real := mkfile(t, filepath.Join(dir, "a", "c.json"), 0o644)
+			mid := symlink(t, filepath.Join("a", "c.json"), filepath.Join(dir, "mid.json"))
+			return symlink(t, mid, filepath.Join(dir, "c.json")), real
+		}, 0o644},
+		{"../ in a link inside a linked directory", func(t *testing.T, dir string) (string, string) {
+			// alias/link is x/real/link, whose ../c.json is x/c.json, not
+			// the c.json beside alias that Join would make of it.
+			real := mkfile(t, filepath.Join(dir, "x", "c.json"), 0o644)
+			mkfile(t, filepath.Join(dir, "c.json"), 0o644)
+			if err := os.MkdirAll(filepath.Join(dir, "x", "real"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			symlink(t, filepath.Join("x", "real"), filepath.Join(dir, "alias"))
+			symlink(t, filepath.Join("..", "c.json"), filepath.Join(dir, "x", "real", "link"))
+			return filepath.Join(dir, "alias", "link"), real
+		}, 0o644},
+		{"link to a file yet to be written", func(t *testing.T, dir string) (string, string) {
+			if err := os.Mkdir(filepath.Join(dir, "dotfiles"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			real := filepath.Join(dir, "dotfiles", "mcp.json")
+			return symlink(t, filepath.Join("dotfiles", "mcp.json"), filepath.Join(dir, "host.json")), real
+		}, 0o600},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path, real := tt.setup(t, dir)
+			var tmpDir string
+			err := Write(path, 0o600, func(f *os.File) error {
+				tmpDir = filepath.Dir(f.Name())
+				_, err := f.WriteString("new")
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st, err := os.Lstat(path); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+				t.Errorf("%s is no longer a link: %v %v", path, st.Mode(), err)
+			}
+			st, err := os.Stat(real)
+			if err != nil {
+				t.Fatalf("the file the link leads to: %v", err)
+			}
+			if b, _ := os.ReadFile(real); string(b) != "new" || st.Mode().Perm() != tt.wantMode {
+				t.Errorf("the file the link leads to holds %q, mode %v; want \"new\", mode %v", b, st.Mode().Perm(), tt.wantMode)
+			}
+			if want := filepath.Dir(real); tmpDir != want {
+				t.Errorf("temporary file in %s, want it beside the real file, in %s", tmpDir, want)
+			}
+			filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && strings.Contains(d.Name(), ".tmp-") {
+					t.Errorf("left behind: %s", p)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// mkfile writes "old" to path with mode, making its directory.
+func mkfile(t *testing.T, path string, mode fs.FileMode) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("old"), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	return path
+}
+
+// symlink makes a link at path to target and returns path.
+func symlink(t *testing.T, target, path string) string {
+	t.Helper()
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
