@@ -33,3 +33,20 @@ func TestMcpspy_ImportIntoReadOnly(t *testing.T) {
 		t.Errorf("the read-only cassette was written: %d bytes, was %d; mode %v", len(after), len(before), st.Mode().Perm())
 	}
 }
+
+// import into an empty file (as mktemp --suffix .db makes) takes it for a
+// new cassette, as record -o does.
+func TestMcpspy_ImportIntoEmptyFile(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	export := shippedCassette(t, "everything-stdio.jsonl")
+	if code, _, stderr := runCaptured("import", "-o", empty, export); code != 0 {
+		t.Fatalf("import into an empty file: exit %d, stderr %q", code, stderr)
+	}
+	_, again, _ := runCaptured("export", empty)
+	if want, _ := os.ReadFile(export); again != string(want) {
+		t.Errorf("the cassette made of the empty file does not export as %s", export)
+	}
+}
