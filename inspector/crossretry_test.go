@@ -59,7 +59,7 @@ func saveTape(t *testing.T, tape *store.Tape) (jsonl, db string) {
 	if err := os.WriteFile(jsonl, b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Import(db, tape); err != nil {
+	if _, err := store.Import(db, tape); err != nil {
 		t.Fatal(err)
 	}
 	return jsonl, db

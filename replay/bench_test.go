@@ -354,7 +354,7 @@ func writeTape(b *testing.B, path string, t *store.Tape) {
 		}
 		return
 	}
-	if err := store.Import(path, t); err != nil {
+	if _, err := store.Import(path, t); err != nil {
 		b.Fatal(err)
 	}
 }

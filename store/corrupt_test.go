@@ -204,7 +204,7 @@ func markedTape(n int) *Tape {
 func importTape(t *testing.T, tape *Tape) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.db")
-	if err := Import(path, tape); err != nil {
+	if _, err := Import(path, tape); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -225,7 +225,7 @@ func TestCassette_Truncated(t *testing.T) {
 		{"export", func() error { return Export(path, new(bytes.Buffer), nil) }, "truncated: the file is"},
 		{"load", func() error { _, err := Load(path); return err }, "truncated: the file is"},
 		{"a writer", func() error { _, err := NewWriter(path, WriterOptions{NoSync: true}); return err }, "truncated: the file is"},
-		{"import", func() error { return Import(path, markedTape(1)) }, "truncated: the file is"},
+		{"import", func() error { _, err := Import(path, markedTape(1)); return err }, "truncated: the file is"},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {

@@ -341,22 +341,25 @@ func (r *Reader) loadMessages(session string) ([]*Message, error) {
 	return out, nil
 }
 
-// Import writes a tape into the cassette at path, keeping session ids, in
-// one transaction. A session id already in the cassette is an error.
-func Import(path string, t *Tape) error {
+// Import writes a tape into the cassette at path in one transaction. Each
+// session keeps its id unless the cassette holds that id already: then it
+// gets the next free one, as a recording would. It returns the id each of
+// t's sessions was stored under, in t's order.
+func Import(path string, t *Tape) ([]string, error) {
 	if err := Init(path); err != nil {
-		return err
+		return nil, err
 	}
-	return update(path, func(tx *bolt.Tx) error {
+	ids := make([]string, len(t.Sessions))
+	err := update(path, func(tx *bolt.Tx) error {
 		sessions := tx.Bucket(bucketSessions)
+		// The sessions that keep their ids go in first, so that a renamed
+		// one cannot take the id of one later in the tape.
 		for i := range t.Sessions {
 			s := &t.Sessions[i]
 			if sessions.Get([]byte(s.Info.ID)) != nil {
-				return fmt.Errorf("import into %s: session %q exists already", path, s.Info.ID)
+				continue
 			}
-			if err := putInfo(tx, &s.Info); err != nil {
-				return err
-			}
+			ids[i] = s.Info.ID
 			// Keep NextSequence past imported ids, so new recordings don't
 			// collide with them.
 			if n, err := strconv.ParseUint(strings.TrimPrefix(s.Info.ID, "s"), 10, 64); err == nil && n > sessions.Sequence() {
@@ -364,21 +367,51 @@ func Import(path string, t *Tape) error {
 					return err
 				}
 			}
-			sb, err := openSessionBuckets(tx, s.Info.ID)
+			if err := putSession(tx, s.Info, s.Messages); err != nil {
+				return err
+			}
+		}
+		for i := range t.Sessions {
+			if ids[i] != "" {
+				continue
+			}
+			id, err := nextID(tx)
 			if err != nil {
 				return err
 			}
-			for _, m := range s.Messages {
-				sum := Summarize(m)
-				e, err := encodeMessage(m, &sum)
-				if err != nil {
-					return err
-				}
-				if err := sb.put(m.Seq, e); err != nil {
-					return err
-				}
+			ids[i] = id
+			info := t.Sessions[i].Info
+			info.ID = id
+			if err := putSession(tx, info, t.Sessions[i].Messages); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// putSession stores a session's info and messages under info.ID.
+func putSession(tx *bolt.Tx, info SessionInfo, msgs []*Message) error {
+	if err := putInfo(tx, &info); err != nil {
+		return err
+	}
+	sb, err := openSessionBuckets(tx, info.ID)
+	if err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		sum := Summarize(m)
+		e, err := encodeMessage(m, &sum)
+		if err != nil {
+			return err
+		}
+		if err := sb.put(m.Seq, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }

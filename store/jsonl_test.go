@@ -7,10 +7,13 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptape/mcptape/store"
 )
@@ -154,30 +157,63 @@ func oneMessageTape(t *testing.T, frame string, ids ...string) *store.Tape {
 	return tape
 }
 
-// TestImport_SessionExistsAlready: importing a session id the cassette
-// holds already is an error, and leaves the session as it was.
-func TestImport_SessionExistsAlready(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.db")
-	const first = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
-	if err := store.Import(path, oneMessageTape(t, first, "s1")); err != nil {
-		t.Fatal(err)
+// TestImport_TakenIDs: a session whose id the cassette holds already gets
+// the next free id, after the sessions that keep theirs; the cassette's
+// own sessions are left as they were.
+func TestImport_TakenIDs(t *testing.T) {
+	tests := []struct {
+		name    string
+		holds   []string // the cassette's sessions before the import
+		imports []string // the tape's
+		want    []string // the ids Import stored the tape's sessions under
+	}{
+		{"a new cassette keeps every id", nil, []string{"s5", "s2"}, []string{"s5", "s2"}},
+		{"a taken id gets the next free one", []string{"s1"}, []string{"s1"}, []string{"s2"}},
+		{"past every id the cassette holds", []string{"s1", "s2"}, []string{"s1"}, []string{"s3"}},
+		{"free ids are kept before taken ones are renamed", []string{"s1"}, []string{"s1", "s2"}, []string{"s3", "s2"}},
+		{"an id twice in the tape", nil, []string{"s1", "s1"}, []string{"s1", "s2"}},
 	}
-	err := store.Import(path, oneMessageTape(t, `{"jsonrpc":"2.0","id":2,"method":"other"}`, "s1"))
-	if want := `session "s1" exists already`; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("second import of s1 into %s: error %v, want it to contain %q", path, err, want)
-	}
-	back, err := store.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, s := range back.Sessions {
-		for _, m := range s.Messages {
-			got = append(got, fmt.Sprintf("%s seq %d %s", s.Info.ID, m.Seq, m.Frame))
-		}
-	}
-	if want := "s1 seq 1 " + first; len(got) != 1 || got[0] != want {
-		t.Errorf("after the refused import, %s holds %q, want only %q", path, got, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.db")
+			// Each session's one message names the session it came as.
+			before := &store.Tape{}
+			for _, id := range tt.holds {
+				before.Sessions = append(before.Sessions, oneMessageTape(t, `{"held":"`+id+`"}`, id).Sessions...)
+			}
+			if _, err := store.Import(path, before); err != nil {
+				t.Fatal(err)
+			}
+			tape := &store.Tape{}
+			for i, id := range tt.imports {
+				tape.Sessions = append(tape.Sessions, oneMessageTape(t, fmt.Sprintf(`{"imported":%d}`, i), id).Sessions...)
+			}
+			got, err := store.Import(path, tape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Import stored the sessions as %q, want %q", got, tt.want)
+			}
+			back, err := store.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames := map[string]string{}
+			for _, s := range back.Sessions {
+				frames[s.Info.ID] = string(s.Messages[0].Frame)
+			}
+			wantFrames := map[string]string{}
+			for _, id := range tt.holds {
+				wantFrames[id] = `{"held":"` + id + `"}`
+			}
+			for i, id := range tt.want {
+				wantFrames[id] = fmt.Sprintf(`{"imported":%d}`, i)
+			}
+			if diff := cmp.Diff(wantFrames, frames); diff != "" {
+				t.Errorf("%s holds (-want +got):\n%s", path, diff)
+			}
+		})
 	}
 }
 
@@ -186,7 +222,7 @@ func TestImport_SessionExistsAlready(t *testing.T) {
 // held them in.
 func TestImport_NextSessionPastImportedIDs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.db")
-	if err := store.Import(path, oneMessageTape(t, `{}`, "s5", "s2")); err != nil {
+	if _, err := store.Import(path, oneMessageTape(t, `{}`, "s5", "s2")); err != nil {
 		t.Fatal(err)
 	}
 	w := newWriter(t, path)

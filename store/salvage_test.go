@@ -355,7 +355,7 @@ func FuzzSalvage(f *testing.F) {
 	}
 	dir := f.TempDir()
 	base := filepath.Join(dir, "base.db")
-	if err := Import(base, markedTape(40)); err != nil {
+	if _, err := Import(base, markedTape(40)); err != nil {
 		f.Fatal(err)
 	}
 	orig, err := os.ReadFile(base)

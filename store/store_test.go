@@ -312,7 +312,7 @@ func TestJSONL_RoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	imported := filepath.Join(dir, "imported.db")
-	if err := store.Import(imported, tape); err != nil {
+	if _, err := store.Import(imported, tape); err != nil {
 		t.Fatal(err)
 	}
 	var second bytes.Buffer
@@ -552,7 +552,7 @@ func TestCassette_CreateInMissingDirectory(t *testing.T) {
 			return err
 		}},
 		{"init", func() error { return store.Init(path) }},
-		{"import", func() error { return store.Import(path, &store.Tape{}) }},
+		{"import", func() error { _, err := store.Import(path, &store.Tape{}); return err }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -578,7 +578,7 @@ func TestWriter_FileMode(t *testing.T) {
 	}{
 		{"writer", func(t *testing.T, path string) error { newWriter(t, path); return nil }},
 		{"init", func(_ *testing.T, path string) error { return store.Init(path) }},
-		{"import", func(_ *testing.T, path string) error { return store.Import(path, tape) }},
+		{"import", func(_ *testing.T, path string) error { _, err := store.Import(path, tape); return err }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

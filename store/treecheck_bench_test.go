@@ -17,7 +17,7 @@ import (
 //	go test -run '^$' -bench CheckTree -benchtime 20x ./store/
 func BenchmarkCheckTree(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "big.db")
-	if err := Import(path, markedTape(66_667)); err != nil {
+	if _, err := Import(path, markedTape(66_667)); err != nil {
 		b.Fatal(err)
 	}
 	db, file, err := openDBFile(path, false)

@@ -110,7 +110,7 @@ func TestCassette_LoopingBranchPointer(t *testing.T) {
 			}
 			return err
 		}},
-		{"import", func() error { return Import(path, markedTape(1)) }},
+		{"import", func() error { _, err := Import(path, markedTape(1)); return err }},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {

@@ -41,7 +41,7 @@ func handshakeDB(t *testing.T) (db, jsonl string) {
 		t.Fatal(err)
 	}
 	db = filepath.Join(dir, "gosdk.db")
-	if err := store.Import(db, tape); err != nil {
+	if _, err := store.Import(db, tape); err != nil {
 		t.Fatal(err)
 	}
 	return db, jsonl

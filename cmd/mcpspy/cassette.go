@@ -485,7 +485,17 @@ func runImport(args []string, s streams) error {
 	// Build the cassette beside the target and rename it into place, so a
 	// failed import leaves nothing half-written. Importing into an existing
 	// cassette adds to a copy of it.
-	return addToCassette(*out, tape)
+	ids, err := addToCassette(*out, tape)
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		// Every recording starts at s1, so ids clash; say where each went.
+		if was := tape.Sessions[i].Info.ID; id != was {
+			fmt.Fprintf(s.Err, "mcpspy: import: session %s of %s is %s in %s (%s was taken)\n", was, fs.Arg(0), id, *out, was)
+		}
+	}
+	return nil
 }
 
 func copyExisting(path string, dst *os.File) error {

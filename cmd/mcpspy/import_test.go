@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,5 +49,26 @@ func TestMcpspy_ImportIntoEmptyFile(t *testing.T) {
 	_, again, _ := runCaptured("export", empty)
 	if want, _ := os.ReadFile(export); again != string(want) {
 		t.Errorf("the cassette made of the empty file does not export as %s", export)
+	}
+}
+
+// import into a cassette that holds the export's session ids already (as
+// any recording does: each starts at s1) gives each taken one the next
+// free id and says so on stderr.
+func TestMcpspy_ImportTakenIDs(t *testing.T) {
+	multi := filepath.Join(t.TempDir(), "multi.db")
+	export := brokenExport(t)
+	runOK(t, "import", "-o", multi, export)
+	runOK(t, "import", "-o", multi, export) // s2
+	code, _, stderr := runCaptured("import", "-o", multi, export)
+	if want := "mcpspy: import: session s1 of " + export + " is s3 in " + multi + " (s1 was taken)\n"; code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 0 and %q", code, stderr, want)
+	}
+	var ids []string
+	for _, s := range readTape(t, multi).Sessions {
+		ids = append(ids, s.Info.ID)
+	}
+	if want := []string{"s1", "s2", "s3"}; !slices.Equal(ids, want) {
+		t.Errorf("%s holds sessions %q, want %q", multi, ids, want)
 	}
 }

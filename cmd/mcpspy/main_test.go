@@ -131,14 +131,21 @@ func TestMcpspy_ExportImportRoundTrip(t *testing.T) {
 	if !bytes.Equal(a, twin) {
 		t.Errorf("cassettes/everything-stdio.jsonl is not the export of everything-stdio.db: run make cassettes")
 	}
-	// Importing the same sessions again is refused, and the cassette is
-	// left whole.
-	err := run(context.Background(), []string{"import", "-o", db, first}, s)
-	if err == nil || !strings.Contains(err.Error(), "exists already") {
-		t.Errorf("second import: %v", err)
+	// Importing the same session again gives it the next free id, says
+	// so, and keeps it whole.
+	errs.Reset()
+	if err := run(context.Background(), []string{"import", "-o", db, first}, s); err != nil {
+		t.Fatalf("second import: %v", err)
 	}
-	if _, err := store.Load(db); err != nil {
-		t.Errorf("cassette damaged by a refused import: %v", err)
+	if want := "mcpspy: import: session s1 of " + first + " is s2 in " + db + " (s1 was taken)\n"; !strings.Contains(errs.String(), want) {
+		t.Errorf("second import: stderr %q, want it to say %q", errs.String(), want)
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"export", "--session", "s2", db}, s); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.ReplaceAll(string(a), `{"session":"s1",`, `{"session":"s2",`); out.String() != want {
+		t.Errorf("the session imported again as s2 exports otherwise than s1 with its id changed")
 	}
 	// ls names the session and what the handshake told.
 	out.Reset()
@@ -205,8 +212,6 @@ func TestMcpspy_OutputOverInput(t *testing.T) {
 func TestMcpspy_WriteErrorsNameOutput(t *testing.T) {
 	dir := t.TempDir()
 	broken := brokenExport(t)
-	db := filepath.Join(dir, "has-s1.db")
-	runOK(t, "import", "-o", db, broken)
 	taken := filepath.Join(dir, "taken")
 	if err := os.Mkdir(taken, 0o700); err != nil {
 		t.Fatal(err)
@@ -216,7 +221,7 @@ func TestMcpspy_WriteErrorsNameOutput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"import a session the cassette has", []string{"import", "-o", db, broken}, "mcpspy: import into " + db + `: session "s1" exists already`},
+		{"import over a directory", []string{"import", "-o", taken, broken}, "mcpspy: write " + taken + ": cannot replace it (a directory, not a file)\n"},
 		{"export over a directory", []string{"export", "-o", taken, broken}, "mcpspy: write " + taken + ": cannot replace it (a directory, not a file)\n"},
 		{"export --filter over a directory", []string{"export", "--filter", "lint", "-o", taken, broken}, "mcpspy: write " + taken + ": cannot replace it (a directory, not a file)\n"},
 		{"export --redact over a directory", []string{"export", "--redact", "name", "-o", taken, broken}, "mcpspy: write " + taken + ": cannot replace it (a directory, not a file)\n"},
@@ -229,7 +234,7 @@ func TestMcpspy_WriteErrorsNameOutput(t *testing.T) {
 			}
 		})
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("left behind: %v", ents)
 	}
 }

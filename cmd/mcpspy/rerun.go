@@ -118,14 +118,17 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 }
 
 // addToCassette writes tape's sessions into the cassette at path, a copy
-// of it renamed into place, as import does.
-func addToCassette(path string, tape *store.Tape) error {
-	return atomicfile.Write(path, 0o600, func(tmp *os.File) error {
+// of it renamed into place, as import does, and returns the id each was
+// stored under (store.Import).
+func addToCassette(path string, tape *store.Tape) (ids []string, err error) {
+	err = atomicfile.Write(path, 0o600, func(tmp *os.File) error {
 		if err := copyExisting(path, tmp); err != nil {
 			return err
 		}
-		return store.Import(tmp.Name(), tape)
+		ids, err = store.Import(tmp.Name(), tape)
+		return err
 	})
+	return ids, err
 }
 
 // recordSessions adds sessions to the cassette at path as a recorder

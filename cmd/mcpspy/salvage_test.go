@@ -106,7 +106,7 @@ func TestMcpspy_ExportSalvageReadsAroundALoop(t *testing.T) {
 		sess.Messages = append(sess.Messages, &store.Message{Session: sess.Info.ID, Seq: seq, Dir: store.S2C, Time: last.Time.Add(time.Duration(i+1) * time.Millisecond), Frame: []byte(frame)})
 	}
 	db := filepath.Join(dir, "bug-report.db")
-	if err := store.Import(db, tape); err != nil {
+	if _, err := store.Import(db, tape); err != nil {
 		t.Fatal(err)
 	}
 	// bbolt's page layout: a 16-byte header (flags at 8, count at 10), then

@@ -62,7 +62,7 @@ func saveTape(t *testing.T, tape *store.Tape) []string {
 	t.Helper()
 	dir := t.TempDir()
 	db, jsonl := filepath.Join(dir, "tape.db"), filepath.Join(dir, "tape.jsonl")
-	if err := store.Import(db, tape); err != nil {
+	if _, err := store.Import(db, tape); err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer

@@ -50,7 +50,7 @@ func cassetteDB(t *testing.T, name, export string) string {
 		t.Fatal(err)
 	}
 	db := filepath.Join(t.TempDir(), name)
-	if err := store.Import(db, tape); err != nil {
+	if _, err := store.Import(db, tape); err != nil {
 		t.Fatal(err)
 	}
 	return db

@@ -41,7 +41,7 @@ import (
 // the session is stored once the file is free.
 func TestFallback_RecordsFromScratch(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "empty.db")
-	if err := store.Import(empty, &store.Tape{}); err != nil {
+	if _, err := store.Import(empty, &store.Tape{}); err != nil {
 		t.Fatal(err)
 	}
 	everything := func(t *testing.T) fallback.Options {

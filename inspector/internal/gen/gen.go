@@ -28,7 +28,7 @@ func Cassette(path string, n, perSession int) error {
 		k := min(n, perSession)
 		n -= k
 		sess := session(rng, fmt.Sprintf("s%d", s), start.Add(time.Duration(s)*time.Minute), k)
-		if err := store.Import(path, &store.Tape{Sessions: []store.TapeSession{sess}}); err != nil {
+		if _, err := store.Import(path, &store.Tape{Sessions: []store.TapeSession{sess}}); err != nil {
 			return fmt.Errorf("generate %s: %w", path, err)
 		}
 	}
