@@ -489,6 +489,7 @@ func runImport(args []string, s streams) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintln(s.Err, importSummary(tape.Sessions, fs.Arg(0)))
 	for i, id := range ids {
 		// Every recording starts at s1, so ids clash; say where each went.
 		if was := tape.Sessions[i].Info.ID; id != was {

@@ -54,27 +54,41 @@ func importHAR(f *os.File, path, out string, redact, redactValue []string, noRed
 	if len(got.Sessions) == 0 {
 		empty := ""
 		if got.EmptyWebSockets > 0 {
-			empty = fmt.Sprintf("; %d WebSocket connections with no frames saved", got.EmptyWebSockets)
+			empty = "; " + counted(got.EmptyWebSockets, "WebSocket connection") + " with no frames saved"
 		}
-		return fmt.Errorf("import: %s has no MCP traffic (%d entries, none a JSON-RPC message, an MCP header or a legacy SSE endpoint%s)", path, got.Skipped, empty)
+		return fmt.Errorf("import: %s has no MCP traffic (%s, none a JSON-RPC message, an MCP header or a legacy SSE endpoint%s)", path, counted(got.Skipped, "entry"), empty)
 	}
 	if err := recordSessions(out, got.Sessions); err != nil {
 		return err
 	}
-	messages := 0
-	for _, ts := range got.Sessions {
-		messages += len(ts.Messages)
-	}
-	fmt.Fprintf(s.Err, "mcpspy: import: %d messages in %d sessions from %s", messages, len(got.Sessions), path)
+	fmt.Fprint(s.Err, importSummary(got.Sessions, path))
 	if got.Skipped > 0 {
-		fmt.Fprintf(s.Err, "; %d entries carried no MCP traffic and were left out", got.Skipped)
+		fmt.Fprintf(s.Err, "; %s carried no MCP traffic and %s left out", counted(got.Skipped, "entry"), agree(got.Skipped, "was", "were"))
 	}
 	fmt.Fprintln(s.Err)
-	if got.EmptyWebSockets > 0 {
-		fmt.Fprintf(s.Err, "mcpspy: import: warning: %d WebSocket connections in %s hold no frames and were left out (Chrome saves them in _webSocketMessages; other browsers may not)\n", got.EmptyWebSockets, path)
+	if n := got.EmptyWebSockets; n > 0 {
+		fmt.Fprintf(s.Err, "mcpspy: import: warning: %s in %s %s no frames and %s left out (Chrome saves them in _webSocketMessages; other browsers may not)\n", counted(n, "WebSocket connection"), path, agree(n, "holds", "hold"), agree(n, "was", "were"))
 	}
-	if got.EmptyStreams > 0 {
-		fmt.Fprintf(s.Err, "mcpspy: import: warning: %d event-stream answers in %s hold no text, so their messages are not in the cassette (a stream still open when the HAR was saved, or one whose body the browser left out)\n", got.EmptyStreams, path)
+	if n := got.EmptyStreams; n > 0 {
+		fmt.Fprintf(s.Err, "mcpspy: import: warning: %s in %s %s no text, so %s messages are not in the cassette (a stream still open when the HAR was saved, or one whose body the browser left out)\n", counted(n, "event-stream answer"), path, agree(n, "holds", "hold"), agree(n, "its", "their"))
 	}
 	return nil
+}
+
+// importSummary is import's line on stderr, without its newline: how
+// many messages in how many sessions it took from path.
+func importSummary(sessions []store.TapeSession, path string) string {
+	messages := 0
+	for _, ts := range sessions {
+		messages += len(ts.Messages)
+	}
+	return fmt.Sprintf("mcpspy: import: %s in %s from %s", counted(messages, "message"), counted(len(sessions), "session"), path)
+}
+
+// agree is one, said of a count of 1, or many.
+func agree(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -58,7 +58,7 @@ func TestMcpspy_ImportHARRefusals(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no MCP traffic", []string{"import", "-o", out, page}, 1, "mcpspy: import: " + page + " has no MCP traffic (1 entries, none a JSON-RPC message, an MCP header or a legacy SSE endpoint)\n"},
+		{"no MCP traffic", []string{"import", "-o", out, page}, 1, "mcpspy: import: " + page + " has no MCP traffic (1 entry, none a JSON-RPC message, an MCP header or a legacy SSE endpoint)\n"},
 		{"--redact with a JSONL", []string{"import", "--redact", "q", "-o", out, shippedCassette(t, "everything-stdio.jsonl")}, 2, "--redact is for a HAR file"},
 		{"--redact and --no-redact", []string{"import", "--no-redact", "--redact", "q", "-o", out, har}, 2, "--redact and --no-redact contradict each other"},
 		{"a bad --redact-value", []string{"import", "--redact-value", "(", "-o", out, har}, 2, "--redact-value"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,5 +71,30 @@ func TestMcpspy_ImportTakenIDs(t *testing.T) {
 	}
 	if want := []string{"s1", "s2", "s3"}; !slices.Equal(ids, want) {
 		t.Errorf("%s holds sessions %q, want %q", multi, ids, want)
+	}
+}
+
+// import says on one line of stderr what it took, from a JSONL export as
+// from a HAR, each count spelled for its number.
+func TestMcpspy_ImportSummary(t *testing.T) {
+	dir := t.TempDir()
+	har := filepath.Join(dir, "http.har")
+	runOK(t, "export", "--har", "-o", har, shippedCassette(t, "everything-http.db"))
+	tests := []struct {
+		name string
+		from string
+		want string
+	}{
+		{"a JSONL export", shippedCassette(t, "everything-stdio.jsonl"), "19 messages in 1 session"},
+		{"a HAR", har, "12 messages in 1 session"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(dir, fmt.Sprintf("c%d.db", i))
+			code, _, stderr := runCaptured("import", "-o", out, tt.from)
+			if want := "mcpspy: import: " + tt.want + " from " + tt.from + "\n"; code != 0 || stderr != want {
+				t.Errorf("exit %d, stderr %q; want 0 and %q", code, stderr, want)
+			}
+		})
 	}
 }

@@ -165,13 +165,17 @@ func (r *exportRedactor) summary(w io.Writer) {
 	}
 }
 
-// counted spells "1 value", "2 values"; "1 message is", "2 messages are".
+// counted spells "1 value", "2 values"; "1 entry", "2 entries"; "1
+// message is", "2 messages are".
 func counted(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
 	if word, ok := strings.CutSuffix(noun, " is"); ok {
-		return fmt.Sprintf("%d %ss are", n, word)
+		return counted(n, word) + " are"
+	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && stem != "" && !strings.ContainsAny(stem[len(stem)-1:], "aeiou") {
+		return fmt.Sprintf("%d %sies", n, stem)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
