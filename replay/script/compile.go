@@ -478,7 +478,25 @@ func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 		a := c.answer(&answers[i], ct.sequence, ct.asks, out)
 		ct.answers = append(ct.answers, a)
 	}
+	if !ct.sequence {
+		c.unreachable(len(t.Answers), func(i int) (Pos, bool) { return t.Answers[i].Pos, t.Answers[i].When != nil })
+	}
 	return ct
+}
+
+// unreachable refuses answers after one without when: that one answers
+// every call first, so what follows it is never chosen, and the author
+// probably meant it to be the last, the default. at gives answer i's
+// place and whether it has a when.
+func (c *compiler) unreachable(n int, at func(i int) (Pos, bool)) {
+	for i := 0; i+1 < n; i++ {
+		p, hasWhen := at(i)
+		if !hasWhen {
+			next, _ := at(i + 1)
+			c.errorf(next, "never chosen: the answer at line %d has no when, so it answers first; put the default last", p.Line)
+			return
+		}
+	}
 }
 
 // schema compiles a JSON Schema (2020-12 by default, or draft-07 when its

@@ -58,6 +58,7 @@ func (c *compiler) resource(r *Resource) *resource {
 	for i := range r.Answers {
 		cr.answers = append(cr.answers, c.resourceAnswer(&r.Answers[i], cr.asks))
 	}
+	c.unreachable(len(r.Answers), func(i int) (Pos, bool) { return r.Answers[i].Pos, r.Answers[i].When != nil })
 	return cr
 }
 
@@ -163,6 +164,7 @@ func (c *compiler) prompt(p *Prompt) *prompt {
 		ca.messages = c.messages(a.Messages, "a prompt message")
 		cp.answers = append(cp.answers, ca)
 	}
+	c.unreachable(len(p.Answers), func(i int) (Pos, bool) { return p.Answers[i].Pos, p.Answers[i].When != nil })
 	return cp
 }
 

@@ -279,10 +279,14 @@ func (d *decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
 		return
 	}
 	idx, names := fieldsOf(v.Type())
+	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := resolve(n.Content[i])
 		if k == nil || !isString(k) {
 			d.errorf(at(n.Content[i], path), "keys must be strings")
+			continue
+		}
+		if d.twice(seen, k, path) {
 			continue
 		}
 		fi, ok := idx[k.Value]
@@ -299,6 +303,19 @@ func (d *decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
 			p.fields[k.Value] = at(resolve(n.Content[i+1]), join(path, k.Value))
 		}
 	}
+}
+
+// twice reports a key given a second time in one mapping, which YAML
+// forbids and yaml.v3 leaves to its reader (a node tree keeps both): the
+// last would win silently, and what the author meant first be lost.
+// seen maps the keys so far to their lines.
+func (d *decoder) twice(seen map[string]int, k *yaml.Node, path string) bool {
+	if first, ok := seen[k.Value]; ok {
+		d.errorf(at(k, join(path, k.Value)), "%q is given twice in one mapping (first at line %d)", k.Value, first)
+		return true
+	}
+	seen[k.Value] = k.Line
+	return false
 }
 
 func posField(v reflect.Value) reflect.Value {
@@ -341,10 +358,14 @@ func (d *decoder) value(n *yaml.Node, path string) any {
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := resolve(n.Content[i])
 			if k == nil || k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
 				d.errorf(at(n.Content[i], path), "keys must be strings")
+				continue
+			}
+			if d.twice(seen, k, path) {
 				continue
 			}
 			m[k.Value] = d.value(n.Content[i+1], join(path, k.Value))
@@ -396,11 +417,15 @@ func (hs *Headers) decodeNode(d *decoder, n *yaml.Node, path string) {
 		d.errorf(hs.Pos, "want a mapping of header names to values, got %s", kindName(n))
 		return
 	}
+	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
 		if k == nil || !isString(k) {
 			d.errorf(at(n.Content[i], path), "keys must be strings")
 			continue
+		}
+		if d.twice(seen, k, path) {
+			continue // a header sent twice is a list of values
 		}
 		h := Header{Pos: at(k, join(path, k.Value)), Name: k.Value}
 		vals := []*yaml.Node{v}

@@ -184,6 +184,26 @@ tools:
 resources:
   - {uri: readme.txt, name: readme, text: hi}
 `, []string{`test.yaml:2:11: resources[0].uri: uri "readme.txt" is not an absolute URI: give it a scheme (file:///readme.txt`}},
+		{"a key given twice", `
+tools:
+  - name: a
+    name: b
+    answers: [{text: x, structuredContent: {n: 1, n: 2}, fault: http-503, headers: {Retry-After: 1, Retry-After: 2}}]
+`, []string{`test.yaml:3:5: tools[0].name: "name" is given twice in one mapping (first at line 2)`,
+			`test.yaml:4:51: tools[0].answers[0].structuredContent.n: "n" is given twice in one mapping (first at line 4)`,
+			`tools[0].answers[0].headers.Retry-After: "Retry-After" is given twice`}},
+		{"answers after the default", `
+tools:
+  - name: a
+    answers:
+      - text: default
+      - {when: {exact: {x: 1}}, text: one}
+      - {when: {exact: {x: 2}}, text: two}
+prompts:
+  - name: p
+    answers: [{messages: [{role: user, text: x}]}, {when: {exact: {t: y}}, messages: [{role: user, text: y}]}]
+`, []string{`test.yaml:5:9: tools[0].answers[1]: never chosen: the answer at line 4 has no when, so it answers first; put the default last`,
+			`test.yaml:9:52: prompts[0].answers[1]: never chosen: the answer at line 9 has no when`}},
 		{"schema with a bad $ref", `
 tools:
   - name: a
