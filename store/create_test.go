@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -168,5 +169,79 @@ func TestWriter_CassetteRemovedWhileRecording(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A cassette nothing is recorded into keeps its bytes and its mtime: a
+// commit of nothing rewrites a meta page and the freelist, and a golden
+// cassette in git would show as changed after every replay that opened it
+// to write (mcpmock's fallback does, in case the server is asked).
+func TestInit_ExistingCassetteUntouched(t *testing.T) {
+	tests := []struct {
+		name    string
+		use     func(t *testing.T, path string) error
+		changes bool
+	}{
+		{"init", func(_ *testing.T, path string) error { return store.Init(path) }, false},
+		{"writer that records nothing", func(_ *testing.T, path string) error {
+			w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+			if err != nil {
+				return err
+			}
+			return w.Close()
+		}, false},
+		// The control: what records does change the file.
+		{"writer that records a session", func(_ *testing.T, path string) error {
+			w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+			if err != nil {
+				return err
+			}
+			if _, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio}); err != nil {
+				w.Close()
+				return err
+			}
+			return w.Close()
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.db")
+			w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), nil)
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+			if err := os.Chtimes(path, old, old); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			if err := tt.use(t, path); err != nil {
+				t.Fatal(err)
+			}
+			after, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := !bytes.Equal(before, after) || !st.ModTime().Equal(old)
+			if changed != tt.changes {
+				t.Errorf("changed %v (mtime %v, was %v), want %v", changed, st.ModTime(), old, tt.changes)
+			}
+		})
 	}
 }

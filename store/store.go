@@ -444,7 +444,10 @@ func isDetour(r any) bool {
 
 // Init creates the cassette at path if needed, or checks that the file there
 // is a cassette this code can write. Recording calls it first so that a bad
-// path fails before any traffic flows.
+// path fails before any traffic flows. An existing cassette is checked
+// without writing to it: a commit, even of nothing, rewrites a meta page
+// and the freelist, and a cassette kept in git would show as changed by a
+// run that recorded nothing into it.
 func Init(path string) error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		placed, err := create(path)
@@ -452,7 +455,53 @@ func Init(path string) error {
 			return err
 		}
 	}
+	if checked, err := checkWritable(path); checked || err != nil {
+		return err
+	}
+	// Empty, a bare bbolt file, or gone again: the first commit fills it
+	// (or makes it), as it always did.
 	return update(path, func(*bolt.Tx) error { return nil })
+}
+
+// checkWritable checks, without a write transaction, what update would
+// refuse in the cassette at path: a file that cannot be opened to write,
+// or is no cassette, or a newer or damaged one. checked is false when
+// there is no cassette there yet to check: the path is missing or not a
+// file (update says which), the file is empty, or it is a bbolt file
+// without buckets, which a writer fills (ensureSchema).
+func checkWritable(path string) (checked bool, err error) {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		return false, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false, classifyOpenError(path, err) // as bbolt's open to write fails
+	}
+	f.Close()
+	db, file, err := openDBFile(path, false)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	err = guard(path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			if err := checkWhole(path, tx); err != nil {
+				return err
+			}
+			if err := checkTree(path, file, tx, false); err != nil {
+				return err
+			}
+			if tx.Bucket(bucketMeta) == nil && isEmptyDB(tx) {
+				return errStop
+			}
+			return checkMeta(path, tx)
+		})
+	})
+	if errors.Is(err, errStop) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // create makes a new cassette at path in one step: it is built beside

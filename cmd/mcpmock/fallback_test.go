@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -276,6 +277,62 @@ func TestServe_FallbackCannotStart(t *testing.T) {
 	if r := readReport(t, report); r.Matched != 2 || len(r.FallbackFailed) != 1 || r.RecordedAnew != 0 {
 		t.Errorf("report: %+v", r)
 	}
+}
+
+// TestServe_FallbackLeavesCassetteUntouched: a cassette the fallback
+// server added nothing to keeps its bytes and its mtime, whether nothing
+// was asked or everything was answered from it, so a golden cassette in
+// git does not show as changed after a replay.
+func TestServe_FallbackLeavesCassetteUntouched(t *testing.T) {
+	fromTape := strings.Join(strings.SplitAfter(hostSession, "\n")[:3], "") // initialize, initialized, the recorded echo
+	tests := []struct {
+		name  string
+		stdin string
+	}{
+		{"nothing asked", ""},
+		{"all answered from the cassette", fromTape},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, _ := handshakeDB(t)
+			old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+			if err := os.Chtimes(db, old, old); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.ReadFile(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := runWith(t, tt.stdin, "serve", db, "--", "true")
+			if code != 0 || strings.Contains(stdout, `"error"`) {
+				t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			after, err := os.ReadFile(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(before, after) {
+				t.Errorf("the cassette changed: %d of its %d bytes differ", differing(before, after), len(before))
+			}
+			if st, err := os.Stat(db); err != nil {
+				t.Fatal(err)
+			} else if !st.ModTime().Equal(old) {
+				t.Errorf("the cassette's mtime is %v, was %v", st.ModTime(), old)
+			}
+		})
+	}
+}
+
+// differing counts the bytes in which a and b differ, the longer's
+// excess included.
+func differing(a, b []byte) int {
+	n := max(len(a), len(b)) - min(len(a), len(b))
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			n++
+		}
+	}
+	return n
 }
 
 // TestServe_FallbackHTTPHeader: --header reaches the go-sdk server behind
