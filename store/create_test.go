@@ -245,3 +245,86 @@ func TestInit_ExistingCassetteUntouched(t *testing.T) {
 		})
 	}
 }
+
+// With CreateLate a missing cassette is made by the first commit that
+// stores something, whole and 0600 as Init makes it; a writer that
+// records nothing leaves no file, not even a temporary one. A directory
+// it could not be made in still fails NewWriter.
+func TestWriter_CreateLate(t *testing.T) {
+	tests := []struct {
+		name    string
+		record  bool
+		want    bool // a cassette at the path
+		missing bool // its directory does not exist
+	}{
+		{name: "records nothing", record: false, want: false},
+		{name: "records a session", record: true, want: true},
+		{name: "in a missing directory", missing: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.missing {
+				dir = filepath.Join(dir, "missing")
+			}
+			path := filepath.Join(dir, "c.db")
+			w, err := store.NewWriter(path, store.WriterOptions{NoSync: true, CreateLate: true})
+			if tt.missing {
+				want := "create cassette " + path + ": create a file in " + dir + ": no such file or directory"
+				if err == nil || err.Error() != want {
+					t.Errorf("error %v, want %q", err, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("after NewWriter the directory holds %v, want nothing yet", entries)
+			}
+			var id string
+			if tt.record {
+				s, err := w.StartSession(store.SessionInfo{Transport: store.TransportStdio})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), nil)
+				if err := w.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				id = s.ID()
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.want {
+				if len(entries) != 0 {
+					t.Errorf("the directory holds %v, want nothing", entries)
+				}
+				return
+			}
+			if len(entries) != 1 || entries[0].Name() != "c.db" {
+				t.Fatalf("the directory holds %v, want c.db alone", entries)
+			}
+			if st, err := os.Stat(path); err != nil {
+				t.Fatal(err)
+			} else if st.Mode().Perm() != 0o600 {
+				t.Errorf("mode %v, want 0600", st.Mode().Perm())
+			}
+			err = store.View(path, func(r *store.Reader) error {
+				infos, err := r.Sessions()
+				if len(infos) != 1 || infos[0].ID != id || r.LastSeq(id) != 1 {
+					t.Errorf("sessions %+v, want %s with its message", infos, id)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

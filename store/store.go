@@ -514,24 +514,35 @@ func checkWritable(path string) (checked bool, err error) {
 // checks it) or the file system has no hard links (Init creates it in
 // place).
 func create(path string) (placed bool, err error) {
+	tmp, err := tempBeside(path)
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp)
+	if err := update(tmp, func(*bolt.Tx) error { return nil }); err != nil {
+		return false, fmt.Errorf("create cassette %s: %w", path, err)
+	}
+	return os.Link(tmp, path) == nil, nil
+}
+
+// tempBeside makes an empty file in path's directory, 0600 as a cassette
+// is, for a cassette to be built in, and returns its name. Its error says
+// why path could not be created there.
+func tempBeside(path string) (string, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "." // not CreateTemp's default, the system's temp directory
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".creating-*") // 0600, as a cassette is
+	tmp, err := os.CreateTemp(dir, "."+base+".creating-*")
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err // without the temporary name, which the user never gave
 		}
-		return false, fmt.Errorf("create cassette %s: create a file in %s: %w", path, filepath.Dir(path), err)
+		return "", fmt.Errorf("create cassette %s: create a file in %s: %w", path, filepath.Dir(path), err)
 	}
 	tmp.Close()
-	defer os.Remove(tmp.Name())
-	if err := update(tmp.Name(), func(*bolt.Tx) error { return nil }); err != nil {
-		return false, fmt.Errorf("create cassette %s: %w", path, err)
-	}
-	return os.Link(tmp.Name(), path) == nil, nil
+	return tmp.Name(), nil
 }
 
 // Check opens the cassette at path read-only and verifies its format.

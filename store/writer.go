@@ -43,6 +43,14 @@ type WriterOptions struct {
 	// Log receives warnings (a slow store, a failed commit that will be
 	// retried). Default: discarded.
 	Log io.Writer
+	// CreateLate leaves a missing cassette to the first commit that has
+	// something to store, so that a writer that records nothing leaves no
+	// file behind: mcpmock's fallback makes its writer before it knows
+	// whether its server will ever be asked. NewWriter still checks that
+	// the file could be created there. A follower cannot open the
+	// cassette before that commit, so a recorder that others watch from
+	// the start does not set it.
+	CreateLate bool
 	// NoSync skips fsync on commit. Data still survives a killed process
 	// (it is in the page cache), but not a power cut. For benchmarks and
 	// tests.
@@ -100,8 +108,10 @@ type Session struct {
 	key string
 }
 
-// NewWriter checks (or creates) the cassette at path and starts the commit
-// goroutine. Close it to flush and stop.
+// NewWriter checks (or creates; see CreateLate) the cassette at path and
+// starts the commit goroutine. It writes nothing to a cassette that exists:
+// one that nothing is recorded into keeps its bytes. Close it to flush and
+// stop.
 func NewWriter(path string, opts WriterOptions) (*Writer, error) {
 	if opts.CommitInterval <= 0 {
 		opts.CommitInterval = 25 * time.Millisecond
@@ -112,7 +122,7 @@ func NewWriter(path string, opts WriterOptions) (*Writer, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	if err := Init(path); err != nil {
+	if err := initWriter(path, opts.CreateLate); err != nil {
 		return nil, err
 	}
 	w := &Writer{
@@ -128,6 +138,19 @@ func NewWriter(path string, opts WriterOptions) (*Writer, error) {
 	w.wg.Add(1)
 	go w.loop()
 	return w, nil
+}
+
+// initWriter checks or creates the cassette at path, as Init; late, a
+// missing one is only checked for: the first commit creates it.
+func initWriter(path string, late bool) error {
+	if _, err := os.Stat(path); late && errors.Is(err, fs.ErrNotExist) {
+		tmp, err := tempBeside(path)
+		if err == nil {
+			os.Remove(tmp)
+		}
+		return err
+	}
+	return Init(path)
 }
 
 // Path is the cassette file.
@@ -594,11 +617,17 @@ func (w *Writer) update(fn func(tx *bolt.Tx) error) error {
 // batch, the messages a Flush is about to commit, and those still pending
 // are renumbered. The caller holds flushMu.
 func (w *Writer) reviveIfRemoved(batch []*Message) error {
-	if w.shut || w.lease.db != nil || w.lease.opens == 0 { // a closed writer writes nothing (update says so)
+	if w.shut || w.lease.db != nil { // a closed writer writes nothing (update says so)
 		return nil
 	}
 	if _, err := os.Stat(w.path); !errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	if w.lease.opens == 0 {
+		// Not created yet (CreateLate), or removed before this writer
+		// stored anything in it: made now, whole, as Init makes it.
+		_, err := create(w.path)
+		return err
 	}
 	fmt.Fprintf(w.opts.Log, "mcpspy: cassette %s was removed while recording; recording the rest into a new one there (what the removed file held is gone with it)\n", w.path)
 	if _, err := create(w.path); err != nil {

@@ -279,6 +279,21 @@ func TestServe_FallbackCannotStart(t *testing.T) {
 	}
 }
 
+// TestServe_FallbackCannotStartLeavesNoCassette: a cassette that does not
+// exist yet, for a server that never started, is not created: an empty
+// one would pass check and serve --strict with an invented initialize.
+func TestServe_FallbackCannotStartLeavesNoCassette(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "new.db")
+	_, stdout, stderr := runWith(t, hostSession, "serve", db, "--", "/nonexistent/server")
+	if got := answerTo(t, stdout, "1"); !strings.Contains(got, "cannot start it") {
+		t.Errorf("initialize: %s; want an error saying the server cannot start", got)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("the directory holds %v (%v), want nothing; stderr:\n%s", entries, err, stderr)
+	}
+}
+
 // TestServe_FallbackLeavesCassetteUntouched: a cassette the fallback
 // server added nothing to keeps its bytes and its mtime, whether nothing
 // was asked or everything was answered from it, so a golden cassette in

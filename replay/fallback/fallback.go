@@ -108,8 +108,11 @@ type Stats struct {
 	Failed []string
 }
 
-// New checks opts and, when Record is set, opens the cassette for writing
-// (created if missing): a foreign or newer file fails here, not mid-run.
+// New checks opts and, when Record is set, the cassette for writing: a
+// foreign or newer file, or a directory a missing one cannot be created
+// in, fails here, not mid-run. A missing cassette is created when the
+// first session is recorded: one the server was never asked into (or
+// never answered) is not left behind, empty.
 func New(opts Options) (*Source, error) {
 	switch {
 	case len(opts.Command) > 0 && opts.URL != nil:
@@ -135,7 +138,8 @@ func New(opts Options) (*Source, error) {
 		s.target = opts.RedactValues.CommandLine(opts.Command)
 	}
 	if opts.Record != "" {
-		wo := store.WriterOptions{Observe: store.ObserveHandshake, Log: opts.Log, Rewrite: recorder.Rewriter(opts.Redact, opts.RedactValues)}
+		wo := store.WriterOptions{Observe: store.ObserveHandshake, Log: opts.Log, Rewrite: recorder.Rewriter(opts.Redact, opts.RedactValues),
+			CreateLate: true}
 		w, err := store.NewWriter(opts.Record, wo)
 		if err != nil {
 			return nil, fmt.Errorf("fallback: cassette for new sessions: %w", err)

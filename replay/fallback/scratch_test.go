@@ -92,6 +92,13 @@ func TestFallback_RecordsFromScratch(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "new.db")
 			opts := tc.server(t)
 			opts.Record = db
+			if tc.locked {
+				// A missing cassette is created with the first session,
+				// too late to lock: an empty one is there to be locked.
+				if err := store.Init(db); err != nil {
+					t.Fatal(err)
+				}
+			}
 			fb := newFallback(t, opts)
 			unlock := func() {}
 			if tc.locked {
