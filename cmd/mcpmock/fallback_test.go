@@ -294,6 +294,44 @@ func TestServe_FallbackCannotStartLeavesNoCassette(t *testing.T) {
 	}
 }
 
+// TestServe_FallbackNeverStarted: a server command that could not be
+// started any time a request needed it fails the run without --strict,
+// naming the server and why; one never needed, one that started and then
+// failed, and a URL (reached per request, maybe up later) do not.
+func TestServe_FallbackNeverStarted(t *testing.T) {
+	_, jsonl := handshakeDB(t)
+	ln := httptest.NewServer(http.NotFoundHandler())
+	deadURL := ln.URL + "/mcp"
+	ln.Close() // nobody listens there now
+	fromTape := strings.Join(strings.SplitAfter(hostSession, "\n")[:3], "")
+	tests := []struct {
+		name    string
+		stdin   string
+		server  []string
+		code    int
+		wantErr string
+	}{
+		{"cannot start, needed", hostSession, []string{"--", "/nonexistent/server"}, 1,
+			`mcpmock: fallback server /nonexistent/server: cannot start it: exec: "/nonexistent/server"`},
+		{"cannot start, not needed", fromTape, []string{"--", "/nonexistent/server"}, 0, ""},
+		{"started, then exited", hostSession, []string{"--", "sh", "-c", "exit 3"}, 0, ""},
+		{"URL nobody listens on", hostSession, []string{"--upstream", deadURL}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runWith(t, tt.stdin, append([]string{"serve", jsonl}, tt.server...)...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			for _, want := range []string{tt.wantErr, "no such file or directory; the 1 request(s) that needed it got an error\n"} {
+				if tt.wantErr != "" && !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+		})
+	}
+}
+
 // TestServe_FallbackLeavesCassetteUntouched: a cassette the fallback
 // server added nothing to keeps its bytes and its mtime, whether nothing
 // was asked or everything was answered from it, so a golden cassette in

@@ -359,6 +359,12 @@ func finish(rep replay.Report, fb fallback.Stats, o *serveOptions) error {
 	if o.strict && !r.Clean() {
 		return fmt.Errorf("--strict: %d request(s) unmatched, %d recorded request(s) unused", len(r.Unmatched), len(r.Unused))
 	}
+	// Without --strict too: the command could not be run at all, so
+	// nothing the run was to record was, and a script that checks only
+	// the exit code must not take the run for a recording.
+	if fb.NeverStarted != nil {
+		return fmt.Errorf("fallback server %w; the %d request(s) that needed it got an error", fb.NeverStarted, len(fb.Failed))
+	}
 	return nil
 }
 

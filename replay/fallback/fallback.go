@@ -92,6 +92,10 @@ type Source struct {
 	answered int
 	failed   []string
 	recErr   error
+	// started: a server session was started; startErr: why the first
+	// that could not be, was not.
+	started  bool
+	startErr error
 	closed   bool
 	wg       sync.WaitGroup // upstreams not yet ended
 	logMu    sync.Mutex
@@ -106,6 +110,12 @@ type Stats struct {
 	// for (the server did not start, was unreachable, exited), one line
 	// each: "tools/call {…}: …".
 	Failed []string
+	// NeverStarted says why the server command could not be started,
+	// when it could not be any time it was tried and never was: nothing
+	// could be recorded, and the command line is likely wrong. Nil
+	// otherwise, and for a URL, which is not started but reached for
+	// each request (Failed says how that went).
+	NeverStarted error
 }
 
 // New checks opts and, when Record is set, the cassette for writing: a
@@ -175,7 +185,11 @@ func (s *Source) Open() replay.SessionSource { return &session{src: s} }
 func (s *Source) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{Answered: s.answered, Failed: append([]string(nil), s.failed...)}
+	st := Stats{Answered: s.answered, Failed: append([]string(nil), s.failed...)}
+	if !s.started && s.startErr != nil {
+		st.NeverStarted = fmt.Errorf("%s: %w", s.target, s.startErr)
+	}
+	return st
 }
 
 // Close ends the server sessions still open, waits for them, and commits

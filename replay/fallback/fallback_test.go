@@ -390,13 +390,16 @@ func TestFallback_Unreachable(t *testing.T) {
 		opts   fallback.Options
 		want   []string
 		starts string // a file with a line per start of the server, or ""
+		// neverStarted is what Stats.NeverStarted says, or "" for nil.
+		neverStarted string
 	}{
 		{"no such command", fallback.Options{Command: []string{"/nonexistent/mcp-server", "--api-key", "s3cret"}},
-			[]string{"/nonexistent/mcp-server --api-key [redacted]", "cannot start it", "no such file or directory"}, ""},
+			[]string{"/nonexistent/mcp-server --api-key [redacted]", "cannot start it", "no such file or directory"}, "",
+			`/nonexistent/mcp-server --api-key [redacted]: cannot start it: exec: "/nonexistent/mcp-server": stat /nonexistent/mcp-server: no such file or directory`},
 		{"exits at once", fallback.Options{Command: []string{"sh", "-c", "echo started >> \"$0\"; echo 'no config file' >&2; exit 3", starts}},
-			[]string{"exited (exit code 3)", "no config file"}, starts},
+			[]string{"exited (exit code 3)", "no config file"}, starts, ""},
 		{"unreachable URL", fallback.Options{URL: deadURL},
-			[]string{deadURL.String(), "cannot reach it", "connection refused"}, ""},
+			[]string{deadURL.String(), "cannot reach it", "connection refused"}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -434,8 +437,12 @@ func TestFallback_Unreachable(t *testing.T) {
 			c.cs.Close()
 			srv.Close()
 			_ = fb.Close()
-			if st := fb.Stats(); st.Answered != 0 || len(st.Failed) != 2 {
+			st := fb.Stats()
+			if st.Answered != 0 || len(st.Failed) != 2 {
 				t.Errorf("stats %+v, want 2 failed", st)
+			}
+			if got := fmt.Sprint(st.NeverStarted); (st.NeverStarted != nil || tt.neverStarted != "") && got != tt.neverStarted {
+				t.Errorf("NeverStarted %s, want %q", got, tt.neverStarted)
 			}
 			if !strings.Contains(log.String(), "mcpmock: fallback: tools/call") {
 				t.Errorf("log: %q", log.String())

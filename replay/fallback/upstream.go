@@ -143,11 +143,17 @@ func (s *Source) start() (*upstream, error) {
 	if err != nil {
 		u.cancel()
 		u.endRecording(store.EndInfo{Reason: store.EndError, Error: err.Error()})
+		s.mu.Lock()
+		if s.startErr == nil {
+			s.startErr = err
+		}
+		s.mu.Unlock()
 		return nil, err
 	}
 	u.conn = c
 	close(u.ready)
 	s.mu.Lock()
+	s.started = true
 	s.open[u] = true
 	s.wg.Add(1)
 	s.mu.Unlock()
