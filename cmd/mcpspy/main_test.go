@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +39,9 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"bad flag", []string{"record", "--bogus", "--", "true"}, 2, []string{"flag provided but not defined: -bogus\n"}},
 		{"bad flag near one", []string{"record", "--upstrem", "http://x"}, 2, []string{"flag provided but not defined: -upstrem; did you mean --upstream?\n"}},
 		{"server command does not exist", []string{"record", "-o", filepath.Join(dir, "b.db"), "--", "no-such-mcp-server-xyz"}, 1, []string{`"no-such-mcp-server-xyz"`, "not found"}},
+		{"empty server command", []string{"record", "-o", filepath.Join(dir, "x2.db"), "--", ""}, 1, []string{`server command "": exec: "": executable file not found`}},
+		{"empty -o", []string{"record", "-o", "", "--", "true"}, 2, []string{"record: -o wants a CASSETTE path, got an empty one\n"}},
+		{"wrap into an empty --cassette", []string{"wrap", "--cassette", "", "mcp.json"}, 2, []string{"wrap: --cassette wants a CASSETTE path, got an empty one\n"}},
 		{"file is not a cassette", []string{"record", "-o", notCassette, "--", "true"}, 1, []string{notCassette, "not an mcptape cassette"}},
 		{"unwritable cassette path", []string{"record", "-o", unwritable, "--", "true"}, 1, []string{unwritable, "not a directory"}},
 		{"ls of a missing file", []string{"ls", filepath.Join(dir, "missing.db")}, 1, []string{"missing.db", "does not exist"}},
@@ -93,6 +98,12 @@ func TestMcpspy_BadInput(t *testing.T) {
 	// A file that was not a cassette is left as it was.
 	if b, _ := os.ReadFile(notCassette); string(b) != "just some notes\n" {
 		t.Errorf("the non-cassette file was changed: %q", b)
+	}
+	// A record that failed before its session began made no cassette.
+	for _, name := range []string{"b.db", "x2.db"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("stat %s: %v; want no cassette made", name, err)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os/exec"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/cli"
@@ -89,6 +90,9 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 			return nil, usageErrorf("record: --%s is for HTTP and WebSocket recording (--upstream URL), not a stdio server", name)
 		}
 	}
+	if o.cassette == "" {
+		return nil, usageErrorf("record: -o wants a CASSETTE path, got an empty one")
+	}
 	if err := checkCassetteOut("record", "-o", o.cassette); err != nil {
 		return nil, err
 	}
@@ -116,23 +120,36 @@ func runRecord(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
+	if o.upstream != "" {
+		return recordNet(ctx, s, o)
+	}
+	return recordStdio(ctx, s, o)
+}
+
+// newWriter opens (or creates) the cassette. Both modes call it only once
+// what can fail before a session is checked (the listener, the server
+// command), so that a run failing there leaves no new file behind.
+func newWriter(s streams, o *recordOptions) (*store.Writer, error) {
 	wopts := store.WriterOptions{Observe: store.ObserveHandshake, Log: s.Err, NoSync: !o.fsync}
 	wopts.Rewrite = recorder.Rewriter(o.redact, o.values) // on the store's goroutine, off the forwarding path
 	w, err := store.NewWriter(o.cassette, wopts)
 	if err != nil {
-		return fmt.Errorf("cassette: %w", err)
+		return nil, fmt.Errorf("cassette: %w", err)
 	}
-	if o.upstream != "" {
-		err := recordNet(ctx, s, o, w)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	}
-	return recordStdio(ctx, s, o, w)
+	return w, nil
 }
 
-func recordStdio(ctx context.Context, s streams, o *recordOptions, w *store.Writer) error {
+func recordStdio(ctx context.Context, s streams, o *recordOptions) error {
+	// Looked up as the proxy looks it up to start it, but before the
+	// cassette is made: a command that is not there fails the run
+	// without a new file, or an empty session in an existing one.
+	if _, err := exec.LookPath(o.command[0]); err != nil {
+		return fmt.Errorf("server command %q: %w", o.command[0], err)
+	}
+	w, err := newWriter(s, o)
+	if err != nil {
+		return err
+	}
 	// NewSession, not StartSession: nothing is forwarded yet (the server
 	// is not started), and a cassette that cannot take a session fails
 	// the run here, before the client talks to anything.

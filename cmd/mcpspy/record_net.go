@@ -22,7 +22,7 @@ import (
 
 // recordNet records an HTTP or WebSocket upstream (o.upstream) behind a
 // listener on o.listen until ctx ends.
-func recordNet(ctx context.Context, s streams, o *recordOptions, w *store.Writer) error {
+func recordNet(ctx context.Context, s streams, o *recordOptions) (err error) {
 	up, err := url.Parse(o.upstream)
 	if err != nil {
 		return usageErrorf("record: --upstream %q is not a URL: %v", o.upstream, err)
@@ -53,6 +53,16 @@ func recordNet(ctx context.Context, s streams, o *recordOptions, w *store.Writer
 	if err != nil {
 		return err
 	}
+	w, err := newWriter(s, o)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer func() {
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	info := store.SessionInfo{Name: o.session, Upstream: red.URL(up), Recorder: version}
 	var serve func(context.Context, net.Listener) error
 	proto := "http"

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -155,6 +156,7 @@ func TestRecordNet_BadInput(t *testing.T) {
 		{"unknown scheme", []string{"--upstream", "ftp://127.0.0.1/x"}, 2, `unknown scheme "ftp"`},
 		{"no host", []string{"--upstream", "http:///mcp"}, 2, "has no host"},
 		{"listen address in use", []string{"--listen", busy.Addr().String(), "--upstream", deadURL}, 1, "address already in use"},
+		{"listen address without a port", []string{"--listen", "bogus", "--upstream", deadURL}, 1, "listen on bogus: address bogus: missing port in address"},
 		{"non-HTTP upstream", []string{"--upstream", "http://" + notHTTP + "/mcp"}, 1, "does not speak HTTP"},
 		{"redact with no-redact", []string{"--no-redact", "--redact", "x", "--upstream", deadURL}, 2, "contradict"},
 		{"redact-value with no-redact", []string{"--no-redact", "--redact-value", "sk-", "--upstream", deadURL}, 2, "--redact-value and --no-redact contradict"},
@@ -167,7 +169,8 @@ func TestRecordNet_BadInput(t *testing.T) {
 	bin := peertest.Binary(t, "mcpspy")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"record", "-o", filepath.Join(t.TempDir(), "c.db")}, tt.args...)
+			cassette := filepath.Join(t.TempDir(), "c.db")
+			args := append([]string{"record", "-o", cassette}, tt.args...)
 			cmd := exec.Command(bin, args...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
@@ -182,6 +185,10 @@ func TestRecordNet_BadInput(t *testing.T) {
 			out := strings.TrimRight(stderr.String(), "\n")
 			if strings.Count(out, "\n") != 0 || !strings.Contains(out, tt.wantMsg) || !strings.HasPrefix(out, "mcpspy: ") {
 				t.Errorf("stderr %q: want one line containing %q", out, tt.wantMsg)
+			}
+			// It failed before any session began: no new file is left.
+			if _, err := os.Stat(cassette); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("stat %s: %v; want no cassette made", cassette, err)
 			}
 		})
 	}
