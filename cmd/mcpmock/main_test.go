@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,17 +158,42 @@ func TestServe_StdioReportStrict(t *testing.T) {
 }
 
 // A --report that could not be written at exit is refused before
-// anything is served, not after a whole test run against the server. (The
-// deadline only bounds a failing test: the refusal comes at once.)
-func TestServe_ReportDirCheckedAtStart(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var errb bytes.Buffer
-	err := run(ctx, []string{"serve", "--http", "127.0.0.1:0", "--report", "/nonexistent/r.json", writeTape(t)}, streams{In: strings.NewReader(""), Out: io.Discard, Err: &errb})
-	code := cli.ExitCode("mcpmock", err, &errb)
-	want := "mcpmock: report: cannot write /nonexistent/r.json at exit: stat /nonexistent: no such file or directory\n"
-	if code != 1 || errb.String() != want {
-		t.Errorf("exit %d, stderr %q; want 1 and %q, before listening", code, errb.String(), want)
+// anything is served, not after a whole test run against the server; so
+// is a --journal that cannot be opened. (The deadline only bounds a
+// failing test: the refusal comes at once.)
+func TestServe_OutputCheckedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	// Not /dev/null: as root, a report renamed over it replaced it.
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"report in a missing directory", []string{"--report", "/nonexistent/r.json"},
+			"mcpmock: report: cannot write /nonexistent/r.json at exit: stat /nonexistent: no such file or directory\n"},
+		{"report over a directory", []string{"--report", dir},
+			"mcpmock: report: cannot write " + dir + " at exit: " + dir + " is a directory\n"},
+		{"report over a named pipe", []string{"--report", fifo},
+			"mcpmock: report: cannot write " + fifo + " at exit: " + fifo + " is not a regular file\n"},
+		{"journal over a directory", []string{"--journal", dir},
+			"mcpmock: journal: open " + dir + ": is a directory\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var errb bytes.Buffer
+			args := append(append([]string{"serve", "--http", "127.0.0.1:0"}, tt.args...), writeTape(t))
+			err := run(ctx, args, streams{In: strings.NewReader(""), Out: io.Discard, Err: &errb})
+			code := cli.ExitCode("mcpmock", err, &errb)
+			if code != 1 || errb.String() != tt.want {
+				t.Errorf("exit %d, stderr %q; want 1 and %q, before listening", code, errb.String(), tt.want)
+			}
+		})
 	}
 }
 

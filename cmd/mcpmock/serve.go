@@ -198,7 +198,7 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	if err := reportDirExists(o.report); err != nil {
+	if err := reportWritable(o.report); err != nil {
 		return err
 	}
 	var journal func(replay.Received)
@@ -265,9 +265,12 @@ type journalFile struct {
 	err error // the first write error, reported at exit
 }
 
-// reportDirExists refuses at the start a --report that could not be
-// written at the end, after the whole session had been served.
-func reportDirExists(path string) error {
+// reportWritable refuses at the start a --report that could not be
+// written at the end, after the whole session had been served: one in a
+// directory that is not there, or in place of a directory. The report
+// is renamed into place, so it may replace a file but nothing else (a
+// device, a pipe), which is refused too.
+func reportWritable(path string) error {
 	if path == "" {
 		return nil
 	}
@@ -275,6 +278,13 @@ func reportDirExists(path string) error {
 	st, err := os.Stat(dir)
 	if err == nil && !st.IsDir() {
 		err = fmt.Errorf("%s is not a directory", dir)
+	}
+	if err == nil {
+		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+			err = fmt.Errorf("%s is a directory", path)
+		} else if serr == nil && !st.Mode().IsRegular() {
+			err = fmt.Errorf("%s is not a regular file", path)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("report: cannot write %s at exit: %w", path, err)
