@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +21,8 @@ func runWrap(args []string, s streams) error {
 	fs := newFlags("wrap", wrapSynopsis, s)
 	out := fs.String("o", "", "write the configuration to `FILE` (atomically; it may be CONFIG itself) instead of stdout")
 	cassette := fs.String("cassette", "mcpspy.db", "the `CASSETTE` the servers record into, one session each, named after the server")
-	self := fs.String("mcpspy", "", "the `PATH` of the mcpspy the host is to start (default: this one, by its absolute path)")
+	self := fs.String("mcpspy", "", "the `PATH` of the mcpspy the host is to start, made absolute; a bare name is looked up on the\n"+
+		"host's PATH (default: this one, by its absolute path)")
 	unwrap := fs.Bool("unwrap", false, "undo an earlier wrap: every server mcpspy records starts without it again")
 	if err := cli.ParseAll(fs, args); err != nil {
 		return err
@@ -29,6 +31,16 @@ func runWrap(args []string, s streams) error {
 		return usageErrorf("wrap: want exactly one CONFIG (a host's mcp.json or claude_desktop_config.json), got %d arguments", fs.NArg())
 	}
 	config := fs.Arg(0)
+	if err := checkWrapPath("--cassette", *cassette); err != nil {
+		return err
+	}
+	// An empty --mcpspy is refused, not read as the default: the user
+	// meant some path, and it did not come through (an unset variable).
+	selfGiven := false
+	fs.Visit(func(f *flag.Flag) { selfGiven = selfGiven || f.Name == "mcpspy" })
+	if err := checkWrapPath("--mcpspy", *self); selfGiven && err != nil {
+		return err
+	}
 	if *out != "" && cli.SamePath(*out, *cassette) {
 		return usageErrorf("wrap: -o %s is also the --cassette", *out)
 	}
@@ -69,12 +81,35 @@ func runWrap(args []string, s streams) error {
 	return nil
 }
 
-// mcpspyPath is the program the host is to start: flag when given, else
+// checkWrapPath refuses a path flag that wrap would write into every
+// server's entry wrongly, breaking them all at the host's next start: an
+// empty one (made absolute, it is the current directory) and one that
+// starts with a "~" the shell did not expand (as after "--flag=").
+func checkWrapPath(flag, path string) error {
+	switch {
+	case path == "":
+		return usageErrorf("wrap: %s wants a path, got an empty one", flag)
+	case path == "~" || strings.HasPrefix(path, "~/"):
+		return usageErrorf("wrap: %s %s: the shell did not expand ~ (it does not after \"=\"); write %s=$HOME%s", flag, path, flag, strings.TrimPrefix(path, "~"))
+	}
+	return nil
+}
+
+// mcpspyPath is the program the host is to start: --mcpspy's value when
+// given, made absolute if it is a path (the host starts servers from a
+// directory of its own; a bare name stays, for the host's PATH), else
 // this executable by its absolute path, unless it is a go run build that
 // will be gone, when it is mcpspy from the host's PATH.
-func mcpspyPath(flag string, stderr io.Writer) (string, error) {
-	if flag != "" {
-		return flag, nil
+func mcpspyPath(given string, stderr io.Writer) (string, error) {
+	if strings.ContainsAny(given, "/"+string(filepath.Separator)) {
+		abs, err := filepath.Abs(given)
+		if err != nil {
+			return "", fmt.Errorf("wrap: --mcpspy: %w", err)
+		}
+		return abs, nil
+	}
+	if given != "" {
+		return given, nil
 	}
 	self, err := os.Executable()
 	if err != nil {

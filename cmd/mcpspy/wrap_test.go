@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
 )
@@ -205,5 +206,68 @@ func TestMcpspy_WrapThroughSymlink(t *testing.T) {
 	}
 	if st, _ := os.Stat(real); st.Mode().Perm() != 0o644 {
 		t.Errorf("%s mode %v, want 0644 as it was", real, st.Mode().Perm())
+	}
+}
+
+// A path flag that would be written wrongly into every server's entry,
+// breaking them all at the host's next start, is a usage error.
+func TestMcpspy_WrapPathFlags(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(config, []byte(`{"mcpServers": {"a": {"command": "node"}}, "other": true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"empty --cassette", []string{"--cassette", ""}, "wrap: --cassette wants a path, got an empty one"},
+		{"--cassette=~/", []string{"--cassette=~/x.db"}, `wrap: --cassette ~/x.db: the shell did not expand ~ (it does not after "="); write --cassette=$HOME/x.db`},
+		{"empty --mcpspy", []string{"--mcpspy", ""}, "wrap: --mcpspy wants a path, got an empty one"},
+		{"--mcpspy=~/", []string{"--mcpspy=~/go/bin/mcpspy"}, `wrap: --mcpspy ~/go/bin/mcpspy: the shell did not expand ~ (it does not after "="); write --mcpspy=$HOME/go/bin/mcpspy`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb strings.Builder
+			err := run(context.Background(), append(append([]string{"wrap"}, tt.args...), config), streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+			if code := cli.ExitCode("mcpspy", err, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and %q", code, errb.String(), tt.want)
+			}
+			if out.Len() > 0 {
+				t.Errorf("wrote a configuration:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// Hosts start servers from a directory of their own: a --mcpspy given as
+// a path is written absolute, as --cassette is; a bare name stays, for
+// the host to find on its PATH.
+func TestMcpspy_WrapMcpspyPath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("mcp.json", []byte(`{"mcpServers": {"a": {"command": "node"}}, "other": true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, mcpspy, want string
+	}{
+		{"relative path", "./bin/mcpspy", filepath.Join(dir, "bin", "mcpspy")},
+		{"path under a directory", "bin/mcpspy", filepath.Join(dir, "bin", "mcpspy")},
+		{"absolute path", "/usr/local/bin/mcpspy", "/usr/local/bin/mcpspy"},
+		{"bare name", "mcpspy", "mcpspy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runText(t, "wrap", "--mcpspy", tt.mcpspy, "--cassette", "w.db", "-o", "out.json", "mcp.json")
+			e := serverEntry(t, "out.json", "mcpServers", "a")
+			if e.Command != tt.want {
+				t.Errorf("command %q, want %q", e.Command, tt.want)
+			}
+			if wantCassette := filepath.Join(dir, "w.db"); len(e.Args) < 3 || e.Args[2] != wantCassette {
+				t.Errorf("args %q, want the cassette %s", e.Args, wantCassette)
+			}
+		})
 	}
 }
