@@ -70,8 +70,7 @@ func encodeObject(ms []member) json.RawMessage {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		name, _ := json.Marshal(m.name)
-		b.Write(name)
+		b.Write(marshal(m.name))
 		b.WriteByte(':')
 		b.Write(m.value)
 	}
@@ -87,9 +86,20 @@ func lookup(ms []member, name string) (json.RawMessage, bool) {
 	return ms[i].value, true
 }
 
+// marshal is json.Marshal without its HTML escaping: wrap keeps the file
+// as written, and "--q=<a&b>" is not "--q=\u003ca\u0026b\u003e" to whoever
+// reads it next. Only strings and string slices come here, which encode.
+func marshal(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
 // set replaces the member name, or adds it at the end.
 func set(ms []member, name string, value any) []member {
-	raw, _ := json.Marshal(value)
+	raw := marshal(value)
 	if i := slices.IndexFunc(ms, func(m member) bool { return m.name == name }); i >= 0 {
 		ms[i].value = raw
 		return ms
@@ -146,17 +156,23 @@ func WrapHostConfig(config []byte, o WrapOptions) ([]byte, []WrapNote, error) {
 	return out.Bytes(), notes, nil
 }
 
-// serverCommand reads a server's command and args; ok is false when it
-// has no command (a remote server, or something else).
-func serverCommand(entry []member) (command string, args []string, ok bool) {
+// serverCommand reads a server's command and args; without one it
+// returns why not (a remote server has none; a hand edit may have left
+// one that is not a string).
+func serverCommand(entry []member) (command string, args []string, why string) {
 	raw, found := lookup(entry, "command")
-	if !found || json.Unmarshal(raw, &command) != nil || command == "" {
-		return "", nil, false
+	switch {
+	case !found:
+		return "", nil, "no command to start"
+	case json.Unmarshal(raw, &command) != nil:
+		return "", nil, "its command is not a string"
+	case command == "":
+		return "", nil, "its command is empty"
 	}
 	if raw, found := lookup(entry, "args"); found && json.Unmarshal(raw, &args) != nil {
-		return "", nil, false
+		return "", nil, "its args are not an array of strings"
 	}
-	return command, args, true
+	return command, args, ""
 }
 
 // recordedBy says whether a server's command line is mcpspy record's,
@@ -181,14 +197,16 @@ func recordedBy(command string, args []string, o WrapOptions) (serverAt int, ok 
 }
 
 func wrapServer(name string, entry []member, o WrapOptions) ([]member, string) {
-	command, args, ok := serverCommand(entry)
-	if !ok {
-		if raw, found := lookup(entry, "url"); found {
-			var url string
-			_ = json.Unmarshal(raw, &url)
-			return entry, fmt.Sprintf("left as it is: the host reaches it at a URL; record it with\n    %s record -o %s --session %s --upstream %s\n  and give the host the address that prints instead", o.Mcpspy, o.Cassette, name, url)
+	command, args, why := serverCommand(entry)
+	if why != "" {
+		if _, hasCommand := lookup(entry, "command"); !hasCommand {
+			if raw, found := lookup(entry, "url"); found {
+				var url string
+				_ = json.Unmarshal(raw, &url)
+				return entry, fmt.Sprintf("left as it is: the host reaches it at a URL; record it with\n    %s record -o %s --session %s --upstream %s\n  and give the host the address that prints instead", o.Mcpspy, o.Cassette, name, url)
+			}
 		}
-		return entry, "left as it is: no command to start"
+		return entry, "left as it is: " + why
 	}
 	if _, wrapped := recordedBy(command, args, o); wrapped {
 		return entry, "left as it is: mcpspy records it already"
@@ -200,8 +218,8 @@ func wrapServer(name string, entry []member, o WrapOptions) ([]member, string) {
 }
 
 func unwrapServer(entry []member, o WrapOptions) ([]member, string) {
-	command, args, ok := serverCommand(entry)
-	if !ok {
+	command, args, why := serverCommand(entry)
+	if why != "" {
 		return entry, "left as it is: mcpspy does not record it"
 	}
 	at, wrapped := recordedBy(command, args, o)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -126,11 +127,58 @@ func TestWrapHostConfig_BadInput(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.config, err, tc.want)
 		}
 	}
-	_, notes, err := WrapHostConfig([]byte(`{"mcpServers": {"odd": 3, "empty": {}}}`), WrapOptions{})
-	if err != nil || len(notes) != 2 || !strings.Contains(notes[0].Note, "not an object") || !strings.Contains(notes[1].Note, "no command") {
-		t.Errorf("odd entries: %v %v", err, notes)
-	}
 	if !errors.Is(func() error { _, _, err := WrapHostConfig([]byte(`{}`), WrapOptions{}); return err }(), ErrNotHostConfig) {
 		t.Error("want ErrNotHostConfig")
+	}
+}
+
+// An entry wrap cannot start is left as it is, with a note that says why.
+func TestWrapHostConfig_OddEntries(t *testing.T) {
+	tests := []struct {
+		name, entry, want string
+	}{
+		{"not an object", `3`, "left as it is: not an object"},
+		{"no command", `{}`, "left as it is: no command to start"},
+		{"command not a string", `{"command": 5}`, "left as it is: its command is not a string"},
+		{"empty command", `{"command": ""}`, "left as it is: its command is empty"},
+		{"args not strings", `{"command": "node", "args": [1]}`, "left as it is: its args are not an array of strings"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			config := `{"mcpServers": {"a": ` + tt.entry + `}}`
+			out, notes, err := WrapHostConfig([]byte(config), WrapOptions{Mcpspy: "mcpspy", Cassette: "/c.db"})
+			if err != nil || len(notes) != 1 || notes[0].Note != tt.want {
+				t.Fatalf("%v, notes %q, want %q", err, notes, tt.want)
+			}
+			var got, want any
+			_ = json.Unmarshal(out, &got)
+			_ = json.Unmarshal([]byte(config), &want)
+			if a, b := fmt.Sprint(got), fmt.Sprint(want); a != b {
+				t.Errorf("the entry changed: %s, want %s", a, b)
+			}
+		})
+	}
+}
+
+// wrap keeps the file as written: what wrap and unwrap write anew is not
+// HTML-escaped as encoding/json does by default, so "<", ">" and "&" in
+// an argument or a server's name come back as they were.
+func TestWrapHostConfig_NoHTMLEscaping(t *testing.T) {
+	config := `{"mcpServers": {"a<&>b": {"command": "srv&co", "args": ["--q=<a&b>"]}}}`
+	for _, o := range []WrapOptions{
+		{Mcpspy: "/bin/mcpspy", Cassette: "/tmp/a&b.db"},
+		{Unwrap: true},
+	} {
+		out, _, err := WrapHostConfig([]byte(config), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(out, []byte(`\u00`)) || !bytes.Contains(out, []byte(`"--q=<a&b>"`)) || !bytes.Contains(out, []byte(`"srv&co"`)) || !bytes.Contains(out, []byte(`"a<&>b"`)) {
+			t.Errorf("unwrap %v: escaped:\n%s", o.Unwrap, out)
+		}
+		if !o.Unwrap && (!bytes.Contains(out, []byte(`"/tmp/a&b.db"`)) || !bytes.Contains(out, []byte(`"a<&>b",`))) {
+			t.Errorf("wrap: escaped:\n%s", out)
+		}
+		config = string(out) // unwrap what was wrapped
 	}
 }
