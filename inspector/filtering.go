@@ -149,15 +149,32 @@ func (h *runHeap) Pop() any {
 	return x
 }
 
-func (m *Model) inScope(idx int32) bool {
-	return m.scope < 0 || int(m.rows[idx].sess) == m.scope
+func (m *Model) inScope(idx int32) bool { return m.sessionInScope(int(m.rows[idx].sess)) }
+
+// sessionInScope says whether the table shows session s. A session that
+// follow mode adds later is in scope only when every session is.
+func (m *Model) sessionInScope(s int) bool {
+	return m.scope == nil || s < len(m.scope) && m.scope[s]
 }
 
 // Filter returns the filter in force (nil: none).
 func (m *Model) Filter() *Filter { return m.filter }
 
-// Scope returns the session index the table is limited to, -1 for all.
-func (m *Model) Scope() int { return m.scope }
+// Scope returns the session index the table is limited to, -1 for all
+// or for several (SetScopes).
+func (m *Model) Scope() int {
+	one := -1
+	for s, in := range m.scope {
+		switch {
+		case !in:
+		case one >= 0:
+			return -1
+		default:
+			one = s
+		}
+	}
+	return one
+}
 
 // SetFilter applies a filter (nil for none). frames is read when the
 // filter looks at message bodies. On error the previous filter stays.
@@ -176,10 +193,24 @@ func (m *Model) SetFilter(f *Filter, frames Source) error {
 
 // SetScope limits the table to one session (-1: all).
 func (m *Model) SetScope(sess int, frames Source) error {
-	if sess >= len(m.Sessions) {
-		sess = -1
+	return m.SetScopes([]int{sess}, frames)
+}
+
+// SetScopes limits the table to the sessions sess, by index: mcpspy show
+// with --session repeated. None, or one out of range (-1), is all.
+func (m *Model) SetScopes(sess []int, frames Source) error {
+	var scope []bool
+	for _, s := range sess {
+		if s < 0 || s >= len(m.Sessions) {
+			scope = nil
+			break
+		}
+		if scope == nil {
+			scope = make([]bool, len(m.Sessions))
+		}
+		scope[s] = true
 	}
-	m.scope = sess
+	m.scope = scope
 	return m.refilter(frames)
 }
 
@@ -211,7 +242,7 @@ func (m *Model) refilter(frames Source) error {
 // refilterFields recomputes the visible rows from summaries alone.
 func (m *Model) refilterFields() {
 	f := m.filter
-	if f == nil && m.scope < 0 {
+	if f == nil && m.scope == nil {
 		m.visible = append(m.visible[:0], m.order...)
 		return
 	}
@@ -244,7 +275,7 @@ func (m *Model) matchAll(f *Filter, frames Source) ([]bool, error) {
 		}
 	}
 	for s := range m.Sessions {
-		if m.scope >= 0 && s != m.scope {
+		if !m.sessionInScope(s) {
 			continue
 		}
 		if err := m.scanSession(f, frames, m.sessRows[s], keep, nil); err != nil {

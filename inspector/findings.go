@@ -170,7 +170,7 @@ func (m *Model) mayAsk(sess int) bool {
 // lintScope computes the findings of every session in scope.
 func (m *Model) lintScope(src Source) error {
 	for s := range m.Sessions {
-		if m.scope >= 0 && s != m.scope {
+		if !m.sessionInScope(s) {
 			continue
 		}
 		if _, err := m.ensureLint(s, src); err != nil {
@@ -290,7 +290,7 @@ func (m *Model) NextFinding(from, dir int, src Source) (int, [3]int, error) {
 		return -1, counts, err
 	}
 	for s, l := range m.lints {
-		if l == nil || m.scope >= 0 && s != m.scope {
+		if l == nil || !m.sessionInScope(s) {
 			continue
 		}
 		countFindings(&counts, l.findings)

@@ -77,7 +77,7 @@ type Model struct {
 	amends uint64
 
 	filter  *Filter
-	scope   int // session index the table is limited to, -1 for all
+	scope   []bool // by session index, whether the table shows it; nil: every session
 	visible []int32
 
 	// lints holds per session what package lint found, nil until
@@ -114,7 +114,6 @@ func NewModel(path string) *Model {
 		sessIdx: map[string]uint32{},
 		strIdx:  map[string]uint32{},
 		pending: map[pairKey]int32{},
-		scope:   -1,
 		asksFed: -1,
 	}
 	m.str(nil) // index 0 is the empty string

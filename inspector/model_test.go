@@ -378,3 +378,50 @@ func TestIndexFold(t *testing.T) {
 		})
 	}
 }
+
+// SetScopes limits the table to several sessions (mcpspy show with
+// --session repeated), whose rows name their session as with all of
+// them; Scope names the one session the table is limited to, if one.
+func TestModel_SetScopes(t *testing.T) {
+	one := []frame{{store.C2S, 0, `{"jsonrpc":"2.0","id":1,"method":"ping"}`}}
+	m, src := openModel(t, writeCassette(t, one, one, one))
+	tests := []struct {
+		name      string
+		scopes    []int
+		wantScope int
+		want      []string // the rows' sessions, in order
+	}{
+		{"none: all", nil, -1, []string{"s1", "s2", "s3"}},
+		{"-1: all", []int{-1}, -1, []string{"s1", "s2", "s3"}},
+		{"one", []int{1}, 1, []string{"s2"}},
+		{"two", []int{2, 0}, -1, []string{"s1", "s3"}},
+		{"one twice", []int{2, 2}, 2, []string{"s3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := m.SetScopes(tt.scopes, src); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for i := range m.Visible() {
+				r, _ := m.Row(i)
+				got = append(got, r.Session)
+			}
+			if !slices.Equal(got, tt.want) || m.Scope() != tt.wantScope {
+				t.Errorf("rows of %v, scope %d; want %v, %d", got, m.Scope(), tt.want, tt.wantScope)
+			}
+			if qualified := strings.Contains(m.cellTexts(mustRow(t, m, 0))[0], ":"); qualified != (len(tt.want) > 1) {
+				t.Errorf("seq qualified by its session: %v, with %d sessions in scope", qualified, len(tt.want))
+			}
+		})
+	}
+}
+
+func mustRow(t *testing.T, m *Model, i int) Row {
+	t.Helper()
+	r, ok := m.Row(i)
+	if !ok {
+		t.Fatalf("no row %d", i)
+	}
+	return r
+}

@@ -187,7 +187,7 @@ func (tw *textWriter) takeBare() {
 		if len(tw.bareTaken) <= i {
 			tw.bareTaken = append(tw.bareTaken, 0)
 		}
-		if m.scope >= 0 && m.scope != i {
+		if !m.sessionInScope(i) {
 			continue
 		}
 		for _, b := range s.Info.Bare[min(tw.bareTaken[i], len(s.Info.Bare)):] {

@@ -39,7 +39,8 @@ var showAmendGrace time.Duration
 // message: for a CI log, a pipe, or a bug report.
 func runShow(ctx context.Context, args []string, s streams) error {
 	fs := newFlags("show", showSynopsis, s)
-	session := fs.String("session", "", "show only the session `ID` (an id or a name)")
+	var sessions multiFlag
+	fs.Var(&sessions, "session", "show only the session `ID` (an id or a name); repeatable")
 	filter := fs.String("filter", "", "show only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md)")
 	body := fs.Bool("body", false, "print each message's frame under its line, indented")
 	httpMeta := fs.Bool("http", false, "print each message's HTTP metadata under its line: method, path, status, stream, SSE event")
@@ -65,15 +66,11 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	var sessions []string
-	if *session != "" {
-		sessions = []string{*session}
-	}
 	scopes, err := exportScopes(m, path, sessions)
 	if err != nil {
 		return err
 	}
-	if err := m.SetScope(scopes[0], src); err != nil {
+	if err := m.SetScopes(scopes, src); err != nil {
 		return err
 	}
 	if *tools {

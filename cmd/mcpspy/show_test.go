@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -341,5 +342,56 @@ func TestShow_HTTPNote(t *testing.T) {
 	}
 	if plain := showOutput(t, jsonl); strings.Contains(plain, "note:") {
 		t.Errorf("show without --http printed the note:\n%s", plain)
+	}
+}
+
+// --session repeated shows those sessions, as export takes them: each
+// line's seq names its session when more than one is shown.
+func TestMcpspy_ShowSessions(t *testing.T) {
+	db := twoSessionCassette(t)
+	stdio, err := os.ReadFile(shippedCassette(t, "everything-stdio.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	third := filepath.Join(t.TempDir(), "s3.jsonl")
+	if err := os.WriteFile(third, bytes.ReplaceAll(stdio, []byte(`{"session":"s1",`), []byte(`{"session":"s3",`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runOK(t, "import", "-o", db, third)
+	tests := []struct {
+		name string
+		args []string
+		want []string // the sessions of the lines, each once; "" for unqualified seqs
+	}{
+		{"all", nil, []string{"s1", "s2", "s3"}},
+		{"one", []string{"--session", "s2"}, []string{""}},
+		{"two", []string{"--session", "s3", "--session", "s1"}, []string{"s1", "s3"}},
+		{"one twice", []string{"--session", "s3", "--session", "s3"}, []string{""}},
+		{"two, filtered", []string{"--session", "s1", "--session", "s2", "--filter", "tool:echo"}, []string{"s1", "s2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seen := map[string]bool{}
+			for _, l := range strings.Split(strings.TrimSuffix(showOutput(t, append(tt.args, db)...), "\n"), "\n") {
+				session, _, qualified := strings.Cut(strings.Fields(l)[0], ":")
+				if !qualified {
+					session = ""
+				}
+				seen[session] = true
+			}
+			var got []string
+			for s := range seen {
+				got = append(got, s)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("lines of %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// s1 and s3 are the same recording: each tool's calls count twice.
+	tools := strings.Fields(strings.Split(showOutput(t, "--tools", "--session", "s1", "--session", "s3", db), "\n")[1])
+	if len(tools) < 2 || tools[0] != "echo" || tools[1] != "2" {
+		t.Errorf("--tools with s1 and s3: echo line %q, want 2 calls", tools)
 	}
 }
