@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/cli"
@@ -125,16 +126,16 @@ type sourceSession struct {
 	session *store.TapeSession
 }
 
-// loadSessions reads each cassette and returns the session named id in
-// each (id empty: every session of every cassette), in order. A cassette
-// without sessions, or without the one named, is an error.
-func loadSessions(cmd string, sources []string, id string) ([]sourceSession, error) {
-	tapes, err := loadTapes(cmd, sources, id)
-	if err != nil {
-		return nil, err
-	}
+// loadSessions reads each cassette and returns the sessions named in ids
+// in each (none: every session of every cassette), in order. A cassette
+// without sessions, or without one named, is an error.
+func loadSessions(sources, ids []string) ([]sourceSession, error) {
 	var out []sourceSession
-	for _, t := range tapes {
+	for _, source := range sources {
+		t, err := loadTape(source, ids)
+		if err != nil {
+			return nil, err
+		}
 		for _, s := range t.sessions() {
 			out = append(out, sourceSession{t.source, s})
 		}
@@ -143,17 +144,17 @@ func loadSessions(cmd string, sources []string, id string) ([]sourceSession, err
 }
 
 // sourceTape is one cassette named on the command line, read whole, with
-// the session --session picked in it.
+// the sessions --session picked in it.
 type sourceTape struct {
 	source string
 	tape   *store.Tape
-	picked *store.TapeSession // nil: every session
+	picked []*store.TapeSession // nil: every session
 }
 
-// sessions returns the picked session, or every session.
+// sessions returns the picked sessions, or every session.
 func (t sourceTape) sessions() []*store.TapeSession {
 	if t.picked != nil {
-		return []*store.TapeSession{t.picked}
+		return t.picked
 	}
 	out := make([]*store.TapeSession, len(t.tape.Sessions))
 	for i := range t.tape.Sessions {
@@ -162,26 +163,33 @@ func (t sourceTape) sessions() []*store.TapeSession {
 	return out
 }
 
-// loadTapes reads each cassette whole, for a command that needs all of
-// it even when --session picks one session (lint's cross-session
-// checks); the errors are loadSessions'.
-func loadTapes(cmd string, sources []string, id string) ([]sourceTape, error) {
-	var out []sourceTape
-	for _, source := range sources {
-		tape, err := store.Load(source)
-		if err != nil {
-			return nil, err
-		}
-		t := sourceTape{source: source, tape: tape}
-		switch {
-		case id != "":
-			if t.picked, err = pickSession(cmd, tape, source, id); err != nil {
-				return nil, err
-			}
-		case len(tape.Sessions) == 0:
-			return nil, fmt.Errorf("%s: the cassette holds no session", source)
-		}
-		out = append(out, t)
+// shows says whether the session with id is picked (or every one is).
+func (t sourceTape) shows(id string) bool {
+	return t.picked == nil || slices.ContainsFunc(t.picked, func(s *store.TapeSession) bool { return s.Info.ID == id })
+}
+
+// loadTape reads a cassette whole, for a command that needs all of it
+// even when --session picks some sessions (lint's cross-session checks),
+// and picks those named in ids as export does (store.Tape.Pick). A
+// cassette without sessions, or without one named, is an error.
+func loadTape(source string, ids []string) (sourceTape, error) {
+	tape, err := store.Load(source)
+	if err != nil {
+		return sourceTape{}, err
 	}
-	return out, nil
+	t := sourceTape{source: source, tape: tape}
+	if len(ids) == 0 {
+		if len(tape.Sessions) == 0 {
+			return sourceTape{}, fmt.Errorf("%s: the cassette holds no session", source)
+		}
+		return t, nil
+	}
+	picked := store.Tape{Sessions: tape.Sessions} // Pick replaces the slice, not what it holds
+	if err := picked.Pick(source, ids); err != nil {
+		return sourceTape{}, err
+	}
+	for i := range picked.Sessions {
+		t.picked = append(t.picked, &picked.Sessions[i])
+	}
+	return t, nil
 }

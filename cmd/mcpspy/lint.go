@@ -18,7 +18,8 @@ const lintSynopsis = "lint [--session ID] [--skip RULE] [--min SEVERITY] [--stri
 // and prints one line per finding, as a compiler prints errors.
 func runLint(args []string, s streams) error {
 	fs := newFlags("lint", lintSynopsis, s)
-	session := fs.String("session", "", "check only the session `ID` (an id or a name; default: every session of every CASSETTE)")
+	var sessions multiFlag
+	fs.Var(&sessions, "session", "check only the session `ID` (an id or a name; repeatable; default: every session of every CASSETTE)")
 	var skip multiFlag
 	fs.Var(&skip, "skip", "do not report the rule named `RULE` (repeatable; --rules lists them)")
 	minimum := fs.String("min", "info", "print findings of `SEVERITY` and above: info, warning or error")
@@ -30,6 +31,9 @@ func runLint(args []string, s streams) error {
 		return err
 	}
 	if *rules {
+		if len(positional) > 0 {
+			return usageErrorf("lint: --rules lists the rules and reads no CASSETTE, got %d arguments", len(positional))
+		}
 		return printRules(s)
 	}
 	floor, ok := lint.ParseSeverity(*minimum)
@@ -50,13 +54,29 @@ func runLint(args []string, s streams) error {
 	}
 	// Each cassette is checked whole, so that a retry recorded in another
 	// session than its call is judged; --session only picks what is shown.
-	cassettes, err := loadTapes("lint", positional, *session)
-	if err != nil {
-		return err
-	}
+	// One that cannot be read does not keep the others from being checked:
+	// its error comes at the end, as mcpmock check gives them, one line
+	// each, and the exit is 1.
+	var cassettes []sourceTape
+	var unread []error
 	nSessions := 0
-	for _, c := range cassettes {
+	for _, path := range positional {
+		c, err := loadTape(path, sessions)
+		if err != nil {
+			unread = append(unread, err)
+			continue
+		}
+		cassettes = append(cassettes, c)
 		nSessions += len(c.sessions())
+	}
+	failed := func() error {
+		for _, err := range unread {
+			fmt.Fprintf(s.Err, "mcpspy: %v\n", err)
+		}
+		return &cli.ExitError{Code: 1}
+	}
+	if len(cassettes) == 0 {
+		return failed()
 	}
 
 	w := bufio.NewWriter(s.Out)
@@ -64,7 +84,7 @@ func runLint(args []string, s streams) error {
 	var counts [3]int
 	for _, ss := range cassettes {
 		for _, f := range lint.Tape(ss.tape, lint.Options{Skip: skip}) {
-			if f.Severity < floor || ss.picked != nil && f.Session != ss.picked.Info.ID {
+			if f.Severity < floor || !ss.shows(f.Session) {
 				continue
 			}
 			counts[f.Severity]++
@@ -80,9 +100,13 @@ func runLint(args []string, s streams) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Err, "mcpspy: lint: %s in %s\n", findingCounts(counts), counted(nSessions, "session"))
-	if counts[lint.Error] > 0 || *strict && counts[lint.Warning] > 0 {
-		return &cli.ExitError{Code: 1}
+	notRead := ""
+	if len(unread) > 0 {
+		notRead = fmt.Sprintf("; %s not read", counted(len(unread), "cassette"))
+	}
+	fmt.Fprintf(s.Err, "mcpspy: lint: %s in %s%s\n", findingCounts(counts), counted(nSessions, "session"), notRead)
+	if len(unread) > 0 || counts[lint.Error] > 0 || *strict && counts[lint.Warning] > 0 {
+		return failed()
 	}
 	return nil
 }

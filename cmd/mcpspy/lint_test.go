@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,6 +93,8 @@ func TestMcpspy_LintErrors(t *testing.T) {
 		{"a rule near one", []string{"lint", "--skip", "http-method-headr", broken}, 2, `no such rule (mcpspy lint --rules lists them); did you mean http-method-header?`},
 		{"bad severity", []string{"lint", "--min", "fatal", broken}, 2, `--min "fatal": want info, warning or error`},
 		{"unknown session", []string{"lint", "--session", "s9", broken}, 1, `s9`},
+		{"one unknown session of two", []string{"lint", "--session", "s1", "--session", "s9", broken}, 1, `no such session "s9"`},
+		{"--rules with a cassette", []string{"lint", "--rules", broken}, 2, "lint: --rules lists the rules and reads no CASSETTE, got 1 arguments"},
 		{"not a cassette", []string{"lint", filepath.Join(t.TempDir(), "missing.db")}, 1, "missing.db"},
 	}
 	for _, tt := range tests {
@@ -122,4 +125,103 @@ func TestFindingCounts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// --session repeated checks those sessions, as export and mcpmock take
+// it; each cassette is still judged whole.
+func TestMcpspy_LintSessions(t *testing.T) {
+	broken := readLines(t, brokenExport(t))
+	var lines []string
+	for _, id := range []string{"s1", "s2", "s3"} {
+		for _, l := range broken {
+			lines = append(lines, strings.Replace(l, `{"session":"s1",`, `{"session":"`+id+`",`, 1))
+		}
+	}
+	three := filepath.Join(t.TempDir(), "three.jsonl")
+	if err := os.WriteFile(three, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		sessions []string
+		want     []string // the sessions with findings, in order
+		summary  string
+	}{
+		{"all", nil, []string{"s1", "s2", "s3"}, "mcpspy: lint: 6 errors, 6 warnings in 3 sessions\n"},
+		{"one", []string{"s2"}, []string{"s2"}, "mcpspy: lint: 2 errors, 2 warnings in 1 session\n"},
+		{"two", []string{"s3", "s1"}, []string{"s1", "s3"}, "mcpspy: lint: 4 errors, 4 warnings in 2 sessions\n"},
+		{"one twice", []string{"s3", "s3"}, []string{"s3"}, "mcpspy: lint: 2 errors, 2 warnings in 1 session\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"lint"}
+			for _, s := range tt.sessions {
+				args = append(args, "--session", s)
+			}
+			code, out, errOut := runCaptured(append(args, three)...)
+			var got []string
+			for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+				session, _, _ := strings.Cut(strings.TrimPrefix(l, three+" "), ":")
+				if len(got) == 0 || got[len(got)-1] != session {
+					got = append(got, session)
+				}
+			}
+			if code != 1 || !slices.Equal(got, tt.want) || errOut != tt.summary {
+				t.Errorf("exit %d, sessions %v, stderr %q; want exit 1, %v, %q\n%s", code, got, errOut, tt.want, tt.summary, out)
+			}
+		})
+	}
+}
+
+// A cassette that cannot be read does not stop lint: the others are
+// checked, and its error comes after the summary, with exit 1.
+func TestMcpspy_LintSeveralFiles(t *testing.T) {
+	good, broken := shippedCassette(t, "everything-stdio.db"), brokenExport(t)
+	notCassette := filepath.Join(t.TempDir(), "notes.db")
+	if err := os.WriteFile(notCassette, []byte("just some notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	tests := []struct {
+		name      string
+		files     []string
+		wantOut   int // lines
+		wantErr   []string
+		unwantErr string
+	}{
+		{"a bad one between good ones", []string{good, notCassette, broken}, 4, []string{
+			"mcpspy: lint: 2 errors, 2 warnings in 2 sessions; 1 cassette not read\n",
+			"mcpspy: " + notCassette + ": not an mcptape cassette",
+		}, ""},
+		{"two bad ones after a good one", []string{good, missing, notCassette}, 0, []string{
+			"mcpspy: lint: no findings in 1 session; 2 cassettes not read\nmcpspy: " + missing,
+			"\nmcpspy: " + notCassette + ": not an mcptape cassette",
+		}, ""},
+		{"only bad ones", []string{missing, notCassette}, 0, []string{"mcpspy: " + missing, "\nmcpspy: " + notCassette + ": not an mcptape cassette"}, "mcpspy: lint:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCaptured(append([]string{"lint"}, tt.files...)...)
+			if code != 1 || strings.Count(out, "\n") != tt.wantOut {
+				t.Errorf("exit %d, want 1, and %d lines of findings:\n%s", code, tt.wantOut, out)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+			if tt.unwantErr != "" && strings.Contains(errOut, tt.unwantErr) {
+				t.Errorf("stderr has %q:\n%s", tt.unwantErr, errOut)
+			}
+		})
+	}
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }

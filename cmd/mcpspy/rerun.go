@@ -24,7 +24,8 @@ const rerunSynopsis = `rerun [--session ID] [-o CASSETTE] [--timeout D] [--ignor
 // so named in each.
 func runRerun(ctx context.Context, args []string, s streams) error {
 	fs := newFlags("rerun", rerunSynopsis, s)
-	session := fs.String("session", "", "rerun only the session `ID` (an id or a name; default: every session of every SOURCE)")
+	var sessions multiFlag
+	fs.Var(&sessions, "session", "rerun only the session `ID` (an id or a name; repeatable; default: every session of every SOURCE)")
 	out := fs.String("o", "", "also record the rerun into `CASSETTE` (created if missing, added to if not)")
 	upstream := fs.String("upstream", "", "rerun against the Streamable HTTP server at `URL` instead of a command\n"+
 		"(legacy HTTP+SSE: a path ending in /sse, or a server that refuses the POST of initialize and opens\n"+
@@ -77,7 +78,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		return usageErrorf("rerun: --header is for --upstream URL, not a stdio server")
 	}
 
-	jobs, err := loadSessions("rerun", positional, *session)
+	jobs, err := loadSessions(positional, sessions)
 	if err != nil {
 		return err
 	}

@@ -171,3 +171,21 @@ func TestMcpspy_RerunTimeout(t *testing.T) {
 		t.Errorf("took %s: --timeout was not kept", took)
 	}
 }
+
+// --session repeated reruns those sessions, as export takes them.
+func TestMcpspy_RerunSessions(t *testing.T) {
+	var export strings.Builder
+	for _, id := range []string{"s1", "s2", "s3"} {
+		export.WriteString(`{"session":"` + id + `","info":{"transport":"stdio","upstream":"server","start":"2026-11-21T10:00:00Z"}}` + "\n")
+		export.WriteString(`{"session":"` + id + `","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00Z","message":{"jsonrpc":"2.0","method":"notifications/initialized"}}` + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "three.jsonl")
+	if err := os.WriteFile(path, []byte(export.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCaptured("rerun", "--session", "s3", "--session", "s1", path, "--", "sh", "-c", "cat >/dev/null")
+	if code != 0 || !strings.Contains(stdout, "--- a: "+path+" s1 ") || !strings.Contains(stdout, "--- a: "+path+" s3 ") ||
+		strings.Contains(stdout, " s2 ") || !strings.HasSuffix(stdout, "\n2 sessions rerun: 2 the same, 0 changed\n") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
