@@ -177,10 +177,7 @@ func TestMcpspy_LintSessions(t *testing.T) {
 // checked, and its error comes after the summary, with exit 1.
 func TestMcpspy_LintSeveralFiles(t *testing.T) {
 	good, broken := shippedCassette(t, "everything-stdio.db"), brokenExport(t)
-	notCassette := filepath.Join(t.TempDir(), "notes.db")
-	if err := os.WriteFile(notCassette, []byte("just some notes\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	notCassette := notesFile(t, t.TempDir())
 	missing := filepath.Join(t.TempDir(), "missing.db")
 	tests := []struct {
 		name      string

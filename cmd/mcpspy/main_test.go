@@ -15,15 +15,23 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
+// notesFile writes dir/notes.db, a file named like a cassette that is
+// not one, and returns its path.
+func notesFile(tb testing.TB, dir string) string {
+	tb.Helper()
+	path := filepath.Join(dir, "notes.db")
+	if err := os.WriteFile(path, []byte("just some notes\n"), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
 // Each mistake gets one clear line naming what and where, and the right
 // exit code: 2 for usage, 1 for runtime.
 func TestMcpspy_BadInput(t *testing.T) {
 	spy := peertest.Binary(t, "mcpspy")
 	dir := t.TempDir()
-	notCassette := filepath.Join(dir, "notes.db")
-	if err := os.WriteFile(notCassette, []byte("just some notes\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	notCassette := notesFile(t, dir)
 	// A path whose parent is a file cannot be created, even by root.
 	unwritable := filepath.Join(notCassette, "c.db")
 	tests := []struct {

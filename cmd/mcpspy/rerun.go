@@ -82,6 +82,13 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
+	// The -o cassette is opened (or made) before any server is driven: a
+	// path that cannot be one would lose the whole rerun at the end.
+	if *out != "" {
+		if err := store.Init(*out); err != nil {
+			return err
+		}
+	}
 	var reruns []store.TapeSession
 	changed := 0
 	for i, j := range jobs {

@@ -189,3 +189,28 @@ func TestMcpspy_RerunSessions(t *testing.T) {
 		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
+
+// An -o that cannot be a cassette fails before any server is started,
+// not after the whole rerun, which it would lose.
+func TestMcpspy_RerunBadOut(t *testing.T) {
+	dir := t.TempDir()
+	notCassette := notesFile(t, dir)
+	tests := []struct {
+		name, out, want string
+	}{
+		{"in a missing directory", filepath.Join(dir, "nodir", "o.db"), "create cassette " + filepath.Join(dir, "nodir", "o.db")},
+		{"not a cassette", notCassette, notCassette + ": not an mcptape cassette"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			started := filepath.Join(t.TempDir(), "started")
+			code, stdout, stderr := runCaptured("rerun", "--timeout", "200ms", "-o", tt.out, shippedCassette(t, "everything-stdio.db"), "--", "sh", "-c", "touch "+started+"; cat >/dev/null")
+			if code != 1 || !strings.Contains(stderr, tt.want) || stdout != "" {
+				t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1, %q and no output", code, stderr, stdout, tt.want)
+			}
+			if _, err := os.Stat(started); err == nil {
+				t.Error("the server was started")
+			}
+		})
+	}
+}
