@@ -3,6 +3,8 @@ package rerun
 import (
 	"bytes"
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -112,5 +114,83 @@ func TestDriver_Reply(t *testing.T) {
 		if got := string(d.reply(tt.method, tt.id)); got != tt.want {
 			t.Errorf("%s %s: got %s\nwant %s", tt.method, tt.id, got, tt.want)
 		}
+	}
+}
+
+// failConn answers the requests named in answer at once, and fails every
+// send from the failAt-th (1-based) on: a server that went away.
+type failConn struct {
+	d      *driver
+	answer map[string]bool
+	failAt int
+	sends  int
+}
+
+func (c *failConn) send(frame []byte, _ *step) error {
+	c.sends++
+	if c.sends >= c.failAt {
+		return errors.New("gone")
+	}
+	if s := jsonrpc.Classify(frame); c.answer[s.ID] {
+		c.d.receive([]byte(`{"jsonrpc":"2.0","id":` + s.ID + `,"result":{}}`))
+	}
+	return nil
+}
+
+func (c *failConn) close() store.EndInfo { return store.EndInfo{Reason: store.EndEOF} }
+
+// A rerun that stops at a send it cannot make says, of each request the
+// recording has an answer to, that it was never answered: those sent
+// whose answer had not come, and those never sent.
+func TestDriver_StopsAtAFailedSend(t *testing.T) {
+	recorded := &store.TapeSession{}
+	for _, f := range []struct {
+		dir   store.Dir
+		frame string
+	}{
+		{store.C2S, `{"jsonrpc":"2.0","id":1,"method":"a"}`},
+		{store.C2S, `{"jsonrpc":"2.0","id":2,"method":"b"}`},
+		{store.C2S, `{"jsonrpc":"2.0","method":"notifications/n"}`},
+		{store.S2C, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{store.S2C, `{"jsonrpc":"2.0","id":2,"result":{}}`},
+		{store.C2S, `{"jsonrpc":"2.0","id":3,"method":"c"}`},
+		{store.C2S, `{"jsonrpc":"2.0","id":4,"method":"hangs"}`},
+		{store.S2C, `{"jsonrpc":"2.0","id":3,"result":{}}`},
+	} {
+		recorded.Messages = append(recorded.Messages, &store.Message{Dir: f.dir, Frame: []byte(f.frame)})
+	}
+	tests := []struct {
+		name   string
+		answer map[string]bool
+		failAt int
+		want   []string
+	}{
+		{"at the notification, nothing answered", nil, 3, []string{
+			"a (id 1): never answered: the rerun stopped first",
+			"b (id 2): never answered: the rerun stopped first",
+			"c (id 3): never answered: not sent, the rerun stopped first",
+		}},
+		{"at the notification, one answered", map[string]bool{"2": true}, 3, []string{
+			"a (id 1): never answered: the rerun stopped first",
+			"c (id 3): never answered: not sent, the rerun stopped first",
+		}},
+		{"at the second request", map[string]bool{"1": true}, 2, []string{
+			"b (id 2): never answered: not sent, the rerun stopped first",
+			"c (id 3): never answered: not sent, the rerun stopped first",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &driver{plan: planOf(recorded), ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{}}
+			d.conn = &failConn{d: d, answer: tt.answer, failAt: tt.failAt}
+			close(d.ready)
+			if err := d.run(context.Background(), time.Second); err == nil || !strings.Contains(err.Error(), "gone") {
+				t.Fatalf("run: %v, want the send's error", err)
+			}
+			d.noteCut()
+			if !slices.Equal(d.unanswered, tt.want) {
+				t.Errorf("unanswered:\n%s\nwant:\n%s", strings.Join(d.unanswered, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
 	}
 }

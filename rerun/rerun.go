@@ -25,6 +25,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -67,7 +68,10 @@ type Result struct {
 	// the recording has an answer to that got none within Timeout, and any
 	// the server refused with an HTTP error that carried no JSON-RPC
 	// message ("tools/call (id 2): HTTP 404: …"), and those whose SSE
-	// answer stream ended early and could not be resumed.
+	// answer stream ended early and could not be resumed. When the rerun
+	// stopped early (Run's error: the server went away), the requests it
+	// sent that had no answer by then, and those it never sent, are here
+	// too: the recording has an answer to each.
 	Unanswered []string
 	// Notes says, one line each, what the rerun could not do as the
 	// recorded client did and that may explain a changed answer: a
@@ -79,7 +83,8 @@ type Result struct {
 // Run sends the client side of recorded to the server opts names and
 // returns the new session. It returns an error when the server cannot be
 // started or reached at all; a server that answers differently, or not at
-// all, is the Result's to tell.
+// all, is the Result's to tell. A server that goes away partway is an
+// error too, returned with the Result of what was done until then.
 func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Result, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
@@ -113,8 +118,9 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 	d.conn = c
 	close(d.ready)
 	runErr := d.run(ctx, opts.Timeout)
-	end := c.close()
+	end := c.close() // after it, no answer is on its way
 	d.mu.Lock()
+	d.noteCut()
 	res := &Result{Session: tape.session(end), Unanswered: d.unanswered, Notes: d.notes}
 	d.mu.Unlock()
 	return res, runErr
@@ -257,6 +263,9 @@ type driver struct {
 	live       [len(echoedValues)]map[string][]byte
 	unanswered []string
 	notes      []string
+	// cutOpen are the requests sent whose answers were not waited for
+	// yet, and unsent the steps not sent, when the rerun stopped early.
+	cutOpen, unsent []step
 }
 
 func (d *driver) run(ctx context.Context, timeout time.Duration) error {
@@ -273,7 +282,7 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 		}
 		open = kept
 	}
-	for _, st := range d.plan.steps {
+	for i, st := range d.plan.steps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -292,6 +301,10 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 			}
 		}
 		if err := d.conn.send(d.frameFor(&st), &st); err != nil {
+			d.mu.Lock()
+			d.cutOpen = slices.DeleteFunc(open, func(o step) bool { return o.index == st.index })
+			d.unsent = d.plan.steps[i:]
+			d.mu.Unlock()
 			return fmt.Errorf("send %s: %w", st.what, err)
 		}
 	}
@@ -343,6 +356,23 @@ func (d *driver) await(ctx context.Context, st step, timeout time.Duration) {
 		d.unanswered = append(d.unanswered, fmt.Sprintf("%s: no answer within %s, though the recording has one", st.what, timeout))
 		d.mu.Unlock()
 	case <-ctx.Done():
+	}
+}
+
+// noteCut adds to unanswered, when the rerun stopped early, the requests
+// with a recorded answer that got none from the live server: those sent
+// whose answer had not come by the end, and those never sent. Called with
+// mu held, once the connection is closed.
+func (d *driver) noteCut() {
+	for _, st := range d.cutOpen {
+		if _, waiting := d.answered[st.id]; waiting {
+			d.unanswered = append(d.unanswered, st.what+": never answered: the rerun stopped first")
+		}
+	}
+	for _, st := range d.unsent {
+		if st.id != "" && st.answeredAt >= 0 {
+			d.unanswered = append(d.unanswered, st.what+": never answered: not sent, the rerun stopped first")
+		}
 	}
 }
 

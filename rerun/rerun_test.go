@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -588,5 +589,48 @@ func TestRun_RetriesWithTheLiveRequestState(t *testing.T) {
 	// answer that gave it and in the retry that echoes it.
 	if d := differences(recorded, &res.Session); len(d) > 0 {
 		t.Errorf("differences %q", d)
+	}
+}
+
+// A server that goes away partway is an error naming how it ended,
+// returned with what the rerun did until then: the answers it got, and
+// the requests it got none to.
+func TestRun_ServerGoesAway(t *testing.T) {
+	recorded := sessionOf(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"tools":[]}}`,
+	)
+	// It answers initialize, reads the next request, and goes.
+	const answer = `read l; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; read l; `
+	tests := []struct {
+		name, script, want string
+	}{
+		{"exits", answer + "exit 3", "send tools/list (id 3): the server exited with status 3"},
+		{"killed", answer + "kill -KILL $$", "send tools/list (id 3): the server was stopped by a signal: killed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := rerun.Run(context.Background(), recorded, rerun.Options{Command: []string{"sh", "-c", tt.script}, Timeout: 300 * time.Millisecond, Grace: time.Second})
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+			if res == nil {
+				t.Fatal("no result")
+			}
+			want := []string{
+				"tools/list (id 2): no answer within 300ms, though the recording has one",
+				"tools/list (id 3): never answered: not sent, the rerun stopped first",
+			}
+			if !slices.Equal(res.Unanswered, want) {
+				t.Errorf("unanswered:\n%s\nwant:\n%s", strings.Join(res.Unanswered, "\n"), strings.Join(want, "\n"))
+			}
+			if count(&res.Session, store.S2C, "") != 1 || res.Session.Info.End == nil {
+				t.Errorf("session %+v, %d frames from the server; want its answer to initialize, and its end", res.Session.Info, count(&res.Session, store.S2C, ""))
+			}
+		})
 	}
 }

@@ -30,8 +30,14 @@ func startStdio(ctx context.Context, o Options, t *tape, receive func([]byte)) (
 func (c *stdioConn) send(f []byte, _ *step) error {
 	if err := c.child.Send(f); err != nil {
 		<-c.child.Exited() // the pipe closes only once the server is gone
-		if _, runErr := c.child.Result(); runErr != nil {
+		end, runErr := c.child.Result()
+		switch {
+		case runErr != nil:
 			return runErr
+		case end.Signal != "":
+			return fmt.Errorf("the server was stopped by a signal: %s", end.Signal) // "killed", "segmentation fault"
+		case end.ExitCode != nil:
+			return fmt.Errorf("the server exited with status %d", *end.ExitCode)
 		}
 		return errors.New("the server exited")
 	}

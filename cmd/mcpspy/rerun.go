@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -91,13 +92,20 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	}
 	var reruns []store.TapeSession
 	changed := 0
+	// stopped is why a rerun could not go on (the server could not be
+	// started, or went away partway). What it did until then is still
+	// compared and kept in -o, and the error comes last.
+	var stopped error
 	for i, j := range jobs {
 		if i > 0 {
 			fmt.Fprintln(s.Out)
 		}
 		res, err := rerun.Run(ctx, j.session, opts)
 		if err != nil {
-			return fmt.Errorf("rerun %s %s: %w", j.source, j.session.Info.ID, err)
+			stopped = fmt.Errorf("rerun %s %s: %w", j.source, j.session.Info.ID, err)
+		}
+		if res == nil {
+			break
 		}
 		for _, u := range res.Unanswered {
 			fmt.Fprintf(s.Err, "mcpspy: rerun: %s %s: %s\n", j.source, j.session.Info.ID, u)
@@ -110,14 +118,20 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		}
 		res.Session.Info.Name = "rerun of " + j.source + " " + j.session.Info.ID
 		reruns = append(reruns, res.Session)
+		if stopped != nil {
+			break
+		}
 	}
-	if len(jobs) > 1 {
+	if len(jobs) > 1 && stopped == nil {
 		fmt.Fprintf(s.Out, "\n%d sessions rerun: %d the same, %d changed\n", len(jobs), len(jobs)-changed, changed)
 	}
-	if *out != "" {
+	if *out != "" && len(reruns) > 0 {
 		if err := recordSessions(*out, reruns); err != nil {
-			return fmt.Errorf("cassette: %w", err)
+			return errors.Join(stopped, fmt.Errorf("cassette: %w", err))
 		}
+	}
+	if stopped != nil {
+		return stopped
 	}
 	if *exitCode && changed > 0 {
 		return &cli.ExitError{Code: 1}

@@ -214,3 +214,34 @@ func TestMcpspy_RerunBadOut(t *testing.T) {
 		})
 	}
 }
+
+// A server that goes away partway still gets its comparison, up to where
+// it went, and its session kept in -o; the error, last, says how it
+// ended, and the requests it never answered are named.
+func TestMcpspy_RerunServerGoesAway(t *testing.T) {
+	export := `{"session":"s1","info":{"transport":"stdio","upstream":"server","start":"2026-11-21T10:00:00Z"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00Z","message":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}}
+{"session":"s1","seq":2,"dir":"s2c","time":"2026-11-21T10:00:00.1Z","message":{"jsonrpc":"2.0","id":1,"result":{}}}
+{"session":"s1","seq":3,"dir":"c2s","time":"2026-11-21T10:00:00.2Z","message":{"jsonrpc":"2.0","id":2,"method":"tools/list"}}
+{"session":"s1","seq":4,"dir":"s2c","time":"2026-11-21T10:00:00.3Z","message":{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}}
+{"session":"s1","seq":5,"dir":"c2s","time":"2026-11-21T10:00:00.4Z","message":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}}
+{"session":"s1","seq":6,"dir":"s2c","time":"2026-11-21T10:00:00.5Z","message":{"jsonrpc":"2.0","id":3,"result":{"content":[]}}}
+`
+	dir := t.TempDir()
+	path, out := filepath.Join(dir, "e.jsonl"), filepath.Join(dir, "g.db")
+	if err := os.WriteFile(path, []byte(export), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// It answers initialize, reads the next request, and exits.
+	script := `read l; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; read l; exit 3`
+	code, stdout, stderr := runCaptured("rerun", "--timeout", "300ms", "-o", out, path, "--", "sh", "-c", script)
+	wantErr := "mcpspy: rerun: " + path + " s1: tools/list (id 2): no answer within 300ms, though the recording has one\n" +
+		"mcpspy: rerun: " + path + " s1: tools/call (id 3): never answered: not sent, the rerun stopped first\n" +
+		"mcpspy: rerun " + path + " s1: send tools/call (id 3): the server exited with status 3\n"
+	if code != 1 || stderr != wantErr || !strings.HasSuffix(stdout, "\n1 the same, 1 answered differently, 1 only in a, 0 only in b\n") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 1 and stderr:\n%s", code, stdout, stderr, wantErr)
+	}
+	if _, ls, _ := runCaptured("ls", out); !strings.Contains(ls, "rerun of "+path+" s1") || !strings.Contains(ls, "exit(3)") {
+		t.Errorf("-o cassette lists as %q", ls)
+	}
+}
