@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/jsonerr"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/sse"
 )
@@ -192,7 +193,7 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 	var doc harIn
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%s: not a HAR file: %v", name, err)
+		return nil, jsonerr.File(name, nil, fmt.Errorf("not a HAR file: %w", err))
 	}
 	if doc.Log == nil {
 		return nil, fmt.Errorf("%s: not a HAR file: no log object", name)

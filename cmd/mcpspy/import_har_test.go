@@ -111,3 +111,32 @@ func TestMcpspy_ReadsHAR(t *testing.T) {
 		})
 	}
 }
+
+// A HAR that cannot be read says where and what, in the user's terms:
+// FILE:LINE:COL for a syntax error, a file that is empty or cut short, a
+// member of the wrong kind; never the Go types it is read into.
+func TestMcpspy_BadHARFile(t *testing.T) {
+	tests := []struct {
+		name, content, want string // want follows "mcpspy: PATH"
+	}{
+		{"not JSON", "{\n  \"log\": {\n    \"entries\": [],\n  }\n}", ":4:3: not a HAR file: invalid character '}' looking for beginning of object key string"},
+		{"HTML", "<html>", ":1:1: not a HAR file: invalid character '<' looking for beginning of value"},
+		{"empty", "", ": not a HAR file: the file is empty"},
+		{"cut short", `{"log": {"entries": [{"request": {"method": "PO`, ": not a HAR file: the file ends early (cut short?)"},
+		{"entries not an array", `{"log": {"entries": "nope"}}`, ":1:26: not a HAR file: log.entries: want an array, got a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "bad.har")
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"ls", path}, {"import", "-o", filepath.Join(t.TempDir(), "x.db"), path}} {
+				code, _, stderr := runCaptured(args...)
+				if want := "mcpspy: " + path + tt.want + "\n"; code != 1 || stderr != want {
+					t.Errorf("%s: exit %d, stderr %q; want 1 and %q", args[0], code, stderr, want)
+				}
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/jsonerr"
 	"github.com/mcptape/mcptape/recorder"
 )
 
@@ -64,7 +65,7 @@ func runWrap(args []string, s streams) error {
 	}
 	text, notes, err := recorder.WrapHostConfig(data, o)
 	if err != nil {
-		return fmt.Errorf("wrap: %s: %w", config, err)
+		return fmt.Errorf("wrap: %w", jsonerr.File(config, data, err))
 	}
 	if err := writeExport(*out, s.Out, func(w io.Writer) error {
 		_, err := w.Write(text)

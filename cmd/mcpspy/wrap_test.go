@@ -125,11 +125,20 @@ func TestMcpspy_WrapBadInput(t *testing.T) {
 	if err := os.WriteFile(notConfig, []byte(`{"theme": "dark"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	broken, empty := filepath.Join(dir, "broken.json"), filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(broken, []byte("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"node\"},\n  }\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"wrap"}, "want exactly one CONFIG"},
+		{[]string{"wrap", broken}, "wrap: " + broken + ":4:3: not JSON (comments and trailing commas are not JSON either): invalid character '}' looking for beginning of object key string"},
+		{[]string{"wrap", empty}, "wrap: " + empty + ": not JSON (comments and trailing commas are not JSON either): the file is empty"},
 		{[]string{"wrap", filepath.Join(dir, "missing.json")}, "no such file"},
 		{[]string{"wrap", notConfig}, `settings.json: no "mcpServers" or "servers" object`},
 		{[]string{"wrap", "-o", "x.db", "--cassette", "x.db", notConfig}, "is also the --cassette"},
