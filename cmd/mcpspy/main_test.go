@@ -49,7 +49,6 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"server command does not exist", []string{"record", "-o", filepath.Join(dir, "b.db"), "--", "no-such-mcp-server-xyz"}, 1, []string{`"no-such-mcp-server-xyz"`, "not found"}},
 		{"empty server command", []string{"record", "-o", filepath.Join(dir, "x2.db"), "--", ""}, 1, []string{`server command "": exec: "": executable file not found`}},
 		{"empty -o", []string{"record", "-o", "", "--", "true"}, 2, []string{"record: -o wants a CASSETTE path, got an empty one\n"}},
-		{"wrap into an empty --cassette", []string{"wrap", "--cassette", "", "mcp.json"}, 2, []string{"wrap: --cassette wants a CASSETTE path, got an empty one\n"}},
 		{"file is not a cassette", []string{"record", "-o", notCassette, "--", "true"}, 1, []string{notCassette, "not an mcptape cassette"}},
 		{"unwritable cassette path", []string{"record", "-o", unwritable, "--", "true"}, 1, []string{unwritable, "not a directory"}},
 		{"ls of a missing file", []string{"ls", filepath.Join(dir, "missing.db")}, 1, []string{"missing.db", "does not exist"}},
