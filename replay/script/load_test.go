@@ -442,6 +442,30 @@ func TestCheck_File(t *testing.T) {
 	}
 }
 
+// A .json script must be JSON, though the YAML reader would take more
+// (a trailing comma, a comment): other tools read the file too. The error
+// says where; the same text in a .yaml file loads.
+func TestCheck_JSONFileIsJSON(t *testing.T) {
+	dir := t.TempDir()
+	text := "{\"server\": {\"name\": \"s\", \"version\": \"1\"},\n \"tools\": [{\"name\": \"a\", \"answers\": [{\"text\": \"x\"},]}]}\n"
+	for _, tc := range []struct{ file, want string }{
+		{"trailing.json", "trailing.json:2:52: (top level): not valid JSON: invalid character ']' looking for beginning of value"},
+		{"trailing.yaml", ""},
+	} {
+		path := filepath.Join(dir, tc.file)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := Check(path)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.file, err)
+		case tc.want != "" && (err == nil || !strings.HasSuffix(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want …%s", tc.file, err, tc.want)
+		}
+	}
+}
+
 // Errors are listed in the order of the file, as a compiler lists them,
 // though the compiler checks tools before prompts.
 func TestLoad_ErrorsInFileOrder(t *testing.T) {

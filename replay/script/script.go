@@ -23,6 +23,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcptape/mcptape/internal/jsonerr"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -46,6 +47,18 @@ func loadFile(path string) (*Script, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read script: %w", err)
+	}
+	if strings.EqualFold(filepath.Ext(path), ".json") && len(bytes.TrimSpace(data)) > 0 {
+		// YAML reads JSON, and more: a trailing comma, a comment. A
+		// .json script must be JSON, for the other tools that read it.
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			je := &jsonerr.Error{Line: 1, Col: 1, Msg: err.Error()}
+			if errors.As(jsonerr.File(path, data, err), &je) && je.Line == 0 {
+				je.Line, je.Col = 1, 1 // a fault of the whole file (cut short)
+			}
+			return nil, &Error{File: path, Pos: Pos{Line: je.Line, Col: je.Col}, Msg: "not valid JSON: " + je.Msg}
+		}
 	}
 	return Parse(path, data)
 }
