@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -449,6 +450,10 @@ func (hs *Headers) decodeNode(d *decoder, n *yaml.Node, path string) {
 }
 
 // Duration is written as Go spells durations: "250ms", "2s".
+// wellFormedDuration is a duration time.ParseDuration refuses only for
+// its size.
+var wellFormedDuration = regexp.MustCompile(`^\+?([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
+
 type Duration struct {
 	D time.Duration
 	Pos
@@ -461,11 +466,18 @@ func (du *Duration) decodeNode(d *decoder, n *yaml.Node, path string) {
 		return
 	}
 	x, err := time.ParseDuration(n.Value)
-	if err != nil || x < 0 {
+	switch {
+	case err != nil && wellFormedDuration.MatchString(n.Value):
+		d.errorf(du.Pos, "duration %q is too long: the longest is about 2562047h (292 years)", n.Value)
+	case err != nil && strings.Contains(err.Error(), "invalid duration"):
 		d.errorf(du.Pos, "want a duration such as \"250ms\" or \"2s\", got %q", n.Value)
-		return
+	case err != nil: // "unknown unit", "missing unit", "overflow": Go says it best
+		d.errorf(du.Pos, "want a duration such as \"250ms\" or \"2s\", got %q: %s", n.Value, strings.TrimPrefix(err.Error(), "time: "))
+	case x < 0:
+		d.errorf(du.Pos, "a duration cannot be negative, got %q", n.Value)
+	default:
+		du.D = x
 	}
-	du.D = x
 }
 
 // sortedKeys returns m's keys in order, for deterministic iteration.

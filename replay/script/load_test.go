@@ -204,6 +204,16 @@ prompts:
     answers: [{messages: [{role: user, text: x}]}, {when: {exact: {t: y}}, messages: [{role: user, text: y}]}]
 `, []string{`test.yaml:5:9: tools[0].answers[1]: never chosen: the answer at line 4 has no when, so it answers first; put the default last`,
 			`test.yaml:9:52: prompts[0].answers[1]: never chosen: the answer at line 9 has no when`}},
+		{"durations out of range or of unknown units", `
+tools:
+  - name: a
+    answers:
+      - {when: {exact: {a: 1}}, text: x, delay: -5s}
+      - {when: {exact: {a: 2}}, text: x, delay: 9999999999h}
+      - {text: x, delay: 5y}
+`, []string{`test.yaml:4:49: tools[0].answers[0].delay: a duration cannot be negative, got "-5s"`,
+			`tools[0].answers[1].delay: duration "9999999999h" is too long`,
+			`tools[0].answers[2].delay: want a duration such as "250ms" or "2s", got "5y": unknown unit "y"`}},
 		{"schema with a bad $ref", `
 tools:
   - name: a
