@@ -156,7 +156,7 @@ func TestRecordNet_BadInput(t *testing.T) {
 		{"unknown scheme", []string{"--upstream", "ftp://127.0.0.1/x"}, 2, `unknown scheme "ftp"`},
 		{"no host", []string{"--upstream", "http:///mcp"}, 2, "has no host"},
 		{"listen address in use", []string{"--listen", busy.Addr().String(), "--upstream", deadURL}, 1, "address already in use"},
-		{"listen address without a port", []string{"--listen", "bogus", "--upstream", deadURL}, 1, "listen on bogus: address bogus: missing port in address"},
+		{"listen address without a port", []string{"--listen", "bogus", "--upstream", deadURL}, 2, "listen on bogus: missing port in address (want HOST:PORT, such as 127.0.0.1:0)"},
 		{"non-HTTP upstream", []string{"--upstream", "http://" + notHTTP + "/mcp"}, 1, "does not speak HTTP"},
 		{"redact with no-redact", []string{"--no-redact", "--redact", "x", "--upstream", deadURL}, 2, "contradict"},
 		{"redact-value with no-redact", []string{"--no-redact", "--redact-value", "sk-", "--upstream", deadURL}, 2, "--redact-value and --no-redact contradict"},

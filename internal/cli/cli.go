@@ -263,6 +263,19 @@ func Positive(cmd, flag string, d time.Duration) error {
 // the net package's own "listen tcp ADDR: bind:":
 // "listen on 127.0.0.1:8000: address already in use".
 func Listen(addr string) (net.Listener, error) {
+	// An address that is not HOST:PORT is the user's mistake, not the
+	// machine's: a usage error, as a bad flag is.
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Err)
+		}
+		return nil, Usagef("listen on %s: %v (want HOST:PORT, such as 127.0.0.1:0)", addr, err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {

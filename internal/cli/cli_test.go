@@ -187,9 +187,11 @@ func TestListen(t *testing.T) {
 	t.Cleanup(func() { busy.Close() })
 	tests := []struct {
 		name, addr, want string
+		usage            bool // the address itself is wrong: exit 2
 	}{
-		{"in use", busy.Addr().String(), "listen on " + busy.Addr().String() + ": address already in use"},
-		{"no port", "nonsense", "listen on nonsense: address nonsense: missing port in address"},
+		{"in use", busy.Addr().String(), "listen on " + busy.Addr().String() + ": address already in use", false},
+		{"no port", "nonsense", "listen on nonsense: missing port in address (want HOST:PORT, such as 127.0.0.1:0)", true},
+		{"port out of range", "127.0.0.1:99999", "listen on 127.0.0.1:99999: invalid port (want HOST:PORT, such as 127.0.0.1:0)", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,6 +201,10 @@ func TestListen(t *testing.T) {
 			}
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("Listen(%q) = %v, want %q", tt.addr, err, tt.want)
+			}
+			var ue *UsageError
+			if errors.As(err, &ue) != tt.usage {
+				t.Errorf("Listen(%q): a usage error is %v, want %v", tt.addr, !tt.usage, tt.usage)
 			}
 		})
 	}
