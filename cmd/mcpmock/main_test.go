@@ -343,3 +343,21 @@ func TestCheck_SaysHTTPHabits(t *testing.T) {
 		t.Errorf("exit %d, stdout\n%s\nwant\n%s\nstderr %s", code, stdout, want, stderr)
 	}
 }
+
+// A recording with no request in it (the wrong file, or one never
+// recorded) is nothing to replay: serve refuses it unless a fallback
+// server is to fill it, and check says so.
+func TestServe_EmptyRecording(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runWith(t, "", "serve", empty)
+	if want := "mcpmock: " + empty + " holds no recorded request: nothing to replay"; code != 1 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("serve: exit %d, stderr %q, want 1 and %q", code, stderr, want)
+	}
+	code, stdout, _ := runWith(t, "", "check", empty)
+	if want := empty + ": ok, but it holds no recorded request: nothing to replay\n"; code != 0 || stdout != want {
+		t.Errorf("check: exit %d, stdout %q, want 0 and %q", code, stdout, want)
+	}
+}

@@ -184,6 +184,11 @@ func loadSources(o *serveOptions) (out []replay.Source, watched []*script.Reload
 		if err != nil {
 			return nil, nil, err
 		}
+		if c.Len() == 0 && !o.fallback.enabled() {
+			// Served, it would answer initialize from nothing and then
+			// refuse every call: the wrong file, or one never recorded.
+			return nil, nil, fmt.Errorf("%s holds no recorded request: nothing to replay (to record some, give the real server after it: mcpmock serve %s -- COMMAND)", path, path)
+		}
 		out = append(out, c)
 	}
 	return out, watched, nil
@@ -442,6 +447,10 @@ func runCheck(args []string, s streams) error {
 		c, err := replay.LoadCassette(path)
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if c.Len() == 0 {
+			fmt.Fprintf(s.Out, "%s: ok, but it holds no recorded request: nothing to replay\n", path)
 			continue
 		}
 		fmt.Fprintf(s.Out, "%s: ok, %d recorded requests\n", path, c.Len())
