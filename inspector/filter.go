@@ -201,6 +201,10 @@ func parseTerm(tok string) (term, error) {
 	if val == "" {
 		return t, fmt.Errorf("%s: needs a value", key)
 	}
+	if key != "slow" && slices.Contains(alts, "") {
+		// "method:a|" would also select what has no method at all.
+		return t, fmt.Errorf("%s: an empty alternative in %q (write a|b)", key, val)
+	}
 	t.vals = alts
 	switch key {
 	case "method":
@@ -265,6 +269,9 @@ func parseTerm(tok string) (term, error) {
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			return t, fmt.Errorf("slow needs a duration like >100ms: %v", err)
+		}
+		if d < 0 {
+			return t, fmt.Errorf("slow needs a duration like >100ms, not a negative one: %s", v)
 		}
 		t.dur = d
 	default:

@@ -40,7 +40,7 @@ func TestParseFilter_HTTPTerms(t *testing.T) {
 		{name: "class with a digit", filter: "status:4x4", err: `not "4x4"`},
 		{name: "signed", filter: "status:+20", err: `not "+20"`},
 		{name: "bad alternative", filter: "status:404|nope", err: `not "nope"`},
-		{name: "empty alternative", filter: "status:404|", err: `not ""`},
+		{name: "empty alternative", filter: "status:404|", err: `status: an empty alternative in "404|"`},
 		{name: "status without value", filter: "status:", err: `status: needs a value`},
 		{name: "unknown stream", filter: "stream:nope", err: `filter: "stream:nope": unknown stream "nope" (want post-body, json, post-sse, get-sse, legacy-sse or ws)`},
 		{name: "stream names are exact", filter: "stream:GET-SSE", err: `unknown stream "GET-SSE"`},

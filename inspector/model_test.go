@@ -201,6 +201,9 @@ func TestParseFilter_Errors(t *testing.T) {
 		{"unknown lint rule", "lint:unanswerd", `unknown lint rule or severity "unanswerd"`},
 		{"unknown severity among rules", "lint:unanswered|fatal", `unknown lint rule or severity "fatal"`},
 		{"empty lint", "lint:", `needs a value`},
+		{"empty alternative", "method:tools/list|", `method: an empty alternative in "tools/list|"`},
+		{"empty first alternative", "tool:|echo", `tool: an empty alternative`},
+		{"negative duration", "slow:>-5s", `not a negative one: -5s`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
