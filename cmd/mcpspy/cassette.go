@@ -163,8 +163,15 @@ func runExport(args []string, s streams) error {
 	switch ext := strings.ToLower(filepath.Ext(*out)); {
 	case *asHAR && (ext == ".db" || ext == ".jsonl"):
 		return usageErrorf("export: -o %s: --har writes a HAR, and mcpspy reads a %s as a recording: name it .har", *out, ext)
-	case *asScript && (ext == ".db" || ext == ".jsonl" || ext == ".har"):
-		return usageErrorf("export: -o %s: --script writes a script, which mcpmock reads by its .yaml, .yml or .json name", *out)
+	case *asScript && (ext == ".db" || ext == ".jsonl" || ext == ".har" || ext == ".json"):
+		// Not .json either: a .json script must be JSON, and this one is YAML.
+		return usageErrorf("export: -o %s: --script writes a YAML script, which mcpmock reads by its .yaml or .yml name", *out)
+	case !*asScript && (ext == ".yaml" || ext == ".yml" || ext == ".json"):
+		what, name := "JSONL", ".jsonl"
+		if *asHAR {
+			what, name = "a HAR", ".har"
+		}
+		return usageErrorf("export: -o %s: export writes %s, and mcpmock reads a %s as a script: name it %s, or export --script", *out, what, ext, name)
 	case !*asHAR && ext == ".har":
 		return usageErrorf("export: -o %s: export writes JSONL, and a .har is read as a HAR: name it .jsonl, or export --har", *out)
 	case !*asScript && ext == ".db":

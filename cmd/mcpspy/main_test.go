@@ -73,7 +73,10 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"rerun into a .jsonl", []string{"rerun", "-o", "out.jsonl", notCassette, "--", "true"}, 2, []string{"rerun: -o out.jsonl: a .jsonl is read as a JSONL export"}},
 		{"wrap into a .jsonl cassette", []string{"wrap", "--cassette", "w.jsonl", "mcp.json"}, 2, []string{"wrap: --cassette w.jsonl: a .jsonl is read as a JSONL export"}},
 		{"export into a .db", []string{"export", "-o", "out.db", notCassette}, 2, []string{"export: -o out.db: export writes JSONL, and a .db is read as a cassette: name it .jsonl"}},
-		{"export --script into a .jsonl", []string{"export", "--script", "-o", "fake.jsonl", notCassette}, 2, []string{"export: -o fake.jsonl: --script writes a script, which mcpmock reads by its .yaml, .yml or .json name"}},
+		{"export --script into a .jsonl", []string{"export", "--script", "-o", "fake.jsonl", notCassette}, 2, []string{"export: -o fake.jsonl: --script writes a YAML script, which mcpmock reads by its .yaml or .yml name"}},
+		{"export --script into a .json", []string{"export", "--script", "-o", "fake.json", notCassette}, 2, []string{"export: -o fake.json: --script writes a YAML script, which mcpmock reads by its .yaml or .yml name"}},
+		{"export JSONL into a .yaml", []string{"export", "-o", "x.yaml", notCassette}, 2, []string{"export: -o x.yaml: export writes JSONL, and mcpmock reads a .yaml as a script: name it .jsonl, or export --script"}},
+		{"export a HAR into a .json", []string{"export", "--har", "-o", "x.json", notCassette}, 2, []string{"export: -o x.json: export writes a HAR, and mcpmock reads a .json as a script: name it .har, or export --script"}},
 		{"ls of two cassettes", []string{"ls", notCassette, notCassette}, 2, []string{"ls: want exactly one CASSETTE, got 2 arguments"}},
 		{"import of two files", []string{"import", "-o", filepath.Join(dir, "d.db"), "a.jsonl", "b.jsonl"}, 2, []string{"import: want exactly one FILE.jsonl or FILE.har, got 2 arguments"}},
 	}
