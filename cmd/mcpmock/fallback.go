@@ -85,8 +85,11 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 	if slices.Contains(f.redact, "") {
 		return usageErrorf("serve: --redact wants a member or parameter name, got an empty one")
 	}
-	if len(f.headers) > 0 && f.upstream == "" {
+	switch {
+	case len(f.headers) > 0 && f.dashes:
 		return usageErrorf("serve: --header is for --upstream URL, not a stdio server")
+	case len(f.headers) > 0 && f.upstream == "":
+		return usageErrorf("serve: --header is for a fallback server's requests: add --upstream URL")
 	}
 	header, err := cli.Headers("serve", f.headers)
 	if err != nil {
