@@ -182,6 +182,12 @@ func (ss *session) answer(ctx context.Context, peer replay.Peer, c *call) (repla
 		return errReply(codeUnsupportedVersion, fmt.Sprintf("unsupported protocol version %q", c.version),
 			map[string]any{"supported": s.versions, "requested": c.version}), true
 	}
+	if s.owner && c.version == "" && !s.speaksHandshake() && req.Method != "initialize" {
+		// Only 2026-07-28, where every request says its version: one
+		// that does not is of no version this server speaks (as over
+		// HTTP, where such a request gets the same error).
+		return errReply(codeInvalidParams, fmt.Sprintf("Invalid params: a 2026-07-28 request must carry _meta %q: this server speaks only 2026-07-28", metaVersion), nil), true
+	}
 	reply, ok := ss.dispatch(ctx, peer, c)
 	if !ok {
 		return reply, false
@@ -334,6 +340,12 @@ func (ss *session) speaks() string {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.version
+}
+
+// speaksHandshake says whether the script speaks a version before
+// 2026-07-28, which has initialize and no version on each request.
+func (s *Script) speaksHandshake() bool {
+	return slices.ContainsFunc(s.versions, func(v string) bool { return v < statelessVersion })
 }
 
 func (ss *session) discover() replay.Reply {

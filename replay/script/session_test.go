@@ -60,6 +60,23 @@ func TestSession_Discover(t *testing.T) {
 		t.Errorf("unsupported version: %+v", r.Error)
 	}
 
+	// A 2026-07-28-only script refuses initialize, and a request that
+	// names no version (as over HTTP, where it gets the same error).
+	only, err := Parse("only.yaml", []byte("server: {name: s, version: \"1\", protocolVersions: [\"2026-07-28\"]}\ntools: [{name: t, answers: [{text: x}]}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc := newClient(t, only)
+	if r, _ := oc.ask("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "c", "version": "1"}}); r.Error == nil || r.Error.Code != -32022 {
+		t.Errorf("initialize of a 2026-07-28-only script: %+v", r)
+	}
+	if r, _ := oc.ask("tools/call", map[string]any{"name": "t"}); r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "must carry _meta") {
+		t.Errorf("a call without _meta's version: %+v, want -32602", r)
+	}
+	if got := firstText(t, oc.result("tools/call", map[string]any{"name": "t", "_meta": meta})); got != "x" {
+		t.Errorf("a call with it: %q", got)
+	}
+
 	// A handshake-only script sends 2026-07-28 clients to initialize.
 	js := mustLoad(t, "script-json.json")
 	r, _ = newClient(t, js).ask("server/discover", nil)
