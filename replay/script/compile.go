@@ -363,7 +363,13 @@ func (c *compiler) capabilities(f *File) {
 			return b
 		}
 		s.listChanged.tools, s.listChanged.resources, s.listChanged.prompts = flag("tools"), flag("resources"), flag("prompts")
+		logs := s.logging // some answer logs
 		_, s.logging = m["logging"]
+		if logs && !s.logging {
+			// The spec has a server that sends log messages declare
+			// logging; a host may drop them otherwise.
+			c.errorf(sv.Capabilities.Pos, "an answer logs (log:), but these capabilities declare no logging: add logging: {}")
+		}
 		tasks, _ := m["tasks"].(map[string]any)
 		requests, _ := tasks["requests"].(map[string]any)
 		toolReqs, _ := requests["tools"].(map[string]any)

@@ -214,6 +214,12 @@ tools:
 `, []string{`test.yaml:4:49: tools[0].answers[0].delay: a duration cannot be negative, got "-5s"`,
 			`tools[0].answers[1].delay: duration "9999999999h" is too long`,
 			`tools[0].answers[2].delay: want a duration such as "250ms" or "2s", got "5y": unknown unit "y"`}},
+		{"logging answers under capabilities without logging", `
+server: {name: s, version: "1", capabilities: {tools: {}}}
+tools:
+  - name: a
+    answers: [{text: x, log: [{level: info, data: hi}]}]
+`, []string{`test.yaml:1:47: server.capabilities: an answer logs (log:), but these capabilities declare no logging: add logging: {}`}},
 		{"schema with a bad $ref", `
 tools:
   - name: a
