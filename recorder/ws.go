@@ -206,6 +206,15 @@ func (p *WSProxy) pump(pair *wsPair, sess *store.Session, base store.HTTPMeta) s
 			mt, data, err := from.ReadMessage()
 			if err != nil {
 				var ce *websocket.CloseError
+				if errors.As(err, &ce) && (ce.Code == websocket.CloseAbnormalClosure || ce.Code == websocket.CloseTLSHandshake) {
+					// gorilla's report of a connection that ended with no
+					// close frame. RFC 6455 (7.4.1) reserves these codes
+					// for such reports: never sent in a frame, so the
+					// other side's connection is dropped alike.
+					setEnd(store.EndInfo{Reason: store.EndClosed, CloseCode: ce.Code, Error: ce.Text})
+					to.NetConn().Close()
+					return
+				}
 				if errors.As(err, &ce) {
 					setEnd(store.EndInfo{Reason: store.EndClosed, CloseCode: ce.Code})
 					msg := []byte{}

@@ -256,6 +256,39 @@ func TestWSProxy_CloseReasonPassesThrough(t *testing.T) {
 	}
 }
 
+// A peer whose connection drops without a close frame: the other side's
+// connection is dropped alike. gorilla reports such an end as close code
+// 1006, which RFC 6455 (7.4.1) reserves for that report: it must never be
+// sent in a close frame (the ws library, under the TypeScript SDK, fails
+// on one with "invalid status code 1006"). The session records 1006.
+func TestWSProxy_DroppedConnectionIsDropped(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		drops func(client, upstream *wsPeer) (dropped, other *wsPeer)
+	}{
+		{"upstream drops", func(c, u *wsPeer) (*wsPeer, *wsPeer) { return u, c }},
+		{"client drops", func(c, u *wsPeer) (*wsPeer, *wsPeer) { return c, u }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, upstream, cassette, stop := wsThroughProxy(t)
+			dropped, other := tc.drops(client, upstream)
+			dropped.conn.NetConn().Close()
+			want := wsEvent{kind: "close", code: websocket.CloseAbnormalClosure, data: "unexpected EOF"}
+			if got := other.next(t, "the other side"); got != want {
+				t.Errorf("the other side read %v, want its connection dropped (%v)", got, want)
+			}
+			stop()
+			got := readCassette(t, cassette)
+			if len(got) != 1 {
+				t.Fatalf("want 1 session, got %d", len(got))
+			}
+			if end := got[0].info.End; end == nil || end.CloseCode != websocket.CloseAbnormalClosure {
+				t.Errorf("session end %+v, want close code 1006", end)
+			}
+		})
+	}
+}
+
 // mcpspy stopped (SIGINT) with a WebSocket connection open drops both
 // sides, keeps what passed, and records that the session ended because
 // mcpspy was interrupted, not with a close code neither peer sent.
