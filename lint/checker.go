@@ -189,7 +189,7 @@ func (c *checker) batch(m *store.Message) {
 
 func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 	if s.Kind == jsonrpc.Malformed {
-		if !errorPage(m) {
+		if !errorPage(m) && !endpointEvent(m) {
 			c.report("malformed", m.Seq, 0, "not a JSON-RPC 2.0 message: %s", s.Reason)
 		}
 		return

@@ -19,6 +19,11 @@ func (c *checker) httpPost(f *frame) {
 	if f.dir != store.C2S || f.http == nil || f.http.Stream != store.StreamPostBody || c.info.Transport != store.TransportHTTP {
 		return // legacy HTTP+SSE (2024-11-05) has none of these headers
 	}
+	if f.http.RequestHeader == nil {
+		// Not recorded (mcpspy rerun and mcpmock's fallback keep no
+		// request headers): what was not seen cannot be judged.
+		return
+	}
 	h := http.Header(f.http.RequestHeader)
 	if !c.acceptReported &&
 		(!mcphttp.Accepts(h, "application/json") || !mcphttp.Accepts(h, "text/event-stream")) {
@@ -155,6 +160,13 @@ func errorPage(m *store.Message) bool {
 	}
 	mt, _, _ := mime.ParseMediaType(http.Header(h.ResponseHeader).Get("Content-Type"))
 	return mt != "application/json"
+}
+
+// endpointEvent says whether m is the endpoint event of a 2024-11-05
+// HTTP+SSE stream, which names the URI to POST to: transport setup, kept
+// as a server frame (its data is no JSON), and no message to judge.
+func endpointEvent(m *store.Message) bool {
+	return m.Dir == store.S2C && m.HTTP != nil && m.HTTP.EventType == "endpoint"
 }
 
 func quotedOrAbsent(s string) string {

@@ -716,6 +716,18 @@ func TestSession_HTTPAccept(t *testing.T) {
 			}
 		})
 	}
+	// Request headers not recorded at all (mcpspy rerun -o, mcpmock's
+	// fallback): not judged, as neither Accept nor the version header
+	// was seen.
+	unseen := withHTTP(session(lines...), func(*store.Message) http.Header { return http.Header{} }, sse)
+	for _, m := range unseen.Messages {
+		if m.Dir == store.C2S {
+			m.HTTP.RequestHeader = nil
+		}
+	}
+	if got := found(Session(unseen, Options{})); len(got) != 0 {
+		t.Errorf("POSTs whose request headers were not recorded: %q, want no finding", got)
+	}
 	legacy := withHTTP(session(lines...), func(*store.Message) http.Header { return http.Header{"Accept": nil} }, sse)
 	legacy.Messages[0].HTTP.Path = "/message?sessionId=1"
 	legacy.Info.Transport = store.TransportLegacySSE

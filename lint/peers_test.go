@@ -98,6 +98,32 @@ func TestRealPeers_LintClean(t *testing.T) {
 			wantFindings(t, path, tt.allowed...)
 		})
 	}
+	// Legacy HTTP+SSE (2024-11-05): the stream's endpoint event is kept
+	// as a server frame, and is no malformed message.
+	t.Run("TypeScript SDK client, server-everything, legacy HTTP+SSE", func(t *testing.T) {
+		base := peertest.EverythingHTTP(t, "sse")
+		path := filepath.Join(t.TempDir(), "rec.db")
+		t.Run("record", func(t *testing.T) {
+			rec := vcr.NewHTTP(t, path, base+"/sse", vcr.WithMode(vcr.Record))
+			argv := peertest.NodeScript(t, "http-client.mjs", "sse", rec.URL(), "echo", `{"message":"hi"}`,
+				"trigger-long-running-operation", `{"duration":0.3,"steps":3}`)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+			cmd.Dir = peertest.NPMDir(t)
+			if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), `"echo":"Echo: hi"`) {
+				t.Fatalf("http-client.mjs: %v\n%s", err, out)
+			}
+		})
+		tape, err := store.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tape.Sessions) == 0 || tape.Sessions[0].Info.Transport != store.TransportLegacySSE || len(tape.Sessions[0].Messages) == 0 || tape.Sessions[0].Messages[0].HTTP.EventType != "endpoint" {
+			t.Fatalf("recorded %d sessions; want a legacy one that begins with its endpoint event", len(tape.Sessions))
+		}
+		wantFindings(t, path)
+	})
 	// The TypeScript SDK client, to a server without sessions, sends its
 	// initialize, its notifications/initialized and its requests on
 	// connections of their own, each recorded as a session: none is
