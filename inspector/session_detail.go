@@ -117,7 +117,7 @@ func bareText(b store.BareExchange) string {
 		parts = append(parts, "at "+detailTime(b.Time))
 	}
 	if b.Note != "" {
-		parts = append(parts, b.Note)
+		parts = append(parts, store.OneLine(b.Note))
 	}
 	return strings.Join(parts, " · ")
 }

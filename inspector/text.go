@@ -253,7 +253,7 @@ func (tw *textWriter) print(rows []Row) error {
 				fmt.Fprintf(w, "    %s\n", l)
 			}
 			if msg.Note != "" { // who answered, how a refusal's body began
-				fmt.Fprintf(w, "    note: %s\n", msg.Note)
+				fmt.Fprintf(w, "    note: %s\n", store.OneLine(msg.Note))
 			}
 		}
 		if opts.Bodies && msg != nil {

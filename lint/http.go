@@ -107,7 +107,7 @@ func (c *checker) httpAnswer(m *store.Message, s jsonrpc.Summary) {
 	case refused != 0:
 		by := ""
 		if m.Note != "" {
-			by = " (" + m.Note + ")"
+			by = " (" + store.OneLine(m.Note) + ")"
 		}
 		c.report("http-status", m.Seq, 0, "%s was answered %d %s, with no JSON-RPC message%s", what, refused, http.StatusText(refused), by)
 	case h.Status/100 == 2 && h.Status != http.StatusAccepted && c.info.Transport == store.TransportHTTP &&

@@ -57,3 +57,15 @@ func TestReadBody_DeclaredLengthAloneCostsLittle(t *testing.T) {
 		t.Fatalf("reading an empty body declared as 64 MiB allocated %d bytes", grew)
 	}
 }
+
+// A refusal's note is one line whatever its body held (an HTML page's
+// lines), so that show and lint, which print it, keep one line per item.
+func TestRefusalNote_OneLine(t *testing.T) {
+	page := "<html>\n  <head><title>404</title></head>\n\t<body>Cannot POST /other</body>\n</html>\n"
+	if got, want := refusalNote([]byte(page)), "refused without a message: <html> <head><title>404</title></head> <body>Cannot POST /other</body> </html>"; got != want {
+		t.Errorf("refusalNote = %q, want %q", got, want)
+	}
+	if got := refusalNote([]byte(" \n\t")); got != "" {
+		t.Errorf("a blank body's note = %q, want none", got)
+	}
+}

@@ -61,7 +61,7 @@ func tapRefusalBody(tap Tap, body []byte, meta store.HTTPMeta) {
 // refusalNote is the note kept on a client message whose POST was
 // refused with body, which carried no message.
 func refusalNote(body []byte) string {
-	b := strings.TrimSpace(string(body))
+	b := store.OneLine(string(body))
 	if b == "" {
 		return ""
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -190,6 +191,9 @@ const MaxBare = 100
 
 // BareExchange is one HTTP request and its answer, neither of which
 // carried a message.
+//
+// A note may span lines (the start of a refusal's HTML page): output that
+// gives each message, exchange or finding one line prints OneLine(note).
 type BareExchange struct {
 	Time time.Time `json:"time"` // when mcpspy had read the request
 	// HTTP is as for a message: method, path, status, headers after
@@ -278,3 +282,8 @@ type Handshake struct {
 	// gave any, kept for the same reason.
 	Instructions string `json:"instructions,omitempty"`
 }
+
+// OneLine is a note on one line: each run of white space, newlines too,
+// one space, so that line-oriented output (show, lint) stays one line per
+// item whatever a refusal's body held.
+func OneLine(note string) string { return strings.Join(strings.Fields(note), " ") }
