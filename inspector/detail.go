@@ -104,8 +104,16 @@ func httpSummary(h *store.HTTPMeta) []Line {
 		first += fmt.Sprintf("  opcode %d", h.WSOpcode)
 	}
 	out = append(out, Line{{Label, "http: "}, {Plain, first}})
-	if h.EventID != "" || h.EventType != "" || h.Retry != "" {
-		out = append(out, Line{{Label, "sse: "}, {Plain, fmt.Sprintf("id=%q event=%q retry=%q", h.EventID, h.EventType, h.Retry)}})
+	// Only the fields the event had: most have no retry, and a legacy
+	// stream's events have no id.
+	var sse []string
+	for _, f := range []struct{ name, v string }{{"id", h.EventID}, {"event", h.EventType}, {"retry", h.Retry}} {
+		if f.v != "" {
+			sse = append(sse, fmt.Sprintf("%s=%q", f.name, f.v))
+		}
+	}
+	if len(sse) > 0 {
+		out = append(out, Line{{Label, "sse: "}, {Plain, strings.Join(sse, " ")}})
 	}
 	if len(h.Priming) > 0 {
 		out = append(out, Line{{Label, "priming events: "}, {Plain, strings.Join(h.Priming, ", ")}})

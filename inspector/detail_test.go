@@ -1,8 +1,11 @@
 package inspector
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/store"
 )
 
 func TestDurText(t *testing.T) {
@@ -32,6 +35,33 @@ func TestDurText(t *testing.T) {
 			}
 			if tt.d < time.Hour && len([]rune(got)) > 6 {
 				t.Errorf("durText(%v) = %q is wider than six characters", tt.d, got)
+			}
+		})
+	}
+}
+
+// The sse line names only the fields an event had.
+func TestHTTPSummary_SSEFields(t *testing.T) {
+	tests := []struct {
+		name string
+		h    store.HTTPMeta
+		want string // the sse line; "" none
+	}{
+		{"legacy message event", store.HTTPMeta{Method: "GET", Path: "/sse", Status: 200, EventType: "message"}, `sse: event="message"`},
+		{"id only", store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 200, EventID: "7"}, `sse: id="7"`},
+		{"all three", store.HTTPMeta{Method: "GET", Path: "/mcp", Status: 200, EventID: "0_3", EventType: "message", Retry: "3000"}, `sse: id="0_3" event="message" retry="3000"`},
+		{"no event", store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 200}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ""
+			for _, l := range httpSummary(&tt.h) {
+				if s := l.String(); strings.HasPrefix(s, "sse: ") {
+					got = s
+				}
+			}
+			if got != tt.want {
+				t.Errorf("sse line %q, want %q", got, tt.want)
 			}
 		})
 	}
