@@ -555,12 +555,34 @@ func harSeqs(x harEntryExt) string {
 	case n == 1:
 		parts = append(parts, fmt.Sprintf("response seq %d", x.ResponseSeqs[0]))
 	case n > 1:
-		parts = append(parts, fmt.Sprintf("response seqs %d-%d", x.ResponseSeqs[0], x.ResponseSeqs[n-1]))
+		parts = append(parts, "response seqs "+seqRuns(x.ResponseSeqs))
 	}
 	if len(parts) == 0 { // an exchange without messages
 		return "session " + x.Session
 	}
 	return "session " + x.Session + ": " + strings.Join(parts, ", ")
+}
+
+// seqRuns lists seqs, in order, as "52, 75-77": a range only for a run
+// of consecutive seqs. A stream's events interleave with the session's
+// other messages, and "52-77" would claim the 22 between that are not its.
+func seqRuns(seqs []uint64) string {
+	var b strings.Builder
+	for i := 0; i < len(seqs); {
+		j := i
+		for j+1 < len(seqs) && seqs[j+1] == seqs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d", seqs[i])
+		if j > i {
+			fmt.Fprintf(&b, "-%d", seqs[j])
+		}
+		i = j + 1
+	}
+	return b.String()
 }
 
 func harIsSSE(stream string) bool {

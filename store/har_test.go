@@ -340,6 +340,30 @@ func harCases() []harCase {
 			wantPageComment: "Streams that carried only priming events, with no entry as nothing of their request was recorded: get-sse stream 9 on /mcp (event ids x1, x2)",
 		},
 		{
+			name: "a GET stream whose events interleave with a POST's: its seqs listed, a range only for a run",
+			session: httpSession(store.TransportHTTP,
+				httpMsg(1, store.S2C, 10, listChange, getSSE(4, "g1", hdr("Accept", "text/event-stream"))),
+				httpMsg(2, store.C2S, 20, pingReq, postBody(5)),
+				httpMsg(3, store.S2C, 25, pingResp, postJSON(5)),
+				httpMsg(4, store.S2C, 30, progress1, getSSE(4, "g2", hdr("Accept", "text/event-stream"))),
+				httpMsg(5, store.S2C, 40, progress2, getSSE(4, "g3", hdr("Accept", "text/event-stream"))),
+				httpMsg(6, store.S2C, 50, listChange, getSSE(4, "g4", hdr("Accept", "text/event-stream")))),
+			want: []wantEntry{{
+				Method: "GET", URL: base + "/mcp", Query: []harNV{}, Status: 200, StatusText: "OK", MimeType: "text/event-stream",
+				Text: "id: g1\ndata: " + listChange + "\n\nid: g2\ndata: " + progress1 + "\n\nid: g3\ndata: " + progress2 +
+					"\n\nid: g4\ndata: " + listChange + "\n\n",
+				RespBodySize: -1, Start: "2026-11-22T06:00:00.010Z", Receive: 40,
+				Comment: "session s1: response seqs 1, 4-6",
+				Stream:  "get-sse", StreamID: 4, ResponseSeqs: []uint64{1, 4, 5, 6},
+			}, {
+				Method: "POST", URL: base + "/mcp", Query: []harNV{},
+				ReqBody: &harPost{MimeType: "application/json", Text: pingReq}, ReqBodySize: len(pingReq),
+				Status: 200, StatusText: "OK", MimeType: "application/json", Text: pingResp, RespBodySize: len(pingResp),
+				Start: "2026-11-22T06:00:00.020Z", Wait: 5, Comment: "session s1: request seq 2, response seq 3",
+				Stream: "json", StreamID: 5, RequestSeq: 2, ResponseSeqs: []uint64{3},
+			}},
+		},
+		{
 			name: "a notification POST's 202 as recorded on it; requests that carried no message either way, as the session's info keeps them",
 			session: func() store.TapeSession {
 				s := httpSession(store.TransportHTTP,
@@ -410,7 +434,7 @@ func harCases() []harCase {
 				Text: "event: endpoint\ndata: /message?sessionId=abc\n\nevent: message\ndata: " + initResp + "\n\n" +
 					"event: message\ndata: " + pingResp + "\n\n",
 				RespBodySize: -1, Start: "2026-11-22T06:00:00.000Z", Receive: 31,
-				Comment: "session s1: response seqs 1-5",
+				Comment: "session s1: response seqs 1, 3, 5",
 				Stream:  "legacy-sse", StreamID: 1, ResponseSeqs: []uint64{1, 3, 5},
 			}, {
 				Method: "POST", URL: base + "/message?sessionId=abc", Query: []harNV{{"sessionId", "abc"}},
@@ -443,7 +467,7 @@ func harCases() []harCase {
 				Method: "GET", URL: base + "/sse", Query: []harNV{}, Status: 200, StatusText: "OK", MimeType: "text/event-stream",
 				Text:         "data: " + initResp + "\n\ndata: " + listChange + "\n\n",
 				RespBodySize: -1, Start: "2026-11-22T06:00:00.005Z", Receive: 4,
-				Comment: "session s1: response seqs 2-4",
+				Comment: "session s1: response seqs 2, 4",
 				Stream:  "legacy-sse", ResponseSeqs: []uint64{2, 4},
 			}, {
 				Method: "POST", URL: base + "/message?sessionId=z", Query: []harNV{{"sessionId", "z"}},
