@@ -465,7 +465,7 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 		if harIsSSE(rm.Stream) {
 			text := harSSEText(x)
 			e.Response.Content = harContentOf(text, harMime(rm.ResponseHeader, "text/event-stream"))
-			e.Response.Content.Comment = "rebuilt from the recorded events; see the log's comment"
+			e.Response.Content.Comment = harRebuilt
 			e.Response.BodySize = -1
 		} else {
 			var text []byte
@@ -501,6 +501,14 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 			e.Response.Content.MimeType = harMime(rh, "x-unknown")
 			if n, err := strconv.Atoi(rh.Get("Content-Length")); err == nil && n >= 0 {
 				e.Response.BodySize = n
+			}
+			if harIsSSE(kept.HTTP.Stream) {
+				// An event stream that ended without a message: the
+				// recorder read all of it, so its text is known, empty
+				// but for priming events (and what a stream's text
+				// never keeps), not unrecorded as a body would be.
+				e.Response.Content = harContentOf(harSSEText(x), harMime(rh, "text/event-stream"))
+				e.Response.Content.Comment = harRebuilt
 			}
 			if x.req != nil && info.Transport == TransportLegacySSE {
 				if a := answerTo(answers, x.req); a != nil {
@@ -584,6 +592,9 @@ func seqRuns(seqs []uint64) string {
 	}
 	return b.String()
 }
+
+// harRebuilt is the content comment of an event stream's text.
+const harRebuilt = "rebuilt from the recorded events; see the log's comment"
 
 func harIsSSE(stream string) bool {
 	return stream == StreamPostSSE || stream == StreamGetSSE || stream == StreamLegacySSE

@@ -49,6 +49,7 @@ type harEntry struct {
 			MimeType string `json:"mimeType"`
 			Text     string `json:"text"`
 			Encoding string `json:"encoding"`
+			Comment  string `json:"comment"`
 		} `json:"content"`
 		BodySize int `json:"bodySize"`
 	} `json:"response"`
@@ -532,6 +533,61 @@ func TestBuildHAR_Exchanges(t *testing.T) {
 			}
 			if got := f.Log.Pages[0].Comment; got != tt.wantPageComment {
 				t.Errorf("page comment %q, want %q", got, tt.wantPageComment)
+			}
+		})
+	}
+}
+
+// An event stream that ended without a message was read to its end, so
+// its entry's text is known to be empty, as docs/HAR.md says and the
+// import takes it, and is not "not recorded", which the body of an
+// answer without a message (a 202's) is.
+func TestBuildHAR_EmptyStream(t *testing.T) {
+	const ended = "its event stream ended without a message"
+	post := store.HTTPMeta{Method: "POST", Path: "/mcp", RequestHeader: postHeader, Stream: "post-sse", StreamID: 2}
+	getBare := store.BareExchange{Time: at(40), Note: ended, HTTP: store.HTTPMeta{Method: "GET", Path: "/mcp", Status: 200,
+		RequestHeader: hdr("Accept", "text/event-stream"), ResponseHeader: sseHeader, Stream: "get-sse", StreamID: 3}}
+	type content struct {
+		MimeType, Text, Comment string
+		Size, BodySize          int
+	}
+	const rebuilt = "rebuilt from the recorded events; see the log's comment"
+	tests := []struct {
+		name    string
+		session store.TapeSession
+		want    content
+	}{
+		{
+			name: "a GET stream that carried nothing",
+			session: func() store.TapeSession {
+				s := httpSession(store.TransportHTTP)
+				s.Info.Bare = []store.BareExchange{getBare}
+				return s
+			}(),
+			want: content{MimeType: "text/event-stream", Comment: rebuilt, BodySize: -1},
+		},
+		{
+			name:    "a POST whose stream ended without its answer",
+			session: httpSession(store.TransportHTTP, bare(httpMsg(1, store.C2S, 0, callReq, post), 200, sseHeader, ended)),
+			want:    content{MimeType: "text/event-stream", Comment: rebuilt, BodySize: -1},
+		},
+		{
+			name: "a notification's 202, whose body is not kept",
+			session: httpSession(store.TransportHTTP, bare(httpMsg(1, store.C2S, 0, initedNote,
+				store.HTTPMeta{Method: "POST", Path: "/mcp", RequestHeader: postHeader, Stream: "post-body", StreamID: 2}), 202, hdr("Content-Length", "0"), "")),
+			want: content{MimeType: "x-unknown", Comment: "not recorded", BodySize: 0},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, _, _ := harOf(t, &store.Tape{Sessions: []store.TapeSession{tt.session}})
+			if len(f.Log.Entries) != 1 {
+				t.Fatalf("%d entries, want 1", len(f.Log.Entries))
+			}
+			r := f.Log.Entries[0].Response
+			got := content{MimeType: r.Content.MimeType, Text: r.Content.Text, Comment: r.Content.Comment, Size: r.Content.Size, BodySize: r.BodySize}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("content (-want +got):\n%s", d)
 			}
 		})
 	}
