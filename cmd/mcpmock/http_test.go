@@ -7,12 +7,17 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/store"
 )
 
 // TestServe_HTTP runs "mcpmock serve --http" in process: it prints the
@@ -97,5 +102,96 @@ func TestServe_HTTP(t *testing.T) {
 	}
 	if rep.Matched != 2 || len(rep.Unmatched) != 0 || len(rep.Unused) != 1 {
 		t.Errorf("report %s", data)
+	}
+}
+
+// TestServe_FallbackHTTPFront: with no SOURCE, mcpmock serving Streamable
+// HTTP records what its --upstream server answered, as over stdio: a
+// client session ended with DELETE, then SIGINT, leave the cassette made
+// and the summary line said. It was reported not to (no file, no line)
+// for the TypeScript client; no run here has shown it, and this keeps
+// the case covered for both SDKs' clients. Through the binary, so that
+// the signal and the shutdown are the real ones.
+func TestServe_FallbackHTTPFront(t *testing.T) {
+	everything := func(t *testing.T) string {
+		return peertest.EverythingHTTP(t, "streamableHttp") + "/mcp"
+	}
+	gosdkHTTP := func(t *testing.T) string {
+		p := peertest.Start(t, t.TempDir(), nil, nil, nil, peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver"), "-http", "127.0.0.1:0")
+		return p.WaitLine(t, "gosdkserver: listening on ", 30*time.Second) + "mcp"
+	}
+	tsClient := func(t *testing.T, url, echoArgs string) string {
+		argv := peertest.NodeScript(t, "http-client.mjs", "streamable", url, "echo", echoArgs)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = peertest.NPMDir(t)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("http-client.mjs: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	goClient := func(t *testing.T, url, echoArgs string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var args map[string]any
+		if err := json.Unmarshal([]byte(echoArgs), &args); err != nil {
+			t.Fatal(err)
+		}
+		hc := &http.Client{Transport: &http.Transport{}}
+		defer hc.CloseIdleConnections()
+		c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		defer cs.Close() // a DELETE ends the session, as the TS client's does
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args})
+		if err != nil {
+			t.Fatalf("echo: %v", err)
+		}
+		b, _ := json.Marshal(res.Content)
+		return string(b)
+	}
+	for _, tc := range []struct {
+		name     string
+		upstream func(t *testing.T) string
+		client   func(t *testing.T, url, echoArgs string) string
+		echoArgs string
+		echoed   string
+	}{
+		{"TS client, server-everything", everything, tsClient, `{"message":"x"}`, "Echo: x"},
+		{"go-sdk client, server-everything", everything, goClient, `{"message":"x"}`, "Echo: x"},
+		{"go-sdk client, go-sdk server", gosdkHTTP, goClient, `{"text":"x"}`, `"text":"x"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "fb.db")
+			mock := peertest.Start(t, dir, nil, nil, nil, peertest.Binary(t, "mcpmock"),
+				"serve", "--http", "127.0.0.1:0", "--upstream", tc.upstream(t), "--record-new", db)
+			url := mock.WaitLine(t, "mcpmock: listening on ", 30*time.Second)
+			if out := tc.client(t, url, tc.echoArgs); !strings.Contains(out, tc.echoed) {
+				t.Fatalf("the client saw %s; want %q", out, tc.echoed)
+			}
+			mock.Stop(t, 30*time.Second)
+			if want := "answered by the fallback server, recorded in " + db; !strings.Contains(mock.Stderr(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, mock.Stderr())
+			}
+			tape, err := store.Load(db)
+			if err != nil {
+				t.Fatalf("%v; stderr:\n%s", err, mock.Stderr())
+			}
+			if len(tape.Sessions) == 0 {
+				t.Fatal("the cassette holds no session")
+			}
+			var frames strings.Builder
+			for _, s := range tape.Sessions {
+				for _, m := range s.Messages {
+					frames.Write(m.Frame)
+				}
+			}
+			if !strings.Contains(frames.String(), `"method":"tools/call"`) {
+				t.Errorf("the echo call is not recorded; the cassette holds:\n%s", frames.String())
+			}
+		})
 	}
 }
