@@ -80,13 +80,14 @@ type HTTPProxy struct {
 	// ended remembers sessions that ended by Mcp-Session-Id, so that late
 	// traffic naming one (a GET that reconnects, a request racing the
 	// DELETE) joins its cassette session instead of starting another.
-	// endedOrder bounds it: the oldest is forgotten past maxEnded.
-	ended      map[string]*httpSession
-	endedOrder []string
-	legacy     map[string]*httpSession // upstream endpoint path?query → session
-	conns      map[net.Conn]*connState
-	all        map[*httpSession]bool
-	gate       shutdownGate
+	ended endedSessions
+	// endedLegacy does so for legacy sessions by their endpoint: a client
+	// whose SSE stream broke (the upstream died) may still post to it.
+	endedLegacy endedSessions
+	legacy      map[string]*httpSession // upstream endpoint path?query → session
+	conns       map[net.Conn]*connState
+	all         map[*httpSession]bool
+	gate        shutdownGate
 }
 
 // NewUpstreamTransport returns the transport the proxies use: no automatic
@@ -106,7 +107,6 @@ func NewUpstreamTransport(insecure bool) *http.Transport {
 func (p *HTTPProxy) init() {
 	p.initOnce.Do(func() {
 		p.bySID = map[string]*httpSession{}
-		p.ended = map[string]*httpSession{}
 		p.legacy = map[string]*httpSession{}
 		p.conns = map[net.Conn]*connState{}
 		p.all = map[*httpSession]bool{}

@@ -104,7 +104,7 @@ func (p *HTTPProxy) sessionForRequest(r *http.Request, target string, initialize
 	if sid := r.Header.Get(headerSessionID); sid != "" {
 		hs := p.bySID[sid]
 		if hs == nil {
-			hs = p.ended[sid] // late traffic of a session that ended
+			hs = p.ended.m[sid] // late traffic of a session that ended
 		}
 		if hs == nil { // issued before this proxy started, or unknown: record it anyway
 			hs = p.newSessionLocked(store.TransportHTTP)
@@ -114,6 +114,12 @@ func (p *HTTPProxy) sessionForRequest(r *http.Request, target string, initialize
 		return hs
 	}
 	if hs := p.legacy[target]; hs != nil {
+		return hs
+	}
+	if hs := p.endedLegacy.m[target]; hs != nil {
+		// A POST after its SSE stream ended (the upstream died, or
+		// closed it): the legacy session's, not one of its own, which
+		// would lint as a Streamable HTTP session of one stray message.
 		return hs
 	}
 	if r.Method == http.MethodGet {
@@ -310,10 +316,11 @@ func (hs *httpSession) end(e store.EndInfo) {
 		delete(p.all, hs)
 		if hs.sid != "" && p.bySID[hs.sid] == hs {
 			delete(p.bySID, hs.sid)
-			p.rememberEndedLocked(hs)
+			p.ended.add(hs.sid, hs)
 		}
 		if hs.legacyKey != "" && p.legacy[hs.legacyKey] == hs {
 			delete(p.legacy, hs.legacyKey)
+			p.endedLegacy.add(hs.legacyKey, hs)
 		}
 		p.mu.Unlock()
 		hs.mu.Lock()
@@ -348,14 +355,29 @@ func (p *HTTPProxy) logf(format string, a ...any) {
 	}
 }
 
-// maxEnded is how many ended sessions stay findable by Mcp-Session-Id.
+// maxEnded is how many ended sessions stay findable by each key.
 const maxEnded = 4096
 
-func (p *HTTPProxy) rememberEndedLocked(hs *httpSession) {
-	p.ended[hs.sid] = hs
-	p.endedOrder = append(p.endedOrder, hs.sid)
-	if len(p.endedOrder) > maxEnded {
-		delete(p.ended, p.endedOrder[0])
-		p.endedOrder = p.endedOrder[1:]
+// endedSessions remembers sessions that ended by a key late traffic
+// names (an Mcp-Session-Id, a legacy endpoint), the latest maxEnded of
+// them; guarded by p.mu.
+type endedSessions struct {
+	m     map[string]*httpSession
+	order []string
+}
+
+func (e *endedSessions) add(key string, hs *httpSession) {
+	if e.m == nil {
+		e.m = map[string]*httpSession{}
+	}
+	if _, again := e.m[key]; again { // a server that gives every session one endpoint
+		e.m[key] = hs
+		return
+	}
+	e.m[key] = hs
+	e.order = append(e.order, key)
+	if len(e.order) > maxEnded {
+		delete(e.m, e.order[0])
+		e.order = e.order[1:]
 	}
 }

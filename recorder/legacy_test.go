@@ -2,6 +2,7 @@ package recorder_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/sse"
 	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -202,6 +205,132 @@ func TestHTTPProxy_LegacySessionOutlivesItsPOSTConnection(t *testing.T) {
 		if m.Time.After(s.info.End.Time) {
 			t.Errorf("seq %d %s recorded after the session ended (%v): it ended before its SSE stream did", m.Seq, m.Dir, s.info.End)
 			break
+		}
+	}
+}
+
+// A legacy session is its SSE stream, but a client whose stream broke
+// may still post to the endpoint it was given (the TypeScript SDK's
+// SSEClientTransport does, curl does). Each such POST once found no
+// session and started a Streamable HTTP session of its own, of one
+// message, which lint then judged as one (http-accept on a legacy POST;
+// cancel-unknown for a request the legacy session holds). It belongs to
+// the legacy session, whoever answers it: mcpspy's 502 for an upstream
+// that died, the upstream for a stream the client closed.
+func TestHTTPProxy_LegacyPostAfterItsStream(t *testing.T) {
+	tests := []struct {
+		name string
+		// start starts the upstream; it returns its SSE URL and what
+		// breaks the client's stream (given its body).
+		start    func(t *testing.T) (string, func(io.Closer))
+		wantNote string // in the late POST's note; "" for none
+	}{
+		{
+			name: "upstream killed",
+			start: func(t *testing.T) (string, func(io.Closer)) {
+				up, server := peertest.StartEverythingHTTP(t, "sse")
+				return up + "/sse", func(io.Closer) { server.Stop(t, 10*time.Second) }
+			},
+			wantNote: "answered by mcpspy, not the upstream",
+		},
+		{
+			name: "stream closed by the client, upstream answers",
+			start: func(t *testing.T) (string, func(io.Closer)) {
+				return absoluteEndpointServer(t, nil) + "/sse", func(body io.Closer) { body.Close() }
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sseURL, breakStream := tt.start(t)
+			px := startHTTPProxy(t, sseURL)
+			body, endpoint := legacyConnect(t, px.URL+"/sse")
+			defer body.Close()
+			breakStream(body)
+			waitEnded(t, px.Cassette)
+
+			late := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+			resp, answer := post(t, endpoint, late, nil)
+			px.Stop()
+
+			got := readCassette(t, px.Cassette)
+			if len(got) != 1 || got[0].info.Transport != store.TransportLegacySSE {
+				t.Fatalf("%d sessions recorded, want the legacy one alone:\n%s", len(got), strings.Join(flat(got), "\n"))
+			}
+			var m *store.Message
+			for _, mm := range got[0].msgs {
+				if mm.Dir == store.C2S && string(mm.Frame) == late {
+					m = mm
+				}
+			}
+			switch {
+			case m == nil:
+				t.Fatalf("the late POST is not in the legacy session:\n%s", strings.Join(flat(got), "\n"))
+			case m.HTTP.Status != resp.StatusCode:
+				t.Errorf("late POST recorded with status %d, the client got %d %q", m.HTTP.Status, resp.StatusCode, answer)
+			case !strings.Contains(m.Note, tt.wantNote):
+				t.Errorf("late POST's note %q, want %q in it", m.Note, tt.wantNote)
+			}
+		})
+	}
+}
+
+// legacyConnect opens a legacy SSE stream through the proxy as a client
+// by hand would, posts initialize to the endpoint it names and reads the
+// answer off the stream. It returns the stream's body, still open, and
+// the endpoint's URL.
+func legacyConnect(t *testing.T, sseURL string) (io.ReadCloser, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, sseURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := sse.NewReader(resp.Body, 0)
+	next := func() sse.Event {
+		t.Helper()
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				t.Fatalf("the stream ended before its next message: %v", err)
+			}
+			if len(ev.Data) > 0 {
+				return ev
+			}
+		}
+	}
+	ep := next()
+	u, err := resp.Request.URL.Parse(strings.TrimSpace(string(ep.Data)))
+	if ep.Type != "endpoint" || err != nil {
+		t.Fatalf("first event %q %q, want an endpoint (%v)", ep.Type, ep.Data, err)
+	}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"by-hand","version":"1"}}}`
+	if r, b := post(t, u.String(), initialize, nil); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialize: %d %q, want 202", r.StatusCode, b)
+	}
+	if ev := next(); jsonrpc.Classify(ev.Data).ID != "1" {
+		t.Fatalf("the stream's first message %q, want the initialize result", ev.Data)
+	}
+	return resp.Body, u.String()
+}
+
+// waitEnded polls the cassette, with a deadline, until its one session
+// has ended.
+func waitEnded(t *testing.T, cassette string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got := readCassette(t, cassette)
+		if len(got) == 1 && got[0].info.End != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session has not ended:\n%s", strings.Join(flat(got), "\n"))
 		}
 	}
 }

@@ -180,11 +180,20 @@ func InspectorCLI(tb testing.TB, args ...string) []string {
 // base URL. The test's Cleanup stops it.
 func EverythingHTTP(tb testing.TB, mode string) string {
 	tb.Helper()
+	base, _ := StartEverythingHTTP(tb, mode)
+	return base
+}
+
+// StartEverythingHTTP is EverythingHTTP that also returns the process,
+// for a test that stops the server (Process.Stop) while its clients and
+// a proxy in front of it go on.
+func StartEverythingHTTP(tb testing.TB, mode string) (base string, p *Process) {
+	tb.Helper()
 	env, port := FreePortEnv(tb)
-	p := Start(tb, NPMDir(tb), []string{env}, nil, nil, ServerEverything(tb, mode)...)
+	p = Start(tb, NPMDir(tb), []string{env}, nil, nil, ServerEverything(tb, mode)...)
 	ready := map[string]string{"streamableHttp": "MCP Streamable HTTP Server listening on port", "sse": "Server is running on port"}[mode]
 	p.WaitLine(tb, ready, 30*time.Second)
-	return fmt.Sprintf("http://127.0.0.1:%d", port)
+	return fmt.Sprintf("http://127.0.0.1:%d", port), p
 }
 
 var (
