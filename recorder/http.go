@@ -278,7 +278,13 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			sent.answered(0, nil, "the client went away before the upstream answered")
 			return // nothing to answer
 		}
-		p.badGateway(w, msg, sent, err)
+		if hs == nil { // a GET without a session id: kept where a refused one is
+			hs = p.connSession(r)
+			streamID = hs.streams.Add(1)
+		}
+		x := &exchange{p: p, w: w, r: r, target: target, hs: hs, streamID: streamID, sent: sent, readAt: readAt,
+			base: store.HTTPMeta{Method: r.Method, Path: path, RequestHeader: reqHeader}}
+		x.badGateway(msg, err)
 		return
 	}
 	defer resp.Body.Close()
@@ -419,8 +425,25 @@ func (p *HTTPProxy) refuseBody(w http.ResponseWriter, r *http.Request, err error
 }
 
 // badGateway answers a request the upstream could not be asked, and
-// notes on the client's message (sent) that mcpspy answered it so.
-func (p *HTTPProxy) badGateway(w http.ResponseWriter, reqBody []byte, sent sentMessage, err error) {
+// records that mcpspy answered it so: on the client's message, or, for a
+// request that carried none (a GET, a DELETE), as a bare exchange of its
+// session. A DELETE so answered ends its session all the same: the
+// client has let go of it and sends nothing more under its id.
+func (x *exchange) badGateway(reqBody []byte, err error) {
+	x.p.badGateway(x.w, reqBody, err, func(note string) {
+		x.base.Status, x.base.ResponseHeader = http.StatusBadGateway, x.p.Redact.Header(x.w.Header())
+		x.answeredBare("", note)
+	})
+	if x.r.Method == http.MethodDelete && x.r.Header.Get(headerSessionID) != "" {
+		x.hs.end(store.EndInfo{Reason: store.EndClosed,
+			Error: "the client's DELETE got mcpspy's 502: the upstream was unreachable and never saw it"})
+	}
+}
+
+// badGateway answers with 502 and a JSON-RPC error (for reqBody's id)
+// that names the upstream and err. record, if not nil, is given the note
+// that says so once the answer's headers are set, before they are sent.
+func (p *HTTPProxy) badGateway(w http.ResponseWriter, reqBody []byte, err error, record func(note string)) {
 	id := "null"
 	if s := jsonrpc.Classify(reqBody); s.ID != "" {
 		id = s.ID
@@ -428,7 +451,9 @@ func (p *HTTPProxy) badGateway(w http.ResponseWriter, reqBody []byte, sent sentM
 	msg := fmt.Sprintf("mcpspy: upstream %s is unreachable: %v", p.Info.Upstream, err)
 	p.logf("%s", msg)
 	w.Header().Set("Content-Type", "application/json")
-	sent.answered(http.StatusBadGateway, p.Redact.Header(w.Header()), "answered by mcpspy, not the upstream: "+strings.TrimPrefix(msg, "mcpspy: "))
+	if record != nil {
+		record("answered by mcpspy, not the upstream: " + strings.TrimPrefix(msg, "mcpspy: "))
+	}
 	w.WriteHeader(http.StatusBadGateway)
 	_, _ = w.Write(rpcErrorBody(id, -32603, msg))
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,6 +69,72 @@ func TestHTTPProxy_UpstreamDown(t *testing.T) {
 	if string(m.Frame) != initialize || m.HTTP.Status != http.StatusBadGateway || m.HTTP.ResponseHeader.Get("Content-Type") != "application/json" ||
 		!strings.Contains(m.Note, "answered by mcpspy") || !strings.Contains(m.Note, dead) {
 		t.Errorf("recorded %s with http %+v, note %q: want the 502 and a note naming the upstream", m.Frame, m.HTTP, m.Note)
+	}
+}
+
+// mcpspy's own 502 to a request that carried no message (the session's
+// GET stream, a legacy EventSource's retry of GET /sse, a DELETE) was
+// recorded nowhere: no session kept it, the HAR had no entry for it, and
+// the session whose DELETE it answered stayed "recording" for ever. Each
+// is a bare exchange, as a live upstream's refusal is, with a note that
+// mcpspy answered it; the DELETE ends its session all the same, since
+// the client has let go of it.
+func TestHTTPProxy_BadGatewayWithoutMessage(t *testing.T) {
+	up, server := peertest.StartEverythingHTTP(t, "streamableHttp")
+	px := startHTTPProxy(t, up+"/mcp")
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	resp, body := post(t, px.URL+"/mcp", initialize, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d %q, session id %q", resp.StatusCode, body, sid)
+	}
+	server.Stop(t, 10*time.Second)
+
+	requests := []struct {
+		name, method, path, sid string
+	}{
+		{"GET stream", http.MethodGet, "/mcp", sid},
+		{"legacy EventSource retry", http.MethodGet, "/sse", ""},
+		{"DELETE", http.MethodDelete, "/mcp", sid},
+	}
+	for _, rq := range requests {
+		var hdr []string
+		if rq.sid != "" {
+			hdr = []string{"Mcp-Session-Id", rq.sid}
+		}
+		if status, _ := clientDo(t, rq.method, px.URL+rq.path, "", hdr...); status != http.StatusBadGateway {
+			t.Fatalf("%s %s: %d, want mcpspy's 502", rq.method, rq.path, status)
+		}
+	}
+	px.Stop()
+
+	got := readCassette(t, px.Cassette)
+	_, har := harEntries(t, px.Cassette)
+	for _, rq := range requests {
+		t.Run(rq.name, func(t *testing.T) {
+			var found []string
+			for _, s := range got {
+				for _, b := range s.info.Bare {
+					found = append(found, fmt.Sprintf("%s: %s %s %d", s.info.ID, b.HTTP.Method, b.HTTP.Path, b.HTTP.Status))
+					if b.HTTP.Method != rq.method || b.HTTP.Path != rq.path {
+						continue
+					}
+					if b.HTTP.Status != http.StatusBadGateway || b.HTTP.ResponseHeader.Get("Content-Type") != "application/json" ||
+						!strings.Contains(b.Note, "answered by mcpspy, not the upstream") || s.info.HTTPSessionID != rq.sid {
+						t.Errorf("session %s (id %q) keeps %+v, note %q; want mcpspy's 502 and a note saying so, in session %q",
+							s.info.ID, s.info.HTTPSessionID, b.HTTP, b.Note, rq.sid)
+					}
+					if rq.method == http.MethodDelete && (s.info.End == nil || s.info.End.Reason != store.EndClosed) {
+						t.Errorf("session %s ended %+v, want closed by its DELETE", s.info.ID, s.info.End)
+					}
+					if !slices.ContainsFunc(har, func(l string) bool { return strings.HasPrefix(l, rq.method+" "+rq.path+" 502 ") }) {
+						t.Errorf("no HAR entry for it: %q", har)
+					}
+					return
+				}
+			}
+			t.Errorf("no session keeps %s %s; bare exchanges: %q", rq.method, rq.path, found)
+		})
 	}
 }
 

@@ -125,7 +125,7 @@ func (p *WSProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		hp := &HTTPProxy{Info: p.Info, Log: p.Log}
-		hp.badGateway(w, nil, sentMessage{}, err)
+		hp.badGateway(w, nil, err, nil)
 		return
 	}
 	respHdr := http.Header{}
