@@ -38,6 +38,10 @@ type Server struct {
 	closers  []func()
 	received []replay.Received
 	wg       sync.WaitGroup
+
+	// urls holds the servers URL and WebSocketURL started, by kind.
+	urlMu sync.Mutex
+	urls  map[string]string
 }
 
 // Option changes the replay.Options a Server starts with.
@@ -179,22 +183,43 @@ func (s *Server) Transport() mcp.Transport {
 	return &mcp.IOTransport{Reader: out, Writer: in}
 }
 
-// URL starts an HTTP server on 127.0.0.1 and returns its Streamable HTTP
-// endpoint (".../mcp"); legacy HTTP+SSE is at ".../sse".
+// URL returns the Streamable HTTP endpoint (".../mcp") of an HTTP server
+// on 127.0.0.1, started at the first call and stopped with the Server;
+// every call returns the same URL, as httptest.Server's does. Legacy
+// HTTP+SSE is at ".../sse".
 func (s *Server) URL() string {
-	hs := httptest.NewUnstartedServer(s.Handler())
-	hs.Config.ConnState = s.ConnState // a closed connection ends its sessionless replay session
-	hs.Start()
-	s.onClose(func() { s.Server.Close(); hs.Close() })
-	return hs.URL + "/mcp"
+	return s.listen("http", func() string {
+		hs := httptest.NewUnstartedServer(s.Handler())
+		hs.Config.ConnState = s.ConnState // a closed connection ends its sessionless replay session
+		hs.Start()
+		s.onClose(func() { s.Server.Close(); hs.Close() })
+		return hs.URL + "/mcp"
+	})
 }
 
-// WebSocketURL starts a WebSocket server on 127.0.0.1 and returns its
-// ws:// URL.
+// WebSocketURL returns the ws:// URL of a WebSocket server on 127.0.0.1,
+// started at the first call and stopped with the Server; every call
+// returns the same URL.
 func (s *Server) WebSocketURL() string {
-	hs := httptest.NewServer(s.WebSocketHandler())
-	s.onClose(func() { s.Server.Close(); hs.Close() })
-	return "ws" + strings.TrimPrefix(hs.URL, "http") + "/mcp"
+	return s.listen("ws", func() string {
+		hs := httptest.NewServer(s.WebSocketHandler())
+		s.onClose(func() { s.Server.Close(); hs.Close() })
+		return "ws" + strings.TrimPrefix(hs.URL, "http") + "/mcp"
+	})
+}
+
+// listen starts a server of kind once and returns its URL.
+func (s *Server) listen(kind string, start func() string) string {
+	s.urlMu.Lock()
+	defer s.urlMu.Unlock()
+	if u, ok := s.urls[kind]; ok {
+		return u
+	}
+	if s.urls == nil {
+		s.urls = map[string]string{}
+	}
+	s.urls[kind] = start()
+	return s.urls[kind]
 }
 
 // Received returns every request and notification clients have sent so

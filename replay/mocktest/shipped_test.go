@@ -108,3 +108,19 @@ func TestToolCalls_OneCallInEitherEra(t *testing.T) {
 		})
 	}
 }
+
+// URL and WebSocketURL start their server once: every call gives the
+// same URL, as httptest.Server's URL does, and a host connected to the
+// first is still talking to the one the test reads.
+func TestServer_URLIsOneServer(t *testing.T) {
+	srv := mocktest.NewFromCassette(t, filepath.Join("..", "..", "cassettes", "everything-stdio.db"))
+	if a, b := srv.URL(), srv.URL(); a != b {
+		t.Errorf("URL() gave %s, then %s: want one server", a, b)
+	}
+	if a, b := srv.WebSocketURL(), srv.WebSocketURL(); a != b {
+		t.Errorf("WebSocketURL() gave %s, then %s: want one server", a, b)
+	}
+	if srv.URL() == srv.WebSocketURL() {
+		t.Error("URL and WebSocketURL are one address; want a server each")
+	}
+}
