@@ -5,7 +5,10 @@
 // and check at the end that everything recorded was used.
 //
 // Everything it starts is stopped by the test's Cleanup; failures are
-// reported through the testing.TB, never by panicking.
+// reported through the testing.TB, never by panicking. (A Server made by
+// Start, for an example or a program, has no testing.TB: Check returns
+// what AssertAllUsed would report, and AssertAllUsed, a misuse there,
+// panics saying so.)
 package mocktest
 
 import (
