@@ -24,7 +24,8 @@ type StdioProxy struct {
 	Stderr  io.Writer // the server's stderr goes here untouched
 	Tap     Tap
 	// Grace is how long each shutdown step waits for the child to exit
-	// (close stdin, then SIGTERM, then SIGKILL). Default 5 s.
+	// (close stdin, then SIGTERM, then SIGKILL, both to its process
+	// group), and for what it left running to stop. Default 5 s.
 	Grace time.Duration
 }
 
@@ -64,6 +65,12 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 		return StdioResult{}, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, p.Stderr
+	// Its own process group, signalled as one: what a wrapper (sh -c, npx,
+	// uv run) started stops with the server instead of being orphaned.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A Stderr that is not a file is copied by Wait, which a child left
+	// holding stderr would keep waiting: after the exit, grace at most.
+	cmd.WaitDelay = grace
 	if err := cmd.Start(); err != nil {
 		for _, f := range []*os.File{childIn, toChild, fromChild, childOut} {
 			f.Close()
@@ -98,6 +105,9 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 		pump(fromChild, p.Stdout, store.S2C, p.Tap)
 	}()
 
+	// The group's id is the server's pid, which stays reserved while the
+	// group has members, so it signals no stranger.
+	group := func(sig syscall.Signal) { _ = syscall.Kill(-cmd.Process.Pid, sig) }
 	reason := store.EndExit
 	stop := func() {
 		closeToChild()
@@ -110,11 +120,11 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 		if waitOrDone(exited, grace, ctx.Done()) {
 			return
 		}
-		_ = cmd.Process.Signal(syscall.SIGTERM)
+		group(syscall.SIGTERM)
 		if waitOrTimeout(exited, grace) {
 			return
 		}
-		_ = cmd.Process.Kill()
+		group(syscall.SIGKILL)
 		<-exited
 	}
 	select {
@@ -132,12 +142,15 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 		// had reached the server directly, then escalate.
 		reason = store.EndSignal
 		closeToChild()
-		_ = cmd.Process.Signal(syscall.SIGTERM)
+		group(syscall.SIGTERM)
 		if !waitOrTimeout(exited, grace) {
-			_ = cmd.Process.Kill()
+			group(syscall.SIGKILL)
 			<-exited
 		}
 	}
+	// The server is gone; what it started may not be (it exited on its
+	// own, or on EOF, leaving a child): stop that too.
+	stopGroup(cmd.Process.Pid, grace)
 	// Take what the server wrote before it exited; a grandchild that keeps
 	// stdout open does not hold us longer than grace (closing the pipe
 	// wakes the reader).
@@ -167,6 +180,25 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 	res.End.ExitCode = &code
 	res.ExitCode = code
 	return res, nil
+}
+
+// stopGroup stops what is left of process group pgid once its leader is
+// gone: SIGTERM, then SIGKILL if a member still runs after grace. The
+// members are not our children, so their end is polled for (a zombie no
+// one reaps counts as running: it costs grace, no more).
+func stopGroup(pgid int, grace time.Duration) {
+	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
+		return // no member left
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(grace); time.Now().Before(deadline); {
+		<-tick.C
+		if syscall.Kill(-pgid, 0) != nil {
+			return
+		}
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
 // pump forwards lines from r to w, tapping each before it is written. It
