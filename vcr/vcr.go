@@ -220,7 +220,8 @@ type serverRun struct {
 // New returns a Server for the cassette at path (a .db): it replays the
 // cassette or, depending on the mode, records command (the real server's
 // program and arguments) into it, or in ReplayWithNew has command answer
-// what the cassette lacks. Failures fail the test; everything it
+// what the cassette lacks. A JSONL export (.jsonl) or a .har that exists
+// is replayed; another name than .db fails a run that would write it. Failures fail the test; everything it
 // starts is stopped, and a recording saved, when the test ends.
 func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 	tb.Helper()
@@ -295,7 +296,18 @@ func newServer(tb testing.TB, path string, opts []Option) (*Server, config, bool
 	case cfg.mode == ReplayOnly && !exists:
 		tb.Fatalf("vcr: cassette %s does not exist, and this run only replays; record it with %s=once", path, EnvMode)
 	}
-	return s, cfg, exists && cfg.mode != Record
+	replaying := exists && cfg.mode != Record
+	// What vcr writes is a .db, whatever the name: under another name it
+	// would be saved, then fail to load on the next run. An export (.jsonl,
+	// .har) that exists is replayed, as mcpmock replays it.
+	if !strings.EqualFold(filepath.Ext(path), ".db") && (!replaying || cfg.mode == ReplayWithNew) {
+		what := "this run would record it"
+		if replaying {
+			what = "mode " + cfg.mode.String() + " would add to it"
+		}
+		tb.Fatalf("vcr: cassette %s: %s, and a recording is a .db: name it .db (an existing .jsonl or .har export only replays; mcpspy import makes a .db of one)", path, what)
+	}
+	return s, cfg, replaying
 }
 
 // startReplay replays the cassette; in ReplayWithNew with the real server

@@ -640,3 +640,73 @@ func TestNewHTTP_RecordedRestartReplays(t *testing.T) {
 		scenario(t, vcr.NewHTTP(t, path, upstream.URL+"/mcp"), func() {})
 	})
 }
+
+// vcr records a .db, so a cassette named otherwise fails at once in a run
+// that would write it: it used to be saved as a .db under the .jsonl name,
+// and the next run failed to read it ("bad JSONL cassette"). A JSONL
+// export that exists still replays.
+func TestNew_CassetteName(t *testing.T) {
+	t.Setenv(vcr.EnvMode, "")
+	server := []string{peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")}
+	db := filepath.Join(t.TempDir(), "c.db")
+	t.Run("record", func(t *testing.T) {
+		if got := callEcho(t, vcr.New(t, db, server), "echo", "text", "hi"); got != "hi" {
+			t.Errorf("echo %q", got)
+		}
+	})
+	var export bytes.Buffer
+	if err := store.Export(db, &export, nil); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		file    string
+		exists  bool // holds the export
+		mode    vcr.Mode
+		wantLog string // "": the test passes, replaying
+	}{
+		{"a recording named .jsonl", "stdio.jsonl", false, vcr.RecordOnce, "stdio.jsonl: this run would record it, and a recording is a .db"},
+		{"a recording named .har", "stdio.har", false, vcr.RecordOnce, "this run would record it, and a recording is a .db"},
+		{"recording again over an export", "stdio.jsonl", true, vcr.Record, "this run would record it"},
+		{"new episodes added to an export", "stdio.jsonl", true, vcr.ReplayWithNew, "mode new would add to it, and a recording is a .db"},
+		{"an export replays", "stdio.jsonl", true, vcr.RecordOnce, ""},
+		{"an export replays only", "stdio.jsonl", true, vcr.ReplayOnly, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, tt.file)
+			if tt.exists {
+				if err := os.WriteFile(path, export.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var reached atomic.Bool
+			f := runFake(t, func(tb *fakeTB) {
+				srv := vcr.New(tb, path, server, vcr.WithMode(tt.mode))
+				reached.Store(true)
+				if got := callEcho(tb, srv, "echo", "text", "hi"); got != "hi" {
+					tb.Errorf("echo %q", got)
+				}
+				if srv.Recording() {
+					tb.Errorf("recording, want a replay")
+				}
+			})
+			if tt.wantLog == "" {
+				if f.Failed() {
+					t.Errorf("the replay failed:\n%s", f.log())
+				}
+				return
+			}
+			if !f.Failed() || reached.Load() || !strings.Contains(f.log(), tt.wantLog) {
+				t.Errorf("failed %v, went on after New %v; want a failure at once saying %q, log:\n%s", f.Failed(), reached.Load(), tt.wantLog, f.log())
+			}
+			if b, err := os.ReadFile(path); tt.exists && !bytes.Equal(b, export.Bytes()) {
+				t.Errorf("the export changed (%v)", err)
+			}
+			if entries, _ := os.ReadDir(dir); tt.exists && len(entries) != 1 || !tt.exists && len(entries) != 0 {
+				t.Errorf("files beside the cassette: %v", entries)
+			}
+		})
+	}
+}
