@@ -2,6 +2,7 @@ package vcr_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/vcr"
@@ -94,4 +97,47 @@ func alive(pid int) bool {
 	// pid (comm) state ...: comm may hold spaces, the state follows its ')'.
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// A server that never answers (it exits at once: no key) leaves no
+// cassette, even when the test passes because it expected the host to
+// fail: replayed, that cassette had the host wait for answers until its
+// deadline. The log says why, with the server's stderr and exit.
+func TestNew_ServerAnsweredNothing(t *testing.T) {
+	t.Setenv(vcr.EnvMode, "")
+	tests := []struct {
+		name    string
+		script  string
+		wantLog []string
+	}{
+		{"it says why on stderr", "echo 'fatal: API_KEY not set' >&2; exit 3",
+			[]string{"vcr: the server answered nothing (it ended with exit code 3), so", "was not written; its stderr (or the proxy's warnings):\nfatal: API_KEY not set"}},
+		{"it says nothing", "exit 4",
+			[]string{"the server answered nothing (it ended with exit code 4)", "its stderr (or the proxy's warnings): (it wrote nothing)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "crash.db")
+			f := runFake(t, func(tb *fakeTB) {
+				srv := vcr.New(tb, path, []string{"sh", "-c", tt.script})
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if _, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil); err == nil {
+					tb.Errorf("the host connected to a server that exited")
+				}
+			})
+			if f.Failed() {
+				t.Fatalf("the test failed:\n%s", f.log())
+			}
+			for _, w := range tt.wantLog {
+				if !strings.Contains(f.log(), w) {
+					t.Errorf("log lacks %q:\n%s", w, f.log())
+				}
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+				t.Errorf("files left in the cassette's directory: %v", entries)
+			}
+		})
+	}
 }

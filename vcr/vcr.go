@@ -209,6 +209,10 @@ type Server struct {
 	// it (Received); sessions numbers the cassette's sessions from 1.
 	received []replay.Received
 	sessions map[string]int
+	// answers counts the server's responses (results and errors): a
+	// recording without one would replay a server that never answers.
+	answers int
+	ends    []store.EndInfo // how each run of the server command ended
 }
 
 // serverRun is one session's run of the server command.
@@ -522,6 +526,11 @@ func (s *Server) startRecording(cfg config) {
 	opts := store.WriterOptions{Observe: store.ObserveHandshake, Rewrite: func(m *store.Message) *store.Message {
 		sum := store.Summarize(m)
 		s.noteReceived(m, &sum)
+		if m.Dir == store.S2C && (sum.Kind == jsonrpc.Response || sum.Kind == jsonrpc.Error) {
+			s.mu.Lock()
+			s.answers++
+			s.mu.Unlock()
+		}
 		if redact == nil {
 			return m
 		}
@@ -594,6 +603,9 @@ func (s *Server) recordSession() (io.WriteCloser, io.ReadCloser) {
 		if err := sess.End(res.End); err != nil {
 			s.tb.Errorf("vcr: %v", err)
 		}
+		s.mu.Lock()
+		s.ends = append(s.ends, res.End)
+		s.mu.Unlock()
 		sw.CloseWithError(io.EOF)
 	}()
 	s.mu.Lock()
@@ -622,13 +634,21 @@ func (s *Server) finish() {
 		s.stopProxy()
 	}
 	err := s.writer.Close()
+	s.mu.Lock()
+	answers, ends := s.answers, s.ends
+	s.mu.Unlock()
 	switch {
 	case err != nil:
 		s.tb.Errorf("vcr: cassette %s: %v", s.path, err)
 		os.Remove(s.tmp)
 	case s.tb.Failed():
 		os.Remove(s.tmp)
-		s.tb.Logf("vcr: the test failed, so %s was not written; the server's stderr (or the proxy's warnings):\n%s", s.path, strings.TrimSpace(s.stderr.String()))
+		s.tb.Logf("vcr: the test failed, so %s was not written; the server's stderr (or the proxy's warnings):%s", s.path, s.stderrText())
+	case answers == 0:
+		// A test may pass by expecting the host to fail; its cassette
+		// would have the next run wait for answers that never come.
+		os.Remove(s.tmp)
+		s.tb.Logf("vcr: the server answered nothing%s, so %s was not written; its stderr (or the proxy's warnings):%s", endsText(ends), s.path, s.stderrText())
 	default:
 		if err := os.Rename(s.tmp, s.path); err != nil {
 			os.Remove(s.tmp)
@@ -656,8 +676,8 @@ func (s *Server) finishNew() {
 		os.Remove(s.tmp) // nothing new: the cassette's bytes stay as they were
 	case s.tb.Failed():
 		os.Remove(s.tmp)
-		s.tb.Logf("vcr: the test failed, so the %d request(s) the real server answered were not added to %s; its stderr (or the fallback's warnings):\n%s",
-			st.Answered, s.path, strings.TrimSpace(s.stderr.String()))
+		s.tb.Logf("vcr: the test failed, so the %d request(s) the real server answered were not added to %s; its stderr (or the fallback's warnings):%s",
+			st.Answered, s.path, s.stderrText())
 	default:
 		if err := os.Rename(s.tmp, s.path); err != nil {
 			os.Remove(s.tmp)
@@ -666,4 +686,33 @@ func (s *Server) finishNew() {
 		}
 		s.tb.Logf("vcr: added %d request(s) the real server answered to %s", st.Answered, s.path)
 	}
+}
+
+// stderrText is what the server wrote to stderr (or the proxy's warnings),
+// for the end of a log line that names it.
+func (s *Server) stderrText() string {
+	if t := strings.TrimSpace(s.stderr.String()); t != "" {
+		return "\n" + t
+	}
+	return " (it wrote nothing)"
+}
+
+// endsText says how the runs of the server command ended: " (it exited
+// with code 3)"; "" over HTTP, or when no run ended.
+func endsText(ends []store.EndInfo) string {
+	var how []string
+	for _, e := range ends {
+		switch {
+		case e.Signal != "":
+			how = append(how, "signal "+e.Signal)
+		case e.ExitCode != nil:
+			how = append(how, fmt.Sprintf("exit code %d", *e.ExitCode))
+		case e.Error != "":
+			how = append(how, e.Error)
+		}
+	}
+	if len(how) == 0 {
+		return ""
+	}
+	return " (it ended with " + strings.Join(how, ", ") + ")"
 }

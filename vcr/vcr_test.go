@@ -195,7 +195,7 @@ func TestNew_Failures(t *testing.T) {
 				}
 				tb.Errorf("the host under test got it wrong")
 			},
-			wantLog: []string{"the host under test got it wrong", "the test failed, so", "was not written"}},
+			wantLog: []string{"the host under test got it wrong", "the test failed, so", "was not written; the server's stderr (or the proxy's warnings): (it wrote nothing)"}},
 		{name: "replay only, no cassette", command: goServer, opts: []vcr.Option{vcr.WithMode(vcr.ReplayOnly)},
 			wantLog: []string{"does not exist, and this run only replays; record it with MCPTAPE_VCR=once"}},
 		{name: "the environment says replay only", env: "replay", command: goServer,
