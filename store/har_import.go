@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,6 +95,14 @@ type harIn struct {
 			Version string `json:"version"`
 		} `json:"creator"`
 		Entries []harInEntry `json:"entries"`
+		Pages   []struct {
+			// MCPTape is what mcpspy export --har adds to a session's
+			// page: how the session ended, among others.
+			MCPTape *struct {
+				Session string `json:"session"`
+				End     string `json:"end"`
+			} `json:"_mcptape"`
+		} `json:"pages"`
 	} `json:"log"`
 }
 
@@ -223,12 +232,48 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 	if doc.Log.Creator.Name == "" {
 		recorder = "HAR"
 	}
+	// A HAR of mcpspy's says how each session ended on its page.
+	ended := map[string]string{}
+	for _, p := range doc.Log.Pages {
+		if p.MCPTape != nil && p.MCPTape.Session != "" {
+			ended[p.MCPTape.Session] = p.MCPTape.End
+		}
+	}
 	for _, g := range groupHARSessions(xs) {
 		ts := g.tapeSession(opts)
 		ts.Info.Recorder = recorder + ", imported by mcptape"
+		if end, ok := ended[g.xs[0].session]; ok && g.xs[0].session != "" {
+			ts.Info.End = endOfShort(end, ts.Info.Transport, ts.Info.End)
+		}
 		out.Sessions = append(out.Sessions, ts)
 	}
 	return out, nil
+}
+
+// shortEnd reads EndInfo.Short's form: "reason", or "reason(arg)".
+var shortEnd = regexp.MustCompile(`^([a-z-]+)(?:\((.+)\))?$`)
+
+// endOfShort turns what EndInfo.Short wrote back into an end: nil for a
+// session still recording when it was exported; the number in brackets
+// a close code over WebSocket, else an exit code; other words a signal.
+// What does not read as that form leaves def, the import's own guess.
+func endOfShort(short, transport string, def *EndInfo) *EndInfo {
+	if short == "recording" {
+		return nil
+	}
+	m := shortEnd.FindStringSubmatch(short)
+	if m == nil || def == nil {
+		return def
+	}
+	e := &EndInfo{Time: def.Time, Reason: m[1]}
+	if n, err := strconv.Atoi(m[2]); err == nil && transport == TransportWebSocket {
+		e.CloseCode = n
+	} else if err == nil {
+		e.ExitCode = &n
+	} else if m[2] != "" {
+		e.Signal = m[2]
+	}
+	return e
 }
 
 // recordedEmpty says whether the entry is one mcpspy export --har wrote

@@ -264,3 +264,47 @@ func TestLoad_HAR(t *testing.T) {
 		t.Error("WholeFile: want .har and .jsonl, not .db")
 	}
 }
+
+// How a session ended goes through a HAR of mcpspy's (its page's
+// _mcptape.end): one still recording stays so, a close code stays a
+// close code, an exit code an exit code, a signal a signal. Without a
+// page to say, the import's own guess, closed, stands.
+func TestImportHAR_KeepsHowSessionsEnded(t *testing.T) {
+	exit3 := 3
+	tests := []struct {
+		name      string
+		transport string
+		end       *store.EndInfo
+		want      string // EndInfo.Short of the imported session
+	}{
+		{"still recording", store.TransportHTTP, nil, "recording"},
+		{"a DELETE ended it", store.TransportHTTP, &store.EndInfo{Time: at(50), Reason: store.EndClosed}, "closed"},
+		{"a WebSocket close code", store.TransportWebSocket, &store.EndInfo{Time: at(50), Reason: store.EndClosed, CloseCode: 1001}, "closed(1001)"},
+		{"an exit code", store.TransportHTTP, &store.EndInfo{Time: at(50), Reason: store.EndExit, ExitCode: &exit3}, "exit(3)"},
+		{"a signal", store.TransportHTTP, &store.EndInfo{Time: at(50), Reason: store.EndSignal, Signal: "terminated"}, "signal(terminated)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s store.TapeSession
+			if tt.transport == store.TransportWebSocket {
+				s = store.TapeSession{Info: store.SessionInfo{ID: "s1", Transport: store.TransportWebSocket, Upstream: "ws://127.0.0.1:8080/", Start: at(0)},
+					Messages: []*store.Message{{Session: "s1", Seq: 1, Dir: store.C2S, Time: at(1), Frame: []byte(initReq),
+						HTTP: &store.HTTPMeta{Method: "GET", Path: "/", Status: 101, Stream: store.StreamWS, WSOpcode: 1}}}}
+			} else {
+				s = httpSession(tt.transport, httpMsg(1, store.C2S, 0, initReq, store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 202, Stream: "post-body", StreamID: 1}))
+			}
+			s.Info.End = tt.end
+			_, raw, _, _ := harOf(t, &store.Tape{Sessions: []store.TapeSession{s}})
+			imp, err := store.ImportHAR(bytes.NewReader(raw), "x.har", store.HARImportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(imp.Sessions) != 1 {
+				t.Fatalf("%d sessions imported", len(imp.Sessions))
+			}
+			if got := imp.Sessions[0].Info.End.Short(); got != tt.want {
+				t.Errorf("imported end %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
