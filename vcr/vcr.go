@@ -209,8 +209,9 @@ type Server struct {
 	// it (Received); sessions numbers the cassette's sessions from 1.
 	received []replay.Received
 	sessions map[string]int
-	// answers counts the server's responses (results and errors): a
-	// recording without one would replay a server that never answers.
+	// answers counts what the server said (messages, refusals, HTTP
+	// statuses): a recording without any would replay a server that
+	// never answers.
 	answers int
 	ends    []store.EndInfo // how each run of the server command ended
 }
@@ -526,7 +527,9 @@ func (s *Server) startRecording(cfg config) {
 	opts := store.WriterOptions{Observe: store.ObserveHandshake, Rewrite: func(m *store.Message) *store.Message {
 		sum := store.Summarize(m)
 		s.noteReceived(m, &sum)
-		if m.Dir == store.S2C && (sum.Kind == jsonrpc.Response || sum.Kind == jsonrpc.Error) {
+		// The server said something: a message, a refusal's body (kept
+		// as a server frame), or an HTTP status on the client's message.
+		if m.Dir == store.S2C || m.HTTP != nil && m.HTTP.Status != 0 {
 			s.mu.Lock()
 			s.answers++
 			s.mu.Unlock()
