@@ -135,7 +135,7 @@ func TestServer_Lifecycle(t *testing.T) {
 		name, send, want string
 	}{
 		{"malformed JSON", `{"jsonrpc":`, `{"error":{"code":-32700,"message":"Parse error"},"id":null,"jsonrpc":"2.0"}`},
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"error":{"code":-32600,"message":"Invalid Request: batches are not supported"},"id":null,"jsonrpc":"2.0"}`},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"error":{"code":-32600,"message":"Invalid Request: batches are only for protocol 2025-03-26"},"id":null,"jsonrpc":"2.0"}`},
 		{"not an object", `42`, `{"error":{"code":-32600,"message":"Invalid Request: not a JSON-RPC object"},"id":null,"jsonrpc":"2.0"}`},
 		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, `{"error":{"code":-32600,"message":"Invalid Request: jsonrpc must be \"2.0\""},"id":1,"jsonrpc":"2.0"}`},
 		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, `{"error":{"code":-32600,"message":"Invalid Request: id must be a string or a number"},"id":null,"jsonrpc":"2.0"}`},

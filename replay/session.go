@@ -154,7 +154,7 @@ func (s *session) drain() {
 
 var (
 	errParse   = &RPCError{Code: -32700, Message: "Parse error"}
-	errBatch   = &RPCError{Code: -32600, Message: "Invalid Request: batches are not supported"}
+	errBatch   = &RPCError{Code: -32600, Message: "Invalid Request: batches are only for protocol 2025-03-26"}
 	errNotObj  = &RPCError{Code: -32600, Message: "Invalid Request: not a JSON-RPC object"}
 	errVersion = &RPCError{Code: -32600, Message: `Invalid Request: jsonrpc must be "2.0"`}
 	errID      = &RPCError{Code: -32600, Message: "Invalid Request: id must be a string or a number"}
@@ -181,6 +181,9 @@ func (s *session) handle(frame []byte, ex exchange) {
 		}
 	case !json.Valid(b):
 		fail = errParse
+	case b[0] == '[' && s.takesBatches():
+		s.batch(b, ex) // 2025-03-26 (batch.go)
+		return
 	case b[0] == '[':
 		fail = errBatch
 	default:
