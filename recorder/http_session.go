@@ -116,10 +116,12 @@ func (p *HTTPProxy) sessionForRequest(r *http.Request, target string, initialize
 	if hs := p.legacy[target]; hs != nil {
 		return hs
 	}
-	if hs := p.endedLegacy.m[target]; hs != nil {
+	if hs := p.endedLegacy.m[target]; hs != nil && r.Method == http.MethodPost {
 		// A POST after its SSE stream ended (the upstream died, or
 		// closed it): the legacy session's, not one of its own, which
 		// would lint as a Streamable HTTP session of one stray message.
+		// Not a GET: one to the same path is a new stream, whose
+		// endpoint is to be rewritten (a fuzzed endpoint "/sse" found it).
 		return hs
 	}
 	if r.Method == http.MethodGet {

@@ -2,6 +2,7 @@ package recorder_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -332,5 +333,44 @@ func waitEnded(t *testing.T, cassette string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the session has not ended:\n%s", strings.Join(flat(got), "\n"))
 		}
+	}
+}
+
+// A server whose endpoint is the SSE URL's own path: once that session
+// ended, a new GET of the path is a new stream, not late traffic of the
+// ended session, and its endpoint is rewritten as any is. (The fuzzer
+// found it: a GET took the ended session its path named, and passed the
+// next stream's endpoint through unrewritten.)
+func TestHTTPProxy_LegacyNewStreamAtAnEndedEndpoint(t *testing.T) {
+	var mu sync.Mutex
+	streams := 0
+	var up string
+	up = serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		streams++
+		n := streams
+		mu.Unlock()
+		endpoint := up + "/sse" // the first stream's endpoint: its own path
+		if n > 1 {
+			endpoint = up + "/message?sid=2"
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: endpoint\ndata: %s\n\n", endpoint)
+	}))
+	px := startHTTPProxy(t, up+"/sse")
+	get := func() string {
+		t.Helper()
+		resp, err := http.Get(px.URL + "/sse")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	get()
+	waitEnded(t, px.Cassette)
+	if got, want := get(), "data: "+px.URL+"/message?sid=2\n"; !strings.Contains(got, want) {
+		t.Errorf("the second stream reached the client as %q, want its endpoint rewritten (%q)", got, want)
 	}
 }
