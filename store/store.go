@@ -29,6 +29,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/mcptape/mcptape/internal/atomicfile"
 )
 
 // FormatVersion is the cassette layout this code writes and reads. What
@@ -96,7 +98,7 @@ func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
 	case err != nil:
 		return nil, nil, err
 	case !st.Mode().IsRegular():
-		return nil, nil, fmt.Errorf("%s: %w (a %s, not a file)", path, ErrNotCassette, fileKind(st.Mode()))
+		return nil, nil, fmt.Errorf("%s: %w (a %s, not a file)", path, ErrNotCassette, atomicfile.FileKind(st.Mode()))
 	case st.Size() == 0 && !write:
 		return nil, nil, fmt.Errorf("%s: %w (empty file)", path, ErrNotCassette)
 	}
@@ -133,21 +135,6 @@ func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
 	// small and some are committed to git.
 	db.AllocSize = 1 << 20
 	return db, file, nil
-}
-
-// fileKind names what a path that is not a regular file is.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file"
 }
 
 // checkWholeFile refuses, before a writable open, an existing cassette

@@ -35,7 +35,7 @@ func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err erro
 		// A rename would put a file where a directory, a pipe or a device
 		// was, or fail with a reason that does not say so ("file exists").
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("write %s: cannot replace it (a %s, not a file)", path, fileKind(st.Mode()))
+			return fmt.Errorf("write %s: cannot replace it (a %s, not a file)", path, FileKind(st.Mode()))
 		}
 		if err := writable(path, st.Mode().Perm()); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
@@ -124,9 +124,10 @@ func writable(path string, perm fs.FileMode) error {
 	return unix.Access(path, unix.W_OK)
 }
 
-// fileKind names what a path that is not a regular file is, in the words
-// the store uses for a cassette path that is not one.
-func fileKind(m fs.FileMode) string {
+// FileKind names what a path that is not a regular file is ("directory",
+// "named pipe", …), for an error that says why it was not written or read
+// as one; the store says it of a cassette path too.
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "directory"
