@@ -147,7 +147,7 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 	if err := picked.Pick(name, cfg.sessions); err != nil {
 		return nil, err
 	}
-	sessions := picked.Sessions
+	sessions := unbatched(picked.Sessions)
 	seed := maphash.MakeSeed()
 	// Client messages: at most one interaction each. The slab is sized
 	// before anything is parsed, so that addSession can work through the
@@ -190,6 +190,31 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 	c.intro = buildIntroduction(name, sessions, clientMethods, b.serverMethods)
 	c.habits = habitsOf(sessions)
 	return c, nil
+}
+
+// unbatched is sessions with each recorded JSON-RPC batch taken apart
+// (store.Unbatched): its requests are matched one by one, as a live
+// batch's are (batch.go). The caller's sessions stay as they are.
+func unbatched(sessions []store.TapeSession) []store.TapeSession {
+	var out []store.TapeSession
+	for i := range sessions {
+		orig := sessions[i].Messages
+		msgs := store.Unbatched(orig)
+		same := len(msgs) == len(orig) && (len(msgs) == 0 || &msgs[0] == &orig[0])
+		if out == nil && same {
+			continue // no batch, and none before it
+		}
+		if out == nil {
+			out = append(make([]store.TapeSession, 0, len(sessions)), sessions[:i]...)
+		}
+		s := sessions[i]
+		s.Messages = msgs
+		out = append(out, s)
+	}
+	if out == nil {
+		return sessions
+	}
+	return out
 }
 
 func (c *Cassette) httpHabits() httpHabits { return c.habits }

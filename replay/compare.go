@@ -116,7 +116,8 @@ func comparedRequests(s *store.TapeSession) []compared {
 	var out []compared
 	open := map[string]int{} // request id → index in out
 	tasks := taskNamesOf(s)  // compare_tasks.go
-	for _, m := range s.Messages {
+	// A batch's requests and answers count one by one.
+	for _, m := range store.Unbatched(s.Messages) {
 		var f struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
@@ -125,7 +126,7 @@ func comparedRequests(s *store.TapeSession) []compared {
 			Error  json.RawMessage `json:"error"`
 		}
 		if json.Unmarshal(m.Frame, &f) != nil || len(f.ID) == 0 || string(f.ID) == "null" {
-			continue // notifications, batches and malformed frames
+			continue // notifications and malformed frames
 		}
 		switch {
 		case m.Dir == store.C2S && f.Method != "":

@@ -104,6 +104,13 @@ func TestCompareSessions(t *testing.T) {
 			`= tools/list  (a#1 b#1)`,
 			`= tools/call {"arguments":{"m":"[redacted]"},"name":"echo"}  (a#3 b#3)`,
 		}},
+		{"the same requests in a batch, one answered otherwise", []string{
+			`> [{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"m":"hi"}}}]`,
+			`< [{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}},{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}]`,
+		}, []string{
+			"~ tools/list  (a#1 b#1)\n    - result.tools[0].name=\"echo\"\n    + result.tools=[]",
+			`= tools/call {"arguments":{"m":"hi"},"name":"echo"}  (a#3 b#1)`,
+		}},
 		{"a request only one side made, one unanswered", []string{
 			`> {"jsonrpc":"2.0","id":1,"method":"prompts/list"}`,
 			`< {"jsonrpc":"2.0","id":1,"result":{}}`,
