@@ -75,6 +75,12 @@ func isTaskMethod(method string) bool { return strings.HasPrefix(method, "tasks/
 // minutes whatever is asked).
 func taskPresenceOnly(method string) bool { return jsonrpc.TaskAugmentable(method) }
 
+// argumentsOptional says whether method's params.arguments may be left
+// out, sent as {} or sent as null, all meaning no arguments: the
+// TypeScript SDK leaves it out of a call to a tool that takes none, where
+// go-sdk sends {} (tools/call, prompts/get).
+func argumentsOptional(method string) bool { return method == "tools/call" || method == "prompts/get" }
+
 // answerCanonMethod is the method whose volatile top-level fields an
 // answer to method drops when compared: the requestState of an
 // input_required answer, which is the server's opaque state. No other
@@ -131,7 +137,7 @@ func appendCanonNoted(dst []byte, method string, params json.RawMessage) (out, t
 	if len(p) == 0 || string(p) == "null" || string(p) == "{}" {
 		return dst, nil, false, true
 	}
-	c := canonizer{b: p, top: volatileTopKeys(method), taskShape: taskPresenceOnly(method)}
+	c := canonizer{b: p, top: volatileTopKeys(method), taskShape: taskPresenceOnly(method), argsOptional: argumentsOptional(method)}
 	out, end, ok := c.value(dst, 0, 0, 0)
 	if !ok || end != len(p) {
 		return dst, nil, false, false

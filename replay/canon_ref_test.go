@@ -37,6 +37,10 @@ func appendCanonTokenRef(dst []byte, method string, params json.RawMessage) (out
 					return true
 				}
 			}
+			if argumentsOptional(method) && string(key) == "arguments" {
+				v := bytes.Join(bytes.Fields(val), nil) // nothing inside is dropped
+				return string(v) == "{}" || string(v) == "null"
+			}
 		}
 		return false
 	}

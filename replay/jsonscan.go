@@ -72,6 +72,9 @@ type canonizer struct {
 	// taskShape: a "task" member of the top object is written as {},
 	// whatever it holds (taskPresenceOnly).
 	taskShape bool
+	// argsOptional: an "arguments" member of the top object that is {} or
+	// null is left out (argumentsOptional).
+	argsOptional bool
 	// token is the last _meta.progressToken left out, raw.
 	token []byte
 	// redacted says a string written was "[redacted]": only then can
@@ -249,6 +252,8 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 				dst = dst[:mark]
 			case sub == metaDepth && string(dst[valStart:]) == "{}":
 				dst = dst[:mark] // _meta with nothing left
+			case depth == 0 && c.argsOptional && string(key) == "arguments" && (string(dst[valStart:]) == "{}" || string(dst[valStart:]) == "null"):
+				dst = dst[:mark] // no arguments, said one of three ways
 			default:
 				m.end = len(dst)
 				if len(ms) > 0 && bytes.Compare(key, c.key(&ms[len(ms)-1])) < 0 {
