@@ -58,6 +58,9 @@ type Options struct {
 	// Record is the cassette (.db) the new sessions are added to; "" does
 	// not record them.
 	Record string
+	// SessionName and Recorder name the new sessions and what recorded
+	// them. Default: "fallback", and mcpmock's fallback with its Version.
+	SessionName, Recorder string
 	// Redact names what the new sessions store as "[redacted]", as mcpspy
 	// record --redact does: message members (inside params, results and
 	// errors) with these names, and query parameters of URL, besides the

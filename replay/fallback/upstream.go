@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,7 +123,8 @@ func (s *Source) start() (*upstream, error) {
 			transport = store.TransportHTTP
 		}
 		u.rec = &sessionTap{src: s, info: store.SessionInfo{
-			Name: "fallback", Transport: transport, Upstream: s.target, Start: time.Now(), Recorder: "mcpmock/" + Version + " fallback",
+			Name: cmp.Or(s.opts.SessionName, "fallback"), Transport: transport, Upstream: s.target, Start: time.Now(),
+			Recorder: cmp.Or(s.opts.Recorder, "mcpmock/"+Version+" fallback"),
 		}}
 		tap = u.rec
 	}
