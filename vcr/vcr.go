@@ -8,6 +8,12 @@
 //	srv := vcr.New(t, "testdata/weather.db", []string{"npx", "weather-server"})
 //	cs, err := client.Connect(ctx, srv.Transport(), nil)
 //
+// A host that takes a Streamable HTTP URL connects to srv.URL() instead,
+// in every mode: while recording, mcpmock serves it on 127.0.0.1 and runs
+// the command for each client session behind it (as mcpmock serve --http
+// CASSETTE -- COMMAND does), so that the cassette holds what Transport
+// would have recorded.
+//
 // NewHTTP does the same for a server reached over Streamable HTTP (or
 // legacy HTTP+SSE), a remote one perhaps: the recording goes through
 // mcpspy's HTTP proxy, credentials redacted, so the cassette can be
@@ -187,6 +193,7 @@ func WithReplay(opts ...mocktest.Option) Option {
 type Server struct {
 	tb       testing.TB
 	path     string
+	cfg      config
 	command  []string                // stdio
 	upstream *url.URL                // HTTP
 	overHTTP bool                    // made by NewHTTP
@@ -214,6 +221,13 @@ type Server struct {
 	// never answers.
 	answers int
 	ends    []store.EndInfo // how each run of the server command ended
+
+	// A stdio server recorded over HTTP (URL): mcpmock's HTTP handler in
+	// front of a fallback that runs the command for each client session,
+	// recording into the same file. Started at the first URL call.
+	frontMu sync.Mutex
+	front   *mocktest.Server
+	frontFB *fallback.Source
 }
 
 // serverRun is one session's run of the server command.
@@ -292,7 +306,7 @@ func newServer(tb testing.TB, path string, opts []Option) (*Server, config, bool
 		}
 		cfg.mode = m
 	}
-	s := &Server{tb: tb, path: path, values: values}
+	s := &Server{tb: tb, path: path, cfg: cfg, values: values}
 	_, statErr := os.Stat(path)
 	exists := statErr == nil
 	switch {
@@ -427,8 +441,46 @@ func (s *Server) Received() []replay.Received {
 		s.tb.Errorf("vcr: %v", err)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.received)
+	own := slices.Clone(s.received)
+	s.mu.Unlock()
+	if front, _ := s.recordedFront(); front != nil {
+		return mergeReceived(own, front.Received())
+	}
+	return own
+}
+
+// mergeReceived puts what the host sent over pipes and over HTTP while
+// recording in one list, in the order it arrived, the sessions numbered
+// from 1 in the order they first sent something, as each list numbers
+// its own.
+func mergeReceived(pipes, overHTTP []replay.Received) []replay.Received {
+	if len(pipes) == 0 {
+		return overHTTP
+	}
+	type key struct {
+		overHTTP bool
+		n        int
+	}
+	numbers := map[key]int{}
+	out := make([]replay.Received, 0, len(pipes)+len(overHTTP))
+	take := func(r replay.Received, overHTTP bool) {
+		k := key{overHTTP, r.Session}
+		if numbers[k] == 0 {
+			numbers[k] = len(numbers) + 1
+		}
+		r.Session = numbers[k]
+		out = append(out, r)
+	}
+	for len(pipes) > 0 || len(overHTTP) > 0 {
+		if len(overHTTP) == 0 || len(pipes) > 0 && !overHTTP[0].Time.Before(pipes[0].Time) {
+			take(pipes[0], false)
+			pipes = pipes[1:]
+		} else {
+			take(overHTTP[0], true)
+			overHTTP = overHTTP[1:]
+		}
+	}
+	return out
 }
 
 // ToolCalls returns the arguments of each call the host made to the tool
@@ -492,7 +544,11 @@ func (s *Server) Pipes() (in io.WriteCloser, out io.ReadCloser) {
 // URL is the Streamable HTTP endpoint to connect the host to: the
 // recording proxy's (mirroring the upstream's path), or the replay's
 // (".../mcp"; legacy HTTP+SSE at ".../sse"). A stdio server being
-// recorded has no URL.
+// recorded is served over HTTP too, as mcpmock serve --http CASSETTE --
+// COMMAND serves it: mcpmock's endpoint (".../mcp"), in front of a run of
+// the command for each client session, recorded as Transport records it.
+// Each server listens on 127.0.0.1, is started at the first call (every
+// call returns the same URL) and is stopped when the test ends.
 func (s *Server) URL() string {
 	s.tb.Helper()
 	switch {
@@ -504,9 +560,39 @@ func (s *Server) URL() string {
 		}
 		return s.replayURL
 	case s.upstream == nil:
-		s.tb.Fatalf("vcr: a stdio server is being recorded; connect with Transport() or Pipes(), not URL()")
+		return s.frontURL()
 	}
 	return s.proxy
+}
+
+// frontURL serves the recording of a stdio server over HTTP: mcpmock's
+// handler with nothing recorded to answer from, so that the fallback
+// passes each client session, its handshake included, to a run of the
+// command of its own, recording it into the file Pipes records into.
+func (s *Server) frontURL() string {
+	s.tb.Helper()
+	s.frontMu.Lock()
+	defer s.frontMu.Unlock()
+	if s.front == nil {
+		fb, err := fallback.New(fallback.Options{Command: s.command, Record: s.tmp, SessionName: s.tb.Name(), Recorder: recorderName,
+			Redact: s.cfg.redact, RedactValues: s.values, Grace: shutdownGrace, Stderr: &s.stderr, Log: &s.stderr})
+		if err != nil {
+			s.tb.Fatalf("vcr: %v", err)
+		}
+		s.frontFB = fb
+		// Its Close, a cleanup of the test's, runs before finish (a
+		// cleanup registered earlier): every client session, and with it
+		// every run of the command, has ended when finish closes fb.
+		s.front = mocktest.New(s.tb, []replay.Source{fb}, s.cfg.mockOpts...)
+	}
+	return s.front.URL()
+}
+
+// recordedFront returns the HTTP front and its fallback, nil before URL.
+func (s *Server) recordedFront() (*mocktest.Server, *fallback.Source) {
+	s.frontMu.Lock()
+	defer s.frontMu.Unlock()
+	return s.front, s.frontFB
 }
 
 func (s *Server) startRecording(cfg config) {
@@ -636,9 +722,19 @@ func (s *Server) finish() {
 	if s.stopProxy != nil {
 		s.stopProxy()
 	}
-	err := s.writer.Close()
+	var frontErr error
+	var frontAnswers int
+	if _, fb := s.recordedFront(); fb != nil {
+		frontErr = fb.Close()
+		st := fb.Stats()
+		frontAnswers = st.Answered
+		for _, f := range st.Failed {
+			s.tb.Logf("vcr: the server did not answer %s", f)
+		}
+	}
+	err := errors.Join(frontErr, s.writer.Close())
 	s.mu.Lock()
-	answers, ends := s.answers, s.ends
+	answers, ends := s.answers+frontAnswers, s.ends
 	s.mu.Unlock()
 	switch {
 	case err != nil:

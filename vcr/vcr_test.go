@@ -425,14 +425,12 @@ func TestNew_WrongAccessor(t *testing.T) {
 	t.Setenv(vcr.EnvMode, "")
 	upstream := httptest.NewServer(http.NotFoundHandler())
 	defer upstream.Close()
-	goServer := []string{peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")}
 	for _, tt := range []struct {
 		name string
 		body func(tb *fakeTB, path string)
 		want string
 	}{
 		{"pipes of an HTTP recording", func(tb *fakeTB, path string) { vcr.NewHTTP(tb, path, upstream.URL+"/mcp").Pipes() }, "connect to URL(), not Pipes()"},
-		{"URL of a stdio recording", func(tb *fakeTB, path string) { vcr.New(tb, path, goServer).URL() }, "connect with Transport() or Pipes(), not URL()"},
 		{"a bad upstream", func(tb *fakeTB, path string) { vcr.NewHTTP(tb, path, "ftp://example.com/mcp") }, `upstream "ftp://example.com/mcp": want an http:// or https:// URL`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
