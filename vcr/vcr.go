@@ -17,7 +17,16 @@
 // NewHTTP does the same for a server reached over Streamable HTTP (or
 // legacy HTTP+SSE), a remote one perhaps: the recording goes through
 // mcpspy's HTTP proxy, credentials redacted, so the cassette can be
-// committed.
+// committed. NewHTTPFunc takes a func that starts the server and returns
+// its URL, called only in a run that reaches the server: a test server on
+// a port of its own is started to record, and never in a run that only
+// replays.
+//
+//	srv := vcr.NewHTTPFunc(t, "testdata/search.db", func(tb testing.TB) string {
+//		ts := httptest.NewServer(searchHandler)
+//		tb.Cleanup(ts.Close)
+//		return ts.URL + "/mcp"
+//	})
 //
 // ReplayWithNew (MCPTAPE_VCR=new) is go-vcr's "replay with new
 // episodes": the cassette replays, and a request it cannot answer goes to
@@ -264,12 +273,35 @@ func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 // a Go SDK client to Transport.
 func NewHTTP(tb testing.TB, path, upstream string, opts ...Option) *Server {
 	tb.Helper()
+	return newHTTP(tb, path, func(testing.TB) string { return upstream }, "NewHTTP", opts)
+}
+
+// NewHTTPFunc is NewHTTP for a server whose URL is known only once it
+// runs, on a port of its own: upstream starts it (stopping it with
+// tb.Cleanup) and returns its URL. It is called once, with tb, and only
+// when the server is to be reached: while recording, and in
+// ReplayWithNew; a run that only replays (CI) never starts the server.
+func NewHTTPFunc(tb testing.TB, path string, upstream func(tb testing.TB) string, opts ...Option) *Server {
+	tb.Helper()
+	if upstream == nil {
+		tb.Fatalf("vcr: NewHTTPFunc: the upstream func is nil")
+	}
+	return newHTTP(tb, path, upstream, "NewHTTPFunc", opts)
+}
+
+// newHTTP makes NewHTTP's and NewHTTPFunc's Server, asking for the
+// upstream URL only when it will be reached.
+func newHTTP(tb testing.TB, path string, upstream func(testing.TB) string, caller string, opts []Option) *Server {
+	tb.Helper()
 	s, cfg, replaying := newServer(tb, path, opts)
 	s.overHTTP = true
 	if !replaying || cfg.mode == ReplayWithNew { // the upstream will be reached
-		up, err := url.Parse(upstream)
+		// Asked before anything of the Server's registers a cleanup: a
+		// server upstream starts stops after the recording is saved.
+		raw := upstream(tb)
+		up, err := url.Parse(raw)
 		if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
-			tb.Fatalf("vcr: upstream %q: want an http:// or https:// URL", upstream)
+			tb.Fatalf("vcr: %s: upstream %q: want an http:// or https:// URL", caller, raw)
 		}
 		s.upstream = up
 	}

@@ -432,6 +432,10 @@ func TestNew_WrongAccessor(t *testing.T) {
 	}{
 		{"pipes of an HTTP recording", func(tb *fakeTB, path string) { vcr.NewHTTP(tb, path, upstream.URL+"/mcp").Pipes() }, "connect to URL(), not Pipes()"},
 		{"a bad upstream", func(tb *fakeTB, path string) { vcr.NewHTTP(tb, path, "ftp://example.com/mcp") }, `upstream "ftp://example.com/mcp": want an http:// or https:// URL`},
+		{"a bad upstream from a func", func(tb *fakeTB, path string) {
+			vcr.NewHTTPFunc(tb, path, func(testing.TB) string { return "example.com:80" })
+		}, `vcr: NewHTTPFunc: upstream "example.com:80": want an http:// or https:// URL`},
+		{"no upstream func", func(tb *fakeTB, path string) { vcr.NewHTTPFunc(tb, path, nil) }, "NewHTTPFunc: the upstream func is nil"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
