@@ -205,7 +205,7 @@ type Server struct {
 	cfg      config
 	command  []string                // stdio
 	upstream *url.URL                // HTTP
-	overHTTP bool                    // made by NewHTTP
+	overHTTP bool                    // made by NewHTTP or NewHTTPFunc
 	values   *recorder.ValuePatterns // WithRedactValue's patterns, compiled
 
 	mock      *mocktest.Server // replaying
@@ -483,8 +483,7 @@ func (s *Server) Received() []replay.Received {
 
 // mergeReceived puts what the host sent over pipes and over HTTP while
 // recording in one list, in the order it arrived, the sessions numbered
-// from 1 in the order they first sent something, as each list numbers
-// its own.
+// anew from 1 in the order they first sent something.
 func mergeReceived(pipes, overHTTP []replay.Received) []replay.Received {
 	if len(pipes) == 0 {
 		return overHTTP
