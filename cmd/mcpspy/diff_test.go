@@ -24,7 +24,7 @@ func TestMcpspy_Diff(t *testing.T) {
 	stdio, http := shippedCassette(t, "everything-stdio.db"), shippedCassette(t, "everything-http.db")
 	const body = `- tools/call {"arguments":{"a":2,"b":3},"name":"get-sum"}  (a#9)
 - tools/call {"arguments":{"location":"New York"},"name":"get-structured-content"}  (a#11)
-- tools/call {"arguments":{},"name":"get-tiny-image"}  (a#13)
+- tools/call {"name":"get-tiny-image"}  (a#13)
 4 the same, 0 answered differently, 3 only in a, 0 only in b
 `
 	code, out, errOut := runCaptured("diff", stdio, http)

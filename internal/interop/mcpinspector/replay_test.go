@@ -59,7 +59,7 @@ func TestReplay_ShippedCassette(t *testing.T) {
 	wantUnused := []string{
 		`everything-stdio.db s1#9 tools/call {"arguments":{"a":2,"b":3},"name":"get-sum"}`,
 		`everything-stdio.db s1#11 tools/call {"arguments":{"location":"New York"},"name":"get-structured-content"}`,
-		`everything-stdio.db s1#13 tools/call {"arguments":{},"name":"get-tiny-image"}`,
+		`everything-stdio.db s1#13 tools/call {"name":"get-tiny-image"}`,
 		`everything-stdio.db s1#15 tools/call {"arguments":{"duration":0.3,"steps":3},"name":"trigger-long-running-operation"}`,
 	}
 	check := func(t *testing.T, out string, r replay.Report) {
