@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/store"
 )
@@ -76,7 +77,9 @@ func (m *Model) cellTexts(r Row) [9]string {
 	if r.PageStatus != 0 {
 		kind, name = "http", pageName(r.PageStatus)
 	}
-	return [9]string{seq, r.Time.Local().Format("15:04:05.000"), delta, dirArrow(r.Dir), kind, name, r.ID, lat, sizeShort(r.Size)}
+	// Method, tool and id are the peers' words: a newline or an escape
+	// sequence in one is shown, never acted on.
+	return [9]string{seq, r.Time.Local().Format("15:04:05.000"), delta, dirArrow(r.Dir), kind, termsafe.Line(name), termsafe.Line(r.ID), lat, sizeShort(r.Size)}
 }
 
 // textLine is one row as a line of text: fixed-width columns, then the
@@ -253,7 +256,7 @@ func (tw *textWriter) print(rows []Row) error {
 				fmt.Fprintf(w, "    %s\n", l)
 			}
 			if msg.Note != "" { // who answered, how a refusal's body began
-				fmt.Fprintf(w, "    note: %s\n", store.OneLine(msg.Note))
+				fmt.Fprintf(w, "    note: %s\n", termsafe.Line(store.OneLine(msg.Note)))
 			}
 		}
 		if opts.Bodies && msg != nil {
@@ -371,7 +374,9 @@ func writeResend(w io.Writer, rs *resender, r Row, msg *store.Message, sep bool)
 	if sep {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "# %s:%d %s\n", r.Session, r.Seq, strings.TrimSpace(r.Method+" "+r.Tool))
+	// Escaped: this comment is a line of a shell script, and a newline in a
+	// recorded tool name would start a command of the recording's choice.
+	fmt.Fprintf(w, "# %s:%d %s\n", r.Session, r.Seq, termsafe.Line(strings.TrimSpace(r.Method+" "+r.Tool)))
 	fmt.Fprintln(w, line)
 	return true, nil
 }
@@ -422,7 +427,7 @@ const maxSeqGap = 64
 func writeBody(w io.Writer, frame []byte) {
 	frame = bytes.TrimRight(frame, "\r\n")
 	for line := range bytes.SplitSeq(frame, []byte("\n")) {
-		fmt.Fprintf(w, "    %s\n", line)
+		fmt.Fprintf(w, "    %s\n", termsafe.Body(string(line))) // a malformed frame may hold anything
 	}
 }
 
@@ -455,5 +460,5 @@ func toolName(tool string) string {
 	if tool == "" {
 		return "(no name)"
 	}
-	return tool
+	return termsafe.Line(tool)
 }

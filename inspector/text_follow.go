@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -224,7 +225,7 @@ func (f *textFollow) amendedLate(msgs []BatchMsg) error {
 		first := httpSummary(msg.HTTP)[0]
 		fmt.Fprintf(tw.w, "http: %s:%d: %s (recorded after its line)\n", r.Session, r.Seq, first[len(first)-1].Text)
 		if msg.Note != "" {
-			fmt.Fprintf(tw.w, "    note: %s\n", store.OneLine(msg.Note))
+			fmt.Fprintf(tw.w, "    note: %s\n", termsafe.Line(store.OneLine(msg.Note)))
 		}
 	}
 	return nil

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -76,7 +77,9 @@ func (f Finding) String() string {
 	if f.Seq != 0 {
 		where = fmt.Sprintf("%s:%d", f.Session, f.Seq)
 	}
-	return fmt.Sprintf("%s: %s: %s [%s]", where, f.Severity, f.Message, f.Rule)
+	// The message quotes the peers (a method, a tool name): escaped, so
+	// a finding is one line whatever they sent.
+	return fmt.Sprintf("%s: %s: %s [%s]", where, f.Severity, termsafe.Line(f.Message), f.Rule)
 }
 
 // Options tune a check.

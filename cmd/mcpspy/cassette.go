@@ -16,6 +16,7 @@ import (
 	"github.com/mcptape/mcptape/internal/atomicfile"
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/replay/script"
 	"github.com/mcptape/mcptape/store"
 )
@@ -111,9 +112,11 @@ func sessionLine(info store.SessionInfo, messages int) string {
 	if version == "" {
 		version = "-"
 	}
+	// The names and the version are the peers' words, the upstream a
+	// command line: escaped, so that each session is one line.
 	return fmt.Sprintf("%s\t%s\t%s\t%s\t%d msgs\t%s\t%s\t%s\t%s",
-		info.ID, name, info.Transport, info.Start.Local().Format(time.DateTime),
-		messages, server, version, info.End.Short(), info.Upstream)
+		info.ID, termsafe.Line(name), info.Transport, info.Start.Local().Format(time.DateTime),
+		messages, termsafe.Line(server), termsafe.Line(version), info.End.Short(), termsafe.Line(info.Upstream))
 }
 
 func compactServerInfo(raw []byte) string {
