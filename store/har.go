@@ -489,7 +489,7 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 			kept = &BareExchange{HTTP: *x.req.HTTP, Note: x.req.Note}
 		}
 		if x.bare != nil {
-			notes = append(notes, "neither the request nor its answer carried a message")
+			notes = append(notes, harNoteNeither)
 		}
 		if kept != nil && kept.Note != "" {
 			notes = append(notes, kept.Note)
@@ -512,7 +512,7 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 			}
 			if x.req != nil && info.Transport == TransportLegacySSE {
 				if a := answerTo(answers, x.req); a != nil {
-					notes = append(notes, fmt.Sprintf("its answer came on the SSE stream as seq %d", a.Seq))
+					notes = append(notes, fmt.Sprintf(harNoteAnswer, a.Seq))
 				}
 			}
 		} else if x.req != nil && x.req.Note == "" && harAccepted(info, x.req) {
@@ -520,12 +520,12 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 			// answers without a message (a note says why one has none).
 			e.Response.Status, e.Response.StatusText = http.StatusAccepted, http.StatusText(http.StatusAccepted)
 			e.MCPTape.Inferred = []string{"status"}
-			notes = append(notes, "status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted")
+			notes = append(notes, harNoteInferred)
 			if a := answerTo(answers, x.req); a != nil {
-				notes = append(notes, fmt.Sprintf("its answer came on the SSE stream as seq %d", a.Seq))
+				notes = append(notes, fmt.Sprintf(harNoteAnswer, a.Seq))
 			}
 		} else {
-			notes = append(notes, "no response recorded: it had no body, or the request failed")
+			notes = append(notes, harNoteNoResponse)
 		}
 	}
 
@@ -535,6 +535,17 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 	}
 	return e
 }
+
+// What an entry's comment says after its seqs, in this order: the first
+// of a request that carried no message either way; the recorded note, if
+// any, of an answer that carried no message (ImportHAR reads it back from
+// between these); then one of the others.
+const (
+	harNoteNeither    = "neither the request nor its answer carried a message"
+	harNoteAnswer     = "its answer came on the SSE stream as seq %d"
+	harNoteInferred   = "status inferred: a response without a body is not recorded, and MCP answers this POST with 202 Accepted"
+	harNoteNoResponse = "no response recorded: it had no body, or the request failed"
+)
 
 // harAccepted says whether MCP answers req's POST with 202 Accepted: in
 // the legacy transport every POST (answers come on the SSE stream); in

@@ -139,6 +139,9 @@ type harInEntry struct {
 		Opcode int     `json:"opcode"`
 		Data   string  `json:"data"`
 	} `json:"_webSocketMessages"`
+	// Comment, in mcpspy's export, holds the note of an answer that
+	// carried no message (harCommentNote).
+	Comment string `json:"comment"`
 	// MCPTape is what mcpspy export --har adds: the session the entry
 	// came from, which keeps sessions apart as they were recorded.
 	MCPTape *struct {
@@ -193,7 +196,12 @@ type harExchangeIn struct {
 	requestSeq   uint64
 	responseSeqs []uint64
 	messageSeqs  []uint64 // a WebSocket entry's frames'
-	conn         string
+	// note is the recorded note of an answer that carried no message,
+	// as mcpspy's export wrote it into the comment; noted says the
+	// comment was read so (a recorded note may be empty).
+	note  string
+	noted bool
+	conn  string
 }
 
 // ImportHAR reads the HAR at r (named name in errors) and returns its MCP
@@ -300,6 +308,7 @@ func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
 	if e.MCPTape != nil {
 		x.session, x.streamID = e.MCPTape.Session, e.MCPTape.StreamID
 		x.requestSeq, x.responseSeqs, x.messageSeqs = e.MCPTape.RequestSeq, e.MCPTape.ResponseSeqs, e.MCPTape.MessageSeqs
+		x.note, x.noted = harCommentNote(e.Comment, harEntryExt{Session: x.session, RequestSeq: x.requestSeq, ResponseSeqs: x.responseSeqs})
 	}
 	if e.Request.PostData != nil {
 		x.body = []byte(e.Request.PostData.Text)
@@ -354,6 +363,39 @@ func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
 		return nil, nil
 	}
 	return x, nil
+}
+
+// harAnswerEnd is harNoteAnswer at the end of a comment.
+var harAnswerEnd = regexp.MustCompile(`(?:^|; )` + regexp.QuoteMeta(strings.TrimSuffix(harNoteAnswer, "%d")) + `[0-9]+$`)
+
+// harCommentNote reads back the note mcpspy's export wrote into an
+// entry's comment for an answer that carried no message (harEntryOf):
+// the comment without the seqs it opens with and the export's own words
+// around the note. ok is false for a comment mcpspy did not write so
+// for these seqs (one a user edited).
+func harCommentNote(comment string, seqs harEntryExt) (note string, ok bool) {
+	rest, ok := strings.CutPrefix(comment, harSeqs(seqs))
+	if !ok {
+		return "", false
+	}
+	if rest == "" {
+		return "", true
+	}
+	if rest, ok = strings.CutPrefix(rest, "; "); !ok {
+		return "", false
+	}
+	if rest == harNoteNeither {
+		return "", true
+	}
+	rest = strings.TrimPrefix(rest, harNoteNeither+"; ")
+	rest = harAnswerEnd.ReplaceAllString(rest, "")
+	for _, own := range []string{harNoteInferred, harNoteNoResponse} {
+		if rest == own {
+			return "", true
+		}
+		rest = strings.TrimSuffix(rest, "; "+own)
+	}
+	return rest, true
 }
 
 // wsFrameIn is one WebSocket frame of a HAR.
@@ -540,12 +582,13 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 	}
 	rec.last = later(rec.last, x.start.Add(x.wait+x.receive))
 	carried := false
-	// add records a message; recorded is its seq in the cassette mcpspy
-	// exported the HAR from, 0 when the HAR does not say.
-	add := func(dir Dir, at time.Time, frame []byte, meta *HTTPMeta, recorded uint64) {
+	// add records a message, and returns it; recorded is its seq in the
+	// cassette mcpspy exported the HAR from, 0 when the HAR does not say.
+	add := func(dir Dir, at time.Time, frame []byte, meta *HTTPMeta, recorded uint64) *Message {
 		rec.msgs = append(rec.msgs, harMessage{m: Message{Dir: dir, Time: at, Frame: frame, HTTP: meta}, entry: i, part: len(rec.msgs), recorded: recorded})
 		rec.last = later(rec.last, at)
 		carried = true
+		return &rec.msgs[len(rec.msgs)-1].m
 	}
 	// The answer's body is a message (JSON-RPC), or a refusal's, which
 	// the recorder keeps as a frame of its own; not a 202's "Accepted".
@@ -558,7 +601,7 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 			// on the request as well.
 			m.Status, m.ResponseHeader = 0, nil
 		}
-		add(C2S, x.start, x.body, m, x.requestSeq)
+		add(C2S, x.start, x.body, m, x.requestSeq).Note = x.note
 	}
 	if x.ws {
 		for k, f := range x.frames {
@@ -616,7 +659,11 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 		add(S2C, answered.Add(x.receive), x.answer, meta(StreamJSON), seqAt(x.responseSeqs, 0))
 	}
 	if !carried {
-		rec.info.AddBare(BareExchange{Time: x.start, HTTP: *meta(""), Note: "imported from a HAR: no message either way"})
+		note := "imported from a HAR: no message either way"
+		if x.noted {
+			note = x.note // mcpspy's export: as recorded
+		}
+		rec.info.AddBare(BareExchange{Time: x.start, HTTP: *meta(""), Note: note})
 	}
 }
 

@@ -308,3 +308,84 @@ func TestImportHAR_KeepsHowSessionsEnded(t *testing.T) {
 		})
 	}
 }
+
+// The note mcpspy keeps on an answer that carried no message (its own
+// 502 when the upstream was down, a client gone before the answer, a
+// request that carried no message either way) goes through a HAR of
+// mcpspy's: export writes it into the entry's comment, import puts it
+// back on the message (or the session's bare exchange) it was on, and a
+// second export writes the same entries as the first. The export's own
+// words around it (no response recorded, its answer on the SSE stream)
+// are no note.
+func TestImportHAR_KeepsNotes(t *testing.T) {
+	down := "answered by mcpspy, not the upstream: upstream http://127.0.0.1:3001/mcp is unreachable: dial tcp 127.0.0.1:3001: connect: connection refused; retried once"
+	gone := "the client went away before the upstream answered"
+	postBody := func(id uint64) store.HTTPMeta {
+		return store.HTTPMeta{Method: "POST", Path: "/mcp", RequestHeader: postHeader, Stream: "post-body", StreamID: id}
+	}
+	streamable := httpSession(store.TransportHTTP,
+		httpMsg(1, store.C2S, 0, initReq, postBody(1)),
+		httpMsg(2, store.S2C, 5, initResp, store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 200, ResponseHeader: jsonHeader, Stream: "json", StreamID: 1}),
+		bare(httpMsg(3, store.C2S, 10, callReq, postBody(2)), 502, jsonHeader, down),
+		bare(httpMsg(4, store.C2S, 20, initedNote, postBody(3)), 0, nil, gone),
+		bare(httpMsg(5, store.C2S, 30, pingReq, postBody(4)), 502, jsonHeader, ""))
+	streamable.Info.Bare = []store.BareExchange{
+		{Time: at(40), HTTP: store.HTTPMeta{Method: "GET", Path: "/mcp", Status: 502, RequestHeader: hdr("Accept", "text/event-stream"),
+			ResponseHeader: jsonHeader, StreamID: 5}, Note: down},
+		{Time: at(50), HTTP: store.HTTPMeta{Method: "DELETE", Path: "/mcp", Status: 200, RequestHeader: hdr("Mcp-Session-Id", "sid-1"),
+			ResponseHeader: hdr("Content-Length", "0"), StreamID: 6}},
+	}
+	legacyPost := func(seq uint64, ms int, frame string, id uint64) *store.Message {
+		return httpMsg(seq, store.C2S, ms, frame, store.HTTPMeta{Method: "POST", Path: "/message?sessionId=abc", RequestHeader: jsonHeader, Stream: "post-body", StreamID: id})
+	}
+	legacyEvent := func(seq uint64, ms int, frame, typ string) *store.Message {
+		return httpMsg(seq, store.S2C, ms, frame, store.HTTPMeta{Method: "GET", Path: "/sse", Status: 200, ResponseHeader: sseHeader, Stream: "legacy-sse", StreamID: 1, EventType: typ})
+	}
+	legacy := httpSession(store.TransportLegacySSE,
+		legacyEvent(1, 0, "/message?sessionId=abc", "endpoint"),
+		bare(legacyPost(2, 20, initReq, 2), 202, hdr("Content-Length", "8"), ""),
+		legacyEvent(3, 25, initResp, "message"),
+		bare(legacyPost(4, 30, callReq, 3), 502, jsonHeader, down))
+
+	for _, tt := range []struct {
+		name    string
+		session store.TapeSession
+	}{
+		{"streamable HTTP", streamable},
+		{"legacy HTTP+SSE", legacy},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			first, raw, _, _ := harOf(t, &store.Tape{Sessions: []store.TapeSession{tt.session}})
+			imp, err := store.ImportHAR(bytes.NewReader(raw), "x.har", store.HARImportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(imp.Sessions) != 1 {
+				t.Fatalf("%d sessions imported", len(imp.Sessions))
+			}
+			got := imp.Sessions[0]
+			got.Info.ID = "s1"
+			for _, m := range got.Messages {
+				m.Session = "s1"
+			}
+
+			notes := func(s store.TapeSession) []string {
+				var out []string
+				for _, m := range s.Messages {
+					out = append(out, fmt.Sprintf("seq %d: %q", m.Seq, m.Note))
+				}
+				for _, b := range s.Info.Bare {
+					out = append(out, fmt.Sprintf("bare %s: %q", b.HTTP.Method, b.Note))
+				}
+				return out
+			}
+			if d := cmp.Diff(notes(tt.session), notes(got)); d != "" {
+				t.Errorf("notes after export and import (-recorded +imported):\n%s", d)
+			}
+			second, _, _, _ := harOf(t, &store.Tape{Sessions: []store.TapeSession{got}})
+			if d := cmp.Diff(first.Log.Entries, second.Log.Entries); d != "" {
+				t.Errorf("entries of the second export (-first +second):\n%s", d)
+			}
+		})
+	}
+}
