@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,5 +140,76 @@ func TestMcpspy_BadHARFile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// mcpspy's own HAR goes back into a cassette with the notes of answers
+// that carried no message, mcpspy's 502 for an upstream that was down
+// among them, where they were recorded: on the request's message, on a
+// request that carried no message either way; so export, import and
+// export again give the same entries.
+func TestMcpspy_ImportHARKeepsNotes(t *testing.T) {
+	dir := t.TempDir()
+	const down = "answered by mcpspy, not the upstream: upstream http://127.0.0.1:3001/mcp is unreachable: connection refused"
+	recorded := filepath.Join(dir, "recorded.jsonl")
+	jsonl := `{"session":"s1","info":{"transport":"streamable-http","upstream":"http://127.0.0.1:3001/mcp","start":"2026-11-21T10:00:00Z",` +
+		`"bare":[{"time":"2026-11-21T10:00:01Z","http":{"method":"GET","path":"/mcp","status":502,"stream_id":2},"note":"` + down + `"}]}}` + "\n" +
+		`{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00.1Z","message":{"jsonrpc":"2.0","id":1,"method":"tools/list"},` +
+		`"http":{"method":"POST","path":"/mcp","status":502,"response_header":{"Content-Type":["application/json"]},"stream":"post-body","stream_id":1},"note":"` + down + `"}` + "\n"
+	if err := os.WriteFile(recorded, []byte(jsonl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) {
+		t.Helper()
+		if code, _, stderr := runCaptured(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	first, second := filepath.Join(dir, "first.har"), filepath.Join(dir, "second.har")
+	a, b := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	run("import", "-o", a, recorded)
+	run("export", "--har", "-o", first, a)
+	run("import", "-o", b, first)
+	run("export", "--har", "-o", second, b)
+
+	tape, err := store.Load(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tape.Sessions[0]
+	if len(s.Messages) != 1 || s.Messages[0].Note != down {
+		t.Errorf("the POST's note after export and import: %q, want %q", s.Messages[0].Note, down)
+	}
+	if len(s.Info.Bare) != 1 || s.Info.Bare[0].Note != down {
+		t.Errorf("the GET's note after export and import: %+v, want %q", s.Info.Bare, down)
+	}
+	comments := func(path string) []string {
+		t.Helper()
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Log struct {
+				Entries []struct {
+					Comment string `json:"comment"`
+				} `json:"entries"`
+			} `json:"log"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range doc.Log.Entries {
+			out = append(out, e.Comment)
+		}
+		return out
+	}
+	want := []string{"session s1: request seq 1; " + down, "session s1; neither the request nor its answer carried a message; " + down}
+	if got := comments(first); !slices.Equal(got, want) {
+		t.Fatalf("first export's comments %q, want %q", got, want)
+	}
+	if got := comments(second); !slices.Equal(got, want) {
+		t.Errorf("second export's comments %q, want the first's, %q", got, want)
 	}
 }

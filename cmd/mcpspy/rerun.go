@@ -170,7 +170,12 @@ func recordSessions(path string, sessions []store.TapeSession) error {
 			return err
 		}
 		for _, m := range ts.Messages {
-			sess.Append(m.Dir, m.Time, m.Frame, m.HTTP)
+			seq := sess.Append(m.Dir, m.Time, m.Frame, m.HTTP)
+			if m.Note != "" { // Append takes none: the recorders amend it on
+				noted := *m
+				noted.Seq = seq
+				sess.Amend(noted)
+			}
 		}
 		if ts.Info.End != nil {
 			if err := sess.End(*ts.Info.End); err != nil {
