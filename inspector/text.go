@@ -83,9 +83,13 @@ func (m *Model) cellTexts(r Row) [9]string {
 }
 
 // textLine is one row as a line of text: fixed-width columns, then the
-// method and tool.
-func (m *Model) textLine(r Row) string {
+// method and tool; qualified names the session in the seq column whatever
+// the table would do (textWriter.qualified).
+func (m *Model) textLine(r Row, qualified bool) string {
 	c := m.cellTexts(r)
+	if qualified {
+		c[0] = r.Session + ":" + fmt.Sprint(r.Seq)
+	}
 	var b strings.Builder
 	for _, i := range []int{0, 1, 2, 3, 4, 6, 7, 8} {
 		w, right := columns[i+1].width, columns[i+1].right
@@ -214,6 +218,17 @@ func (tw *textWriter) printBare(t time.Time) {
 	}
 }
 
+// qualified says whether a line names its message with its session
+// ("s2:8"), as the table does when it shows more than one session. A
+// printed line stays, so show --follow names them so from its first line
+// on, unless --session named the one session shown: another session may
+// start at any moment, and a line "3" printed before it would be "s1:3"
+// after, two names for one message.
+func (tw *textWriter) qualified() bool {
+	m := tw.m
+	return m.Scope() < 0 && (len(m.Sessions) > 1 || m.following)
+}
+
 // print writes rows (at most bodyBatch), with what opts asks under each.
 func (tw *textWriter) print(rows []Row) error {
 	m, w, opts := tw.m, tw.w, tw.opts
@@ -246,7 +261,7 @@ func (tw *textWriter) print(rows []Row) error {
 			}
 		}
 		tw.printBare(r.Time)
-		if _, err := fmt.Fprintln(w, m.textLine(r)); err != nil {
+		if _, err := fmt.Fprintln(w, m.textLine(r, tw.qualified())); err != nil {
 			return err
 		}
 		tw.lw.under(fs)

@@ -3,9 +3,13 @@ package inspector
 import (
 	"context"
 	"net/http"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/store"
@@ -157,4 +161,68 @@ func TestWriteText_FollowGrace(t *testing.T) {
 		h.flush(t)
 		show.wait(t, " resp ")
 	})
+}
+
+// TestWriteText_FollowNamesSessions: show --follow names each message
+// one way from its first line to its last, so that a name copied from a
+// line finds that message later: with its session ("s1:2") when every
+// session is shown, as another may start at any moment, from the first
+// line on, not only once a second session has; by its seq alone when
+// --session named the one session shown, which a session started later
+// does not join.
+func TestWriteText_FollowNamesSessions(t *testing.T) {
+	initJSON := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+	listJSON := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	for _, tc := range []struct {
+		name  string
+		scope bool // --session s1
+		want  []string
+	}{
+		{"every session", false, []string{"s1:1 initialize", "s1:2 ping", "s1:3 tools/list", "s2:1 initialize", "s2:2 ping"}},
+		{"--session s1", true, []string{"1 initialize", "2 ping", "3 tools/list"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "live.db")
+			w, s1 := liveSession(t, path, store.SessionInfo{Transport: store.TransportStdio, Upstream: "one", Start: time.Now()})
+			s1.Append(store.C2S, time.Now(), []byte(initJSON), nil)
+			s1.Append(store.C2S, time.Now(), []byte(pingJSON), nil)
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			m, src := openModel(t, path)
+			if tc.scope {
+				if err := m.SetScope(0, src); err != nil {
+					t.Fatal(err)
+				}
+			}
+			show := followText(t, m, src, TextOptions{})
+			show.wait(t, "ping")
+			// A second session starts while show runs.
+			s2, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "two", Start: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s2.Append(store.C2S, time.Now(), []byte(initJSON), nil)
+			s1.Append(store.C2S, time.Now(), []byte(listJSON), nil)
+			s2.Append(store.C2S, time.Now(), []byte(pingJSON), nil)
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			show.wait(t, "tools/list")
+			if !tc.scope {
+				show.wait(t, "s2:2 ")
+			}
+			var got []string
+			for line := range strings.Lines(show.stop(t)) {
+				f := strings.Fields(line)
+				got = append(got, f[0]+" "+f[len(f)-1])
+			}
+			// Which session's messages come first when two record at
+			// once is the writer's and the poll's affair, not this test's.
+			slices.Sort(got)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("lines as seq and method, sorted (-want +got):\n%s", d)
+			}
+		})
+	}
 }

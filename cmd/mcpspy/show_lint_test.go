@@ -168,7 +168,8 @@ func TestMcpspy_ShowLintFollow(t *testing.T) {
 	}
 	show.wait(t, lateUnanswered, 1)
 	out := show.stop(t)
-	want := []string{"#1", "#2", "#3", "#4", "#5", "#6", lintProgress, "#7", lintUnknownID, "#8", lintListChanged, lateUnanswered}
+	// Following, a line names its session, as the late finding does.
+	want := []string{"#s1:1", "#s1:2", "#s1:3", "#s1:4", "#s1:5", "#s1:6", lintProgress, "#s1:7", lintUnknownID, "#s1:8", lintListChanged, lateUnanswered}
 	if diff := cmp.Diff(want, layout(out)); diff != "" {
 		t.Errorf("each finding once, the late one last (-want +got):\n%s", diff)
 	}
@@ -236,7 +237,7 @@ func TestMcpspy_ShowLintFollowNoEnd(t *testing.T) {
 	}
 	unanswered := "lint: s1:1: warning: tools/list 1 (client) was never answered [unanswered]"
 	show.wait(t, unanswered, 1)
-	if diff := cmp.Diff([]string{"#1", noHandshakeS1, unanswered}, layout(show.stop(t))); diff != "" {
+	if diff := cmp.Diff([]string{"#s1:1", noHandshakeS1, unanswered}, layout(show.stop(t))); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
