@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -183,5 +184,57 @@ func (s *cassetteSession) Handshake(req *Request) (json.RawMessage, string, bool
 		return nil, "", false
 	}
 	result, warning := in.answer(s.c.name, req)
+	if negotiated := withVersion(result, req); &negotiated[0] != &result[0] {
+		result = negotiated
+		if warning != "" {
+			warning += "; the client's earlier version in place of the recorded one"
+		}
+	}
 	return result, warning, true
+}
+
+// negotiated is p, a recorded answer to the initialize req, with the
+// protocol version the client asked for in place of the recorded one when
+// the client asked for an earlier handshake-era version than the recording
+// answers. A server answers the version a client asks for when it
+// supports it (the spec's version negotiation), and a server of a later
+// version supports the earlier ones (every SDK does): answering the
+// recorded version instead, which an older client does not know, would end
+// its session there. A client asking for a later version than recorded
+// gets the recorded one, as the recorded server would have answered.
+func negotiated(p *Prepared, req *Request) *Prepared {
+	if p.Reply.Result == nil && p.Play == nil {
+		return p
+	}
+	np := *p
+	np.Reply.Result = withVersion(p.Reply.Result, req)
+	if play := p.Play; play != nil {
+		np.Play = func(ctx context.Context, peer Peer, req *Request) Reply {
+			r := play(ctx, peer, req)
+			r.Result = withVersion(r.Result, req)
+			return r
+		}
+	}
+	return &np
+}
+
+// withVersion is the initialize result with req's protocol version in
+// place of its own, when that is an earlier handshake-era version (see
+// negotiated); else result itself.
+func withVersion(result json.RawMessage, req *Request) json.RawMessage {
+	if result == nil {
+		return nil
+	}
+	var asked, answered struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(req.Params, &asked) != nil || json.Unmarshal(result, &answered) != nil {
+		return result
+	}
+	if !slices.Contains(handshakeVersions, asked.ProtocolVersion) || !slices.Contains(handshakeVersions, answered.ProtocolVersion) ||
+		asked.ProtocolVersion >= answered.ProtocolVersion { // dates: later sorts later
+		return result
+	}
+	v, _ := json.Marshal(asked.ProtocolVersion)
+	return withMember(result, "protocolVersion", v)
 }

@@ -98,6 +98,14 @@ func (s *cassetteSession) Answer(ctx context.Context, peer Peer, req *Request) (
 }
 
 func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
+	p, ok := s.prepare(req)
+	if ok && req.Method == "initialize" {
+		p = negotiated(p, req)
+	}
+	return p, ok
+}
+
+func (s *cassetteSession) prepare(req *Request) (*Prepared, bool) {
 	c := s.c
 	var buf [keyBuf]byte
 	key, _, valid := appendKey(buf[:0], req.Method, req.Params)
