@@ -128,7 +128,7 @@ func sortMembers(ms []member) {
 }
 
 // appendCanonRef writes the value b in canonical form: no white space, object
-// keys sorted, strings re-escaped uniformly, numbers as written. drop, if
+// keys sorted, strings re-escaped uniformly, numbers by value. drop, if
 // not nil, is asked about each member of the top object (depth 0) and of
 // its "_meta" object.
 func appendCanonRef(dst, b []byte, depth int, drop dropFunc) ([]byte, error) {
@@ -217,6 +217,9 @@ func appendCanonRef(dst, b []byte, depth int, drop dropFunc) ([]byte, error) {
 	end, err := skipValue(b, i)
 	if err != nil {
 		return nil, err
+	}
+	if b[i] == '-' || (b[i] >= '0' && b[i] <= '9') {
+		return appendNumber(dst, b[i:end]), nil // held to big.Rat by TestAppendNumber
 	}
 	return append(dst, b[i:end]...), nil
 }

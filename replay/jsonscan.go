@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
@@ -60,7 +61,7 @@ func appendString(dst []byte, s string) []byte {
 const maxNesting = 10000
 
 // canonizer writes a value in canonical form: no white space, object keys
-// sorted, strings re-escaped uniformly, numbers as written. It validates
+// sorted, strings re-escaped uniformly, numbers by value (appendNumber). It validates
 // as it writes, in one pass over its input: loading a large cassette
 // canonicalizes every recorded request's params, and re-scanning each
 // nested object as it was reached (as an earlier version did) made nested
@@ -184,7 +185,118 @@ func (c *canonizer) value(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 		return dst, end, true
 	}
 	end, ok := jsonrpc.SkipValue(b, i) // a number or a literal
+	if ok && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) {
+		return appendNumber(dst, b[i:end]), end, true
+	}
 	return append(dst, b[i:end]...), end, ok
+}
+
+// appendNumber appends the valid JSON number lit in canonical form: its
+// value, written one way. Clients write one value differently (Python
+// sends 2.0 where JavaScript sends 2; 1e2, 100 and 100.0 are one number),
+// and a recorded request must match a live one that means the same.
+// Exact: the decimal digits are kept, never rounded through a float, so
+// numbers of any length and precision stay apart when their values do.
+// The form is JavaScript's: an integer in plain digits up to 21 of them,
+// a fraction with its point, else d.ddde±N; "-0" is "0".
+func appendNumber(dst, lit []byte) []byte {
+	plain := true // an integer as written: already canonical (JSON has no leading zeros)
+	for k, c := range lit {
+		if (c < '0' || c > '9') && (k > 0 || c != '-') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		if string(lit) == "-0" {
+			return append(dst, '0')
+		}
+		return append(dst, lit...)
+	}
+	neg := lit[0] == '-'
+	if neg {
+		lit = lit[1:]
+	}
+	intEnd := 0
+	for intEnd < len(lit) && lit[intEnd] >= '0' && lit[intEnd] <= '9' {
+		intEnd++
+	}
+	frac, rest := []byte(nil), lit[intEnd:]
+	if len(rest) > 0 && rest[0] == '.' {
+		k := 1
+		for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
+			k++
+		}
+		frac, rest = rest[1:k], rest[k:]
+	}
+	exp := 0
+	if len(rest) > 0 { // e or E, a sign perhaps, digits
+		e := rest[1:]
+		expNeg := e[0] == '-'
+		if e[0] == '-' || e[0] == '+' {
+			e = e[1:]
+		}
+		for len(e) > 1 && e[0] == '0' {
+			e = e[1:]
+		}
+		if len(e) > 9 { // past any sensible value: kept as written
+			if neg {
+				dst = append(dst, '-')
+			}
+			return append(dst, lit...)
+		}
+		for _, c := range e {
+			exp = exp*10 + int(c-'0')
+		}
+		if expNeg {
+			exp = -exp
+		}
+	}
+	// The value is digits × 10^exp10, digits without leading or trailing
+	// zeros.
+	var buf [64]byte
+	digits := append(append(buf[:0], lit[:intEnd]...), frac...)
+	exp10 := exp - len(frac)
+	for len(digits) > 0 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	for len(digits) > 0 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		exp10++
+	}
+	if len(digits) == 0 {
+		return append(dst, '0')
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	point := len(digits) + exp10 // where the decimal point goes
+	switch {
+	case exp10 >= 0 && point <= 21:
+		dst = append(dst, digits...)
+		for range exp10 {
+			dst = append(dst, '0')
+		}
+	case point > 0 && point <= 21:
+		dst = append(append(append(dst, digits[:point]...), '.'), digits[point:]...)
+	case point > -6 && point <= 0:
+		dst = append(dst, '0', '.')
+		for range -point {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, digits...)
+	default:
+		dst = append(dst, digits[0])
+		if len(digits) > 1 {
+			dst = append(append(dst, '.'), digits[1:]...)
+		}
+		dst = append(dst, 'e')
+		if point-1 >= 0 {
+			dst = append(dst, '+')
+		}
+		dst = strconv.AppendInt(dst, int64(point-1), 10)
+	}
+	return dst
 }
 
 // object is value for the object at c.b[i]. Members are written as they
