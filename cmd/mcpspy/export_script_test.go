@@ -47,6 +47,9 @@ func TestMcpspy_ExportScript(t *testing.T) {
 		t.Fatalf("the script does not load: %v\n%s", err, text)
 	}
 	cs, ctx := goClientOn(t, mocktest.New(t, mocktest.Load(t, out)))
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Errorf("go-sdk's client negotiated %s with the script, want 2026-07-28 as with go-sdk's server", v)
+	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "hello" {
 		t.Errorf("echo hello from the script: %v %+v", err, res)
@@ -54,6 +57,19 @@ func TestMcpspy_ExportScript(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "not recorded"}})
 	if err != nil || !res.IsError {
 		t.Errorf("an echo never recorded: %v %+v, want the script's isError default", err, res)
+	}
+}
+
+// The script of a handshake-era server speaks the version it spoke, so
+// that go-sdk's client, which asks server/discover (2026-07-28) first,
+// falls back to initialize as with the server itself: the shipped
+// recording of server-everything, 2025-11-25.
+func TestMcpspy_ExportScriptRecordedVersion(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fake.yaml")
+	runText(t, "export", "--script", "-o", out, shippedCassette(t, "everything-stdio.db"))
+	cs, _ := goClientOn(t, mocktest.New(t, mocktest.Load(t, out)))
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Errorf("go-sdk's client negotiated %s with the script, want 2025-11-25 as with server-everything", v)
 	}
 }
 

@@ -9,12 +9,15 @@ import (
 )
 
 // FromTape writes what a recorded server did as a script to edit: here
-// one tool, called twice with other arguments.
+// a server of protocol 2025-11-25 with one tool, called twice with other
+// arguments.
 func ExampleFromTape() {
 	frames := []struct {
 		dir   store.Dir
 		frame string
 	}{
+		{store.C2S, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1.0.0"}}}`},
+		{store.S2C, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"weather","version":"1.0.0"}}}`},
 		{store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
 		{store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"forecast","inputSchema":{"type":"object"}}]}}`},
 		{store.C2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"forecast","arguments":{"city":"Paris"}}}`},
@@ -38,6 +41,7 @@ func ExampleFromTape() {
 	// server:
 	//   name: weather
 	//   version: 1.0.0
+	//   protocolVersions: ["2025-11-25"]
 	// tools:
 	//   - name: forecast
 	//     inputSchema:

@@ -185,6 +185,9 @@ type recording struct {
 	// askers: the answered prompts/get and resources/read requests, by
 	// askerKey, in the order asked (generate_asks.go).
 	askers map[string][]*exchange
+	// versions: the protocol versions the servers were seen to speak
+	// (generate_versions.go).
+	versions versionsSeen
 }
 
 func newRecording() *recording {
@@ -193,6 +196,7 @@ func newRecording() *recording {
 		resDefs: map[string]json.RawMessage{}, reads: map[string]json.RawMessage{},
 		promptDefs: map[string]json.RawMessage{}, gets: map[string]*exchange{},
 		firstRounds: map[string]firstRound{}, askers: map[string][]*exchange{},
+		versions: versionsSeen{spoken: map[string]bool{}},
 	}
 }
 
@@ -231,6 +235,11 @@ func (r *recording) addSession(s *store.TapeSession) {
 	// askedAsTask: questions the client made a task of, by the task's id,
 	// until the server fetches its result (tasks/result), the reply.
 	askedAsTask := map[string]*recordedAsk{}
+	var versions versionsSeen
+	defer func() {
+		versions.info(s.Info.Handshake)
+		r.addVersions(versions)
+	}()
 	r.hist = nil
 	for _, m := range s.Messages {
 		var w wire
@@ -254,6 +263,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 		case m.Dir == store.C2S && w.Method != "" && len(w.ID) > 0:
 			r.requests++
 			nth++
+			versions.request(w.Params)
 			x := &exchange{order: r.requests, nth: nth, session: s.Info.ID, seq: m.Seq, method: w.Method, params: w.Params, sent: m.Time, id: string(w.ID)}
 			if m.HTTP != nil {
 				x.stream = m.HTTP.StreamID
@@ -288,6 +298,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 				continue
 			}
 			delete(pending, string(w.ID))
+			versions.answer(x, w.Result, w.Error)
 			if tasks.answer(x, w.Result, w.Error, m.Time) {
 				continue // a task's creation or state: the call's answer comes with tasks/result
 			}

@@ -58,6 +58,11 @@ func (r *recording) server() *yaml.Node {
 	if r.instructions != "" {
 		m.set("instructions", strNode(r.instructions))
 	}
+	versions, versionsNote := r.protocolVersions()
+	m.set("protocolVersions", versions)
+	if versionsNote != "" {
+		m.n.Content[len(m.n.Content)-2].HeadComment = versionsNote
+	}
 	if r.pageSize > 0 {
 		m.set("pageSize", intNode(r.pageSize))
 	}
@@ -68,6 +73,7 @@ func (r *recording) server() *yaml.Node {
 		plain := newMap()
 		plain.set("name", strNode("recorded-server"))
 		plain.set("version", strNode("1.0.0"))
+		plain.set("protocolVersions", versions)
 		plain.n.HeadComment = "The recorded identity does not load (" + firstLine(err.Error()) + "): this one is made up."
 		return plain.n
 	}
