@@ -164,6 +164,9 @@ func NewServer(sources []Source, opts Options) (*Server, error) {
 		}
 	}
 	s := &Server{sources: sources, opts: opts, match: m}
+	if err := m.checkIgnored(opts.Match, sources, s.warnf); err != nil {
+		return nil, err
+	}
 	for _, src := range sources {
 		if c, ok := src.(interface{ httpHabits() httpHabits }); ok {
 			s.habits.add(c.httpHabits())

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,7 +24,8 @@ type matcher struct {
 	// method.
 	ignore    map[string]bool
 	ignoreAll bool
-	timing    bool // --timing recorded
+	ignored   []string // the methods of ignore, in the order given
+	timing    bool     // --timing recorded
 }
 
 // Match modes, as --match spells them.
@@ -49,6 +52,9 @@ func parseMatch(mode string) (matcher, error) {
 			if meth = strings.TrimSpace(meth); meth == "" {
 				return m, fmt.Errorf("match mode %q: empty method name in the list", mode)
 			}
+			if !m.ignore[meth] {
+				m.ignored = append(m.ignored, meth)
+			}
 			m.ignore[meth] = true
 		}
 		return m, nil
@@ -58,6 +64,57 @@ func parseMatch(mode string) (matcher, error) {
 }
 
 func (m *matcher) ignores(method string) bool { return m.ignoreAll || m.ignore[method] }
+
+// requestMethods are the methods of the requests the cassette recorded,
+// which --match ignore-params=METHOD can apply to.
+func (c *Cassette) requestMethods() []string { return slices.Collect(maps.Keys(c.byMethod)) }
+
+// checkIgnored refuses an ignore-params=METHOD,... list that names a
+// method no cassette among sources recorded a request of: the mode would
+// change nothing for it, and a typo (tools/lst) would pass unseen. A
+// script does not count, as --match does not apply to scripts. With a
+// source that answers any method (AnyMethod: a real server behind
+// mcpmock) such a method is legitimate, only perhaps mistyped: warn then.
+func (m *matcher) checkIgnored(mode string, sources []Source, warnf func(format string, a ...any)) error {
+	if len(m.ignored) == 0 {
+		return nil
+	}
+	recorded := map[string]bool{}
+	anyMethod := false
+	for _, src := range sources {
+		if c, ok := src.(interface{ requestMethods() []string }); ok {
+			for _, meth := range c.requestMethods() {
+				recorded[meth] = true
+			}
+		}
+		if a, ok := src.(AnyMethod); ok && a.AnswersAnyMethod() {
+			anyMethod = true
+		}
+	}
+	known := slices.Sorted(maps.Keys(recorded))
+	var unknown []string
+	for _, meth := range m.ignored {
+		if recorded[meth] {
+			continue
+		}
+		if near := suggest.Nearest(meth, known); near != "" {
+			meth += " (did you mean " + near + "?)"
+		}
+		unknown = append(unknown, meth)
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	what := "no cassette recorded a request of method " + strings.Join(unknown, " or ")
+	switch {
+	case anyMethod:
+		warnf("--match %s: %s yet; the fallback server answers it until one does", mode, what)
+		return nil
+	case len(known) == 0:
+		return fmt.Errorf("match mode %q: %s: --match applies to cassettes, and none recorded a request", mode, what)
+	}
+	return fmt.Errorf("match mode %q: %s; recorded: %s", mode, what, strings.Join(known, ", "))
+}
 
 // cassetteSession is one live client's cursor over a cassette. Each live
 // session replays the cassette from the start: the n-th identical request

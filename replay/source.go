@@ -297,6 +297,16 @@ type HTTPSessionPolicy interface {
 	HTTPSessions() (issue, said bool)
 }
 
+// AnyMethod is implemented by sources that may answer a request of any
+// method, whatever they hold: package fallback's, which passes what
+// nothing else answered on to a real server. With one among the sources,
+// a --match ignore-params=METHOD naming a method nothing recorded is
+// only warned about: the real server may answer it, and its answers be
+// recorded for the next replay.
+type AnyMethod interface {
+	AnswersAnyMethod() bool
+}
+
 // Nearer is implemented by sources that can point at the recorded request
 // closest to one nothing matched, for the error the client gets.
 type Nearer interface {

@@ -558,3 +558,35 @@ func TestServe_FallbackNewCassetteBesideASource(t *testing.T) {
 		t.Errorf("stderr:\n%s\nwant %q…%q, and no credential", stderr, want, "answers what no SOURCE does")
 	}
 }
+
+// TestServe_FallbackIgnoreParams: --match ignore-params may name a method
+// only the fallback server answers: mcpmock warns (a typo would be
+// refused without a server) and serves; the server's answer is recorded,
+// and the next serve, without the server, matches it by method alone.
+func TestServe_FallbackIgnoreParams(t *testing.T) {
+	db, _ := handshakeDB(t)
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	host := func(tag string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"host":"` + tag + `"}}}
+`
+	}
+	code, stdout, stderr := runWith(t, host("first"), "serve", "--match", "ignore-params=tools/list", db, "--", server)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if want := "mcpmock: --match ignore-params=tools/list: no cassette recorded a request of method tools/list yet; the fallback server answers it until one does\n"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr:\n%s\nwant %q", stderr, want)
+	}
+	if !strings.Contains(answerTo(t, stdout, "2"), `"name":"echo"`) {
+		t.Errorf("tools/list from the server: %s", stdout)
+	}
+	code, stdout, stderr = runWith(t, host("second"), "serve", "--match", "ignore-params=tools/list", db)
+	if code != 0 || strings.Contains(stderr, "ignore-params") {
+		t.Fatalf("exit %d, want 0 and no word about ignore-params; stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(answerTo(t, stdout, "2"), `"name":"echo"`) {
+		t.Errorf("tools/list replayed with other params: %s", stdout)
+	}
+}

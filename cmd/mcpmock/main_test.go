@@ -52,6 +52,10 @@ func TestRun_Usage(t *testing.T) {
 	if err := os.WriteFile(badFaults, []byte("tools:\n  - name: a\n    answers: [{fault: http-200}]\n  - name: b\n    answers: [{fault: http-abc}]\n  - name: c\n    answers: [{fault: http-600}]\n  - name: d\n    answers: [{fault: http-503, headers: {Retry After: 30}}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	override := filepath.Join(t.TempDir(), "override.yaml")
+	if err := os.WriteFile(override, []byte("tools:\n  - name: a\n    answers: [{text: x}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +80,8 @@ func TestRun_Usage(t *testing.T) {
 		{"both transports", []string{"serve", "--http", ":0", "--ws", ":0", db}, 2, "give --http or --ws, not both"},
 		{"bad match", []string{"serve", "--match", "fuzzy", db}, 2, `unknown match mode "fuzzy"`},
 		{"a match mode near one", []string{"serve", "--match", "ignore-param=tools/call", db}, 2, `unknown match mode "ignore-param=tools/call" (want default, strict, ignore-params or ignore-params=METHOD,...); did you mean ignore-params?`},
+		{"ignore-params naming a method nothing recorded", []string{"serve", "--match", "ignore-params=tools/lst", db}, 2, `serve: match mode "ignore-params=tools/lst": no cassette recorded a request of method tools/lst (did you mean tools/list?); recorded: tools/call, tools/list`},
+		{"ignore-params with a script alone", []string{"serve", "--match", "ignore-params=tools/call", override}, 2, "no cassette recorded a request of method tools/call: --match applies to cassettes, and none recorded a request"},
 		{"bad timing", []string{"serve", "--timing", "slow", db}, 2, `unknown timing "slow"`},
 		{"bad flag", []string{"serve", "--nope", db}, 2, "flag provided but not defined"},
 		{"address in use", []string{"serve", "--http", busy.Addr().String(), db}, 1, "mcpmock: listen on " + busy.Addr().String() + ": address already in use\n"},

@@ -181,6 +181,10 @@ func (s *Source) Target() string { return s.target }
 // leave unused.
 func (s *Source) Unused() []string { return nil }
 
+// AnswersAnyMethod implements replay.AnyMethod: the real server may
+// answer what nothing recorded.
+func (s *Source) AnswersAnyMethod() bool { return true }
+
 // Open implements replay.Source.
 func (s *Source) Open() replay.SessionSource { return &session{src: s} }
 
