@@ -26,8 +26,10 @@ import (
 
 // TestGoSDK_FromTape: a script made from the shipped recordings of
 // server-everything (TS SDK client, stdio and Streamable HTTP) answers
-// go-sdk's client, in both eras, as server-everything answered: the same
-// tools, and for each recorded call the recorded result.
+// go-sdk's client as server-everything answered: the same tools, and for
+// each recorded call the recorded result. A client that asks for
+// 2026-07-28 falls back to initialize, as server-everything spoke only
+// 2025-11-25 (TestGoSDK_FromTapeVersions).
 func TestGoSDK_FromTape(t *testing.T) {
 	for _, cassette := range []string{"everything-stdio.db", "everything-http.db"} {
 		tape, err := store.Load(filepath.Join(peertest.ModuleRoot(), "cassettes", cassette))
