@@ -82,7 +82,9 @@ type Unmatched struct {
 }
 
 // Skipped is a server→client request a source had for the client that
-// was not sent, because the client could not take it.
+// was not sent, because the client could not take it: a 2026-07-28
+// client takes none, and a handshake-era one only those its initialize
+// declared a capability for (roots/list needs roots).
 type Skipped struct {
 	Method string `json:"method"`
 	Params string `json:"params,omitempty"`
@@ -114,8 +116,9 @@ type Report struct {
 	// "SOURCE SESSION#SEQ METHOD PARAMS".
 	Unused []string `json:"unused"`
 	// Skipped lists server→client requests not sent (a 2026-07-28
-	// client takes none), each once. They fail no --strict: the client
-	// did nothing wrong, and a server of its era would not ask.
+	// client takes none; others only what they declared a capability
+	// for), each once. They fail no --strict: the client did nothing
+	// wrong, and a server would not have asked it.
 	Skipped []Skipped `json:"skipped,omitempty"`
 	// Undelivered lists, per method, what the server had for clients
 	// that never reached them (see Undelivered). They fail no --strict:
@@ -199,13 +202,13 @@ func (s *Server) addUnmatched(u Unmatched) {
 	s.mu.Unlock()
 }
 
-// skip counts a server→client request not sent to a client of version v,
-// which takes none, and warns the first time: a client that polls a call
-// whose recording asked something would otherwise fill the log.
-func (s *Server) skip(method string, params json.RawMessage, when, v string) {
+// skip counts a server→client request not sent to a client that could
+// not take it, why says so for the report, and warns (saying because)
+// the first time: a client that polls a call whose recording asked
+// something would otherwise fill the log.
+func (s *Server) skip(method string, params json.RawMessage, when, why, because string) {
 	canon, _ := canonParams(method, params)
-	k := Skipped{Method: method, Params: shortened(canon), When: when,
-		Why: fmt.Sprintf("not deliverable to a %s client: that era takes no requests from the server", v)}
+	k := Skipped{Method: method, Params: shortened(canon), When: when, Why: why}
 	s.mu.Lock()
 	i := slices.IndexFunc(s.skipped, func(x Skipped) bool { x.Count = 0; return x == k })
 	if i < 0 {
@@ -216,7 +219,7 @@ func (s *Server) skip(method string, params json.RawMessage, when, v string) {
 	first := s.skipped[i].Count == 1
 	s.mu.Unlock()
 	if first {
-		s.warnf("%s not sent to the client %s: a %s client takes no requests from the server", method, when, v)
+		s.warnf("%s not sent to the client %s: %s", method, when, because)
 	}
 }
 

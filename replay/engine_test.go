@@ -160,7 +160,8 @@ func TestServer_Lifecycle(t *testing.T) {
 func TestServer_Replay(t *testing.T) {
 	s := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)})
 	c := dial(t, s)
-	c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"live","version":"1"}}}`)
+	// It declares roots, as the recorded client did: it is asked for them.
+	c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"live","version":"1"}}}`)
 	if !strings.Contains(s.Warnings(), "client asked for protocol version 2025-11-25; the recording answers 2025-06-18") {
 		t.Errorf("no protocol version warning; log:\n%s", s.Warnings())
 	}

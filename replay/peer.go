@@ -111,13 +111,14 @@ func (p *peer) CallSession(ctx context.Context, method string, params json.RawMe
 }
 
 // callOn sends a server→client request through send, unless the client
-// is of 2026-07-28, which takes none (one would go unanswered, and the
-// reply wait CallTimeout): then it is counted in the report, not sent.
-// where places it for the report, during or after the request p answers.
+// cannot take it (withheld: it is of 2026-07-28, which takes none, or it
+// did not declare the capability the request needs; one would go
+// unanswered, and the reply wait CallTimeout): then it is counted in the
+// report, not sent. where places it for the report, during or after the
+// request p answers.
 func (p *peer) callOn(ctx context.Context, send func([]byte) error, where, method string, params json.RawMessage) (json.RawMessage, error) {
-	if v := p.ProtocolVersion(); v >= statelessVersion {
-		p.s.srv.skip(method, params, where+" "+p.req.Method, v)
-		return nil, errStatelessCall
+	if err := p.s.withheld(p.req, method, params, where+" "+p.req.Method); err != nil {
+		return nil, err
 	}
 	return p.s.call(ctx, send, method, params)
 }

@@ -548,7 +548,8 @@ func (s *session) initialized(req *Request, result json.RawMessage) {
 // replies awaited off this goroutine. Not to a 2026-07-28 client: that
 // era has no server→client requests (SEP-2322 asks in results), so
 // nothing outside a request may carry one, its subscriptions/listen
-// streams included.
+// streams included; nor to a client that did not declare the capability
+// a request needs (withheld).
 func (s *session) sendAfter(after []Outgoing, req *Request) {
 	for _, o := range after {
 		if o.Progress {
@@ -561,8 +562,7 @@ func (s *session) sendAfter(after []Outgoing, req *Request) {
 			_ = s.out(notificationMessage(o.Method, o.Params))
 			continue
 		}
-		if v := s.versionOf(req); v >= statelessVersion {
-			s.srv.skip(o.Method, o.Params, "after "+req.Method, v)
+		if s.withheld(req, o.Method, o.Params, "after "+req.Method) != nil {
 			continue
 		}
 		s.wg.Add(1)

@@ -83,8 +83,9 @@ type Outgoing struct {
 	// Request marks a server→client request (roots/list, sampling): the
 	// engine sends it with a fresh id and awaits the client's reply with a
 	// timeout, then drops the reply. To a 2026-07-28 client it sends
-	// nothing (that era takes no requests from the server) and counts it
-	// in Report.Skipped.
+	// nothing (that era takes no requests from the server), nor to one
+	// whose initialize did not declare the capability it needs (roots for
+	// roots/list), and counts it in Report.Skipped.
 	Request bool
 	// Progress marks a notifications/progress the server sent after it
 	// had answered the request it reports on (mcp-go's stdio server
@@ -193,7 +194,10 @@ type Peer interface {
 	// Call sends a server→client request with a fresh id and waits for the
 	// client's reply, or for ctx. During a 2026-07-28 request it sends
 	// nothing and returns an error: that era takes no requests from the
-	// server. The engine's Peer counts such a request in Report.Skipped.
+	// server. Nor does it send what the client declared no capability
+	// for (roots/list without roots): the error is then a -32601
+	// *RPCError, as such a client would answer. The engine's Peer counts
+	// such a request in Report.Skipped.
 	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	// ProtocolVersion is the version this session negotiated ("" before
 	// initialize; the request's _meta version in the stateless era).
@@ -255,7 +259,8 @@ type Sequencer interface {
 // whose real server asks the client something between its requests
 // (package fallback: server-everything asks for roots right after
 // initialized). To a 2026-07-28 client, which takes no requests from the
-// server, it sends nothing and returns an error, as Peer.Call does.
+// server, or what the client declared no capability for, it sends
+// nothing and returns an error, as Peer.Call does.
 type SessionCaller interface {
 	CallSession(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
