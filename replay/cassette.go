@@ -584,18 +584,30 @@ func (c *Cassette) claimMethod(method string, all []*interaction) *interaction {
 // sessions mcpmock's fallback adds too), and a client that replays them
 // all in one session has missed none.
 func (c *Cassette) Unused() []string {
+	unused, _ := c.unusedIn(0)
+	return unused
+}
+
+// unusedIn is Unused, knowing the eras the live sessions spoke: what
+// only a client of another era sends is left out, and returned apart,
+// saying why (eras.go).
+func (c *Cassette) unusedIn(live eras) (unused []string, leftOut []LeftOut) {
 	initialized := false
 	for _, it := range c.byMethod["initialize"] {
 		initialized = initialized || it.used.Load()
 	}
-	var out []string
 	for _, it := range c.reqs {
 		if it.used.Load() || it.method == "ping" || it.method == "server/discover" || (initialized && it.method == "initialize") {
 			continue
 		}
-		out = append(out, c.where(it)+" "+describe(it.method, it.canon()))
+		what := c.where(it) + " " + describe(it.method, it.canon())
+		if why := otherEra(it.method, live); why != "" {
+			leftOut = append(leftOut, LeftOut{Request: what, Why: why})
+			continue
+		}
+		unused = append(unused, what)
 	}
-	return out
+	return unused, leftOut
 }
 
 // describe shows a request in one short line.

@@ -61,6 +61,9 @@ type Server struct {
 	setLevelWarned atomic.Bool
 
 	sessions atomic.Int64 // sessions started, for Received.Session
+	// eras is the set of protocol eras live sessions spoke (eras.go),
+	// for what Report leaves out of Unused.
+	eras atomic.Uint32
 
 	mu          sync.Mutex
 	matched     int
@@ -115,6 +118,12 @@ type Report struct {
 	// Unused lists recorded requests no session asked for, as
 	// "SOURCE SESSION#SEQ METHOD PARAMS".
 	Unused []string `json:"unused"`
+	// LeftOut lists recorded requests no session asked for that Unused
+	// leaves out because no live session could have: only a client of
+	// the other protocol era sends them (subscriptions/listen, when every
+	// live session spoke the handshake era; initialize, when every one
+	// spoke 2026-07-28). They fail no --strict.
+	LeftOut []LeftOut `json:"left_out,omitempty"`
 	// Skipped lists server→client requests not sent (a 2026-07-28
 	// client takes none; others only what they declared a capability
 	// for), each once. They fail no --strict: the client did nothing
@@ -184,7 +193,14 @@ func (s *Server) Report() Report {
 	r := Report{Matched: s.matched, Unmatched: append([]Unmatched{}, s.unmatched...), Skipped: slices.Clone(s.skipped), Undelivered: slices.Clone(s.undelivered)}
 	s.mu.Unlock()
 	r.Unused = []string{}
+	live := eras(s.eras.Load())
 	for _, src := range s.sources {
+		if e, ok := src.(eraUnused); ok {
+			unused, left := e.unusedIn(live)
+			r.Unused = append(r.Unused, unused...)
+			r.LeftOut = append(r.LeftOut, left...)
+			continue
+		}
 		r.Unused = append(r.Unused, src.Unused()...)
 	}
 	return r

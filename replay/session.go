@@ -307,6 +307,7 @@ func (s *session) request(req *Request, ex exchange) {
 		ex.done()
 		return
 	}
+	s.srv.noteEra(req)
 	ctx, cancel := context.WithCancel(s.ctx)
 	idKey := string(req.ID)
 	listen := req.Method == "subscriptions/listen"
@@ -533,6 +534,9 @@ func (s *session) initialized(req *Request, result json.RawMessage) {
 	}
 	_ = json.Unmarshal(req.Params, &asked)
 	_ = json.Unmarshal(result, &got)
+	if got.ProtocolVersion < statelessVersion {
+		s.srv.eras.Or(uint32(eraHandshake))
+	}
 	s.mu.Lock()
 	s.version = got.ProtocolVersion
 	s.logging = len(got.Capabilities.Logging) > 0 && string(got.Capabilities.Logging) != "null"
