@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -70,9 +71,33 @@ func (m *Model) VisibleIndexes() []int {
 	return out
 }
 
+// ErrExportIsCassette is ExportFile's refusal to write over the file the
+// model shows: the rename would replace the cassette (and a recorder
+// writing it would fail from then on) with a JSONL export of a part of it.
+var ErrExportIsCassette = errors.New("is the cassette being shown; writing it would destroy it")
+
+// IsCassette says whether path is the file the model shows: the same file
+// by os.SameFile, whatever it is called (another relative path, a hard
+// or symbolic link), or the same name when neither exists.
+func (m *Model) IsCassette(path string) bool {
+	a, errA := os.Stat(path)
+	b, errB := os.Stat(m.Path)
+	if errA == nil && errB == nil {
+		return os.SameFile(a, b)
+	}
+	absA, errA := filepath.Abs(path)
+	absB, errB := filepath.Abs(m.Path)
+	return errA == nil && errB == nil && absA == absB
+}
+
 // ExportFile exports to path atomically: a temp file beside it, synced,
-// then renamed, so a failed export leaves no half file.
+// then renamed, so a failed export leaves no half file. It refuses to
+// write the cassette itself (ErrExportIsCassette); any other existing
+// file is replaced, so the caller asks first.
 func (m *Model) ExportFile(path string, src Source, idxs []int) error {
+	if m.IsCassette(path) {
+		return fmt.Errorf("export: %s %w", path, ErrExportIsCassette)
+	}
 	err := atomicfile.Write(path, 0o600, func(f *os.File) error { return m.Export(f, src, idxs) })
 	if err != nil {
 		return fmt.Errorf("export: %w", err)

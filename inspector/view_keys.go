@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -274,11 +275,33 @@ func (a *App) jumpToPair() {
 	a.table.Select(i+1, 0)
 }
 
+// export writes to path what e exports, after asking when path exists:
+// the rename would replace whatever file is there. The cassette itself is
+// refused without asking.
 func (a *App) export(path string) {
 	path = strings.TrimSpace(path)
 	if path == "" {
 		return
 	}
+	if a.model.IsCassette(path) {
+		a.setNote(fmt.Sprintf("export: %s %v; choose another file", path, ErrExportIsCassette), true)
+		return
+	}
+	if _, err := os.Stat(path); err == nil {
+		a.prompt(fmt.Sprintf("%s exists; overwrite it? (y/N) ", path), "", func(answer string) {
+			switch strings.ToLower(strings.TrimSpace(answer)) {
+			case "y", "yes":
+				a.exportTo(path)
+			default:
+				a.setNote("export: not written; "+path+" left as it was", false)
+			}
+		})
+		return
+	}
+	a.exportTo(path)
+}
+
+func (a *App) exportTo(path string) {
 	idxs := make([]int, 0, len(a.marked))
 	what := "marked"
 	for i := range a.marked {
