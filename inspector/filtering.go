@@ -94,6 +94,20 @@ func (m *Model) After() Mark {
 	return out
 }
 
+// FollowMark is After with the identity of the cassette read (Mark.File
+// and Mark.Starts), so that a Poll notices when it is replaced.
+func (m *Model) FollowMark() Mark {
+	out := m.After()
+	out.File = m.file
+	out.Starts = make(map[string]time.Time, len(m.Sessions))
+	for _, s := range m.Sessions {
+		if !s.Info.Start.IsZero() { // a session known only by its messages so far
+			out.Starts[s.Info.ID] = s.Info.Start
+		}
+	}
+	return out
+}
+
 // mergeByTime orders rows[start:], which come as runs of one session in
 // seq order, by time, keeping each session's seq order (a k-way merge).
 func (m *Model) mergeByTime(start int) []int32 {

@@ -9,6 +9,7 @@
 package inspector
 
 import (
+	"os"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -105,6 +106,9 @@ type Model struct {
 	// unresolvedPages, the rows that may be, not read yet (pages.go).
 	pages           map[int32]int
 	unresolvedPages []int32
+	// file is the cassette file as it was when Open read it (nil for an
+	// export): FollowMark's identity.
+	file os.FileInfo
 }
 
 // NewModel returns an empty model for the cassette at path.

@@ -1,8 +1,11 @@
 package inspector
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"time"
 
 	"github.com/mcptape/mcptape/store"
 )
@@ -41,7 +44,18 @@ type Mark struct {
 	// status of an answer that carried no message, after it may have
 	// been read.
 	Amends uint64
+	// File and Starts, when set, say which cassette was read: the file
+	// (as os.Stat saw it) and each session's start. A Poll that finds
+	// another file at the path, or a session gone, started at another
+	// time or shorter than Seqs, returns ErrReplaced rather than mix two
+	// cassettes (a cp over it, an rm and a new recording).
+	File   os.FileInfo
+	Starts map[string]time.Time
 }
+
+// ErrReplaced is Poll's error when the cassette at the path is no longer
+// the one read so far: the follower must read it again from the start.
+var ErrReplaced = errors.New("the cassette was replaced by another file")
 
 // Batch is what one Poll found.
 type Batch struct {
@@ -78,11 +92,20 @@ type dbSource struct {
 func (d dbSource) Live() bool { return true }
 
 func (d dbSource) Poll(after Mark) (*Batch, error) {
+	if after.File != nil {
+		// A missing file is the View's error to report.
+		if st, err := os.Stat(d.path); err == nil && !os.SameFile(st, after.File) {
+			return nil, ErrReplaced
+		}
+	}
 	b := &Batch{}
 	err := d.viewer.View(func(r *store.Reader) error {
 		infos, err := r.Sessions()
 		if err != nil {
 			return err
+		}
+		if !sameCassette(r, infos, after) {
+			return ErrReplaced
 		}
 		b.Sessions = infos
 		if b.Amended, b.Amends, err = amendedSince(r, after); err != nil {
@@ -112,6 +135,28 @@ func (d dbSource) Poll(after Mark) (*Batch, error) {
 }
 
 var errStopScan = fmt.Errorf("stop scan")
+
+// sameCassette says whether what r reads can be the cassette after was
+// read from: every session known is there, started when it did, and as
+// long at least. A file copied over the cassette in place keeps its
+// inode, and a new file may get the inode of one removed, so the file's
+// identity alone does not tell.
+func sameCassette(r *store.Reader, infos []store.SessionInfo, after Mark) bool {
+	if after.Starts == nil {
+		return true
+	}
+	start := make(map[string]time.Time, len(infos))
+	for _, info := range infos {
+		start[info.ID] = info.Start
+	}
+	for id, t := range after.Starts {
+		s, ok := start[id]
+		if !ok || !s.Equal(t) || r.LastSeq(id) < after.Seqs[id] {
+			return false
+		}
+	}
+	return true
+}
 
 // ownSummary copies s's strings out of the view.
 func ownSummary(s *store.RawSummary) store.Summary {
@@ -330,6 +375,12 @@ func Open(path string) (*Model, Source, error) {
 			return nil, nil, err
 		}
 		return m, src, nil
+	}
+	// Before the load: a file put there meanwhile is then found replaced
+	// at the first poll, and read again.
+	st, err := os.Stat(path)
+	if err == nil {
+		m.file = st
 	}
 	src := dbSource{path: path, viewer: store.NewViewer(path)}
 	if err := m.loadDB(src.viewer); err != nil {

@@ -184,8 +184,11 @@ func (a *App) Run(ctx context.Context) error {
 		a.app.Stop()
 	}()
 	if a.opts.Follow && a.src.Live() {
+		// Read here, before the follower runs: from then on the model
+		// belongs to the UI goroutine.
+		path, src, after := a.model.Path, a.src, a.model.FollowMark()
 		wg.Add(1)
-		go func() { defer wg.Done(); a.follow(ctx) }()
+		go func() { defer wg.Done(); a.follow(ctx, path, src, after) }()
 	}
 	return a.app.Run()
 }
@@ -218,10 +221,11 @@ func (a *App) post(ctx context.Context, fn func()) {
 	}
 }
 
-// follow polls the source and posts what it finds. It keeps its own copy
-// of how far it has read, so it never touches the model.
-func (a *App) follow(ctx context.Context) {
-	after := a.model.After()
+// follow polls src, the cassette at path, and posts what it finds. It
+// keeps its own copy of how far it has read (after) and of the source,
+// so it never touches the model. When another file takes the cassette's
+// place it reads that one whole, as Open does, and posts the new model.
+func (a *App) follow(ctx context.Context, path string, src Source, after Mark) {
 	t := time.NewTicker(a.opts.PollInterval)
 	defer t.Stop()
 	for {
@@ -231,13 +235,28 @@ func (a *App) follow(ctx context.Context) {
 		case <-t.C:
 		}
 		for {
-			b, err := a.src.Poll(after)
+			b, err := src.Poll(after)
+			if errors.Is(err, ErrReplaced) {
+				m, nsrc, err := Open(path)
+				if err != nil { // the next tick tries again
+					a.post(ctx, func() { a.setNote(fmt.Sprintf("follow: %v; reading the new one: %v", ErrReplaced, err), true) })
+					break
+				}
+				src, after = nsrc, m.FollowMark()
+				a.post(ctx, func() { a.reload(m, nsrc) })
+				break
+			}
 			if err != nil {
 				a.post(ctx, func() { a.setNote(fmt.Sprintf("follow: %v", err), true) })
 				break
 			}
 			for _, bm := range b.Msgs {
 				after.Seqs[bm.Session] = max(after.Seqs[bm.Session], bm.Sum.Seq)
+			}
+			for _, info := range b.Sessions {
+				if !info.Start.IsZero() {
+					after.Starts[info.ID] = info.Start
+				}
 			}
 			after.Amends = b.Amends
 			a.post(ctx, func() { a.applyBatch(b) })
@@ -289,6 +308,29 @@ func (a *App) applyBatch(b *Batch) {
 		return
 	}
 	a.refreshStatus()
+}
+
+// reload shows m, read from src, in place of the model shown: the
+// cassette was replaced by another file. The filter stays; the scope,
+// the marks and the search hits belonged to the old file's messages.
+func (a *App) reload(m *Model, src Source) {
+	m.following = a.model.following
+	text := filterText(a.model.Filter())
+	a.model, a.src = m, src
+	a.marked = map[int]bool{}
+	a.searchHit = nil
+	a.shownIdx, a.shownSess = -1, noSession
+	note, isErr := "the cassette was replaced by another file; read it again", false
+	if f, err := ParseFilter(text); err == nil && !f.Empty() {
+		if err := m.SetFilter(f, src); err != nil {
+			note, isErr = note+"; filter: "+err.Error(), true
+		}
+	}
+	a.layout()
+	a.refreshSessions()
+	a.sessions.Select(1, 0) // all: the old file's session may not be in this one
+	a.afterRefilter()
+	a.setNote(note, isErr)
 }
 
 func (a *App) setNote(s string, isErr bool) {
