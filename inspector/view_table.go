@@ -3,8 +3,10 @@ package inspector
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -49,7 +51,7 @@ func (c *messageContent) GetCell(row, col int) *tview.TableCell {
 		return nil
 	}
 	if row == 0 {
-		cell := tview.NewTableCell(pad(columns[col].title, columns[col].width, columns[col].right)).
+		cell := tview.NewTableCell(pad(columns[col].title, c.a.colWidth(col), columns[col].right)).
 			SetSelectable(false).SetAttributes(tcell.AttrBold).SetTextColor(tcell.ColorYellow)
 		if columns[col].width == 0 {
 			cell.SetExpansion(1).SetMaxWidth(c.a.nameWidth())
@@ -78,19 +80,69 @@ func (a *App) rowCells(r Row, out []*tview.TableCell) []*tview.TableCell {
 	}
 	cells := a.model.cellTexts(r)
 	texts := append([]string{mark}, cells[:]...)
+	texts[idColumn] = cutMiddle(texts[idColumn], columns[idColumn].width)
 	for i, t := range texts {
-		cell := tview.NewTableCell(pad(t, columns[i].width, columns[i].right)).SetTextColor(color)
+		w := a.colWidth(i)
+		cell := tview.NewTableCell(pad(t, w, columns[i].right)).SetTextColor(color)
 		if i == 0 {
 			cell.SetTextColor(markColor)
 		}
-		if columns[i].width == 0 {
+		if w == 0 {
 			cell.SetExpansion(1).SetMaxWidth(a.nameWidth())
 		} else {
-			cell.SetMaxWidth(columns[i].width)
+			cell.SetMaxWidth(w)
 		}
 		out = append(out, cell)
 	}
 	return out
+}
+
+// The columns whose width is not the fixed one, by index in columns.
+const (
+	seqColumn = 1
+	idColumn  = 7
+)
+
+// colWidth is column i's width on screen: the fixed one but for seq,
+// which is as wide as the widest label the table can show, so that
+// "s3:20013" is never cut to "s3:200…".
+func (a *App) colWidth(i int) int {
+	if i != seqColumn {
+		return columns[i].width
+	}
+	return max(columns[i].width, a.model.seqLabelWidth())
+}
+
+// seqLabelWidth is the width of the widest seq label of the sessions in
+// scope: "s3:20013" when the table interleaves several sessions, "20013"
+// otherwise (Model.cellTexts).
+func (m *Model) seqLabelWidth() int {
+	all := len(m.Sessions) > 1 && m.Scope() < 0
+	w := 0
+	for i := range m.Sessions {
+		if m.scope != nil && (i >= len(m.scope) || !m.scope[i]) {
+			continue
+		}
+		s := &m.Sessions[i]
+		n := len(strconv.FormatUint(s.LastSeq, 10))
+		if all {
+			n += utf8.RuneCountInString(s.Info.ID) + 1
+		}
+		w = max(w, n)
+	}
+	return w
+}
+
+// cutMiddle shortens s to w runes by putting an ellipsis in its middle,
+// keeping more of the end: ids that differ only at the end (uuids,
+// counters) stay apart, where cutting the end made them all look alike.
+func cutMiddle(s string, w int) string {
+	rs := []rune(s)
+	if w < 3 || len(rs) <= w {
+		return s
+	}
+	head := (w - 1) / 3
+	return string(rs[:head]) + "…" + string(rs[len(rs)-(w-1-head):])
 }
 
 // lintMark is the mark of a message lint found something about, once its
@@ -110,8 +162,8 @@ func lintMark(sev lint.Severity) (string, tcell.Color) {
 func (a *App) nameWidth() int {
 	_, _, w, _ := a.table.GetInnerRect()
 	fixed := len(columns) // separators
-	for _, c := range columns {
-		fixed += c.width
+	for i := range columns {
+		fixed += a.colWidth(i)
 	}
 	return max(8, w-fixed)
 }
