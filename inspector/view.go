@@ -67,7 +67,9 @@ type App struct {
 	// it does from when that pane gets focus until the table does.
 	sessDetail bool
 	shownSess  int // session shown in the detail pane, -1 all, noSession none
-	promptFn   func(text string)
+	// screenW and screenH are the screen's size at the last draw.
+	screenW, screenH int
+	promptFn         func(text string)
 }
 
 // New builds the window over a loaded model.
@@ -123,11 +125,30 @@ func (a *App) build() {
 
 	a.app.SetRoot(a.pages, true).SetFocus(a.table).EnableMouse(true)
 	a.app.SetInputCapture(a.keys)
+	a.app.SetBeforeDrawFunc(a.beforeDraw)
 	a.refreshSessions()
 	a.refreshStatus()
 	if a.model.Visible() > 0 {
 		a.table.Select(1, 0)
 	}
+}
+
+// beforeDraw keeps the selections on screen when the terminal is resized:
+// tview scrolls a table to its selection only when the selection moves,
+// so after a shrink the selected row stayed below the table's end until
+// the next key. Select again has the table scroll to it as it draws.
+func (a *App) beforeDraw(screen tcell.Screen) bool {
+	w, h := screen.Size()
+	if w == a.screenW && h == a.screenH {
+		return false
+	}
+	a.screenW, a.screenH = w, h
+	for _, t := range []*tview.Table{a.table, a.sessions} {
+		if row, col := t.GetSelection(); row > 0 {
+			t.Select(row, col)
+		}
+	}
+	return false
 }
 
 // layout arranges the main page: sessions, messages, detail, status line.
