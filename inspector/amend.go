@@ -49,9 +49,12 @@ func (m *Model) restate(msgs []BatchMsg) (idxs []int32, differed bool) {
 	return idxs, differed
 }
 
-// countsAsError says whether row r counts in its session's errors.
+// countsAsError says whether row r counts in its session's errors, and
+// is what the error filter term finds: JSON-RPC errors, results with
+// isError and HTTP error pages. A malformed frame is not an error
+// (kind:malformed finds those).
 func countsAsError(r *row) bool {
-	return r.isError || r.kind == jsonrpc.Error || r.kind == jsonrpc.Malformed
+	return r.isError || r.kind == jsonrpc.Error || r.page
 }
 
 // reshow judges the amended rows idxs against the filter again, and shows

@@ -41,12 +41,19 @@ func Detail(r Row, msg *store.Message, pair *Row, pairMsg *store.Message, unfold
 }
 
 func messageLines(r Row, msg *store.Message, unfold bool, role string) []Line {
-	head := fmt.Sprintf("%s #%d  %s  %s  %s", r.Session, r.Seq, dirArrow(r.Dir), r.Kind, r.Time.UTC().Format("2006-01-02 15:04:05.000000"))
+	kind := r.Kind.String()
+	if r.PageStatus != 0 {
+		kind = "http" // as the table and kind:http call it, not malformed
+	}
+	head := fmt.Sprintf("%s #%d  %s  %s  %s", r.Session, r.Seq, dirArrow(r.Dir), kind, r.Time.UTC().Format("2006-01-02 15:04:05.000000"))
 	if role != "" {
 		head = "paired " + role + ": " + head
 	}
 	lines := []Line{{{Heading, head}}}
 	facts := []string{sizeText(r.Size)}
+	if r.PageStatus != 0 {
+		facts = append(facts, pageName(r.PageStatus))
+	}
 	if r.Method != "" {
 		facts = append(facts, r.Method)
 	}

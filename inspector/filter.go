@@ -21,10 +21,11 @@ import (
 //	method:tools/call   method name; "*" matches any run of characters
 //	tool:echo           tool name of a tools/call and of its response
 //	dir:c2s  dir:s2c    direction
-//	kind:error          request, response, notification, error, malformed, batch
+//	kind:error          request, response, notification, error, malformed, batch,
+//	                    http (an HTTP error page: the table's kind column says so)
 //	id:1  id:"1"        the id's JSON text (id:abc means id:"abc")
 //	session:s2          session id or name
-//	error               JSON-RPC errors and results with isError
+//	error               JSON-RPC errors, results with isError, HTTP error pages
 //	lint  lint:warning  messages with protocol findings (package lint): any,
 //	                    of that severity or above, or of that rule
 //	slow:>100ms         request/response latency (>, >=, <, <=; no operator: >=)
@@ -87,6 +88,7 @@ type term struct {
 	vals  []string // alternatives
 	dirs  [2]bool
 	kinds [8]bool
+	pages bool   // kind:http, HTTP error pages, which are no malformed message
 	cmp   string // slow: ">", ">=", "<", "<="
 	dur   time.Duration
 	re    *regexp.Regexp
@@ -232,9 +234,13 @@ func parseTerm(tok string) (term, error) {
 	case "kind":
 		t.kind = tKind
 		for _, v := range alts {
+			if v == "http" {
+				t.pages = true
+				continue
+			}
 			k, ok := jsonrpc.ParseKind(v)
 			if !ok {
-				return t, fmt.Errorf("unknown kind %q (want request, response, notification, error, malformed or batch)", v)
+				return t, fmt.Errorf("unknown kind %q (want request, response, notification, error, malformed, batch or http)", v)
 			}
 			t.kinds[k] = true
 		}
@@ -449,6 +455,9 @@ func (t *term) eval(m *Model, r *row, in *msgData) bool {
 	case tDir:
 		return t.dirs[r.dir&1]
 	case tKind:
+		if r.page {
+			return t.pages
+		}
 		return int(r.kind) < len(t.kinds) && t.kinds[r.kind]
 	case tID:
 		id := m.ids[r.idOff : r.idOff+uint32(r.idLen)]
@@ -461,7 +470,7 @@ func (t *term) eval(m *Model, r *row, in *msgData) bool {
 	case tSession:
 		return t.sessOK[r.sess]
 	case tError:
-		return r.isError || r.kind == jsonrpc.Error
+		return countsAsError(r)
 	case tSlow:
 		if r.pair < 0 {
 			return false

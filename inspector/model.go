@@ -36,6 +36,8 @@ type row struct {
 	isError bool
 	// inputRequired: a 2026-07-28 result asking the client for input.
 	inputRequired bool
+	// page: a malformed frame that is an HTTP error page (pages.go).
+	page bool
 }
 
 // Session is one session as the sessions pane shows it.

@@ -53,6 +53,13 @@ func (m *Model) resolvePages(src Source) error {
 					m.pages = map[int32]int{}
 				}
 				m.pages[at[seq]] = b.Status
+				r := &m.rows[at[seq]]
+				if !r.page {
+					r.page = true
+					if countsAsError(r) { // a malformed frame does not count; a page does
+						m.Sessions[sess].Errors++
+					}
+				}
 			}
 			return nil
 		})
