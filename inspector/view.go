@@ -67,6 +67,9 @@ type App struct {
 	// it does from when that pane gets focus until the table does.
 	sessDetail bool
 	shownSess  int // session shown in the detail pane, -1 all, noSession none
+	// followNote is the follow error on the status line, if that is
+	// what it shows: the next poll that succeeds clears it.
+	followNote string
 	// screenW and screenH are the screen's size at the last draw.
 	screenW, screenH int
 	promptFn         func(text string)
@@ -260,7 +263,7 @@ func (a *App) follow(ctx context.Context, path string, src Source, after Mark) {
 			if errors.Is(err, ErrReplaced) {
 				m, nsrc, err := Open(path)
 				if err != nil { // the next tick tries again
-					a.post(ctx, func() { a.setNote(fmt.Sprintf("follow: %v; reading the new one: %v", ErrReplaced, err), true) })
+					a.post(ctx, func() { a.setFollowNote(fmt.Sprintf("follow: %v; reading the new one: %v", ErrReplaced, err)) })
 					break
 				}
 				src, after = nsrc, m.FollowMark()
@@ -268,7 +271,7 @@ func (a *App) follow(ctx context.Context, path string, src Source, after Mark) {
 				break
 			}
 			if err != nil {
-				a.post(ctx, func() { a.setNote(fmt.Sprintf("follow: %v", err), true) })
+				a.post(ctx, func() { a.setFollowNote(fmt.Sprintf("follow: %v", err)) })
 				break
 			}
 			for _, bm := range b.Msgs {
@@ -292,6 +295,13 @@ func (a *App) follow(ctx context.Context, path string, src Source, after Mark) {
 // and shows amended ones as they stand. The detail pane reads its message
 // again (Select below), so it shows an amended one's new status.
 func (a *App) applyBatch(b *Batch) {
+	if a.followNote != "" {
+		// The poll succeeded: the cassette is readable again.
+		if a.note == a.followNote {
+			a.note = ""
+		}
+		a.followNote = ""
+	}
 	row, col := a.table.GetSelection()
 	off, coff := a.table.GetOffset()
 	sel, hadSel := a.selected()
@@ -352,6 +362,13 @@ func (a *App) reload(m *Model, src Source) {
 	a.sessions.Select(1, 0) // all: the old file's session may not be in this one
 	a.afterRefilter()
 	a.setNote(note, isErr)
+}
+
+// setFollowNote shows a follow error, until a poll succeeds or another
+// note takes its place.
+func (a *App) setFollowNote(s string) {
+	a.setNote(s, true)
+	a.followNote = s
 }
 
 func (a *App) setNote(s string, isErr bool) {
