@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
 	"github.com/gdamore/tcell/v2"
+	"github.com/mcptape/mcptape/store"
 	"github.com/rivo/tview"
 )
 
@@ -22,17 +24,53 @@ type Options struct {
 	Screen tcell.Screen
 	// ExportPath is the default file name offered by export.
 	ExportPath string
+	// Wait is where Run says what it waits for when opening the
+	// cassette takes a while (a recorder holding its lock), before the
+	// terminal is taken over; nil: nowhere.
+	Wait io.Writer
 }
 
 // Run opens the cassette at path and shows it until the user quits or ctx
 // ends. Opening errors (a foreign, newer or damaged file) come back before
 // the terminal is touched.
 func Run(ctx context.Context, path string, opts Options) error {
-	m, src, err := Open(path)
+	m, src, err := openSaying(path, opts.Wait, openNotice)
 	if err != nil {
 		return err
 	}
 	return New(m, src, opts).Run(ctx)
+}
+
+// openNotice is how long Run lets Open take before it says why it waits.
+const openNotice = 500 * time.Millisecond
+
+// openSaying is Open, which waits up to store.LockTimeout for a lock
+// another process holds; when it has not returned after notice, it says
+// so on w, once, so that the wait does not look like a hang.
+func openSaying(path string, w io.Writer, notice time.Duration) (*Model, Source, error) {
+	if w == nil {
+		return Open(path)
+	}
+	type opened struct {
+		m   *Model
+		src Source
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		m, src, err := Open(path)
+		done <- opened{m, src, err}
+	}()
+	t := time.NewTimer(notice)
+	defer t.Stop()
+	select {
+	case o := <-done:
+		return o.m, o.src, o.err
+	case <-t.C:
+	}
+	fmt.Fprintf(w, "mcpspy: inspect: still opening %s: waiting for the lock another process holds (up to %s), or reading a big cassette\n", path, store.LockTimeout)
+	o := <-done
+	return o.m, o.src, o.err
 }
 
 // App is the inspector's window: panes over one model. Everything in it

@@ -22,7 +22,7 @@ func runInspect(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	err = inspector.Run(ctx, path, inspector.Options{Follow: *follow})
+	err = inspector.Run(ctx, path, inspector.Options{Follow: *follow, Wait: s.Err})
 	if errors.Is(err, inspector.ErrNoTerminal) {
 		return fmt.Errorf("%w; mcpspy show prints the messages as text", err)
 	}
