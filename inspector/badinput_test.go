@@ -80,6 +80,10 @@ func TestPretty(t *testing.T) {
 		{"not json", `oops {`, false, []string{"not valid JSON: invalid character 'o' looking for beginning of value", "oops {"}},
 		{"two values", `{} {}`, false, []string{"not valid JSON: more than one JSON value", "{} {}"}},
 		{"truncated", `{"a":`, false, []string{"not valid JSON: unexpected EOF", `{"a":`}},
+		{"HTML's characters as sent", `{"a<b":"x < y & z"}`, false, []string{"{", `  "a<b": "x < y & z"`, "}"}},
+		{"hidden and reordering characters shown", "{\"t\":\"a\u200bb\u202ec\ufeff\"}", false, []string{"{", `  "t": "a\u200bb\u202ec\ufeff"`, "}"}},
+		{"folded, still shown", `{"t":"\u202e` + strings.Repeat("w", 200) + `"}`, false, []string{"{", `  "t": "\u202e` + strings.Repeat("w", 59) + `…" ‹141 more chars; z unfolds›`, "}"}},
+		{"a malformed frame's escape sequences", "oops \x1b[2J\r\xff", false, []string{"not valid JSON: invalid character 'o' looking for beginning of value", `oops \u001b[2J\r\xff`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

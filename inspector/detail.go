@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -55,13 +56,13 @@ func messageLines(r Row, msg *store.Message, unfold bool, role string) []Line {
 		facts = append(facts, pageName(r.PageStatus))
 	}
 	if r.Method != "" {
-		facts = append(facts, r.Method)
+		facts = append(facts, termsafe.Line(r.Method))
 	}
 	if r.Tool != "" {
-		facts = append(facts, "tool "+r.Tool)
+		facts = append(facts, "tool "+termsafe.Line(r.Tool))
 	}
 	if r.ID != "" {
-		facts = append(facts, "id "+r.ID)
+		facts = append(facts, "id "+termsafe.Line(r.ID))
 	}
 	if r.Pair >= 0 {
 		facts = append(facts, "latency "+durText(r.Latency))
@@ -78,7 +79,7 @@ func messageLines(r Row, msg *store.Message, unfold bool, role string) []Line {
 		return append(lines, Line{{Bad, "(message could not be read)"}})
 	}
 	if msg.Note != "" {
-		lines = append(lines, Line{{Label, "note: "}, {Plain, msg.Note}})
+		lines = append(lines, Line{{Label, "note: "}, {Plain, termsafe.Line(msg.Note)}})
 	}
 	if h := msg.HTTP; h != nil {
 		lines = append(lines, httpLines(h)...)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcptape/mcptape/internal/termsafe"
 )
 
 // Class is the syntax class of a piece of text in the detail pane; the
@@ -52,8 +54,9 @@ func Pretty(frame []byte, unfold bool) []Line {
 	p := &printer{unfold: unfold}
 	if err := p.print(frame); err != nil {
 		out := []Line{{{Bad, "not valid JSON: " + err.Error()}}}
-		for _, l := range strings.Split(strings.ToValidUTF8(string(frame), "\uFFFD"), "\n") {
-			out = append(out, Line{{Plain, l}})
+		// Malformed: anything may be in it, shown escaped (termsafe).
+		for _, l := range strings.Split(string(frame), "\n") {
+			out = append(out, Line{{Plain, termsafe.Line(l)}})
 		}
 		return out
 	}
@@ -130,8 +133,7 @@ func (p *printer) print(frame []byte) error {
 			val = []Span{{Punct, string(v)}}
 		case string:
 			if isKey {
-				b, _ := json.Marshal(v)
-				p.newLine(depth, Span{Key, string(b)}, Span{Punct, ": "})
+				p.newLine(depth, Span{Key, jsonString(v)}, Span{Punct, ": "})
 				afterKey = true
 				continue
 			}
@@ -167,8 +169,7 @@ func (p *printer) end(dec *json.Decoder) error {
 
 // str renders a string value, folded when long or base64.
 func (p *printer) str(s string) []Span {
-	b, _ := json.Marshal(s)
-	text := string(b)
+	text := jsonString(s)
 	if p.unfold {
 		return []Span{{String, text}}
 	}
@@ -191,8 +192,19 @@ func quotePrefix(s string, n int) string {
 		}
 		i++
 	}
-	b, _ := json.Marshal(s)
-	return strings.TrimSuffix(string(b), `"`) + `…"`
+	return strings.TrimSuffix(jsonString(s), `"`) + `…"`
+}
+
+// jsonString writes s as a JSON string for the pane: <, > and & as they
+// are (json.Marshal writes \u003c for HTML's sake, which a reader of
+// "x < y" has no use for), and what a terminal would hide or act on
+// escaped (termsafe), so the text shown is what was sent, all of it.
+func jsonString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return termsafe.Line(strings.TrimSuffix(b.String(), "\n"))
 }
 
 func isBase64(s string) bool {
