@@ -125,6 +125,13 @@ type harEntryExt struct {
 	// request had none (a GET).
 	RequestSeq   uint64   `json:"request_seq,omitempty"`
 	ResponseSeqs []uint64 `json:"response_seqs,omitempty"`
+	// RequestTime and ResponseTimes are when mcpspy read the request's
+	// message and each answer's (RFC 3339, to the nanosecond): a HAR keeps
+	// when a request started, to the millisecond, and how long its answer
+	// took, not when each event of a stream came. An import reads them
+	// back, so the recording's times come back exactly.
+	RequestTime   string   `json:"request_time,omitempty"`
+	ResponseTimes []string `json:"response_times,omitempty"`
 	// MessageSeqs are a WebSocket entry's frames' seqs, in order.
 	MessageSeqs []uint64 `json:"message_seqs,omitempty"`
 	// Inferred names what the cassette did not hold and was inferred
@@ -411,6 +418,7 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 	case x.req != nil:
 		start = x.req.Time
 		e.MCPTape.RequestSeq = x.req.Seq
+		e.MCPTape.RequestTime = x.req.Time.UTC().Format(time.RFC3339Nano)
 	case x.bare != nil:
 		start = x.bare.Time // when mcpspy had read the request
 	default:
@@ -461,6 +469,7 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 		}
 		for _, m := range x.resp {
 			e.MCPTape.ResponseSeqs = append(e.MCPTape.ResponseSeqs, m.Seq)
+			e.MCPTape.ResponseTimes = append(e.MCPTape.ResponseTimes, m.Time.UTC().Format(time.RFC3339Nano))
 		}
 		if harIsSSE(rm.Stream) {
 			text := harSSEText(x)

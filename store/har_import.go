@@ -145,11 +145,13 @@ type harInEntry struct {
 	// MCPTape is what mcpspy export --har adds: the session the entry
 	// came from, which keeps sessions apart as they were recorded.
 	MCPTape *struct {
-		Session      string   `json:"session"`
-		StreamID     uint64   `json:"stream_id"`
-		MessageSeqs  []uint64 `json:"message_seqs"`
-		RequestSeq   uint64   `json:"request_seq"`
-		ResponseSeqs []uint64 `json:"response_seqs"`
+		Session       string   `json:"session"`
+		StreamID      uint64   `json:"stream_id"`
+		MessageSeqs   []uint64 `json:"message_seqs"`
+		RequestSeq    uint64   `json:"request_seq"`
+		ResponseSeqs  []uint64 `json:"response_seqs"`
+		RequestTime   string   `json:"request_time"`
+		ResponseTimes []string `json:"response_times"`
 	} `json:"_mcptape"`
 }
 
@@ -195,7 +197,12 @@ type harExchangeIn struct {
 	session      string
 	requestSeq   uint64
 	responseSeqs []uint64
-	messageSeqs  []uint64 // a WebSocket entry's frames'
+	// requestTime and responseTimes are the exact times mcpspy's export
+	// gives its messages (zero where it gives none: times are then
+	// inferred from the entry's timings).
+	requestTime   time.Time
+	responseTimes []time.Time
+	messageSeqs   []uint64 // a WebSocket entry's frames'
 	// note is the recorded note of an answer that carried no message,
 	// as mcpspy's export wrote it into the comment; noted says the
 	// comment was read so (a recorded note may be empty).
@@ -308,6 +315,10 @@ func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
 	if e.MCPTape != nil {
 		x.session, x.streamID = e.MCPTape.Session, e.MCPTape.StreamID
 		x.requestSeq, x.responseSeqs, x.messageSeqs = e.MCPTape.RequestSeq, e.MCPTape.ResponseSeqs, e.MCPTape.MessageSeqs
+		x.requestTime = harExactTime(e.MCPTape.RequestTime)
+		for _, t := range e.MCPTape.ResponseTimes {
+			x.responseTimes = append(x.responseTimes, harExactTime(t))
+		}
 		x.note, x.noted = harCommentNote(e.Comment, harEntryExt{Session: x.session, RequestSeq: x.requestSeq, ResponseSeqs: x.responseSeqs})
 	}
 	if e.Request.PostData != nil {
@@ -601,7 +612,7 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 			// on the request as well.
 			m.Status, m.ResponseHeader = 0, nil
 		}
-		add(C2S, x.start, x.body, m, x.requestSeq).Note = x.note
+		add(C2S, exactOr(x.requestTime, x.start), x.body, m, x.requestSeq).Note = x.note
 	}
 	if x.ws {
 		for k, f := range x.frames {
@@ -649,14 +660,14 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 			m := meta(stream)
 			m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, retry, priming
 			priming = nil
-			add(S2C, at, ev.Data, m, seqAt(x.responseSeqs, k))
+			add(S2C, exactOr(timeAt(x.responseTimes, k), at), ev.Data, m, seqAt(x.responseSeqs, k))
 			k++
 		}
 		if len(priming) > 0 {
 			rec.info.Priming = append(rec.info.Priming, StreamPriming{Stream: stream, StreamID: id, Path: headers.PathQuery(x.url), EventIDs: priming, Retry: retry})
 		}
 	case bodyFrame:
-		add(S2C, answered.Add(x.receive), x.answer, meta(StreamJSON), seqAt(x.responseSeqs, 0))
+		add(S2C, exactOr(timeAt(x.responseTimes, 0), answered.Add(x.receive)), x.answer, meta(StreamJSON), seqAt(x.responseSeqs, 0))
 	}
 	if !carried {
 		note := "imported from a HAR: no message either way"
@@ -665,6 +676,32 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 		}
 		rec.info.AddBare(BareExchange{Time: x.start, HTTP: *meta(""), Note: note})
 	}
+}
+
+// harExactTime reads a time of mcpspy's export's _mcptape; zero when it is
+// absent or unreadable (an edited HAR): the entry's timings then tell.
+func harExactTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// timeAt is times[k], or zero past its end.
+func timeAt(times []time.Time, k int) time.Time {
+	if k < len(times) {
+		return times[k]
+	}
+	return time.Time{}
+}
+
+// exactOr is exact, unless it is zero.
+func exactOr(exact, inferred time.Time) time.Time {
+	if exact.IsZero() {
+		return inferred
+	}
+	return exact
 }
 
 // seqAt is seqs[k], or 0 past its end.

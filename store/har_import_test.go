@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -385,6 +386,53 @@ func TestImportHAR_KeepsNotes(t *testing.T) {
 			second, _, _, _ := harOf(t, &store.Tape{Sessions: []store.TapeSession{got}})
 			if d := cmp.Diff(first.Log.Entries, second.Log.Entries); d != "" {
 				t.Errorf("entries of the second export (-first +second):\n%s", d)
+			}
+		})
+	}
+}
+
+// mcpspy's own HAR gives back every message's time exactly: the shipped
+// real-peer recording's progress events (a POST's SSE stream), and events
+// on a GET stream that stayed open long after them, which a HAR's
+// timings alone would spread over the stream's life.
+func TestImportHAR_ExactTimes(t *testing.T) {
+	real, err := store.Load(filepath.Join("..", "cassettes", "everything-http.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	getEvent := func(seq uint64, ms int, frame string) *store.Message {
+		m := httpMsg(seq, store.S2C, ms, frame, store.HTTPMeta{Method: "GET", Path: "/mcp", Status: 200, ResponseHeader: sseHeader, Stream: "get-sse", StreamID: 2})
+		m.Time = m.Time.Add(123456 * time.Nanosecond) // not a whole millisecond
+		return m
+	}
+	stream := httpSession(store.TransportHTTP,
+		httpMsg(1, store.C2S, 0, initReq, store.HTTPMeta{Method: "POST", Path: "/mcp", RequestHeader: postHeader, Stream: "post-body", StreamID: 1}),
+		httpMsg(2, store.S2C, 5, initResp, store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 200, ResponseHeader: jsonHeader, Stream: "json", StreamID: 1}),
+		getEvent(3, 10, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`),
+		httpMsg(4, store.C2S, 20, pingReq, store.HTTPMeta{Method: "POST", Path: "/mcp", RequestHeader: postHeader, Stream: "post-body", StreamID: 3}),
+		httpMsg(5, store.S2C, 25, `{"jsonrpc":"2.0","id":3,"result":{}}`, store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 200, ResponseHeader: jsonHeader, Stream: "json", StreamID: 3}),
+		getEvent(6, 900, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`))
+	for _, tt := range []struct {
+		name    string
+		session store.TapeSession
+	}{
+		{"server-everything's progress", real.Sessions[0]},
+		{"a GET stream open long", stream},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, raw, _, _ := harOf(t, &store.Tape{Sessions: []store.TapeSession{tt.session}})
+			imp, err := store.ImportHAR(bytes.NewReader(raw), "x.har", store.HARImportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := imp.Sessions[0].Messages
+			if len(got) != len(tt.session.Messages) {
+				t.Fatalf("%d messages imported, want %d", len(got), len(tt.session.Messages))
+			}
+			for i, m := range tt.session.Messages {
+				if !got[i].Time.Equal(m.Time) || got[i].Seq != m.Seq {
+					t.Errorf("seq %d at %s came back as seq %d at %s", m.Seq, m.Time.Format(time.RFC3339Nano), got[i].Seq, got[i].Time.Format(time.RFC3339Nano))
+				}
 			}
 		})
 	}
