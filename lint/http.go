@@ -104,16 +104,47 @@ func (c *checker) httpAnswer(m *store.Message, s jsonrpc.Summary) {
 	}
 	refused, _ := h.Refusal()
 	switch {
+	case refused != 0 && discoverProbe(m, s, refused):
 	case refused != 0:
-		by := ""
-		if m.Note != "" {
-			by = " (" + store.OneLine(m.Note) + ")"
-		}
-		c.report("http-status", m.Seq, 0, "%s was answered %d %s, with no JSON-RPC message%s", what, refused, http.StatusText(refused), by)
+		c.report("http-status", m.Seq, 0, "%s was answered %d %s%s", what, refused, http.StatusText(refused), refusalWhat(m.Note))
 	case h.Status/100 == 2 && h.Status != http.StatusAccepted && c.info.Transport == store.TransportHTTP &&
 		(s.Kind == jsonrpc.Notification || s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error):
 		c.report("http-accepted", m.Seq, 0, "%s was answered %d %s; a server that accepts a notification or response must answer 202 Accepted", what, h.Status, http.StatusText(h.Status))
 	}
+}
+
+// refusalNotePrefix begins the note the recorder keeps on a client
+// message whose POST was refused with a body that answers no request
+// (recorder/tap.go's refusalNote): an error page, or a JSON-RPC error
+// with a null id. The body itself is kept as the server's next frame on
+// that stream.
+const refusalNotePrefix = "refused without a message: "
+
+// refusalWhat says what came with a refusal, from the note the recorder
+// kept on the refused message: no answer to it, and the body that came
+// instead, or who answered (mcpspy, for an unreachable upstream).
+func refusalWhat(note string) string {
+	note = store.OneLine(note)
+	switch body, ok := strings.CutPrefix(note, refusalNotePrefix); {
+	case ok:
+		return ", with no JSON-RPC answer; its body answers no request: " + body
+	case note != "":
+		return ", with no JSON-RPC answer (" + note + ")"
+	}
+	return ", with no JSON-RPC answer"
+}
+
+// discoverProbe says whether m is a 2026-07-28 client's server/discover
+// that a server of the handshake era refused with a 4xx status: the
+// client's way of asking which era the server speaks (go-sdk and mcp-go
+// send server/discover first and fall back to initialize on an error),
+// and no fault of either side. A refusal by mcpspy itself (its note does
+// not carry the server's body) and a 5xx (a broken server) are reported.
+func discoverProbe(m *store.Message, s jsonrpc.Summary, status int) bool {
+	if s.Kind != jsonrpc.Request || s.Method != "server/discover" || status/100 != 4 {
+		return false
+	}
+	return m.Note == "" || strings.HasPrefix(m.Note, refusalNotePrefix)
 }
 
 // goneSession checks a client's POST against the sessions the server

@@ -760,10 +760,10 @@ func TestSession_HTTPBareAnswers(t *testing.T) {
 			wantText: "the POST of notifications/initialized was answered 200 OK; a server that accepts a notification or response must answer 202 Accepted"},
 		{name: "200 in the legacy transport", transport: store.TransportLegacySSE, status: 200},
 		{name: "400", transport: store.TransportHTTP, status: 400, want: []string{"http-status@3"},
-			wantText: "the POST of notifications/initialized was answered 400 Bad Request, with no JSON-RPC message"},
+			wantText: "the POST of notifications/initialized was answered 400 Bad Request, with no JSON-RPC answer"},
 		{name: "mcpspy's 502", transport: store.TransportLegacySSE, status: 502, note: "answered by mcpspy, not the upstream: upstream down",
 			want:     []string{"http-status@3"},
-			wantText: "the POST of notifications/initialized was answered 502 Bad Gateway, with no JSON-RPC message (answered by mcpspy, not the upstream: upstream down)"},
+			wantText: "the POST of notifications/initialized was answered 502 Bad Gateway, with no JSON-RPC answer (answered by mcpspy, not the upstream: upstream down)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
