@@ -27,21 +27,49 @@ import (
 // or after the sessions its retries answer, and Findings asked again when
 // more is known.
 //
+// Such a client sends its notifications/cancelled on a connection of its
+// own too (go-sdk does), so the Checker of a session that is one
+// connection of a client without an HTTP session leaves unjudged a
+// client's cancellation that names no request of its session. Tape,
+// which has every session, judges it against the client requests of the
+// cassette's other such sessions of the same upstream: it names one sent
+// before it (by time), or it is reported. Findings judges such
+// cancellations only there: before every session is checked, a request
+// may yet turn up.
+//
 // A Cassette and its Checkers are not safe for concurrent use.
 type Cassette struct {
 	opts     Options
 	skip     map[string]bool
 	sessions map[string]*cassetteSession
 	asks     map[string][]*sharedAsk // by askKey
+	// whole says every session has been checked (Tape): Findings then
+	// judges the cancellations of a request in another session.
+	whole bool
 }
 
 // cassetteSession is what one session's Checker gave its Cassette.
 type cassetteSession struct {
-	owner *checker // the session's current checker; others are ignored
-	keys  []string // the askKeys of its asks
+	owner    *checker // the session's current checker; others are ignored
+	upstream string
+	keys     []string // the askKeys of its asks
 	// retries holds, in seq order, its retries that no ask of its own
 	// answers.
 	retries []*pendingRetry
+	// sent holds, in a session that is one connection of a client
+	// without an HTTP session, when the client sent a request with each
+	// id; cancels, in seq order, the client's cancellations that name no
+	// request of the session.
+	sent    map[string][]time.Time
+	cancels []*pendingCancel
+}
+
+// pendingCancel is a client's notifications/cancelled that names a
+// request of another session, if any.
+type pendingCancel struct {
+	seq uint64
+	at  time.Time
+	id  string // the requestId's JSON text
 }
 
 // sharedAsk is an input_required result as other sessions see it.
@@ -77,7 +105,7 @@ func NewCassette(opts Options) *Cassette {
 func (t *Cassette) Checker(info store.SessionInfo) *Checker {
 	k := NewChecker(info, t.opts)
 	t.forget(info.ID)
-	t.sessions[info.ID] = &cassetteSession{owner: k.c}
+	t.sessions[info.ID] = &cassetteSession{owner: k.c, upstream: info.Upstream}
 	k.c.cassette = t
 	return k
 }
@@ -128,6 +156,43 @@ func (t *Cassette) retry(c *checker, r *pendingRetry) {
 	}
 }
 
+// sent keeps the id of a request the client sent in c's session, one
+// connection of a client without an HTTP session.
+func (t *Cassette) sent(c *checker, id string, at time.Time) {
+	s := t.current(c)
+	if s == nil {
+		return
+	}
+	if s.sent == nil {
+		s.sent = map[string][]time.Time{}
+	}
+	s.sent[id] = append(s.sent[id], at)
+}
+
+// cancel keeps a client's cancellation in c's session that names no
+// request of its own.
+func (t *Cassette) cancel(c *checker, p *pendingCancel) {
+	if s := t.current(c); s != nil {
+		s.cancels = append(s.cancels, p)
+	}
+}
+
+// sentElsewhere says whether the client sent a request with id in
+// another session than session of the same upstream, not after at.
+func (t *Cassette) sentElsewhere(session, upstream, id string, at time.Time) bool {
+	for other, s := range t.sessions {
+		if other == session || s.upstream != upstream {
+			continue
+		}
+		for _, when := range s.sent[id] {
+			if !when.After(at) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Retries says how many of the session's retries answer no input_required
 // result of their own session, so that Findings judges them against the
 // other sessions'. A session with none needs no other session checked.
@@ -146,7 +211,7 @@ func (t *Cassette) Retries(session string) int {
 // among findings about the same message.
 func (t *Cassette) Findings(session string) []Finding {
 	s := t.sessions[session]
-	if s == nil || len(s.retries) == 0 {
+	if s == nil || len(s.retries) == 0 && (!t.whole || len(s.cancels) == 0) {
 		return nil
 	}
 	var out []Finding
@@ -162,6 +227,14 @@ func (t *Cassette) Findings(session string) []Finding {
 			continue
 		}
 		judgeRetry(report, r.seq, a.ask.seq, a.session, a.ask, r.responses)
+	}
+	if t.whole {
+		for _, p := range s.cancels {
+			if !t.sentElsewhere(session, s.upstream, p.id, p.at) {
+				report("cancel-unknown", p.seq, 0, "cancels request %s, which the client never sent, on this connection or another", p.id)
+			}
+		}
+		slices.SortStableFunc(out, func(a, b Finding) int { return cmp.Compare(a.Seq, b.Seq) })
 	}
 	return out
 }

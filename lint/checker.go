@@ -55,6 +55,9 @@ type checker struct {
 	walks map[string]*walk
 	// subscribed holds the resource URIs the client subscribed to.
 	subscribed map[string]bool
+	// listens maps a resource URI to the client's subscriptions/listen
+	// requests that name it (2026-07-28).
+	listens map[string][]*request
 	// gone maps each Mcp-Session-Id the server answered 404 for to the
 	// seq of that POST; a later POST with it is reported once
 	// (goneReused).
@@ -133,7 +136,7 @@ type frame struct {
 }
 
 func newChecker(info store.SessionInfo, opts Options) *checker {
-	c := &checker{info: info, skip: map[string]bool{}, tools: map[string]*tool{}, walks: map[string]*walk{}, subscribed: map[string]bool{}, asks: map[string]*inputAsk{}}
+	c := &checker{info: info, skip: map[string]bool{}, tools: map[string]*tool{}, walks: map[string]*walk{}, subscribed: map[string]bool{}, listens: map[string][]*request{}, asks: map[string]*inputAsk{}}
 	for _, name := range opts.Skip {
 		c.skip[name] = true
 	}
@@ -248,6 +251,9 @@ func (c *checker) request(f *frame) {
 		c.report("id-reused", f.seq, first.seq, "%s reuses id %s, first used by %s at #%d", describe(f), f.id, first.method, first.seq)
 	}
 	c.pending[f.dir][f.id] = r
+	if c.cassette != nil && f.dir == store.C2S && c.connectionShare() {
+		c.cassette.sent(c, f.id, f.at)
+	}
 	if tok := progressToken(f.params); tok != "" {
 		c.tokens[f.dir][tok] = r
 	}
@@ -255,7 +261,7 @@ func (c *checker) request(f *frame) {
 	c.deprecated(f)
 	c.paramsShape(f)
 	c.logLevel(f)
-	c.subscriptions(f)
+	c.subscriptions(f, r)
 	c.elicitationSchema(f)
 	if f.dir == store.C2S {
 		c.paginationRequest(f, r)
@@ -284,7 +290,7 @@ func (c *checker) notification(f *frame) {
 	c.deprecated(f)
 	c.paramsShape(f)
 	c.logLevel(f)
-	c.subscriptions(f)
+	c.subscriptions(f, nil)
 }
 
 // response pairs an answer with its request, by the id and the opposite
@@ -327,12 +333,16 @@ func (c *checker) response(f *frame) {
 	c.paginationResult(f, r)
 }
 
-// end runs the checks that need the whole session.
+// end runs the checks that need the whole session. A 2026-07-28
+// subscriptions/listen is not owed an answer: its stream carries the
+// notifications it asked for until the client cancels it, with
+// notifications/cancelled or by closing the stream, and the server answers
+// it only to end it gracefully (shutting down).
 func (c *checker) end() {
 	if c.info.End != nil { // a session still recording may yet be answered
 		for d := range 2 {
 			for _, r := range sortedRequests(c.pending[d]) {
-				if r.cancelled == 0 && !r.refused {
+				if r.cancelled == 0 && !r.refused && !(r.method == "subscriptions/listen" && r.dir == store.C2S) {
 					c.report("unanswered", r.seq, 0, "%s %s (%s) was never answered", r.method, r.id, side(store.Dir(d)))
 				}
 			}

@@ -122,7 +122,9 @@ func (k *Checker) Finish() []Finding {
 // Tape checks every session of a cassette, in the cassette's order. The
 // sessions see each other's multi round-trip requests: a 2026-07-28
 // retry recorded in another session than its call (another connection) is
-// judged against it, which Session alone cannot do (see Cassette).
+// judged against it, which Session alone cannot do (see Cassette); so is
+// a sessionless client's cancellation of a request it sent on another
+// connection.
 func Tape(t *store.Tape, opts Options) []Finding {
 	cas := NewCassette(opts)
 	found := make([][]Finding, len(t.Sessions))
@@ -133,6 +135,7 @@ func Tape(t *store.Tape, opts Options) []Finding {
 		}
 		found[i] = k.Finish() // its state can go: one session's at a time
 	}
+	cas.whole = true
 	var out []Finding
 	for i, fs := range found {
 		out = append(out, withRetries(fs, cas.Findings(t.Sessions[i].Info.ID))...)

@@ -2,6 +2,7 @@ package lint_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -166,6 +167,125 @@ func TestRealPeers_LintClean(t *testing.T) {
 		crossretry.Find(t, tape)
 		wantFindings(t, path)
 	})
+}
+
+// A go-sdk client of a go-sdk server without sessions, in 2026-07-28,
+// subscribes to a resource with a subscriptions/listen of its own, gets
+// its update on that stream, and cancels the listen with a
+// notifications/cancelled on yet another connection: none of it is a
+// finding (not the update, nor the listen never answered, nor the
+// cancellation of a request of another session).
+func TestRealPeers_SubscriptionsListen(t *testing.T) {
+	const uri = "res://counter"
+	srv := mcp.NewServer(&mcp.Implementation{Name: "lint-listen", Version: "1.0.0"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	srv.AddResource(&mcp.Resource{URI: uri, Name: "counter", MIMEType: "text/plain"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "1"}}}, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "touch", Description: "Updates the counter"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if err := srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "touched"}}}, nil, nil
+		})
+	// The server's handler is done with each notifications/cancelled
+	// POST (the recorder has it) when it says so here.
+	cancelled := make(chan struct{}, 10)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		if r.Header.Get("Mcp-Method") == "notifications/cancelled" {
+			cancelled <- struct{}{}
+		}
+	}))
+	defer up.Close()
+	path := filepath.Join(t.TempDir(), "rec.db")
+	t.Run("record", func(t *testing.T) {
+		rec := vcr.NewHTTP(t, path, up.URL+"/mcp", vcr.WithMode(vcr.Record))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		updated, acked := make(chan struct{}, 10), make(chan struct{}, 10)
+		c := mcp.NewClient(&mcp.Implementation{Name: "lint-test", Version: "1"}, &mcp.ClientOptions{
+			ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { updated <- struct{}{} },
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}, // go-sdk listens for it too
+		})
+		c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && method == "notifications/subscriptions/acknowledged" &&
+					slices.Contains(p.Notifications.ResourceSubscriptions, uri) {
+					acked <- struct{}{}
+				}
+				return next(ctx, method, req)
+			}
+		})
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: rec.URL()}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		wait := func(ch <-chan struct{}, what string) {
+			t.Helper()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				t.Fatalf("no %s", what)
+			}
+		}
+		wait(acked, "acknowledgement of the listen")
+		call(t, cs, "touch", map[string]any{}, nil)
+		wait(updated, "notifications/resources/updated")
+		if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		wait(cancelled, "notifications/cancelled at the server")
+		call(t, cs, "touch", map[string]any{}, nil)
+	})
+	tape, err := store.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the test is about must be in the recording.
+	listens := map[string]string{} // the listen's id → its session
+	var updates, foreignCancels int
+	for _, s := range tape.Sessions {
+		for _, m := range s.Messages {
+			sum := jsonrpc.Classify(m.Frame)
+			switch {
+			case sum.Method == "subscriptions/listen":
+				listens[sum.ID] = s.Info.ID
+			case sum.Method == "notifications/resources/updated":
+				updates++
+			}
+		}
+	}
+	for _, s := range tape.Sessions {
+		for _, m := range s.Messages {
+			if sum := jsonrpc.Classify(m.Frame); sum.Method == "notifications/cancelled" {
+				var p struct {
+					Params struct {
+						RequestID json.RawMessage `json:"requestId"`
+					} `json:"params"`
+				}
+				if json.Unmarshal(m.Frame, &p) == nil && listens[string(p.Params.RequestID)] != "" && listens[string(p.Params.RequestID)] != s.Info.ID {
+					foreignCancels++
+				}
+			}
+		}
+	}
+	if len(listens) == 0 || updates == 0 || foreignCancels == 0 {
+		t.Fatalf("recorded %d listens, %d updates, %d cancellations of a listen in another session; want some of each", len(listens), updates, foreignCancels)
+	}
+	wantFindings(t, path)
 }
 
 // wantFindings fails the test for every finding in the cassette at path

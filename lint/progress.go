@@ -3,6 +3,8 @@ package lint
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/mcptape/mcptape/store"
 )
 
 // progress checks a notifications/progress against the request whose
@@ -41,6 +43,14 @@ func (c *checker) cancelled(f *frame) {
 	}
 	r := c.sent[f.dir][id]
 	switch {
+	case r == nil && f.dir == store.C2S && c.connectionShare():
+		// A client without an HTTP session may cancel a request it sent
+		// on another connection (go-sdk sends each cancellation on a
+		// connection of its own): the Cassette judges it with the other
+		// sessions (Tape); alone, it cannot be.
+		if c.cassette != nil {
+			c.cassette.cancel(c, &pendingCancel{seq: f.seq, at: f.at, id: id})
+		}
 	case r == nil:
 		c.report("cancel-unknown", f.seq, 0, "cancels request %s, which the %s never sent", id, side(f.dir))
 	case r.method == "initialize":

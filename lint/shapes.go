@@ -133,19 +133,38 @@ func (c *checker) logLevel(f *frame) {
 	}
 }
 
-// subscriptions follows resources/subscribe and unsubscribe, so that an
-// update for a resource nobody subscribed to shows.
-func (c *checker) subscriptions(f *frame) {
+// subscriptions follows resources/subscribe and unsubscribe and, in
+// 2026-07-28, the subscriptions/listen requests that name resources in
+// params.notifications.resourceSubscriptions, so that an update for a
+// resource nobody subscribed to shows. r is the request f is, nil for a
+// notification.
+func (c *checker) subscriptions(f *frame, r *request) {
 	uri, _ := stringOf(member(f.params, "uri"))
 	switch {
 	case f.dir == store.C2S && f.method == "resources/subscribe":
 		c.subscribed[uri] = true
 	case f.dir == store.C2S && f.method == "resources/unsubscribe":
 		delete(c.subscribed, uri)
-	case f.dir == store.S2C && f.method == "notifications/resources/updated" && uri != "" && !c.subscribed[uri]:
+	case f.dir == store.C2S && f.method == "subscriptions/listen" && r != nil:
+		// The server sends the updates on the listen's stream, until it
+		// answers the listen (its graceful end) or the client cancels it
+		// or closes the stream, which is then over: an update after the
+		// answer is one nobody listens for.
+		jsonrpc.Elements(member(member(f.params, "notifications"), "resourceSubscriptions"), func(el []byte) {
+			if u, ok := stringOf(el); ok {
+				c.listens[u] = append(c.listens[u], r)
+			}
+		})
+	case f.dir == store.S2C && f.method == "notifications/resources/updated" && uri != "" && !c.subscribed[uri] && !c.listening(uri):
 		// (Without a uri it is params-shape's.)
 		c.report("resource-not-subscribed", f.seq, 0, "an update for %q, which the client has not subscribed to", uri)
 	}
+}
+
+// listening says whether a subscriptions/listen of the client that names
+// uri is still open: not answered.
+func (c *checker) listening(uri string) bool {
+	return slices.ContainsFunc(c.listens[uri], func(r *request) bool { return r.answered == 0 })
 }
 
 // elicitationSchema checks that an elicitation form asks only for flat,
