@@ -46,6 +46,9 @@ type compared struct {
 	canon  string
 	seq    uint64
 	answer []string // the answer's leaves (result.… or error.…); nil: none
+	// refused is the HTTP status a request was refused with, without a
+	// JSON-RPC answer (0: it was not): the answer it got, as it were.
+	refused int
 
 	params json.RawMessage
 	root   string          // "result" or "error"; "" when unanswered
@@ -56,6 +59,8 @@ type compared struct {
 // common subsequence of their match keys) and compares the answers of the
 // requests both made. The result lists every request of both, in order.
 // Client notifications and server-initiated messages are not compared.
+// A request refused over HTTP without a JSON-RPC answer counts as
+// answered "(refused: HTTP <status>)".
 // Members named in ignore (at any depth, in requests and answers alike)
 // are left out: values that change from run to run.
 func CompareSessions(a, b *store.TapeSession, ignore ...string) []Difference {
@@ -133,6 +138,9 @@ func comparedRequests(s *store.TapeSession) []compared {
 			open[string(f.ID)] = len(out)
 			f.Params = tasks.rename(f.Params)
 			c := compared{method: f.Method, seq: m.Seq, params: f.Params}
+			if m.HTTP != nil && m.HTTP.Status >= 300 {
+				c.refused = m.HTTP.Status
+			}
 			c.canonical(f.Params)
 			out = append(out, c)
 		case m.Dir == store.S2C && f.Method == "":
@@ -166,6 +174,9 @@ func (c *compared) finish(reqNames, ansNames redactedNames, ignore []string) {
 	}
 	if c.root == "" {
 		c.answer = []string{"(no answer)"}
+		if c.refused != 0 {
+			c.answer = []string{fmt.Sprintf("(refused: HTTP %d)", c.refused)}
+		}
 		return
 	}
 	body := blankMembers(ansNames.blank(c.method, c.body), ignore)

@@ -23,7 +23,7 @@ type httpConn struct {
 	// JSON-RPC message (a 404, a proxy's error page), or its stream ended
 	// for good before the answer: it will not be answered, and the rerun
 	// should not wait for it.
-	failed func(id, reason string)
+	failed func(id string, status int, reason string)
 	// note is told what the rerun could not do as the recording did, for
 	// Result.Notes.
 	note func(string)
@@ -35,7 +35,7 @@ type httpConn struct {
 	listIDs map[string]bool
 }
 
-func startHTTP(o Options, t *tape, receive func([]byte), failed func(id, reason string), note func(string)) (conn, error) {
+func startHTTP(o Options, t *tape, receive func([]byte), failed func(id string, status int, reason string), note func(string)) (conn, error) {
 	client := o.HTTPClient
 	if client == nil {
 		client = recorder.UpstreamClient()
@@ -50,7 +50,7 @@ func startHTTP(o Options, t *tape, receive func([]byte), failed func(id, reason 
 			h.heard(frame)
 			receive(frame)
 		},
-		Failed:   func(id string, err error) { failed(id, err.Error()) },
+		Failed:   func(id string, err error) { failed(id, 0, err.Error()) },
 		Note:     note,
 		OnLegacy: func(<-chan struct{}) { t.setTransport(store.TransportLegacySSE) },
 	})
@@ -80,7 +80,7 @@ func (c *httpConn) send(frame []byte, st *step) error {
 	var refused *recorder.Refusal
 	if errors.As(err, &refused) {
 		if sum.Kind == jsonrpc.Request {
-			c.failed(sum.ID, refused.Error())
+			c.failed(sum.ID, refused.Status, refused.Error())
 		}
 		return nil
 	}

@@ -15,10 +15,10 @@ import (
 // recording's order; a request the server refuses fails at once.
 type legacyConn struct {
 	c      *recorder.LegacyClient
-	failed func(id, reason string)
+	failed func(id string, status int, reason string)
 }
 
-func startLegacy(o Options, t *tape, client *http.Client, receive func([]byte), failed func(id, reason string)) (conn, error) {
+func startLegacy(o Options, t *tape, client *http.Client, receive func([]byte), failed func(id string, status int, reason string)) (conn, error) {
 	c, err := recorder.DialLegacy(recorder.LegacyOptions{URL: o.URL, Header: o.Header, Client: client, Timeout: o.Timeout, Tap: t, Redactor: secrets, Receive: receive})
 	if err != nil {
 		return nil, err
@@ -31,7 +31,7 @@ func (c *legacyConn) send(frame []byte, _ *step) error {
 	var refused *recorder.Refusal
 	if errors.As(err, &refused) {
 		if sum := jsonrpc.Classify(frame); sum.Kind == jsonrpc.Request {
-			c.failed(sum.ID, refused.Error())
+			c.failed(sum.ID, refused.Status, refused.Error())
 		}
 		return nil
 	}

@@ -67,7 +67,8 @@ type Result struct {
 	// Unanswered says, one line each, which requests got no answer: those
 	// the recording has an answer to that got none within Timeout, and any
 	// the server refused with an HTTP error that carried no JSON-RPC
-	// message ("tools/call (id 2): HTTP 404: …"), and those whose SSE
+	// message ("tools/call (id 2): HTTP 404: …") unless the recording has
+	// the same refusal (the same status), and those whose SSE
 	// answer stream ended early and could not be resumed. When the rerun
 	// stopped early (Run's error: the server went away), the requests it
 	// sent that had no answer by then, and those it never sent, are here
@@ -91,7 +92,7 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 	}
 	plan := planOf(recorded)
 	tape := newTape(transportOf(opts), upstreamOf(opts))
-	d := &driver{tape: tape, plan: plan, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, nextReply: map[string]int{},
+	d := &driver{tape: tape, plan: plan, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, refusedAs: map[string]int{}, nextReply: map[string]int{},
 		gave: map[string]echoes{}}
 	for i := range d.live {
 		d.live[i] = map[string][]byte{}
@@ -149,6 +150,9 @@ type step struct {
 	// requestState, a task id), and echoes what the frame itself echoes
 	// (echoed.go).
 	gave, echoes echoes
+	// refused is the HTTP status (300 or more) the recorded request was
+	// refused with, without a JSON-RPC answer; 0 if it was not.
+	refused int
 }
 
 // plan is the recording taken apart: what to send, in order, and what the
@@ -193,6 +197,9 @@ func planOf(s *store.TapeSession) *plan {
 			st := step{index: i, frame: m.Frame, answeredAt: -1, what: describe(sum), repliesBefore: replied, tools: tools}
 			if m.HTTP != nil {
 				st.header = m.HTTP.RequestHeader
+				if m.HTTP.Status >= 300 && sum.Kind == jsonrpc.Request {
+					st.refused = m.HTTP.Status
+				}
 			}
 			if sum.Kind == jsonrpc.Request {
 				st.id = sum.ID
@@ -255,6 +262,7 @@ type driver struct {
 	replyKick     chan struct{}            // signalled at each reply
 	answered      map[string]chan struct{} // request id → closed at its live answer
 	sentAs        map[string]string        // request id → method and id, for messages
+	refusedAs     map[string]int           // request id → the HTTP status the recording refused it with
 	nextReply     map[string]int
 	// gave maps a request id to what its recorded answer gave that later
 	// requests echo; live, for each kind, a recorded value to the one the
@@ -292,6 +300,9 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 			d.mu.Lock()
 			d.answered[st.id] = make(chan struct{})
 			d.sentAs[st.id] = st.what
+			if st.refused != 0 {
+				d.refusedAs[st.id] = st.refused
+			}
 			if st.gave.any() {
 				d.gave[st.id] = st.gave
 			}
@@ -376,14 +387,25 @@ func (d *driver) noteCut() {
 	}
 }
 
-// fail notes a request the server refused outside JSON-RPC (an HTTP
-// error without a message): no answer will come, so nothing waits for it.
-func (d *driver) fail(id, reason string) {
+// fail notes a request that will get no answer: one the server refused
+// outside JSON-RPC (status: an HTTP error without a message), or whose
+// stream ended for good (status 0). Nothing waits for it. A refusal with
+// the status the recording has is what the recorded client got too, and
+// is no news; another status, or a refusal the recording lacks, is.
+func (d *driver) fail(id string, status int, reason string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if ch, ok := d.answered[id]; ok {
-		close(ch)
-		delete(d.answered, id)
+	ch, ok := d.answered[id]
+	if !ok {
+		return
+	}
+	close(ch)
+	delete(d.answered, id)
+	switch recorded := d.refusedAs[id]; {
+	case status != 0 && status == recorded:
+	case recorded != 0 && status != 0:
+		d.unanswered = append(d.unanswered, fmt.Sprintf("%s: %s (the recording: HTTP %d)", d.sentAs[id], reason, recorded))
+	default:
 		d.unanswered = append(d.unanswered, fmt.Sprintf("%s: %s", d.sentAs[id], reason))
 	}
 }
