@@ -74,6 +74,11 @@ type Result struct {
 	// sent that had no answer by then, and those it never sent, are here
 	// too: the recording has an answer to each.
 	Unanswered []string
+	// Unheard says, one line a method, which server notifications the
+	// recording has more of than the rerun ("notifications/tools/list_changed:
+	// 1 in the recording, 0 in the rerun"). Only RunClient, which waits
+	// for them, fills it in.
+	Unheard []string
 	// Notes says, one line each, what the rerun could not do as the
 	// recorded client did and that may explain a changed answer: a
 	// Mcp-Param-* header whose recorded value was redacted, a GET stream
@@ -90,9 +95,25 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
 	}
+	d, err := start(ctx, recorded, opts, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	runErr := d.run(ctx, opts.Timeout)
+	return d.finish(), runErr
+}
+
+// start connects a driver for recorded to the server opts names; g, if
+// not nil, orders its steps as connection conni of a group.
+func start(ctx context.Context, recorded *store.TapeSession, opts Options, g *gate, conni int) (*driver, error) {
 	plan := planOf(recorded)
+	if g != nil {
+		for i := range plan.steps {
+			plan.steps[i].rank = g.ranks[conni][i]
+		}
+	}
 	tape := newTape(transportOf(opts), upstreamOf(opts))
-	d := &driver{tape: tape, plan: plan, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, refusedAs: map[string]int{}, nextReply: map[string]int{},
+	d := &driver{gate: g, conni: conni, tape: tape, plan: plan, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, refusedAs: map[string]int{}, nextReply: map[string]int{},
 		gave: map[string]echoes{}}
 	for i := range d.live {
 		d.live[i] = map[string][]byte{}
@@ -118,13 +139,16 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 	}
 	d.conn = c
 	close(d.ready)
-	runErr := d.run(ctx, opts.Timeout)
-	end := c.close() // after it, no answer is on its way
+	return d, nil
+}
+
+// finish closes the driver's connection and returns what it did.
+func (d *driver) finish() *Result {
+	end := d.conn.close() // after it, no answer is on its way
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.noteCut()
-	res := &Result{Session: tape.session(end), Unanswered: d.unanswered, Notes: d.notes}
-	d.mu.Unlock()
-	return res, runErr
+	return &Result{Session: d.tape.session(end), Unanswered: d.unanswered, Notes: d.notes}
 }
 
 // step is one recorded client frame to send.
@@ -150,6 +174,9 @@ type step struct {
 	// requestState, a task id), and echoes what the frame itself echoes
 	// (echoed.go).
 	gave, echoes echoes
+	// rank is the step's place among the events of a group of
+	// connections (RunClient); 0 alone.
+	rank int
 	// refused is the HTTP status (300 or more) the recorded request was
 	// refused with, without a JSON-RPC answer; 0 if it was not.
 	refused int
@@ -251,6 +278,10 @@ type conn interface {
 type driver struct {
 	conn  conn
 	ready chan struct{} // closed once conn is set: a server may speak first
+	// gate orders the driver's steps among those of the other
+	// connections of its client (RunClient), as conni; nil alone.
+	gate  *gate
+	conni int
 	tape  *tape
 	plan  *plan
 
@@ -292,10 +323,12 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 	}
 	for i, st := range d.plan.steps {
 		if err := ctx.Err(); err != nil {
+			d.stepsDone(d.plan.steps[i:])
 			return err
 		}
 		waitBefore(st.index)
 		d.awaitReplies(ctx, st, timeout)
+		d.gate.wait(ctx, st.rank, d.conni, timeout)
 		if st.id != "" {
 			d.mu.Lock()
 			d.answered[st.id] = make(chan struct{})
@@ -311,16 +344,31 @@ func (d *driver) run(ctx context.Context, timeout time.Duration) error {
 				open = append(open, st)
 			}
 		}
-		if err := d.conn.send(d.frameFor(&st), &st); err != nil {
+		err := d.conn.send(d.frameFor(&st), &st)
+		if err != nil {
 			d.mu.Lock()
 			d.cutOpen = slices.DeleteFunc(open, func(o step) bool { return o.index == st.index })
 			d.unsent = d.plan.steps[i:]
 			d.mu.Unlock()
+			d.stepsDone(d.plan.steps[i:]) // the other connections wait for them no more
 			return fmt.Errorf("send %s: %w", st.what, err)
 		}
+		d.gate.sent(st.rank)
 	}
 	waitBefore(math.MaxInt) // every answer the recording got
 	return ctx.Err()
+}
+
+// stepsDone tells the gate that steps will not be sent.
+func (d *driver) stepsDone(steps []step) {
+	if d.gate == nil {
+		return
+	}
+	ranks := make([]int, len(steps))
+	for i, st := range steps {
+		ranks[i] = st.rank
+	}
+	d.gate.sent(ranks...)
 }
 
 // awaitReplies waits, at most timeout, until the rerun has replied to as
@@ -429,6 +477,8 @@ func (d *driver) receive(frame []byte) {
 			delete(d.answered, sum.ID)
 		}
 		d.mu.Unlock()
+	case jsonrpc.Notification:
+		d.gate.heard(d.conni, sum.Method)
 	case jsonrpc.Request:
 		<-d.ready
 		_ = d.conn.send(d.reply(sum.Method, sum.ID), nil)

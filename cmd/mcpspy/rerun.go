@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/atomicfile"
@@ -20,7 +21,8 @@ const rerunSynopsis = `rerun [--session ID] [-o CASSETTE] [--timeout D] [--ignor
        mcpspy rerun [flags] [--header 'NAME: VALUE'] SOURCE... --upstream URL`
 
 // runRerun sends the client side of recorded sessions to a server again,
-// one session at a time, and compares what it answers now with what it
+// one session at a time (the connections of one sessionless client
+// together: rerun.Clients), and compares what it answers now with what it
 // answered then: every session of every SOURCE, or with --session the one
 // so named in each.
 func runRerun(ctx context.Context, args []string, s streams) error {
@@ -91,39 +93,62 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		}
 	}
 	var reruns []store.TapeSession
-	changed := 0
+	changed, done := 0, 0
 	// stopped is why a rerun could not go on (the server could not be
 	// started, or went away partway). What it did until then is still
 	// compared and kept in -o, and the error comes last.
 	var stopped error
-	for i, j := range jobs {
-		if i > 0 {
-			fmt.Fprintln(s.Out)
+	for _, group := range clientGroups(jobs) {
+		sessions := make([]*store.TapeSession, len(group))
+		for i, j := range group {
+			sessions[i] = j.session
 		}
-		res, err := rerun.Run(ctx, j.session, opts)
+		var results []*rerun.Result
+		var err error
+		if len(group) == 1 {
+			var res *rerun.Result
+			res, err = rerun.Run(ctx, sessions[0], opts)
+			if res != nil {
+				results = []*rerun.Result{res}
+			}
+		} else {
+			results, err = rerun.RunClient(ctx, sessions, opts)
+		}
 		if err != nil {
-			stopped = fmt.Errorf("rerun %s %s: %w", j.source, j.session.Info.ID, err)
+			stopped = fmt.Errorf("rerun %s %s: %w", group[0].source, sessionIDs(group), err)
 		}
-		if res == nil {
-			break
+		for i, res := range results {
+			j := group[i]
+			if done > 0 {
+				fmt.Fprintln(s.Out)
+			}
+			done++
+			for _, u := range res.Unanswered {
+				fmt.Fprintf(s.Err, "mcpspy: rerun: %s %s: %s\n", j.source, j.session.Info.ID, u)
+			}
+			for _, n := range res.Notes {
+				fmt.Fprintf(s.Err, "mcpspy: rerun: %s %s: note: %s\n", j.source, j.session.Info.ID, n)
+			}
+			label := j.source + " " + j.session.Info.ID
+			if len(group) > 1 {
+				label += " (with " + sessionIDs(slices.Delete(slices.Clone(group), i, i+1)) + ", one client's connections, rerun together)"
+			}
+			differ := printComparison(s.Out, label, "rerun against "+target, j.session, &res.Session, *all, *ignore)
+			for _, u := range res.Unheard {
+				fmt.Fprintf(s.Out, "! server notification not heard again: %s\n", u)
+			}
+			if differ || len(res.Unanswered) > 0 || len(res.Unheard) > 0 {
+				changed++
+			}
+			res.Session.Info.Name = "rerun of " + j.source + " " + j.session.Info.ID
+			reruns = append(reruns, res.Session)
 		}
-		for _, u := range res.Unanswered {
-			fmt.Fprintf(s.Err, "mcpspy: rerun: %s %s: %s\n", j.source, j.session.Info.ID, u)
-		}
-		for _, n := range res.Notes {
-			fmt.Fprintf(s.Err, "mcpspy: rerun: %s %s: note: %s\n", j.source, j.session.Info.ID, n)
-		}
-		if printComparison(s.Out, j.source+" "+j.session.Info.ID, "rerun against "+target, j.session, &res.Session, *all, *ignore) || len(res.Unanswered) > 0 {
-			changed++
-		}
-		res.Session.Info.Name = "rerun of " + j.source + " " + j.session.Info.ID
-		reruns = append(reruns, res.Session)
 		if stopped != nil {
 			break
 		}
 	}
 	if len(jobs) > 1 && stopped == nil {
-		fmt.Fprintf(s.Out, "\n%d sessions rerun: %d the same, %d changed\n", len(jobs), len(jobs)-changed, changed)
+		fmt.Fprintf(s.Out, "\n%d sessions rerun: %d the same, %d changed\n", done, done-changed, changed)
 	}
 	if *out != "" && len(reruns) > 0 {
 		if err := recordSessions(*out, reruns); err != nil {
@@ -137,6 +162,43 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		return &cli.ExitError{Code: 1}
 	}
 	return nil
+}
+
+// clientGroups splits jobs into those to rerun together (rerun.Clients):
+// the connections of one sessionless 2026-07-28 client in a SOURCE; every
+// other session alone.
+func clientGroups(jobs []sourceSession) [][]sourceSession {
+	var out [][]sourceSession
+	for from := 0; from < len(jobs); {
+		to := from + 1
+		for to < len(jobs) && jobs[to].source == jobs[from].source {
+			to++
+		}
+		of := map[*store.TapeSession]sourceSession{}
+		sessions := make([]*store.TapeSession, 0, to-from)
+		for _, j := range jobs[from:to] {
+			of[j.session] = j
+			sessions = append(sessions, j.session)
+		}
+		for _, g := range rerun.Clients(sessions) {
+			group := make([]sourceSession, len(g))
+			for i, s := range g {
+				group[i] = of[s]
+			}
+			out = append(out, group)
+		}
+		from = to
+	}
+	return out
+}
+
+// sessionIDs lists the jobs' session ids, comma-separated.
+func sessionIDs(jobs []sourceSession) string {
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.session.Info.ID
+	}
+	return strings.Join(ids, ",")
 }
 
 // addToCassette writes tape's sessions into the cassette at path, a copy

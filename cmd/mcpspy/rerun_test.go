@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 )
 
 // mcpspy rerun against server-everything, the server the shipped cassette
@@ -243,5 +245,52 @@ func TestMcpspy_RerunServerGoesAway(t *testing.T) {
 	}
 	if _, ls, _ := runCaptured("ls", out); !strings.Contains(ls, "rerun of "+path+" s1") || !strings.Contains(ls, "exit(3)") {
 		t.Errorf("-o cassette lists as %q", ls)
+	}
+}
+
+// A sessionless 2026-07-28 client recorded over HTTP is a session per
+// connection: rerun runs them together, so the list_changed the call in
+// s2 causes reaches the listen stream s1 opened before it, and a server
+// that no longer sends it is a change.
+func TestMcpspy_RerunStatelessClient(t *testing.T) {
+	srv := gosdk.NewServer("listen-go")
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer ts.Close()
+	const meta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	const http200 = `"http":{"method":"POST","path":"/mcp","status":200,"request_header":{"Mcp-Protocol-Version":["2026-07-28"]}}`
+	msg := func(session string, seq int, dir string, ms int, frame string) string {
+		return fmt.Sprintf(`{"session":%q,"seq":%d,"dir":%q,"time":"2026-11-28T05:02:30.%03dZ","message":%s,%s}`, session, seq, dir, ms, frame, http200)
+	}
+	head := func(session string, start, end int) string {
+		return fmt.Sprintf(`{"session":%q,"info":{"transport":"streamable-http","start":"2026-11-28T05:02:30.%03dZ","end":{"time":"2026-11-28T05:02:30.%03dZ","reason":"eof"}}}`, session, start, end)
+	}
+	jsonl := strings.Join([]string{
+		head("s1", 0, 45),
+		msg("s1", 1, "c2s", 0, `{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{`+meta+`,"notifications":{"toolsListChanged":true}}}`),
+		msg("s1", 2, "s2c", 1, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true}}}`),
+		msg("s1", 3, "s2c", 30, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`),
+		head("s2", 10, 50),
+		msg("s2", 1, "c2s", 10, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{`+meta+`,"name":"grow","arguments":{}}}`),
+		msg("s2", 2, "s2c", 20, `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"grew"}],"resultType":"complete"}}`),
+		head("s3", 40, 50),
+		msg("s3", 1, "c2s", 40, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`),
+	}, "\n") + "\n"
+	dir := t.TempDir()
+	src := filepath.Join(dir, "client.jsonl")
+	if err := os.WriteFile(src, []byte(jsonl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCaptured("rerun", "--exit-code", src, "--upstream", ts.URL+"/mcp")
+	if code != 0 || !strings.HasSuffix(stdout, "\n3 sessions rerun: 3 the same, 0 changed\n") || !strings.Contains(stdout, "s1 (with s2,s3, one client's connections, rerun together)") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// The call grows nothing now.
+	changed := filepath.Join(dir, "changed.jsonl")
+	if err := os.WriteFile(changed, []byte(strings.Replace(jsonl, `"name":"grow","arguments":{}`, `"name":"echo","arguments":{"text":"grew"}`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ = runCaptured("rerun", "--exit-code", "--timeout", "300ms", changed, "--upstream", ts.URL+"/mcp")
+	if code != 1 || !strings.Contains(stdout, "! server notification not heard again: notifications/tools/list_changed: 1 in the recording, 0 in the rerun\n") {
+		t.Errorf("exit %d, stdout:\n%s", code, stdout)
 	}
 }
