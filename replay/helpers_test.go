@@ -60,13 +60,17 @@ func (n *notes) clientOptions() *mcp.ClientOptions {
 	}
 }
 
+// waitFor waits for what ch brings. The deadline catches a hang, and
+// measures nothing: under -race on two busy cores, a test's multi-MiB
+// answer over WebSocket once took more than 15 s (a CI run beside four
+// other test runs).
 func waitFor[T any](tb testing.TB, ch <-chan T, what string) T {
 	tb.Helper()
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(15 * time.Second):
-		tb.Fatalf("no %s within 15 s", what)
+	case <-time.After(45 * time.Second):
+		tb.Fatalf("no %s within 45 s", what)
 	}
 	var zero T
 	return zero
