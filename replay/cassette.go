@@ -1,11 +1,13 @@
 package replay
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"iter"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -171,6 +173,7 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 	for i := range sessions {
 		c.addSession(&sessions[i], parsedFrames(sessions[i].Messages, seed, cfg.ignore), &b)
 	}
+	c.attachListened(&b)
 	c.methodClaims = make(map[string]*atomic.Int32, len(b.byMethod))
 	for method, l := range b.byMethod {
 		c.byMethod[method] = *l
@@ -242,6 +245,22 @@ type building struct {
 	// one before), not a map assignment a request.
 	byMethod   map[string]*[]*interaction
 	lastMethod *[]*interaction
+	// listened are the notifications recorded on subscriptions/listen
+	// streams, and clients the client each session's requests name; see
+	// attachListened.
+	listened []listened
+	clients  map[string]string
+}
+
+// listened is a notification a recorded subscriptions/listen stream
+// carried: at is when, sess the recorded session (connection) of its
+// listen, and own what its session alone would have it follow (nil:
+// nothing).
+type listened struct {
+	out  Outgoing
+	at   time.Time
+	sess string
+	own  *interaction
 }
 
 // addMethod adds a request to its method's list.
@@ -331,6 +350,14 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				it.prep.Reply.NoReply = true // until its answer comes
 				open = append(open, it)
 			}
+			if _, ok := b.clients[s.Info.ID]; !ok && m.HTTP != nil {
+				if ci := jsonrpc.Member(p.params, "_meta", "io.modelcontextprotocol/clientInfo"); ci != nil {
+					if b.clients == nil {
+						b.clients = map[string]string{}
+					}
+					b.clients[s.Info.ID] = string(ci)
+				}
+			}
 			c.reqs = append(c.reqs, it)
 			b.reqHash = append(b.reqHash, p.hash)
 			if p.redacted {
@@ -414,6 +441,10 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 					}
 					asked[string(p.id)] = serverAsk{target, len(target.during) - 1}
 				}
+			case !out.Request && p.method != "notifications/progress" && onListen(open, m.HTTP):
+				// Sent on a listen stream: caused by whatever the client
+				// did on any of its connections (attachListened).
+				b.listened = append(b.listened, listened{out: out, at: m.Time, sess: s.Info.ID, own: last})
 			case p.method == "notifications/progress" && answered[p.token] != nil:
 				// Sent after the answer: replayed there.
 				it := answered[p.token]
@@ -441,6 +472,62 @@ func refuseWith(it *interaction, meta *store.HTTPMeta, body []byte) bool {
 	r := &it.prep.Reply // what follows it (After) stays
 	r.NoReply, r.HTTPStatus, r.ExpireSession, r.Refusal = false, refusal.HTTPStatus, refusal.ExpireSession, refusal.Refusal
 	return true
+}
+
+// onListen says whether a server message with meta travelled on the
+// stream of a subscriptions/listen request in flight.
+func onListen(open []*interaction, meta *store.HTTPMeta) bool {
+	if meta == nil || meta.Stream != store.StreamPostSSE {
+		return false
+	}
+	it := openOn(open, meta.StreamID)
+	return it != nil && it.method == "subscriptions/listen"
+}
+
+// attachListened places the notifications recorded on listen streams.
+// A 2026-07-28 client over HTTP has no session, and mcpspy records each
+// of its connections as a session of its own: a listen stream's session
+// holds the listen alone, or calls that did not cause what it carried.
+// So a notification follows the request, of any session of the same
+// client (the same clientInfo, or none), that was in flight when it was
+// sent (the latest to start, if several), else the one answered last
+// before it: the call that changed what it tells of, as over stdio.
+// Without one it follows what its own session had before it.
+func (c *Cassette) attachListened(b *building) {
+	if len(b.listened) == 0 {
+		return
+	}
+	slices.SortStableFunc(b.listened, func(x, y listened) int { return x.at.Compare(y.at) })
+	byClient := map[string][]*interaction{}
+	for _, it := range c.reqs {
+		if it.method == "subscriptions/listen" || it.prep.Reply.NoReply || it.prep.Reply.HTTPStatus != 0 {
+			continue
+		}
+		client := b.clients[it.sess]
+		byClient[client] = append(byClient[client], it)
+	}
+	for _, l := range b.listened {
+		var inFlight, before *interaction
+		var beforeAt time.Time
+		for _, it := range byClient[b.clients[l.sess]] {
+			end := it.t0.Add(it.replyAt)
+			switch {
+			case it.t0.After(l.at):
+			case end.After(l.at):
+				if inFlight == nil || it.t0.After(inFlight.t0) {
+					inFlight = it
+				}
+			case before == nil || !end.Before(beforeAt):
+				before, beforeAt = it, end
+			}
+		}
+		target := cmp.Or(inFlight, before, l.own)
+		if target == nil {
+			c.dropped++
+			continue
+		}
+		target.prep.Reply.After = append(target.prep.Reply.After, l.out)
+	}
 }
 
 // openOn is the request in flight that travelled on HTTP stream id.

@@ -1,0 +1,151 @@
+package replay_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+)
+
+// Change notifications of the 2026-07-28 era over HTTP travel on
+// subscriptions/listen streams, each on a connection of its own, which
+// mcpspy records as a session of its own, apart from the calls that
+// caused them.
+
+// listenServer starts a stateless go-sdk server over Streamable HTTP
+// whose tools change its tool list (grow) and a resource (touch), and
+// returns its URL.
+func listenServer(t *testing.T) string {
+	t.Helper()
+	var s *mcp.Server
+	s = mcp.NewServer(&mcp.Implementation{Name: "listener", Version: "1.0.0"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{Subscribe: true},
+		},
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Changes res://counter"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "res://counter"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "touched"}}}, nil, err
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds the tool grown"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "Added by grow"},
+				func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+					return &mcp.CallToolResult{}, nil, nil
+				})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grew"}}}, nil, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "res://counter", Name: "counter", MIMEType: "text/plain"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "res://counter", Text: "1"}}}, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + l.Addr().String() + "/mcp"
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+// listenScenario has a go-sdk client of 2026-07-28 at url call echo,
+// subscribe to res://counter, call touch (which updates it) and grow
+// (which changes the tool list), and returns what it saw.
+func listenScenario(t *testing.T, url string) transcript {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	updated, changed := make(chan string, 10), make(chan struct{}, 10)
+	c := mcp.NewClient(&mcp.Implementation{Name: "listen-scenario", Version: "1.0.0"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			updated <- r.Params.URI
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	var out transcript
+	out.addf("protocol %s", cs.InitializeResult().ProtocolVersion)
+	out.addf("tools %s", toolNames(ctx, t, cs))
+	call := func(name string) {
+		args := map[string]any{}
+		if name == "echo" {
+			args["text"] = "hi"
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("call %s: %v", name, err)
+		}
+		out.addf("call %s: %s", name, resultText(res))
+	}
+	call("echo")
+	// In 2026-07-28, go-sdk's Subscribe opens a listen stream for the
+	// resource, and returns once the server has acknowledged it.
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "res://counter"}); err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	call("touch")
+	out.addf("updated %s", waitFor(t, updated, "resources/updated"))
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "res://counter"}); err != nil {
+		t.Errorf("unsubscribe: %v", err)
+	}
+	call("grow")
+	waitFor(t, changed, "tools/list_changed")
+	out.addf("list_changed")
+	out.addf("tools %s", toolNames(ctx, t, cs))
+	return out
+}
+
+// recordListen records listenScenario against listenServer through
+// mcpspy and returns the cassette and what the client saw.
+func recordListen(t *testing.T) (string, transcript) {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "listen.db")
+	spy := peertest.Binary(t, "mcpspy")
+	t.Cleanup(func() { logCassette(t, spy, db) })
+	upstream := listenServer(t)
+	p := peertest.Start(t, "", nil, nil, nil, spy, "record", "-o", db, "--listen", "127.0.0.1:0", "--upstream", upstream)
+	purl := p.WaitLine(t, "mcpspy: listening on ", 20*time.Second)
+	live := listenScenario(t, strings.TrimSuffix(purl, "/")+"/mcp")
+	p.Stop(t, 15*time.Second)
+	return db, live
+}
+
+// TestReplay_ListenAcrossConnections replays a stateless go-sdk
+// recording to the same client: the notifications its listen streams
+// carried, recorded in sessions apart from the calls that caused them,
+// come after those calls.
+func TestReplay_ListenAcrossConnections(t *testing.T) {
+	db, live := recordListen(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	tr := mockTransport(t, "http", db, report).(*mcp.StreamableClientTransport)
+	replayed := listenScenario(t, tr.Endpoint)
+	if d := cmp.Diff(live, replayed); d != "" {
+		t.Errorf("replay differs from live (-live +replay):\n%s", d)
+	}
+}
