@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/mcphttp"
 )
 
@@ -200,7 +201,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	if h.conn != "" {
 		switch {
 		case h.byConn && isRequest && p.Method == "subscriptions/listen":
-			l := s.http.hub.add(ex)
+			l := s.http.hub.add(ex, jsonrpc.Member(body, "params"))
 			defer s.http.hub.remove(l)
 			target = l
 		case isResponse:

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net"
@@ -186,8 +187,8 @@ type listenHub struct {
 	pending listenQueue
 }
 
-func (hub *listenHub) add(ex exchange) *lockedExchange {
-	l := &lockedExchange{ex: ex, queue: &hub.pending, queueMu: &hub.mu}
+func (hub *listenHub) add(ex exchange, params json.RawMessage) *lockedExchange {
+	l := &lockedExchange{ex: ex, queue: &hub.pending, queueMu: &hub.mu, filter: filterOf(params)}
 	hub.mu.Lock()
 	if hub.listens == nil {
 		hub.listens = map[*lockedExchange]struct{}{}
@@ -218,7 +219,7 @@ const hubWhy = "no client had a subscriptions/listen stream open before the serv
 // connection; name is the session's.
 func (s *Server) toListenStreams(name string, msg []byte) error {
 	hub := &s.http.hub
-	ready := func() []*lockedExchange { return readyOf(maps.Keys(hub.listens)) }
+	ready := func() []*lockedExchange { return readyOf(maps.Keys(hub.listens), msg) }
 	err := deliver(&hub.mu, ready, &hub.pending, name, msg)
 	if err != nil {
 		s.countUnheard([]string{name}, [][]byte{msg}, whyUnheard(err, hubWhy))

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	mgclient "github.com/mark3labs/mcp-go/client"
+	mgtransport "github.com/mark3labs/mcp-go/client/transport"
+	mgmcp "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
@@ -25,8 +29,7 @@ import (
 // returns its URL.
 func listenServer(t *testing.T) string {
 	t.Helper()
-	var s *mcp.Server
-	s = mcp.NewServer(&mcp.Implementation{Name: "listener", Version: "1.0.0"}, &mcp.ServerOptions{
+	s := mcp.NewServer(&mcp.Implementation{Name: "listener", Version: "1.0.0"}, &mcp.ServerOptions{
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		Capabilities: &mcp.ServerCapabilities{
@@ -118,6 +121,12 @@ func listenScenario(t *testing.T, url string) transcript {
 	waitFor(t, changed, "tools/list_changed")
 	out.addf("list_changed")
 	out.addf("tools %s", toolNames(ctx, t, cs))
+	if len(updated) > 0 {
+		// Sent on both listen streams, one of which asked for the tool
+		// list alone; a second copy comes with the first, well before
+		// the calls since.
+		out.addf("another resources/updated")
+	}
 	return out
 }
 
@@ -139,7 +148,7 @@ func recordListen(t *testing.T) (string, transcript) {
 // TestReplay_ListenAcrossConnections replays a stateless go-sdk
 // recording to the same client: the notifications its listen streams
 // carried, recorded in sessions apart from the calls that caused them,
-// come after those calls.
+// come after those calls, once each.
 func TestReplay_ListenAcrossConnections(t *testing.T) {
 	db, live := recordListen(t)
 	report := filepath.Join(t.TempDir(), "report.json")
@@ -147,5 +156,86 @@ func TestReplay_ListenAcrossConnections(t *testing.T) {
 	replayed := listenScenario(t, tr.Endpoint)
 	if d := cmp.Diff(live, replayed); d != "" {
 		t.Errorf("replay differs from live (-live +replay):\n%s", d)
+	}
+}
+
+// TestReplay_ListenMCPGo replays the go-sdk recording to mcp-go's
+// client, which asks for the tool list and the resource in one listen
+// where go-sdk's made two: mcpmock acknowledges it as a server would, and
+// sends on it what it asked for.
+func TestReplay_ListenMCPGo(t *testing.T) {
+	db, _ := recordListen(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	url := mockTransport(t, "http", db, report).(*mcp.StreamableClientTransport).Endpoint
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tr, err := mgtransport.NewStreamableHTTP(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mgclient.NewClient(tr)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	updated, changed := make(chan string, 10), make(chan struct{}, 10)
+	c.OnNotification(func(n mgmcp.JSONRPCNotification) {
+		switch n.Method {
+		case "notifications/resources/updated":
+			updated <- fmt.Sprint(n.Params.AdditionalFields["uri"])
+		case "notifications/tools/list_changed":
+			changed <- struct{}{}
+		}
+	})
+	var init mgmcp.InitializeRequest
+	init.Params.ClientInfo = mgmcp.Implementation{Name: "mcp-go", Version: "1.0.0"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	listenErr := make(chan error, 1)
+	stop, err := c.ListenAsync(ctx, mgmcp.SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"res://counter"}},
+		func(err error) { listenErr <- err })
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	defer stop()
+	call := func(name string, args map[string]any) string {
+		var req mgmcp.CallToolRequest
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			t.Fatalf("call %s: %v", name, err)
+		}
+		var parts []string
+		for _, ct := range res.Content {
+			if tc, ok := ct.(mgmcp.TextContent); ok {
+				parts = append(parts, tc.Text)
+			}
+		}
+		return strings.Join(parts, " ")
+	}
+	var got transcript
+	got.addf("echo %s", call("echo", map[string]any{"text": "hi"}))
+	got.addf("touch %s", call("touch", map[string]any{}))
+	select {
+	case uri := <-updated:
+		got.addf("updated %s", uri)
+	case err := <-listenErr:
+		t.Fatalf("listen refused: %v", err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("no resources/updated within 15 s")
+	}
+	got.addf("grow %s", call("grow", map[string]any{}))
+	select {
+	case <-changed:
+		got.addf("list_changed")
+	case err := <-listenErr:
+		t.Fatalf("listen refused: %v", err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("no tools/list_changed within 15 s")
+	}
+	want := transcript{"echo hi", "touch touched", "updated res://counter", "grow grew", "list_changed"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("mcp-go saw (-want +got):\n%s", d)
 	}
 }

@@ -171,7 +171,7 @@ func (nopExchange) refuse(int, bool, *HTTPRefusal) error { return errNoStatus }
 // Go SDK client opens its listen stream without waiting, so it may arrive
 // after what it should carry. name is the session's, for the report.
 func (s *session) toListeners(name string, msg []byte) error {
-	ready := func() []*lockedExchange { return readyOf(maps.Values(s.listeners)) }
+	ready := func() []*lockedExchange { return readyOf(maps.Values(s.listeners), msg) }
 	err := deliver(&s.mu, ready, &s.pendingListen, name, msg)
 	if err != nil {
 		s.srv.countUnheard([]string{name}, [][]byte{msg}, whyUnheard(err, unheardWhy))
@@ -242,11 +242,12 @@ func deliver(mu *sync.Mutex, ready func() []*lockedExchange, q *listenQueue, fro
 	return q.add(from, msg)
 }
 
-// readyOf picks the listen streams whose acknowledgement is out.
-func readyOf(listens iter.Seq[*lockedExchange]) []*lockedExchange {
+// readyOf picks the listen streams whose acknowledgement is out and
+// that asked for msg.
+func readyOf(listens iter.Seq[*lockedExchange], msg []byte) []*lockedExchange {
 	var exs []*lockedExchange
 	for l := range listens {
-		if l.ready.Load() {
+		if l.ready.Load() && l.filter.wants(msg) {
 			exs = append(exs, l)
 		}
 	}
@@ -275,10 +276,25 @@ func (q *listenQueue) add(from string, msg []byte) error {
 	return nil
 }
 
-func (q *listenQueue) take() [][]byte {
-	msgs := q.msgs
-	q.msgs, q.from = nil, nil
-	return msgs
+// take takes the messages wants asks for (nil: all of them).
+func (q *listenQueue) take(wants *listenFilter) [][]byte {
+	if wants == nil {
+		msgs := q.msgs
+		q.msgs, q.from = nil, nil
+		return msgs
+	}
+	var took [][]byte
+	msgs, from := q.msgs[:0], q.from[:0]
+	for i, m := range q.msgs {
+		if wants.wants(m) {
+			took = append(took, m)
+			continue
+		}
+		msgs, from = append(msgs, m), append(from, q.from[i])
+	}
+	clear(q.msgs[len(msgs):])
+	q.msgs, q.from = msgs, from
+	return took
 }
 
 // end marks the queue ended and returns what it held.
@@ -297,6 +313,8 @@ type lockedExchange struct {
 	mu    sync.Mutex // one writer at a time
 	ex    exchange
 	ready atomic.Bool // its first message (the acknowledgement) is out
+	// filter is what the listen request asked for; nil: everything.
+	filter *listenFilter
 	// queue is its owner's queue of messages waiting for a listen stream,
 	// and queueMu the owner's lock that guards it.
 	queue   *listenQueue
@@ -335,5 +353,5 @@ func (l *lockedExchange) takeQueued() [][]byte {
 	l.queueMu.Lock()
 	defer l.queueMu.Unlock()
 	l.ready.Store(true)
-	return l.queue.take()
+	return l.queue.take(l.filter)
 }

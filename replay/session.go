@@ -314,7 +314,7 @@ func (s *session) request(req *Request, ex exchange) {
 	s.mu.Lock()
 	s.inflight[idKey] = cancel
 	if listen {
-		l := &lockedExchange{ex: ex, queue: &s.pendingListen, queueMu: &s.mu}
+		l := &lockedExchange{ex: ex, queue: &s.pendingListen, queueMu: &s.mu, filter: filterOf(req.Params)}
 		s.listeners[idKey] = l
 		ex = l
 	}
@@ -378,6 +378,17 @@ func (s *session) request(req *Request, ex exchange) {
 				r = pr.Play(ctx, &peer{s: s, ex: ex, req: req}, req)
 			}
 			s.finish(ctx, req, ex, r, pr.SSE)
+		}()
+		return
+	}
+	if listen && s.versionOf(req) >= statelessVersion {
+		// No source has this listen: acknowledged all the same, as a
+		// server acknowledges any, whatever the filter.
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer end()
+			s.holdListen(ctx, req, ex)
 		}()
 		return
 	}
