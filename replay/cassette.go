@@ -666,8 +666,7 @@ func (c *Cassette) claimMethod(method string, all []*interaction) *interaction {
 
 // Unused implements Source: recorded requests no session used. ping and
 // server/discover are left out: the engine answers ping itself, and only
-// clients of the stateless era send server/discover; and the engine
-// acknowledges any subscriptions/listen, whatever its filter. So is every
+// clients of the stateless era send server/discover. So is every
 // initialize once one was used: each recorded session opens with one (the
 // sessions mcpmock's fallback adds too), and a client that replays them
 // all in one session has missed none.
@@ -685,7 +684,7 @@ func (c *Cassette) unusedIn(live eras) (unused []string, leftOut []LeftOut) {
 		initialized = initialized || it.used.Load()
 	}
 	for _, it := range c.reqs {
-		if it.used.Load() || it.method == "ping" || it.method == "server/discover" || it.method == "subscriptions/listen" || (initialized && it.method == "initialize") {
+		if it.used.Load() || it.method == "ping" || it.method == "server/discover" || (initialized && it.method == "initialize") {
 			continue
 		}
 		what := c.where(it) + " " + describe(it.method, it.canon())

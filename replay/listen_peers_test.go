@@ -166,6 +166,15 @@ func TestReplay_ListenAcrossConnections(t *testing.T) {
 func TestReplay_ListenMCPGo(t *testing.T) {
 	db, _ := recordListen(t)
 	report := filepath.Join(t.TempDir(), "report.json")
+	// Registered first, so run last: after mcpmock has stopped and
+	// written its report. mcp-go's one listen used go-sdk's two.
+	t.Cleanup(func() {
+		for _, u := range readReport(t, report).Unused {
+			if strings.Contains(u, "subscriptions/listen") {
+				t.Errorf("a recorded listen reported unused though mcp-go listened: %s", u)
+			}
+		}
+	})
 	url := mockTransport(t, "http", db, report).(*mcp.StreamableClientTransport).Endpoint
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -156,8 +156,16 @@ func (s *cassetteSession) Answer(ctx context.Context, peer Peer, req *Request) (
 
 func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	p, ok := s.prepare(req)
-	if ok && req.Method == "initialize" {
+	switch {
+	case ok && req.Method == "initialize":
 		p = negotiated(p, req)
+	case !ok && req.Method == "subscriptions/listen":
+		// The engine acknowledges a listen whose filter none recorded
+		// (listen.go), and sends it what the recording sent on any: the
+		// recorded listens were of use, not unused.
+		for _, it := range s.c.byMethod[req.Method] {
+			markUsed(it)
+		}
 	}
 	return p, ok
 }
