@@ -248,7 +248,7 @@ func (c *call) replies(asks []*ask) (replies map[string]any, retry bool) {
 		}
 		retry = true
 		var result map[string]any
-		if json.Unmarshal(raw, &result) == nil {
+		if decodeObject(raw, &result) == nil {
 			replies[a.kind.data] = a.kind.value(result)
 		}
 	}
@@ -283,7 +283,7 @@ func askClient(ctx context.Context, peer replay.Peer, asks []*ask, params []json
 			}
 		}
 		var result map[string]any
-		if json.Unmarshal(raw, &result) == nil {
+		if decodeObject(raw, &result) == nil {
 			replies[a.kind.data] = a.kind.value(result)
 		}
 	}

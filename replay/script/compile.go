@@ -593,6 +593,12 @@ var funcs = template.FuncMap{
 	"trim":  stringFunc(strings.TrimSpace),
 }
 
+func init() {
+	for k, f := range compareFuncs {
+		funcs[k] = f
+	}
+}
+
 // stringFunc lets a string function take any argument value, as a
 // template prints it: a missing argument (nil) is empty, a number is
 // what {{.args.n}} prints. Taking only strings, {{upper .args.text}}

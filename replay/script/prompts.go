@@ -23,7 +23,7 @@ func (ss *session) getPrompt(ctx context.Context, peer replay.Peer, c *call) (re
 	}
 	args := map[string]any{}
 	if raw, ok := c.params["arguments"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &args); err != nil {
+		if err := decodeObject(raw, &args); err != nil {
 			return errReply(codeInvalidParams, "prompts/get: arguments must be an object", nil), true
 		}
 	}

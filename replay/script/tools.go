@@ -35,7 +35,7 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 
 	var args map[string]any
 	if raw, ok := c.params["arguments"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &args); err != nil {
+		if err := decodeObject(raw, &args); err != nil {
 			ss.count(name) // a call all the same, for sequence and events
 			return errReply(codeInvalidParams, fmt.Sprintf("tools/call %s: arguments must be an object", name), nil), true
 		}
@@ -44,7 +44,7 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 		args = map[string]any{}
 	}
 	if t.in != nil {
-		if err := t.in.Validate(args); err != nil {
+		if err := t.in.Validate(plainNumbers(args)); err != nil {
 			ss.count(name)
 			msg := fmt.Sprintf("invalid arguments for tool %q: %v", name, err)
 			if t.invalidAsError {

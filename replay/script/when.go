@@ -99,8 +99,9 @@ func (m *matcher) matches(args, replies map[string]any) bool {
 	return true
 }
 
-// jsonEqual compares JSON values, numbers by value (the script's 1 and a
-// client's 1.0 are the same argument).
+// jsonEqual compares JSON values, numbers by value, exactly (the script's 1
+// and a client's 1.0 are the same argument; 9007199254740993 is not
+// 9007199254740992).
 func jsonEqual(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
@@ -127,9 +128,9 @@ func jsonEqual(a, b any) bool {
 		}
 		return true
 	}
-	if fa, ok := number(a); ok {
-		fb, ok := number(b)
-		return ok && fa == fb
+	if ra, ok := numberRat(a); ok {
+		rb, ok := numberRat(b)
+		return ok && ra.Cmp(rb) == 0
 	}
 	return a == b
 }
@@ -156,6 +157,8 @@ func isSubset(want, got map[string]any) bool {
 	return true
 }
 
+// number is a script's number as a float64, for the checks that want one
+// (a ttl, a kind).
 func number(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
