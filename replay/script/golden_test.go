@@ -57,6 +57,7 @@ var traffic = map[string][][2]string{
 		{"tools/call", `{"name":"build","arguments":{"target":"y"},"_meta":{"progressToken":"t"}}`},
 		{"tools/call", `{"name":"build","arguments":{"target":"no token"}}`},
 		{"tools/call", `{"name":"build","arguments":{"target":"z"},"_meta":{"progressToken":8,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`},
+		{"tools/call", `{"name":"build","arguments":{"target":"z2"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"debug"}}`},
 	},
 	"script-faults.yaml": {
 		{"tools/call", `{"name":"hang"}`},

@@ -237,6 +237,10 @@ func TestGoSDK_Progress(t *testing.T) {
 			})
 			ctx := ctxT(t)
 			p := &mcp.CallToolParams{Name: "build", Arguments: map[string]any{"target": "app"}}
+			if tc.version == "" {
+				// 2026-07-28 logs only to a request that asks for them.
+				p.Meta = mcp.Meta{"io.modelcontextprotocol/logLevel": "debug"}
+			}
 			p.SetProgressToken("tok-1")
 			res, err := cs.CallTool(ctx, p)
 			if err != nil {

@@ -31,6 +31,7 @@ const (
 	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
 	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	metaSubscription       = "io.modelcontextprotocol/subscriptionId"
+	metaLogLevel           = "io.modelcontextprotocol/logLevel"
 )
 
 // session is one client's view of a script: the current tool, resource
@@ -81,7 +82,10 @@ type call struct {
 	params    map[string]json.RawMessage
 	version   string // the _meta protocol version of a stateless request
 	stateless bool
-	number    int // this request's number in the session, from 1
+	// logLevel is a stateless request's _meta log level: 2026-07-28 has
+	// no logging/setLevel, and a request without one gets no logs.
+	logLevel string
+	number   int // this request's number in the session, from 1
 	// prepare marks a call being prepared on the engine's reading
 	// goroutine: what takes time (delays, progress, logging, a listen
 	// stream) goes into play instead of running now.
@@ -168,6 +172,9 @@ func (ss *session) answer(ctx context.Context, peer replay.Peer, c *call) (repla
 			if v, ok := meta[metaVersion]; ok && json.Unmarshal(v, &c.version) == nil && c.version != "" {
 				c.stateless = c.version >= statelessVersion
 			}
+			if v, ok := meta[metaLogLevel]; ok && c.stateless && json.Unmarshal(v, &c.logLevel) != nil {
+				c.logLevel = string(v) // not a string: no level, refused
+			}
 		}
 	}
 	ss.mu.Lock()
@@ -187,6 +194,12 @@ func (ss *session) answer(ctx context.Context, peer replay.Peer, c *call) (repla
 		// that does not is of no version this server speaks (as over
 		// HTTP, where such a request gets the same error).
 		return errReply(codeInvalidParams, fmt.Sprintf("Invalid params: a 2026-07-28 request must carry _meta %q: this server speaks only 2026-07-28", metaVersion), nil), true
+	}
+	if c.logLevel != "" && !slices.Contains(logLevels, c.logLevel) {
+		if !s.owner {
+			return replay.Reply{}, false
+		}
+		return errReply(codeInvalidParams, fmt.Sprintf("%s: unknown log level %q in _meta %q", req.Method, c.logLevel, metaLogLevel), nil), true
 	}
 	reply, ok := ss.dispatch(ctx, peer, c)
 	if !ok {

@@ -182,8 +182,13 @@ func (ss *session) perform(ctx context.Context, peer replay.Peer, c *call, a *an
 	ss.mu.Lock()
 	minLevel := ss.minLevel
 	ss.mu.Unlock()
+	if c.stateless {
+		// 2026-07-28: the level is the request's own, and a request
+		// without one gets no logs at all.
+		minLevel = slices.Index(logLevels, c.logLevel)
+	}
 	for _, l := range a.log {
-		if slices.Index(logLevels, l.level) < minLevel {
+		if minLevel < 0 || slices.Index(logLevels, l.level) < minLevel {
 			continue
 		}
 		d := l.data
