@@ -177,30 +177,20 @@ func (ss *session) answer(ctx context.Context, peer replay.Peer, c *call) (repla
 			}
 		}
 	}
+	if req.Method == "initialize" {
+		ss.noteClientCaps(c)
+	}
+	if reply, refused := ss.refuse(c); refused {
+		return reply, s.owner
+	}
+	// Counted once served: a request the script refuses is none of the
+	// session's, so a go-sdk client's server/discover probe, refused by a
+	// handshake-era script, is not request 1 on stdio when over HTTP it
+	// is in no session at all.
 	ss.mu.Lock()
 	ss.requests++
 	c.number = ss.requests
 	ss.mu.Unlock()
-	if req.Method == "initialize" {
-		ss.noteClientCaps(c)
-	}
-
-	if s.owner && c.version != "" && !slices.Contains(s.versions, c.version) {
-		return errReply(codeUnsupportedVersion, fmt.Sprintf("unsupported protocol version %q", c.version),
-			map[string]any{"supported": s.versions, "requested": c.version}), true
-	}
-	if s.owner && c.version == "" && !s.speaksHandshake() && req.Method != "initialize" {
-		// Only 2026-07-28, where every request says its version: one
-		// that does not is of no version this server speaks (as over
-		// HTTP, where such a request gets the same error).
-		return errReply(codeInvalidParams, fmt.Sprintf("Invalid params: a 2026-07-28 request must carry _meta %q: this server speaks only 2026-07-28", metaVersion), nil), true
-	}
-	if c.logLevel != "" && !slices.Contains(logLevels, c.logLevel) {
-		if !s.owner {
-			return replay.Reply{}, false
-		}
-		return errReply(codeInvalidParams, fmt.Sprintf("%s: unknown log level %q in _meta %q", req.Method, c.logLevel, metaLogLevel), nil), true
-	}
 	reply, ok := ss.dispatch(ctx, peer, c)
 	if !ok {
 		return reply, false
@@ -210,6 +200,36 @@ func (ss *session) answer(ctx context.Context, peer replay.Peer, c *call) (repla
 	}
 	reply.After = append(reply.After, ss.fire(c)...)
 	return reply, true
+}
+
+// refuse answers a request the script does not serve: a protocol
+// version it does not speak, a log level the spec does not have, or a
+// request of an era it does not speak (server/discover without
+// 2026-07-28, initialize with only 2026-07-28). An override passes a
+// request with a bad log level on, and serves the rest as it would.
+func (ss *session) refuse(c *call) (reply replay.Reply, refused bool) {
+	s, req := ss.s, c.req
+	if c.logLevel != "" && !slices.Contains(logLevels, c.logLevel) {
+		return errReply(codeInvalidParams, fmt.Sprintf("%s: unknown log level %q in _meta %q", req.Method, c.logLevel, metaLogLevel), nil), true
+	}
+	if !s.owner {
+		return replay.Reply{}, false
+	}
+	switch {
+	case c.version != "" && !slices.Contains(s.versions, c.version):
+		return errReply(codeUnsupportedVersion, fmt.Sprintf("unsupported protocol version %q", c.version),
+			map[string]any{"supported": s.versions, "requested": c.version}), true
+	case c.version == "" && !s.speaksHandshake() && req.Method != "initialize":
+		// Only 2026-07-28, where every request says its version: one
+		// that does not is of no version this server speaks (as over
+		// HTTP, where such a request gets the same error).
+		return errReply(codeInvalidParams, fmt.Sprintf("Invalid params: a 2026-07-28 request must carry _meta %q: this server speaks only 2026-07-28", metaVersion), nil), true
+	case req.Method == "server/discover" && !slices.Contains(s.versions, statelessVersion):
+		return ss.discover(), true
+	case req.Method == "initialize" && !s.speaksHandshake():
+		return ss.initialize(c), true
+	}
+	return replay.Reply{}, false
 }
 
 func (ss *session) dispatch(ctx context.Context, peer replay.Peer, c *call) (replay.Reply, bool) {
