@@ -447,6 +447,9 @@ func (c *compiler) tool(t *Tool, defaultInvalid bool) *tool {
 		in = Value{V: map[string]any{"type": "object"}, Set: true, Pos: sub(t.Pos, "inputSchema")}
 	}
 	ct.in = c.schema(in, true)
+	if ct.in != nil {
+		c.paramHeaders(in)
+	}
 	def["inputSchema"] = in.V
 	var out *jsonschema.Resolved
 	if t.OutputSchema.Set {

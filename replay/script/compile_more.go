@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/internal/suggest"
 )
 
@@ -261,4 +264,67 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 		ce.removePrompts = e.RemovePrompts
 		c.s.events = append(c.s.events, ce)
 	}
+}
+
+// paramHeaders refuses x-mcp-header marks that break 2026-07-28's rules
+// (a name that is no HTTP token or repeats another, a property of a type
+// other than integer, string or boolean, a mark not reached through
+// properties alone): a client must drop such a tool from the list, and
+// go-sdk's does so without a word, so the tool would just be missing.
+func (c *compiler) paramHeaders(in Value) {
+	_, err := mcphttp.ParamHeaders(mustJSON(in.V))
+	if err == nil {
+		return
+	}
+	pos := in.Pos
+	for _, m := range headerMarks(in.node, nil, in.Path) {
+		if strings.HasPrefix(err.Error(), m.where+":") {
+			pos = m.pos
+			break
+		}
+	}
+	c.errorf(pos, "%v (the spec's rule for Mcp-Param-* headers; a client drops a tool that breaks it)", err)
+}
+
+type headerMark struct {
+	where string // as mcphttp names it: "the schema root", "property a.b"
+	pos   Pos
+}
+
+// headerMarks finds the x-mcp-header members under the schema read from
+// n, each named by its path of property names as mcphttp names it.
+func headerMarks(n *yaml.Node, props []string, path string) []headerMark {
+	n = resolve(n)
+	var out []headerMark
+	switch {
+	case n == nil:
+	case n.Kind == yaml.SequenceNode:
+		for i, e := range n.Content {
+			out = append(out, headerMarks(e, props, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+	case n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i].Value, n.Content[i+1]
+			switch k {
+			case "x-mcp-header":
+				where := "the schema root"
+				if len(props) > 0 {
+					where = "property " + strings.Join(props, ".")
+				}
+				out = append(out, headerMark{where, at(resolve(v), join(path, k))})
+			case "const", "enum", "default", "examples":
+			case "properties":
+				if v = resolve(v); v != nil && v.Kind == yaml.MappingNode {
+					for j := 0; j+1 < len(v.Content); j += 2 {
+						name := v.Content[j].Value
+						p := append(slices.Clone(props), name)
+						out = append(out, headerMarks(v.Content[j+1], p, join(join(path, k), name))...)
+					}
+				}
+			default:
+				out = append(out, headerMarks(v, props, join(path, k))...)
+			}
+		}
+	}
+	return out
 }

@@ -161,6 +161,48 @@ server: {title: s}
 		{"wrong type in list", `
 server: {name: s, version: "1", pageSize: two}
 `, []string{"test.yaml:1:43: server.pageSize: want an integer, got a string"}},
+		{"x-mcp-header on a number", `
+tools:
+  - name: a
+    inputSchema:
+      type: object
+      properties:
+        region: {type: string, x-mcp-header: Region}
+        n: {type: number, x-mcp-header: N}
+    answers: [{text: hi}]
+`, []string{"test.yaml:7:41: tools[0].inputSchema.properties.n.x-mcp-header: property n: x-mcp-header \"N\" on type number"}},
+		{"x-mcp-header names repeated", `
+tools:
+  - name: a
+    inputSchema:
+      type: object
+      properties:
+        a: {type: string, x-mcp-header: Region}
+        o:
+          type: object
+          properties:
+            b: {type: string, x-mcp-header: region}
+    answers: [{text: hi}]
+`, []string{"test.yaml:10:45: tools[0].inputSchema.properties.o.properties.b.x-mcp-header: property o.b: x-mcp-header \"region\" repeats"}},
+		{"x-mcp-header under items", `
+tools:
+  - name: a
+    inputSchema:
+      type: object
+      properties:
+        l: {type: array, items: {type: string, x-mcp-header: L}}
+    answers: [{text: hi}]
+`, []string{"test.yaml:6:62: tools[0].inputSchema.properties.l.items.x-mcp-header: property l: x-mcp-header is allowed only"}},
+		{"x-mcp-header not a token, in an added tool", `
+tools:
+  - {name: a, answers: [{text: hi}]}
+events:
+  - after: {requests: 1}
+    addTools:
+      - name: b
+        inputSchema: {type: object, properties: {x: {type: string, x-mcp-header: "a b"}}}
+        answers: [{text: hi}]
+`, []string{"test.yaml:7:82: events[0].addTools[0].inputSchema.properties.x.x-mcp-header: property x: x-mcp-header \"a b\" is not an HTTP token"}},
 		{"schema does not compile", `
 tools:
   - name: a
