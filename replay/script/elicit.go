@@ -1,10 +1,14 @@
 package script
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"text/template"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // This file is an elicit: a form a tool, prompt or resource puts to the
@@ -68,9 +72,38 @@ func (c *compiler) elicit(e *Elicit) *elicitForm {
 			c.errorf(sub(sub(v.Pos, "properties"), name), "%s: a form asks only for strings, numbers, integers, booleans and enums, not nested values", problem)
 		}
 	}
+	c.formRequired(v, props)
 	c.schema(v, false) // it must compile too
 	f.schema = m
 	return f
+}
+
+// formRequired refuses a form whose required names a field it does not
+// define: no reply could then pass, and the user would be asked for
+// nothing they can give.
+func (c *compiler) formRequired(v Value, props map[string]any) {
+	req, ok := v.V.(map[string]any)["required"].([]any)
+	if !ok {
+		return
+	}
+	nodes := member(resolve(v.node), "required")
+	for i, r := range req {
+		name, isString := r.(string)
+		if _, defined := props[name]; isString && defined {
+			continue
+		}
+		pos := sub(v.Pos, "required")
+		pos.Path = fmt.Sprintf("%s[%d]", pos.Path, i)
+		if nodes = resolve(nodes); nodes != nil && nodes.Kind == yaml.SequenceNode && i < len(nodes.Content) {
+			pos = at(resolve(nodes.Content[i]), pos.Path)
+		}
+		if !isString {
+			c.errorf(pos, "required lists field names, got %v", r)
+			continue
+		}
+		fields := cmp.Or(strings.Join(sortedKeys(props), ", "), "none")
+		c.errorf(pos, "required names %q, which the form does not define (fields: %s): no reply could pass", name, fields)
+	}
 }
 
 // formFieldProblem says what keeps prop from being a form field (the

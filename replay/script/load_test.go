@@ -354,6 +354,22 @@ tools:
       requestedSchema: {type: object, properties: {ok: {type: boolean}, address: {type: object}, tags: {type: array, items: {type: integer}}}}
     answers: [{text: x}]
 `, []string{"tools[0].elicit.requestedSchema.properties.address: type object: a form asks only for strings", "tools[0].elicit.requestedSchema.properties.tags: an array property must be of strings"}},
+		{"elicit form requiring a field it does not define", `
+tools:
+  - name: a
+    elicit: {message: m, requestedSchema: {type: object, properties: {a: {type: string}}, required: [a, b]}}
+    answers: [{text: hi}]
+prompts:
+  - name: p
+    elicit:
+      message: m
+      requestedSchema:
+        type: object
+        required:
+          - x
+    messages: [{role: user, text: hi}]
+`, []string{`test.yaml:3:105: tools[0].elicit.requestedSchema.required[1]: required names "b", which the form does not define (fields: a)`,
+			`test.yaml:12:13: prompts[0].elicit.requestedSchema.required[0]: required names "x", which the form does not define (fields: none)`}},
 		{"elicit form not an object", `
 tools:
   - name: a
