@@ -373,19 +373,30 @@ func (ss *session) taskRequest(ctx context.Context, peer replay.Peer, c *call) (
 		t.cancel()
 		return resultReply(t.state()), true
 	}
-	// tasks/result: when the task is over.
-	if c.prepare {
+	// tasks/result: when the task is over. Over already, it takes no
+	// time and is answered at once, in request order.
+	if c.prepare && !t.ended() {
 		c.play = func(ctx context.Context, peer replay.Peer) replay.Reply { return taskResult(ctx, t, peer) }
 		return replay.Reply{}, true
 	}
 	return taskResult(ctx, t, peer), true
 }
 
+// ended says whether t is over (completed, failed or cancelled).
+func (t *task) ended() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // taskResult waits for t to end, or ctx, and returns what its call would
 // have: its result, tied to the task, or its error. Meanwhile the task may
 // put its questions to the client on this request (peer).
 func taskResult(ctx context.Context, t *task, peer replay.Peer) replay.Reply {
-	for waiting := true; waiting; {
+	for waiting := !t.ended(); waiting; {
 		select {
 		case <-t.done:
 			waiting = false
