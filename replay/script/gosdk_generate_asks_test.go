@@ -205,13 +205,21 @@ func stdioRecording(t *testing.T, ctx context.Context, w *store.Writer) (mcp.Tra
 // httpRecording runs server-everything's Streamable HTTP server behind
 // mcpspy's HTTP proxy.
 func httpRecording(t *testing.T, ctx context.Context, w *store.Writer) (mcp.Transport, func() error) {
-	base := peertest.EverythingHTTP(t, "streamableHttp")
-	u, err := url.Parse(base + "/mcp")
+	proxy, stop := httpProxying(t, ctx, w, peertest.EverythingHTTP(t, "streamableHttp")+"/mcp")
+	return &mcp.StreamableClientTransport{Endpoint: proxy + "/mcp"}, stop
+}
+
+// httpProxying runs mcpspy's HTTP proxy on 127.0.0.1 in front of
+// upstream, recording into w, until stop (or ctx's end); proxy is its
+// base URL.
+func httpProxying(t *testing.T, ctx context.Context, w *store.Writer, upstream string) (proxy string, stop func() error) {
+	t.Helper()
+	u, err := url.Parse(upstream)
 	if err != nil {
 		t.Fatal(err)
 	}
 	up := recorder.NewUpstreamTransport(false)
-	p := &recorder.HTTPProxy{Upstream: u, Writer: w, Transport: up, Info: store.SessionInfo{Upstream: u.String()}}
+	p := &recorder.HTTPProxy{Upstream: u, Writer: w, Transport: up, Info: store.SessionInfo{Upstream: upstream}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -219,13 +227,12 @@ func httpRecording(t *testing.T, ctx context.Context, w *store.Writer) (mcp.Tran
 	ctx, cancel := context.WithCancel(ctx)
 	served := make(chan error, 1)
 	go func() { served <- p.Serve(ctx, ln) }()
-	stop := func() error {
+	return "http://" + ln.Addr().String(), func() error {
 		cancel()
 		err := <-served
 		up.CloseIdleConnections()
 		return err
 	}
-	return &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, stop
 }
 
 func sameJSON(t *testing.T, a, b any) bool {

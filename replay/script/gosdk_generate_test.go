@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
-	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay/script"
 	"github.com/mcptape/mcptape/store"
 )
@@ -208,31 +205,20 @@ func recordUnlocking(t *testing.T) *store.Tape {
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	defer up.Close()
 
-	u, err := url.Parse(up.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	db := filepath.Join(t.TempDir(), "locks.db")
 	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := recorder.NewUpstreamTransport(false)
-	p := &recorder.HTTPProxy{Upstream: u, Writer: w, Transport: tr, Info: store.SessionInfo{Upstream: up.URL}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- p.Serve(ctx, ln) }()
+	proxy, stop := httpProxying(t, ctx, w, up.URL)
 
 	changed := make(chan struct{}, 4)
 	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 		changed <- struct{}{}
 	}})
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String()}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: proxy}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,11 +226,9 @@ func recordUnlocking(t *testing.T) *store.Tape {
 		t.Fatalf("go-sdk's server listed %q, then %q, and the secret was %q", before, after, secret)
 	}
 	cs.Close()
-	cancel()
-	if err := <-served; err != nil {
+	if err := stop(); err != nil {
 		t.Errorf("proxy: %v", err)
 	}
-	tr.CloseIdleConnections()
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,8 @@ package script_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
-	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -80,39 +77,26 @@ func recordGoSDKSessions(t *testing.T, s *mcp.Server, use func(ctx context.Conte
 	t.Helper()
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	defer up.Close()
-	u, err := url.Parse(up.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	db := filepath.Join(t.TempDir(), "recorded.db")
 	w, err := store.NewWriter(db, store.WriterOptions{Observe: store.ObserveHandshake, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := recorder.NewUpstreamTransport(false)
-	p := &recorder.HTTPProxy{Upstream: u, Writer: w, Transport: tr, Info: store.SessionInfo{Upstream: up.URL}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- p.Serve(ctx, ln) }()
+	proxy, stop := httpProxying(t, ctx, w, up.URL)
 	for _, v := range versions {
 		c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil)
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String()}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: proxy}, &mcp.ClientSessionOptions{ProtocolVersion: v})
 		if err != nil {
 			t.Fatal(err)
 		}
 		use(ctx, v, cs)
 		cs.Close()
 	}
-	cancel()
-	if err := <-served; err != nil {
+	if err := stop(); err != nil {
 		t.Errorf("proxy: %v", err)
 	}
-	tr.CloseIdleConnections()
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
