@@ -190,7 +190,7 @@ func newCassette(name string, tape *store.Tape, cfg cassetteConfig) (*Cassette, 
 	for m := range c.byMethod {
 		clientMethods[m] = true
 	}
-	c.intro = buildIntroduction(name, sessions, clientMethods, b.serverMethods)
+	c.intro = buildIntroduction(name, sessions, clientMethods, b.serverMethods, c.listenSubscribed())
 	c.habits = habitsOf(sessions)
 	return c, nil
 }
@@ -528,6 +528,17 @@ func (c *Cassette) attachListened(b *building) {
 		}
 		target.prep.Reply.After = append(target.prep.Reply.After, l.out)
 	}
+}
+
+// listenSubscribed says whether a recorded subscriptions/listen asked
+// for updates of a resource: the recorded server took subscriptions.
+func (c *Cassette) listenSubscribed() bool {
+	for _, it := range c.byMethod["subscriptions/listen"] {
+		if f := filterOf(it.key[len(it.method)+1:]); f != nil && len(f.ResourceSubscriptions) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // openOn is the request in flight that travelled on HTTP stream id.

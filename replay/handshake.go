@@ -50,9 +50,11 @@ type introduction struct {
 
 // buildIntroduction collects what the sessions' info kept about the
 // handshake. clientMethods and serverMethods are the methods on tape in
-// each direction, for capabilities no info kept. It returns nil when the
-// cassette recorded an initialize exchange: that is answered as recorded.
-func buildIntroduction(name string, sessions []store.TapeSession, clientMethods, serverMethods map[string]bool) *introduction {
+// each direction, for capabilities no info kept; listenSubscribed says a
+// recorded subscriptions/listen named resources (resourceSubscriptions).
+// It returns nil when the cassette recorded an initialize exchange: that
+// is answered as recorded.
+func buildIntroduction(name string, sessions []store.TapeSession, clientMethods, serverMethods map[string]bool, listenSubscribed bool) *introduction {
 	if clientMethods["initialize"] {
 		return nil
 	}
@@ -91,7 +93,7 @@ func buildIntroduction(name string, sessions []store.TapeSession, clientMethods,
 	if in.capabilities != nil {
 		from = append(from, "capabilities as recorded")
 	} else {
-		caps := inferCapabilities(clientMethods, serverMethods)
+		caps := inferCapabilities(clientMethods, serverMethods, listenSubscribed)
 		in.capabilities, _ = json.Marshal(caps)
 		names := make([]string, 0, len(caps))
 		for k := range caps {
@@ -111,8 +113,10 @@ func buildIntroduction(name string, sessions []store.TapeSession, clientMethods,
 }
 
 // inferCapabilities declares what the recorded traffic shows the server
-// did: a family of requests it answered, or a notification it sent.
-func inferCapabilities(client, server map[string]bool) map[string]any {
+// did: a family of requests it answered, or a notification it sent; and
+// subscriptions to resources, when a recorded listen asked for them
+// (listenSubscribed), as 2026-07-28 clients subscribe.
+func inferCapabilities(client, server map[string]bool, listenSubscribed bool) map[string]any {
 	has := func(methods map[string]bool, prefix string) bool {
 		for m := range methods {
 			if strings.HasPrefix(m, prefix) {
@@ -122,15 +126,16 @@ func inferCapabilities(client, server map[string]bool) map[string]any {
 		return false
 	}
 	caps := map[string]any{}
+	subscribe := client["resources/subscribe"] || server["notifications/resources/updated"] || listenSubscribed
 	family := func(name string) {
-		if !has(client, name+"/") && !server["notifications/"+name+"/list_changed"] {
+		if !has(client, name+"/") && !server["notifications/"+name+"/list_changed"] && (name != "resources" || !subscribe) {
 			return
 		}
 		c := map[string]any{}
 		if server["notifications/"+name+"/list_changed"] {
 			c["listChanged"] = true
 		}
-		if name == "resources" && (client["resources/subscribe"] || server["notifications/resources/updated"]) {
+		if name == "resources" && subscribe {
 			c["subscribe"] = true
 		}
 		caps[name] = c

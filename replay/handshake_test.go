@@ -55,6 +55,11 @@ func TestServer_IntroducesItselfWithoutRecordedHandshake(t *testing.T) {
 		}, cut, "2025-11-25",
 			`{"id":"i","jsonrpc":"2.0","result":{"capabilities":` + inferred + `,"protocolVersion":"2025-11-25","serverInfo":{"name":"go","version":"1"}}}`,
 			"the version the client asks for, serverInfo as recorded"},
+		{"a listen for a resource: subscriptions inferred", store.Handshake{}, []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["res://a"]}}}`,
+		}, "2025-11-25",
+			`{"id":"i","jsonrpc":"2.0","result":{"capabilities":{"resources":{"subscribe":true}},"protocolVersion":"2025-11-25","serverInfo":{"name":"mcpmock","version":"test.db"}}}`,
+			"capabilities inferred from the methods on tape (resources)"},
 		{"nothing on tape", store.Handshake{}, nil, "2025-11-25",
 			`{"id":"i","jsonrpc":"2.0","result":{"capabilities":{},"protocolVersion":"2025-11-25","serverInfo":{"name":"mcpmock","version":"test.db"}}}`,
 			"capabilities inferred from the methods on tape (none)"},
