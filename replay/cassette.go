@@ -444,6 +444,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			case !out.Request && p.method != "notifications/progress" && onListen(open, m.HTTP):
 				// Sent on a listen stream: caused by whatever the client
 				// did on any of its connections (attachListened).
+				out.Listened = true
 				b.listened = append(b.listened, listened{out: out, at: m.Time, sess: s.Info.ID, own: last})
 			case p.method == "notifications/progress" && answered[p.token] != nil:
 				// Sent after the answer: replayed there.

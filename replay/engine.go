@@ -59,6 +59,9 @@ type Server struct {
 	// setLevelWarned: an unrecorded logging/setLevel was answered (said
 	// once per run).
 	setLevelWarned atomic.Bool
+	// subscribeWarned: the same for resources/subscribe and unsubscribe
+	// (answerSubscribe).
+	subscribeWarned atomic.Bool
 
 	sessions atomic.Int64 // sessions started, for Received.Session
 	// eras is the set of protocol eras live sessions spoke (eras.go),

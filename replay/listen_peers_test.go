@@ -248,3 +248,62 @@ func TestReplay_ListenMCPGo(t *testing.T) {
 		t.Errorf("mcp-go saw (-want +got):\n%s", d)
 	}
 }
+
+// TestReplay_ListenToHandshakeSubscriber replays the stateless go-sdk
+// recording, whose client subscribed by a listen, to a go-sdk client of
+// the handshake era, which subscribes by resources/subscribe: nothing on
+// tape answers that, but the recorded server took subscriptions, so
+// mcpmock does, and sends the recorded resources/updated only while the
+// client is subscribed.
+func TestReplay_ListenToHandshakeSubscriber(t *testing.T) {
+	db, _ := recordListen(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	t.Cleanup(func() { // registered first, so run after mcpmock has stopped
+		if u := readReport(t, report).Unmatched; len(u) > 0 {
+			t.Errorf("unmatched: %+v", u)
+		}
+	})
+	tr := mockTransport(t, "http", db, report)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	updated, changed := make(chan string, 10), make(chan struct{}, 10)
+	c := mcp.NewClient(&mcp.Implementation{Name: "listen-scenario", Version: "1.0.0"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			updated <- r.Params.URI
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	if got := cs.InitializeResult().ProtocolVersion; got != "2025-11-25" {
+		t.Fatalf("negotiated %s, want 2025-11-25", got)
+	}
+	touch := func() {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "touch", Arguments: map[string]any{}}); err != nil {
+			t.Fatalf("call touch: %v", err)
+		}
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "res://counter"}); err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	touch()
+	if uri := waitFor(t, updated, "resources/updated"); uri != "res://counter" {
+		t.Errorf("resources/updated for %s, want res://counter", uri)
+	}
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "res://counter"}); err != nil {
+		t.Fatalf("unsubscribe: %v", err)
+	}
+	touch()
+	// grow's list_changed travels the same GET stream after whatever
+	// touch brought: once it is here, nothing more of touch's is coming.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "grow", Arguments: map[string]any{}}); err != nil {
+		t.Fatalf("call grow: %v", err)
+	}
+	waitFor(t, changed, "tools/list_changed")
+	if n := len(updated); n > 0 {
+		t.Errorf("%d more resources/updated: one while subscribed, none after unsubscribing, wanted", n)
+	}
+}

@@ -99,6 +99,11 @@ type session struct {
 	// logging: the initialize answer this client got declared the
 	// logging capability (see answerSetLevel).
 	logging bool
+	// subscribes: that answer declared resources.subscribe (see
+	// answerSubscribe); subscribed are the URIs the client is subscribed
+	// to by resources/subscribe.
+	subscribes bool
+	subscribed map[string]bool
 	// sessionless: the session of a 2026-07-28 client's requests over
 	// HTTP, which come without a session id (http_conn.go).
 	sessionless bool
@@ -507,6 +512,7 @@ func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply
 		if req.Method == "initialize" {
 			s.initialized(req, r.Result)
 		}
+		s.noteSubscription(req)
 		_ = ex.reply(resultMessage(req.ID, r.Result), sse)
 	}
 	ex.done()
@@ -540,7 +546,10 @@ func (s *session) initialized(req *Request, result json.RawMessage) {
 	var got struct {
 		ProtocolVersion string `json:"protocolVersion"`
 		Capabilities    struct {
-			Logging json.RawMessage `json:"logging"`
+			Logging   json.RawMessage `json:"logging"`
+			Resources struct {
+				Subscribe bool `json:"subscribe"`
+			} `json:"resources"`
 		} `json:"capabilities"`
 	}
 	_ = json.Unmarshal(req.Params, &asked)
@@ -551,6 +560,7 @@ func (s *session) initialized(req *Request, result json.RawMessage) {
 	s.mu.Lock()
 	s.version = got.ProtocolVersion
 	s.logging = len(got.Capabilities.Logging) > 0 && string(got.Capabilities.Logging) != "null"
+	s.subscribes = got.Capabilities.Resources.Subscribe
 	s.hello = append(json.RawMessage(nil), req.Params...)
 	s.mu.Unlock()
 	if asked.ProtocolVersion != "" && got.ProtocolVersion != "" && asked.ProtocolVersion != got.ProtocolVersion {
@@ -574,7 +584,9 @@ func (s *session) sendAfter(after []Outgoing, req *Request) {
 			continue
 		}
 		if !o.Request {
-			_ = s.out(notificationMessage(o.Method, o.Params))
+			if !s.unsubscribed(o, req) {
+				_ = s.out(notificationMessage(o.Method, o.Params))
+			}
 			continue
 		}
 		if s.withheld(req, o.Method, o.Params, "after "+req.Method) != nil {

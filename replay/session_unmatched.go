@@ -12,7 +12,8 @@ import (
 )
 
 // What a session answers when no source took a request: the lifecycle
-// a recording without one lacks (initialize, logging/setLevel), or an
+// a recording without one lacks (initialize, logging/setLevel,
+// resources/subscribe and unsubscribe), or an
 // error that names the nearest recorded request.
 
 // unmatched answers a request no source took.
@@ -33,6 +34,9 @@ func (s *session) unmatched(ctx context.Context, req *Request, ex exchange) {
 		return
 	}
 	if req.Method == "logging/setLevel" && s.answerSetLevel(req, ex) {
+		return
+	}
+	if (req.Method == "resources/subscribe" || req.Method == "resources/unsubscribe") && s.answerSubscribe(req, ex) {
 		return
 	}
 	canon, _ := canonParams(req.Method, req.Params)
@@ -89,6 +93,82 @@ func (s *session) answerSetLevel(req *Request, ex exchange) bool {
 	s.srv.countMatched()
 	_ = ex.reply(resultMessage(req.ID, nil), false)
 	return true
+}
+
+// answerSubscribe answers a resources/subscribe or unsubscribe nothing
+// recorded, when the server the client was introduced to declared
+// resources.subscribe: such a server answers it with an empty result. A
+// 2026-07-28 recording has none (its client subscribed by a listen), yet
+// shows a server that took subscriptions; replayed to a handshake-era
+// client, whose way to subscribe this is, the resources/updated it
+// carried reach the client only while it is subscribed (unsubscribed).
+// A request without a URI gets -32602, as from a real server.
+func (s *session) answerSubscribe(req *Request, ex exchange) bool {
+	s.mu.Lock()
+	subscribes := s.subscribes
+	s.mu.Unlock()
+	if !subscribes {
+		return false
+	}
+	s.srv.countMatched()
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil || p.URI == "" {
+		_ = ex.reply(errorMessage(req.ID, &RPCError{Code: -32602, Message: req.Method + ": uri must be a non-empty string"}), false)
+		return true
+	}
+	if !s.srv.subscribeWarned.Swap(true) {
+		s.srv.warnf("nothing recorded answers %s; answering {} (the recorded server declared resources.subscribe), and again for the rest of this run", req.Method)
+	}
+	s.noteSubscription(req)
+	_ = ex.reply(resultMessage(req.ID, nil), false)
+	return true
+}
+
+// noteSubscription keeps what req, answered with a result, subscribed to
+// or unsubscribed from.
+func (s *session) noteSubscription(req *Request) {
+	sub := req.Method == "resources/subscribe"
+	if !sub && req.Method != "resources/unsubscribe" {
+		return
+	}
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil || p.URI == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !sub {
+		delete(s.subscribed, p.URI)
+		return
+	}
+	if s.subscribed == nil {
+		s.subscribed = map[string]bool{}
+	}
+	s.subscribed[p.URI] = true
+}
+
+// unsubscribed says whether o, sent after req, is a resources/updated a
+// listen stream carried (Outgoing.Listened) that a handshake-era client
+// did not subscribe to: a server sends it only what it subscribed to.
+// 2026-07-28 clients get theirs by their listens' filters (listen.go).
+func (s *session) unsubscribed(o Outgoing, req *Request) bool {
+	if !o.Listened || o.Method != "notifications/resources/updated" {
+		return false
+	}
+	if v := s.versionOf(req); v == "" || v >= statelessVersion {
+		return false
+	}
+	var p struct {
+		URI string `json:"uri"`
+	}
+	_ = json.Unmarshal(o.Params, &p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.subscribed[p.URI]
 }
 
 // introduce answers initialize from a source that recorded none (a

@@ -93,6 +93,12 @@ type Outgoing struct {
 	// answers): the engine puts the live request's progressToken in it,
 	// and sends nothing if the live request asked for no progress.
 	Progress bool
+	// Listened marks a notification recorded on a 2026-07-28
+	// subscriptions/listen stream. A notifications/resources/updated so
+	// marked goes to a handshake-era client only while it is subscribed
+	// to its URI (resources/subscribe), as the recorded client was by its
+	// listen.
+	Listened bool
 }
 
 // Reply is a Source's answer to one request. Exactly one of Result, Error,
