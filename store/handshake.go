@@ -3,9 +3,14 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"slices"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
+
+// metaVersion names the protocol version in a 2026-07-28 request's _meta.
+const metaVersion = "io.modelcontextprotocol/protocolVersion"
 
 // ObserveHandshake notes what the opening exchange of a session tells, for
 // the session's info. It is a WriterOptions.Observe function: it runs
@@ -13,7 +18,12 @@ import (
 //
 // Handshake era: the initialize request gives clientInfo and the requested
 // version; its result gives serverInfo and the negotiated version.
-// 2026-07-28: server/discover and the per-request _meta give the same.
+// 2026-07-28: server/discover gives clientInfo; its version counts only
+// once the answer lists it in supportedVersions (a probe the server
+// refused, or answered with other versions, says nothing of what the
+// session spoke). A session with no initialize, and no discover that
+// settled a version (a sessionless client's connection), takes the version
+// and clientInfo of its first client request whose _meta names one.
 // go-sdk clients send server/discover first and fall back to initialize, so
 // initialize wins when both appear.
 func ObserveHandshake(info *SessionInfo, m *Message, s *Summary) bool {
@@ -34,52 +44,103 @@ func ObserveHandshake(info *SessionInfo, m *Message, s *Summary) bool {
 		h.ClientInfo = req.Params.ClientInfo
 		return true
 	case s.Kind == jsonrpc.Request && s.Method == "server/discover" && h.Method == "":
-		var req struct {
-			Params struct {
-				Meta struct {
-					Version    string          `json:"io.modelcontextprotocol/protocolVersion"`
-					ClientInfo json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
-				} `json:"_meta"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(m.Frame, &req) != nil {
+		// Its version counts once the answer lists it: see observeAnswer.
+		_, clientInfo, ok := requestMeta(m.Frame)
+		if !ok {
 			return false
 		}
 		h.Method = "server/discover"
-		h.ProtocolVersion = req.Params.Meta.Version
-		h.ClientInfo = req.Params.Meta.ClientInfo
-		return true
-	case s.Kind == jsonrpc.Response && h.ServerInfo == nil && h.Method != "" && bytes.Contains(m.Frame, []byte("serverInfo")):
-		// The stateless era carries serverInfo in every result's _meta. The
-		// byte search spares a full parse of every response of a server
-		// that never names itself.
-		var resp struct {
-			Result struct {
-				ProtocolVersion string          `json:"protocolVersion"`
-				ServerInfo      json.RawMessage `json:"serverInfo"`
-				Capabilities    json.RawMessage `json:"capabilities"`
-				Instructions    string          `json:"instructions"`
-				Meta            struct {
-					ServerInfo json.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
-				} `json:"_meta"`
-			} `json:"result"`
+		if clientInfo != nil {
+			h.ClientInfo = clientInfo
 		}
-		if json.Unmarshal(m.Frame, &resp) != nil {
+		return true
+	case s.Kind == jsonrpc.Request && s.Dir == C2S && h.Method != "initialize" && h.ProtocolVersion == "" &&
+		bytes.Contains(m.Frame, []byte(metaVersion)):
+		version, clientInfo, ok := requestMeta(m.Frame)
+		if !ok || version == "" {
 			return false
 		}
-		h.ServerInfo = resp.Result.ServerInfo
-		if h.ServerInfo == nil {
-			h.ServerInfo = resp.Result.Meta.ServerInfo
+		h.ProtocolVersion = version
+		if clientInfo != nil {
+			h.ClientInfo = clientInfo
 		}
-		if h.ServerInfo == nil {
-			return false
-		}
-		if resp.Result.ProtocolVersion != "" {
-			h.ProtocolVersion = resp.Result.ProtocolVersion
-		}
-		h.Capabilities = resp.Result.Capabilities
-		h.Instructions = resp.Result.Instructions
 		return true
+	case s.Kind == jsonrpc.Response:
+		return observeAnswer(h, m)
 	}
 	return false
+}
+
+// requestMeta reads the version and clientInfo a request's _meta names.
+func requestMeta(frame []byte) (version string, clientInfo json.RawMessage, ok bool) {
+	var req struct {
+		Params struct {
+			Meta struct {
+				Version    string          `json:"io.modelcontextprotocol/protocolVersion"`
+				ClientInfo json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(frame, &req) != nil {
+		return "", nil, false
+	}
+	return req.Params.Meta.Version, req.Params.Meta.ClientInfo, true
+}
+
+// observeAnswer notes what a result tells: serverInfo (once), the
+// negotiated version of initialize, and whether a server/discover answer
+// lists the version the probe asked for.
+func observeAnswer(h *Handshake, m *Message) bool {
+	named := h.ServerInfo == nil && (h.Method != "" || h.ProtocolVersion != "") && bytes.Contains(m.Frame, []byte("serverInfo"))
+	discovered := h.Method == "server/discover" && h.ProtocolVersion == "" && bytes.Contains(m.Frame, []byte("supportedVersions"))
+	if !named && !discovered {
+		// The byte searches spare a full parse of every response of a
+		// server that never names itself.
+		return false
+	}
+	var resp struct {
+		Result struct {
+			ProtocolVersion   string          `json:"protocolVersion"`
+			SupportedVersions []string        `json:"supportedVersions"`
+			ServerInfo        json.RawMessage `json:"serverInfo"`
+			Capabilities      json.RawMessage `json:"capabilities"`
+			Instructions      string          `json:"instructions"`
+			Meta              struct {
+				ServerInfo json.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
+			} `json:"_meta"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(m.Frame, &resp) != nil {
+		return false
+	}
+	changed := false
+	if discovered {
+		// The probe's version travels in the header of the request this
+		// answers; a recording without it (stdio) takes the version from
+		// the requests that follow instead.
+		if m.HTTP != nil {
+			if v := http.Header(m.HTTP.RequestHeader).Get("Mcp-Protocol-Version"); v != "" && slices.Contains(resp.Result.SupportedVersions, v) {
+				h.ProtocolVersion = v
+				changed = true
+			}
+		}
+	}
+	if !named {
+		return changed
+	}
+	// The stateless era carries serverInfo in every result's _meta.
+	serverInfo := resp.Result.ServerInfo
+	if serverInfo == nil {
+		serverInfo = resp.Result.Meta.ServerInfo
+	}
+	if serverInfo == nil {
+		return changed
+	}
+	h.ServerInfo = serverInfo
+	if resp.Result.ProtocolVersion != "" {
+		h.ProtocolVersion = resp.Result.ProtocolVersion
+	}
+	h.Capabilities = resp.Result.Capabilities
+	h.Instructions = resp.Result.Instructions
+	return true
 }
