@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/rerun"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -44,6 +45,13 @@ func runDiff(args []string, s streams) error {
 		if err != nil {
 			return err
 		}
+		if want[i] == "" && len(tape.Sessions) > 1 && allSessionless(tape) {
+			// One client's connections, split as it happened to open
+			// them: pairing two runs' by id compares unrelated requests.
+			return usageErrorf("diff: %s holds %d sessions, the connections of a sessionless 2026-07-28 HTTP client, "+
+				"which mcpspy records one per connection and which split differently each run; "+
+				"name one of each side's with --session (A's, then B's), opened by the same request (see mcpspy ls and show)", path, len(tape.Sessions))
+		}
 		if picked[i], err = pickSession("diff", tape, path, want[i]); err != nil {
 			return err
 		}
@@ -53,6 +61,17 @@ func runDiff(args []string, s streams) error {
 		return &cli.ExitError{Code: 1}
 	}
 	return nil
+}
+
+// allSessionless says whether every session of tape is a connection of a
+// sessionless 2026-07-28 HTTP client.
+func allSessionless(tape *store.Tape) bool {
+	for i := range tape.Sessions {
+		if !rerun.Sessionless(&tape.Sessions[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // ignoreFlag defines diff's and rerun's --ignore.
