@@ -45,22 +45,28 @@ func writeCassette(tb testing.TB, sessions ...[]frame) string {
 		tb.Fatal(err)
 	}
 	for i, frames := range sessions {
-		start := t0.Add(time.Duration(i) * time.Second)
-		s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "server", Start: start})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, f := range frames {
-			s.Append(f.dir, start.Add(f.at), []byte(f.json), nil)
-		}
-		if err := s.End(store.EndInfo{Reason: store.EndEOF, Time: start.Add(time.Second)}); err != nil {
-			tb.Fatal(err)
-		}
+		recordSession(tb, w, "server", t0.Add(time.Duration(i)*time.Second), frames)
 	}
 	if err := w.Close(); err != nil {
 		tb.Fatal(err)
 	}
 	return path
+}
+
+// recordSession records a stdio session of frames into w, started at
+// start, against the upstream command upstream; it ends a second later.
+func recordSession(tb testing.TB, w *store.Writer, upstream string, start time.Time, frames []frame) {
+	tb.Helper()
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: upstream, Start: start})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range frames {
+		s.Append(f.dir, start.Add(f.at), []byte(f.json), nil)
+	}
+	if err := s.End(store.EndInfo{Reason: store.EndEOF, Time: start.Add(time.Second)}); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 func openModel(tb testing.TB, path string) (*Model, Source) {

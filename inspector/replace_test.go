@@ -24,16 +24,7 @@ func writeCassetteAt(tb testing.TB, path string, start time.Time, frames []frame
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "other", Start: start})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, f := range frames {
-		s.Append(f.dir, start.Add(f.at), []byte(f.json), nil)
-	}
-	if err := s.End(store.EndInfo{Reason: store.EndEOF, Time: start.Add(time.Second)}); err != nil {
-		tb.Fatal(err)
-	}
+	recordSession(tb, w, "other", start, frames)
 	if err := w.Close(); err != nil {
 		tb.Fatal(err)
 	}

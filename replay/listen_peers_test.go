@@ -80,13 +80,7 @@ func listenScenario(t *testing.T, url string) transcript {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	updated, changed := make(chan string, 10), make(chan struct{}, 10)
-	c := mcp.NewClient(&mcp.Implementation{Name: "listen-scenario", Version: "1.0.0"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
-			updated <- r.Params.URI
-		},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	})
+	c, updated, changed := listeningClient()
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -266,13 +260,7 @@ func TestReplay_ListenToHandshakeSubscriber(t *testing.T) {
 	tr := mockTransport(t, "http", db, report)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	updated, changed := make(chan string, 10), make(chan struct{}, 10)
-	c := mcp.NewClient(&mcp.Implementation{Name: "listen-scenario", Version: "1.0.0"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
-			updated <- r.Params.URI
-		},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	})
+	c, updated, changed := listeningClient()
 	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -306,4 +294,17 @@ func TestReplay_ListenToHandshakeSubscriber(t *testing.T) {
 	if n := len(updated); n > 0 {
 		t.Errorf("%d more resources/updated: one while subscribed, none after unsubscribing, wanted", n)
 	}
+}
+
+// listeningClient is a go-sdk client that reports each resources/updated
+// (its URI) and tools/list_changed it gets.
+func listeningClient() (c *mcp.Client, updated chan string, changed chan struct{}) {
+	updated, changed = make(chan string, 10), make(chan struct{}, 10)
+	c = mcp.NewClient(&mcp.Implementation{Name: "listen-scenario", Version: "1.0.0"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			updated <- r.Params.URI
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	return c, updated, changed
 }
