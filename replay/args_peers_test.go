@@ -38,10 +38,7 @@ func TestReplay_NoArgumentsAcrossClients(t *testing.T) {
 		if got := tsCall(t, rec...); !slices.Equal(got, tinyImage) {
 			t.Fatalf("live, the TS client got %q", got)
 		}
-		cassette, err := replay.LoadCassette(db)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cassette := mocktest.LoadCassette(t, db)
 		srv := mocktest.New(t, []replay.Source{cassette})
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

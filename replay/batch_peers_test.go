@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/mocktest"
 )
 
 // TestReplay_RecordedBatchServerEverything records a 2025-03-26 client's
@@ -32,10 +33,7 @@ func TestReplay_RecordedBatchServerEverything(t *testing.T) {
 		t.Fatalf("server-everything answered the batch with %v, want the answers to ids 2 and 3", live)
 	}
 
-	cassette, err := replay.LoadCassette(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cassette := mocktest.LoadCassette(t, db)
 	srv, err := replay.NewServer([]replay.Source{cassette}, replay.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -29,10 +29,7 @@ func TestReplay_NegotiatesAnEarlierVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.asked, func(t *testing.T) {
-			cassette, err := replay.LoadCassette(peertest.CopyShipped(t, "everything-stdio.db")) // answered 2025-11-25
-			if err != nil {
-				t.Fatal(err)
-			}
+			cassette := mocktest.LoadCassette(t, peertest.CopyShipped(t, "everything-stdio.db")) // answered 2025-11-25
 			srv := mocktest.New(t, []replay.Source{cassette})
 			c := dial(t, srv)
 			got := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + tt.asked + `","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
@@ -76,10 +73,7 @@ func TestReplay_NegotiatesWithoutARecordedInitialize(t *testing.T) {
 // TypeScript SDK's 2025-11-25 session: the handshake agrees on 2025-06-18
 // and the recorded calls are answered.
 func TestReplay_GoSDKOlderVersion(t *testing.T) {
-	cassette, err := replay.LoadCassette(peertest.CopyShipped(t, "everything-stdio.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cassette := mocktest.LoadCassette(t, peertest.CopyShipped(t, "everything-stdio.db"))
 	srv := mocktest.New(t, []replay.Source{cassette})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

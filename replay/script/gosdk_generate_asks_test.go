@@ -171,8 +171,15 @@ func recordWith(t *testing.T, client *mcp.Client, through recording, drive func(
 	}
 	drive(ctx, cs)
 	cs.Close()
+	return finishRecording(t, stop, w, db)
+}
+
+// finishRecording stops the proxy recording into w, closes w, and loads
+// what it recorded at db.
+func finishRecording(t *testing.T, stop func() error, w *store.Writer, db string) *store.Tape {
+	t.Helper()
 	if err := stop(); err != nil {
-		t.Fatal(err)
+		t.Errorf("proxy: %v", err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

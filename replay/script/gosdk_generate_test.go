@@ -226,17 +226,7 @@ func recordUnlocking(t *testing.T) *store.Tape {
 		t.Fatalf("go-sdk's server listed %q, then %q, and the secret was %q", before, after, secret)
 	}
 	cs.Close()
-	if err := stop(); err != nil {
-		t.Errorf("proxy: %v", err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	tape, err := store.Load(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tape
+	return finishRecording(t, stop, w, db)
 }
 
 // unlock is what the host does in both tests, live and replayed: list the

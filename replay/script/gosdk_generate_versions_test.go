@@ -94,15 +94,5 @@ func recordGoSDKSessions(t *testing.T, s *mcp.Server, use func(ctx context.Conte
 		use(ctx, v, cs)
 		cs.Close()
 	}
-	if err := stop(); err != nil {
-		t.Errorf("proxy: %v", err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	tape, err := store.Load(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tape
+	return finishRecording(t, stop, w, db)
 }
