@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcptape/mcptape/store"
 )
@@ -34,6 +35,9 @@ type Difference struct {
 	Request string
 	// SeqA and SeqB are the request's seq in each session (0: absent).
 	SeqA, SeqB uint64
+	// SessionA and SessionB name the session each seq is in, when the
+	// comparison merged a side's sessions (CompareClients); "" otherwise.
+	SessionA, SessionB string
 	// Detail shows, for AnswerDiffs, the answers' differing leaves: "-" A's,
 	// "+" B's.
 	Detail string
@@ -41,11 +45,13 @@ type Difference struct {
 
 // compared is one request of a session and the answer it got.
 type compared struct {
-	key    string // method NUL canonical params: what lines the sessions up
-	method string
-	canon  string
-	seq    uint64
-	answer []string // the answer's leaves (result.… or error.…); nil: none
+	key     string // method NUL canonical params: what lines the sessions up
+	method  string
+	canon   string
+	session string // the session's id
+	seq     uint64
+	at      time.Time // when the request was recorded
+	answer  []string  // the answer's leaves (result.… or error.…); nil: none
 	// refused is the HTTP status a request was refused with, without a
 	// JSON-RPC answer (0: it was not): the answer it got, as it were.
 	refused int
@@ -65,6 +71,27 @@ type compared struct {
 // are left out: values that change from run to run.
 func CompareSessions(a, b *store.TapeSession, ignore ...string) []Difference {
 	ra, rb := comparedBoth(a, b, ignore)
+	return compare(ra, rb, false)
+}
+
+// CompareClients is CompareSessions for clients recorded as several
+// sessions each: the connections of a sessionless 2026-07-28 HTTP client,
+// which mcpspy records one session per connection and which split a run's
+// requests differently each time. Each side's requests, paired with their
+// answers within their own session (ids repeat across connections), are
+// merged into one stream in the order they were recorded (ties: the order
+// of the sessions as given, then seq) and the two streams compared as
+// CompareSessions compares two sessions. Tasks are named by the order the
+// whole side created them, as a task may be polled on another connection.
+// Each Difference names the session of each seq (SessionA, SessionB).
+func CompareClients(a, b []*store.TapeSession, ignore ...string) []Difference {
+	ra, rb := comparedAll(a, b, ignore)
+	return compare(ra, rb, true)
+}
+
+// compare lines up ra and rb and compares their answers; named says to
+// name each seq's session.
+func compare(ra, rb []compared, named bool) []Difference {
 	ka, kb := make([]string, len(ra)), make([]string, len(rb))
 	for i, r := range ra {
 		ka[i] = r.key
@@ -76,16 +103,17 @@ func CompareSessions(a, b *store.TapeSession, ignore ...string) []Difference {
 	i, j := 0, 0
 	emit := func(upToA, upToB int) {
 		for ; i < upToA; i++ {
-			out = append(out, Difference{Op: OnlyInA, Request: describe(ra[i].method, ra[i].canon), SeqA: ra[i].seq})
+			out = append(out, Difference{Op: OnlyInA, Request: describe(ra[i].method, ra[i].canon), SeqA: ra[i].seq, SessionA: namedSession(ra[i], named)})
 		}
 		for ; j < upToB; j++ {
-			out = append(out, Difference{Op: OnlyInB, Request: describe(rb[j].method, rb[j].canon), SeqB: rb[j].seq})
+			out = append(out, Difference{Op: OnlyInB, Request: describe(rb[j].method, rb[j].canon), SeqB: rb[j].seq, SessionB: namedSession(rb[j], named)})
 		}
 	}
 	for _, p := range commonSubsequence(ka, kb) {
 		emit(p[0], p[1])
 		x, y := ra[i], rb[j]
-		d := Difference{Op: Same, Request: describe(x.method, x.canon), SeqA: x.seq, SeqB: y.seq}
+		d := Difference{Op: Same, Request: describe(x.method, x.canon), SeqA: x.seq, SeqB: y.seq,
+			SessionA: namedSession(x, named), SessionB: namedSession(y, named)}
 		if minus, plus := leafDiff(x.answer, y.answer); len(minus)+len(plus) > 0 {
 			d.Op, d.Detail = AnswerDiffs, formatDiff(minus, plus)
 		}
@@ -96,12 +124,26 @@ func CompareSessions(a, b *store.TapeSession, ignore ...string) []Difference {
 	return out
 }
 
+// namedSession is the session a Difference names for c: its own when named.
+func namedSession(c compared, named bool) string {
+	if named {
+		return c.session
+	}
+	return ""
+}
+
 // comparedBoth takes both sessions' requests and answers, keyed and
-// flattened. A value one side holds redacted (a shared export) compares
-// equal to any value: the same members are blanked on both sides, as
-// replay blanks a live request's.
+// flattened (comparedAll).
 func comparedBoth(a, b *store.TapeSession, ignore []string) (ra, rb []compared) {
-	ra, rb = comparedRequests(a), comparedRequests(b)
+	return comparedAll([]*store.TapeSession{a}, []*store.TapeSession{b}, ignore)
+}
+
+// comparedAll takes both sides' requests and answers, each side's merged
+// in recorded order (mergeCompared), keyed and flattened. A value one side
+// holds redacted (a shared export) compares equal to any value: the same
+// members are blanked on both sides, as replay blanks a live request's.
+func comparedAll(a, b []*store.TapeSession, ignore []string) (ra, rb []compared) {
+	ra, rb = mergeCompared(a), mergeCompared(b)
 	reqNames, ansNames := redactedNames{}, redactedNames{}
 	for _, r := range slices.Concat(ra, rb) {
 		reqNames.add(r.method, []byte(r.canon))
@@ -115,12 +157,32 @@ func comparedBoth(a, b *store.TapeSession, ignore []string) (ra, rb []compared) 
 	return ra, rb
 }
 
+// mergeCompared takes the requests of sessions, each paired with its
+// answer within its own session, in the order they were recorded: by
+// time, then by the order of the sessions, then by seq.
+func mergeCompared(sessions []*store.TapeSession) []compared {
+	if len(sessions) == 1 {
+		return comparedRequests(sessions[0], taskNamesOf(sessions[0]))
+	}
+	var all []*store.Message
+	for _, s := range sessions {
+		all = append(all, s.Messages...)
+	}
+	slices.SortStableFunc(all, func(x, y *store.Message) int { return x.Time.Compare(y.Time) })
+	tasks := taskNamesOf(&store.TapeSession{Messages: all})
+	var out []compared
+	for _, s := range sessions {
+		out = append(out, comparedRequests(s, tasks)...)
+	}
+	slices.SortStableFunc(out, func(x, y compared) int { return x.at.Compare(y.at) })
+	return out
+}
+
 // comparedRequests takes a session's requests in order, each with its
-// answer (paired by id).
-func comparedRequests(s *store.TapeSession) []compared {
+// answer (paired by id), naming tasks as tasks does.
+func comparedRequests(s *store.TapeSession, tasks taskNames) []compared {
 	var out []compared
 	open := map[string]int{} // request id → index in out
-	tasks := taskNamesOf(s)  // compare_tasks.go
 	// A batch's requests and answers count one by one.
 	for _, m := range store.Unbatched(s.Messages) {
 		var f struct {
@@ -137,7 +199,7 @@ func comparedRequests(s *store.TapeSession) []compared {
 		case m.Dir == store.C2S && f.Method != "":
 			open[string(f.ID)] = len(out)
 			f.Params = tasks.rename(f.Params)
-			c := compared{method: f.Method, seq: m.Seq, params: f.Params}
+			c := compared{method: f.Method, session: s.Info.ID, seq: m.Seq, at: m.Time, params: f.Params}
 			if m.HTTP != nil && m.HTTP.Status >= 300 {
 				c.refused = m.HTTP.Status
 			}
@@ -259,15 +321,25 @@ func (d Difference) String() string {
 	var where string
 	switch d.Op {
 	case OnlyInA:
-		where = fmt.Sprintf("a#%d", d.SeqA)
+		where = position("a", d.SessionA, d.SeqA)
 	case OnlyInB:
-		where = fmt.Sprintf("b#%d", d.SeqB)
+		where = position("b", d.SessionB, d.SeqB)
 	default:
-		where = fmt.Sprintf("a#%d b#%d", d.SeqA, d.SeqB)
+		where = position("a", d.SessionA, d.SeqA) + " " + position("b", d.SessionB, d.SeqB)
 	}
 	s := fmt.Sprintf("%c %s  (%s)", d.Op, d.Request, where)
 	if d.Detail != "" {
 		s += "\n    " + strings.ReplaceAll(d.Detail, "\n", "\n    ")
 	}
 	return s
+}
+
+// position names a request of side ("a" or "b"): "a#7" in a comparison of
+// two sessions, "a s3:7" (session:seq, as mcpspy show names a line of a
+// cassette with several sessions) in one that merged a side's sessions.
+func position(side, session string, seq uint64) string {
+	if session == "" {
+		return fmt.Sprintf("%s#%d", side, seq)
+	}
+	return fmt.Sprintf("%s %s:%d", side, session, seq)
 }
