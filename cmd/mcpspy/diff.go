@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -17,10 +18,15 @@ const diffSynopsis = "diff [--session ID [--session ID]] [--ignore NAME] [--all]
 
 // runDiff compares one recorded session of cassette A with one of B,
 // request by request, as replay matching sees them (replay.CompareSessions).
+// A cassette that holds the connections of one sessionless 2026-07-28
+// HTTP client stands, unless --session picks one, for them all, merged in
+// recorded order (replay.CompareClients).
 func runDiff(args []string, s streams) error {
 	fs := newFlags("diff", diffSynopsis, s)
 	var sessions multiFlag
-	fs.Var(&sessions, "session", "the session to compare, `ID` or name: once for both cassettes, twice for A's then B's;\nneeded for a cassette that holds several")
+	fs.Var(&sessions, "session", "the session to compare, `ID` or name: once for both cassettes, twice for A's then B's;\n"+
+		"needed for a cassette that holds several, but for the connections of one sessionless 2026-07-28 HTTP client,\n"+
+		"which are compared merged in recorded order")
 	all := fs.Bool("all", false, "print the requests that are the same too")
 	ignore := ignoreFlag(fs)
 	exitCode := fs.Bool("exit-code", false, "exit 1 when the sessions differ (as git diff --exit-code)")
@@ -39,39 +45,130 @@ func runDiff(args []string, s streams) error {
 			want[i] = sessions[min(i, len(sessions)-1)]
 		}
 	}
-	var picked [2]*store.TapeSession
+	var sides [2][]*store.TapeSession
+	var labels [2]string
 	for i, path := range fs.Args() {
 		tape, err := store.Load(path)
 		if err != nil {
 			return err
 		}
-		if want[i] == "" && len(tape.Sessions) > 1 && allSessionless(tape) {
-			// One client's connections, split as it happened to open
-			// them: pairing two runs' by id compares unrelated requests.
-			return usageErrorf("diff: %s holds %d sessions, the connections of a sessionless 2026-07-28 HTTP client, "+
-				"which mcpspy records one per connection and which split differently each run; "+
-				"name one of each side's with --session (A's, then B's), opened by the same request (see mcpspy ls and show)", path, len(tape.Sessions))
-		}
-		if picked[i], err = pickSession("diff", tape, path, want[i]); err != nil {
+		if sides[i], err = diffSide(tape, path, want[i]); err != nil {
 			return err
 		}
+		labels[i] = path + " " + sideLabel(sides[i])
 	}
-	differ := printComparison(s.Out, fs.Arg(0)+" "+picked[0].Info.ID, fs.Arg(1)+" "+picked[1].Info.ID, picked[0], picked[1], *all, *ignore)
+	var diffs []replay.Difference
+	if len(sides[0]) == 1 && len(sides[1]) == 1 {
+		diffs = replay.CompareSessions(sides[0][0], sides[1][0], *ignore...)
+	} else {
+		diffs = replay.CompareClients(sides[0], sides[1], *ignore...)
+	}
+	differ := printDiffs(s.Out, labels[0], labels[1], diffs, *all)
 	if *exitCode && differ {
 		return &cli.ExitError{Code: 1}
 	}
 	return nil
 }
 
-// allSessionless says whether every session of tape is a connection of a
-// sessionless 2026-07-28 HTTP client.
-func allSessionless(tape *store.Tape) bool {
-	for i := range tape.Sessions {
-		if !rerun.Sessionless(&tape.Sessions[i]) {
-			return false
+// diffSide picks what diff compares of tape: the session named id; else
+// its only session, or all its sessions when they are the connections of
+// one sessionless client (sessionlessClients), which split a run's
+// requests as the client happened to open connections, differently each
+// run.
+func diffSide(tape *store.Tape, path, id string) ([]*store.TapeSession, error) {
+	if id == "" && len(tape.Sessions) > 1 {
+		all := make([]*store.TapeSession, len(tape.Sessions))
+		for i := range tape.Sessions {
+			all[i] = &tape.Sessions[i]
+		}
+		switch clients := sessionlessClients(all); {
+		case len(clients) == 1:
+			return all, nil
+		case len(clients) > 1:
+			named := make([]string, len(clients))
+			for i, c := range clients {
+				named[i] = joinIDs(c)
+			}
+			return nil, usageErrorf("diff: %s holds %d sessions, the connections of %d sessionless 2026-07-28 HTTP clients (%s); "+
+				"name one session of each side's with --session (A's, then B's), or export each client's sessions to a cassette of its own",
+				path, len(all), len(clients), strings.Join(named, "; "))
 		}
 	}
-	return true
+	s, err := pickSession("diff", tape, path, id)
+	if err != nil {
+		return nil, err
+	}
+	return []*store.TapeSession{s}, nil
+}
+
+// sessionlessClients splits sessions, when every one is a connection of a
+// sessionless 2026-07-28 HTTP client (rerun.Sessionless), into the
+// clients they belong to, in order of first session; nil when one is not.
+// Connections are one client's unless they name different clientInfo
+// (2026-07-28 requests carry it in _meta); a connection that names none
+// is anyone's, so goes with the one client there is, or else apart.
+// rerun.Clients' grouping by overlapping connections, which rerun needs
+// to run them together, is not asked for: a client without keep-alive
+// opens a connection per request, one after another.
+func sessionlessClients(sessions []*store.TapeSession) [][]*store.TapeSession {
+	var clients [][]*store.TapeSession
+	at := map[string]int{} // canonical clientInfo → its client in clients
+	var anyone []*store.TapeSession
+	for _, s := range sessions {
+		if !rerun.Sessionless(s) {
+			return nil
+		}
+		info := canonicalJSON(s.Info.Handshake.ClientInfo)
+		if info == "" {
+			anyone = append(anyone, s)
+			continue
+		}
+		i, seen := at[info]
+		if !seen {
+			i, at[info] = len(clients), len(clients)
+			clients = append(clients, nil)
+		}
+		clients[i] = append(clients[i], s)
+	}
+	if len(clients) <= 1 {
+		return [][]*store.TapeSession{sessions}
+	}
+	if len(anyone) > 0 {
+		clients = append(clients, anyone)
+	}
+	return clients
+}
+
+// canonicalJSON is raw re-encoded with its object keys sorted, so that
+// the same value compares equal however it was written; "" for none.
+func canonicalJSON(raw json.RawMessage) string {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil || v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// sideLabel names what diff compares of a cassette: its session's id, or
+// its merged sessions'.
+func sideLabel(side []*store.TapeSession) string {
+	if len(side) == 1 {
+		return side[0].Info.ID
+	}
+	return joinIDs(side) + " (one client's connections, merged)"
+}
+
+// joinIDs lists the sessions' ids, comma-separated.
+func joinIDs(sessions []*store.TapeSession) string {
+	ids := make([]string, len(sessions))
+	for i, s := range sessions {
+		ids[i] = s.Info.ID
+	}
+	return strings.Join(ids, ",")
 }
 
 // ignoreFlag defines diff's and rerun's --ignore.
@@ -83,11 +180,15 @@ func ignoreFlag(fs *flag.FlagSet) *multiFlag {
 }
 
 // printComparison writes what replay.CompareSessions finds between a and
-// b (members named in ignore left out), labelled as given: a header, the
-// differences (every request with all), and a count. It reports whether
-// the sessions differ.
+// b (members named in ignore left out), as printDiffs does.
 func printComparison(w io.Writer, labelA, labelB string, a, b *store.TapeSession, all bool, ignore []string) (differ bool) {
-	diffs := replay.CompareSessions(a, b, ignore...)
+	return printDiffs(w, labelA, labelB, replay.CompareSessions(a, b, ignore...), all)
+}
+
+// printDiffs writes a comparison, labelled as given: a header, the
+// differences (every request with all), and a count. It reports whether
+// the sides differ.
+func printDiffs(w io.Writer, labelA, labelB string, diffs []replay.Difference, all bool) (differ bool) {
 	var n [4]int // same, answered differently, only in A, only in B
 	for _, d := range diffs {
 		switch d.Op {

@@ -68,15 +68,16 @@ func TestMcpspy_Diff(t *testing.T) {
 func TestMcpspy_DiffErrors(t *testing.T) {
 	db := shippedCassette(t, "everything-stdio.db")
 	two := twoSessionCassette(t)
-	// Two connections of a sessionless 2026-07-28 client, as mcpspy
-	// records go-sdk's.
+	// Two connections of sessionless 2026-07-28 clients, as mcpspy
+	// records go-sdk's, but of two clients (their clientInfo differs):
+	// diff merges one client's connections, not two clients'.
 	conns := filepath.Join(t.TempDir(), "conns.jsonl")
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"host%d","version":"1"}}`
 	const http = `"http":{"method":"POST","path":"/mcp","status":200,"request_header":{"Mcp-Protocol-Version":["2026-07-28"]}}`
 	var lines strings.Builder
 	for i, method := range []string{"tools/list", "tools/call"} {
-		fmt.Fprintf(&lines, `{"session":"s%d","info":{"transport":"streamable-http","upstream":"http://127.0.0.1:1/mcp","start":"2026-11-21T10:00:0%dZ"}}`+"\n", i+1, i)
-		fmt.Fprintf(&lines, `{"session":"s%d","seq":1,"dir":"c2s","time":"2026-11-21T10:00:0%dZ","message":{"jsonrpc":"2.0","id":%d,"method":%q,"params":{`+meta+`}},`+http+`}`+"\n", i+1, i, i+1, method)
+		fmt.Fprintf(&lines, `{"session":"s%d","info":{"transport":"streamable-http","upstream":"http://127.0.0.1:1/mcp","start":"2026-11-21T10:00:0%dZ","handshake":{"protocol_version":"2026-07-28","client_info":{"name":"host%d","version":"1"}}}}`+"\n", i+1, i, i)
+		fmt.Fprintf(&lines, `{"session":"s%d","seq":1,"dir":"c2s","time":"2026-11-21T10:00:0%dZ","message":{"jsonrpc":"2.0","id":%d,"method":%q,"params":{`+meta+`}},`+http+`}`+"\n", i+1, i, i+1, method, i)
 	}
 	if err := os.WriteFile(conns, []byte(lines.String()), 0o600); err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestMcpspy_DiffErrors(t *testing.T) {
 		{"one cassette", []string{db}, 2, "mcpspy: diff: want two cassettes, A and B, not 1"},
 		{"three sessions", []string{"--session", "s1", "--session", "s1", "--session", "s1", db, db}, 2, "mcpspy: diff: --session at most twice"},
 		{"several sessions, none named", []string{db, two}, 2, "mcpspy: diff: " + two + " holds 2 sessions (s1, s2); name one with --session"},
-		{"a sessionless client's connections", []string{conns, conns}, 2, "mcpspy: diff: " + conns + " holds 2 sessions, the connections of a sessionless 2026-07-28 HTTP client"},
+		{"two sessionless clients' connections", []string{conns, conns}, 2, "mcpspy: diff: " + conns + " holds 2 sessions, the connections of 2 sessionless 2026-07-28 HTTP clients (s1; s2); name one session of each side's with --session"},
 		{"unknown session", []string{"--session", "s1", "--session", "s9", db, two}, 1, "mcpspy: " + two + `: no such session "s9"`},
 		{"missing cassette", []string{db, "missing.db"}, 1, "mcpspy: missing.db: cassette does not exist"},
 	}
