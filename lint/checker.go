@@ -108,7 +108,10 @@ type request struct {
 	cancelled uint64
 	// refused: its POST got a 4xx or 5xx and no answer (http-status says
 	// so), so no answer is owed.
-	refused  bool
+	refused bool
+	// left: the client closed the stream of its POST before the answer
+	// came, which in 2026-07-28 cancels the request.
+	left     bool
 	progress *float64 // the last progress value seen for its token
 	walk     *walk    // for a list method: the pagination it belongs to
 }
@@ -133,6 +136,8 @@ type frame struct {
 	// inputRequired: a result with resultType input_required (from the
 	// classifier's one pass over the frame).
 	inputRequired bool
+	// left: the client left its POST before the answer (store.ClientLeft).
+	left bool
 }
 
 func newChecker(info store.SessionInfo, opts Options) *checker {
@@ -197,7 +202,7 @@ func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 		}
 		return
 	}
-	f := &frame{seq: m.Seq, at: m.Time, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, method: s.Method, inputRequired: s.InputRequired}
+	f := &frame{seq: m.Seq, at: m.Time, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, method: s.Method, inputRequired: s.InputRequired, left: store.ClientLeft(m.Note)}
 	if s.Kind != jsonrpc.Error {
 		f.params, f.result = member(raw, "params"), member(raw, "result")
 	}
@@ -222,6 +227,7 @@ func (c *checker) request(f *frame) {
 	if status, _ := f.http.Refusal(); status != 0 && f.dir == store.C2S {
 		r.refused = true
 	}
+	r.left = f.dir == store.C2S && f.left
 	switch f.method {
 	case "tools/call":
 		r.tool, _ = stringOf(member(f.params, "name"))
@@ -342,7 +348,7 @@ func (c *checker) end() {
 	if c.info.End != nil { // a session still recording may yet be answered
 		for d := range 2 {
 			for _, r := range sortedRequests(c.pending[d]) {
-				if r.cancelled == 0 && !r.refused && !(r.method == "subscriptions/listen" && r.dir == store.C2S) {
+				if r.cancelled == 0 && !r.refused && !(r.method == "subscriptions/listen" && r.dir == store.C2S) && !(r.left && c.era == eraStateless) {
 					c.report("unanswered", r.seq, 0, "%s %s (%s) was never answered", r.method, r.id, side(store.Dir(d)))
 				}
 			}

@@ -17,7 +17,7 @@ var rules = []Rule{
 	{"id-reused", Error, "a request reuses an id its sender already used in the session"},
 	{"response-unknown-id", Error, "a response answers an id the other side never sent"},
 	{"response-duplicate", Error, "a request is answered twice"},
-	{"unanswered", Warning, "a request got no answer and was not cancelled (or refused with an HTTP error status) before the session ended"},
+	{"unanswered", Warning, "a request got no answer and was not cancelled (with notifications/cancelled or, in 2026-07-28, by closing its stream) or refused with an HTTP error status before the session ended"},
 	{"batch", Error, "a JSON-RPC batch outside protocol 2025-03-26, the one version that allows them"},
 	{"cancel-unknown", Warning, "notifications/cancelled names a request its sender never sent"},
 	{"cancel-initialize", Error, "a client cancels initialize"},

@@ -153,3 +153,36 @@ func TestTape_CancelOnAnotherConnection(t *testing.T) {
 		t.Errorf("with a session id: findings %q, want cancel-unknown@1", got)
 	}
 }
+
+// A client that leaves its POST before the answer (the recorder notes it
+// on the request) cancels the request in 2026-07-28, where closing a
+// response stream is the cancellation; in the handshake era it does not
+// (a disconnection is no cancellation there), so the request is still
+// unanswered.
+func TestSession_ClientLeftItsStream(t *testing.T) {
+	call := func(meta string) string {
+		return `> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"` + meta + `}}`
+	}
+	tests := []struct {
+		name  string
+		lines []string
+		note  string
+		want  []string
+	}{
+		{"2026-07-28, left before the answer began", mrtr(call(`,"_meta":` + stateless(``))), store.NoteLeftBeforeAnswer, []string{}},
+		{"2026-07-28, left partway through the stream", mrtr(call(`,"_meta":` + stateless(``))), store.NoteLeftStream, []string{}},
+		{"2026-07-28, no note", mrtr(call(`,"_meta":` + stateless(``))), "", []string{"unanswered@3"}},
+		{"2026-07-28, another note", mrtr(call(`,"_meta":` + stateless(``))), "answered by mcpspy", []string{"unanswered@3"}},
+		{"handshake era, left partway through the stream", opened(call(``)), store.NoteLeftStream, []string{"unanswered@4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := session(tt.lines...)
+			s.Messages[len(s.Messages)-1].Note = tt.note
+			got := found(Session(s, Options{}))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("findings %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -275,7 +275,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, err := p.roundTrip(r, out)
 	if err != nil {
 		if r.Context().Err() != nil {
-			sent.answered(0, nil, "the client went away before the upstream answered")
+			sent.answered(0, nil, store.NoteLeftBeforeAnswer)
 			return // nothing to answer
 		}
 		if hs == nil { // a GET without a session id: kept where a refused one is

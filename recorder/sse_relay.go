@@ -58,6 +58,7 @@ func (x *exchange) relaySSE() {
 			}
 		}
 		if err != nil {
+			rec.ended = errors.Is(err, io.EOF)
 			if errors.Is(err, sse.ErrTooLong) {
 				// Too big to parse: keep the stream going byte for byte.
 				x.p.logf("mcpspy: %v on %s; forwarding the rest of the stream unrecorded", err, x.base.Path)
@@ -86,6 +87,7 @@ type sseRecorder struct {
 	retry   string
 	started bool // the first event has been seen
 	carried bool // a message has been recorded from it
+	ended   bool // the upstream ended it (not the client, nor a cut)
 	legacy  bool // the stream is a legacy SSE connection, and so its session
 	rewrote bool // its endpoint event was rewritten to the proxy
 }
@@ -154,9 +156,14 @@ func (s *sseRecorder) finish() {
 	if !s.carried && (s.x.sent.recorded() || len(s.priming) == 0) {
 		note := "its event stream ended without a message"
 		if s.x.r.Context().Err() != nil {
-			note = "the client went away before its event stream carried a message"
+			note = store.NoteLeftEmptyStream
 		}
 		s.x.answeredBare(s.stream, note)
+	}
+	if s.carried && !s.ended && s.x.r.Context().Err() != nil {
+		// The client closed the stream partway: in 2026-07-28, that
+		// cancels the request it answers.
+		s.x.sent.answered(s.x.base.Status, s.x.base.ResponseHeader, store.NoteLeftStream)
 	}
 	if len(s.priming) > 0 && s.hs != nil { // no frame came after them to carry them
 		s.hs.keepPriming(store.StreamPriming{Stream: s.stream, StreamID: s.x.streamID, Path: s.x.base.Path, EventIDs: s.priming, Retry: s.retry})
