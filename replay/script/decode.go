@@ -394,6 +394,9 @@ func (d *decoder) value(n *yaml.Node, path string) any {
 		if n.Decode(&i) == nil {
 			return i
 		}
+		if x, ok := beyondFloat(n.Value, math.NaN()); ok {
+			return x
+		}
 		var f float64
 		if n.Decode(&f) == nil {
 			return f
@@ -401,6 +404,9 @@ func (d *decoder) value(n *yaml.Node, path string) any {
 	case "!!float":
 		var f float64
 		if n.Decode(&f) == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			if x, ok := beyondFloat(n.Value, f); ok {
+				return x
+			}
 			return f
 		}
 		d.errorf(at(n, path), "%q is not a number JSON can carry", n.Value)

@@ -244,3 +244,20 @@ var compareFuncs = map[string]any{
 	"gt": cmpFunc(func(c int) bool { return c > 0 }),
 	"ge": cmpFunc(func(c int) bool { return c >= 0 }),
 }
+
+// beyondFloat is a number the script wrote, kept exact when a float64
+// would change its value (f, or NaN for an integer too big for an int64):
+// 18446744073709551617 stays itself, as a client's does, while 0.1 and 1e3
+// stay float64s. ok is false for those, and for text that is no JSON
+// number (YAML's 0x1F, +5 or .5), which a float64 holds as YAML means it.
+func beyondFloat(text string, f float64) (exactNum, bool) {
+	if !json.Valid([]byte(text)) || (text[0] != '-' && (text[0] < '0' || text[0] > '9')) {
+		return "", false
+	}
+	n := exactNum(text)
+	r := n.rat()
+	if r == nil || (!math.IsNaN(f) && floatRat(f).Cmp(r) == 0) {
+		return "", false
+	}
+	return n, true
+}

@@ -167,6 +167,8 @@ func number(v any) (float64, bool) {
 		return float64(x), true
 	case int:
 		return float64(x), true
+	case exactNum: // written finer than a float64 holds: near enough here
+		return mustFloat(string(x)), true
 	}
 	return math.NaN(), false
 }
