@@ -74,7 +74,7 @@ func Parse(name string, data []byte) (*Script, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: name, Pos: Pos{Line: 1, Col: 1}, Msg: "the script is empty"}
 		}
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -93,13 +93,53 @@ func Parse(name string, data []byte) (*Script, error) {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// yamlError turns yaml.v3's "yaml: line N: msg" into file:line form.
-func yamlError(name string, err error) error {
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Error{File: name, Pos: Pos{Line: line, Col: 1}, Msg: "not valid YAML or JSON: " + m[2]}
+// yamlError turns yaml.v3's "yaml: line N: msg" about data into
+// file:line form, at the line where the problem is.
+//
+// yaml.v3 names the line of the construct the parser was in, not of the
+// problem: a list item indented one space short is reported at the
+// "tools:" that holds the list, maybe hundreds of lines above it. The
+// problem is where the document stops parsing: the first line whose
+// prefix of the document fails as the whole does (a prefix that ends
+// inside a quoted string or a flow collection that a later line closes
+// fails otherwise, and is passed over). A binary search finds it in a
+// few parses, on the error path only.
+func yamlError(name string, data []byte, err error) error {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return &Error{File: name, Pos: Pos{Line: 1, Col: 1}, Msg: "not valid YAML or JSON: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
-	return &Error{File: name, Pos: Pos{Line: 1, Col: 1}, Msg: "not valid YAML or JSON: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	line, _ := strconv.Atoi(m[1])
+	msg := m[2]
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	failsAlike := func(n int) bool { // the first n lines fail as data does
+		var node yaml.Node
+		err := yaml.Unmarshal(bytes.Join(lines[:n], nil), &node)
+		sub := yamlLine.FindStringSubmatch(fmt.Sprint(err))
+		return sub != nil && sub[2] == msg
+	}
+	lo, hi := max(line, 1), len(lines) // failsAlike(hi) holds
+	if lo > hi || !failsAlike(hi) {
+		return &Error{File: name, Pos: Pos{Line: line, Col: 1}, Msg: "not valid YAML or JSON: " + msg}
+	}
+	for lo < hi {
+		if mid := (lo + hi) / 2; failsAlike(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	col := 1 + len(lines[hi-1]) - len(bytes.TrimLeft(lines[hi-1], " "))
+	if hi != line {
+		msg += fmt.Sprintf(" (in the part that begins at line %d)", line)
+	}
+	switch {
+	case strings.HasPrefix(msg, "did not find expected key"), strings.HasPrefix(msg, "did not find expected '-'"), strings.Contains(msg, "indentation"):
+		msg += "; check this line's indentation"
+	case strings.HasPrefix(msg, "found unexpected end of stream"):
+		msg += "; a quote, [ or { this line opens is never closed"
+	}
+	return &Error{File: name, Pos: Pos{Line: hi, Col: col}, Msg: "not valid YAML or JSON: " + msg}
 }
 
 // Name implements replay.Source.
