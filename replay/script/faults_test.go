@@ -23,7 +23,7 @@ func TestFaults_OverStdio(t *testing.T) {
 	}{
 		{"malformed", []string{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"t`}},
 		{"duplicate", []string{`{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"twice","type":"text"}]}}`, `{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"twice","type":"text"}]}}`}},
-		{"wrong-id", []string{`{"jsonrpc":"2.0","id":"3","result":{"content":[{"text":"lost","type":"text"}]}}`}},
+		{"wrong-id", []string{`{"jsonrpc":"2.0","id":"3-wrong","result":{"content":[{"text":"lost","type":"text"}]}}`}},
 		{"unavailable", []string{`{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"HTTP 503 Service Unavailable (fault http-503; this transport has no HTTP status)","data":{"httpStatus":503,"headers":{"Retry-After":"30"}}}}`}},
 	}
 	for i, tt := range tests {

@@ -483,10 +483,10 @@ func TestTSClient_Faults(t *testing.T) {
 		{"stdio", "close", `{"server":"faults-demo",
 			"close":{"code":-32000,"message":"MCP error -32000: Connection closed","data":null},
 			"afterClose":{"code":null,"message":"Not connected","data":null}}`},
-		// A surprise, kept here: the TypeScript SDK client pairs an
-		// answer by Number(id), so the answer to 2 that comes as "2"
-		// resolves the call, where the spec makes them two ids.
-		{"stdio", "wrong-id", `{"server":"faults-demo","wrongId":{"text":"lost"}}`},
+		// The TypeScript SDK client pairs an answer by Number(id), so an
+		// answer to 2 that came as "2" resolved the call (the spec makes
+		// them two ids); the fault's "2-wrong" answers nothing.
+		{"stdio", "wrong-id", `{"server":"faults-demo","wrongId":{"code":-32001,"message":"MCP error -32001: Request timed out","data":{"timeout":300}}}`},
 		{"stdio", "expire", `{"server":"faults-demo",
 			"expire":{"code":-32000,"message":"MCP error -32000: Connection closed","data":null},
 			"sameSession":{"code":null,"message":"Not connected","data":null},

@@ -349,13 +349,14 @@ func responseFrame(id json.RawMessage, r replay.Reply) []byte {
 	return b.Bytes()
 }
 
-// wrongID is an id the client did not send: a numeric id turns into the
-// string of the same digits (1 and "1" differ in JSON-RPC), a string id
-// gets a suffix.
+// wrongID is an id the client did not send, and that no client can take
+// for one it did: the id with "-wrong" after it, as a string. (1 and "1"
+// differ in JSON-RPC, but the TypeScript SDK pairs answers by Number(id),
+// so "1" would answer its 1; Number("1-wrong") is NaN.)
 func wrongID(id json.RawMessage) json.RawMessage {
 	var s string
 	if json.Unmarshal(id, &s) == nil {
 		return mustJSON(s + "-wrong")
 	}
-	return mustJSON(string(id))
+	return mustJSON(string(id) + "-wrong")
 }

@@ -175,8 +175,9 @@ try {
       break;
     }
     case "wrong-id": {
-      // script-faults.yaml's wrong-id fault: the answer to id 2 comes as "2".
-      try { out.wrongId = { text: firstText(await client.callTool({ name: "wrong-id", arguments: {} })) }; } catch (e) { out.wrongId = errorOf(e); }
+      // script-faults.yaml's wrong-id fault: the answer to id 2 comes as
+      // "2-wrong", which answers nothing.
+      try { out.wrongId = { text: firstText(await client.callTool({ name: "wrong-id", arguments: {} }, undefined, { timeout: 300 })) }; } catch (e) { out.wrongId = errorOf(e); }
       break;
     }
     case "expire": {
