@@ -63,6 +63,11 @@ type Cassette struct {
 	ignore       []string      // members left out of match keys (Ignore)
 	dropped      int           // server messages with nothing to attach to
 	tasks        tasks         // the recorded tasks' states (tasks.go)
+	// stateless names the recorded sessions of 2026-07-28, whose answers
+	// go to a handshake-era client without what only that version has
+	// (acrossEras); nil when there are none. A set of sessions, not a
+	// flag of each interaction, which has no byte to spare.
+	stateless map[string]bool
 	// intro answers initialize when the cassette recorded none (see
 	// handshake.go); nil when it did.
 	intro *introduction
@@ -278,6 +283,17 @@ func (b *building) addMethod(it *interaction) {
 
 // addSession adds the interactions of s, parsed as ps, to the slab.
 func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], b *building) {
+	// stateless: the session's client spoke 2026-07-28 (its requests'
+	// _meta say so, since the last initialize; see Cassette.stateless).
+	stateless := false
+	defer func() {
+		if stateless {
+			if c.stateless == nil {
+				c.stateless = map[string]bool{}
+			}
+			c.stateless[s.Info.ID] = true
+		}
+	}()
 	newInteraction := func(m *store.Message, p *parsed) *interaction {
 		it := &c.slab[b.used]
 		it.n = uint32(b.used)
@@ -334,6 +350,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 		}
 		switch {
 		case m.Dir == store.C2S && p.hasMeth && p.id != nil:
+			stateless = p.stateless || stateless && p.method != "initialize"
 			it := newInteraction(m, &p)
 			if p.token != "" {
 				tokens[it] = p.token

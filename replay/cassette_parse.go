@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"hash/maphash"
 	"iter"
@@ -31,8 +32,10 @@ type parsed struct {
 	// (redactedNames.add has a look)
 	redacted bool
 	// asks: a response's result has resultType "input_required"
-	asks  bool
-	token string
+	asks bool
+	// stateless: a client request whose _meta names 2026-07-28 or later
+	stateless bool
+	token     string
 }
 
 // parser is the state of one parsing worker.
@@ -125,6 +128,7 @@ func (ps *parser) parseFrame(m *store.Message) parsed {
 		p.key, tok, p.redacted = ps.key(p.method, p.params)
 		p.key = blankIgnored(p.key, p.method, ps.ignore)
 		p.hash = maphash.Bytes(ps.seed, p.key)
+		p.stateless = p.id != nil && statelessMeta(p.params)
 	case p.method == "notifications/progress":
 		tok = jsonrpc.Member(p.params, "progressToken")
 	}
@@ -132,6 +136,16 @@ func (ps *parser) parseFrame(m *store.Message) parsed {
 		p.token = string(tok)
 	}
 	return p
+}
+
+// statelessMeta says whether request params carry the _meta protocol
+// version of 2026-07-28 or later.
+func statelessMeta(params []byte) bool {
+	if !bytes.Contains(params, []byte(metaVersionKey)) {
+		return false
+	}
+	v, _ := jsonrpc.String(jsonrpc.Member(params, "_meta", metaVersionKey))
+	return v >= statelessVersion
 }
 
 // parseBlock is how many frames a parsing worker takes at a time.

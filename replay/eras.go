@@ -2,7 +2,10 @@ package replay
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // Which protocol eras the live sessions spoke, for the report: a recorded
@@ -78,4 +81,141 @@ func (s *Server) noteEra(req *Request) {
 	if req.MetaVersion() >= statelessVersion {
 		s.eras.Or(uint32(eraStateless))
 	}
+}
+
+// A 2026-07-28 recording replayed to a handshake-era client: the answers
+// carry what only 2026-07-28 has, which a real server that negotiated
+// the client's version would not send (the 2026-07-28 schema's Result,
+// CacheableResult and the reserved _meta keys of results and
+// notifications). The cassette leaves it out of what such a session is
+// sent, once the engine has told it the client's era (handshakeTold);
+// nothing else changes, and a replay to a client of the recorded era
+// stays byte for byte.
+
+// handshakeTold is a session source told when its session's client
+// turns out to speak the handshake era (its initialize answered so).
+type handshakeTold interface{ spokeHandshake() }
+
+func (s *cassetteSession) spokeHandshake() { s.handshake.Store(true) }
+
+// acrossEras says whether it, recorded in 2026-07-28, goes to a client of
+// the handshake era: then without what only 2026-07-28 has.
+func (s *cassetteSession) acrossEras(it *interaction) bool {
+	return s.c.stateless != nil && s.handshake.Load() && s.c.stateless[it.sess]
+}
+
+// asRecorded is it's answer as built at load, to this session's client.
+func (s *cassetteSession) asRecorded(it *interaction) *Prepared {
+	if !s.acrossEras(it) {
+		return &it.prep
+	}
+	return &Prepared{Reply: handshakeReply(it.prep.Reply), SSE: it.prep.SSE}
+}
+
+// handshakeReply is a 2026-07-28 reply as a server of the handshake era
+// sends it: its result by handshakeResult, the notifications after it by
+// handshakeParams.
+func handshakeReply(r Reply) Reply {
+	if r.Result != nil {
+		r.Result = handshakeResult(r.Result)
+	}
+	if len(r.After) > 0 {
+		after := make([]Outgoing, len(r.After))
+		for i, o := range r.After {
+			if !o.Request {
+				o.Params = handshakeParams(o.Params)
+			}
+			after[i] = o
+		}
+		r.After = after
+	}
+	return r
+}
+
+// 2026-07-28's reserved _meta keys: who answered (every result) and which
+// subscriptions/listen stream carried a notification.
+const (
+	metaServerInfoKey   = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionKey = "io.modelcontextprotocol/subscriptionId"
+)
+
+// handshakeResult is a 2026-07-28 result as a server of the handshake era
+// answers: without resultType, ttlMs, cacheScope and the reserved _meta
+// keys; result itself when it has none of them.
+func handshakeResult(result json.RawMessage) json.RawMessage {
+	return pruned(result, func(name, v []byte) []byte {
+		switch string(name) {
+		case "resultType", "ttlMs", "cacheScope":
+			return nil
+		case "_meta":
+			return prunedMeta(v)
+		}
+		return v
+	})
+}
+
+// handshakeParams is the params of a 2026-07-28 notification as a server
+// of the handshake era sends them: without the listen stream's
+// subscriptionId; nil when nothing else was in them.
+func handshakeParams(params json.RawMessage) json.RawMessage {
+	p := pruned(params, func(name, v []byte) []byte {
+		if string(name) == "_meta" {
+			return prunedMeta(v)
+		}
+		return v
+	})
+	if len(p) < len(params) && string(p) == "{}" {
+		return nil
+	}
+	return p
+}
+
+// prunedMeta is a _meta without 2026-07-28's reserved keys of answers, nil
+// when only they were in it (an empty _meta recorded as such stays).
+func prunedMeta(meta []byte) []byte {
+	m := pruned(meta, func(name, v []byte) []byte {
+		if s := string(name); s == metaServerInfoKey || s == metaSubscriptionKey {
+			return nil
+		}
+		return v
+	})
+	if len(m) < len(meta) && string(m) == "{}" {
+		return nil
+	}
+	return m
+}
+
+// pruned is obj, a JSON object, with each member's value what edit makes
+// of it (given the name unescaped), left out where edit returns nil;
+// every other byte as it was. obj itself when edit changed nothing, or
+// obj is no object.
+func pruned(obj []byte, edit func(name, value []byte) []byte) []byte {
+	type member struct{ key, value []byte }
+	var kept []member
+	changed := false
+	valid := jsonrpc.RawMembers(obj, func(key, value []byte) {
+		name := key[1 : len(key)-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			name = []byte(keyString(key))
+		}
+		v := edit(name, value)
+		if len(v) != len(value) {
+			changed = true
+		}
+		if v != nil {
+			kept = append(kept, member{key, v})
+		}
+	})
+	if !valid || !changed {
+		return obj
+	}
+	out := make([]byte, 0, len(obj))
+	out = append(out, '{')
+	for i, m := range kept {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, m.key...), ':'), m.value...)
+	}
+	return append(out, '}')
 }

@@ -136,6 +136,9 @@ type cassetteSession struct {
 	// after the one matched last: see keyIndex.findNext. Only a hint, so
 	// not under mu.
 	guess atomic.Uint32
+	// handshake: the session's client speaks the handshake era
+	// (acrossEras).
+	handshake atomic.Bool
 }
 
 // keyBuf is room for a typical match key on the stack: answering a
@@ -349,7 +352,7 @@ func (s *cassetteSession) prepareNote(key []byte) (*Prepared, bool) {
 	}
 	it := all[n]
 	markUsed(it)
-	return &it.prep, true
+	return s.asRecorded(it), true
 }
 
 // plan turns an interaction into a prepared answer: the one built at load,
@@ -367,7 +370,7 @@ func (s *cassetteSession) plan(it *interaction) *Prepared {
 func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 	timing := s.c.match.timing
 	if !it.plays && (!timing || !it.timed) {
-		return &it.prep
+		return s.asRecorded(it)
 	}
 	r := it.prep.Reply
 	p := &Prepared{Reply: r, SSE: it.prep.SSE}
@@ -376,6 +379,13 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 		live := req.ProgressToken()
 		sentProgress := false
 		var clientTasks clientTaskIDs
+		down := s.acrossEras(it)
+		notify := func(method string, params json.RawMessage) {
+			if down {
+				params = handshakeParams(params)
+			}
+			_ = peer.Notify(method, params)
+		}
 		for _, st := range it.during {
 			if timing && !waitUntil(ctx, start.Add(st.at)) {
 				return Reply{NoReply: true}
@@ -388,7 +398,7 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 				if live == nil {
 					continue // the live client did not ask for progress
 				}
-				_ = peer.Notify(st.out.Method, withMember(st.out.Params, "progressToken", live))
+				notify(st.out.Method, withMember(st.out.Params, "progressToken", live))
 				sentProgress = true
 			case st.out.Request:
 				params := clientTasks.rekey(st.out.Params)
@@ -403,7 +413,7 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 					clientTasks.learn(st.clientTask, answer, err)
 				}
 			default:
-				_ = peer.Notify(st.out.Method, st.out.Params)
+				notify(st.out.Method, st.out.Params)
 			}
 		}
 		if timing && !waitUntil(ctx, start.Add(it.replyAt)) {
@@ -411,6 +421,9 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 		}
 		if sentProgress {
 			ProgressBarrier(ctx, peer)
+		}
+		if down {
+			return handshakeReply(r)
 		}
 		return r
 	}

@@ -556,6 +556,11 @@ func (s *session) initialized(req *Request, result json.RawMessage) {
 	_ = json.Unmarshal(result, &got)
 	if got.ProtocolVersion < statelessVersion {
 		s.srv.eras.Or(uint32(eraHandshake))
+		for _, src := range s.srcs {
+			if h, ok := src.(handshakeTold); ok {
+				h.spokeHandshake()
+			}
+		}
 	}
 	s.mu.Lock()
 	s.version = got.ProtocolVersion
