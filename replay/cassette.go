@@ -694,11 +694,11 @@ func (c *Cassette) claimMethod(method string, all []*interaction) *interaction {
 }
 
 // Unused implements Source: recorded requests no session used. ping and
-// server/discover are left out: the engine answers ping itself, and only
-// clients of the stateless era send server/discover. So is every
-// initialize once one was used: each recorded session opens with one (the
-// sessions mcpmock's fallback adds too), and a client that replays them
-// all in one session has missed none.
+// server/discover are left out: the engine answers ping itself, and a
+// client of the stateless era need not discover (it may version each
+// request). So is every initialize once one was used: each recorded
+// session opens with one (the sessions mcpmock's fallback adds too), and
+// a client that replays them all in one session has missed none.
 func (c *Cassette) Unused() []string {
 	unused, _ := c.unusedIn(0)
 	return unused
@@ -713,7 +713,7 @@ func (c *Cassette) unusedIn(live eras) (unused []string, leftOut []LeftOut) {
 		initialized = initialized || it.used.Load()
 	}
 	for _, it := range c.reqs {
-		if it.used.Load() || it.method == "ping" || it.method == "server/discover" || (initialized && it.method == "initialize") {
+		if it.used.Load() || it.method == "ping" || (initialized && it.method == "initialize") {
 			continue
 		}
 		what := c.where(it) + " " + describe(it.method, it.canon())
@@ -721,7 +721,9 @@ func (c *Cassette) unusedIn(live eras) (unused []string, leftOut []LeftOut) {
 			leftOut = append(leftOut, LeftOut{Request: what, Why: why})
 			continue
 		}
-		unused = append(unused, what)
+		if it.method != "server/discover" {
+			unused = append(unused, what)
+		}
 	}
 	return unused, leftOut
 }

@@ -27,8 +27,9 @@ const (
 // and 2026-07-28 schemas' ClientRequest: 2026-07-28 has no handshake, no
 // ping, no logging/setLevel (a per-request _meta log level instead), no
 // resources/subscribe or unsubscribe and no tasks (subscriptions/listen
-// carries the change notifications). server/discover and ping are left
-// out of Unused whatever the eras (Cassette.Unused).
+// carries the change notifications). ping is left out of Unused whatever
+// the eras (Cassette.Unused), and so is server/discover when not left out
+// here: a 2026-07-28 client may version each request instead.
 var eraOnly = map[string]eras{
 	"initialize":            eraHandshake,
 	"logging/setLevel":      eraHandshake,
@@ -39,6 +40,7 @@ var eraOnly = map[string]eras{
 	"tasks/list":            eraHandshake,
 	"tasks/cancel":          eraHandshake,
 	"subscriptions/listen":  eraStateless,
+	"server/discover":       eraStateless,
 }
 
 // otherEra says why a recorded request of method could not have been

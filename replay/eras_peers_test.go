@@ -23,7 +23,9 @@ import (
 // 2025-11-25. Each answer and notification they get is the recorded one
 // without what only 2026-07-28 has (resultType, ttlMs, cacheScope, the
 // serverInfo in result _meta, the listen's subscriptionId), as a server
-// that negotiated their version answers; nothing else differs.
+// that negotiated their version answers; nothing else differs. The
+// report leaves the recorded server/discover and subscriptions/listen,
+// which such a client never sends, out of unused, saying why.
 func TestReplay_StatelessRecordingAcrossEras(t *testing.T) {
 	db, live := recordGo(t, "stdio", "")
 	spy, mock := peertest.Binary(t, "mcpspy"), peertest.Binary(t, "mcpmock")
@@ -53,9 +55,22 @@ func TestReplay_StatelessRecordingAcrossEras(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wire := filepath.Join(t.TempDir(), "wire.db")
-			tt.run(t, []string{spy, "record", "-o", wire, "--", mock, "serve", db})
+			dir := t.TempDir()
+			wire, report := filepath.Join(dir, "wire.db"), filepath.Join(dir, "report.json")
+			tt.run(t, []string{spy, "record", "-o", wire, "--", mock, "serve", "--report", report, db})
 			compareAcrossEras(t, exportFrames(t, spy, db), exportFrames(t, spy, wire))
+			r := pollReport(t, report)
+			var left []string
+			for _, l := range r.LeftOut {
+				left = append(left, l.Request[strings.Index(l.Request, "#"):]+": "+l.Why)
+			}
+			want := []string{
+				"#1 server/discover: only a 2026-07-28 client sends server/discover, and every live session spoke the handshake era",
+				`#3 subscriptions/listen {"notifications":{"toolsListChanged":true}}: only a 2026-07-28 client sends subscriptions/listen, and every live session spoke the handshake era`,
+			}
+			if d := cmp.Diff(want, left); d != "" || len(r.Unused) > 0 || len(r.Unmatched) > 0 {
+				t.Errorf("report: unused %q, unmatched %+v; left_out (-want +got):\n%s", r.Unused, r.Unmatched, d)
+			}
 		})
 	}
 }

@@ -173,11 +173,13 @@ func TestReport_OtherEraNotUnused(t *testing.T) {
 		`< {"jsonrpc":"2.0","id":4,"result":{"tools":[]}}`,
 	}
 	const (
-		hello       = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"live","version":"1"}}}`
-		listOld     = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
-		listNew     = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`
-		fromNewOnly = "only a 2026-07-28 client sends subscriptions/listen, and every live session spoke the handshake era"
+		hello   = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"live","version":"1"}}}`
+		listOld = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+		listNew = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`
 	)
+	fromNew := func(m string) string {
+		return "only a 2026-07-28 client sends " + m + ", and every live session spoke the handshake era"
+	}
 	fromOld := func(m string) string {
 		return "a 2026-07-28 client does not send " + m + ", and every live session spoke 2026-07-28"
 	}
@@ -192,7 +194,18 @@ func TestReport_OtherEraNotUnused(t *testing.T) {
 			name:    "a 2026-07-28 recording, a handshake-era client",
 			tape:    stateless,
 			clients: [][]string{{hello, listOld}},
-			leftOut: []replay.LeftOut{{Request: `test.db s1#3 subscriptions/listen {"notifications":{"toolsListChanged":true}}`, Why: fromNewOnly}},
+			leftOut: []replay.LeftOut{
+				{Request: `test.db s1#1 server/discover`, Why: fromNew("server/discover")},
+				{Request: `test.db s1#3 subscriptions/listen {"notifications":{"toolsListChanged":true}}`, Why: fromNew("subscriptions/listen")},
+			},
+		},
+		{
+			// The spec lets a 2026-07-28 client version each request
+			// instead of discovering.
+			name:    "a 2026-07-28 recording, a 2026-07-28 client that does not discover",
+			tape:    stateless,
+			clients: [][]string{{listNew}},
+			unused:  []string{`test.db s1#3 subscriptions/listen {"notifications":{"toolsListChanged":true}}`},
 		},
 		{
 			name:    "a handshake-era recording, a 2026-07-28 client",
@@ -259,9 +272,17 @@ func TestReplay_HandshakeClientOnStatelessRecordingStrict(t *testing.T) {
 	if len(r.Unmatched) != 0 || len(r.Unused) != 0 {
 		t.Errorf("report: unmatched %+v, unused %q; want neither\nmcpmock's stderr:\n%s", r.Unmatched, r.Unused, stderr.String())
 	}
-	const why = "only a 2026-07-28 client sends subscriptions/listen, and every live session spoke the handshake era"
-	if len(r.LeftOut) != 1 || !strings.Contains(r.LeftOut[0].Request, " subscriptions/listen") || r.LeftOut[0].Why != why {
-		t.Errorf("report's left_out: %+v; want the recorded subscriptions/listen, saying why", r.LeftOut)
+	var left []string
+	for _, l := range r.LeftOut {
+		_, what, _ := strings.Cut(l.Request, "#")
+		left = append(left, what+": "+l.Why)
+	}
+	want := []string{
+		"1 server/discover: only a 2026-07-28 client sends server/discover, and every live session spoke the handshake era",
+		`3 subscriptions/listen {"notifications":{"toolsListChanged":true}}: only a 2026-07-28 client sends subscriptions/listen, and every live session spoke the handshake era`,
+	}
+	if d := cmp.Diff(want, left); d != "" {
+		t.Errorf("report's left_out (-want +got):\n%s", d)
 	}
 	// The client's Close waited for mcpmock to exit.
 	if ps := cmd.ProcessState; ps == nil || ps.ExitCode() != 0 {
