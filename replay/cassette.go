@@ -717,7 +717,7 @@ func (c *Cassette) unusedIn(live eras) (unused []string, leftOut []LeftOut) {
 			continue
 		}
 		what := c.where(it) + " " + describe(it.method, it.canon())
-		if why := otherEra(it.method, live); why != "" {
+		if why := otherEra(it.method, it.canon(), live); why != "" {
 			leftOut = append(leftOut, LeftOut{Request: what, Why: why})
 			continue
 		}

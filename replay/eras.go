@@ -43,18 +43,25 @@ var eraOnly = map[string]eras{
 	"server/discover":       eraStateless,
 }
 
-// otherEra says why a recorded request of method could not have been
-// asked by live sessions that spoke only live, or "" when it could have
-// (or no session spoke at all: then everything recorded is unused).
-func otherEra(method string, live eras) string {
+// otherEra says why a recorded request of method, with canonical params
+// canon, could not have been asked by live sessions that spoke only
+// live, or "" when it could have (or no session spoke at all: then
+// everything recorded is unused). Besides the methods of eraOnly, a
+// tools/call made as a task (params.task, 2025-11-25): 2026-07-28 has
+// no tasks, and its CallToolRequestParams no task member.
+func otherEra(method, canon string, live eras) string {
 	only, ok := eraOnly[method]
+	what := method
+	if !ok && jsonrpc.TaskAugmentable(method) && jsonrpc.Member([]byte(canon), "task") != nil {
+		only, ok, what = eraHandshake, true, method+" as a task (params.task)"
+	}
 	if !ok || live == 0 || live&only != 0 {
 		return ""
 	}
 	if only == eraStateless {
-		return fmt.Sprintf("only a %s client sends %s, and every live session spoke the handshake era", statelessVersion, method)
+		return fmt.Sprintf("only a %s client sends %s, and every live session spoke the handshake era", statelessVersion, what)
 	}
-	return fmt.Sprintf("a %s client does not send %s, and every live session spoke %s", statelessVersion, method, statelessVersion)
+	return fmt.Sprintf("a %s client does not send %s, and every live session spoke %s", statelessVersion, what, statelessVersion)
 }
 
 // LeftOut is a recorded request no session asked for that Report leaves

@@ -1,8 +1,14 @@
 package replay_test
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
@@ -114,5 +120,69 @@ func TestReplay_StatelessRecordingToHandshakeClient(t *testing.T) {
 				t.Errorf("sent:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+}
+
+// discoverer answers server/discover alone, as a server of 2026-07-28
+// does: layered before a handshake-era cassette, it lets go-sdk's client
+// speak 2026-07-28 to it.
+type discoverer struct{}
+
+func (discoverer) Name() string               { return "discover" }
+func (discoverer) Open() replay.SessionSource { return discoverer{} }
+func (discoverer) Unused() []string           { return nil }
+func (discoverer) Answer(_ context.Context, _ replay.Peer, req *replay.Request) (replay.Reply, bool) {
+	if req.Method != "server/discover" {
+		return replay.Reply{}, false
+	}
+	return replay.Reply{Result: json.RawMessage(`{"resultType":"complete","ttlMs":0,"cacheScope":"public","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}`)}, true
+}
+
+// A 2025-11-25 tools/call made as a task (params.task, answered with a
+// CreateTaskResult, then polled and fetched) is one a 2026-07-28 client
+// cannot make: that version has no tasks, and its tools/call no task
+// member. Replayed to go-sdk's client speaking 2026-07-28, the report
+// leaves it out of unused, saying why, with the tasks/get and
+// tasks/result about its task.
+func TestReport_TaskCallLeftOutFor2026Client(t *testing.T) {
+	tape := cassetteOf(t,
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"research","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"research","arguments":{"topic":"tides"},"task":{"ttl":60000}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"task":{"taskId":"T1","status":"working","createdAt":"2026-11-21T10:00:00Z","lastUpdatedAt":"2026-11-21T10:00:00Z","ttl":60000}}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"T1"}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"completed","createdAt":"2026-11-21T10:00:00Z","lastUpdatedAt":"2026-11-21T10:00:01Z","ttl":60000}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"T1"}}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"tides are tidal"}]}}`,
+	)
+	s := mocktest.New(t, []replay.Source{discoverer{}, tape})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "new", Version: "1"}, nil).Connect(ctx, s.Transport(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != "" && v != "2026-07-28" {
+		t.Fatalf("go-sdk's client speaks %s; want 2026-07-28", v)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	r := s.Report()
+	why := func(what string) string {
+		return "a 2026-07-28 client does not send " + what + ", and every live session spoke 2026-07-28"
+	}
+	want := []replay.LeftOut{
+		{Request: "test.db s1#1 initialize", Why: why("initialize")},
+		{Request: `test.db s1#6 tools/call {"arguments":{"topic":"tides"},"name":"research","task":{}}`, Why: why("tools/call as a task (params.task)")},
+		{Request: `test.db s1#8 tasks/get {"taskId":"T1"}`, Why: why("tasks/get")},
+		{Request: `test.db s1#10 tasks/result {"taskId":"T1"}`, Why: why("tasks/result")},
+	}
+	if d := cmp.Diff(want, r.LeftOut); d != "" || len(r.Unused) > 0 || len(r.Unmatched) > 0 {
+		t.Errorf("report: unused %q, unmatched %+v; left_out (-want +got):\n%s", r.Unused, r.Unmatched, d)
 	}
 }
