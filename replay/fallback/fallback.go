@@ -102,6 +102,8 @@ type Source struct {
 	closed   bool
 	wg       sync.WaitGroup // upstreams not yet ended
 	logMu    sync.Mutex
+	// held are the methods of notifications held back so far (heldBack).
+	held sync.Map
 }
 
 // Stats say what the fallback did.
@@ -245,6 +247,15 @@ func (s *Source) addFailed(req *replay.Request, why string) {
 	s.mu.Lock()
 	s.failed = append(s.failed, describe(req)+": "+why)
 	s.mu.Unlock()
+}
+
+// heldBack notes a notification the server sent in answer to mcpmock's
+// own handshake, which the client is not sent (upstream.initialize);
+// stderr says so once per method.
+func (s *Source) heldBack(method string) {
+	if _, said := s.held.LoadOrStore(method, true); !said {
+		s.warnf("%s, which %s sent in answer to mcpmock's own handshake, is not passed on: the client did not cause it", method, s.target)
+	}
 }
 
 // warnf writes one line to Options.Log.

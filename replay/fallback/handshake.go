@@ -15,6 +15,15 @@ import (
 
 // initialize performs the handshake once: the live session's protocol
 // version, the live client's capabilities, and mcpmock as clientInfo.
+//
+// What the server notifies in answer to it is not passed on: the live
+// client's own handshake was answered from the recording, with what
+// followed it there, and did not cause this one (server-everything sends
+// notifications/tools/list_changed right after initialized). So
+// notifications are held back until the server has answered a ping sent
+// after notifications/initialized: a server takes a session's messages in
+// order, and what it sends in reaction to initialized it sends before
+// that answer. What later requests cause goes to the client as before.
 func (u *upstream) initialize(ctx context.Context, peer replay.Peer) error {
 	u.initMu.Lock()
 	defer u.initMu.Unlock()
@@ -24,6 +33,8 @@ func (u *upstream) initialize(ctx context.Context, peer replay.Peer) error {
 	if u.initErr != nil {
 		return u.initErr
 	}
+	u.handshaking.Store(true)
+	defer u.handshaking.Store(false)
 	version := peer.ProtocolVersion()
 	if version == "" {
 		version = latestVersion
@@ -62,6 +73,11 @@ func (u *upstream) initialize(ctx context.Context, peer replay.Peer) error {
 		return u.initErr
 	}
 	u.inited = true
+	// A server that does not answer ping holds the request up helloWait
+	// at most.
+	pctx, cancel := context.WithTimeout(ctx, helloWait)
+	defer cancel()
+	_, _ = u.forward(pctx, peer, &replay.Request{Method: "ping"}, nil)
 	return nil
 }
 

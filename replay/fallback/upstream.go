@@ -73,6 +73,10 @@ type upstream struct {
 	clientHello   atomic.Bool
 	helloSent     chan struct{}
 	helloSentOnce sync.Once
+	// handshaking is set while mcpmock's own handshake is under way
+	// (initialize): what the server notifies meanwhile answers that
+	// handshake, not anything the live client did, and is not passed on.
+	handshaking atomic.Bool
 
 	mu      sync.Mutex
 	pending map[string]*call // our request id → the live request
@@ -392,6 +396,10 @@ func (u *upstream) serverRequest(frame []byte, sum jsonrpc.Summary, related stri
 // progress to the request whose token it carries, what came in answer to a
 // request to that request, the rest (list_changed, logging) to the session.
 func (u *upstream) serverNotification(frame []byte, sum jsonrpc.Summary, related string) {
+	if u.handshaking.Load() {
+		u.src.heldBack(sum.Method)
+		return
+	}
 	params := paramsOf(frame)
 	if sum.Method == "notifications/progress" {
 		u.mu.Lock()
