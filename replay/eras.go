@@ -195,9 +195,9 @@ func prunedMeta(meta []byte) []byte {
 }
 
 // pruned is obj, a JSON object, with each member's value what edit makes
-// of it (given the name unescaped), left out where edit returns nil;
-// every other byte as it was. obj itself when edit changed nothing, or
-// obj is no object.
+// of it (given the name unescaped): the value itself, a shorter one, or
+// nil to leave the member out; every other byte as it was. obj itself
+// when edit changed nothing, or obj is no object.
 func pruned(obj []byte, edit func(name, value []byte) []byte) []byte {
 	type member struct{ key, value []byte }
 	var kept []member
