@@ -721,11 +721,18 @@ func later(a, b time.Time) time.Time {
 
 // orderHARMessages puts a session's messages in the order they came: the
 // recorded order when the HAR is mcpspy's export and names every
-// message's seq; else by time, once no answer is placed before its
-// request (an SSE stream's events are spread over its receive time, and
-// a legacy stream carries the answers to POSTs made while it ran) nor
-// before the event before it on its stream. A time moved so is moved to
-// just after what it must follow.
+// message's seq; else by time, once the times spread over a stream (an
+// SSE stream's events are spread over its receive time, and a legacy
+// stream carries the answers to POSTs made while it ran) are moved where
+// the messages say they must be. A server's request comes before the
+// client's answer to it, and so do the events before it on its stream
+// (a GET stream's receive time is its whole life, so an even spread puts
+// its events late: roots/list after the reply to it). An answer comes
+// after its request, an event after the event before it, and what a GET
+// stream carries on the server's own account (not a ping or a log) after
+// notifications/initialized, before which a server sends none. A time
+// moved so is moved to just before, or just after, what bounds it; where
+// bounds disagree, the later wins.
 func orderHARMessages(msgs []harMessage) {
 	byRecord := len(msgs) > 0
 	for _, hm := range msgs {
@@ -738,14 +745,43 @@ func orderHARMessages(msgs []harMessage) {
 		}
 		return
 	}
-	asked := map[string]time.Time{} // client requests by id
+	asked := map[string]time.Time{}   // client requests by id
+	replied := map[string]time.Time{} // client answers to the server's requests, by id
+	var initialized time.Time
 	for _, hm := range msgs {
-		if hm.m.Dir == C2S {
-			if s := jsonrpc.Classify(hm.m.Frame); s.Kind == jsonrpc.Request {
-				asked[string(s.ID)] = hm.m.Time
+		if hm.m.Dir != C2S {
+			continue
+		}
+		switch s := jsonrpc.Classify(hm.m.Frame); {
+		case s.Kind == jsonrpc.Request:
+			asked[string(s.ID)] = hm.m.Time
+		case s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error:
+			if _, ok := replied[string(s.ID)]; !ok {
+				replied[string(s.ID)] = hm.m.Time
 			}
+		case s.Method == "notifications/initialized" && initialized.IsZero():
+			initialized = hm.m.Time
 		}
 	}
+	// Backwards, each event before what bounds it from after.
+	bound := map[int]time.Time{} // the next event's time, by exchange
+	for i := len(msgs) - 1; i >= 0; i-- {
+		hm := &msgs[i]
+		if hm.m.Dir != S2C {
+			continue
+		}
+		limit, ok := bound[hm.entry]
+		if s := jsonrpc.Classify(hm.m.Frame); s.Kind == jsonrpc.Request {
+			if t, asked := replied[string(s.ID)]; asked && (!ok || t.Before(limit)) {
+				limit, ok = t, true
+			}
+		}
+		if ok && !hm.m.Time.Before(limit) {
+			hm.m.Time = limit.Add(-time.Microsecond)
+		}
+		bound[hm.entry] = hm.m.Time
+	}
+	// Forwards, each event after what bounds it from before.
 	prev := map[int]time.Time{} // the last event's time, by exchange
 	for i := range msgs {
 		hm := &msgs[i]
@@ -753,10 +789,14 @@ func orderHARMessages(msgs []harMessage) {
 			continue
 		}
 		at := later(hm.m.Time, prev[hm.entry])
-		if s := jsonrpc.Classify(hm.m.Frame); s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error {
+		switch s := jsonrpc.Classify(hm.m.Frame); {
+		case s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error:
 			if t, ok := asked[string(s.ID)]; ok && !at.After(t) {
 				at = t.Add(time.Microsecond)
 			}
+		case hm.m.HTTP != nil && hm.m.HTTP.Stream == StreamGetSSE && !initialized.IsZero() && !at.After(initialized) &&
+			s.Method != "ping" && s.Method != "notifications/message":
+			at = initialized.Add(time.Microsecond)
 		}
 		hm.m.Time, prev[hm.entry] = at, at
 	}

@@ -1,0 +1,191 @@
+package store_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/store"
+)
+
+// The HARs in testdata/playwright-* were written by headless Chromium,
+// driven by Playwright's recordHar, while a web page spoke MCP by hand
+// with fetch() to server-everything (testdata/harmaker says how, and
+// what those HARs are like).
+
+// playwrightEntry is what the tests check an imported message against:
+// an entry of the HAR as Playwright wrote it.
+type playwrightEntry struct {
+	StartedDateTime time.Time `json:"startedDateTime"`
+	Request         struct {
+		Method   string `json:"method"`
+		PostData *struct {
+			Text string `json:"text"`
+		} `json:"postData"`
+	} `json:"request"`
+	Response struct {
+		Status  int `json:"status"`
+		Content struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"response"`
+	Timings struct {
+		Wait    float64 `json:"wait"`
+		Receive float64 `json:"receive"`
+	} `json:"timings"`
+}
+
+func readPlaywrightHAR(t *testing.T, path string) []playwrightEntry {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Log struct{ Entries []playwrightEntry } `json:"log"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Log.Entries
+}
+
+func importPlaywright(t *testing.T, path string) *store.HARImport {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := store.ImportHAR(f, path, store.HARImportOptions{Redact: recorder.NewHTTPRedactor(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// playwrightSession is the session the page spoke, message by message,
+// with where each travelled (as listing writes it, without event ids).
+var playwrightSession = []string{
+	"1 c2s initialize | POST /mcp 0 post-body#1",
+	"2 s2c response 1 | POST /mcp 200 post-sse#1",
+	"3 c2s notifications/initialized | POST /mcp 202 post-body#3",
+	"4 s2c notifications/tools/list_changed | GET /mcp 200 get-sse#2",
+	"5 s2c notifications/tools/list_changed | GET /mcp 200 get-sse#2",
+	"6 s2c roots/list | GET /mcp 200 get-sse#2",
+	"7 c2s response 0 | POST /mcp 202 post-body#4",
+	"8 c2s tools/list | POST /mcp 0 post-body#5",
+	"9 s2c response 2 | POST /mcp 200 post-sse#5",
+	"10 c2s tools/call | POST /mcp 0 post-body#6",
+	"11 s2c response 3 | POST /mcp 200 post-sse#6",
+	"12 c2s tools/call | POST /mcp 0 post-body#7",
+	"13 s2c notifications/progress | POST /mcp 200 post-sse#7",
+	"14 s2c notifications/progress | POST /mcp 200 post-sse#7",
+	"15 s2c notifications/progress | POST /mcp 200 post-sse#7",
+	"16 s2c response 4 | POST /mcp 200 post-sse#7",
+	"17 s2c notifications/message | GET /mcp 200 get-sse#2",
+}
+
+// withoutEventIDs is listing's lines without what follows " id=".
+func withoutEventIDs(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i], _, _ = strings.Cut(l, " id=")
+	}
+	return out
+}
+
+// TestImportHAR_Playwright imports what Chromium wrote: one session, its
+// messages in the order they came, each with its HTTP metadata; every
+// SSE event taken apart with its id, priming events on the message after
+// them; times from the entries' timings; the page itself left out, and
+// the DELETE, which carried no message, kept bare.
+func TestImportHAR_Playwright(t *testing.T) {
+	path := filepath.Join("testdata", "playwright-chromium.har")
+	got := importPlaywright(t, path)
+	if got.Skipped != 1 || got.EmptyStreams != 0 || len(got.Sessions) != 1 {
+		t.Fatalf("skipped %d, %d empty streams, %d sessions; want the page skipped and one session", got.Skipped, got.EmptyStreams, len(got.Sessions))
+	}
+	s := got.Sessions[0]
+	if d := cmp.Diff(playwrightSession, withoutEventIDs(listing(s))); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	entries := readPlaywrightHAR(t, path)
+	sid := s.Info.HTTPSessionID
+	if len(sid) != 36 || s.Info.Transport != store.TransportHTTP || !strings.HasPrefix(s.Info.Upstream, "http://127.0.0.1:") ||
+		s.Info.Recorder != "HAR by Playwright 1.65.1, imported by mcptape" || !s.Info.Start.Equal(entries[1].StartedDateTime) {
+		t.Errorf("session info %+v", s.Info)
+	}
+	if len(s.Info.Bare) != 1 || s.Info.Bare[0].HTTP.Method != http.MethodDelete || s.Info.Bare[0].HTTP.Status != 200 ||
+		s.Info.Bare[0].HTTP.RequestHeader.Get("Mcp-Session-Id") != sid || !s.Info.Bare[0].Time.Equal(entries[8].StartedDateTime) {
+		t.Errorf("bare exchanges %+v: want the DELETE of session %s", s.Info.Bare, sid)
+	}
+
+	// Each message is its entry's request body, or an event of its
+	// answer, with the id that event had; a priming event (an id and no
+	// data) is on the message after it. Requests carry the session's id
+	// from the second on, and its answers say it too.
+	byStream := map[uint64]playwrightEntry{}
+	for _, e := range entries[1:] {
+		byStream[uint64(len(byStream)+1)] = e
+	}
+	for _, m := range s.Messages {
+		h := m.HTTP
+		e := byStream[h.StreamID]
+		if m.Dir == store.C2S {
+			if e.Request.PostData == nil || e.Request.PostData.Text != string(m.Frame) || !m.Time.Equal(e.StartedDateTime) {
+				t.Errorf("seq %d: not entry %d's request body, at its start %v: %s at %v", m.Seq, h.StreamID+1, e.StartedDateTime, m.Frame, m.Time)
+			}
+		} else {
+			event := "id: " + h.EventID + "\ndata: " + string(m.Frame) + "\n\n"
+			if h.EventType != "message" || !strings.Contains(e.Response.Content.Text, "event: message\n"+event) {
+				t.Errorf("seq %d: event %q, type %q, is not in entry %d's text", m.Seq, event, h.EventType, h.StreamID+1)
+			}
+			for _, p := range h.Priming {
+				if !strings.Contains(e.Response.Content.Text, "id: "+p+"\ndata: \n\n"+"event: message\n"+event) {
+					t.Errorf("seq %d: priming event %s is not the one before it", m.Seq, p)
+				}
+			}
+			if h.Stream == store.StreamPostSSE && len(h.Priming) == 0 && strings.HasPrefix(e.Response.Content.Text, "id: "+h.EventID) {
+				t.Errorf("seq %d: the stream's priming event is lost", m.Seq)
+			}
+		}
+		if h.StreamID > 1 && (h.RequestHeader.Get("Mcp-Session-Id") != sid || h.RequestHeader.Get("MCP-Protocol-Version") != "2025-11-25") {
+			t.Errorf("seq %d: request headers %v, want session %s", m.Seq, h.RequestHeader, sid)
+		}
+		if ua := h.RequestHeader.Get("User-Agent"); !strings.Contains(ua, "HeadlessChrome/") || h.RequestHeader.Get("Origin") == "" {
+			t.Errorf("seq %d: User-Agent %q, Origin %q: want the browser's", m.Seq, ua, h.RequestHeader.Get("Origin"))
+		}
+		if m.Dir == store.S2C && (h.ResponseHeader.Get("Mcp-Session-Id") != sid || h.ResponseHeader.Get("Content-Type") != "text/event-stream") {
+			t.Errorf("seq %d: response headers %v", m.Seq, h.ResponseHeader)
+		}
+	}
+
+	// Times: an answer's events spread over its receive time, the first
+	// when the answer began, the last when it ended (to the millisecond,
+	// as the HAR keeps them).
+	long := byStream[7]
+	first := long.StartedDateTime.Add(time.Duration(long.Timings.Wait * float64(time.Millisecond)))
+	last := first.Add(time.Duration(long.Timings.Receive * float64(time.Millisecond)))
+	for seq, want := range map[uint64]time.Time{13: first, 16: last} {
+		if d := s.Messages[seq-1].Time.Sub(want); d < -time.Millisecond || d > time.Millisecond {
+			t.Errorf("seq %d at %v, want %v", seq, s.Messages[seq-1].Time, want)
+		}
+	}
+	for i := 1; i < len(s.Messages); i++ {
+		if s.Messages[i].Time.Before(s.Messages[i-1].Time) {
+			t.Errorf("seq %d at %v, before seq %d", i+1, s.Messages[i].Time, i)
+		}
+	}
+	del := entries[8]
+	if end := s.Info.End; end == nil || end.Reason != store.EndClosed || !end.Time.Equal(del.StartedDateTime.Add(time.Duration(del.Timings.Wait*float64(time.Millisecond)))) {
+		t.Errorf("end %+v, want closed when the DELETE was answered", end)
+	}
+}
