@@ -356,6 +356,13 @@ func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
 		mime = x.respHdr.Get("Content-Type")
 	}
 	x.isSSE = strings.HasPrefix(strings.ToLower(strings.TrimSpace(mime)), "text/event-stream")
+	if x.isSSE && content.Encoding != "base64" && e.MCPTape == nil {
+		// A browser's text may be the stream's UTF-8 misread; base64 is
+		// the bytes themselves, and mcpspy's export writes them right.
+		// The header says what the browser decoded by (DevTools' own
+		// mimeType leaves out the charset).
+		x.answer = eventStreamUTF8(x.answer, cmp.Or(x.respHdr.Get("Content-Type"), mime))
+	}
 	if x.isSSE {
 		rd := sse.NewReader(bytes.NewReader(x.answer), len(x.answer)+1)
 		for {

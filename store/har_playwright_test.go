@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -93,6 +94,15 @@ var playwrightSession = []string{
 	"17 s2c notifications/message | GET /mcp 200 get-sse#2",
 }
 
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // withoutEventIDs is listing's lines without what follows " id=".
 func withoutEventIDs(lines []string) []string {
 	out := make([]string, len(lines))
@@ -144,7 +154,12 @@ func TestImportHAR_Playwright(t *testing.T) {
 				t.Errorf("seq %d: not entry %d's request body, at its start %v: %s at %v", m.Seq, h.StreamID+1, e.StartedDateTime, m.Frame, m.Time)
 			}
 		} else {
+			// A frame that is not ASCII is in the text misread (see
+			// TestImportHAR_PlaywrightEventStreamUTF8).
 			event := "id: " + h.EventID + "\ndata: " + string(m.Frame) + "\n\n"
+			if !isASCII(m.Frame) {
+				event = "id: " + h.EventID + "\ndata: {"
+			}
 			if h.EventType != "message" || !strings.Contains(e.Response.Content.Text, "event: message\n"+event) {
 				t.Errorf("seq %d: event %q, type %q, is not in entry %d's text", m.Seq, event, h.EventType, h.StreamID+1)
 			}
@@ -187,5 +202,73 @@ func TestImportHAR_Playwright(t *testing.T) {
 	del := entries[8]
 	if end := s.Info.End; end == nil || end.Reason != store.EndClosed || !end.Time.Equal(del.StartedDateTime.Add(time.Duration(del.Timings.Wait*float64(time.Millisecond)))) {
 		t.Errorf("end %+v, want closed when the DELETE was answered", end)
+	}
+}
+
+// The text Chromium gives DevTools, and so Playwright, for an event
+// stream without a charset is decoded as windows-1252, though SSE is
+// UTF-8: server-everything's "–" and "🎉" in its instructions read
+// "â€“" and "ðŸŽ‰". The import reads back the UTF-8 the server sent, so a
+// replay gives the client what it got live.
+func TestImportHAR_PlaywrightEventStreamUTF8(t *testing.T) {
+	tape, err := store.LoadHAR(filepath.Join("testdata", "playwright-chromium.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tape.Sessions[0].Info.Handshake
+	if !strings.HasPrefix(h.Instructions, "# Everything Server – Server Instructions") || !strings.Contains(h.Instructions, "respond with \"🎉 Server") {
+		t.Errorf("instructions %.60q…, want server-everything's own text", h.Instructions)
+	}
+	if h.ProtocolVersion != "2025-11-25" || string(h.ClientInfo) != `{"name":"harmaker-page","version":"1.0.0"}` ||
+		string(h.ServerInfo) != `{"name":"mcp-servers/everything","title":"Everything Reference Server","version":"2.0.0"}` {
+		t.Errorf("handshake %+v", h)
+	}
+}
+
+// Which event-stream texts are read back as UTF-8: a browser's text of a
+// stream without a charset, misread as windows-1252; not one the header
+// says is UTF-8, nor one that was never UTF-8 misread (a lone "é"), nor
+// base64 (the bytes themselves), nor mcpspy's own export.
+func TestImportHAR_EventStreamCharset(t *testing.T) {
+	// "Ё" is D0 81: 0x81 is one of the bytes windows-1252 leaves as
+	// U+0081.
+	const sent = `{"jsonrpc":"2.0","id":1,"result":{"text":"a – b 🎉 é Ё"}}`
+	const misread = `{"jsonrpc":"2.0","id":1,"result":{"text":"a â€“ b ðŸŽ‰ Ã© Ð` + "\u0081" + `"}}`
+	entry := func(contentType, content, extra string) string {
+		ct, _ := json.Marshal(contentType)
+		return `{"log":{"entries":[{"startedDateTime":"2026-11-28T10:00:00Z",
+			"request":{"method":"POST","url":"http://h/mcp","postData":{"text":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}"}},
+			"response":{"status":200,"headers":[{"name":"content-type","value":` + string(ct) + `}],"content":` + content + `}` + extra + `}]}}`
+	}
+	text := func(s string) string {
+		b, _ := json.Marshal(map[string]string{"mimeType": "text/event-stream", "text": "data: " + s + "\n\n"})
+		return string(b)
+	}
+	b64 := func(s string) string {
+		return `{"mimeType":"text/event-stream","encoding":"base64","text":"` + base64.StdEncoding.EncodeToString([]byte("data: "+s+"\n\n")) + `"}`
+	}
+	for _, tc := range []struct {
+		name, doc, want string
+	}{
+		{"no charset, misread", entry("text/event-stream", text(misread), ""), sent},
+		{"a charset other than UTF-8, misread", entry("text/event-stream; charset=ISO-8859-1", text(misread), ""), sent},
+		{"no charset, read right", entry("text/event-stream", text(sent), ""), sent},
+		{"latin-1 text that is no UTF-8", entry("text/event-stream", text(`{"text":"é"}`), ""), `{"text":"é"}`},
+		{"charset=utf-8", entry("text/event-stream; charset=utf-8", text(misread), ""), misread},
+		{"base64", entry("text/event-stream", b64(misread), ""), misread},
+		{"mcpspy's export", entry("text/event-stream", text(misread), `,"_mcptape":{"session":"s1","stream_id":1,"request_seq":1,"response_seqs":[2]}`), misread},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := store.ImportHAR(strings.NewReader(tc.doc), "x.har", store.HARImportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Sessions) != 1 || len(got.Sessions[0].Messages) != 2 {
+				t.Fatalf("sessions %+v", got.Sessions)
+			}
+			if f := string(got.Sessions[0].Messages[1].Frame); f != tc.want {
+				t.Errorf("frame %q, want %q", f, tc.want)
+			}
+		})
 	}
 }
