@@ -237,7 +237,7 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 		case x.ws && len(x.frames) == 0:
 			out.EmptyWebSockets++
 			continue
-		case x.isSSE && len(bytes.TrimSpace(x.answer)) == 0 && !x.recordedEmpty():
+		case x.streamMissing():
 			out.EmptyStreams++
 		}
 		xs = append(xs, x)
@@ -289,6 +289,13 @@ func endOfShort(short, transport string, def *EndInfo) *EndInfo {
 		e.Signal = m[2]
 	}
 	return e
+}
+
+// streamMissing says whether the entry's answer is an event stream the
+// HAR holds no text of (still open when it was saved, or left out),
+// whose messages are not there to import.
+func (x *harExchangeIn) streamMissing() bool {
+	return x.isSSE && len(bytes.TrimSpace(x.answer)) == 0 && !x.recordedEmpty()
 }
 
 // recordedEmpty says whether the entry is one mcpspy export --har wrote
@@ -678,6 +685,9 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 	}
 	if !carried {
 		note := "imported from a HAR: no message either way"
+		if x.streamMissing() {
+			note = "imported from a HAR: the text of its event stream is not in the HAR (still open when the HAR was saved?)"
+		}
 		if x.noted {
 			note = x.note // mcpspy's export: as recorded
 		}

@@ -272,3 +272,37 @@ func TestImportHAR_EventStreamCharset(t *testing.T) {
 		})
 	}
 }
+
+// A HAR saved while the session and its GET stream were still open (a
+// user who saves it while the app runs): the stream has no text, which
+// the import counts; what it carried is missing (the client's answer to
+// roots/list is there, the request it answers is not), and the GET is
+// kept bare, saying its text was not saved.
+func TestImportHAR_PlaywrightOpenStream(t *testing.T) {
+	got := importPlaywright(t, filepath.Join("testdata", "playwright-chromium-open.har"))
+	if got.Skipped != 1 || got.EmptyStreams != 1 || len(got.Sessions) != 1 {
+		t.Fatalf("skipped %d, %d empty streams, %d sessions; want the page skipped, the GET stream counted, one session", got.Skipped, got.EmptyStreams, len(got.Sessions))
+	}
+	s := got.Sessions[0]
+	var want []string
+	for _, l := range withoutSeqs(playwrightSession) {
+		if !strings.Contains(l, "GET") {
+			want = append(want, l)
+		}
+	}
+	if d := cmp.Diff(want, withoutSeqs(withoutEventIDs(listing(s)))); d != "" {
+		t.Errorf("(-want, less the GET stream's, +got):\n%s", d)
+	}
+	if len(s.Info.Bare) != 1 || s.Info.Bare[0].HTTP.Method != http.MethodGet || s.Info.Bare[0].Note != "imported from a HAR: the text of its event stream is not in the HAR (still open when the HAR was saved?)" {
+		t.Errorf("bare exchanges %+v: want the GET, saying its stream's text is missing", s.Info.Bare)
+	}
+}
+
+// withoutSeqs is listing's lines without their seqs.
+func withoutSeqs(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		_, out[i], _ = strings.Cut(l, " ")
+	}
+	return out
+}
