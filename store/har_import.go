@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"net/http"
 	"net/url"
@@ -59,6 +60,11 @@ type HARImport struct {
 type HARImportOptions struct {
 	Redact  HARRedactor
 	Rewrite func(*Message) *Message
+	// Files is where the bodies a HAR keeps in files of their own are
+	// read: the HAR's directory. Playwright's recordHar with content
+	// "attach" writes each body to a file beside the HAR and names it in
+	// _file. Nil reads none: a HAR that names one is refused.
+	Files fs.FS
 }
 
 // HARRedactor hides secrets in what a HAR's requests carry besides their
@@ -115,6 +121,7 @@ type harInEntry struct {
 		Headers  []harInNV `json:"headers"`
 		PostData *struct {
 			Text string `json:"text"`
+			File string `json:"_file"`
 		} `json:"postData"`
 	} `json:"request"`
 	Response struct {
@@ -124,6 +131,7 @@ type harInEntry struct {
 			MimeType string `json:"mimeType"`
 			Text     string `json:"text"`
 			Encoding string `json:"encoding"`
+			File     string `json:"_file"`
 		} `json:"content"`
 	} `json:"response"`
 	Timings struct {
@@ -225,7 +233,7 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 	out := &HARImport{}
 	var xs []*harExchangeIn
 	for i := range doc.Log.Entries {
-		x, err := readHAREntry(&doc.Log.Entries[i], i)
+		x, err := readHAREntry(&doc.Log.Entries[i], i, opts.Files)
 		if err != nil {
 			return nil, fmt.Errorf("%s: entry %d: %w", name, i+1, err)
 		}
@@ -303,8 +311,9 @@ func (x *harExchangeIn) streamMissing() bool {
 // is all there was, and nothing is missing.
 func (x *harExchangeIn) recordedEmpty() bool { return x.session != "" && len(x.responseSeqs) == 0 }
 
-// readHAREntry reads one entry; nil when it carries no MCP traffic.
-func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
+// readHAREntry reads one entry, its bodies in files read from files;
+// nil when it carries no MCP traffic.
+func readHAREntry(e *harInEntry, n int, files fs.FS) (*harExchangeIn, error) {
 	start, err := time.Parse(time.RFC3339Nano, e.StartedDateTime)
 	if err != nil {
 		return nil, fmt.Errorf("startedDateTime %q: %v", e.StartedDateTime, err)
@@ -328,12 +337,21 @@ func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
 		}
 		x.note, x.noted = harCommentNote(e.Comment, harEntryExt{Session: x.session, RequestSeq: x.requestSeq, ResponseSeqs: x.responseSeqs})
 	}
-	if e.Request.PostData != nil {
-		x.body = []byte(e.Request.PostData.Text)
+	if p := e.Request.PostData; p != nil {
+		x.body = []byte(p.Text)
+		if p.Text == "" && p.File != "" {
+			if x.body, err = harFile(files, p.File); err != nil {
+				return nil, fmt.Errorf("request body: %w", err)
+			}
+		}
 	}
 	content := e.Response.Content
 	x.answer = []byte(content.Text)
-	if content.Encoding == "base64" {
+	if content.Text == "" && content.File != "" {
+		if x.answer, err = harFile(files, content.File); err != nil {
+			return nil, fmt.Errorf("response body: %w", err)
+		}
+	} else if content.Encoding == "base64" {
 		if x.answer, err = base64.StdEncoding.DecodeString(content.Text); err != nil {
 			return nil, fmt.Errorf("response content: base64: %v", err)
 		}
@@ -388,6 +406,23 @@ func readHAREntry(e *harInEntry, n int) (*harExchangeIn, error) {
 		return nil, nil
 	}
 	return x, nil
+}
+
+// harFile reads a body a HAR keeps in a file of its own (_file), the
+// file's bytes as they are.
+func harFile(files fs.FS, name string) ([]byte, error) {
+	const where = `(Playwright's recordHar with content "attach" keeps bodies in files beside the HAR)`
+	if !fs.ValidPath(name) || name == "." {
+		return nil, fmt.Errorf("_file %q names no file beside the HAR", name)
+	}
+	if files == nil {
+		return nil, fmt.Errorf("it is in _file %q, and no files beside the HAR are read here %s", name, where)
+	}
+	b, err := fs.ReadFile(files, name)
+	if err != nil {
+		return nil, fmt.Errorf("_file: %w %s", err, where)
+	}
+	return b, nil
 }
 
 // harAnswerEnd is harNoteAnswer at the end of a comment.
@@ -832,7 +867,7 @@ func LoadHAR(path string) (*Tape, error) {
 		return nil, err
 	}
 	defer f.Close()
-	got, err := ImportHAR(bufio.NewReader(f), path, HARImportOptions{})
+	got, err := ImportHAR(bufio.NewReader(f), path, HARImportOptions{Files: os.DirFS(filepath.Dir(path))})
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,16 @@
 package store_test
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -65,7 +68,7 @@ func importPlaywright(t *testing.T, path string) *store.HARImport {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	got, err := store.ImportHAR(f, path, store.HARImportOptions{Redact: recorder.NewHTTPRedactor(nil)})
+	got, err := store.ImportHAR(f, path, store.HARImportOptions{Redact: recorder.NewHTTPRedactor(nil), Files: os.DirFS(filepath.Dir(path))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,4 +308,53 @@ func withoutSeqs(lines []string) []string {
 		_, out[i], _ = strings.Cut(l, " ")
 	}
 	return out
+}
+
+// Playwright's content: "attach" keeps each body in a file beside the HAR
+// (_file), the text fields empty: the import reads them there, and gets
+// what the embedded HAR of the same run of the page gives.
+func TestImportHAR_PlaywrightAttached(t *testing.T) {
+	embedded := importPlaywright(t, filepath.Join("testdata", "playwright-chromium.har"))
+	attached := importPlaywright(t, filepath.Join("testdata", "playwright-attach", "playwright-chromium.har"))
+	if attached.Skipped != 1 || attached.EmptyStreams != 0 || len(attached.Sessions) != 1 {
+		t.Fatalf("skipped %d, %d empty streams, %d sessions", attached.Skipped, attached.EmptyStreams, len(attached.Sessions))
+	}
+	a, e := attached.Sessions[0], embedded.Sessions[0]
+	if d := cmp.Diff(withoutEventIDs(listing(e)), withoutEventIDs(listing(a))); d != "" {
+		t.Errorf("(-embedded +attached):\n%s", d)
+	}
+	for i, m := range a.Messages {
+		if !bytes.Equal(m.Frame, e.Messages[i].Frame) {
+			t.Errorf("seq %d: %.80s, embedded %.80s", m.Seq, m.Frame, e.Messages[i].Frame)
+		}
+	}
+}
+
+// A body in a file of its own that cannot be read is an error naming the
+// entry and the file, and saying where Playwright keeps them.
+func TestImportHAR_AttachedFileErrors(t *testing.T) {
+	doc := func(file string) string {
+		return `{"log":{"entries":[{"startedDateTime":"2026-11-28T10:00:00Z","request":{"method":"POST","url":"http://h/mcp","postData":{"text":"","_file":"` + file + `"}},"response":{"status":202,"content":{"size":-1,"mimeType":"x-unknown"}}}]}}`
+	}
+	files := fstest.MapFS{"body.json": {Data: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)}}
+	for _, tc := range []struct {
+		name, doc string
+		files     fs.FS
+		want      string
+	}{
+		{"a file not there", doc("gone.json"), files, `x.har: entry 1: request body: _file: open gone.json: file does not exist (Playwright's recordHar with content "attach" keeps bodies in files beside the HAR)`},
+		{"a file elsewhere", doc("../body.json"), files, `x.har: entry 1: request body: _file "../body.json" names no file beside the HAR`},
+		{"no files to read", doc("body.json"), nil, `x.har: entry 1: request body: it is in _file "body.json", and no files beside the HAR are read here`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := store.ImportHAR(strings.NewReader(tc.doc), "x.har", store.HARImportOptions{Files: tc.files})
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	got, err := store.ImportHAR(strings.NewReader(doc("body.json")), "x.har", store.HARImportOptions{Files: files})
+	if err != nil || len(got.Sessions) != 1 || string(got.Sessions[0].Messages[0].Frame) != `{"jsonrpc":"2.0","method":"notifications/initialized"}` {
+		t.Errorf("with its file there: %v, %+v", err, got)
+	}
 }

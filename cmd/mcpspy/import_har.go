@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mcptape/mcptape/recorder"
@@ -43,7 +44,7 @@ func importHAR(f *os.File, path, out string, redact, redactValue []string, noRed
 	if err != nil {
 		return err
 	}
-	opts := store.HARImportOptions{Rewrite: recorder.Rewriter(redact, values)}
+	opts := store.HARImportOptions{Rewrite: recorder.Rewriter(redact, values), Files: os.DirFS(filepath.Dir(path))}
 	if headers != nil {
 		opts.Redact = headers
 	}
