@@ -114,8 +114,13 @@ type harIn struct {
 
 type harInEntry struct {
 	StartedDateTime string `json:"startedDateTime"`
-	Connection      string `json:"connection"`
-	Request         struct {
+	// Time is the whole exchange, every timing summed: what came before
+	// the answer began is Time less Receive, however a writer counts
+	// blocked, dns, connect and ssl (Playwright sums ssl apart from
+	// connect, which HAR 1.2 counts it in).
+	Time       float64 `json:"time"`
+	Connection string  `json:"connection"`
+	Request    struct {
 		Method   string    `json:"method"`
 		URL      string    `json:"url"`
 		Headers  []harInNV `json:"headers"`
@@ -139,6 +144,12 @@ type harInEntry struct {
 		Wait    float64 `json:"wait"`
 		Receive float64 `json:"receive"`
 	} `json:"timings"`
+	// EventSourceMessages are when Chrome's DevTools saw each event of an
+	// event stream, by its id (the data is in the text).
+	EventSourceMessages []struct {
+		Time    float64 `json:"time"` // seconds since the epoch
+		EventID string  `json:"eventId"`
+	} `json:"_eventSourceMessages"`
 	// WebSocketMessages are a WebSocket connection's frames, as Chrome
 	// saves them (and mcpspy export --har).
 	WebSocketMessages []struct {
@@ -183,22 +194,26 @@ func harHeader(nvs []harInNV) http.Header {
 
 // harExchangeIn is one MCP entry, read.
 type harExchangeIn struct {
-	n        int // its index among the entries, for errors and order
-	start    time.Time
-	wait     time.Duration // to the first byte of the answer
-	receive  time.Duration // from it to the last
-	method   string
-	url      *url.URL
-	reqHdr   http.Header
-	respHdr  http.Header
-	status   int
-	body     []byte // the request body
-	answer   []byte // the response body
-	isSSE    bool
-	events   []sse.Event // of an SSE answer, with or without data
-	endpoint string      // the data of a legacy endpoint event, if any
-	frames   []wsFrameIn // a WebSocket connection's frames
-	ws       bool
+	n       int // its index among the entries, for errors and order
+	start   time.Time
+	wait    time.Duration // to the first byte of the answer
+	receive time.Duration // from it to the last
+	method  string
+	url     *url.URL
+	reqHdr  http.Header
+	respHdr http.Header
+	status  int
+	body    []byte // the request body
+	answer  []byte // the response body
+	isSSE   bool
+	events  []sse.Event // of an SSE answer, with or without data
+	// eventTimes are when DevTools saw each event, by id; eventTimesAt
+	// by place, for events without one.
+	eventTimes   map[string]time.Time
+	eventTimesAt []time.Time
+	endpoint     string      // the data of a legacy endpoint event, if any
+	frames       []wsFrameIn // a WebSocket connection's frames
+	ws           bool
 	// From mcpspy's export: the recorded session, stream id, and seqs of
 	// the request body and of the answer's messages.
 	streamID     uint64
@@ -328,6 +343,19 @@ func readHAREntry(e *harInEntry, n int, files fs.FS) (*harExchangeIn, error) {
 		status: e.Response.Status, conn: e.Connection,
 		wait: harDuration(e.Timings.Send) + harDuration(e.Timings.Wait), receive: harDuration(e.Timings.Receive),
 	}
+	if before := harDuration(e.Time) - x.receive; before > x.wait {
+		x.wait = before // blocked, dns, connect, ssl
+	}
+	for _, ev := range e.EventSourceMessages {
+		at := harEpoch(ev.Time)
+		x.eventTimesAt = append(x.eventTimesAt, at)
+		if _, ok := x.eventTimes[ev.EventID]; ev.EventID != "" && !ok {
+			if x.eventTimes == nil {
+				x.eventTimes = map[string]time.Time{}
+			}
+			x.eventTimes[ev.EventID] = at
+		}
+	}
 	if e.MCPTape != nil {
 		x.session, x.streamID = e.MCPTape.Session, e.MCPTape.StreamID
 		x.requestSeq, x.responseSeqs, x.messageSeqs = e.MCPTape.RequestSeq, e.MCPTape.ResponseSeqs, e.MCPTape.MessageSeqs
@@ -367,8 +395,7 @@ func readHAREntry(e *harInEntry, n int, files fs.FS) (*harExchangeIn, error) {
 					return nil, fmt.Errorf("_webSocketMessages[%d]: a binary frame's data is not base64: %v", i, err)
 				}
 			}
-			sec, frac := math.Modf(f.Time)
-			frame.at = time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3).UTC()
+			frame.at = harEpoch(f.Time)
 			x.frames = append(x.frames, frame)
 		}
 		if len(x.frames) > 0 && !slices.ContainsFunc(x.frames, func(f wsFrameIn) bool { return isJSONRPC(f.data) }) {
@@ -474,6 +501,13 @@ func (x *harExchangeIn) carriesEvents() bool {
 		}
 	}
 	return false
+}
+
+// harEpoch is a time in seconds since the epoch, as Chrome writes a
+// WebSocket frame's or an event's, to the microsecond.
+func harEpoch(sec float64) time.Time {
+	whole, frac := math.Modf(sec)
+	return time.Unix(int64(whole), int64(math.Round(frac*1e6))*1e3).UTC()
 }
 
 // harDuration is a HAR timing (milliseconds, -1 for not measured).
@@ -690,7 +724,7 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 		var priming []string
 		retry := ""
 		k := 0
-		for _, ev := range x.events {
+		for n, ev := range x.events {
 			if ev.Retry != "" {
 				retry = ev.Retry
 			}
@@ -705,6 +739,11 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 			at := answered
 			if withData > 1 {
 				at = answered.Add(x.receive * time.Duration(k) / time.Duration(withData-1))
+			}
+			if seen, ok := x.eventTime(n, ev); ok {
+				// DevTools' own times: within the answer, as they are
+				// at times some milliseconds off.
+				at = later(answered, earlier(seen, answered.Add(x.receive)))
 			}
 			m := meta(stream)
 			m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, retry, priming
@@ -762,6 +801,26 @@ func seqAt(seqs []uint64, k int) uint64 {
 		return seqs[k]
 	}
 	return 0
+}
+
+// eventTime is when DevTools saw the n-th event of the answer (ev), if
+// the HAR says: by its id, else by its place when DevTools lists as many
+// events as the text holds.
+func (x *harExchangeIn) eventTime(n int, ev sse.Event) (time.Time, bool) {
+	if at, ok := x.eventTimes[ev.ID]; ok && ev.HasID {
+		return at, true
+	}
+	if len(x.eventTimesAt) == len(x.events) {
+		return x.eventTimesAt[n], true
+	}
+	return time.Time{}, false
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func later(a, b time.Time) time.Time {

@@ -46,14 +46,15 @@ type playwrightEntry struct {
 	} `json:"timings"`
 }
 
-func readPlaywrightHAR(t *testing.T, path string) []playwrightEntry {
+// harEntries reads the entries of the HAR at path as E.
+func harEntries[E any](t *testing.T, path string) []E {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Log struct{ Entries []playwrightEntry } `json:"log"`
+		Log struct{ Entries []E } `json:"log"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
@@ -130,7 +131,7 @@ func TestImportHAR_Playwright(t *testing.T) {
 	if d := cmp.Diff(playwrightSession, withoutEventIDs(listing(s))); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	entries := readPlaywrightHAR(t, path)
+	entries := harEntries[playwrightEntry](t, path)
 	sid := s.Info.HTTPSessionID
 	if len(sid) != 36 || s.Info.Transport != store.TransportHTTP || !strings.HasPrefix(s.Info.Upstream, "http://127.0.0.1:") ||
 		s.Info.Recorder != "HAR by Playwright 1.65.1, imported by mcptape" || !s.Info.Start.Equal(entries[1].StartedDateTime) {

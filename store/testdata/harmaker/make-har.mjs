@@ -4,17 +4,19 @@
 // server-everything. See README.md.
 //
 // usage: node make-har.mjs [-d DIR]
-// It writes three HARs into DIR (default store/testdata): one of a whole
+// It writes four HARs into DIR (default store/testdata): one of a whole
 // session, ended with DELETE; one saved while the session and its GET
-// stream were still open; and the whole session again with its bodies in
+// stream were still open; the whole session again with its bodies in
 // files beside the HAR (recordHar's content: "attach"), in a directory
-// of its own.
+// of its own; and the whole session as Chromium's own DevTools save it
+// ("Save all as HAR"), by DevTools' front end, which Chromium bundles,
+// attached to the page.
 // env:   CHROMIUM     the browser (default /usr/bin/chromium)
 //        EVERYTHING   server-everything's dist/index.js (default the one
 //                     testdata/npm installs)
 import { chromium } from "playwright-core";
 import { spawn } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:http";
 import { dirname, join, resolve } from "node:path";
@@ -55,6 +57,10 @@ await new Promise((ok, fail) => {
 // requests to the server are cross-origin, with CORS preflights.
 const html = readFileSync(join(here, "page.html"));
 const site = createServer((req, res) => {
+  if (req.url === "/ready") {
+    res.writeHead(200, { "Content-Type": "text/html" }).end("<title>ready</title>");
+    return;
+  }
   if (req.url.startsWith("/app")) {
     res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
     res.end(html);
@@ -64,7 +70,13 @@ const site = createServer((req, res) => {
 });
 await new Promise((ok) => site.listen(0, "127.0.0.1", ok));
 
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium" });
+// The DevTools front end reaches the page through the debugging port,
+// on 127.0.0.1 only.
+const debugPort = await free();
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: [`--remote-debugging-port=${debugPort}`, "--remote-allow-origins=devtools://devtools"],
+});
 const mcp = `http://127.0.0.1:${port}/mcp`;
 try {
   for (const [name, end, content] of [
@@ -86,6 +98,7 @@ try {
     await context.close(); // writes the HAR
     process.stdout.write(`${name}:\n  ${seen.join("\n  ")}\n`);
   }
+  await devtoolsHAR(join(dir, "devtools-chromium.har"));
   const pw = createRequire(import.meta.url)("playwright-core/package.json").version;
   process.stderr.write(`make-har: Chromium ${browser.version()}, playwright-core ${pw}\n`);
 } finally {
@@ -93,4 +106,45 @@ try {
   site.closeAllConnections();
   site.close();
   server.kill();
+}
+
+// devtoolsHAR runs the page with DevTools' front end attached to it, and
+// writes what its Network panel saves as a HAR ("Save all as HAR", which
+// leaves out what it deems sensitive, as the button does by default).
+async function devtoolsHAR(out) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const { targetInfo } = await (await context.newCDPSession(page)).send("Target.getTargetInfo");
+  const front = await context.newPage();
+  await front.goto(`devtools://devtools/bundled/devtools_app.html?ws=127.0.0.1:${debugPort}/devtools/page/${targetInfo.targetId}`);
+  // The Network panel's log is made when the panel is first shown; made
+  // now, it sees every request, as an open panel does, once the front
+  // end listens: when it has seen a page load.
+  const ready = `http://127.0.0.1:${site.address().port}/ready`;
+  const seen = (url) =>
+    front.evaluate(async (url) => {
+      const Logs = await import("./models/logs/logs.js");
+      return Logs.NetworkLog.NetworkLog.instance().requests().some((r) => r.url() === url);
+    }, url);
+  for (let i = 0; !(await seen(ready)); i++) {
+    if (i === 50) throw new Error("DevTools' front end saw no request");
+    await page.goto(ready);
+    await front.waitForTimeout(200);
+  }
+  await page.goto(`http://127.0.0.1:${site.address().port}/app?end=yes&mcp=${encodeURIComponent(mcp)}`);
+  await page.waitForFunction(() => window.mcpDone || window.mcpFailed, null, { timeout: 30000 });
+  const failed = await page.evaluate(() => window.mcpFailed);
+  if (failed) throw new Error(`the page's MCP client failed under DevTools: ${failed}`);
+  const har = await front.evaluate(async () => {
+    const Logs = await import("./models/logs/logs.js");
+    const HAR = await import("./models/har/har.js");
+    const chunks = [];
+    const stream = { write: async (s) => void chunks.push(s), close: async () => {} };
+    const progress = { setTitle() {}, setTotalWork() {}, setWorked() {}, incrementWorked() {}, isCanceled: () => false, done() {} };
+    await HAR.Writer.Writer.write(stream, Logs.NetworkLog.NetworkLog.instance().requests(), { sanitize: true }, progress);
+    return chunks.join("");
+  });
+  writeFileSync(out, har);
+  process.stdout.write(`devtools-chromium.har: ${JSON.parse(har).log.entries.length} entries\n`);
+  await context.close();
 }
