@@ -156,6 +156,13 @@ func FuzzImportHAR(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(raw)
+	for _, real := range []string{"playwright-chromium.har", "playwright-chromium-open.har", "devtools-chromium.har"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", real))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
 	f.Add([]byte(`{"log":{"entries":[{"startedDateTime":"2026-11-27T10:00:00Z","request":{"method":"GET","url":"http://h/sse"},"response":{"status":200,"content":{"mimeType":"text/event-stream","text":"event: endpoint\ndata: /message?sessionId=1\n\n"}}}]}}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		got, err := store.ImportHAR(bytes.NewReader(doc), "fuzz.har", store.HARImportOptions{Redact: recorder.NewHTTPRedactor(nil)})

@@ -33,16 +33,18 @@ func importBrowserHAR(t *testing.T, name, wantStderr string) string {
 }
 
 // A web app's MCP traffic, as Chromium saved it, replays: mcpspy import
-// of the HAR Playwright's recordHar wrote, served by mcpmock over
+// of the HAR Playwright's recordHar wrote, or Chrome's DevTools (with
+// the CORS preflights), served by mcpmock over
 // Streamable HTTP, answers a go-sdk client and the TypeScript SDK's
 // client what server-everything answered the page: its introduction (the
 // instructions in the UTF-8 it sent), the tools, echo, and the
 // long-running call with its progress; and asks the go-sdk client, which
 // has roots, for them, as the server asked the page.
-func TestMcpspy_ImportPlaywrightHARReplays(t *testing.T) {
+func TestMcpspy_ImportBrowserHARReplays(t *testing.T) {
 	for _, tc := range []struct{ name, har, stderr string }{
 		{"embedded bodies", "playwright-chromium.har", "mcpspy: import: 17 messages in 1 session from {har}; 1 entry carried no MCP traffic and was left out\n"},
 		{"bodies in files", filepath.Join("playwright-attach", "playwright-chromium.har"), "mcpspy: import: 17 messages in 1 session from {har}; 1 entry carried no MCP traffic and was left out\n"},
+		{"DevTools", "devtools-chromium.har", "mcpspy: import: 17 messages in 1 session from {har}; 4 entries carried no MCP traffic and were left out\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := importBrowserHAR(t, tc.har, tc.stderr)
