@@ -4,13 +4,14 @@
 // server-everything. See README.md.
 //
 // usage: node make-har.mjs [-d DIR]
-// It writes four HARs into DIR (default store/testdata): one of a whole
+// It writes five HARs into DIR (default store/testdata): one of a whole
 // session, ended with DELETE; one saved while the session and its GET
 // stream were still open; the whole session again with its bodies in
 // files beside the HAR (recordHar's content: "attach"), in a directory
 // of its own; and the whole session as Chromium's own DevTools save it
 // ("Save all as HAR"), by DevTools' front end, which Chromium bundles,
-// attached to the page.
+// attached to the page; and DevTools' of a session still open, not
+// sanitized.
 // env:   CHROMIUM     the browser (default /usr/bin/chromium)
 //        EVERYTHING   server-everything's dist/index.js (default the one
 //                     testdata/npm installs)
@@ -19,7 +20,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:http";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -98,7 +99,8 @@ try {
     await context.close(); // writes the HAR
     process.stdout.write(`${name}:\n  ${seen.join("\n  ")}\n`);
   }
-  await devtoolsHAR(join(dir, "devtools-chromium.har"));
+  await devtoolsHAR(join(dir, "devtools-chromium.har"), "yes", true);
+  await devtoolsHAR(join(dir, "devtools-chromium-open.har"), "no", false);
   const pw = createRequire(import.meta.url)("playwright-core/package.json").version;
   process.stderr.write(`make-har: Chromium ${browser.version()}, playwright-core ${pw}\n`);
 } finally {
@@ -109,9 +111,10 @@ try {
 }
 
 // devtoolsHAR runs the page with DevTools' front end attached to it, and
-// writes what its Network panel saves as a HAR ("Save all as HAR", which
-// leaves out what it deems sensitive, as the button does by default).
-async function devtoolsHAR(out) {
+// writes what its Network panel saves as a HAR ("Save all as HAR"),
+// sanitized as the button's default leaves out what it deems sensitive,
+// or not.
+async function devtoolsHAR(out, end, sanitize) {
   const context = await browser.newContext();
   const page = await context.newPage();
   const { targetInfo } = await (await context.newCDPSession(page)).send("Target.getTargetInfo");
@@ -123,28 +126,32 @@ async function devtoolsHAR(out) {
   const ready = `http://127.0.0.1:${site.address().port}/ready`;
   const seen = (url) =>
     front.evaluate(async (url) => {
-      const Logs = await import("./models/logs/logs.js");
-      return Logs.NetworkLog.NetworkLog.instance().requests().some((r) => r.url() === url);
+      try {
+        const Logs = await import("./models/logs/logs.js");
+        return Logs.NetworkLog.NetworkLog.instance().requests().some((r) => r.url() === url);
+      } catch {
+        return false; // the front end is still starting (no settings yet)
+      }
     }, url);
   for (let i = 0; !(await seen(ready)); i++) {
     if (i === 50) throw new Error("DevTools' front end saw no request");
     await page.goto(ready);
     await front.waitForTimeout(200);
   }
-  await page.goto(`http://127.0.0.1:${site.address().port}/app?end=yes&mcp=${encodeURIComponent(mcp)}`);
+  await page.goto(`http://127.0.0.1:${site.address().port}/app?end=${end}&mcp=${encodeURIComponent(mcp)}`);
   await page.waitForFunction(() => window.mcpDone || window.mcpFailed, null, { timeout: 30000 });
   const failed = await page.evaluate(() => window.mcpFailed);
   if (failed) throw new Error(`the page's MCP client failed under DevTools: ${failed}`);
-  const har = await front.evaluate(async () => {
+  const har = await front.evaluate(async (sanitize) => {
     const Logs = await import("./models/logs/logs.js");
     const HAR = await import("./models/har/har.js");
     const chunks = [];
     const stream = { write: async (s) => void chunks.push(s), close: async () => {} };
     const progress = { setTitle() {}, setTotalWork() {}, setWorked() {}, incrementWorked() {}, isCanceled: () => false, done() {} };
-    await HAR.Writer.Writer.write(stream, Logs.NetworkLog.NetworkLog.instance().requests(), { sanitize: true }, progress);
+    await HAR.Writer.Writer.write(stream, Logs.NetworkLog.NetworkLog.instance().requests(), { sanitize }, progress);
     return chunks.join("");
-  });
+  }, sanitize);
   writeFileSync(out, har);
-  process.stdout.write(`devtools-chromium.har: ${JSON.parse(har).log.entries.length} entries\n`);
+  process.stdout.write(`${basename(out)}: ${JSON.parse(har).log.entries.length} entries\n`);
   await context.close();
 }
