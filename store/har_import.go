@@ -145,10 +145,13 @@ type harInEntry struct {
 		Receive float64 `json:"receive"`
 	} `json:"timings"`
 	// EventSourceMessages are when Chrome's DevTools saw each event of an
-	// event stream, by its id (the data is in the text).
+	// event stream, by its id, and, unless the HAR was sanitized, its
+	// data: all a HAR holds of a stream still open when it was saved.
 	EventSourceMessages []struct {
-		Time    float64 `json:"time"` // seconds since the epoch
-		EventID string  `json:"eventId"`
+		Time      float64 `json:"time"` // seconds since the epoch
+		EventName string  `json:"eventName"`
+		EventID   string  `json:"eventId"`
+		Data      *string `json:"data"`
 	} `json:"_eventSourceMessages"`
 	// WebSocketMessages are a WebSocket connection's frames, as Chrome
 	// saves them (and mcpspy export --har).
@@ -315,10 +318,24 @@ func endOfShort(short, transport string, def *EndInfo) *EndInfo {
 }
 
 // streamMissing says whether the entry's answer is an event stream the
-// HAR holds no text of (still open when it was saved, or left out),
-// whose messages are not there to import.
+// HAR holds no text of (still open when it was saved, or left out), nor
+// its events' data otherwise, whose messages are not there to import.
 func (x *harExchangeIn) streamMissing() bool {
-	return x.isSSE && len(bytes.TrimSpace(x.answer)) == 0 && !x.recordedEmpty()
+	return x.isSSE && len(bytes.TrimSpace(x.answer)) == 0 && x.events == nil && !x.recordedEmpty()
+}
+
+// devtoolsEvents are the events DevTools kept of a stream whose text the
+// HAR has not (one still open when it was saved): nil unless it kept
+// their data, which a sanitized HAR leaves out.
+func devtoolsEvents(e *harInEntry) []sse.Event {
+	var evs []sse.Event
+	for _, m := range e.EventSourceMessages {
+		if m.Data == nil {
+			return nil
+		}
+		evs = append(evs, sse.Event{ID: m.EventID, HasID: m.EventID != "", Type: m.EventName, Data: []byte(*m.Data), HasData: true})
+	}
+	return evs
 }
 
 // recordedEmpty says whether the entry is one mcpspy export --har wrote
@@ -415,7 +432,10 @@ func readHAREntry(e *harInEntry, n int, files fs.FS) (*harExchangeIn, error) {
 		// mimeType leaves out the charset).
 		x.answer = eventStreamUTF8(x.answer, cmp.Or(x.respHdr.Get("Content-Type"), mime))
 	}
-	if x.isSSE {
+	if x.isSSE && len(bytes.TrimSpace(x.answer)) == 0 {
+		x.events = devtoolsEvents(e)
+	}
+	if x.isSSE && x.events == nil {
 		rd := sse.NewReader(bytes.NewReader(x.answer), len(x.answer)+1)
 		for {
 			ev, err := rd.Next()
@@ -423,10 +443,12 @@ func readHAREntry(e *harInEntry, n int, files fs.FS) (*harExchangeIn, error) {
 				break // the end; a broken last event is kept as far as it went
 			}
 			ev.Data, ev.Raw = bytes.Clone(ev.Data), nil
-			if ev.Type == "endpoint" && x.endpoint == "" {
-				x.endpoint = string(ev.Data)
-			}
 			x.events = append(x.events, ev)
+		}
+	}
+	for _, ev := range x.events {
+		if ev.Type == "endpoint" && x.endpoint == "" {
+			x.endpoint = string(ev.Data)
 		}
 	}
 	if !x.isMCP() {
