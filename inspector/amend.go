@@ -32,6 +32,10 @@ func (m *Model) restate(msgs []BatchMsg) (idxs []int32, differed bool) {
 		s := &am.Sum
 		r.time, r.size, r.errCode = s.Time.UnixNano(), uint32(min(s.Size, 1<<32-1)), int32(s.ErrorCode)
 		r.isError = s.IsError
+		els := m.elemsOf(idx)
+		for j := range els {
+			els[j].time = r.time // what their latency is measured from
+		}
 		differed = differed || *r != old
 		wasError := countsAsError(&old)
 		if isError := countsAsError(r); isError != wasError {

@@ -7,36 +7,100 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/store"
 )
 
-// Detail builds the detail pane for a message and, when it has one, its
-// pair: a heading, the HTTP metadata, the pretty JSON; then the same for
-// the pair. pairMsg may be nil (no pair, or it could not be read). lint
-// is what the pane says of the message's protocol findings, under its
-// heading (none when it has none, or they were not computed).
-func Detail(r Row, msg *store.Message, pair *Row, pairMsg *store.Message, unfold bool, lint []Line) []Line {
+// Detail builds the detail pane for a message and, when it has them, the
+// messages it pairs with (a batch's answers may be several): a heading,
+// the HTTP metadata, the pretty JSON; then the same for each pair. A
+// pair's Msg may be nil (it could not be read): its place is named but
+// not shown. lint is what the pane says of the message's protocol
+// findings, under its heading (none when it has none, or they were not
+// computed).
+func Detail(r Row, msg *store.Message, pairs []Paired, unfold bool, lint []Line) []Line {
 	out := messageLines(r, msg, unfold, "")
-	// Say where the pair is, and what lint found, before the body pushes
-	// them off screen.
+	// Say where the pairs are, what the batch holds and what lint found
+	// before the body pushes them off screen.
 	var top []Line
-	var role string
-	if pair != nil {
-		role = "response"
-		if pair.Index < r.Index {
-			role = "request"
+	switch len(pairs) {
+	case 0:
+	case 1:
+		p := pairs[0].Row
+		top = append(top, Line{{Label, fmt.Sprintf("paired %s %s #%d below · p jumps to it", pairRole(r, p), p.Session, p.Seq)}})
+	default:
+		names := make([]string, len(pairs))
+		for i, p := range pairs {
+			names[i] = fmt.Sprintf("%s #%d", p.Row.Session, p.Row.Seq)
 		}
-		top = append(top, Line{{Label, fmt.Sprintf("paired %s %s #%d below · p jumps to it", role, pair.Session, pair.Seq)}})
+		top = append(top, Line{{Label, fmt.Sprintf("paired with %s below · p jumps to each in turn", strings.Join(names, ", "))}})
 	}
+	top = append(top, elemLines(r)...)
 	top = append(top, lint...)
 	out = append(out[:2:2], append(top, out[2:]...)...)
-	if pair != nil {
-		if pairMsg == nil {
-			return out
+	for _, p := range pairs {
+		if p.Msg != nil {
+			out = append(out, Line{})
+			out = append(out, messageLines(p.Row, p.Msg, unfold, pairRole(r, p.Row))...)
 		}
-		out = append(out, Line{})
-		out = append(out, messageLines(*pair, pairMsg, unfold, role)...)
+	}
+	return out
+}
+
+// Paired is a message the detail pane shows below the one it pairs with,
+// and the message as read (nil if it could not be).
+type Paired struct {
+	Row Row
+	Msg *store.Message
+}
+
+// paired returns the messages r pairs with, as read from src: a Msg is
+// nil when it could not be read, which Detail then only names.
+func (m *Model) paired(r Row, src Source) []Paired {
+	var out []Paired
+	for _, idx := range r.Pairs() {
+		if p, ok := m.ByIndex(idx); ok {
+			msg, _ := src.Message(p.Ref)
+			out = append(out, Paired{p, msg})
+		}
+	}
+	return out
+}
+
+// pairRole is what p is to r: the request when it came first.
+func pairRole(r, p Row) string {
+	if p.Index < r.Index {
+		return "request"
+	}
+	return "response"
+}
+
+// elemLines list a batch's messages, one line each, with what each pairs
+// with: "2. request tools/call get-sum · id 3 · answer s1 #7 · 1.2ms".
+func elemLines(r Row) []Line {
+	out := make([]Line, 0, len(r.Batch))
+	for i, e := range r.Batch {
+		parts := []string{e.Kind.String()}
+		if name := msgName(e.Method, e.Tool, e.IsError, e.ErrCode, e.InputRequired); name != "" {
+			parts[0] += " " + termsafe.Line(name)
+		}
+		if e.ID != "" {
+			parts = append(parts, "id "+termsafe.Line(e.ID))
+		}
+		switch {
+		case e.Pair >= 0 && e.Kind == jsonrpc.Request:
+			parts = append(parts, fmt.Sprintf("answer %s #%d", r.Session, e.PairSeq), durText(e.Latency))
+		case e.Pair >= 0:
+			parts = append(parts, fmt.Sprintf("request %s #%d", r.Session, e.PairSeq), durText(e.Latency))
+		case e.Kind == jsonrpc.Request:
+			parts = append(parts, "no answer")
+		}
+		class := Plain
+		if e.IsError || e.Kind == jsonrpc.Error {
+			class = Bad
+		}
+		out = append(out, Line{{Label, fmt.Sprintf("%d. ", i+1)}, {class, strings.Join(parts, " · ")}})
 	}
 	return out
 }
@@ -57,6 +121,9 @@ func messageLines(r Row, msg *store.Message, unfold bool, role string) []Line {
 	}
 	if r.Method != "" {
 		facts = append(facts, termsafe.Line(r.Method))
+	}
+	if r.Batch != nil {
+		facts = append(facts, termsafe.Line(batchNames(r.Batch)))
 	}
 	if r.Tool != "" {
 		facts = append(facts, "tool "+termsafe.Line(r.Tool))

@@ -97,7 +97,7 @@ func TestModel_ErrorPagesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := renderLines(Detail(r, msg, nil, nil, false, nil)[:2])
+	head := renderLines(Detail(r, msg, nil, false, nil)[:2])
 	if !strings.Contains(head, "s1 #2  ←  http  ") || !strings.Contains(head, "404 Not Found (error page") || strings.Contains(head, "malformed") {
 		t.Errorf("detail heading:\n%s\nwant kind http and the status", head)
 	}

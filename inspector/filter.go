@@ -36,6 +36,9 @@ import (
 //
 // Values of method, tool, dir, kind, id, session, lint, status and stream
 // take alternatives with "|": kind:request|notification.
+//
+// A batch passes when one of its messages, as a message of its own, passes
+// the terms on summaries, and its frame the others (Filter.match).
 
 type termKind uint8
 
@@ -422,9 +425,40 @@ func (f *Filter) prepare(m *Model) {
 	}
 }
 
-// match reports whether row r passes. in holds what the filter reads
-// beyond the summary, zero when it reads nothing.
-func (f *Filter) match(m *Model, r *row, in *msgData) bool {
+// match reports whether row idx passes. in holds what the filter reads
+// beyond the summary, zero when it reads nothing. A batch whose elements
+// are known passes when one of its elements passes the terms on
+// summaries, judged as a message of its own, and the batch's frame
+// passes the others (status, stream, text, regexp).
+func (f *Filter) match(m *Model, idx int32, in *msgData) bool {
+	r := &m.rows[idx]
+	if r.kind != jsonrpc.Batch || m.batches == nil {
+		return f.matchRow(m, r, in)
+	}
+	return f.matchReading(m, idx, 0, in) && f.matchRowReading(m, r, readsHTTP, in) && f.matchRowReading(m, r, readsFrame, in)
+}
+
+// matchReading reports whether row idx passes the terms that read exactly
+// what (0: the summary alone); the others are not evaluated. A batch
+// passes the terms on summaries when one of its elements does.
+func (f *Filter) matchReading(m *Model, idx int32, what reads, in *msgData) bool {
+	r := &m.rows[idx]
+	if what == 0 && r.kind == jsonrpc.Batch {
+		if els := m.elemsOf(idx); len(els) > 0 {
+			for i := range els {
+				if f.matchRowReading(m, &els[i], 0, in) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return f.matchRowReading(m, r, what, in)
+}
+
+// matchRow reports whether r, a row or a batch's element, passes every
+// term.
+func (f *Filter) matchRow(m *Model, r *row, in *msgData) bool {
 	for i := range f.terms {
 		t := &f.terms[i]
 		if t.eval(m, r, in) == t.neg {
@@ -434,9 +468,8 @@ func (f *Filter) match(m *Model, r *row, in *msgData) bool {
 	return true
 }
 
-// matchReading reports whether row r passes the terms that read exactly
-// what (0: the summary alone); the others are not evaluated.
-func (f *Filter) matchReading(m *Model, r *row, what reads, in *msgData) bool {
+// matchRowReading is matchRow for the terms that read exactly what.
+func (f *Filter) matchRowReading(m *Model, r *row, what reads, in *msgData) bool {
 	for i := range f.terms {
 		t := &f.terms[i]
 		if t.reads() == what && t.eval(m, r, in) == t.neg {
@@ -458,7 +491,8 @@ func (t *term) eval(m *Model, r *row, in *msgData) bool {
 		if r.page {
 			return t.pages
 		}
-		return int(r.kind) < len(t.kinds) && t.kinds[r.kind]
+		// A batch's element is of its own kind and of the batch's.
+		return int(r.kind) < len(t.kinds) && t.kinds[r.kind] || r.elem && t.kinds[jsonrpc.Batch]
 	case tID:
 		id := m.ids[r.idOff : r.idOff+uint32(r.idLen)]
 		for _, v := range t.vals {

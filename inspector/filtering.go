@@ -34,7 +34,14 @@ func (m *Model) Apply(b *Batch, frames Source) error {
 		if bm.Sum.Seq <= m.Sessions[sess].LastSeq && m.Sessions[sess].Messages > 0 {
 			continue // seen already (a poll that raced a previous one)
 		}
-		m.add(sess, &bm.Sum, []byte(bm.Sum.Method), []byte(bm.Sum.ID), []byte(bm.Sum.Tool))
+		var frame []byte
+		if bm.Sum.Kind == jsonrpc.Batch && frames != nil { // without frames, a bare batch
+			var err error
+			if frame, err = frameOf(frames.Frames, bm.Session, bm.Sum.Seq); err != nil {
+				return err
+			}
+		}
+		m.add(sess, &bm.Sum, []byte(bm.Sum.Method), []byte(bm.Sum.ID), []byte(bm.Sum.Tool), frame)
 	}
 	if err := m.resolvePages(frames); err != nil {
 		return err
@@ -265,7 +272,7 @@ func (m *Model) refilterFields() {
 	}
 	vis := make([]int32, 0, len(m.order)/4)
 	for _, idx := range m.order {
-		if m.inScope(idx) && (f == nil || f.match(m, &m.rows[idx], &msgData{})) {
+		if m.inScope(idx) && (f == nil || f.match(m, idx, &msgData{})) {
 			vis = append(vis, idx)
 		}
 	}
@@ -311,7 +318,7 @@ func (m *Model) matches(idxs []int32, f *Filter, frames Source) ([]bool, error) 
 	f.prepare(m)
 	if !f.NeedsBody() {
 		for i, idx := range idxs {
-			out[i] = f.match(m, &m.rows[idx], &msgData{})
+			out[i] = f.match(m, idx, &msgData{})
 		}
 		return out, nil
 	}
@@ -352,13 +359,13 @@ func (m *Model) scanSession(f *Filter, frames Source, rows []int32, keep []bool,
 	reads := f.reads()
 	if len(rows) == 0 || reads == 0 || frames == nil {
 		for _, idx := range rows {
-			set(idx, f.match(m, &m.rows[idx], &msgData{}))
+			set(idx, f.match(m, idx, &msgData{}))
 		}
 		return nil
 	}
 	pass := make([]int32, 0, len(rows)) // not rows itself: it may be sessRows
 	for _, idx := range rows {
-		if f.matchReading(m, &m.rows[idx], 0, nil) {
+		if f.matchReading(m, idx, 0, nil) {
 			pass = append(pass, idx)
 		} else {
 			set(idx, false)
@@ -410,7 +417,7 @@ func (m *Model) scanSession(f *Filter, frames Source, rows []int32, keep []bool,
 func (m *Model) sieve(f *Filter, what reads, rows []int32, set func(int32, bool), scan func(visit func(uint64, *msgData)) error) ([]int32, error) {
 	out, j := rows[:0], 0
 	judge := func(idx int32, in *msgData) {
-		if f.matchReading(m, &m.rows[idx], what, in) {
+		if f.matchReading(m, idx, what, in) {
 			out = append(out, idx)
 		} else {
 			set(idx, false)
@@ -462,7 +469,7 @@ func (m *Model) matchesNow(idx int32, src Source) (bool, error) {
 		}
 		in = msgData{frame: msg.Frame, http: msg.HTTP.Brief()}
 	}
-	return f.match(m, &m.rows[idx], &in), nil
+	return f.match(m, idx, &in), nil
 }
 
 // Matches returns, for search (/ with n and N), which rows f matches.
@@ -500,10 +507,10 @@ func (m *Model) ToolStats() []ToolStat {
 		lat []time.Duration
 	}
 	by := map[uint32]*acc{}
-	for i := range m.rows {
-		r := &m.rows[i]
-		if r.kind != jsonrpc.Request || m.strs[r.method] != "tools/call" || !m.inScope(int32(i)) {
-			continue
+	// call counts r, a row or an element of batch row i, if it is a call.
+	call := func(r *row, i int32) {
+		if r.kind != jsonrpc.Request || m.strs[r.method] != "tools/call" {
+			return
 		}
 		a := by[r.tool]
 		if a == nil {
@@ -513,13 +520,25 @@ func (m *Model) ToolStats() []ToolStat {
 		a.Calls++
 		if r.pair < 0 {
 			a.Pending++
-			continue
+			return
 		}
-		p := &m.rows[r.pair]
+		p := m.answerOf(r, i)
 		if p.isError || p.kind == jsonrpc.Error {
 			a.Errors++
 		}
 		a.lat = append(a.lat, m.latency(r))
+	}
+	for i := range m.rows {
+		if !m.inScope(int32(i)) {
+			continue
+		}
+		call(&m.rows[i], int32(i))
+		if m.rows[i].kind == jsonrpc.Batch {
+			els := m.elemsOf(int32(i))
+			for j := range els {
+				call(&els[j], int32(i))
+			}
+		}
 	}
 	out := make([]ToolStat, 0, len(by))
 	for _, a := range by {

@@ -109,16 +109,16 @@ func TestDetail_Findings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var pair *Row
+			var pairs []Paired
 			if p, ok := m.ByIndex(r.Pair); ok {
-				pair = &p
+				pairs = []Paired{{Row: p}}
 			}
 			lint, err := m.detailLint(idx, src)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, l := range Detail(r, msg, pair, nil, false, lint)[2:] {
+			for _, l := range Detail(r, msg, pairs, false, lint)[2:] {
 				if strings.HasPrefix(l.String(), "{") {
 					break
 				}

@@ -38,6 +38,8 @@ type row struct {
 	inputRequired bool
 	// page: a malformed frame that is an HTTP error page (pages.go).
 	page bool
+	// elem: a message inside a batch, kept in Model.elems (batch.go).
+	elem bool
 }
 
 // Session is one session as the sessions pane shows it.
@@ -74,7 +76,11 @@ type Model struct {
 	strIdx map[string]uint32
 	ids    []byte
 
-	pending map[pairKey]int32 // requests not answered yet
+	pending map[pairKey]int32 // requests not answered yet: their rows, a batch's for its elements
+	// elems are the messages inside batches, each batch's in a run that
+	// batches gives by the batch's row (batch.go); nil without a batch.
+	elems   []row
+	batches map[int32][2]int32
 	// amends is where the cassette's amendment log was read up to: see
 	// Mark.Amends.
 	amends uint64
@@ -151,9 +157,10 @@ func (m *Model) session(info store.SessionInfo) uint32 {
 }
 
 // add appends one summary of session sess, whose method, id (JSON text)
-// and tool are given as bytes. It pairs a response with its request and
-// returns the new row's index.
-func (m *Model) add(sess uint32, s *store.Summary, method, id, tool []byte) int32 {
+// and tool are given as bytes, and, for a batch, its frame (nil for any
+// other message; add keeps none of it). It pairs a response with its
+// request and returns the new row's index.
+func (m *Model) add(sess uint32, s *store.Summary, method, id, tool, frame []byte) int32 {
 	if len(id) > 0xffff {
 		id = id[:0xffff] // ids that long are junk; keep the prefix
 	}
@@ -172,17 +179,17 @@ func (m *Model) add(sess uint32, s *store.Summary, method, id, tool []byte) int3
 		k := pairKey{sess, 1 - s.Dir, string(id)}
 		if q, ok := m.pending[k]; ok {
 			delete(m.pending, k)
-			r.pair = q
-			m.rows[q].pair = i
-			// A response carries its request's method and tool, so that
-			// method: and tool: filters show whole exchanges.
-			r.method, r.tool = m.rows[q].method, m.rows[q].tool
+			m.answer(&r, i, q)
 		}
 	}
 	m.rows = append(m.rows, r)
 	m.sessRows[sess] = append(m.sessRows[sess], i)
 	m.notePage(i, s)
+	isError := countsAsError(&r)
 	if s.InputRequired || s.Kind == jsonrpc.Batch {
+		if s.Kind == jsonrpc.Batch {
+			isError = m.addBatch(i, frame)
+		}
 		for len(m.asking) <= int(sess) {
 			m.asking = append(m.asking, false)
 		}
@@ -191,7 +198,7 @@ func (m *Model) add(sess uint32, s *store.Summary, method, id, tool []byte) int3
 	}
 	ss := &m.Sessions[sess]
 	ss.Messages++
-	if countsAsError(&r) {
+	if isError {
 		ss.Errors++
 	}
 	if s.Seq > ss.LastSeq {
@@ -236,6 +243,10 @@ type Row struct {
 	// a pair. Pair is the paired message's index, -1 without one.
 	Latency time.Duration
 	Pair    int
+	// Batch lists the messages of a batch (Kind Batch), nil for any other
+	// message. Pair is then the batch's first answer, Latency that of its
+	// slowest; each element has its own (batch.go).
+	Batch []Elem
 }
 
 // Row returns the i-th visible row.
@@ -269,6 +280,9 @@ func (m *Model) row(idx int) Row {
 	}
 	out.Latency = m.latency(r)
 	out.PageStatus = m.pages[int32(idx)]
+	if r.kind == jsonrpc.Batch {
+		m.batchRow(int32(idx), &out)
+	}
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -368,7 +369,7 @@ func Open(path string) (*Model, Source, error) {
 			src.index[s.Info.ID] = i
 		}
 		b, _ := src.Poll(Mark{})
-		if err := m.Apply(b, nil); err != nil {
+		if err := m.Apply(b, src); err != nil {
 			return nil, nil, err
 		}
 		if err := m.resolvePages(src); err != nil {
@@ -430,7 +431,14 @@ func (m *Model) loadDB(v *store.Viewer) error {
 		for from := uint64(1); from <= last[info.ID]; from += chunk {
 			err := v.View(func(r *store.Reader) error {
 				return r.RawSummaries(info.ID, from, min(from+chunk-1, last[info.ID]), func(s *store.RawSummary) error {
-					m.add(sess, &s.Summary, s.Method, s.ID, s.Tool)
+					var frame []byte
+					if s.Kind == jsonrpc.Batch {
+						var err error
+						if frame, err = frameOf(r.Frames, info.ID, s.Seq); err != nil {
+							return err
+						}
+					}
+					m.add(sess, &s.Summary, s.Method, s.ID, s.Tool, frame)
 					return nil
 				})
 			})

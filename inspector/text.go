@@ -55,15 +55,9 @@ func (m *Model) cellTexts(r Row) [9]string {
 	if len(m.Sessions) > 1 && m.Scope() < 0 {
 		seq = r.Session + ":" + seq
 	}
-	name := r.Method
-	if r.Tool != "" {
-		name += " " + r.Tool
-	}
-	if r.IsError && r.ErrCode != 0 {
-		name += fmt.Sprintf(" [%d]", r.ErrCode)
-	}
-	if r.InputRequired {
-		name += " [input required]"
+	name, id := msgName(r.Method, r.Tool, r.IsError, r.ErrCode, r.InputRequired), r.ID
+	if r.Batch != nil {
+		name, id = batchNames(r.Batch), batchIDs(r.Batch)
 	}
 	lat := ""
 	if r.Pair >= 0 {
@@ -79,7 +73,7 @@ func (m *Model) cellTexts(r Row) [9]string {
 	}
 	// Method, tool and id are the peers' words: a newline or an escape
 	// sequence in one is shown, never acted on.
-	return [9]string{seq, r.Time.Local().Format("15:04:05.000"), delta, dirArrow(r.Dir), kind, termsafe.Line(name), termsafe.Line(r.ID), lat, sizeShort(r.Size)}
+	return [9]string{seq, r.Time.Local().Format("15:04:05.000"), delta, dirArrow(r.Dir), kind, termsafe.Line(name), termsafe.Line(id), lat, sizeShort(r.Size)}
 }
 
 // textLine is one row as a line of text: fixed-width columns, then the

@@ -101,6 +101,9 @@ type App struct {
 	note      string // last message in the status line
 	noteErr   bool
 	shownIdx  int // stable index shown in the detail pane, -1 none
+	// pairTurn is where p goes next from a message with several pairs (a
+	// batch and its answers): [its stable index, the pair's turn].
+	pairTurn [2]int
 	// sessDetail: the detail pane shows the sessions pane's selection, as
 	// it does from when that pane gets focus until the table does.
 	sessDetail bool
@@ -121,7 +124,7 @@ func New(m *Model, src Source, opts Options) *App {
 	if opts.ExportPath == "" {
 		opts.ExportPath = "mcpspy-export.jsonl"
 	}
-	a := &App{app: tview.NewApplication(), model: m, src: src, opts: opts, marked: map[int]bool{}, shownIdx: -1, shownSess: noSession}
+	a := &App{app: tview.NewApplication(), model: m, src: src, opts: opts, marked: map[int]bool{}, shownIdx: -1, shownSess: noSession, pairTurn: [2]int{-1, 0}}
 	m.following = opts.Follow && src.Live()
 	a.build()
 	return a
@@ -389,6 +392,7 @@ func (a *App) reload(m *Model, src Source) {
 	a.marked = map[int]bool{}
 	a.searchHit = nil
 	a.shownIdx, a.shownSess = -1, noSession
+	a.pairTurn = [2]int{-1, 0}
 	note, isErr := "the cassette was replaced by another file; read it again", false
 	if f, err := ParseFilter(text); err == nil && !f.Empty() {
 		if err := m.SetFilter(f, src); err != nil {

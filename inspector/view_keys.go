@@ -16,7 +16,7 @@ const helpText = `[::b]keys[::-]
  Tab / Shift-Tab          sessions → messages → detail
                           on sessions: the session's details
  Enter                    zoom the detail pane (Esc back)
- p                        jump to the paired request/response
+ p                        jump to the pair (a batch's in turn)
  f                        filter (empty clears)
  / n N                    search, next, previous match
  z                        unfold long strings and base64
@@ -261,18 +261,32 @@ func (a *App) nextFinding() {
 	a.setNote(note+" · L next", false)
 }
 
+// jumpToPair selects the message paired with the selected one. From a
+// batch with several, each p goes to the next in turn: p on that answer
+// comes back to the batch, and p there goes on to the one after.
 func (a *App) jumpToPair() {
 	r, ok := a.selected()
-	if !ok || r.Pair < 0 {
+	pairs := r.Pairs()
+	if !ok || len(pairs) == 0 {
 		a.setNote("this message has no pair", true)
 		return
 	}
-	i := a.model.VisibleIndex(r.Pair)
+	turn := 0
+	if len(pairs) > 1 {
+		if a.pairTurn[0] == r.Index {
+			turn = a.pairTurn[1] % len(pairs)
+		}
+		a.pairTurn = [2]int{r.Index, turn + 1}
+	}
+	i := a.model.VisibleIndex(pairs[turn])
 	if i < 0 {
 		a.setNote("its pair is hidden by the filter", true)
 		return
 	}
 	a.table.Select(i+1, 0)
+	if len(pairs) > 1 {
+		a.setNote(fmt.Sprintf("pair %d of %d · p goes back, p there to the next", turn+1, len(pairs)), false)
+	}
 }
 
 // export writes to path what e exports, after asking when path exists:

@@ -339,17 +339,12 @@ func (a *App) showDetail() {
 	if err != nil {
 		a.setNote(err.Error(), true)
 	}
-	var pair *Row
-	var pairMsg *store.Message
-	if p, ok := a.model.ByIndex(r.Pair); ok {
-		pair = &p
-		pairMsg, _ = a.src.Message(p.Ref)
-	}
+	pairs := a.model.paired(r, a.src)
 	lintLines, err := a.model.detailLint(r.Index, a.src)
 	if err != nil {
 		a.setNote(err.Error(), true)
 	}
-	a.detail.SetText(renderLines(Detail(r, msg, pair, pairMsg, a.unfold, lintLines)))
+	a.detail.SetText(renderLines(Detail(r, msg, pairs, a.unfold, lintLines)))
 	if a.shownIdx != r.Index {
 		a.detail.ScrollToBeginning()
 	}
