@@ -235,6 +235,15 @@ func batchIDs(els []Elem) string {
 	return strings.Join(ids, ",")
 }
 
+// name is what r's method column says: msgName, or a batch's
+// batchNames.
+func (r Row) name() string {
+	if r.Batch != nil {
+		return batchNames(r.Batch)
+	}
+	return msgName(r.Method, r.Tool, r.IsError, r.ErrCode, r.InputRequired)
+}
+
 // msgName is a message's method column: method and tool, an error's code,
 // and "[input required]" for a result asking the client for input.
 func msgName(method, tool string, isError bool, code int, inputRequired bool) string {

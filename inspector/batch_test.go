@@ -204,6 +204,26 @@ func TestModel_BatchText(t *testing.T) {
 	}
 }
 
+// show --resend names a batch in its comment as its line does.
+func TestModel_BatchResendComment(t *testing.T) {
+	m, src := openModel(t, writeCassette(t, batchSession))
+	f, err := ParseFilter("kind:batch dir:c2s tool:get-sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetFilter(f, src); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := m.WriteText(context.Background(), &out, src, TextOptions{Resend: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := "# s1:4 3 msgs: tools/call echo, tools/call get-sum, notifications/roots/list_changed\n"
+	if !strings.HasPrefix(out.String(), want) {
+		t.Errorf("show --resend:\n%s\nwant it to start %q", out.String(), want)
+	}
+}
+
 // Follow mode: a batch read in one poll pairs with answers read in the
 // next, and a batch among the new messages is taken apart too.
 func TestModel_BatchFollow(t *testing.T) {

@@ -55,9 +55,9 @@ func (m *Model) cellTexts(r Row) [9]string {
 	if len(m.Sessions) > 1 && m.Scope() < 0 {
 		seq = r.Session + ":" + seq
 	}
-	name, id := msgName(r.Method, r.Tool, r.IsError, r.ErrCode, r.InputRequired), r.ID
+	name, id := r.name(), r.ID
 	if r.Batch != nil {
-		name, id = batchNames(r.Batch), batchIDs(r.Batch)
+		id = batchIDs(r.Batch)
 	}
 	lat := ""
 	if r.Pair >= 0 {
@@ -385,7 +385,7 @@ func writeResend(w io.Writer, rs *resender, r Row, msg *store.Message, sep bool)
 	}
 	// Escaped: this comment is a line of a shell script, and a newline in a
 	// recorded tool name would start a command of the recording's choice.
-	fmt.Fprintf(w, "# %s:%d %s\n", r.Session, r.Seq, termsafe.Line(strings.TrimSpace(r.Method+" "+r.Tool)))
+	fmt.Fprintf(w, "# %s:%d %s\n", r.Session, r.Seq, termsafe.Line(r.name()))
 	fmt.Fprintln(w, line)
 	return true, nil
 }
