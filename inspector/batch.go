@@ -237,7 +237,7 @@ func batchIDs(els []Elem) string {
 
 // name is what r's method column says: msgName, or a batch's
 // batchNames.
-func (r Row) name() string {
+func (r *Row) name() string {
 	if r.Batch != nil {
 		return batchNames(r.Batch)
 	}

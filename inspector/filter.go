@@ -426,39 +426,13 @@ func (f *Filter) prepare(m *Model) {
 }
 
 // match reports whether row idx passes. in holds what the filter reads
-// beyond the summary, zero when it reads nothing. A batch whose elements
-// are known passes when one of its elements passes the terms on
-// summaries, judged as a message of its own, and the batch's frame
-// passes the others (status, stream, text, regexp).
+// beyond the summary, zero when it reads nothing. A batch goes to
+// matchBatch; any other row costs what it did before batches were.
 func (f *Filter) match(m *Model, idx int32, in *msgData) bool {
 	r := &m.rows[idx]
-	if r.kind != jsonrpc.Batch || m.batches == nil {
-		return f.matchRow(m, r, in)
+	if r.kind == jsonrpc.Batch && m.batches != nil {
+		return f.matchBatch(m, idx, in)
 	}
-	return f.matchReading(m, idx, 0, in) && f.matchRowReading(m, r, readsHTTP, in) && f.matchRowReading(m, r, readsFrame, in)
-}
-
-// matchReading reports whether row idx passes the terms that read exactly
-// what (0: the summary alone); the others are not evaluated. A batch
-// passes the terms on summaries when one of its elements does.
-func (f *Filter) matchReading(m *Model, idx int32, what reads, in *msgData) bool {
-	r := &m.rows[idx]
-	if what == 0 && r.kind == jsonrpc.Batch {
-		if els := m.elemsOf(idx); len(els) > 0 {
-			for i := range els {
-				if f.matchRowReading(m, &els[i], 0, in) {
-					return true
-				}
-			}
-			return false
-		}
-	}
-	return f.matchRowReading(m, r, what, in)
-}
-
-// matchRow reports whether r, a row or a batch's element, passes every
-// term.
-func (f *Filter) matchRow(m *Model, r *row, in *msgData) bool {
 	for i := range f.terms {
 		t := &f.terms[i]
 		if t.eval(m, r, in) == t.neg {
@@ -468,7 +442,42 @@ func (f *Filter) matchRow(m *Model, r *row, in *msgData) bool {
 	return true
 }
 
-// matchRowReading is matchRow for the terms that read exactly what.
+// matchReading reports whether row idx passes the terms that read exactly
+// what (0: the summary alone); the others are not evaluated.
+func (f *Filter) matchReading(m *Model, idx int32, what reads, in *msgData) bool {
+	r := &m.rows[idx]
+	if what == 0 && r.kind == jsonrpc.Batch && m.batches != nil {
+		return f.anyElem(m, idx, in)
+	}
+	return f.matchRowReading(m, r, what, in)
+}
+
+// matchBatch is match for batch row idx. A batch whose elements are known
+// passes when one of its elements passes the terms on summaries, judged
+// as a message of its own, and the batch's frame passes the others
+// (status, stream, text, regexp).
+func (f *Filter) matchBatch(m *Model, idx int32, in *msgData) bool {
+	r := &m.rows[idx]
+	return f.anyElem(m, idx, in) && f.matchRowReading(m, r, readsHTTP, in) && f.matchRowReading(m, r, readsFrame, in)
+}
+
+// anyElem says whether one element of batch row idx passes the terms on
+// summaries; a batch whose elements are not known is judged as a row.
+func (f *Filter) anyElem(m *Model, idx int32, in *msgData) bool {
+	els := m.elemsOf(idx)
+	if len(els) == 0 {
+		return f.matchRowReading(m, &m.rows[idx], 0, in)
+	}
+	for i := range els {
+		if f.matchRowReading(m, &els[i], 0, in) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchRowReading reports whether r, a row or a batch's element, passes
+// the terms that read exactly what.
 func (f *Filter) matchRowReading(m *Model, r *row, what reads, in *msgData) bool {
 	for i := range f.terms {
 		t := &f.terms[i]
