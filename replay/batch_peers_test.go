@@ -52,16 +52,16 @@ func TestReplay_RecordedBatchServerEverything(t *testing.T) {
 // result or error re-encoded with sorted keys; it ends the session.
 func batchExchange(t *testing.T, url, batch string) map[string]string {
 	t.Helper()
-	c := &httpClient{t: t, url: url}
-	init := c.do("POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"batcher","version":"1"}}}`, nil)
+	c := &peertest.RawHTTP{T: t, URL: url}
+	init := c.Do("POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"batcher","version":"1"}}}`, nil)
 	if body := bodyOf(t, init); init.StatusCode != http.StatusOK || !strings.Contains(body, `"protocolVersion":"2025-03-26"`) {
 		t.Fatalf("initialize at %s: %d %s", url, init.StatusCode, body)
 	}
-	c.sid = init.Header.Get("Mcp-Session-Id")
-	if r := c.do("POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
+	c.SessionID = init.Header.Get("Mcp-Session-Id")
+	if r := c.Do("POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
 		t.Fatalf("initialized at %s: %d %s", url, r.StatusCode, bodyOf(t, r))
 	}
-	resp := c.do("POST", batch, nil)
+	resp := c.Do("POST", batch, nil)
 	body := bodyOf(t, resp)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("batch at %s: %d %s", url, resp.StatusCode, body)
@@ -100,8 +100,8 @@ func batchExchange(t *testing.T, url, batch string) map[string]string {
 			answers[string(m["id"])] = norm(t, string(answer))
 		}
 	}
-	if c.sid != "" {
-		bodyOf(t, c.do("DELETE", "", nil))
+	if c.SessionID != "" {
+		bodyOf(t, c.Do("DELETE", "", nil))
 	}
 	return answers
 }

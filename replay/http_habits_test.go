@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
 	"github.com/mcptape/mcptape/replay/script"
@@ -62,7 +63,7 @@ func TestHTTP_RecordedGetAndDeleteRefusals(t *testing.T) {
 			cl := initSession(t, srv.URL())
 			stream := map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
 			do := func(method string) *http.Response {
-				resp := cl.do(method, "", stream)
+				resp := cl.Do(method, "", stream)
 				t.Cleanup(func() { resp.Body.Close() })
 				return resp
 			}
@@ -74,7 +75,7 @@ func TestHTTP_RecordedGetAndDeleteRefusals(t *testing.T) {
 				t.Errorf("DELETE: %d, Allow %q; want %d (Allow %q)", resp.StatusCode, resp.Header.Get("Allow"), tt.wantDel, tt.wantAllow)
 			}
 			if tt.wantDel == 405 { // the session goes on
-				if body := bodyOf(t, cl.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})); !strings.Contains(body, `"result":{}`) {
+				if body := bodyOf(t, cl.Do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})); !strings.Contains(body, `"result":{}`) {
 					t.Errorf("ping after a refused DELETE: %s", body)
 				}
 			}
@@ -127,21 +128,21 @@ func TestHTTP_ScriptSaysSessions(t *testing.T) {
 				sources = append(sources, recording)
 			}
 			srv := mocktest.New(t, sources)
-			cl := &httpClient{t: t, url: srv.URL()}
-			init := cl.do("POST", initBody, nil)
+			cl := &peertest.RawHTTP{T: t, URL: srv.URL()}
+			init := cl.Do("POST", initBody, nil)
 			bodyOf(t, init)
 			if got := init.Header.Get("Mcp-Session-Id") != ""; got != tt.wantSession {
 				t.Fatalf("initialize gave session %q; want one: %v", init.Header.Get("Mcp-Session-Id"), tt.wantSession)
 			}
-			cl.sid = init.Header.Get("Mcp-Session-Id")
-			get := cl.do("GET", "", map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-06-18"})
+			cl.SessionID = init.Header.Get("Mcp-Session-Id")
+			get := cl.Do("GET", "", map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-06-18"})
 			get.Body.Close()
 			if refused := get.StatusCode == 405 && get.Header.Get("Allow") == "POST"; refused == tt.wantSession {
 				t.Errorf("GET: %d, Allow %q; want 405 (Allow POST) only without sessions", get.StatusCode, get.Header.Get("Allow"))
 			}
 			// Without a session id, the next request of the connection
 			// still belongs to its client's session.
-			if body := bodyOf(t, cl.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})); !strings.Contains(body, `"result":{}`) {
+			if body := bodyOf(t, cl.Do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})); !strings.Contains(body, `"result":{}`) {
 				t.Errorf("ping: %s", body)
 			}
 		})
@@ -153,8 +154,8 @@ func TestHTTP_ScriptSaysSessions(t *testing.T) {
 // that is none of auto, on and off is refused.
 func TestMocktest_WithHTTPSessions(t *testing.T) {
 	srv := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)}, mocktest.WithHTTPSessions("off"))
-	cl := &httpClient{t: t, url: srv.URL()}
-	init := cl.do("POST", initBody, nil)
+	cl := &peertest.RawHTTP{T: t, URL: srv.URL()}
+	init := cl.Do("POST", initBody, nil)
 	if body := bodyOf(t, init); init.Header.Get("Mcp-Session-Id") != "" || !strings.Contains(body, "serverInfo") {
 		t.Errorf("initialize: session %q, %s; want an answer and no session", init.Header.Get("Mcp-Session-Id"), body)
 	}
@@ -185,7 +186,7 @@ func TestHTTP_ReloadedScriptSaysSessions(t *testing.T) {
 	srv := mocktest.New(t, []replay.Source{sc})
 	sessionOf := func() string {
 		t.Helper()
-		init := (&httpClient{t: t, url: srv.URL()}).do("POST", initBody, nil)
+		init := (&peertest.RawHTTP{T: t, URL: srv.URL()}).Do("POST", initBody, nil)
 		bodyOf(t, init)
 		return init.Header.Get("Mcp-Session-Id")
 	}
@@ -238,11 +239,11 @@ func TestHTTP_QuietGetOfServerWithoutSessions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := mocktest.New(t, []replay.Source{mustCassette(t, sessionlessTape(t, tt.gets...))}, tt.opts...)
-			cl := &httpClient{t: t, url: srv.URL()}
-			if init := cl.do("POST", initBody, nil); init.Header.Get("Mcp-Session-Id") != "" || !strings.Contains(bodyOf(t, init), "serverInfo") {
+			cl := &peertest.RawHTTP{T: t, URL: srv.URL()}
+			if init := cl.Do("POST", initBody, nil); init.Header.Get("Mcp-Session-Id") != "" || !strings.Contains(bodyOf(t, init), "serverInfo") {
 				t.Fatalf("initialize: session %q; want an answer and none", init.Header.Get("Mcp-Session-Id"))
 			}
-			get := cl.do("GET", "", map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-06-18"})
+			get := cl.Do("GET", "", map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-06-18"})
 			defer get.Body.Close()
 			if w := srv.Warnings(); !strings.Contains(w, tt.stderr) {
 				t.Errorf("warnings %q; want %q", w, tt.stderr)
@@ -257,7 +258,7 @@ func TestHTTP_QuietGetOfServerWithoutSessions(t *testing.T) {
 				t.Fatalf("GET: %d %q; want 200 and an event stream", get.StatusCode, get.Header.Get("Content-Type"))
 			}
 			// The client's requests go on meanwhile.
-			if body := bodyOf(t, cl.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})); !strings.Contains(body, `"result":{}`) {
+			if body := bodyOf(t, cl.Do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})); !strings.Contains(body, `"result":{}`) {
 				t.Errorf("ping beside the open GET: %s", body)
 			}
 			read := make(chan []byte)
@@ -333,21 +334,21 @@ func TestHTTP_RecordedSessionIDEchoAndPriming(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := mocktest.New(t, []replay.Source{mustCassette(t, answerHabitTape(t, tt.echo, tt.primed))})
-			cl := &httpClient{t: t, url: srv.URL()}
-			init := cl.do("POST", strings.Replace(initBody, "2025-06-18", "2025-11-25", 1), nil)
+			cl := &peertest.RawHTTP{T: t, URL: srv.URL()}
+			init := cl.Do("POST", strings.Replace(initBody, "2025-06-18", "2025-11-25", 1), nil)
 			bodyOf(t, init)
-			if cl.sid = init.Header.Get("Mcp-Session-Id"); cl.sid == "" {
+			if cl.SessionID = init.Header.Get("Mcp-Session-Id"); cl.SessionID == "" {
 				t.Fatal("initialize gave no session id")
 			}
 			v := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
-			ping := cl.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, v)
+			ping := cl.Do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, v)
 			if body := bodyOf(t, ping); !strings.Contains(body, `"result":{}`) {
 				t.Fatalf("ping: %s", body)
 			}
 			if got := ping.Header.Get("Mcp-Session-Id") != ""; got != tt.echo {
 				t.Errorf("the ping's answer repeats the session id: %v; want %v", got, tt.echo)
 			}
-			get := cl.do("GET", "", map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
+			get := cl.Do("GET", "", map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
 			defer get.Body.Close()
 			if got := get.Header.Get("Mcp-Session-Id") != ""; get.StatusCode != http.StatusOK || got != tt.echo {
 				t.Errorf("GET: %d, repeats the session id: %v; want 200, %v", get.StatusCode, got, tt.echo)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -59,23 +60,23 @@ func TestHTTP_SessionIdle(t *testing.T) {
 			}
 			clock := &fakeClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
 			replay.SetClock(srv, clock.now)
-			c := &httpClient{t: t, url: newHTTPServer(t, srv)}
-			r := c.do("POST", initBody, nil)
+			c := &peertest.RawHTTP{T: t, URL: newHTTPServer(t, srv)}
+			r := c.Do("POST", initBody, nil)
 			bodyOf(t, r)
-			c.sid = r.Header.Get("Mcp-Session-Id")
+			c.SessionID = r.Header.Get("Mcp-Session-Id")
 
 			clock.advance(tt.wait)
 			want := http.StatusOK
 			if tt.expired {
 				want = http.StatusNotFound
 			}
-			r = c.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil)
+			r = c.Do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil)
 			bodyOf(t, r)
 			if r.StatusCode != want {
 				t.Fatalf("ping after %s idle: %d, want %d", tt.wait, r.StatusCode, want)
 			}
 			if tt.expired {
-				if r := c.do("GET", "", map[string]string{"Accept": "text/event-stream"}); r.StatusCode != http.StatusNotFound {
+				if r := c.Do("GET", "", map[string]string{"Accept": "text/event-stream"}); r.StatusCode != http.StatusNotFound {
 					t.Errorf("GET on an expired session: %d, want 404", r.StatusCode)
 				}
 				if n := replay.HTTPSessions(srv); n != 0 {
@@ -97,24 +98,24 @@ func TestHTTP_SessionIdleSweep(t *testing.T) {
 	replay.SetClock(srv, clock.now)
 	url := newHTTPServer(t, srv)
 
-	streaming := &httpClient{t: t, url: url}
-	r := streaming.do("POST", initBody, nil)
+	streaming := &peertest.RawHTTP{T: t, URL: url}
+	r := streaming.Do("POST", initBody, nil)
 	bodyOf(t, r)
-	streaming.sid = r.Header.Get("Mcp-Session-Id")
-	get := streaming.do("GET", "", map[string]string{"Accept": "text/event-stream"})
+	streaming.SessionID = r.Header.Get("Mcp-Session-Id")
+	get := streaming.Do("GET", "", map[string]string{"Accept": "text/event-stream"})
 	defer get.Body.Close()
 
 	for range 5 {
-		c := &httpClient{t: t, url: url}
-		bodyOf(t, c.do("POST", initBody, nil))
+		c := &peertest.RawHTTP{T: t, URL: url}
+		bodyOf(t, c.Do("POST", initBody, nil))
 	}
 	clock.advance(2 * time.Minute)
-	c := &httpClient{t: t, url: url}
-	bodyOf(t, c.do("POST", initBody, nil))
+	c := &peertest.RawHTTP{T: t, URL: url}
+	bodyOf(t, c.Do("POST", initBody, nil))
 	if n := replay.HTTPSessions(srv); n != 2 {
 		t.Errorf("%d sessions held, want 2 (the streaming one and the newest)", n)
 	}
-	if r := streaming.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil); r.StatusCode != http.StatusOK {
+	if r := streaming.Do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil); r.StatusCode != http.StatusOK {
 		t.Errorf("ping on the session with an open GET stream: %d, want 200", r.StatusCode)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
 )
@@ -61,13 +62,13 @@ func next(t *testing.T, ch <-chan sseEvent, what string) sseEvent {
 	return sseEvent{}
 }
 
-func initSession(t *testing.T, url string) *httpClient {
+func initSession(t *testing.T, url string) *peertest.RawHTTP {
 	t.Helper()
-	c := &httpClient{t: t, url: url}
-	r := c.do("POST", initBody, nil)
+	c := &peertest.RawHTTP{T: t, URL: url}
+	r := c.Do("POST", initBody, nil)
 	bodyOf(t, r)
-	c.sid = r.Header.Get("Mcp-Session-Id")
-	if c.sid == "" {
+	c.SessionID = r.Header.Get("Mcp-Session-Id")
+	if c.SessionID == "" {
 		t.Fatal("initialize: no session id")
 	}
 	return c
@@ -82,28 +83,28 @@ func TestHTTP_ResumeGETStream(t *testing.T) {
 	c := initSession(t, srv.URL())
 	v := map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 
-	get := c.do("GET", "", v)
+	get := c.Do("GET", "", v)
 	events := sseStream(get.Body)
 	if e := next(t, events, "priming event"); e.id != "0-0" || e.data != "" {
 		t.Errorf("first event %+v, want a priming event with id 0-0 and no data", e)
 	}
-	bodyOf(t, c.do("POST", growBody, nil))
+	bodyOf(t, c.Do("POST", growBody, nil))
 	first := next(t, events, "first list_changed")
 	if first.id != "0-1" || !strings.Contains(first.data, "list_changed") {
 		t.Errorf("first event %+v", first)
 	}
 	get.Body.Close()
-	bodyOf(t, c.do("POST", growBody, nil))
-	bodyOf(t, c.do("POST", growBody, nil))
+	bodyOf(t, c.Do("POST", growBody, nil))
+	bodyOf(t, c.Do("POST", growBody, nil))
 
 	v["Last-Event-ID"] = first.id
-	resumed := c.do("GET", "", v)
+	resumed := c.Do("GET", "", v)
 	defer resumed.Body.Close()
 	if resumed.StatusCode != http.StatusOK {
 		t.Fatalf("resume: %d", resumed.StatusCode)
 	}
 	events = sseStream(resumed.Body)
-	bodyOf(t, c.do("POST", growBody, nil)) // live, after the replayed ones
+	bodyOf(t, c.Do("POST", growBody, nil)) // live, after the replayed ones
 	var ids []string
 	for range 3 {
 		e := next(t, events, "resumed event")
@@ -123,7 +124,7 @@ func TestHTTP_ResumeGETStream(t *testing.T) {
 func TestHTTP_ResumePOSTStream(t *testing.T) {
 	srv := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)})
 	c := initSession(t, srv.URL())
-	r := c.do("POST", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`, nil)
+	r := c.Do("POST", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`, nil)
 	events := sseStream(r.Body)
 	first := next(t, events, "first progress")
 	stream, n, _ := strings.Cut(first.id, "-")
@@ -132,7 +133,7 @@ func TestHTTP_ResumePOSTStream(t *testing.T) {
 	}
 	r.Body.Close()
 
-	resumed := c.do("GET", "", map[string]string{"Accept": "text/event-stream", "Last-Event-ID": first.id})
+	resumed := c.Do("GET", "", map[string]string{"Accept": "text/event-stream", "Last-Event-ID": first.id})
 	defer resumed.Body.Close()
 	events = sseStream(resumed.Body)
 	var got []string
@@ -143,7 +144,7 @@ func TestHTTP_ResumePOSTStream(t *testing.T) {
 		got = append(got, e.data)
 		if strings.Contains(e.data, `"method":"ping"`) {
 			id := e.data[strings.Index(e.data, `"id":`)+5 : strings.Index(e.data, `,"method"`)]
-			bodyOf(t, c.do("POST", `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`, nil))
+			bodyOf(t, c.Do("POST", `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`, nil))
 		}
 	}
 	if len(got) != 3 || !strings.Contains(got[0], `"progress":2`) || !strings.Contains(got[2], `"id":4`) {
@@ -158,12 +159,12 @@ func TestHTTP_ResumePOSTStream(t *testing.T) {
 func TestHTTP_ResumeFinishedPOSTStream(t *testing.T) {
 	srv := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)})
 	c := initSession(t, srv.URL())
-	r := c.do("POST", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`, nil)
+	r := c.Do("POST", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`, nil)
 	var last sseEvent
 	for e := range sseStream(r.Body) {
 		if strings.Contains(e.data, `"method":"ping"`) {
 			id := e.data[strings.Index(e.data, `"id":`)+5 : strings.Index(e.data, `,"method"`)]
-			bodyOf(t, c.do("POST", `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`, nil))
+			bodyOf(t, c.Do("POST", `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`, nil))
 		}
 		last = e
 	}
@@ -172,7 +173,7 @@ func TestHTTP_ResumeFinishedPOSTStream(t *testing.T) {
 		t.Fatalf("the stream ended with %+v, want the answer", last)
 	}
 
-	resumed := c.do("GET", "", map[string]string{"Accept": "text/event-stream", "Last-Event-ID": last.id})
+	resumed := c.Do("GET", "", map[string]string{"Accept": "text/event-stream", "Last-Event-ID": last.id})
 	defer resumed.Body.Close()
 	if resumed.StatusCode != http.StatusOK {
 		t.Fatalf("resume: %s", resumed.Status)
@@ -180,7 +181,7 @@ func TestHTTP_ResumeFinishedPOSTStream(t *testing.T) {
 	events := sseStream(resumed.Body)
 	// Another round trip on the session: by its end the resume has been
 	// handled, and a stream ended at once would most likely be seen ended.
-	bodyOf(t, c.do("POST", `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil))
+	bodyOf(t, c.Do("POST", `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil))
 	select {
 	case e, ok := <-events:
 		if ok {
@@ -189,7 +190,7 @@ func TestHTTP_ResumeFinishedPOSTStream(t *testing.T) {
 		t.Fatal("the resumed stream ended while the session lives")
 	default:
 	}
-	bodyOf(t, c.do("DELETE", "", nil))
+	bodyOf(t, c.Do("DELETE", "", nil))
 	select {
 	case e, ok := <-events:
 		if ok {
@@ -211,7 +212,7 @@ func TestHTTP_ResumeBadEventID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := c.do("GET", "", map[string]string{"Accept": "text/event-stream", "Last-Event-ID": tt.id})
+			r := c.Do("GET", "", map[string]string{"Accept": "text/event-stream", "Last-Event-ID": tt.id})
 			body := bodyOf(t, r)
 			if r.StatusCode != http.StatusBadRequest || !strings.Contains(body, "cannot resume") {
 				t.Errorf("Last-Event-ID %q: %d %q, want 400", tt.id, r.StatusCode, body)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
 	"github.com/mcptape/mcptape/replay/script"
@@ -95,7 +96,7 @@ func TestHTTP_SessionlessConnClosed(t *testing.T) {
 	}
 	url := newHTTPServer(t, srv)
 	hc := &http.Client{Transport: &http.Transport{}}
-	c := &httpClient{t: t, url: url}
+	c := &peertest.RawHTTP{T: t, URL: url}
 	post := func() string {
 		req, _ := http.NewRequest("POST", url, strings.NewReader(strings.Replace(statelessTape[0][2:], `"id":1`, `"id":7`, 1)))
 		req.Header.Set("Content-Type", "application/json")
@@ -103,7 +104,7 @@ func TestHTTP_SessionlessConnClosed(t *testing.T) {
 		setStatelessHeaders(req, "tools/call", "counter")
 		resp, err := hc.Do(req)
 		if err != nil {
-			c.t.Fatal(err)
+			c.T.Fatal(err)
 		}
 		return bodyOf(t, resp)
 	}

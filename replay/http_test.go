@@ -8,40 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
 )
-
-type httpClient struct {
-	t   *testing.T
-	url string
-	sid string
-}
-
-func (c *httpClient) do(method, body string, hdr map[string]string) *http.Response {
-	c.t.Helper()
-	req, err := http.NewRequest(method, c.url, strings.NewReader(body))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if c.sid != "" {
-		req.Header.Set("Mcp-Session-Id", c.sid)
-	}
-	for k, v := range hdr {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return resp
-}
 
 func bodyOf(t *testing.T, r *http.Response) string {
 	t.Helper()
@@ -72,44 +42,44 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 
 func TestHTTP_StreamableSession(t *testing.T) {
 	srv := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)})
-	c := &httpClient{t: t, url: srv.URL()}
+	c := &peertest.RawHTTP{T: t, URL: srv.URL()}
 
-	if r := c.do("POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil); r.StatusCode != http.StatusBadRequest {
+	if r := c.Do("POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil); r.StatusCode != http.StatusBadRequest {
 		t.Errorf("request without session: %d, want 400", r.StatusCode)
 	}
-	if r := c.do("POST", `{"jsonrpc":`, nil); r.StatusCode != http.StatusBadRequest || !strings.Contains(bodyOf(t, r), "-32700") {
+	if r := c.Do("POST", `{"jsonrpc":`, nil); r.StatusCode != http.StatusBadRequest || !strings.Contains(bodyOf(t, r), "-32700") {
 		t.Errorf("malformed body: want 400 with -32700")
 	}
-	if r := c.do("POST", initBody, map[string]string{"Origin": "http://evil.example"}); r.StatusCode != http.StatusForbidden {
+	if r := c.Do("POST", initBody, map[string]string{"Origin": "http://evil.example"}); r.StatusCode != http.StatusForbidden {
 		t.Errorf("foreign Origin: %d, want 403", r.StatusCode)
 	}
-	r := c.do("POST", initBody, map[string]string{"Origin": "http://localhost:5173"})
+	r := c.Do("POST", initBody, map[string]string{"Origin": "http://localhost:5173"})
 	if r.StatusCode != 200 || !strings.Contains(r.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("initialize: %d %s", r.StatusCode, r.Header.Get("Content-Type"))
 	}
-	c.sid = r.Header.Get("Mcp-Session-Id")
-	if c.sid == "" || !strings.Contains(bodyOf(t, r), `"serverInfo"`) {
+	c.SessionID = r.Header.Get("Mcp-Session-Id")
+	if c.SessionID == "" || !strings.Contains(bodyOf(t, r), `"serverInfo"`) {
 		t.Fatal("initialize: no Mcp-Session-Id or no result")
 	}
-	if r := c.do("POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
+	if r := c.Do("POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
 		t.Errorf("notification: %d, want 202", r.StatusCode)
 	}
-	bad := &httpClient{t: t, url: c.url, sid: "nope"}
-	if r := bad.do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil); r.StatusCode != http.StatusNotFound {
+	bad := &peertest.RawHTTP{T: t, URL: c.URL, SessionID: "nope"}
+	if r := bad.Do("POST", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown session: %d, want 404", r.StatusCode)
 	}
 
 	// The GET stream carries session-level messages; a second one is refused.
-	get := c.do("GET", "", map[string]string{"Accept": "text/event-stream", "Content-Type": ""})
+	get := c.Do("GET", "", map[string]string{"Accept": "text/event-stream", "Content-Type": ""})
 	if get.StatusCode != 200 {
 		t.Fatalf("GET: %d", get.StatusCode)
 	}
 	defer get.Body.Close()
-	if r := c.do("GET", "", map[string]string{"Accept": "text/event-stream"}); r.StatusCode != http.StatusConflict {
+	if r := c.Do("GET", "", map[string]string{"Accept": "text/event-stream"}); r.StatusCode != http.StatusConflict {
 		t.Errorf("second GET: %d, want 409", r.StatusCode)
 	}
 	events := sseEvents(get.Body)
-	if r := c.do("POST", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"grow"}}`, nil); !strings.Contains(bodyOf(t, r), "grew") {
+	if r := c.Do("POST", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"grow"}}`, nil); !strings.Contains(bodyOf(t, r), "grew") {
 		t.Error("grow: no answer")
 	}
 	select {
@@ -123,7 +93,7 @@ func TestHTTP_StreamableSession(t *testing.T) {
 
 	// Progress makes the answer an event stream; the ping before the reply
 	// is answered with a POST of its own.
-	r = c.do("POST", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`, nil)
+	r = c.Do("POST", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`, nil)
 	if ct := r.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("progress answer Content-Type %q", ct)
 	}
@@ -133,7 +103,7 @@ func TestHTTP_StreamableSession(t *testing.T) {
 		got = append(got, e)
 		if strings.Contains(e, `"method":"ping"`) {
 			id := e[strings.Index(e, `"id":`)+5 : strings.Index(e, `,"method"`)]
-			if a := c.do("POST", `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`, nil); a.StatusCode != http.StatusAccepted {
+			if a := c.Do("POST", `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`, nil); a.StatusCode != http.StatusAccepted {
 				t.Errorf("ping reply: %d", a.StatusCode)
 			}
 		}
@@ -142,10 +112,10 @@ func TestHTTP_StreamableSession(t *testing.T) {
 		t.Errorf("progress stream: %q", got)
 	}
 
-	if r := c.do("DELETE", "", nil); r.StatusCode != 200 {
+	if r := c.Do("DELETE", "", nil); r.StatusCode != 200 {
 		t.Errorf("DELETE: %d", r.StatusCode)
 	}
-	if r := c.do("POST", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, nil); r.StatusCode != http.StatusNotFound {
+	if r := c.Do("POST", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("after DELETE: %d, want 404", r.StatusCode)
 	}
 }
@@ -214,8 +184,8 @@ func TestHTTP_Refusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &httpClient{t: t, url: base + tt.path}
-			r := c.do(tt.method, tt.body, tt.hdr)
+			c := &peertest.RawHTTP{T: t, URL: base + tt.path}
+			r := c.Do(tt.method, tt.body, tt.hdr)
 			body := bodyOf(t, r)
 			if r.StatusCode != tt.wantStatus {
 				t.Errorf("%s %s: %d %q, want %d", tt.method, tt.path, r.StatusCode, body, tt.wantStatus)

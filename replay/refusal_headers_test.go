@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"errors"
+	"github.com/mcptape/mcptape/internal/peertest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,7 +34,7 @@ func TestReplay_RefusalWire(t *testing.T) {
 	srv := testdataServer(t, "refusals.jsonl")
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); hs.Close() })
-	c := &httpClient{t: t, url: hs.URL + "/mcp"}
+	c := &peertest.RawHTTP{T: t, URL: hs.URL + "/mcp"}
 	call := func(id int, text string) string {
 		return `{"jsonrpc":"2.0","id":` + string(rune('0'+id)) + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"}}}`
 	}
@@ -72,10 +73,10 @@ func TestReplay_RefusalWire(t *testing.T) {
 	// is checked apart.
 	carried := []string{"Retry-After", "Www-Authenticate", "X-Ratelimit-Remaining", "Content-Type", "Connection", "Server", "Mcp-Session-Id"}
 	for _, st := range steps {
-		resp := c.do(http.MethodPost, st.body, nil)
-		live := c.sid
-		if c.sid == "" {
-			c.sid = resp.Header.Get("Mcp-Session-Id")
+		resp := c.Do(http.MethodPost, st.body, nil)
+		live := c.SessionID
+		if c.SessionID == "" {
+			c.SessionID = resp.Header.Get("Mcp-Session-Id")
 		}
 		b := bodyOf(t, resp)
 		if resp.StatusCode != st.status {
@@ -247,7 +248,7 @@ func TestReplay_RefusalLegacy(t *testing.T) {
 	if !strings.HasPrefix(endpoint, "/message?sessionId=") {
 		t.Fatalf("endpoint event %q", endpoint)
 	}
-	c := &httpClient{t: t, url: hs.URL + endpoint}
+	c := &peertest.RawHTTP{T: t, URL: hs.URL + endpoint}
 	steps := []struct {
 		body        string
 		status      int
@@ -261,7 +262,7 @@ func TestReplay_RefusalLegacy(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`, 202, "", `"id":2,"result":{"content":[{"type":"text","text":"a"}]}`},
 	}
 	for _, st := range steps {
-		r := c.do(http.MethodPost, st.body, nil)
+		r := c.Do(http.MethodPost, st.body, nil)
 		b := bodyOf(t, r)
 		if r.StatusCode != st.status || r.Header.Get("Retry-After") != st.retryAfter {
 			t.Errorf("%.60s: %d, Retry-After %q (%q); want %d, %q", st.body, r.StatusCode, r.Header.Get("Retry-After"), b, st.status, st.retryAfter)

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -102,7 +103,7 @@ func TestReplay_RecordedStatusWire(t *testing.T) {
 	srv := refusedServer(t)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); hs.Close() })
-	c := &httpClient{t: t, url: hs.URL + "/mcp"}
+	c := &peertest.RawHTTP{T: t, URL: hs.URL + "/mcp"}
 	steps := []struct {
 		body   string
 		status int
@@ -115,9 +116,9 @@ func TestReplay_RecordedStatusWire(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}}`, 502, "Bad Gateway (mcpmock fault http-502)\n"},
 	}
 	for _, st := range steps {
-		resp := c.do(http.MethodPost, st.body, nil)
-		if c.sid == "" {
-			c.sid = resp.Header.Get("Mcp-Session-Id")
+		resp := c.Do(http.MethodPost, st.body, nil)
+		if c.SessionID == "" {
+			c.SessionID = resp.Header.Get("Mcp-Session-Id")
 		}
 		if b := bodyOf(t, resp); resp.StatusCode != st.status || !strings.Contains(b, st.text) {
 			t.Errorf("%s:\ngot %d %q, want %d with %q", st.body, resp.StatusCode, b, st.status, st.text)
@@ -151,17 +152,17 @@ func TestReplay_RecordedExpiry(t *testing.T) {
 			text   string // in the answer's body
 		}
 		session := func(steps ...step) string {
-			c := &httpClient{t: t, url: url}
+			c := &peertest.RawHTTP{T: t, URL: url}
 			for _, st := range steps {
-				resp := c.do(http.MethodPost, st.body, nil)
-				if c.sid == "" {
-					c.sid = resp.Header.Get("Mcp-Session-Id")
+				resp := c.Do(http.MethodPost, st.body, nil)
+				if c.SessionID == "" {
+					c.SessionID = resp.Header.Get("Mcp-Session-Id")
 				}
 				if b := bodyOf(t, resp); resp.StatusCode != st.status || !strings.Contains(b, st.text) {
-					t.Errorf("session %s, %.40s: got %d %q, want %d with %q", c.sid, st.body, resp.StatusCode, b, st.status, st.text)
+					t.Errorf("session %s, %.40s: got %d %q, want %d with %q", c.SessionID, st.body, resp.StatusCode, b, st.status, st.text)
 				}
 			}
-			return c.sid
+			return c.SessionID
 		}
 		first := session(step{initialize, 200, `"forgetful"`}, step{inited, 202, ""},
 			step{call, 404, "session expired"}, step{call, 404, "no such session"})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -23,15 +22,15 @@ func TestMcpspy_ShowBatchServerEverything(t *testing.T) {
 	upstream := peertest.EverythingHTTP(t, "streamableHttp")
 	db := filepath.Join(t.TempDir(), "batch.db")
 	sp := startSpy(t, "-o", db, "--upstream", upstream)
-	c := &batchClient{t: t, url: sp.url + "/mcp"}
-	c.do(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"batcher","version":"1"}}}`, http.StatusOK)
-	c.do(http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, http.StatusAccepted)
-	answers := c.do(http.MethodPost, `[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"batched"}}},`+
+	c := &peertest.RawHTTP{T: t, URL: sp.url + "/mcp"}
+	c.Exchange(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"batcher","version":"1"}}}`, http.StatusOK)
+	c.Exchange(http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, http.StatusAccepted)
+	answers := c.Exchange(http.MethodPost, `[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"batched"}}},`+
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get-sum","arguments":{"a":2,"b":3}}}]`, http.StatusOK)
 	if !strings.Contains(answers, "Echo: batched") || !strings.Contains(answers, `"id":3`) {
 		t.Fatalf("server-everything answered the batch with %q", answers)
 	}
-	c.do(http.MethodDelete, "", http.StatusOK)
+	c.Exchange(http.MethodDelete, "", http.StatusOK)
 	if err := sp.stop(t); err != nil {
 		t.Fatalf("mcpspy: %v\n%s", err, sp.stderr)
 	}
@@ -105,44 +104,4 @@ func httpBrief(t *testing.T, db, session string, seq uint64) store.HTTPBrief {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// batchClient is a 2025-03-26 Streamable HTTP client that posts frames as
-// they are written, a batch too, which no SDK client sends.
-type batchClient struct {
-	t   *testing.T
-	url string
-	sid string
-}
-
-// do sends frame (none for a DELETE), checks the status, and returns the
-// whole answer: an event stream is read to its end, so every answer to a
-// batch is recorded by then.
-func (c *batchClient) do(method, frame string, status int) string {
-	c.t.Helper()
-	req, err := http.NewRequest(method, c.url, strings.NewReader(frame))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if c.sid != "" {
-		req.Header.Set("Mcp-Session-Id", c.sid)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if resp.StatusCode != status {
-		c.t.Fatalf("%s %s: %d %s, want %d", method, frame, resp.StatusCode, body, status)
-	}
-	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
-		c.sid = sid
-	}
-	return string(body)
 }
