@@ -168,13 +168,15 @@ func recordStdio(ctx context.Context, s streams, o *recordOptions) error {
 	if runErr != nil {
 		res.End = store.EndInfo{Reason: store.EndError, Error: runErr.Error()}
 	}
-	endErr := sess.End(res.End)
+	// Close's final commit stores the end with what is left, and retries
+	// while another process holds the file: a commit of the end's own
+	// (Session.End) would fail on its first wait and call the run failed
+	// though the retry then stored everything.
+	sess.Finish(res.End)
 	closeErr := w.Close()
 	switch {
 	case runErr != nil:
 		return runErr
-	case endErr != nil:
-		return fmt.Errorf("cassette: %w", endErr)
 	case closeErr != nil:
 		return fmt.Errorf("cassette: %w", closeErr)
 	case res.ExitCode != 0:
