@@ -363,37 +363,78 @@ func (w *Writer) loop() {
 	}
 }
 
+// commitBytes bounds the frame bytes one group commit stores (a frame
+// larger than it is stored alone). A backlog, left by a slow disk or by
+// another process holding the file, is stored in several transactions:
+// bbolt copies every value of a transaction into pages of its own until
+// the commit, so one transaction for a backlog of MaxPending bytes held
+// it twice over, and the heap grew to four times the bound (1 GiB for
+// 256 MiB), where each piece adds only its own bytes. A sender held back
+// by a full buffer also goes on after the first piece, not after all.
+var commitBytes = 16 << 20
+
 // Flush commits everything appended so far. It is safe to call at any time.
 func (w *Writer) Flush() error {
 	w.flushMu.Lock()
 	defer w.flushMu.Unlock()
+	w.mu.Lock()
+	left := len(w.pending) // what arrives meanwhile need not keep Flush going
+	w.mu.Unlock()
+	for {
+		taken, cut, err := w.flushPiece(left)
+		if err != nil {
+			return err
+		}
+		if left -= taken; !cut {
+			return nil
+		}
+		if left <= 0 {
+			// What arrived meanwhile came while pending was not empty,
+			// which no append kicks for.
+			w.mu.Lock()
+			w.kickLocked()
+			w.mu.Unlock()
+			return nil
+		}
+	}
+}
 
+// flushPiece commits the messages at the head of pending, commitBytes of
+// frames at most, and says how many it took and whether it left some
+// behind. Session infos go in with the last piece of a Flush (left is how
+// many messages the Flush has still to store), so that a follower sees a
+// session end after its messages. The caller holds flushMu.
+func (w *Writer) flushPiece(left int) (taken int, cut bool, err error) {
 	// First, so that Rewrite and Observe see the started sessions' ids.
 	if err := w.allocate(nil); err != nil {
-		return err
+		return 0, false, err
 	}
 	w.mu.Lock()
-	batch := w.pending
-	w.pending = nil
-	rewritten := w.rewritten
-	w.rewritten = 0
-	batchBytes := w.pendingBytes
+	batch, cut := w.takeLocked()
+	taken = len(batch)
+	rewritten := min(w.rewritten, taken)
+	w.rewritten -= rewritten
 	if len(w.started) > 0 { // started while allocate ran
-		batch, batchBytes = w.holdStartedLocked(batch)
+		batch = w.holdStartedLocked(batch)
 	}
-	anyDirty := len(w.dirty) > 0
+	batchBytes := 0
+	for _, m := range batch {
+		batchBytes += len(m.Frame)
+	}
+	last := !cut || left <= taken
+	anyDirty := last && len(w.dirty) > 0
 	w.mu.Unlock()
 	if len(batch) == 0 && !anyDirty {
-		return nil
+		return taken, cut, nil
 	}
 
 	// Before encoding: a revived cassette renumbers the batch.
-	err := w.reviveIfRemoved(batch)
+	err = w.reviveIfRemoved(batch)
 	var encoded []encodedMessage
 	var infos []SessionInfo
 	var dirty []*Session
 	if err == nil {
-		encoded, infos, dirty, rewritten, err = w.encode(batch, rewritten)
+		encoded, infos, dirty, rewritten, err = w.encode(batch, rewritten, last)
 	}
 	if err == nil {
 		err = w.commit(batch, encoded, infos)
@@ -402,28 +443,50 @@ func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
-		// Keep everything for the next try: nothing is dropped.
+		// Keep everything for the next try: nothing is dropped. The
+		// rewritten messages stay a prefix of pending: those left behind
+		// were rewritten only if all of batch had been.
 		w.pending = append(batch, w.pending...)
-		w.rewritten = rewritten
+		w.rewritten += rewritten
 		for _, s := range dirty {
 			w.dirty[s] = true
 		}
-		return err
+		return taken, cut, err
 	}
 	w.pendingBytes -= batchBytes
 	if w.pendingBytes < w.opts.MaxPending/2 {
 		w.warnedFull = false
 	}
 	w.room.Broadcast()
-	return nil
+	return taken, cut, nil
+}
+
+// takeLocked takes the messages at the head of pending, up to commitBytes
+// of frames (one at least), and says whether it left some. w.mu is held.
+func (w *Writer) takeLocked() (batch []*Message, cut bool) {
+	k, bytes := 0, 0
+	for k < len(w.pending) && (k == 0 || bytes+len(w.pending[k].Frame) <= commitBytes) {
+		bytes += len(w.pending[k].Frame)
+		k++
+	}
+	if k == len(w.pending) {
+		batch, w.pending = w.pending, nil
+		return batch, false
+	}
+	// A copy, and the head cleared, so that the array pending keeps
+	// holds no frame once it is stored.
+	batch = append([]*Message(nil), w.pending[:k]...)
+	clear(w.pending[:k])
+	w.pending = w.pending[k:]
+	return batch, true
 }
 
 // encode prepares a batch outside the file lock, which other processes
 // share, and takes the infos that changed (Observe may change some). The
 // first done messages of batch were rewritten by an earlier try; encode
 // rewrites the rest in place and says how many of batch now are, even
-// when it fails.
-func (w *Writer) encode(batch []*Message, done int) ([]encodedMessage, []SessionInfo, []*Session, int, error) {
+// when it fails. Without withInfos it leaves the infos for a later piece.
+func (w *Writer) encode(batch []*Message, done int, withInfos bool) ([]encodedMessage, []SessionInfo, []*Session, int, error) {
 	encoded := make([]encodedMessage, len(batch))
 	for i, m := range batch {
 		if w.opts.Rewrite != nil && i >= done {
@@ -441,6 +504,9 @@ func (w *Writer) encode(batch []*Message, done int) ([]encodedMessage, []Session
 		}
 		encoded[i] = e
 	}
+	if !withInfos {
+		return encoded, nil, nil, len(batch), nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	infos := make([]SessionInfo, 0, len(w.dirty))
@@ -457,21 +523,23 @@ func (w *Writer) encode(batch []*Message, done int) ([]encodedMessage, []Session
 }
 
 // holdStartedLocked keeps the messages of sessions that have no id yet
-// pending, for the commit after the one that gives them ids, and returns
-// the rest of batch and its frame bytes. Rewritten messages, at the head
-// of batch, all have ids. w.mu is held.
-func (w *Writer) holdStartedLocked(batch []*Message) ([]*Message, int) {
+// pending, ahead of what is left there, for the commit after the one that
+// gives them ids, and returns the rest of batch. Rewritten messages, at
+// the head of batch, all have ids. w.mu is held.
+func (w *Writer) holdStartedLocked(batch []*Message) []*Message {
 	keep := batch[:0:0]
-	bytes := 0
+	var held []*Message
 	for _, m := range batch {
 		if w.byID[m.Session].info.ID == "" {
-			w.pending = append(w.pending, m)
+			held = append(held, m)
 			continue
 		}
 		keep = append(keep, m)
-		bytes += len(m.Frame)
 	}
-	return keep, bytes
+	if len(held) > 0 {
+		w.pending = append(held, w.pending...)
+	}
+	return keep
 }
 
 // allocate gives the sessions StartSession began their ids, in the order

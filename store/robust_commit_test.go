@@ -1,0 +1,92 @@
+package store
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// A backlog (another process held the file while frames came) is stored
+// in transactions of commitBytes at most, not in one: bbolt keeps a copy
+// of every value of a transaction until it commits, so one transaction
+// for the whole backlog held it twice, and mcpspy's heap grew to four
+// times MaxPending behind a slow store. The session's end goes in with
+// the last piece, after all its messages.
+func TestWriter_BacklogCommitsInPieces(t *testing.T) {
+	old := commitBytes
+	commitBytes = 1 << 20
+	t.Cleanup(func() { commitBytes = old })
+
+	path := filepath.Join(t.TempDir(), "backlog.db")
+	w, err := NewWriter(path, WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := lastTxID(t, path)
+
+	// Held as another process holds it, so that the frames wait.
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	const n, size = 64, 256 << 10 // 16 MiB: 16 pieces
+	frame := append(append([]byte(`{"jsonrpc":"2.0","method":"n","params":{"s":"`), bytes.Repeat([]byte{'x'}, size-48)...), `"}}`...)
+	for range n {
+		s.Append(S2C, time.Now(), frame, nil)
+	}
+	s.Finish(EndInfo{Reason: EndEOF})
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	if txs := lastTxID(t, path) - before; txs < n*len(frame)/commitBytes {
+		t.Errorf("the %d MiB backlog went in %d transactions, want one per MiB at least", n*len(frame)>>20, txs)
+	}
+	tape, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tape.Sessions[0]
+	if len(got.Messages) != n {
+		t.Fatalf("%d messages stored, want %d", len(got.Messages), n)
+	}
+	for i, m := range got.Messages {
+		if m.Seq != uint64(i+1) {
+			t.Fatalf("message %d has seq %d: not dense", i, m.Seq)
+		}
+	}
+	if got.Info.End == nil || got.Info.End.Reason != EndEOF {
+		t.Errorf("session end %+v, want eof", got.Info.End)
+	}
+}
+
+// lastTxID is the id of the cassette's last committed write transaction.
+func lastTxID(t *testing.T, path string) int {
+	t.Helper()
+	db, err := openDB(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var id int
+	if err := db.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
