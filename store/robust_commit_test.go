@@ -90,3 +90,75 @@ func lastTxID(t *testing.T, path string) int {
 	}
 	return id
 }
+
+// A recorder storing its backlog piece by piece lets go of the file
+// between pieces when another process waits for it, as it does between
+// commits: the others' traffic waits for one piece, not for the whole
+// backlog (with six recorders behind a slow disk, one waited out
+// LockTimeout and warned that its commit failed).
+func TestWriter_BacklogLetsWaitersIn(t *testing.T) {
+	old := commitBytes
+	commitBytes = 1 << 20
+	t.Cleanup(func() { commitBytes = old })
+
+	path := filepath.Join(t.TempDir(), "backlog.db")
+	w, err := NewWriter(path, WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	fd := int(other.Fd())
+	// Held as another process holds it, so that all 64 frames wait for
+	// one Flush.
+	if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	frame := append(append([]byte(`{"jsonrpc":"2.0","method":"n","params":{"s":"`), bytes.Repeat([]byte{'x'}, 256<<10)...), `"}}`...)
+	for range 64 {
+		s.Append(S2C, time.Now(), frame, nil)
+	}
+	total := 64 * len(frame)
+	flushed := make(chan error, 1)
+	go func() { flushed <- w.Flush() }()
+
+	// The other process lets go and waits for the file again, until it
+	// has it with some of the backlog stored: the rest must be left.
+	markWaiting(other)
+	left := total
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if err := syscall.Flock(fd, syscall.LOCK_UN); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no piece of the backlog was stored in 30 s")
+		}
+		if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			continue
+		}
+		w.mu.Lock() // the file is held: the writer cannot go on meanwhile
+		left = w.pendingBytes
+		w.mu.Unlock()
+		if left < total {
+			break
+		}
+	}
+	if left == 0 {
+		t.Error("the writer stored its whole backlog before it let a waiting process have the file")
+	}
+	unmarkWaiting(other)
+	if err := syscall.Flock(fd, syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -396,6 +396,11 @@ func (w *Writer) Flush() error {
 			w.mu.Unlock()
 			return nil
 		}
+		// Between pieces as between commits: a recorder storing its
+		// backlog must not keep the file from the others.
+		if err := w.lease.yield(); err != nil {
+			fmt.Fprintf(w.opts.Log, "mcpspy: closing cassette %s: %v\n", w.path, err)
+		}
 	}
 }
 
