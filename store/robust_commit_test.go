@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/syncbuf"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -160,5 +162,59 @@ func TestWriter_BacklogLetsWaitersIn(t *testing.T) {
 	}
 	if err := <-flushed; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A commit that keeps failing is said once, and so is its recovery: the
+// retries, four a second by default, each printed the same line into the
+// stderr that a host shares with its server, for as long as a disk stayed
+// full or another process held the file.
+func TestWriter_RetriesSaySoOnce(t *testing.T) {
+	setLease(t, leaseIdle, maxLeaseHold, 20*time.Millisecond)
+	path := filepath.Join(t.TempDir(), "retry.db")
+	var log syncbuf.Buffer
+	w, err := NewWriter(path, WriterOptions{NoSync: true, CommitInterval: 5 * time.Millisecond, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	s.Append(C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil)
+
+	// Each try marks the file while it waits: let three go by.
+	for tries, waiting, deadline := 0, false, time.Now().Add(30*time.Second); tries < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tries to commit in 30 s, want 3", tries)
+		}
+		now := othersWaiting(other)
+		if now && !waiting {
+			tries++
+		}
+		waiting = now
+	}
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "works again"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no word of the recovery in 30 s; log:\n%s", log.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(log.String(), "will retry"); n != 1 {
+		t.Errorf("the failure was told %d times, want once; log:\n%s", n, log.String())
 	}
 }

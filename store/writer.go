@@ -338,6 +338,10 @@ func (w *Writer) loop() {
 	// or End) gives it up.
 	idle := time.NewTicker(leaseIdle)
 	defer idle.Stop()
+	// A commit that keeps failing (a full disk, a foreign lock) is told
+	// once, not at every retry, four times a second, into the stderr a
+	// host shares with its server; and so is its recovery.
+	var failing string
 	for {
 		select {
 		case <-w.done:
@@ -350,7 +354,13 @@ func (w *Writer) loop() {
 		}
 		start := time.Now()
 		if err := w.Flush(); err != nil {
-			fmt.Fprintf(w.opts.Log, "mcpspy: commit to %s failed, will retry: %v\n", w.path, err)
+			if err.Error() != failing {
+				fmt.Fprintf(w.opts.Log, "mcpspy: commit to %s failed, will retry: %v\n", w.path, err)
+			}
+			failing = err.Error()
+		} else if failing != "" {
+			fmt.Fprintf(w.opts.Log, "mcpspy: commit to %s works again; what waited is stored\n", w.path)
+			failing = ""
 		}
 		w.yieldLease()
 		if gap := w.opts.CommitInterval - time.Since(start); gap > 0 {
