@@ -5,6 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/mcptape/mcptape/inspector"
@@ -21,6 +24,9 @@ func runInspect(ctx context.Context, args []string, s streams) error {
 	path, err := followedCassette(fs, args, follow)
 	if err != nil {
 		return err
+	}
+	if *follow && !awaitCassette(ctx, "inspect", path, s.Err) {
+		return nil // interrupted while waiting
 	}
 	err = inspector.Run(ctx, path, inspector.Options{Follow: *follow, Wait: s.Err})
 	if errors.Is(err, inspector.ErrNoTerminal) {
@@ -55,6 +61,9 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	f, err := parseFilterFlag("show", *filter)
 	if err != nil {
 		return err
+	}
+	if *follow && !awaitCassette(ctx, "show", path, s.Err) {
+		return nil // interrupted while waiting
 	}
 	if *tools && (*follow || *body || *httpMeta || *lintFlag || !f.Empty()) {
 		return usageErrorf("show: --tools summarises every tools/call of the sessions in scope; it takes --session, not --filter, --body, --http, --lint or --follow")
@@ -104,6 +113,29 @@ func followedCassette(fs *flag.FlagSet, args []string, follow *bool) (string, er
 		return "", usageErrorf("%s: --follow needs a .db cassette; %s is read whole (a JSONL export or a HAR), which recorders do not write", fs.Name(), path)
 	}
 	return path, nil
+}
+
+// awaitCassette waits, for --follow, until the cassette at path exists,
+// as tail -F waits for a file: a viewer is often started before the host
+// whose recorders make the cassette. A recorder creates it whole (built
+// aside, then linked into place), so once it is there it can be read. It
+// says on errw that it waits, and returns false if ctx ended first.
+func awaitCassette(ctx context.Context, cmd, path string, errw io.Writer) bool {
+	missing := func() bool { _, err := os.Stat(path); return errors.Is(err, fs.ErrNotExist) }
+	if !missing() {
+		return true
+	}
+	fmt.Fprintf(errw, "mcpspy: %s: %s does not exist yet; waiting for a recorder to create it\n", cmd, path)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for missing() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
 }
 
 const showSynopsis = "show [--session ID] [--filter EXPR] [--body] [--http] [--lint] [--follow] CASSETTE\n" +

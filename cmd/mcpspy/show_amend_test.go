@@ -78,7 +78,8 @@ func TestMcpspy_ShowFollowAmended(t *testing.T) {
 // is printed with that status. Whether the 202 lands in a later commit
 // than the notification is up to timing here (mostly it is the same
 // one), so this checks the whole path, and TestMcpspy_ShowFollowAmended
-// pins the order that used to lose the status.
+// pins the order that used to lose the status. show starts first, before
+// the recorder has made the cassette, as a viewer often is: it waits.
 func TestMcpspy_ShowFollowLiveRecorder202(t *testing.T) {
 	prev := showAmendGrace
 	showAmendGrace = time.Hour // the recorder's amendment decides, not the clock
@@ -87,9 +88,9 @@ func TestMcpspy_ShowFollowLiveRecorder202(t *testing.T) {
 	se := peertest.Start(t, peertest.NPMDir(t), []string{env}, nil, nil, peertest.ServerEverything(t, "streamableHttp")...)
 	se.WaitLine(t, "MCP Streamable HTTP Server listening on port", 30*time.Second)
 	cassette := filepath.Join(t.TempDir(), "live.db")
-	spy := startSpy(t, "-o", cassette, "--upstream", fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
-
 	show := startShow(t, "--follow", "--http", "--filter", "method:notifications/initialized", cassette)
+	show.wait(t, "live.db does not exist yet; waiting for a recorder to create it", 1)
+	spy := startSpy(t, "-o", cassette, "--upstream", fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
 	argv := peertest.NodeScript(t, "http-client.mjs", "streamable", spy.url+"/mcp", "echo", `{"message":"live"}`)
 	client := exec.Command(argv[0], argv[1:]...)
 	client.Dir = peertest.NPMDir(t)

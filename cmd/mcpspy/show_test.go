@@ -395,3 +395,17 @@ func TestMcpspy_ShowSessions(t *testing.T) {
 		t.Errorf("--tools with s1 and s3: echo line %q, want 2 calls", tools)
 	}
 }
+
+// show --follow of a cassette no recorder has made yet waits for it, and
+// an interrupt while it waits is a clean stop, as it is later.
+func TestMcpspy_ShowFollowWaitsForTheCassette(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "later.db")
+	show := startShow(t, "--follow", db)
+	show.wait(t, "mcpspy: show: "+db+" does not exist yet; waiting for a recorder to create it", 1)
+	if out := show.stop(t); strings.Count(out, "\n") != 1 {
+		t.Errorf("interrupted while waiting, show printed more than that it waits:\n%s", out)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("show made the cassette it waited for")
+	}
+}
