@@ -43,11 +43,49 @@ const heapFloor = 16 << 20
 // its context on SIGINT or SIGTERM, and exits with the code its error
 // maps to.
 func Main(prog string, run func(ctx context.Context, args []string, s Streams) error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(prog, os.Stderr, os.Exit)
 	heapfloor.Set(heapFloor)
 	err := run(ctx, os.Args[1:], Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	stop()
 	os.Exit(ExitCode(prog, err, os.Stderr))
+}
+
+// interruptible is a context that SIGINT or SIGTERM cancels, for the
+// command to end in good order (a recorder stores what it has). A second
+// signal ends the process at once, with the shell's code for it (130 for
+// SIGINT): a command that waits, as for a cassette another process has
+// locked, may take seconds to notice the first, and a user who presses
+// Ctrl-C again wants out. stop ends the watch.
+func interruptible(prog string, stderr io.Writer, exit func(int)) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-done:
+				return
+			case sig := <-signals:
+				if n == 0 {
+					cancel()
+					continue
+				}
+				fmt.Fprintf(stderr, "%s: %v again: stopping at once\n", prog, sig)
+				code := 128 + 2 // SIGINT's
+				if s, ok := sig.(syscall.Signal); ok {
+					code = 128 + int(s)
+				}
+				exit(code)
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(signals)
+		close(done)
+		cancel()
+	}
 }
 
 // UsageError is a mistake on the command line: exit 2.
