@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/sse"
 	"github.com/mcptape/mcptape/store"
 )
@@ -75,6 +76,20 @@ func (x *exchange) relaySSE() {
 	}
 }
 
+// maxAnswerScan bounds the event isAnswer reads, on the relay's path: a
+// notification is small, an answer may be megabytes.
+const maxAnswerScan = 4 << 10
+
+// isAnswer says whether an event's data is a response, an error, or a
+// batch of them.
+func isAnswer(data []byte) bool {
+	switch jsonrpc.Classify(data).Kind {
+	case jsonrpc.Response, jsonrpc.Error, jsonrpc.Batch:
+		return true
+	}
+	return false
+}
+
 // sseRecorder records the events of one stream. Data-less events with an
 // id (2025-11-25 priming events) are not messages; their ids go into the
 // next recorded frame's Priming, or into the session's info when no frame
@@ -88,8 +103,11 @@ type sseRecorder struct {
 	started bool // the first event has been seen
 	carried bool // a message has been recorded from it
 	ended   bool // the upstream ended it (not the client, nor a cut)
-	legacy  bool // the stream is a legacy SSE connection, and so its session
-	rewrote bool // its endpoint event was rewritten to the proxy
+	// answered: it carried a response (or an event too big to look at,
+	// which is nearly always one).
+	answered bool
+	legacy   bool // the stream is a legacy SSE connection, and so its session
+	rewrote  bool // its endpoint event was rewritten to the proxy
 }
 
 // mayBeLegacy says whether x's event stream may be a legacy (2024-11-05)
@@ -135,6 +153,9 @@ func (s *sseRecorder) event(ev sse.Event, readAt time.Time) []byte {
 		m.EventID, m.EventType, m.Retry, m.Priming = ev.ID, ev.Type, s.retry, s.priming
 		s.priming = nil
 		s.carried = true
+		if !s.answered {
+			s.answered = len(ev.Data) > maxAnswerScan || isAnswer(ev.Data)
+		}
 		s.hs.append(store.S2C, readAt, ev.Data, m)
 	} else if ev.HasID {
 		s.priming = append(s.priming, ev.ID)
@@ -160,9 +181,11 @@ func (s *sseRecorder) finish() {
 		}
 		s.x.answeredBare(s.stream, note)
 	}
-	if s.carried && !s.ended && s.x.r.Context().Err() != nil {
-		// The client closed the stream partway: in 2026-07-28, that
-		// cancels the request it answers.
+	if s.carried && !s.ended && !s.answered && s.x.r.Context().Err() != nil {
+		// The client closed the stream partway, before the answer: in
+		// 2026-07-28, that cancels the request. (A client that reads
+		// the answer and closes before the server ends the stream, as
+		// go-sdk's may, cancels nothing.)
 		s.x.sent.answered(s.x.base.Status, s.x.base.ResponseHeader, store.NoteLeftStream)
 	}
 	if len(s.priming) > 0 && s.hs != nil { // no frame came after them to carry them
