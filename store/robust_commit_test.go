@@ -13,6 +13,24 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// backlogWriter is a writer of a new cassette whose backlog goes in
+// pieces of 1 MiB, and a stdio session in it.
+func backlogWriter(t *testing.T) (path string, w *Writer, s *Session) {
+	t.Helper()
+	old := commitBytes
+	commitBytes = 1 << 20
+	t.Cleanup(func() { commitBytes = old })
+	path = filepath.Join(t.TempDir(), "backlog.db")
+	w, err := NewWriter(path, WriterOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = w.NewSession(SessionInfo{Transport: TransportStdio}); err != nil {
+		t.Fatal(err)
+	}
+	return path, w, s
+}
+
 // A backlog (another process held the file while frames came) is stored
 // in transactions of commitBytes at most, not in one: bbolt keeps a copy
 // of every value of a transaction until it commits, so one transaction
@@ -20,19 +38,7 @@ import (
 // times MaxPending behind a slow store. The session's end goes in with
 // the last piece, after all its messages.
 func TestWriter_BacklogCommitsInPieces(t *testing.T) {
-	old := commitBytes
-	commitBytes = 1 << 20
-	t.Cleanup(func() { commitBytes = old })
-
-	path := filepath.Join(t.TempDir(), "backlog.db")
-	w, err := NewWriter(path, WriterOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, w, s := backlogWriter(t)
 	before := lastTxID(t, path)
 
 	// Held as another process holds it, so that the frames wait.
@@ -99,20 +105,8 @@ func lastTxID(t *testing.T, path string) int {
 // backlog (with six recorders behind a slow disk, one waited out
 // LockTimeout and warned that its commit failed).
 func TestWriter_BacklogLetsWaitersIn(t *testing.T) {
-	old := commitBytes
-	commitBytes = 1 << 20
-	t.Cleanup(func() { commitBytes = old })
-
-	path := filepath.Join(t.TempDir(), "backlog.db")
-	w, err := NewWriter(path, WriterOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, w, s := backlogWriter(t)
 	defer w.Close()
-	s, err := w.NewSession(SessionInfo{Transport: TransportStdio})
-	if err != nil {
-		t.Fatal(err)
-	}
 	other, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
