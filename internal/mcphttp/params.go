@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -126,7 +127,11 @@ func (w *paramWalk) schema(v any, path []string, static bool) error {
 			return err
 		}
 	}
-	for k, sub := range obj {
+	// In sorted order, not the map's: which of two marks that repeat a
+	// name is the one reported, and the order of what is found, must not
+	// change from run to run.
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		sub := obj[k]
 		switch {
 		case k == "x-mcp-header" || instanceKeywords[k]:
 		case k == "properties":
@@ -134,7 +139,8 @@ func (w *paramWalk) schema(v any, path []string, static bool) error {
 			if !ok {
 				continue
 			}
-			for name, ps := range props {
+			for _, name := range slices.Sorted(maps.Keys(props)) {
+				ps := props[name]
 				p := append(append([]string(nil), path...), name)
 				if err := w.schema(ps, p, static); err != nil {
 					return err
