@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/base64"
@@ -12,7 +11,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -943,12 +941,7 @@ func orderHARMessages(msgs []harMessage) {
 // order they began, each with the handshake its messages tell; nothing
 // hidden, as nothing is written.
 func LoadHAR(path string) (*Tape, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	got, err := ImportHAR(bufio.NewReader(f), path, HARImportOptions{Files: os.DirFS(filepath.Dir(path))})
+	got, err := ReadHARFile(path, HARImportOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -969,9 +962,11 @@ func LoadHAR(path string) (*Tape, error) {
 // export or a HAR, rather than a cassette opened where it lies: by its
 // name, as every command tells them apart.
 func WholeFile(path string) bool {
-	ext := strings.ToLower(filepath.Ext(path))
-	return ext == ".jsonl" || ext == ".har"
+	return strings.EqualFold(filepath.Ext(path), ".jsonl") || IsHARPath(path)
 }
 
-// IsHARPath says whether path names a HAR (.har).
-func IsHARPath(path string) bool { return strings.EqualFold(filepath.Ext(path), ".har") }
+// IsHARPath says whether path names a HAR: a .har, or a .zip, the
+// archive Playwright's recordHar writes a HAR into (see ReadHARFile).
+func IsHARPath(path string) bool {
+	return strings.EqualFold(filepath.Ext(path), ".har") || isZipPath(path)
+}

@@ -35,7 +35,7 @@ Usage:
   mcpmock check SOURCE...
 
 SOURCE is a cassette (.db), a JSONL export (.jsonl), a HAR (.har, its MCP
-traffic) or a script (.yaml, .yml, .json). Several sources layer: the first that answers a request wins.
+traffic, or a .zip Playwright's recordHar wrote one into) or a script (.yaml, .yml, .json). Several sources layer: the first that answers a request wins.
 
 With -- COMMAND (a stdio server) or --upstream URL (Streamable HTTP, or
 legacy HTTP+SSE: a URL ending in /sse, or a server that refuses the POST

@@ -56,6 +56,10 @@ func TestRun_Usage(t *testing.T) {
 	if err := os.WriteFile(override, []byte("tools:\n  - name: a\n    answers: [{text: x}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	notZip := filepath.Join(t.TempDir(), "session.zip")
+	if err := os.WriteFile(notZip, []byte(`{"log":{"entries":[]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +102,8 @@ func TestRun_Usage(t *testing.T) {
 		{"report over a source, by another name", []string{"serve", "--report", alias, db}, 2, "--report " + alias + " is also a SOURCE"},
 		{"journal in a missing directory", []string{"serve", "--journal", "/nonexistent/j.jsonl", db}, 1, "journal: open /nonexistent/j.jsonl: no such file or directory"},
 		{"check ok", []string{"check", db}, 0, ""},
+		{"check a HAR in a zip archive", []string{"check", filepath.Join("..", "..", "store", "testdata", "playwright-chromium.zip")}, 0, ""},
+		{"check a .zip that is not one", []string{"check", notZip}, 1, notZip + ": not a zip archive"},
 		{"check missing", []string{"check", "missing.jsonl"}, 1, "missing.jsonl"},
 		{"check no source", []string{"check"}, 2, "no SOURCE"},
 		{"check a prompt's bad sample", []string{"check", badAsks}, 1, badAsks + ":3:13: prompts[0].sample: sample needs maxTokens"},

@@ -136,12 +136,12 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // sourceKind tells cassettes from scripts by extension.
 func sourceKind(path string) (string, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
-	case ".db", ".jsonl", ".har":
+	case ".db", ".jsonl", ".har", ".zip": // a .zip: a HAR in a zip archive, as Playwright's recordHar writes
 		return "cassette", nil
 	case ".yaml", ".yml", ".json":
 		return "script", nil
 	}
-	return "", usageErrorf("source %q: unknown kind (want a cassette .db, .jsonl or .har, or a script .yaml, .yml or .json)", path)
+	return "", usageErrorf("source %q: unknown kind (want a cassette .db, .jsonl, .har or a .zip of a HAR, or a script .yaml, .yml or .json)", path)
 }
 
 // anySource says whether a SOURCE is of kind ("cassette", "script").

@@ -61,7 +61,7 @@ func checkCassetteOut(cmd, flag, path string) error {
 		return usageErrorf("%s: %s %s: a .jsonl is read as a JSONL export, and a cassette is a bbolt file: name it .db (mcpspy export makes a .jsonl of it)", cmd, flag, path)
 	}
 	if store.IsHARPath(path) {
-		return usageErrorf("%s: %s %s: a .har is read as a HAR, and a cassette is a bbolt file: name it .db", cmd, flag, path)
+		return usageErrorf("%s: %s %s: a %s is read as a HAR, and a cassette is a bbolt file: name it .db", cmd, flag, path, strings.ToLower(filepath.Ext(path)))
 	}
 	return nil
 }
@@ -164,9 +164,9 @@ func runExport(args []string, s streams) error {
 	}
 	// What is read by its name must be written under a name it is read by.
 	switch ext := strings.ToLower(filepath.Ext(*out)); {
-	case *asHAR && (ext == ".db" || ext == ".jsonl"):
+	case *asHAR && (ext == ".db" || ext == ".jsonl" || ext == ".zip"):
 		return usageErrorf("export: -o %s: --har writes a HAR, and mcpspy reads a %s as a recording: name it .har", *out, ext)
-	case *asScript && (ext == ".db" || ext == ".jsonl" || ext == ".har" || ext == ".json"):
+	case *asScript && (ext == ".db" || ext == ".jsonl" || ext == ".har" || ext == ".zip" || ext == ".json"):
 		// Not .json either: a .json script must be JSON, and this one is YAML.
 		return usageErrorf("export: -o %s: --script writes a YAML script, which mcpmock reads by its .yaml or .yml name", *out)
 	case !*asScript && (ext == ".yaml" || ext == ".yml" || ext == ".json"):
@@ -175,8 +175,8 @@ func runExport(args []string, s streams) error {
 			what, name = "a HAR", ".har"
 		}
 		return usageErrorf("export: -o %s: export writes %s, and mcpmock reads a %s as a script: name it %s, or export --script", *out, what, ext, name)
-	case !*asHAR && ext == ".har":
-		return usageErrorf("export: -o %s: export writes JSONL, and a .har is read as a HAR: name it .jsonl, or export --har", *out)
+	case !*asHAR && (ext == ".har" || ext == ".zip"):
+		return usageErrorf("export: -o %s: export writes JSONL, and a %s is read as a HAR: name it .jsonl, or export --har", *out, ext)
 	case !*asScript && ext == ".db":
 		return usageErrorf("export: -o %s: export writes JSONL, and a .db is read as a cassette: name it .jsonl (mcpspy import makes a .db of it)", *out)
 	}
@@ -475,7 +475,7 @@ func runImport(args []string, s streams) error {
 	}
 	defer f.Close()
 	if isHAR(f, fs.Arg(0)) {
-		return importHAR(f, fs.Arg(0), *out, redact, redactValue, *noRedact, s)
+		return importHAR(fs.Arg(0), *out, redact, redactValue, *noRedact, s)
 	}
 	for _, set := range []struct {
 		name string

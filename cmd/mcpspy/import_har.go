@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/mcptape/mcptape/recorder"
@@ -13,8 +12,9 @@ import (
 )
 
 // isHAR says whether the file being imported is an HTTP Archive: named
-// .har, or a JSON document whose first member is "log" (a JSONL export's
-// lines begin with "session"). It leaves f at its start.
+// .har or .zip, a zip archive (recordHar's), or a JSON document whose
+// first member is "log" (a JSONL export's lines begin with "session").
+// It leaves f at its start.
 func isHAR(f *os.File, path string) bool {
 	if store.IsHARPath(path) {
 		return true
@@ -22,6 +22,9 @@ func isHAR(f *os.File, path string) bool {
 	defer f.Seek(0, io.SeekStart)
 	head := make([]byte, 512)
 	n, _ := io.ReadFull(bufio.NewReader(f), head)
+	if store.LooksLikeZip(head[:n]) {
+		return true
+	}
 	t := strings.TrimLeft(string(head[:n]), " \t\r\n\ufeff")
 	if !strings.HasPrefix(t, "{") {
 		return false
@@ -32,7 +35,7 @@ func isHAR(f *os.File, path string) bool {
 // importHAR adds the MCP traffic of a HAR to the cassette at out, each
 // session recorded as mcpspy record would have (a fresh session id, its
 // handshake noted), credentials redacted unless noRedact.
-func importHAR(f *os.File, path, out string, redact, redactValue []string, noRedact bool, s streams) error {
+func importHAR(path, out string, redact, redactValue []string, noRedact bool, s streams) error {
 	if err := checkRedactNames("import", redact); err != nil {
 		return err
 	}
@@ -44,11 +47,11 @@ func importHAR(f *os.File, path, out string, redact, redactValue []string, noRed
 	if err != nil {
 		return err
 	}
-	opts := store.HARImportOptions{Rewrite: recorder.Rewriter(redact, values), Files: os.DirFS(filepath.Dir(path))}
+	opts := store.HARImportOptions{Rewrite: recorder.Rewriter(redact, values)}
 	if headers != nil {
 		opts.Redact = headers
 	}
-	got, err := store.ImportHAR(bufio.NewReader(f), path, opts)
+	got, err := store.ReadHARFile(path, opts)
 	if err != nil {
 		return err
 	}

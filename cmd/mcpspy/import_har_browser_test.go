@@ -33,7 +33,7 @@ func importBrowserHAR(t *testing.T, name, wantStderr string) string {
 }
 
 // A web app's MCP traffic, as Chromium saved it, replays: mcpspy import
-// of the HAR Playwright's recordHar wrote, or Chrome's DevTools (with
+// of the HAR Playwright's recordHar wrote (a .zip too), or Chrome's DevTools (with
 // the CORS preflights; saved with the GET stream still open, DevTools keep
 // its events' data apart), served by mcpmock over
 // Streamable HTTP, answers a go-sdk client and the TypeScript SDK's
@@ -45,6 +45,7 @@ func TestMcpspy_ImportBrowserHARReplays(t *testing.T) {
 	for _, tc := range []struct{ name, har, stderr string }{
 		{"embedded bodies", "playwright-chromium.har", "mcpspy: import: 17 messages in 1 session from {har}; 1 entry carried no MCP traffic and was left out\n"},
 		{"bodies in files", filepath.Join("playwright-attach", "playwright-chromium.har"), "mcpspy: import: 17 messages in 1 session from {har}; 1 entry carried no MCP traffic and was left out\n"},
+		{"a zip archive", "playwright-chromium.zip", "mcpspy: import: 17 messages in 1 session from {har}; 1 entry carried no MCP traffic and was left out\n"},
 		{"DevTools", "devtools-chromium.har", "mcpspy: import: 17 messages in 1 session from {har}; 4 entries carried no MCP traffic and were left out\n"},
 		{"DevTools, saved with the GET stream open", "devtools-chromium-open.har", "mcpspy: import: 17 messages in 1 session from {har}; 4 entries carried no MCP traffic and were left out\n"},
 	} {

@@ -4,14 +4,15 @@
 // server-everything. See README.md.
 //
 // usage: node make-har.mjs [-d DIR]
-// It writes five HARs into DIR (default store/testdata): one of a whole
+// It writes six HARs into DIR (default store/testdata): one of a whole
 // session, ended with DELETE; one saved while the session and its GET
 // stream were still open; the whole session again with its bodies in
 // files beside the HAR (recordHar's content: "attach"), in a directory
 // of its own; and the whole session as Chromium's own DevTools save it
 // ("Save all as HAR"), by DevTools' front end, which Chromium bundles,
 // attached to the page; and DevTools' of a session still open, not
-// sanitized.
+// sanitized. And the whole session once more in a zip archive, as
+// recordHar writes one for a path ending .zip.
 // env:   CHROMIUM     the browser (default /usr/bin/chromium)
 //        EVERYTHING   server-everything's dist/index.js (default the one
 //                     testdata/npm installs)
@@ -84,10 +85,11 @@ try {
     ["playwright-chromium.har", "yes", "embed"],
     ["playwright-chromium-open.har", "no", "embed"],
     ["playwright-attach/playwright-chromium.har", "yes", "attach"],
+    ["playwright-chromium.zip", "yes", undefined], // a .zip path: attach is its default
   ]) {
     const out = join(dir, name);
     if (content === "attach") rmSync(dirname(out), { recursive: true, force: true }); // no bodies of an older run
-    const context = await browser.newContext({ recordHar: { path: out, content } });
+    const context = await browser.newContext({ recordHar: content ? { path: out, content } : { path: out } });
     const page = await context.newPage();
     await page.goto(`http://127.0.0.1:${site.address().port}/app?end=${end}&mcp=${encodeURIComponent(mcp)}`);
     await page.waitForFunction(() => window.mcpDone || window.mcpFailed, null, { timeout: 30000 }).catch(async (e) => {
