@@ -128,7 +128,7 @@ func (m *Model) mergeByTime(start int) []int32 {
 		h.runs = append(h.runs, [2]int32{int32(i), int32(j)})
 		i = j
 	}
-	out := make([]int32, 0, len(m.rows)-start)
+	out := growHuge([]int32(nil), len(m.rows)-start)
 	if len(h.runs) == 1 {
 		for i := start; i < len(m.rows); i++ {
 			out = append(out, int32(i))
@@ -264,7 +264,7 @@ func (m *Model) refilter(frames Source) error {
 func (m *Model) refilterFields() {
 	f := m.filter
 	if f == nil && m.scope == nil {
-		m.visible = append(m.visible[:0], m.order...)
+		m.visible = append(growHuge(m.visible[:0], len(m.order)), m.order...)
 		return
 	}
 	if f != nil {

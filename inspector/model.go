@@ -170,6 +170,10 @@ func (m *Model) add(sess uint32, s *store.Summary, method, id, tool, frame []byt
 		method: m.str(method), tool: m.str(tool), sess: sess,
 		dir: s.Dir, kind: s.Kind, isError: s.IsError, inputRequired: s.InputRequired,
 	}
+	if len(m.ids)+len(id) > cap(m.ids) {
+		// Doubling, as append does, into memory advised as huge pages.
+		m.ids = growHuge(m.ids, max(len(id), len(m.ids), 4096))
+	}
 	m.ids = append(m.ids, id...)
 	i := int32(len(m.rows))
 	switch {

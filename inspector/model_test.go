@@ -429,3 +429,42 @@ func mustRow(t *testing.T, m *Model, i int) Row {
 	}
 	return r
 }
+
+// TestModel_FollowGrowsALoadedSession: Open puts every session's rows in
+// a stretch of one table (loadDB); a session that grows when followed
+// must move out of its stretch rather than write over the next session's.
+func TestModel_FollowGrowsALoadedSession(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "test.db")
+	w, live := liveSession(t, path, store.SessionInfo{Transport: store.TransportStdio, Upstream: "live", Start: t0})
+	appendFrames := func(frames []frame) {
+		for _, f := range frames {
+			live.Append(f.dir, t0.Add(f.at), []byte(f.json), nil)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendFrames(sampleSession[:4])
+	recordSession(t, w, "server", t0.Add(time.Second), sampleSession)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	m, src := openModel(t, path)
+	appendFrames(sampleSession[4:])
+	b, err := src.Poll(m.After())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Apply(b, src); err != nil {
+		t.Fatal(err)
+	}
+	// Free text reads the frames of each session by its rows. s1's new
+	// rows come after those Open loaded.
+	if diff := cmp.Diff([]string{"s2:10", "s1:10"}, filtered(t, m, src, "boom")); diff != "" {
+		t.Errorf("free text after s1 grew (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"s2:12", "s1:12"}, filtered(t, m, src, `"Resource not found"`)); diff != "" {
+		t.Errorf("free text after s1 grew (-want +got):\n%s", diff)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -424,10 +423,16 @@ func (m *Model) loadDB(v *store.Viewer) error {
 	for _, n := range last {
 		total += int(n)
 	}
-	m.rows = slices.Grow(m.rows, total)
+	m.rows = growHuge(m.rows, total)
+	// Every session's rows in a stretch of one table, which huge pages
+	// can back (one session's alone may be smaller than a huge page); a
+	// session that grows past its stretch (follow mode) moves out of it.
+	sessRows := growHuge([]int32(nil), total)[:total]
 	for _, info := range infos {
 		sess := m.session(info)
-		m.sessRows[sess] = slices.Grow(m.sessRows[sess], int(last[info.ID]))
+		n := int(last[info.ID])
+		m.sessRows[sess] = append(sessRows[:0:n], m.sessRows[sess]...)
+		sessRows = sessRows[n:]
 		for from := uint64(1); from <= last[info.ID]; from += chunk {
 			err := v.View(func(r *store.Reader) error {
 				return r.RawSummaries(info.ID, from, min(from+chunk-1, last[info.ID]), func(s *store.RawSummary) error {
