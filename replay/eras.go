@@ -179,6 +179,20 @@ func handshakeParams(params json.RawMessage) json.RawMessage {
 	return p
 }
 
+// handshakeCapabilities is the capabilities a 2026-07-28 server declared
+// (its server/discover answer) as a server of the handshake era declares
+// them in answer to initialize: without extensions, which only the
+// 2026-07-28 schema's ServerCapabilities has (2025-11-25's has none);
+// caps itself when it has none.
+func handshakeCapabilities(caps json.RawMessage) json.RawMessage {
+	return pruned(caps, func(name, v []byte) []byte {
+		if string(name) == "extensions" {
+			return nil
+		}
+		return v
+	})
+}
+
 // prunedMeta is a _meta without 2026-07-28's reserved keys of answers, nil
 // when only they were in it (an empty _meta recorded as such stays).
 func prunedMeta(meta []byte) []byte {

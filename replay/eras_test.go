@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
+	"github.com/mcptape/mcptape/store"
 )
 
 // statelessMeta is the _meta of a 2026-07-28 request.
@@ -184,5 +185,48 @@ func TestReport_TaskCallLeftOutFor2026Client(t *testing.T) {
 	}
 	if d := cmp.Diff(want, r.LeftOut); d != "" || len(r.Unused) > 0 || len(r.Unmatched) > 0 {
 		t.Errorf("report: unused %q, unmatched %+v; left_out (-want +got):\n%s", r.Unused, r.Unmatched, d)
+	}
+}
+
+// A 2026-07-28 server's extensions (capabilities.extensions, which only
+// the 2026-07-28 schema's ServerCapabilities has) reach go-sdk's client
+// speaking 2026-07-28, from the recorded server/discover, and not the
+// same client pinned to 2025-11-25, whose initialize mcpmock answers
+// from the session info.
+func TestReplay_ExtensionsOnlyTo2026Clients(t *testing.T) {
+	caps := `{"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	tape := tapeOf(t,
+		`> {"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+statelessMeta+`}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","supportedVersions":["2026-07-28"],"capabilities":`+caps+`,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+statelessMeta+`}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","tools":[{"name":"grow","inputSchema":{"type":"object"}}]}}`,
+	)
+	tape.Sessions[0].Info.Handshake = store.Handshake{Method: "server/discover", ProtocolVersion: "2026-07-28",
+		ServerInfo: json.RawMessage(`{"name":"s","version":"1"}`), Capabilities: json.RawMessage(caps)}
+	c, err := replay.NewCassette("test.db", tape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, version, want string // want: the version spoken
+		wantExtensions      bool
+	}{{"latest", "", "2026-07-28", true}, {"2025-11-25", "2025-11-25", "2025-11-25", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mocktest.New(t, []replay.Source{c})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "live", Version: "1"}, nil).Connect(ctx, s.Transport(), &mcp.ClientSessionOptions{ProtocolVersion: tt.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			got := cs.InitializeResult().Capabilities
+			if v := cs.InitializeResult().ProtocolVersion; v != tt.want {
+				t.Fatalf("go-sdk's client speaks %s; want %s", v, tt.want)
+			}
+			if got.Tools == nil || (got.Extensions != nil) != tt.wantExtensions {
+				t.Errorf("capabilities %+v; want tools, and extensions: %v", got, tt.wantExtensions)
+			}
+		})
 	}
 }

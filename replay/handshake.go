@@ -59,6 +59,7 @@ func buildIntroduction(name string, sessions []store.TapeSession, clientMethods,
 		return nil
 	}
 	in := &introduction{}
+	strippedExtensions := false
 	in.blank = len(clientMethods) == 0 && len(serverMethods) == 0
 	var from []string
 	for i := range sessions {
@@ -74,6 +75,12 @@ func buildIntroduction(name string, sessions []store.TapeSession, clientMethods,
 		}
 		if in.capabilities == nil && len(h.Capabilities) > 0 && json.Valid(h.Capabilities) {
 			in.capabilities = h.Capabilities
+			if h.Method == "server/discover" || h.ProtocolVersion >= statelessVersion {
+				// Recorded in 2026-07-28, answered to a client of the
+				// handshake era (no other asks initialize).
+				in.capabilities = handshakeCapabilities(h.Capabilities)
+				strippedExtensions = len(in.capabilities) < len(h.Capabilities)
+			}
 		}
 		if in.instructions == nil && h.Instructions != "" {
 			in.instructions, _ = json.Marshal(h.Instructions)
@@ -90,9 +97,12 @@ func buildIntroduction(name string, sessions []store.TapeSession, clientMethods,
 		in.serverInfo, _ = json.Marshal(map[string]string{"name": "mcpmock", "version": name})
 		from = append(from, "serverInfo naming mcpmock")
 	}
-	if in.capabilities != nil {
+	switch {
+	case strippedExtensions:
+		from = append(from, "capabilities as recorded without 2026-07-28's extensions")
+	case in.capabilities != nil:
 		from = append(from, "capabilities as recorded")
-	} else {
+	default:
 		caps := inferCapabilities(clientMethods, serverMethods, listenSubscribed)
 		in.capabilities, _ = json.Marshal(caps)
 		names := make([]string, 0, len(caps))

@@ -55,6 +55,18 @@ func TestServer_IntroducesItselfWithoutRecordedHandshake(t *testing.T) {
 		}, cut, "2025-11-25",
 			`{"id":"i","jsonrpc":"2.0","result":{"capabilities":` + inferred + `,"protocolVersion":"2025-11-25","serverInfo":{"name":"go","version":"1"}}}`,
 			"the version the client asks for, serverInfo as recorded"},
+		{"a stateless-era recording: its capabilities without extensions", store.Handshake{
+			Method: "server/discover", ProtocolVersion: "2026-07-28", ServerInfo: json.RawMessage(`{"name":"go","version":"1"}`),
+			Capabilities: json.RawMessage(`{"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`),
+		}, cut, "2025-11-25",
+			`{"id":"i","jsonrpc":"2.0","result":{"capabilities":{"tools":{}},"protocolVersion":"2025-11-25","serverInfo":{"name":"go","version":"1"}}}`,
+			"capabilities as recorded without 2026-07-28's extensions"},
+		{"a handshake-era recording: its capabilities as recorded, extensions too", store.Handshake{
+			Method: "initialize", ProtocolVersion: "2025-11-25", ServerInfo: json.RawMessage(`{"name":"go","version":"1"}`),
+			Capabilities: json.RawMessage(`{"tools":{},"extensions":{"com.example/x":{}}}`),
+		}, cut, "2025-11-25",
+			`{"id":"i","jsonrpc":"2.0","result":{"capabilities":{"extensions":{"com.example/x":{}},"tools":{}},"protocolVersion":"2025-11-25","serverInfo":{"name":"go","version":"1"}}}`,
+			"capabilities as recorded"},
 		{"a listen for a resource: subscriptions inferred", store.Handshake{}, []string{
 			`> {"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["res://a"]}}}`,
 		}, "2025-11-25",
