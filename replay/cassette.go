@@ -423,6 +423,9 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 				if json.Unmarshal(p.err, r.Error) != nil {
 					r.Error = &RPCError{Code: -32603, Message: "unreadable recorded error: " + string(p.err)}
 				}
+				if it.method == "tasks/result" {
+					c.tasks.noteOutcome(it) // the error the task's request met
+				}
 				if h := m.HTTP; h != nil && h.Stream == store.StreamJSON && h.Status >= 400 && h.Status <= 599 {
 					r.HTTPStatus = int32(h.Status) // answered with that status, as it was
 					if hdr := mcphttp.RefusalHeader(h.ResponseHeader, false); hdr != nil {

@@ -196,9 +196,16 @@ func handshakeCapabilities(caps json.RawMessage) json.RawMessage {
 // prunedMeta is a _meta without 2026-07-28's reserved keys of answers, nil
 // when only they were in it (an empty _meta recorded as such stays).
 func prunedMeta(meta []byte) []byte {
+	return prunedMetaOf(meta, metaServerInfoKey, metaSubscriptionKey)
+}
+
+// prunedMetaOf is a _meta without keys, nil when only they were in it.
+func prunedMetaOf(meta []byte, keys ...string) []byte {
 	m := pruned(meta, func(name, v []byte) []byte {
-		if s := string(name); s == metaServerInfoKey || s == metaSubscriptionKey {
-			return nil
+		for _, k := range keys {
+			if string(name) == k {
+				return nil
+			}
 		}
 		return v
 	})

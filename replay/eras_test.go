@@ -139,6 +139,22 @@ func (discoverer) Answer(_ context.Context, _ replay.Peer, req *replay.Request) 
 	return replay.Reply{Result: json.RawMessage(`{"resultType":"complete","ttlMs":0,"cacheScope":"public","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}`)}, true
 }
 
+// taskCallTape is a 2025-11-25 host calling a tool as a task, polling it
+// once and fetching its result.
+var taskCallTape = []string{
+	`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+	`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}}`,
+	`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+	`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"research","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}}`,
+	`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"research","arguments":{"topic":"tides"},"task":{"ttl":60000}}}`,
+	`< {"jsonrpc":"2.0","id":2,"result":{"task":{"taskId":"T1","status":"working","createdAt":"2026-11-21T10:00:00Z","lastUpdatedAt":"2026-11-21T10:00:00Z","ttl":60000}}}`,
+	`> {"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"T1"}}`,
+	`< {"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"completed","createdAt":"2026-11-21T10:00:00Z","lastUpdatedAt":"2026-11-21T10:00:01Z","ttl":60000}}`,
+	`> {"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"T1"}}`,
+	`< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"tides are tidal"}]}}`,
+}
+
 // A 2025-11-25 tools/call made as a task (params.task, answered with a
 // CreateTaskResult, then polled and fetched) is one a 2026-07-28 client
 // cannot make: that version has no tasks, and its tools/call no task
@@ -146,19 +162,7 @@ func (discoverer) Answer(_ context.Context, _ replay.Peer, req *replay.Request) 
 // leaves it out of unused, saying why, with the tasks/get and
 // tasks/result about its task.
 func TestReport_TaskCallLeftOutFor2026Client(t *testing.T) {
-	tape := cassetteOf(t,
-		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
-		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"s","version":"1"}}}`,
-		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
-		`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"research","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}}`,
-		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"research","arguments":{"topic":"tides"},"task":{"ttl":60000}}}`,
-		`< {"jsonrpc":"2.0","id":2,"result":{"task":{"taskId":"T1","status":"working","createdAt":"2026-11-21T10:00:00Z","lastUpdatedAt":"2026-11-21T10:00:00Z","ttl":60000}}}`,
-		`> {"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"T1"}}`,
-		`< {"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"completed","createdAt":"2026-11-21T10:00:00Z","lastUpdatedAt":"2026-11-21T10:00:01Z","ttl":60000}}`,
-		`> {"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"T1"}}`,
-		`< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"tides are tidal"}]}}`,
-	)
+	tape := cassetteOf(t, taskCallTape...)
 	s := mocktest.New(t, []replay.Source{discoverer{}, tape})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -228,5 +232,38 @@ func TestReplay_ExtensionsOnlyTo2026Clients(t *testing.T) {
 				t.Errorf("capabilities %+v; want tools, and extensions: %v", got, tt.wantExtensions)
 			}
 		})
+	}
+}
+
+// go-sdk's client speaking 2026-07-28 calls plainly a tool the recording
+// called only as a task (taskCallTape): it gets the task's recorded
+// result, the call counts as matched, and the task call, its poll and
+// its fetch as used.
+func TestReplay_PlainCallOf2026GoSDK(t *testing.T) {
+	s := mocktest.New(t, []replay.Source{discoverer{}, cassetteOf(t, taskCallTape...)})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "new", Version: "1"}, nil).Connect(ctx, s.Transport(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("go-sdk's client speaks %s; want 2026-07-28", v)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"topic": "tides"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultText(res); got != "tides are tidal" {
+		t.Errorf("call research: %q; want the task's result", got)
+	}
+	cs.Close()
+	r := s.Report()
+	if len(r.Unmatched) > 0 || len(r.Unused) > 0 || len(r.LeftOut) != 1 || r.Matched != 3 {
+		t.Errorf("report: matched %d, unmatched %+v, unused %q, left out %+v; want discover, tools/list and the call matched, only initialize left out",
+			r.Matched, r.Unmatched, r.Unused, r.LeftOut)
 	}
 }

@@ -162,6 +162,8 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	switch {
 	case ok && req.Method == "initialize":
 		p = negotiated(p, req)
+	case !ok && isPlainCallOf2026(req):
+		p, ok = s.prepare(asTaskCall(req))
 	case !ok && req.Method == "subscriptions/listen":
 		// The engine acknowledges a listen whose filter none recorded
 		// (listen.go), and sends it what the recording sent on any: the
@@ -210,7 +212,10 @@ func (s *cassetteSession) prepare(req *Request) (*Prepared, bool) {
 		}
 		if !c.match.strict && first.dup == 0 {
 			// Recorded once: no cursor to keep, so no lock.
-			p := s.planFor(first)
+			p := s.planFor(req, first)
+			if p == nil {
+				return nil, false
+			}
 			markUsed(first)
 			s.guess.Store(first.n + 1)
 			return p, true
@@ -256,12 +261,20 @@ func (s *cassetteSession) prepare(req *Request) (*Prepared, bool) {
 	default:
 		markUsed(it)
 	}
-	return s.planFor(it), true
+	if p := s.planFor(req, it); p != nil {
+		return p, true
+	}
+	return nil, false
 }
 
-// planFor is plan, through planTask for an answer about a task.
-func (s *cassetteSession) planFor(it *interaction) *Prepared {
+// planFor is plan, through planTask for an answer about a task, or
+// planTaskOutcome for a call made as a task answered to a 2026-07-28
+// client (tasks_plain.go): nil when there is no answer for it.
+func (s *cassetteSession) planFor(req *Request, it *interaction) *Prepared {
 	if ref, ok := s.c.tasks.refs[it]; ok {
+		if taskPresenceOnly(it.method) && statelessMeta(req.Params) {
+			return s.planTaskOutcome(it, ref)
+		}
 		return s.planTask(it, ref)
 	}
 	return s.plan(it)

@@ -59,6 +59,8 @@ type tasks struct {
 	// CreateTaskResult answered one of its calls): a live session that
 	// has not made such a task yet is not told of it.
 	created map[taskKey]bool
+	// results are each task's first recorded tasks/result.
+	results map[taskKey]*interaction
 }
 
 // noteState records that the recording shows task (a Task object) at seq.
@@ -86,10 +88,7 @@ func (t *tasks) noteAnswer(it *interaction, seq uint64, result json.RawMessage) 
 		k, ok = t.noteState(it.sess, seq, result)
 	case it.method == "tasks/result":
 		// The task's own result: the task has ended by then.
-		var id string
-		if json.Unmarshal(jsonrpc.Member([]byte(it.canon()), "taskId"), &id) == nil && id != "" {
-			k, ok = taskKey{it.sess, id}, true
-		}
+		k, ok = t.noteOutcome(it)
 	case it.method == "tasks/list":
 		t.noteList(it, seq, result)
 		return
@@ -117,6 +116,24 @@ func (t *tasks) noteAnswer(it *interaction, seq uint64, result json.RawMessage) 
 		}
 		t.polls[k] = append(t.polls[k], it)
 	}
+}
+
+// noteOutcome records it, a tasks/result answered (with a result or an
+// error), as the outcome of the task it names, if it is the first
+// recorded; it returns the task.
+func (t *tasks) noteOutcome(it *interaction) (taskKey, bool) {
+	var id string
+	if json.Unmarshal(jsonrpc.Member([]byte(it.canon()), "taskId"), &id) != nil || id == "" {
+		return taskKey{}, false
+	}
+	k := taskKey{it.sess, id}
+	if t.results == nil {
+		t.results = map[taskKey]*interaction{}
+	}
+	if t.results[k] == nil {
+		t.results[k] = it
+	}
+	return k, true
 }
 
 // noteList records the tasks a tasks/list answer (ListTasksResult) names,

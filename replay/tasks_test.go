@@ -238,3 +238,83 @@ func dialTasks(t *testing.T, s *mocktest.Server) *lineClient {
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
 }
+
+// A 2026-07-28 client's plain call of a tool that the recording called
+// only as a task gets the task's recorded result (tasks/result), the
+// answer a 2026-07-28 server would have given it: without the
+// related-task _meta, and without the task's status notifications. A
+// recording that never fetched the result has no answer for it, and a
+// handshake-era client, which can make the task itself, still gets none.
+func TestCassette_PlainCallOf2026GetsTaskResult(t *testing.T) {
+	fetched := slices.Concat(taskTape[:14], []string{
+		`> {"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId":"T1"}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"T1","status":"completed"}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"fetched"}}`,
+		`< {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"report"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"T1"},"trace":"t"}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"T1","status":"completed"}}`,
+	})
+	failed := slices.Concat(taskTape[:14], []string{
+		`> {"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId":"T1"}}`,
+		`< {"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"the research failed"}}`,
+	})
+	plain := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + statelessMeta + `,"name":"research","arguments":{"topic":"tape"}}}`
+	tests := []struct {
+		name      string
+		tape      []string
+		handshake bool // a 2025-11-25 client, the call without _meta
+		want      []string
+		unmatched bool
+	}{
+		{"the fetched result", fetched, false, []string{
+			`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"fetched"}}`,
+			`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"report"}],"_meta":{"trace":"t"}}}`,
+		}, false},
+		{"the fetched error", failed, false, []string{
+			`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"the research failed"}}`,
+		}, false},
+		{"never fetched", taskTape[:14], false, nil, true},
+		{"a handshake-era client", fetched, true, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mocktest.New(t, []replay.Source{cassetteOf(t, tt.tape...)})
+			c := dial(t, s)
+			req := plain
+			if tt.handshake {
+				c = dialTasks(t, s)
+				req = strings.Replace(plain, statelessMeta+",", "", 1)
+			}
+			c.send(req)
+			var got []string
+			for {
+				l := c.recv()
+				got = append(got, l)
+				if strings.Contains(l, `"id":7`) {
+					break
+				}
+			}
+			// What follows the answer: nothing before the ping's answer
+			// (the status notification after the fetch was the task's).
+			if l := c.roundTrip(`{"jsonrpc":"2.0","id":8,"method":"ping"}`); !strings.Contains(l, `"id":8`) {
+				got = append(got, l)
+			}
+			if tt.unmatched {
+				if len(got) != 1 || !strings.Contains(got[0], `"code":-32602`) {
+					t.Errorf("sent %q; want the call unmatched", got)
+				}
+			} else if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("sent (-want +got):\n%s", d)
+			}
+			s.Close()
+			r := s.Report()
+			if (len(r.Unmatched) > 0) != tt.unmatched {
+				t.Errorf("report: unmatched %+v; want unmatched: %v", r.Unmatched, tt.unmatched)
+			}
+			// The call, the polls and the fetch were used: the client
+			// had the outcome they were for. initialize is left out.
+			if !tt.unmatched && (len(r.Unused) > 0 || len(r.LeftOut) != 1) {
+				t.Errorf("report: unused %q, left out %+v; want only initialize left out", r.Unused, r.LeftOut)
+			}
+		})
+	}
+}
