@@ -102,7 +102,8 @@ type Source struct {
 	closed   bool
 	wg       sync.WaitGroup // upstreams not yet ended
 	logMu    sync.Mutex
-	// held are the methods of notifications held back so far (heldBack).
+	// held are the methods of notifications held back so far (heldBack),
+	// and, as "request METHOD", of requests not asked (notAsked).
 	held sync.Map
 }
 
@@ -255,6 +256,16 @@ func (s *Source) addFailed(req *replay.Request, why string) {
 func (s *Source) heldBack(method string) {
 	if _, said := s.held.LoadOrStore(method, true); !said {
 		s.warnf("%s, which %s sent in answer to mcpmock's own handshake, is not passed on: the client did not cause it", method, s.target)
+	}
+}
+
+// notAsked notes a server request the live client is not asked, as
+// nothing it sent caused it (upstream.unprompted); stderr says so once per
+// method.
+func (s *Source) notAsked(method string) {
+	if _, said := s.held.LoadOrStore("request "+method, true); !said {
+		s.warnf("%s, which %s sent while no request of the client's was being answered, is not asked of the client: "+
+			"nothing it sent caused it (its session began with mcpmock's own handshake); the server gets an error", method, s.target)
 	}
 }
 

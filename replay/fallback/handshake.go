@@ -73,6 +73,7 @@ func (u *upstream) initialize(ctx context.Context, peer replay.Peer) error {
 		return u.initErr
 	}
 	u.inited = true
+	u.ownHandshake.Store(true)
 	// A server that does not answer ping holds the request up helloWait
 	// at most.
 	pctx, cancel := context.WithTimeout(ctx, helloWait)

@@ -118,6 +118,7 @@ func (ss *session) notify(ctx context.Context, peer replay.Peer, req *replay.Req
 	}
 	switch req.Method {
 	case "notifications/roots/list_changed":
+		up.prompted.Store(true) // the server may ask for the roots again
 		_ = up.conn.send(notification(req.Method, req.Params))
 		return true
 	case "notifications/initialized":

@@ -77,6 +77,12 @@ type upstream struct {
 	// (initialize): what the server notifies meanwhile answers that
 	// handshake, not anything the live client did, and is not passed on.
 	handshaking atomic.Bool
+	// ownHandshake: the server session began with mcpmock's handshake,
+	// not the live client's (upstream.unprompted).
+	ownHandshake atomic.Bool
+	// prompted: a notification of the client's (roots changed) went to
+	// the server since the last server request made outside any call.
+	prompted atomic.Bool
 
 	mu      sync.Mutex
 	pending map[string]*call // our request id → the live request
@@ -369,9 +375,14 @@ func (u *upstream) serverRequest(frame []byte, sum jsonrpc.Summary, related stri
 	<-u.ready
 	peer, inFlight := u.peerFor(related)
 	var reply []byte
-	if peer == nil {
+	switch {
+	case peer == nil:
 		reply = errorResponse(sum.ID, &replay.RPCError{Code: -32603, Message: "mcpmock: no live client to ask"})
-	} else {
+	case !inFlight && u.unprompted():
+		u.src.notAsked(sum.Method)
+		reply = errorResponse(sum.ID, &replay.RPCError{Code: -32603, Message: "mcpmock: not asked of the client: nothing it sent caused this " + sum.Method +
+			" (no request of its was being answered), and its session with mcpmock began with mcpmock's own handshake"})
+	default:
 		call := peer.Call
 		if sc, ok := peer.(replay.SessionCaller); ok && !inFlight {
 			// No request of the client's is being answered: over HTTP
@@ -390,6 +401,19 @@ func (u *upstream) serverRequest(frame []byte, sum jsonrpc.Summary, related stri
 		}
 	}
 	_ = u.conn.send(reply)
+}
+
+// unprompted says whether a server request made while no request of the
+// live client's is being answered was caused by nothing the client sent
+// the server, so that the client is not asked it. The live client's own
+// handshake went to the server: what follows it is the client's (so
+// asks server-everything for roots 350 ms after initialized). Else the
+// handshake was mcpmock's, which the client did not cause; the client had
+// its own answered from the recording, with what the recording asked
+// after it. Only a notification of the client's passed on since (roots
+// changed) may have caused it.
+func (u *upstream) unprompted() bool {
+	return u.ownHandshake.Load() && !u.prompted.Swap(false)
 }
 
 // serverNotification passes a server notification to the live client:
