@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,7 +157,7 @@ func tsClientThroughSpy(t *testing.T, upstream, echoArgs string) (out, db string
 	t.Helper()
 	db = filepath.Join(t.TempDir(), "traffic.db")
 	spy := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpspy"), "record", "-o", db, "--upstream", upstream)
-	url := spy.WaitLine(t, "mcpspy: listening on ", 20*time.Second)
+	url := gateCallsOnGET(t, spy.WaitLine(t, "mcpspy: listening on ", 20*time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	argv := peertest.NodeScript(t, "http-client.mjs", "streamable", url+"/mcp", "echo", echoArgs)
@@ -167,6 +171,49 @@ func tsClientThroughSpy(t *testing.T, upstream, echoArgs string) (out, db string
 		t.Fatalf("http-client.mjs: %v\n%s", err, stderr.String())
 	}
 	return strings.TrimSpace(string(stdout)), db
+}
+
+// gateCallsOnGET puts a proxy before target (mcpspy) that holds the
+// client's tools/call until the GET it opens after initialized has been
+// answered, and returns the proxy's URL. The TypeScript SDK client opens
+// that GET without waiting for it, and closes at the end of its short
+// scenario: under load it once closed before the GET went out, and the
+// recording had none to compare or replay. A GET that never comes fails
+// the test after a while.
+func gateCallsOnGET(t *testing.T, target string) string {
+	t.Helper()
+	to, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan struct{})
+	var once sync.Once
+	proxy := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(to) },
+		FlushInterval: -1, // SSE, event by event
+		ModifyResponse: func(r *http.Response) error {
+			if r.Request.Method == http.MethodGet {
+				once.Do(func() { close(answered) })
+			}
+			return nil
+		},
+	}
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body) // what could not be read, the proxy does not send either
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"tools/call"`)) {
+				select {
+				case <-answered:
+				case <-time.After(45 * time.Second):
+					t.Errorf("the client's GET stream was not answered within 45 s of its tools/call")
+				}
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(gate.Close)
+	return gate.URL
 }
 
 // httpShape is what a recording's HTTP exchanges say of sessions, one
