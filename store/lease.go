@@ -1,7 +1,10 @@
 package store
 
 import (
+	"fmt"
 	"os"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -16,6 +19,11 @@ var (
 	// maxLeaseHold bounds one lease, so that a process that waits without
 	// marking (another bbolt program) gets a turn too.
 	maxLeaseHold = 500 * time.Millisecond
+	// stoppedWaiter: a waiter ahead in line that leaves the file free for
+	// this long is passed over. A waiter tries every millisecond; one that
+	// does not is stopped (its process suspended while it waited), and its
+	// mark stays until it goes on.
+	stoppedWaiter = 50 * time.Millisecond
 )
 
 // dbLease keeps a Writer's handle on the cassette from one group commit to
@@ -28,7 +36,11 @@ var (
 // processes (recorders, a following inspector) must not notice, so the
 // writer gives the file up after any commit that finds another process
 // waiting for it (waiters mark themselves, see markWaiting), when it has
-// been idle for leaseIdle, and after maxLeaseHold in any case.
+// been idle for leaseIdle, and after maxLeaseHold in any case. A writer
+// that gave the file up to waiters and has more to commit waits behind
+// them (see waitLock): reopening at once, it took the file back before
+// they noticed it was free, and with six busy recorders one waited out
+// LockTimeout.
 //
 // A dbLease is not safe for concurrent use; the Writer's flushMu guards it.
 type dbLease struct {
@@ -38,15 +50,29 @@ type dbLease struct {
 	// taken is when the handle was opened; used when it was last used.
 	taken, used time.Time
 	opens       int // how many times the file was opened, for tests
+	// mostPassedOver is the most turns other writers of this process took
+	// while one open of this lease waited for the file; for tests, which
+	// count turns rather than time waits (see leaseTurns).
+	mostPassedOver uint64
 }
+
+// leaseTurns numbers the turns the writers of this process take on their
+// files, one for each open of a lease. A writer holds the file from its
+// open to its release, so the turns of the writers sharing a cassette are
+// numbered in the order they got it.
+var leaseTurns atomic.Uint64
 
 // get returns the held handle, opening the file if it is not held.
 func (l *dbLease) get() (*bolt.DB, error) {
 	if l.db == nil {
+		before := leaseTurns.Load()
 		db, f, err := openDBFile(l.path, true)
 		if err != nil {
 			return nil, err
 		}
+		// The turns numbered since before went to others while this open
+		// waited, the one going on when it began perhaps among them.
+		l.mostPassedOver = max(l.mostPassedOver, leaseTurns.Add(1)-1-before)
 		l.db, l.file, l.taken = db, f, time.Now()
 		l.opens++
 	}
@@ -75,4 +101,104 @@ func (l *dbLease) release() error {
 	err := l.db.Close()
 	l.db, l.file = nil, nil
 	return err
+}
+
+// waitTurn is one opener's place in line for the file.
+type waitTurn struct {
+	place int64 // its mark's place (see markWaiting); 0 before it waits
+	// deferUntil: past it, the opener stops waiting for those ahead, so
+	// that waiting in line never times an open out by itself.
+	deferUntil time.Time
+	// freeSince is when the file was first seen free, with others still
+	// ahead, since it was last seen held.
+	freeSince time.Time
+	passed    bool // those ahead were passed over
+}
+
+// waitLock takes f's flock, polling every millisecond, because bbolt's own
+// wait sleeps 50 ms between tries, which would stall group commits behind
+// a concurrent writer. Waiters take the file in the order they began to
+// wait, each marking its place (markWaiting): one that finds others ahead
+// lets the file go by, even when it is free, so that a writer that has
+// just let it go, or anyone new, cannot take it back ahead of those who
+// waited, however quickly it asks. A process that waits without marking
+// (another bbolt program) is not in line and tries when it likes, as all
+// do where marks do not exist (waitmark_other.go).
+//
+// turn keeps the opener's place for its next open, so a writable open
+// loses nothing to the read that checks the file first.
+func waitLock(f *os.File, exclusive bool, turn *waitTurn) error {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	deadline := time.Now().Add(LockTimeout)
+	for waiting := false; ; waiting = true {
+		if turn.mayTry(f) {
+			err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+			if err == nil {
+				if waiting {
+					unmarkWaiting(f)
+				}
+				return nil
+			}
+			if err != syscall.EWOULDBLOCK {
+				return err
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w (waited %s)", ErrLocked, LockTimeout)
+		}
+		if !waiting {
+			turn.join(f) // a writer between commits lets go when it sees this
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// join marks f's wait: at the turn's place if it has one, else at a new
+// place, the last in line.
+func (t *waitTurn) join(f *os.File) {
+	if t.place != 0 {
+		markWaitingAt(f, t.place)
+		return
+	}
+	t.place = markWaiting(f)
+	t.deferUntil = time.Now().Add(LockTimeout / 2)
+}
+
+// mayTry says whether the opener may try for the file: nobody waits ahead
+// of it, or those who do are passed over, stopped or waited for too long.
+func (t *waitTurn) mayTry(f *os.File) bool {
+	if t.passed || !waitingAhead(f, t.place) {
+		return true
+	}
+	now := time.Now()
+	if t.place != 0 && now.After(t.deferUntil) {
+		t.passed = true
+		return true
+	}
+	if !fileFree(f) {
+		t.freeSince = time.Time{}
+		return false
+	}
+	if t.freeSince.IsZero() {
+		t.freeSince = now
+	}
+	if now.Sub(t.freeSince) >= stoppedWaiter {
+		t.passed = true
+		return true
+	}
+	return false
+}
+
+// fileFree says whether nobody holds f's flock, taking it for a moment to
+// see.
+func fileFree(f *os.File) bool {
+	fd := int(f.Fd())
+	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return false
+	}
+	_ = syscall.Flock(fd, syscall.LOCK_UN)
+	return true
 }

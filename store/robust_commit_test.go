@@ -126,9 +126,10 @@ func TestWriter_BacklogLetsWaitersIn(t *testing.T) {
 	flushed := make(chan error, 1)
 	go func() { flushed <- w.Flush() }()
 
-	// The other process lets go and waits for the file again, until it
-	// has it with some of the backlog stored: the rest must be left.
-	markWaiting(other)
+	// The other process lets go and waits for the file again, in line as
+	// mcptape's openers wait (it marks its wait and lets those ahead go
+	// first), until it has it with some of the backlog stored: the rest
+	// must be left.
 	left := total
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		if err := syscall.Flock(fd, syscall.LOCK_UN); err != nil {
@@ -137,8 +138,8 @@ func TestWriter_BacklogLetsWaitersIn(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("no piece of the backlog was stored in 30 s")
 		}
-		if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			continue
+		if err := waitLock(other, true, new(waitTurn)); err != nil {
+			t.Fatal(err)
 		}
 		w.mu.Lock() // the file is held: the writer cannot go on meanwhile
 		left = w.pendingBytes
@@ -150,7 +151,6 @@ func TestWriter_BacklogLetsWaitersIn(t *testing.T) {
 	if left == 0 {
 		t.Error("the writer stored its whole backlog before it let a waiting process have the file")
 	}
-	unmarkWaiting(other)
 	if err := syscall.Flock(fd, syscall.LOCK_UN); err != nil {
 		t.Fatal(err)
 	}

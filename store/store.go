@@ -24,7 +24,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -89,6 +88,13 @@ func openDB(path string, write bool) (*bolt.DB, error) {
 // openDBFile is openDB that also returns the handle's file, which a writer
 // holding the file between commits watches for waiters.
 func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
+	return openInTurn(path, write, new(waitTurn))
+}
+
+// openInTurn is openDBFile waiting for the file in turn (see waitLock). A
+// writable open keeps its place in line from the check that reads the
+// file first to the open itself.
+func openInTurn(path string, write bool, turn *waitTurn) (*bolt.DB, *os.File, error) {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -103,7 +109,7 @@ func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
 		return nil, nil, fmt.Errorf("%s: %w (empty file)", path, ErrNotCassette)
 	}
 	if write && err == nil && st.Size() > 0 { // an existing file; a new one is whole
-		if err := checkWholeFile(path); err != nil {
+		if err := checkWholeFile(path, turn); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -119,7 +125,7 @@ func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := waitLock(f, write); err != nil {
+			if err := waitLock(f, write, turn); err != nil {
 				f.Close()
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
@@ -143,40 +149,13 @@ func openDBFile(path string, write bool) (*bolt.DB, *os.File, error) {
 // turned into an error cleanly: it leaves the mapping, and with it the
 // file's lock, behind. A read-only open reads no page past the meta
 // pages, so checkWhole can run there first.
-func checkWholeFile(path string) error {
-	db, err := openDB(path, false)
+func checkWholeFile(path string, turn *waitTurn) error {
+	db, _, err := openInTurn(path, false, turn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	return db.View(func(tx *bolt.Tx) error { return checkWhole(path, tx) })
-}
-
-func waitLock(f *os.File, exclusive bool) error {
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
-	}
-	deadline := time.Now().Add(LockTimeout)
-	for marked := false; ; marked = true {
-		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
-		if err == nil {
-			if marked {
-				unmarkWaiting(f)
-			}
-			return nil
-		}
-		if err != syscall.EWOULDBLOCK {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w (waited %s)", ErrLocked, LockTimeout)
-		}
-		if !marked {
-			markWaiting(f) // a writer between commits lets go when it sees this
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 func classifyOpenError(path string, err error) error {
