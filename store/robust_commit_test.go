@@ -131,23 +131,12 @@ func TestWriter_BacklogLetsWaitersIn(t *testing.T) {
 	// first), until it has it with some of the backlog stored: the rest
 	// must be left.
 	left := total
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if err := syscall.Flock(fd, syscall.LOCK_UN); err != nil {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no piece of the backlog was stored in 30 s")
-		}
-		if err := waitLock(other, true, new(waitTurn)); err != nil {
-			t.Fatal(err)
-		}
-		w.mu.Lock() // the file is held: the writer cannot go on meanwhile
+	holdAgainOnce(t, other, func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
 		left = w.pendingBytes
-		w.mu.Unlock()
-		if left < total {
-			break
-		}
-	}
+		return left < total
+	})
 	if left == 0 {
 		t.Error("the writer stored its whole backlog before it let a waiting process have the file")
 	}

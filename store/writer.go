@@ -69,6 +69,9 @@ type Writer struct {
 	room         *sync.Cond // signalled when pendingBytes drops
 	pending      []*Message
 	pendingBytes int
+	// appendedBytes and storedBytes count frame bytes since the writer
+	// began, as they come and as commits store them (see WaitBacklog).
+	appendedBytes, storedBytes uint64
 	// rewritten is how many messages at the head of pending have been
 	// through Rewrite already: a failed commit puts them back, and the
 	// retry must not rewrite them again (Rewrite may note what it sees,
@@ -282,6 +285,7 @@ func (w *Writer) enqueueLocked(m *Message) {
 	}
 	w.pending = append(w.pending, m)
 	w.pendingBytes += len(m.Frame)
+	w.appendedBytes += uint64(len(m.Frame))
 }
 
 // Update changes the session's info; it is stored with the next commit.
@@ -469,6 +473,7 @@ func (w *Writer) flushPiece(left int) (taken int, cut bool, err error) {
 		return taken, cut, err
 	}
 	w.pendingBytes -= batchBytes
+	w.storedBytes += uint64(batchBytes)
 	if w.pendingBytes < w.opts.MaxPending/2 {
 		w.warnedFull = false
 	}
