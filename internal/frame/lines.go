@@ -19,8 +19,9 @@ var ErrTooLong = errors.New("line too long")
 
 // LineReader reads "\n"-terminated lines of any length up to a limit.
 type LineReader struct {
-	r     *bufio.Reader
-	limit int
+	r          *bufio.Reader
+	limit      int
+	beforeLong func()
 }
 
 // DefaultLimit is far above the 64 MiB mcpspy must carry and the 10 MiB
@@ -35,6 +36,13 @@ func NewLineReader(r io.Reader, limit int) *LineReader {
 	}
 	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), limit: limit}
 }
+
+// BeforeLongLine sets fn to run once for each line that grows past
+// LongLine bytes, as soon as it does, before the reader takes the rest of
+// it; nil runs nothing. A caller that may still hold the last long line
+// (a store that has not committed it) waits there for it to go: a run of
+// long lines then costs what one does, not one per line that waits.
+func (l *LineReader) BeforeLongLine(fn func()) { l.beforeLong = fn }
 
 // Next returns the next line, "\n" included, in a new slice the caller
 // owns. At end of input a final line without "\n" is returned with a nil
@@ -53,6 +61,9 @@ func (l *LineReader) Next() ([]byte, error) {
 			return nil, fmt.Errorf("%w: over %d bytes", ErrTooLong, l.limit)
 		}
 		parts = append(parts, append([]byte(nil), chunk...))
+		if total-len(chunk) < LongLine && total >= LongLine {
+			l.longLineBegins()
+		}
 		chunk, err = l.r.ReadSlice('\n')
 	}
 	if err != nil && err != io.EOF {
@@ -68,7 +79,7 @@ func (l *LineReader) Next() ([]byte, error) {
 		parts[i] = nil
 	}
 	line = append(line, chunk...)
-	if total >= collectAfter {
+	if total >= LongLine {
 		// The pieces are as large as the line and now garbage. Collect
 		// them before the line's next consumer (the store's commit)
 		// allocates as much again, so a huge line costs about twice its
@@ -78,9 +89,22 @@ func (l *LineReader) Next() ([]byte, error) {
 	return line, nil
 }
 
-// collectAfter is the line length past which Next collects its garbage at
-// once; lines this long are rare and copying them costs more than a GC.
-const collectAfter = 8 << 20
+// longLineBegins runs when the line being read grows past LongLine: after
+// the caller's wait, the garbage the last long line left (its copy in
+// the store's commit, its pieces) is collected before this one takes as
+// much memory again, so that the collector's goal, set while that garbage
+// was live, does not let the heap hold both.
+func (l *LineReader) longLineBegins() {
+	if l.beforeLong != nil {
+		l.beforeLong()
+	}
+	runtime.GC()
+}
+
+// LongLine is the line length past which a LineReader collects garbage at
+// once (and runs BeforeLongLine); lines this long are rare and copying
+// them costs more than a collection.
+const LongLine = 8 << 20
 
 // Content is the frame inside a line: the line without its final "\n".
 // A "\r" before it stays: it is part of what the peer sent.
