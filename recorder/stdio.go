@@ -22,7 +22,10 @@ type StdioProxy struct {
 	Stdin   io.Reader // from the client
 	Stdout  io.Writer // to the client
 	Stderr  io.Writer // the server's stderr goes here untouched
-	Tap     Tap
+	// Tap records every line. One that has WaitBacklog (*store.Session)
+	// is waited for before a line longer than frame.LongLine is read
+	// further, until what it was given before is stored.
+	Tap Tap
 	// Grace is how long each shutdown step waits for the child to exit
 	// (close stdin, then SIGTERM, then SIGKILL, both to its process
 	// group), and for what it left running to stop. Default 5 s.
@@ -201,10 +204,24 @@ func stopGroup(pgid int, grace time.Duration) {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
+// backlogWaiter is a Tap that can wait for the frames it was given to be
+// stored, as *store.Session can.
+type backlogWaiter interface {
+	WaitBacklog()
+}
+
 // pump forwards lines from r to w, tapping each before it is written. It
 // returns at the end of r (readEnded) or when w fails.
 func pump(r io.Reader, w io.Writer, dir store.Dir, tap Tap) (readEnded bool) {
 	lr := frame.NewLineReader(r, 0)
+	if b, ok := tap.(backlogWaiter); ok {
+		// A long line waits for the store to catch up before it is read
+		// further: a run of them is held one at a time, not one per line
+		// behind a slower store (with the commit's copy of one besides).
+		// The sender is slowed only for such lines, and only while the
+		// store works through what came before.
+		lr.BeforeLongLine(b.WaitBacklog)
+	}
 	for {
 		line, err := lr.Next()
 		if err != nil {
