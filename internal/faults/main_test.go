@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "big":
 		bigServer()
+	case "bigrun":
+		bigRunServer()
 	case "flood":
 		floodServer()
 	case "crash":
@@ -88,6 +90,19 @@ func bigServer() {
 		w.WriteString("\n")
 		w.Flush()
 	}
+}
+
+// bigRunServer writes MCPTAPE_BIG_N frames of MCPTAPE_BIG_SIZE bytes
+// unasked, as fast as its stdout takes them, then waits for stdin to
+// close.
+func bigRunServer() {
+	size, n := envInt("MCPTAPE_BIG_SIZE", 64<<20), envInt("MCPTAPE_BIG_N", 8)
+	for id := 1; id <= n; id++ {
+		if _, err := os.Stdout.Write(append(bigFrame(id, size), '\n')); err != nil {
+			return
+		}
+	}
+	io.Copy(io.Discard, os.Stdin)
 }
 
 // countLine reads one line and says how long it was and whether it asked
