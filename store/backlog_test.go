@@ -31,14 +31,8 @@ func holdFile(t *testing.T, path string) *os.File {
 // called cannot be stored (another process holds the file), and returns
 // once it is.
 func TestSession_WaitBacklogWaitsForTheStore(t *testing.T) {
-	path, w, s := backlogWriter(t)
-	t.Cleanup(func() { w.Close() }) // before holdFile's cleanup, which lets the file go first
-	other := holdFile(t, path)
-	for range 4 {
-		s.Append(S2C, time.Now(), backlogFrame, nil)
-	}
-	waited := make(chan struct{})
-	go func() { s.WaitBacklog(); close(waited) }()
+	setBacklogWait(t, time.Hour)
+	w, other, waited := waitBehindHeldFile(t)
 
 	// The writer marks the file while it waits for it: a commit was tried
 	// and cannot have stored anything.
@@ -56,15 +50,7 @@ func TestSession_WaitBacklogWaitsForTheStore(t *testing.T) {
 	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_UN); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-waited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("WaitBacklog still waits 30 s after the file was let go")
-	}
-	w.mu.Lock()
-	left := w.pendingBytes
-	w.mu.Unlock()
-	if left != 0 {
+	if left := pendingWhenWaited(t, w, waited, "after the file was let go"); left != 0 {
 		t.Errorf("WaitBacklog returned with %d bytes not stored", left)
 	}
 }
@@ -89,7 +75,7 @@ func TestSession_WaitBacklogIgnoresLaterFrames(t *testing.T) {
 	waited := make(chan struct{})
 	go func() {
 		w.mu.Lock()
-		w.waitStoredLocked(target)
+		w.waitStoredLocked(target, time.Hour)
 		w.mu.Unlock()
 		close(waited)
 	}()
@@ -142,4 +128,70 @@ func holdAgainOnce(t *testing.T, other *os.File, stored func() bool) {
 			return
 		}
 	}
+}
+
+// setBacklogWait sets maxBacklogWait for one test.
+func setBacklogWait(t *testing.T, d time.Duration) {
+	t.Helper()
+	old := maxBacklogWait
+	maxBacklogWait = d
+	t.Cleanup(func() { maxBacklogWait = old })
+}
+
+// WaitBacklog holds the traffic behind a store that is stuck only so
+// long: it returns, with nothing stored, once maxBacklogWait passes, or
+// once a commit fails (here the lock's wait times out), and what waits
+// stays buffered for the commit that works.
+func TestSession_WaitBacklogGivesUpOnAStuckStore(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		wait, lockWait time.Duration
+	}{
+		{"maxBacklogWait passes", 20 * time.Millisecond, time.Hour},
+		{"a commit fails", time.Hour, 20 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setBacklogWait(t, tc.wait)
+			setLease(t, leaseIdle, maxLeaseHold, tc.lockWait)
+			w, other, waited := waitBehindHeldFile(t)
+			if left := pendingWhenWaited(t, w, waited, "with the store stuck"); left != 4*len(backlogFrame) {
+				t.Errorf("%d bytes wait for the store; want all %d", left, 4*len(backlogFrame))
+			}
+			if err := syscall.Flock(int(other.Fd()), syscall.LOCK_UN); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatalf("the store works again, yet: %v", err)
+			}
+		})
+	}
+}
+
+// waitBehindHeldFile appends four frames while another process (other)
+// holds the file, and calls WaitBacklog; waited closes when it returns.
+func waitBehindHeldFile(t *testing.T) (w *Writer, other *os.File, waited chan struct{}) {
+	t.Helper()
+	path, w, s := backlogWriter(t)
+	t.Cleanup(func() { w.Close() }) // before holdFile's cleanup, which lets the file go first
+	other = holdFile(t, path)
+	for range 4 {
+		s.Append(S2C, time.Now(), backlogFrame, nil)
+	}
+	waited = make(chan struct{})
+	go func() { s.WaitBacklog(); close(waited) }()
+	return w, other, waited
+}
+
+// pendingWhenWaited waits up to 30 s for waited to close and returns the
+// frame bytes still waiting for the store then.
+func pendingWhenWaited(t *testing.T, w *Writer, waited chan struct{}, when string) int {
+	t.Helper()
+	select {
+	case <-waited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("WaitBacklog still waits 30 s later, %s", when)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pendingBytes
 }

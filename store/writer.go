@@ -72,6 +72,9 @@ type Writer struct {
 	// appendedBytes and storedBytes count frame bytes since the writer
 	// began, as they come and as commits store them (see WaitBacklog).
 	appendedBytes, storedBytes uint64
+	// commitFailing: the last commit failed (a full disk, a foreign
+	// lock); WaitBacklog does not wait for the store then.
+	commitFailing bool
 	// rewritten is how many messages at the head of pending have been
 	// through Rewrite already: a failed commit puts them back, and the
 	// retry must not rewrite them again (Rewrite may note what it sees,
@@ -462,6 +465,10 @@ func (w *Writer) flushPiece(left int) (taken int, cut bool, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
+		if !w.commitFailing {
+			w.commitFailing = true
+			w.room.Broadcast() // a WaitBacklog waits no more
+		}
 		// Keep everything for the next try: nothing is dropped. The
 		// rewritten messages stay a prefix of pending: those left behind
 		// were rewritten only if all of batch had been.
@@ -474,6 +481,7 @@ func (w *Writer) flushPiece(left int) (taken int, cut bool, err error) {
 	}
 	w.pendingBytes -= batchBytes
 	w.storedBytes += uint64(batchBytes)
+	w.commitFailing = false
 	if w.pendingBytes < w.opts.MaxPending/2 {
 		w.warnedFull = false
 	}
