@@ -1,0 +1,52 @@
+package replay
+
+import (
+	"testing"
+
+	"github.com/mcptape/mcptape/store"
+)
+
+// TestCassette_NotAskedLeftOut: a server request that mcpmock's fallback
+// answered itself without asking its client (its answer noted
+// NoteNotAsked, perhaps with a note of the recorder's after it) is no
+// part of the conversation: neither it nor that answer is replayed after
+// the call it followed. What else the server sent there still is,
+// another roots/list included, and a client request with the same id
+// (the client's own id space) is still answered.
+func TestCassette_NotAskedLeftOut(t *testing.T) {
+	for _, note := range []string{NoteNotAsked, NoteNotAsked + "; refused without a message: busy"} {
+		s := store.TapeSession{Info: store.SessionInfo{ID: "s1"}}
+		add := func(dir store.Dir, frame, note string) {
+			s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(len(s.Messages) + 1), Dir: dir, Frame: []byte(frame), Note: note})
+		}
+		add(store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`, "")
+		add(store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "")
+		add(store.S2C, `{"jsonrpc":"2.0","id":7,"method":"roots/list"}`, "")
+		add(store.C2S, `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"mcpmock: not asked of the client"}}`, note)
+		add(store.S2C, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, "")
+		add(store.S2C, `{"jsonrpc":"2.0","id":8,"method":"roots/list","params":{"again":true}}`, "")
+		add(store.C2S, `{"jsonrpc":"2.0","id":8,"result":{"roots":[]}}`, "")
+		add(store.C2S, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"b"}}`, "")
+		add(store.S2C, `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"b"}]}}`, "")
+
+		c, err := NewCassette("t", &store.Tape{Sessions: []store.TapeSession{s}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess := c.Open().(*cassetteSession)
+		p, ok := sess.Prepare(&Request{ID: []byte("9"), Method: "tools/call", Params: []byte(`{"name":"a"}`)})
+		if !ok {
+			t.Fatal("no match for a")
+		}
+		var after []string
+		for _, o := range p.Reply.After {
+			after = append(after, o.Method+" "+string(o.Params))
+		}
+		if len(after) != 2 || after[0] != "notifications/tools/list_changed " || after[1] != `roots/list {"again":true}` {
+			t.Errorf("note %q: after a: %q; want the list_changed and the second roots/list", note, after)
+		}
+		if p, ok := sess.Prepare(&Request{ID: []byte("9"), Method: "tools/call", Params: []byte(`{"name":"b"}`)}); !ok || string(p.Reply.Result) != `{"content":[{"type":"text","text":"b"}]}` {
+			t.Errorf("note %q: b: %v %+v", note, ok, p)
+		}
+	}
+}
