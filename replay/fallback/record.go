@@ -2,9 +2,11 @@ package fallback
 
 import (
 	"bytes"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -33,6 +35,36 @@ type sessionTap struct {
 	sess   *store.Session
 	held   []*store.Message // what was sent before the server spoke
 	failed bool
+	// unasked are mcpmock's own answers to server requests it did not
+	// ask the client (notAsked), until they are recorded; noted, the
+	// seqs they were recorded as, so that what the recording client
+	// records of them again (an HTTP status) keeps the note.
+	unasked [][]byte
+	noted   map[uint64]bool
+}
+
+// notAsked says that frame, about to be sent, is mcpmock's answer to a
+// server request its client was not asked: it is recorded with
+// replay.NoteNotAsked, which a replay reads to leave the exchange out.
+func (t *sessionTap) notAsked(frame []byte) {
+	if t == nil {
+		return // not recording
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.unasked = append(t.unasked, frame)
+}
+
+// takeUnasked says whether frame is one notAsked was told of, and
+// forgets it.
+func (t *sessionTap) takeUnasked(frame []byte) bool {
+	for i, f := range t.unasked {
+		if bytes.Equal(f, frame) {
+			t.unasked = slices.Delete(t.unasked, i, i+1)
+			return true
+		}
+	}
+	return false
 }
 
 // Append implements recorder.Tap.
@@ -66,7 +98,22 @@ func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *sto
 	if t.sess == nil {
 		return 0
 	}
-	return t.sess.Append(dir, at, frame, meta)
+	seq := t.sess.Append(dir, at, frame, meta)
+	// An answer to a server request: the server has spoken, so it is not
+	// held.
+	if dir == store.C2S && len(t.unasked) > 0 && t.takeUnasked(frame) {
+		m := store.Message{Seq: seq, Dir: dir, Time: at, Frame: frame, Note: replay.NoteNotAsked} // Append takes no note
+		if meta != nil {
+			h := *meta // a copy of its own: the store owns meta
+			m.HTTP = &h
+		}
+		t.sess.Amend(m)
+		if t.noted == nil {
+			t.noted = map[uint64]bool{}
+		}
+		t.noted[seq] = true
+	}
+	return seq
 }
 
 // Amend implements recorder.Amender, for what it has recorded (a frame
@@ -76,6 +123,9 @@ func (t *sessionTap) Amend(m store.Message) {
 	defer t.mu.Unlock()
 	if t.sess != nil {
 		if m.Seq != 0 {
+			if t.noted[m.Seq] {
+				m.Note = withNotAsked(m.Note)
+			}
 			t.sess.Amend(m)
 		}
 		return
@@ -87,6 +137,15 @@ func (t *sessionTap) Amend(m store.Message) {
 			return
 		}
 	}
+}
+
+// withNotAsked is note (the recording client's, perhaps none) after
+// replay.NoteNotAsked, which must come first.
+func withNotAsked(note string) string {
+	if note == "" {
+		return replay.NoteNotAsked
+	}
+	return replay.NoteNotAsked + "; " + note
 }
 
 // becameLegacy notes that the server at a URL turned out to speak the

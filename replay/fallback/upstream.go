@@ -378,10 +378,12 @@ func (u *upstream) serverRequest(frame []byte, sum jsonrpc.Summary, related stri
 	switch {
 	case peer == nil:
 		reply = errorResponse(sum.ID, &replay.RPCError{Code: -32603, Message: "mcpmock: no live client to ask"})
+		u.rec.notAsked(reply)
 	case !inFlight && u.unprompted():
 		u.src.notAsked(sum.Method)
 		reply = errorResponse(sum.ID, &replay.RPCError{Code: -32603, Message: "mcpmock: not asked of the client: nothing it sent caused this " + sum.Method +
 			" (no request of its was being answered), and its session with mcpmock began with mcpmock's own handshake"})
+		u.rec.notAsked(reply) // a replay of the recording must not ask it either
 	default:
 		call := peer.Call
 		if sc, ok := peer.(replay.SessionCaller); ok && !inFlight {
