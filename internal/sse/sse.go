@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 )
 
@@ -57,6 +58,8 @@ type Reader struct {
 	skipLF bool // the last line ended in "\r": a "\n" right after belongs to it
 	max    int
 	done   bool
+	// beforeLong runs once for each event that grows past LongEvent bytes.
+	beforeLong func()
 }
 
 // NewReader reads events from src. max bounds one event's raw size;
@@ -67,6 +70,24 @@ func NewReader(src io.Reader, max int) *Reader {
 	}
 	bp := readBufs.Get().(*[]byte)
 	return &Reader{src: src, buf: *bp, bufp: bp, max: max}
+}
+
+// LongEvent is the size past which an event is long: Next runs the
+// function BeforeLongEvent set as an event grows past it.
+const LongEvent = 8 << 20
+
+// BeforeLongEvent sets fn to run once for each event that grows past
+// LongEvent bytes, as soon as it does, before the reader takes the rest of
+// it; nil runs nothing. A caller that may still hold the last long event
+// (a store that has not recorded it yet) waits there for it to go: a run
+// of long events then costs what one does, not one per event that waits.
+func (rd *Reader) BeforeLongEvent(fn func()) { rd.beforeLong = fn }
+
+// grew notes that the event being read grew from before to after bytes.
+func (rd *Reader) grew(before, after int) {
+	if before < LongEvent && after >= LongEvent && rd.beforeLong != nil {
+		rd.beforeLong()
+	}
 }
 
 // readBufs holds read buffers between readers: a proxy makes a reader per
@@ -97,6 +118,17 @@ func (rd *Reader) Release() {
 // bytes read so far in Raw; the rest of the stream is still available
 // through Buffered and the underlying reader.
 func (rd *Reader) Next() (Event, error) {
+	ev, err := rd.next()
+	if len(ev.Raw) >= LongEvent {
+		// The buffers the event grew through are as large as it and
+		// now garbage: collected before its next consumer (a store's
+		// commit) allocates as much again, they cost nothing more.
+		runtime.GC()
+	}
+	return ev, err
+}
+
+func (rd *Reader) next() (Event, error) {
 	var ev Event
 	if rd.done {
 		return ev, rd.err
@@ -202,6 +234,7 @@ func (rd *Reader) line(dst []byte) (out []byte, a, b int, term bool, err error) 
 	for {
 		chunk := rd.buf[rd.r:rd.w]
 		if i := bytes.IndexAny(chunk, "\r\n"); i >= 0 {
+			rd.grew(len(dst), len(dst)+i+1)
 			dst = append(dst, chunk[:i+1]...)
 			rd.r += i + 1
 			b = len(dst) - 1
@@ -220,6 +253,7 @@ func (rd *Reader) line(dst []byte) (out []byte, a, b int, term bool, err error) 
 			}
 			return dst, a, b, true, nil
 		}
+		rd.grew(len(dst), len(dst)+len(chunk))
 		dst = append(dst, chunk...)
 		rd.r = rd.w
 		if len(dst) > rd.max {
