@@ -7,28 +7,37 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/zstd"
+	"github.com/mcptape/mcptape/internal/frame"
 )
 
 // readBody reads an HTTP body of a declared length into one exact-size
 // buffer, so that a 64 MiB message costs 64 MiB once; io.ReadAll grows by
 // doubling and may hold twice that. Bodies of unknown length (chunked)
-// fall back to io.ReadAll. At most limit bytes are read.
+// grow as io.ReadAll does. At most limit bytes are read.
 //
 // Past its first bodyProbe bytes, the buffer is only made once that much
 // has come: a Content-Length alone, with no body behind it, must not cost
 // the proxy the memory it names.
-func readBody(r io.Reader, length, limit int64) ([]byte, error) {
+//
+// beforeLong, if not nil, runs once for a body of frame.LongLine bytes or
+// more, as soon as it is known to be one and before the rest is read: a
+// recorder waits there for the store (waitBacklog).
+func readBody(r io.Reader, length, limit int64, beforeLong func()) ([]byte, error) {
 	if length < 0 || length > limit {
-		return io.ReadAll(io.LimitReader(r, limit))
+		return readGrowing(r, limit, beforeLong)
 	}
 	buf := make([]byte, min(length, bodyProbe))
 	n, err := io.ReadFull(r, buf)
 	if err != nil || length == int64(n) {
 		return buf[:n], err // a short body is an error, as io.ReadAll's caller sees it
+	}
+	if length >= frame.LongLine && beforeLong != nil {
+		beforeLong()
 	}
 	whole := make([]byte, length)
 	copy(whole, buf)
@@ -39,6 +48,51 @@ func readBody(r io.Reader, length, limit int64) ([]byte, error) {
 // bodyProbe is how much of a body readBody reads before it makes room
 // for all of it.
 const bodyProbe = 1 << 20
+
+// readGrowing reads r to its end, at most limit bytes, into a buffer that
+// grows as it fills. With beforeLong (not nil), what passes
+// frame.LongLine bytes runs it once, is read in pieces and copied once
+// into an exact fit, and the pieces are collected: growing by append
+// would hold the last two sizes at once and leave the garbage of all of
+// them, nearly four times the body at the peak where this holds two.
+func readGrowing(r io.Reader, limit int64, beforeLong func()) ([]byte, error) {
+	short := limit
+	if beforeLong != nil {
+		short = min(limit, frame.LongLine)
+	}
+	b, err := io.ReadAll(io.LimitReader(r, short))
+	if err != nil || int64(len(b)) < short || short == limit {
+		return b, err
+	}
+	beforeLong()
+	parts := [][]byte{b}
+	total := len(b)
+	for left := limit - short; left > 0 && err == nil; {
+		piece := make([]byte, min(left, longBodyPiece))
+		n := 0
+		for n < len(piece) && err == nil {
+			var k int
+			k, err = r.Read(piece[n:])
+			n += k
+		}
+		parts = append(parts, piece[:n])
+		total += n
+		left -= int64(n)
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	whole := make([]byte, 0, total)
+	for i, p := range parts {
+		whole = append(whole, p...)
+		parts[i] = nil
+	}
+	runtime.GC() // the pieces, before the store's commit copies the body
+	return whole, err
+}
+
+// longBodyPiece is the size of the pieces readGrowing reads a long body in.
+const longBodyPiece = 1 << 20
 
 // contentCoding is a body's Content-Encoding, lower case; "" when the body
 // travels as it is.

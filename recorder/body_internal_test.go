@@ -6,6 +6,9 @@ import (
 	"io"
 	"runtime"
 	"testing"
+	"testing/iotest"
+
+	"github.com/mcptape/mcptape/internal/frame"
 )
 
 func TestReadBody(t *testing.T) {
@@ -32,7 +35,7 @@ func TestReadBody(t *testing.T) {
 			if limit == 0 {
 				limit = maxBody
 			}
-			got, err := readBody(bytes.NewReader(tt.body), tt.length, limit)
+			got, err := readBody(bytes.NewReader(tt.body), tt.length, limit, nil)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -48,7 +51,7 @@ func TestReadBody(t *testing.T) {
 func TestReadBody_DeclaredLengthAloneCostsLittle(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	got, err := readBody(bytes.NewReader(nil), 64<<20, maxBody)
+	got, err := readBody(bytes.NewReader(nil), 64<<20, maxBody, nil)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, io.EOF) || len(got) != 0 {
 		t.Fatalf("got %d bytes, err %v; want none and EOF", len(got), err)
@@ -67,5 +70,61 @@ func TestRefusalNote_OneLine(t *testing.T) {
 	}
 	if got := refusalNote([]byte(" \n\t")); got != "" {
 		t.Errorf("a blank body's note = %q, want none", got)
+	}
+}
+
+// readBody runs beforeLong once for a body of frame.LongLine bytes or
+// more, declared or not, before it has read much more than that of it,
+// and never for a shorter one; the body is read as without it, and a
+// body cut short is still an error.
+func TestReadBody_BeforeLong(t *testing.T) {
+	long := bytes.Repeat([]byte("0123456789abcdef"), (frame.LongLine+3*longBodyPiece/2)/16)
+	cutErr := errors.New("cut")
+	tests := []struct {
+		name      string
+		body      []byte
+		length    int64
+		limit     int64 // 0: maxBody
+		cut       bool  // the body ends in cutErr, not io.EOF
+		wantWaits int
+		want      []byte
+		wantErr   error
+	}{
+		{name: "short, declared", body: long[:frame.LongLine-1], length: frame.LongLine - 1, want: long[:frame.LongLine-1]},
+		{name: "short, unknown length", body: long[:frame.LongLine-1], length: -1, want: long[:frame.LongLine-1]},
+		{name: "long, declared", body: long, length: int64(len(long)), wantWaits: 1, want: long},
+		{name: "long, unknown length", body: long, length: -1, wantWaits: 1, want: long},
+		{name: "exactly long, unknown length", body: long[:frame.LongLine], length: -1, wantWaits: 1, want: long[:frame.LongLine]},
+		{name: "long, unknown length, over the limit", body: long, length: -1, limit: frame.LongLine + 5, wantWaits: 1, want: long[:frame.LongLine+5]},
+		{name: "long, unknown length, cut", body: long, length: -1, cut: true, wantWaits: 1, want: long, wantErr: cutErr},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			limit := tt.limit
+			if limit == 0 {
+				limit = maxBody
+			}
+			body := bytes.NewReader(tt.body)
+			var in io.Reader = body
+			if tt.cut {
+				in = io.MultiReader(body, iotest.ErrReader(cutErr))
+			}
+			waits := 0
+			got, err := readBody(in, tt.length, limit, func() {
+				waits++
+				if read := len(tt.body) - body.Len(); read > frame.LongLine+bodyProbe {
+					t.Errorf("beforeLong ran with %d bytes read, want at most %d", read, frame.LongLine+bodyProbe)
+				}
+			})
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if waits != tt.wantWaits {
+				t.Errorf("beforeLong ran %d times, want %d", waits, tt.wantWaits)
+			}
+			if !bytes.Equal(got, tt.want) {
+				t.Fatalf("got %d bytes, want %d (equal prefix: %v)", len(got), len(tt.want), bytes.HasPrefix(tt.want, got))
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -88,6 +89,8 @@ type HTTPProxy struct {
 	conns       map[net.Conn]*connState
 	all         map[*httpSession]bool
 	gate        shutdownGate
+	// started is the last cassette session started, for waitBacklog.
+	started atomic.Pointer[store.Session]
 }
 
 // NewUpstreamTransport returns the transport the proxies use: no automatic
@@ -140,6 +143,10 @@ func (p *HTTPProxy) Serve(ctx context.Context, ln net.Listener) error {
 	p.endAll(interrupted)
 	return err
 }
+
+// waitBacklog runs before a long body or event is read further: see
+// waitBacklog. Any session the proxy started will do to wait with.
+func (p *HTTPProxy) waitBacklog() { waitBacklog(p.started.Load()) }
 
 // server is what serveUntil runs: an *http.Server or a frontServer.
 type server interface {
@@ -235,7 +242,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body []byte
 	if r.Body != nil && r.ContentLength != 0 {
 		var err error
-		body, err = readBody(r.Body, r.ContentLength, maxBody)
+		body, err = readBody(r.Body, r.ContentLength, maxBody, p.waitBacklog)
 		if err != nil {
 			p.refuseBody(w, r, err)
 			return
@@ -355,7 +362,7 @@ func (x *exchange) meta(stream string) *store.HTTPMeta {
 // (or a malformed one, which the store marks) except on 202, which by the
 // spec carries none; it is recorded before it is forwarded.
 func (x *exchange) relayBody() {
-	body, err := readBody(x.resp.Body, x.resp.ContentLength, maxBody)
+	body, err := readBody(x.resp.Body, x.resp.ContentLength, maxBody, x.p.waitBacklog)
 	readAt := time.Now()
 	hs := x.hs
 	if x.notOffered() {

@@ -224,6 +224,7 @@ func (hs *httpSession) store() *store.Session {
 		return nil
 	}
 	hs.sess = s
+	p.started.Store(s)
 	return s
 }
 

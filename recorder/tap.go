@@ -16,6 +16,7 @@ package recorder
 
 import (
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -36,6 +37,21 @@ type Tap interface {
 // that holds frames back): such a Tap finds it by its Time and Frame.
 type Amender interface {
 	Amend(m store.Message)
+}
+
+// waitBacklog is what a network proxy does before it reads on into a long
+// frame (frame.LongLine and more), as the stdio pump does: it waits until
+// what the cassette's writer was given before is stored (s, any session
+// of that writer's, for WaitBacklog waits for the whole writer; nil: none
+// yet), so that a run of long frames is held one at a time, not one per
+// frame behind a slower store. Then it collects what the last long frame
+// left (its copy in the store's commit), before the collector's goal, set
+// while that was live, lets the heap hold it beside the next.
+func waitBacklog(s *store.Session) {
+	if s != nil {
+		s.WaitBacklog()
+	}
+	runtime.GC()
 }
 
 // tapAnswered records on a client message tapped as seq (0: the Tap gave

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -203,7 +204,7 @@ func (p *WSProxy) pump(pair *wsPair, sess *store.Session, base store.HTTPMeta) s
 	run := func(from, to *websocket.Conn, dir store.Dir) {
 		defer wg.Done()
 		for {
-			mt, data, err := from.ReadMessage()
+			mt, data, err := readWSMessage(from, sess)
 			if err != nil {
 				var ce *websocket.CloseError
 				if errors.As(err, &ce) && (ce.Code == websocket.CloseAbnormalClosure || ce.Code == websocket.CloseTLSHandshake) {
@@ -251,6 +252,18 @@ func (p *WSProxy) pump(pair *wsPair, sess *store.Session, base store.HTTPMeta) s
 	go run(pair.upstream, pair.client, store.S2C)
 	wg.Wait()
 	return end
+}
+
+// readWSMessage reads the next data message as ReadMessage does, but
+// waits for sess's backlog (waitBacklog) before it reads on into a long
+// one; without a session it waits for nothing.
+func readWSMessage(c *websocket.Conn, sess *store.Session) (int, []byte, error) {
+	mt, r, err := c.NextReader()
+	if err != nil {
+		return mt, nil, err
+	}
+	data, err := readGrowing(r, math.MaxInt64, func() { waitBacklog(sess) })
+	return mt, data, err
 }
 
 func ignoreClosed(err error) error {
