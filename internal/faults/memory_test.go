@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
 )
@@ -25,9 +26,10 @@ const (
 	// 256 MiB backlog holds of them.
 	runFrames = 8
 	// runRSSLimit bounds a run of frames: a frame is held once, so a run
-	// costs about what one frame does (2.5× against 2.3× here), where
+	// costs about what one frame does (2.5× against 2.3× here on stdio,
+	// up to 3.2× for SSE events, whose buffer grows as they come), where
 	// each frame behind a slower store used to add its size and the
-	// commit's copy of it (6.5× to 11×).
+	// commit's copy of it (5× to 11×).
 	runRSSLimit = 4 * frameSize
 )
 
@@ -74,15 +76,15 @@ func waitRecorded(t *testing.T, db string, want int) []int {
 
 func checkPeak(t *testing.T, what string, w *hwmWatcher, sizes []int) {
 	t.Helper()
-	checkPeakUnder(t, what, w, sizes, rssLimit)
+	checkPeakUnder(t, what, w, sizes, frameSize, rssLimit)
 }
 
-// checkPeakUnder checks that the frame is in the cassette and that
-// mcpspy's peak RSS stayed under limit.
-func checkPeakUnder(t *testing.T, what string, w *hwmWatcher, sizes []int, limit int) {
+// checkPeakUnder checks that a frame of recorded bytes is in the cassette
+// and that mcpspy's peak RSS stayed under limit.
+func checkPeakUnder(t *testing.T, what string, w *hwmWatcher, sizes []int, recorded, limit int) {
 	t.Helper()
-	if !containsSize(sizes, frameSize) {
-		t.Errorf("%s: the %d-byte frame is not in the cassette (frame sizes %v)", what, frameSize, sizes)
+	if !containsSize(sizes, recorded) {
+		t.Errorf("%s: the %d-byte frame is not in the cassette (frame sizes %v)", what, recorded, sizes)
 	}
 	peak := w.Peak() << 10
 	times := float64(limit) / frameSize
@@ -208,14 +210,15 @@ func TestMemory_RunOfBigFramesStdio(t *testing.T) {
 			}
 			sizes := waitRecorded(t, db, runFrames)
 			s.in.Close()
-			checkPeakUnder(t, fmt.Sprintf("stdio %s, %d frames", tc.name, runFrames), hwm, sizes, runRSSLimit)
+			checkPeakUnder(t, fmt.Sprintf("stdio %s, %d frames", tc.name, runFrames), hwm, sizes, frameSize, runRSSLimit)
 		})
 	}
 }
 
 // bigUpstream answers a POST whose body asks for "big" with a 64 MiB JSON
-// response, and any other POST with the body's length. It never holds a
-// whole body.
+// response, one asking for "bigsse" with an event stream of runFrames
+// 64 MiB events, and any other POST with the body's length. It never
+// holds a whole request body.
 func bigUpstream(t *testing.T) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -226,6 +229,16 @@ func bigUpstream(t *testing.T) *httptest.Server {
 		head := make([]byte, 256)
 		k, _ := io.ReadFull(r.Body, head)
 		rest, _ := io.Copy(io.Discard, r.Body)
+		if bytes.Contains(head[:k], []byte(`"method":"bigsse"`)) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for id := 1; id <= runFrames; id++ {
+				if _, err := fmt.Fprintf(w, "data: %s\n\n", bigFrame(id, frameSize-len(sseFraming))); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		if bytes.Contains(head[:k], []byte(`"method":"big"`)) {
 			w.Header().Set("Content-Length", fmt.Sprint(frameSize))
@@ -279,6 +292,202 @@ func TestMemory_BigFrameHTTP(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkPeak(t, "http "+tc.name, hwm, sizes)
+		})
+	}
+}
+
+// sseFraming is what an event adds to its data: a 64 MiB event is the
+// most mcpspy records (sse.DefaultMaxEvent).
+const sseFraming = "data: \n\n"
+
+// postThrough posts body to mcpspy at addr and returns how many bytes the
+// answer's body had.
+func postThrough(addr string, body []byte) (int64, error) {
+	req, err := http.NewRequest(http.MethodPost, addr, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return n, err
+}
+
+// A run of 64 MiB frames through mcpspy's HTTP proxy costs about what one
+// frame does, whichever way they go: POST bodies one after another, JSON
+// answers one after another, and the events of one stream.
+func TestMemory_RunOfBigFramesHTTP(t *testing.T) {
+	bin := peertest.ReleaseBinary(t, "mcpspy")
+	up := bigUpstream(t)
+	bigAsk := []byte(`{"jsonrpc":"2.0","id":1,"method":"big"}`)
+	for _, tc := range []struct {
+		name     string
+		send     func(addr string) error // sends the client's side and reads every answer
+		recorded int                     // the size of each big frame in the cassette
+	}{
+		{"c2s", func(addr string) error {
+			body := bigRequest(frameSize)
+			for i := range runFrames {
+				if _, err := postThrough(addr, body); err != nil {
+					return fmt.Errorf("POST %d: %w", i+1, err)
+				}
+			}
+			return nil
+		}, frameSize},
+		{"s2c json", func(addr string) error {
+			for i := range runFrames {
+				n, err := postThrough(addr, bigAsk)
+				if err == nil && n != frameSize {
+					err = fmt.Errorf("client got %d bytes, want %d", n, frameSize)
+				}
+				if err != nil {
+					return fmt.Errorf("POST %d: %w", i+1, err)
+				}
+			}
+			return nil
+		}, frameSize},
+		{"s2c sse", func(addr string) error {
+			n, err := postThrough(addr, []byte(`{"jsonrpc":"2.0","id":1,"method":"bigsse"}`))
+			if want := int64(runFrames * frameSize); err == nil && n != want {
+				err = fmt.Errorf("client got %d bytes of events, want %d", n, want)
+			}
+			return err
+		}, frameSize - len(sseFraming)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "run.db")
+			p := peertest.Start(t, t.TempDir(), nil, nil, nil, bin, "record", "-o", db, "--upstream", up.URL)
+			addr := p.WaitLine(t, "mcpspy: listening on ", 30*time.Second)
+			hwm := watchHWM(p.Cmd.Process.Pid)
+			if err := tc.send(addr); err != nil {
+				t.Fatalf("%v; mcpspy stderr:\n%s", err, p.Stderr())
+			}
+			http.DefaultClient.CloseIdleConnections()
+			sizes := waitRecorded(t, db, runFrames)
+			if err := p.Cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			checkPeakUnder(t, fmt.Sprintf("http %s, %d frames", tc.name, runFrames), hwm, sizes, tc.recorded, runRSSLimit)
+		})
+	}
+}
+
+// bigWSUpstream is a WebSocket server: a text message that asks for
+// "big" is answered with runFrames messages of 64 MiB, any other with
+// its length. It never holds a whole message it reads.
+func bigWSUpstream(t *testing.T) *httptest.Server {
+	t.Helper()
+	up := websocket.Upgrader{Subprotocols: []string{"mcp"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			_, rd, err := c.NextReader()
+			if err != nil {
+				return
+			}
+			head := make([]byte, 256)
+			k, _ := io.ReadFull(rd, head)
+			rest, _ := io.Copy(io.Discard, rd)
+			if bytes.Contains(head[:k], []byte(`"method":"big"`)) {
+				for id := 1; id <= runFrames; id++ {
+					if c.WriteMessage(websocket.TextMessage, bigFrame(id, frameSize)) != nil {
+						return
+					}
+				}
+				continue
+			}
+			if c.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":2,"result":{"len":%d}}`, int64(k)+rest)) != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// readWSLen reads one message without keeping it and returns its length.
+func readWSLen(c *websocket.Conn) (int64, error) {
+	_, rd, err := c.NextReader()
+	if err != nil {
+		return 0, err
+	}
+	return io.Copy(io.Discard, rd)
+}
+
+// A run of 64 MiB messages through mcpspy's WebSocket proxy, either way,
+// costs about what one message does.
+func TestMemory_RunOfBigFramesWebSocket(t *testing.T) {
+	bin := peertest.ReleaseBinary(t, "mcpspy")
+	up := bigWSUpstream(t)
+	for _, tc := range []struct {
+		name string
+		send func(c *websocket.Conn) error // sends the client's side and reads every answer
+	}{
+		{"c2s", func(c *websocket.Conn) error {
+			errc := make(chan error, 1)
+			go func() { // one writer, beside the reader below
+				msg := bigRequest(frameSize)
+				for range runFrames {
+					if err := c.WriteMessage(websocket.TextMessage, msg); err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- nil
+			}()
+			for i := range runFrames {
+				if _, err := readWSLen(c); err != nil {
+					return fmt.Errorf("answer %d: %w", i+1, err)
+				}
+			}
+			return <-errc
+		}},
+		{"s2c", func(c *websocket.Conn) error {
+			if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"big"}`)); err != nil {
+				return err
+			}
+			for i := range runFrames {
+				n, err := readWSLen(c)
+				if err == nil && n != frameSize {
+					err = fmt.Errorf("client got %d bytes, want %d", n, frameSize)
+				}
+				if err != nil {
+					return fmt.Errorf("message %d: %w", i+1, err)
+				}
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "run.db")
+			p := peertest.Start(t, t.TempDir(), nil, nil, nil, bin, "record", "-o", db, "--upstream", "ws"+strings.TrimPrefix(up.URL, "http"))
+			addr := strings.TrimSpace(p.WaitLine(t, "mcpspy: listening on ", 30*time.Second))
+			hwm := watchHWM(p.Cmd.Process.Pid)
+			c, _, err := (&websocket.Dialer{Subprotocols: []string{"mcp"}}).Dial(addr, nil)
+			if err != nil {
+				t.Fatalf("dial mcpspy: %v\n%s", err, p.Stderr())
+			}
+			defer c.Close()
+			if err := tc.send(c); err != nil {
+				t.Fatalf("%v; mcpspy stderr:\n%s", err, p.Stderr())
+			}
+			sizes := waitRecorded(t, db, runFrames)
+			if err := p.Cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			checkPeakUnder(t, fmt.Sprintf("websocket %s, %d frames", tc.name, runFrames), hwm, sizes, frameSize, runRSSLimit)
 		})
 	}
 }
