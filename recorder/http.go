@@ -91,6 +91,9 @@ type HTTPProxy struct {
 	gate        shutdownGate
 	// started is the last cassette session started, for waitBacklog.
 	started atomic.Pointer[store.Session]
+	// beforeLongEvent is p.waitBacklog, made once: a method value an
+	// SSE reader keeps would cost every stream an allocation.
+	beforeLongEvent func()
 }
 
 // NewUpstreamTransport returns the transport the proxies use: no automatic
@@ -113,6 +116,7 @@ func (p *HTTPProxy) init() {
 		p.legacy = map[string]*httpSession{}
 		p.conns = map[net.Conn]*connState{}
 		p.all = map[*httpSession]bool{}
+		p.beforeLongEvent = p.waitBacklog
 		if p.Transport == nil {
 			// Not when HTTP_PROXY says to go through a proxy: Transport
 			// knows how.

@@ -47,7 +47,7 @@ func (x *exchange) relaySSE() {
 	defer rec.finish()
 	rd := sse.NewReader(x.resp.Body, 0)
 	defer rd.Release()
-	rd.BeforeLongEvent(x.p.waitBacklog)
+	rd.BeforeLongEvent(x.p.beforeLongEvent)
 	for {
 		ev, err := rd.Next()
 		if len(ev.Raw) > 0 {
