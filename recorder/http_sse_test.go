@@ -158,6 +158,26 @@ func TestHTTPProxy_SSEEventTooLongForwardedWhole(t *testing.T) {
 	}
 }
 
+// A message of 64 MiB, the most mcpspy keeps of one, is recorded whole
+// when it comes as an event: the event's bound leaves room for its
+// framing.
+func TestHTTPProxy_SSEEventOf64MiBRecorded(t *testing.T) {
+	const head = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`
+	const tail = `"}}`
+	msg := head + strings.Repeat("x", 64<<20-len(head)-len(tail)) + tail
+	stream := "id: e1\nevent: message\ndata: " + msg + "\n\n"
+	sessions := relayStream(t, stream, upstreamPaths[0].configure)
+	var s2c []int
+	for _, m := range sessions[0].msgs {
+		if m.Dir == store.S2C {
+			s2c = append(s2c, len(m.Frame))
+		}
+	}
+	if !slices.Equal(s2c, []int{64 << 20}) {
+		t.Errorf("recorded server frames of %v bytes, want one of %d", s2c, 64<<20)
+	}
+}
+
 // relayStream answers one POST through a proxy (set up by configure) with
 // stream as an SSE body, checks that the client got it unchanged, and
 // gives what the proxy recorded: one session.

@@ -296,8 +296,7 @@ func TestMemory_BigFrameHTTP(t *testing.T) {
 	}
 }
 
-// sseFraming is what an event adds to its data: a 64 MiB event is the
-// most mcpspy records (sse.DefaultMaxEvent).
+// sseFraming is what an event adds to its data.
 const sseFraming = "data: \n\n"
 
 // postThrough posts body to mcpspy at addr and returns how many bytes the

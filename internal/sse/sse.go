@@ -44,9 +44,12 @@ type Event struct {
 // ErrTooLong is returned when one event exceeds the reader's maximum size.
 var ErrTooLong = errors.New("sse: event too long")
 
-// DefaultMaxEvent bounds one event. MCP messages can be large (the TS SDK
-// accepts 10 MiB lines on stdio); this leaves ample room.
-const DefaultMaxEvent = 64 << 20
+// DefaultMaxEvent bounds one event's raw size: a message of 64 MiB, the
+// most mcpspy keeps of one (the TS SDK accepts 10 MiB lines on stdio),
+// with room for its framing (the "data: " of each line, an id, an event
+// name). A bound of 64 MiB counted the framing, and a 64 MiB message sent
+// as an event went unrecorded.
+const DefaultMaxEvent = 64<<20 + 64<<10
 
 // Reader parses events from a stream. It is not safe for concurrent use.
 type Reader struct {
