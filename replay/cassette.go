@@ -319,8 +319,8 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 	// asked: the server's task-augmented requests during a call, by id,
 	// until the client answers (clienttasks.go).
 	var asked map[string]serverAsk
-	// notAsked: the server requests the fallback did not ask its client,
-	// by id; neither they nor the answers mcpmock gave are replayed.
+	// notAsked: the server requests the fallback did not ask its client
+	// and the answers mcpmock gave them, by index; neither is replayed.
 	notAsked := unasked(s.Messages)
 	keepPosted := func(it *interaction, meta *store.HTTPMeta) {
 		if meta == nil || meta.StreamID == 0 {
@@ -402,8 +402,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 			b.notes = append(b.notes, it)
 			b.noteHash = append(b.noteHash, p.hash)
 			last = it
-		case notAsked != nil && p.id != nil && (m.Dir == store.S2C && p.hasMeth && notAsked[string(p.id)] ||
-			m.Dir == store.C2S && !p.hasMeth && notAskedNote(m.Note)):
+		case notAsked[i]:
 			// An exchange the client never saw: no part of the conversation.
 		case m.Dir == store.C2S && p.id != nil:
 			if ask, ok := asked[string(p.id)]; ok {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -18,22 +19,45 @@ const NoteNotAsked = "mcpmock answered this itself: its client was not asked the
 // the recorder adds on top (an HTTP refusal's body) follows it.
 func notAskedNote(note string) bool { return strings.HasPrefix(note, NoteNotAsked) }
 
-// unasked returns the ids of the server requests of msgs that the
-// fallback answered without asking its client (NoteNotAsked), as the
-// JSON text of the id; nil when there are none. A server does not
-// reuse its ids in a session, so the id finds the request.
-func unasked(msgs []*store.Message) map[string]bool {
-	var ids map[string]bool
-	for _, m := range msgs {
-		if m.Dir != store.C2S || !notAskedNote(m.Note) {
+// unasked returns the indexes in msgs of the server requests that the
+// fallback answered without asking its client (NoteNotAsked) and of those
+// answers; nil when there are none. A noted answer pairs with the latest
+// server request of its id still unanswered before it, so a server that
+// uses an id again after it was answered loses only the exchange refused.
+func unasked(msgs []*store.Message) map[int]bool {
+	// Most sessions hold no such answer: they cost a look at each note,
+	// not a parse of each frame.
+	if !slices.ContainsFunc(msgs, func(m *store.Message) bool { return m.Dir == store.C2S && notAskedNote(m.Note) }) {
+		return nil
+	}
+	var skip map[int]bool
+	var pending map[string]int // server request ids awaiting an answer
+	for i, m := range msgs {
+		id := jsonrpc.Member(m.Frame, "id")
+		if id == nil {
 			continue
 		}
-		if id := jsonrpc.Member(m.Frame, "id"); id != nil {
-			if ids == nil {
-				ids = map[string]bool{}
+		hasMethod := jsonrpc.Member(m.Frame, "method") != nil
+		switch {
+		case m.Dir == store.S2C && hasMethod:
+			if pending == nil {
+				pending = map[string]int{}
 			}
-			ids[string(id)] = true
+			pending[string(id)] = i
+		case m.Dir == store.C2S && !hasMethod:
+			req, ok := pending[string(id)]
+			delete(pending, string(id))
+			if !notAskedNote(m.Note) {
+				continue
+			}
+			if skip == nil {
+				skip = map[int]bool{}
+			}
+			skip[i] = true
+			if ok {
+				skip[req] = true
+			}
 		}
 	}
-	return ids
+	return skip
 }

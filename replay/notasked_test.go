@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/mcptape/mcptape/store"
@@ -49,4 +51,52 @@ func TestCassette_NotAskedLeftOut(t *testing.T) {
 			t.Errorf("note %q: b: %v %+v", note, ok, p)
 		}
 	}
+}
+
+// TestCassette_NotAskedIDUsedAgain: a server that uses a request id again
+// once it was answered (its ids need only be unique among requests in
+// flight) loses only the exchange mcpmock refused: the later roots/list
+// with the same id, which the client was asked and answered, is replayed
+// after the call that caused it.
+func TestCassette_NotAskedIDUsedAgain(t *testing.T) {
+	s := store.TapeSession{Info: store.SessionInfo{ID: "s1"}}
+	add := func(dir store.Dir, frame, note string) {
+		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(len(s.Messages) + 1), Dir: dir, Frame: []byte(frame), Note: note})
+	}
+	add(store.S2C, `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`, "")
+	add(store.C2S, `{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"mcpmock: not asked of the client"}}`, NoteNotAsked)
+	add(store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`, "")
+	add(store.S2C, `{"jsonrpc":"2.0","id":0,"method":"roots/list","params":{"during":"a"}}`, "")
+	add(store.C2S, `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`, "")
+	add(store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "")
+
+	c, err := NewCassette("t", &store.Tape{Sessions: []store.TapeSession{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := c.Open().(*cassetteSession)
+	p, ok := sess.Prepare(&Request{ID: []byte("9"), Method: "tools/call", Params: []byte(`{"name":"a"}`)})
+	if !ok {
+		t.Fatal("no match for a")
+	}
+	if p.Play == nil {
+		t.Fatalf("a plays nothing during the call: %+v", p.Reply)
+	}
+	peer := &askedPeer{}
+	p.Play(t.Context(), peer, &Request{ID: []byte("9"), Method: "tools/call", Params: []byte(`{"name":"a"}`)})
+	if len(peer.asked) != 1 || peer.asked[0] != `roots/list {"during":"a"}` {
+		t.Errorf("server requests during a: %q; want the roots/list the client answered", peer.asked)
+	}
+}
+
+// askedPeer is a Peer that notes the requests it is asked and answers
+// each with an empty object.
+type askedPeer struct{ asked []string }
+
+func (p *askedPeer) Notify(string, json.RawMessage) error        { return nil }
+func (p *askedPeer) NotifySession(string, json.RawMessage) error { return nil }
+func (p *askedPeer) ProtocolVersion() string                     { return "2025-11-25" }
+func (p *askedPeer) Call(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	p.asked = append(p.asked, method+" "+string(params))
+	return json.RawMessage(`{}`), nil
 }
