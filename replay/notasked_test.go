@@ -31,15 +31,7 @@ func TestCassette_NotAskedLeftOut(t *testing.T) {
 		add(store.C2S, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"b"}}`, "")
 		add(store.S2C, `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"b"}]}}`, "")
 
-		c, err := NewCassette("t", &store.Tape{Sessions: []store.TapeSession{s}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sess := c.Open().(*cassetteSession)
-		p, ok := sess.Prepare(&Request{ID: []byte("9"), Method: "tools/call", Params: []byte(`{"name":"a"}`)})
-		if !ok {
-			t.Fatal("no match for a")
-		}
+		sess, p := openAndCallA(t, s)
 		var after []string
 		for _, o := range p.Reply.After {
 			after = append(after, o.Method+" "+string(o.Params))
@@ -51,6 +43,22 @@ func TestCassette_NotAskedLeftOut(t *testing.T) {
 			t.Errorf("note %q: b: %v %+v", note, ok, p)
 		}
 	}
+}
+
+// openAndCallA replays s to a session and prepares its answer to a call of
+// tool a.
+func openAndCallA(t *testing.T, s store.TapeSession) (*cassetteSession, *Prepared) {
+	t.Helper()
+	c, err := NewCassette("t", &store.Tape{Sessions: []store.TapeSession{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := c.Open().(*cassetteSession)
+	p, ok := sess.Prepare(&Request{ID: []byte("9"), Method: "tools/call", Params: []byte(`{"name":"a"}`)})
+	if !ok {
+		t.Fatal("no match for a")
+	}
+	return sess, p
 }
 
 // TestCassette_NotAskedIDUsedAgain: a server that uses a request id again
@@ -70,15 +78,7 @@ func TestCassette_NotAskedIDUsedAgain(t *testing.T) {
 	add(store.C2S, `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`, "")
 	add(store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "")
 
-	c, err := NewCassette("t", &store.Tape{Sessions: []store.TapeSession{s}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess := c.Open().(*cassetteSession)
-	p, ok := sess.Prepare(&Request{ID: []byte("9"), Method: "tools/call", Params: []byte(`{"name":"a"}`)})
-	if !ok {
-		t.Fatal("no match for a")
-	}
+	_, p := openAndCallA(t, s)
 	if p.Play == nil {
 		t.Fatalf("a plays nothing during the call: %+v", p.Reply)
 	}
