@@ -145,7 +145,7 @@ func (ss *session) Prepare(req *replay.Request) (*replay.Prepared, bool) {
 	return &replay.Prepared{Play: func(ctx context.Context, peer replay.Peer, _ *replay.Request) replay.Reply {
 		r := c.play(ctx, peer)
 		if c.stateless && r.Result != nil {
-			r.Result = ss.stateless(r.Result)
+			r.Result = ss.stateless(req.Method, r.Result)
 		}
 		r.After = append(r.After, after...)
 		return r
@@ -196,7 +196,7 @@ func (ss *session) answer(ctx context.Context, peer replay.Peer, c *call) (repla
 		return reply, false
 	}
 	if c.stateless && reply.Result != nil {
-		reply.Result = ss.stateless(reply.Result)
+		reply.Result = ss.stateless(req.Method, reply.Result)
 	}
 	reply.After = append(reply.After, ss.fire(c)...)
 	return reply, true
@@ -297,15 +297,32 @@ func errReply(code int, msg string, data any) replay.Reply {
 	return replay.Reply{Error: e}
 }
 
-// stateless adds what 2026-07-28 results carry: resultType and the
-// server's identity in _meta.
-func (ss *session) stateless(result json.RawMessage) json.RawMessage {
+// cacheable are the methods whose complete 2026-07-28 results must carry
+// freshness hints (the schema's CacheableResult).
+var cacheable = map[string]bool{
+	"server/discover": true, "tools/list": true, "prompts/list": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+}
+
+// stateless adds what 2026-07-28 results of method carry: resultType, the
+// server's identity in _meta, and for a cacheable complete result ttlMs and
+// cacheScope. A script's list can change with any request (events), so
+// the hints say so: stale at once, for this client alone.
+func (ss *session) stateless(method string, result json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(result, &m) != nil {
 		return result
 	}
 	if _, ok := m["resultType"]; !ok {
 		m["resultType"] = json.RawMessage(`"complete"`)
+	}
+	if cacheable[method] && string(m["resultType"]) == `"complete"` {
+		if _, ok := m["ttlMs"]; !ok {
+			m["ttlMs"] = json.RawMessage(`0`)
+		}
+		if _, ok := m["cacheScope"]; !ok {
+			m["cacheScope"] = json.RawMessage(`"private"`)
+		}
 	}
 	var meta map[string]json.RawMessage
 	if raw, ok := m["_meta"]; ok {

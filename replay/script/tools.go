@@ -263,7 +263,7 @@ func (ss *session) perform(ctx context.Context, peer replay.Peer, c *call, a *an
 		}
 		reply.Result = res
 		if c.stateless {
-			reply.Result = ss.stateless(reply.Result)
+			reply.Result = ss.stateless(c.req.Method, reply.Result)
 		}
 	}
 	if a.fault == "" || a.status != 0 {

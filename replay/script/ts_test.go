@@ -51,14 +51,20 @@ func TestTSClient(t *testing.T) {
 				if transport == "stdio" {
 					args = append([]string{tt.scenario, "--", mock, "serve"}, path)
 				} else {
-					p := peertest.Start(t, root, nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", path)
-					url := strings.TrimSpace(p.WaitLine(t, "mcpmock: listening on ", 30*time.Second))
-					args = []string{tt.scenario, "--url", url}
+					args = []string{tt.scenario, "--url", serveHTTP(t, mock, path)}
 				}
 				runTSClient(t, args, tt.want)
 			})
 		}
 	}
+}
+
+// serveHTTP starts the mcpmock binary serving script over Streamable HTTP
+// for the rest of the test, and returns its URL.
+func serveHTTP(t *testing.T, mock, script string) string {
+	t.Helper()
+	p := peertest.Start(t, peertest.ModuleRoot(), nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", script)
+	return strings.TrimSpace(p.WaitLine(t, "mcpmock: listening on ", 30*time.Second))
 }
 
 // runTSClient runs script-client.mjs with args and compares the JSON it
@@ -115,9 +121,7 @@ func TestTSClient_Tasks(t *testing.T) {
 			t.Parallel()
 			args := []string{"tasks", "--", mock, "serve", script}
 			if transport == "http" {
-				p := peertest.Start(t, root, nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", script)
-				url := strings.TrimSpace(p.WaitLine(t, "mcpmock: listening on ", 30*time.Second))
-				args = []string{"tasks", "--url", url}
+				args = []string{"tasks", "--url", serveHTTP(t, mock, script)}
 			}
 			runTSClient(t, args, want)
 		})
@@ -182,8 +186,7 @@ func TestTSClient_ClientTask(t *testing.T) {
 			t.Parallel()
 			args := []string{"client", "stdio", mock, "serve", script}
 			if transport == "http" {
-				p := peertest.Start(t, "", nil, nil, nil, mock, "serve", "--http", "127.0.0.1:0", script)
-				args = []string{"client", "http", strings.TrimSpace(p.WaitLine(t, "mcpmock: listening on ", 30*time.Second))}
+				args = []string{"client", "http", serveHTTP(t, mock, script)}
 			}
 			got := peertest.NodeTranscript(t, 60*time.Second, nil, "tasks-client.mjs", args...)
 			if d := cmp.Diff(want, got); d != "" {
