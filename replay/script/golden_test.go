@@ -22,8 +22,8 @@ var traffic = map[string][][2]string{
 	"script-basic.yaml": {
 		{"initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"g","version":"1"}}`},
 		{"tools/list", `{}`},
-		{"tools/list", `{"cursor":"bWNwbW9jazp0b29sczoy"}`},
-		{"tools/list", `{"cursor":"bWNwbW9jazp0b29sczo0"}`},
+		{"tools/list", `{"cursor":"bWNwbW9jazp0b29sczoxOndlYXRoZXI"}`},
+		{"tools/list", `{"cursor":"bWNwbW9jazp0b29sczozOmFkZA"}`},
 		{"tools/list", `{"cursor":"garbage"}`},
 		{"tools/call", `{"name":"greet","arguments":{"name":"Ada"}}`},
 		{"tools/call", `{"name":"greet","arguments":{"name":"Bo"}}`},

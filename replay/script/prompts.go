@@ -14,7 +14,7 @@ import (
 
 func (ss *session) getPrompt(ctx context.Context, peer replay.Peer, c *call) (replay.Reply, bool) {
 	name, _ := c.str("name")
-	p := find(ss, &ss.prompts, func(p *prompt) bool { return p.name == name })
+	p := find(ss, &ss.prompts.items, func(p *prompt) bool { return p.name == name })
 	if p == nil {
 		if ss.s.owner {
 			return errReply(codeInvalidParams, fmt.Sprintf("prompts/get: unknown prompt %q", name), nil), true

@@ -14,7 +14,7 @@ import (
 
 func (ss *session) readResource(ctx context.Context, peer replay.Peer, c *call) (replay.Reply, bool) {
 	uri, _ := c.str("uri")
-	r := find(ss, &ss.resources, func(r *resource) bool { return r.uri == uri })
+	r := find(ss, &ss.resources.items, func(r *resource) bool { return r.uri == uri })
 	switch {
 	case r == nil && ss.s.owner:
 		return errReply(codeResourceNotFound, fmt.Sprintf("resource not found: %q", uri), map[string]any{"uri": uri}), true

@@ -2,12 +2,9 @@ package script
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/mcptape/mcptape/replay"
@@ -43,9 +40,9 @@ type session struct {
 	mu        sync.Mutex
 	requests  int
 	calls     map[string]int
-	tools     []*tool
-	resources []*resource
-	prompts   []*prompt
+	tools     roster[*tool]
+	resources roster[*resource]
+	prompts   roster[*prompt]
 	fired     []bool
 	minLevel  int // index into logLevels
 	listeners map[*listener]struct{}
@@ -67,9 +64,9 @@ func newSession(s *Script) *session {
 	return &session{
 		s:          s,
 		calls:      map[string]int{},
-		tools:      slices.Clone(s.tools),
-		resources:  slices.Clone(s.resources),
-		prompts:    slices.Clone(s.prompts),
+		tools:      newRoster(s.tools, func(t *tool) string { return t.name }),
+		resources:  newRoster(s.resources, func(r *resource) string { return r.uri }),
+		prompts:    newRoster(s.prompts, func(p *prompt) string { return p.name }),
 		fired:      make([]bool, len(s.events)),
 		listeners:  map[*listener]struct{}{},
 		background: map[*replay.Request]func(context.Context, replay.Peer){},
@@ -264,27 +261,15 @@ func (ss *session) dispatch(ctx context.Context, peer replay.Peer, c *call) (rep
 	case "logging/setLevel":
 		return ss.setLevel(c), true
 	case "tools/list":
-		return ss.list(c, "tools", defs(&ss.mu, &ss.tools, func(t *tool) json.RawMessage { return t.def })), true
+		return list(ss, c, "tools", &ss.tools, func(t *tool) json.RawMessage { return t.def }), true
 	case "resources/list":
-		return ss.list(c, "resources", defs(&ss.mu, &ss.resources, func(r *resource) json.RawMessage { return r.def })), true
+		return list(ss, c, "resources", &ss.resources, func(r *resource) json.RawMessage { return r.def }), true
 	case "resources/templates/list":
-		return ss.list(c, "resourceTemplates", nil), true
+		return list(ss, c, "resourceTemplates", &roster[json.RawMessage]{}, nil), true
 	case "prompts/list":
-		return ss.list(c, "prompts", defs(&ss.mu, &ss.prompts, func(p *prompt) json.RawMessage { return p.def })), true
+		return list(ss, c, "prompts", &ss.prompts, func(p *prompt) json.RawMessage { return p.def }), true
 	}
 	return replay.Reply{}, false
-}
-
-// defs copies the current definitions of a list the session's events may
-// change, under its lock.
-func defs[T any](mu *sync.Mutex, items *[]T, def func(T) json.RawMessage) []json.RawMessage {
-	mu.Lock()
-	defer mu.Unlock()
-	out := make([]json.RawMessage, len(*items))
-	for i, it := range *items {
-		out[i] = def(it)
-	}
-	return out
 }
 
 func resultReply(v any) replay.Reply { return replay.Reply{Result: mustJSON(v)} }
@@ -425,62 +410,6 @@ func (ss *session) setLevel(c *call) replay.Reply {
 	return resultReply(map[string]any{})
 }
 
-// Cursors are opaque to clients but plain to us: the list's name and the
-// offset of the page, base64-encoded. The same traffic gives the same
-// cursors.
-func cursorFor(kind string, offset int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("mcpmock:" + kind + ":" + strconv.Itoa(offset)))
-}
-
-func parseCursor(kind, cursor string) (int, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return 0, false
-	}
-	rest, ok := strings.CutPrefix(string(b), "mcpmock:"+kind+":")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(rest)
-	if err != nil || n < 0 || strconv.Itoa(n) != rest {
-		return 0, false
-	}
-	return n, true
-}
-
-func (ss *session) list(c *call, kind string, defs []json.RawMessage) replay.Reply {
-	start := 0
-	if raw, ok := c.params["cursor"]; ok && string(raw) != "null" {
-		var cur string
-		n, valid := 0, json.Unmarshal(raw, &cur) == nil
-		if valid {
-			n, valid = parseCursor(kind, cur)
-		}
-		// Only page starts after the first are issued: a cursor at any
-		// other offset, or for a list that is not paged, was made up.
-		if size := ss.s.pageSize; valid && (size <= 0 || n == 0 || n%size != 0) {
-			valid = false
-		}
-		if !valid {
-			return errReply(codeInvalidParams, fmt.Sprintf("%s: invalid cursor %s", c.req.Method, raw), nil)
-		}
-		start = min(n, len(defs)) // the list may have shrunk since
-	}
-	end := len(defs)
-	if size := ss.s.pageSize; size > 0 && start+size < end {
-		end = start + size
-	}
-	page := defs[start:end]
-	if page == nil {
-		page = []json.RawMessage{}
-	}
-	res := map[string]any{kind: page}
-	if end < len(defs) {
-		res["nextCursor"] = cursorFor(kind, end)
-	}
-	return resultReply(res)
-}
-
 // listen serves a 2026-07-28 subscriptions/listen stream: acknowledge what
 // the script can send, then hold the request open until the client ends
 // it. Change notifications of stateless requests go to these streams.
@@ -540,30 +469,26 @@ func (ss *session) fire(c *call) []replay.Outgoing {
 // apply changes the session's sets; mu is held.
 func (ss *session) apply(e *event) {
 	for _, n := range e.removeTools {
-		ss.tools = slices.DeleteFunc(ss.tools, func(t *tool) bool { return t.name == n })
+		ss.tools.remove(n)
 	}
 	for _, nt := range e.replaceTools {
-		if i := slices.IndexFunc(ss.tools, func(t *tool) bool { return t.name == nt.name }); i >= 0 {
-			ss.tools[i] = nt
-		} else {
-			ss.tools = append(ss.tools, nt)
-		}
+		ss.tools.put(nt)
 	}
 	for _, nt := range e.addTools {
-		if i := slices.IndexFunc(ss.tools, func(t *tool) bool { return t.name == nt.name }); i >= 0 {
-			ss.tools[i] = nt
-		} else {
-			ss.tools = append(ss.tools, nt)
-		}
+		ss.tools.put(nt)
 	}
 	for _, u := range e.removeResources {
-		ss.resources = slices.DeleteFunc(ss.resources, func(r *resource) bool { return r.uri == u })
+		ss.resources.remove(u)
 	}
-	ss.resources = append(ss.resources, e.addResources...)
+	for _, r := range e.addResources {
+		ss.resources.push(r)
+	}
 	for _, n := range e.removePrompts {
-		ss.prompts = slices.DeleteFunc(ss.prompts, func(p *prompt) bool { return p.name == n })
+		ss.prompts.remove(n)
 	}
-	ss.prompts = append(ss.prompts, e.addPrompts...)
+	for _, p := range e.addPrompts {
+		ss.prompts.push(p)
+	}
 }
 
 // find returns the first item of *list that is the one asked for, read

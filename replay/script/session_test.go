@@ -113,19 +113,77 @@ func TestSession_Pagination(t *testing.T) {
 	if res := c.result("tools/list", map[string]any{"cursor": nil}); len(res["tools"].([]any)) != 2 || res["nextCursor"] == nil {
 		t.Errorf("cursor null: %v, want the first page", res)
 	}
-	// A cursor past the end (the list shrank since it was handed out): an
-	// empty last page, not an error.
-	if res := c.result("tools/list", map[string]any{"cursor": "bWNwbW9jazp0b29sczo5OA"}); len(res["tools"].([]any)) != 0 || res["nextCursor"] != nil {
-		t.Errorf("cursor past the end: %v, want an empty last page", res)
-	}
-	// Not ours: garbage, a number, another list's, a negative offset, an
-	// offset written another way, offsets no page starts at (1; 0, the
-	// first page, which has no cursor).
-	for _, bad := range []any{"nope", 12, "bWNwbW9jazpwcm9tcHRzOjI", "bWNwbW9jazp0b29sczotMQ", "bWNwbW9jazp0b29sczowMg", "bWNwbW9jazp0b29sczox", "bWNwbW9jazp0b29sczow"} {
+	// Not ours: garbage, a number, another list's, a negative rank, a rank
+	// written another way, a rank with another item's name, the old
+	// offset form, a rank past the end, ranks no page ends at (0, 4: the
+	// last item, after which there is nothing to list).
+	for _, bad := range []any{"nope", 12, "bWNwbW9jazpwcm9tcHRzOjE6d2VhdGhlcg", "bWNwbW9jazp0b29sczotMTpncmVldA",
+		"bWNwbW9jazp0b29sczowMTp3ZWF0aGVy", "bWNwbW9jazp0b29sczoxOmdyZWV0", "bWNwbW9jazp0b29sczox",
+		"bWNwbW9jazp0b29sczo5ODp4", "bWNwbW9jazp0b29sczowOmdyZWV0", "bWNwbW9jazp0b29sczo0OnNob3V0"} {
 		r, _ := c.ask("tools/list", map[string]any{"cursor": bad})
 		if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "invalid cursor") {
 			t.Errorf("cursor %v: %+v", bad, r)
 		}
+	}
+}
+
+// TestSession_CursorsAcrossEvents: a cursor keeps its place when events
+// change the list, in the session that issued it; a fresh session takes
+// the cursors any session would issue, and refuses the rest.
+func TestSession_CursorsAcrossEvents(t *testing.T) {
+	s, err := Parse("pages.yaml", []byte(`server: {name: s, version: "1", pageSize: 2}
+tools:
+  - {name: cut, answers: [{text: cut}]}
+  - {name: a, answers: [{text: a}]}
+  - {name: b, answers: [{text: b}]}
+  - {name: c, answers: [{text: c}]}
+  - {name: d, answers: [{text: d}]}
+events:
+  - after: {tool: cut, calls: 1}
+    removeTools: [a, b, c, d]
+    addTools: [{name: e, answers: [{text: e}]}, {name: f, answers: [{text: f}]}, {name: g, answers: [{text: g}]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func(c *client, cursor any) (names string, next any) {
+		t.Helper()
+		res := c.result("tools/list", map[string]any{"cursor": cursor})
+		var n []string
+		for _, tl := range res["tools"].([]any) {
+			n = append(n, tl.(map[string]any)["name"].(string))
+		}
+		return strings.Join(n, ","), res["nextCursor"]
+	}
+	c := newClient(t, s)
+	_, afterA := page(c, nil)
+	_, afterC := page(c, afterA)
+	c.result("tools/call", toolCall("cut", nil))
+	// The cursor's item and every one before it are gone: the page goes
+	// on with what was added since.
+	if got, next := page(c, afterC); got != "e,f" || next == nil {
+		t.Errorf("after c, once a-d went: %s, next %v; want e,f and a cursor", got, next)
+	}
+	// A cursor handed out before the event is as good as ever.
+	if got, _ := page(c, afterA); got != "e,f" {
+		t.Errorf("after a, once a-d went: %s, want e,f", got)
+	}
+	_, afterE := page(c, nil) // cut, e
+	if got, next := page(c, afterE); got != "f,g" || next != nil {
+		t.Errorf("after e: %s, next %v; want f,g and none", got, next)
+	}
+
+	// Another session has the script's list: the first page's cursor is
+	// one it would issue, so a client paging over two connections
+	// (sessions: false) carries on. A cursor after e, which only an
+	// event of the first session made, is none of its.
+	fresh := newClient(t, s)
+	if got, _ := page(fresh, afterA); got != "b,c" {
+		t.Errorf("fresh session after a: %s, want b,c", got)
+	}
+	r, _ := fresh.ask("tools/list", map[string]any{"cursor": afterE})
+	if r.Error == nil || r.Error.Code != -32602 {
+		t.Errorf("fresh session, a cursor after e: %+v, want -32602", r)
 	}
 }
 

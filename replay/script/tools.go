@@ -25,7 +25,7 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 		}
 		return errReply(codeInvalidParams, "tools/call: params.name must be a tool name", nil), true
 	}
-	t := find(ss, &ss.tools, func(t *tool) bool { return t.name == name })
+	t := find(ss, &ss.tools.items, func(t *tool) bool { return t.name == name })
 	if t == nil {
 		if !s.owner {
 			return replay.Reply{}, false
