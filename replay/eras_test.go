@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -238,32 +239,48 @@ func TestReplay_ExtensionsOnlyTo2026Clients(t *testing.T) {
 // go-sdk's client speaking 2026-07-28 calls plainly a tool the recording
 // called only as a task (taskCallTape): it gets the task's recorded
 // result, the call counts as matched, and the task call, its poll and
-// its fetch as used.
+// its fetch as used. When the task failed and the recording never
+// fetched its result (tasks/get said failed, with a statusMessage), the
+// call gets what mcpspy export --script answers it: an isError result
+// whose text is the statusMessage.
 func TestReplay_PlainCallOf2026GoSDK(t *testing.T) {
-	s := mocktest.New(t, []replay.Source{discoverer{}, cassetteOf(t, taskCallTape...)})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "new", Version: "1"}, nil).Connect(ctx, s.Transport(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
-		t.Fatalf("go-sdk's client speaks %s; want 2026-07-28", v)
-	}
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"topic": "tides"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := resultText(res); got != "tides are tidal" {
-		t.Errorf("call research: %q; want the task's result", got)
-	}
-	cs.Close()
-	r := s.Report()
-	if len(r.Unmatched) > 0 || len(r.Unused) > 0 || len(r.LeftOut) != 1 || r.Matched != 3 {
-		t.Errorf("report: matched %d, unmatched %+v, unused %q, left out %+v; want discover, tools/list and the call matched, only initialize left out",
-			r.Matched, r.Unmatched, r.Unused, r.LeftOut)
+	failed := append(slices.Clone(taskCallTape[:8]),
+		`< {"jsonrpc":"2.0","id":3,"result":{"taskId":"T1","status":"failed","statusMessage":"the tide tables are gone","createdAt":"2026-11-21T10:00:00Z","lastUpdatedAt":"2026-11-21T10:00:01Z","ttl":60000}}`)
+	for _, tt := range []struct {
+		name string
+		tape []string
+		want string
+	}{
+		{"fetched", taskCallTape, "tides are tidal"},
+		{"failed, never fetched", failed, "the tide tables are gone | isError"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mocktest.New(t, []replay.Source{discoverer{}, cassetteOf(t, tt.tape...)})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "new", Version: "1"}, nil).Connect(ctx, s.Transport(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+				t.Fatalf("go-sdk's client speaks %s; want 2026-07-28", v)
+			}
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"topic": "tides"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resultText(res); got != tt.want {
+				t.Errorf("call research: %q; want %q", got, tt.want)
+			}
+			cs.Close()
+			r := s.Report()
+			if len(r.Unmatched) > 0 || len(r.Unused) > 0 || len(r.LeftOut) != 1 || r.Matched != 3 {
+				t.Errorf("report: matched %d, unmatched %+v, unused %q, left out %+v; want discover, tools/list and the call matched, only initialize left out",
+					r.Matched, r.Unmatched, r.Unused, r.LeftOut)
+			}
+		})
 	}
 }

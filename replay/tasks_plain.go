@@ -18,7 +18,12 @@ import (
 // (an error too), without the related-task _meta that ties it to a task
 // the client never heard of, with what the server sent while that fetch
 // waited except the task's status notifications. A recording that never
-// fetched the task's result has no answer for it: the call is unmatched.
+// fetched the task's result but saw the task fail (a poll, or a status
+// notification, with status failed) answers the call as the task ended:
+// an isError result with the task's statusMessage, as mcpspy export
+// --script answers it too (FailedTaskResult). Any other recording that
+// never fetched the task's result has no answer for it: the call is
+// unmatched.
 
 // Its tasks/result answer carries the task's id in this _meta key
 // (2025-11-25 schema, RELATED_TASK_META_KEY).
@@ -48,12 +53,13 @@ func asTaskCall(req *Request) *Request {
 
 // planTaskOutcome answers a 2026-07-28 request matched to call, a call
 // recorded as a task (ref): with the task's recorded tasks/result answer,
-// or nil when the recording never fetched it. The fetch and the polls
-// before it count as used: the client had the outcome they were for.
+// else with its failure when the recording last shows it failed, else
+// nil. The fetch and the polls before it count as used: the client had
+// the outcome they were for.
 func (s *cassetteSession) planTaskOutcome(call *interaction, ref taskRef) *Prepared {
 	fetch := s.c.tasks.results[ref.key]
 	if fetch == nil {
-		return nil
+		return s.planTaskFailure(ref)
 	}
 	markUsed(fetch)
 	s.c.tasks.passed(ref.key, fetch.seq)
@@ -66,6 +72,54 @@ func (s *cassetteSession) planTaskOutcome(call *interaction, ref taskRef) *Prepa
 		}
 	}
 	return &q
+}
+
+// planTaskFailure answers a plain call of task ref, whose result the
+// recording never fetched, when the last state it shows of the task is
+// failed (the TypeScript SDK's client fetches no result of a failed
+// task); nil otherwise.
+func (s *cassetteSession) planTaskFailure(ref taskRef) *Prepared {
+	states := s.c.tasks.states[ref.key]
+	if len(states) == 0 {
+		return nil
+	}
+	last := states[len(states)-1]
+	result, ok := FailedTaskResult(last.task)
+	if !ok {
+		return nil
+	}
+	s.c.tasks.passed(ref.key, last.seq)
+	return &Prepared{Reply: Reply{Result: result}}
+}
+
+// FailedTaskResult is what a tools/call run as a task (2025-11-25)
+// answers when task, a Task object (as tasks/get answers and
+// notifications/tasks/status tells), says it failed: an isError
+// CallToolResult whose text is the task's statusMessage, or says that it
+// failed when there is none. ok is false for a task in any other status.
+// A replay answers so a 2026-07-28 client's plain call of it, and mcpspy
+// export --script the tool's call, when no one fetched its tasks/result.
+func FailedTaskResult(task json.RawMessage) (result json.RawMessage, ok bool) {
+	var st struct {
+		Status        string `json:"status"`
+		StatusMessage string `json:"statusMessage"`
+	}
+	if json.Unmarshal(task, &st) != nil || st.Status != "failed" {
+		return nil, false
+	}
+	text := st.StatusMessage
+	if text == "" {
+		text = "the task failed while recording"
+	}
+	type content struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	result, err := json.Marshal(struct {
+		Content []content `json:"content"`
+		IsError bool      `json:"isError"`
+	}{[]content{{"text", text}}, true})
+	return result, err == nil
 }
 
 // asPlainAnswer is a tasks/result reply as the answer to the call itself:

@@ -243,8 +243,10 @@ func dialTasks(t *testing.T, s *mocktest.Server) *lineClient {
 // only as a task gets the task's recorded result (tasks/result), the
 // answer a 2026-07-28 server would have given it: without the
 // related-task _meta, and without the task's status notifications. A
-// recording that never fetched the result has no answer for it, and a
-// handshake-era client, which can make the task itself, still gets none.
+// recording that never fetched the result has no answer for it, unless
+// it saw the task fail: then the call gets an isError result saying so,
+// as mcpspy export --script answers it. A handshake-era client, which can
+// make the task itself, still gets none.
 func TestCassette_PlainCallOf2026GetsTaskResult(t *testing.T) {
 	fetched := slices.Concat(taskTape[:14], []string{
 		`> {"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId":"T1"}}`,
@@ -256,6 +258,11 @@ func TestCassette_PlainCallOf2026GetsTaskResult(t *testing.T) {
 	failed := slices.Concat(taskTape[:14], []string{
 		`> {"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId":"T1"}}`,
 		`< {"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"the research failed"}}`,
+	})
+	// Never fetched, the task last seen failing, in a status notification
+	// without a statusMessage.
+	failedUnfetched := slices.Concat(taskTape[:11], []string{
+		`< {"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"T1","status":"failed"}}`,
 	})
 	plain := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + statelessMeta + `,"name":"research","arguments":{"topic":"tape"}}}`
 	tests := []struct {
@@ -273,6 +280,9 @@ func TestCassette_PlainCallOf2026GetsTaskResult(t *testing.T) {
 			`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"the research failed"}}`,
 		}, false},
 		{"never fetched", taskTape[:14], false, nil, true},
+		{"never fetched, failed", failedUnfetched, false, []string{
+			`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"the task failed while recording"}],"isError":true}}`,
+		}, false},
 		{"a handshake-era client", fetched, true, nil, true},
 	}
 	for _, tt := range tests {

@@ -142,10 +142,10 @@ type exchange struct {
 	header http.Header
 	body   []byte
 	stream uint64 // the HTTP stream the request went on
-	// taskFailed is the statusMessage (or the status) of a task the
-	// server ran this call as, when tasks/get found it failed and the
-	// client asked no result (generate_tasks.go).
-	taskFailed string
+	// taskFailed is the answer (replay.FailedTaskResult) to this call
+	// when the server ran it as a task that tasks/get found failed and
+	// the client asked no result of (generate_tasks.go).
+	taskFailed json.RawMessage
 	// When the request was sent, each progress step came and the answer
 	// came, for WithTiming.
 	sent, done time.Time

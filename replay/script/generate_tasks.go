@@ -3,6 +3,8 @@ package script
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/mcptape/mcptape/replay"
 )
 
 // A tools/call the server ran as a task (2025-11-25) is answered twice
@@ -40,16 +42,11 @@ func (ts recordedTasks) answer(x *exchange, result, rpcErr json.RawMessage, at t
 		return true
 	case "tasks/get":
 		var st struct {
-			TaskID        string `json:"taskId"`
-			Status        string `json:"status"`
-			StatusMessage string `json:"statusMessage"`
+			TaskID string `json:"taskId"`
 		}
-		if json.Unmarshal(result, &st) == nil && st.Status == taskFailed {
+		if failed, ok := replay.FailedTaskResult(result); ok && json.Unmarshal(result, &st) == nil {
 			if call := ts[st.TaskID]; call != nil && !call.answered {
-				call.taskFailed, call.done = st.StatusMessage, at
-				if call.taskFailed == "" {
-					call.taskFailed = "the task failed while recording"
-				}
+				call.taskFailed, call.done = failed, at
 			}
 		}
 		return true
@@ -98,11 +95,11 @@ func untied(result json.RawMessage) json.RawMessage {
 
 // failed answers a call whose task failed, as tasks/get said, and whose
 // result no one asked for (the TypeScript SDK client asks none of a
-// failed task): an isError result with the task's statusMessage.
+// failed task): an isError result with the task's statusMessage, as a
+// replay answers a 2026-07-28 client's plain call of it.
 func (ts recordedTasks) failed(x *exchange) {
-	if x.answered || x.taskFailed == "" {
+	if x.answered || x.taskFailed == nil {
 		return
 	}
-	x.result = mustJSON(map[string]any{"content": []any{map[string]any{"type": "text", "text": x.taskFailed}}, "isError": true})
-	x.answered = true
+	x.result, x.answered = x.taskFailed, true
 }
