@@ -138,6 +138,9 @@ type frame struct {
 	inputRequired bool
 	// left: the client left its POST before the answer (store.ClientLeft).
 	left bool
+	// notAsked: mcpmock's own answer to a server request its client was
+	// not asked (notasked.go).
+	notAsked bool
 }
 
 func newChecker(info store.SessionInfo, opts Options) *checker {
@@ -203,10 +206,13 @@ func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 		return
 	}
 	f := &frame{seq: m.Seq, at: m.Time, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, method: s.Method, inputRequired: s.InputRequired, left: store.ClientLeft(m.Note)}
+	_, f.notAsked = notAsked(m)
 	if s.Kind != jsonrpc.Error {
 		f.params, f.result = member(raw, "params"), member(raw, "result")
 	}
-	if jsonType(json.RawMessage(f.id)) == "number" { // an integer is "integer"
+	// mcpmock's answer echoes the server's id, as it must: the server's
+	// request has the finding.
+	if jsonType(json.RawMessage(f.id)) == "number" && !f.notAsked { // an integer is "integer"
 		c.report("id-not-integer", f.seq, 0, "id %s is not an integer; MCP ids are strings or integers", f.id)
 	}
 	switch f.kind {

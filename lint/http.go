@@ -98,15 +98,22 @@ func (c *checker) httpAnswer(m *store.Message, s jsonrpc.Summary) {
 	if h.Status == 0 {
 		return
 	}
-	what := "the POST"
+	what, note := "the POST", m.Note
 	if s.Method != "" {
 		what = "the POST of " + s.Method
+	}
+	if rest, ok := notAsked(m); ok {
+		// The server refused what mcpmock posted, not the client.
+		what, note = "the POST of mcpmock's own answer to a server request (its client was not asked it)", rest
+		if r := c.pending[store.S2C][s.ID]; r != nil && s.ID != "" {
+			what = "the POST of mcpmock's own answer to the server's " + r.method + " " + r.id + " (its client was not asked it)"
+		}
 	}
 	refused, _ := h.Refusal()
 	switch {
 	case refused != 0 && discoverProbe(m, s, refused):
 	case refused != 0:
-		c.report("http-status", m.Seq, 0, "%s was answered %d %s%s", what, refused, http.StatusText(refused), refusalWhat(m.Note))
+		c.report("http-status", m.Seq, 0, "%s was answered %d %s%s", what, refused, http.StatusText(refused), refusalWhat(note))
 	case h.Status/100 == 2 && h.Status != http.StatusAccepted && c.info.Transport == store.TransportHTTP &&
 		(s.Kind == jsonrpc.Notification || s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error):
 		c.report("http-accepted", m.Seq, 0, "%s was answered %d %s; a server that accepts a notification or response must answer 202 Accepted", what, h.Status, http.StatusText(h.Status))

@@ -21,6 +21,7 @@ import (
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/internal/peertest/gosdk"
 	"github.com/mcptape/mcptape/internal/syncbuf"
+	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/fallback"
 	"github.com/mcptape/mcptape/replay/mocktest"
@@ -38,6 +39,19 @@ func recordingFallback(t *testing.T, rawURL string) (db string, fb *fallback.Sou
 	db = cassetteDB(t, "gosdk.db", gosdkCassette)
 	fb = newFallback(t, fallback.Options{URL: u, Record: db})
 	return db, fb, mocktest.New(t, []replay.Source{mocktest.LoadCassette(t, db), fb})
+}
+
+// recorded ends the live client's session, mcpmock and the fallback,
+// and returns the session the fallback recorded last into db.
+func recorded(t *testing.T, cs *mcp.ClientSession, mock *mocktest.Server, fb *fallback.Source, db string) store.TapeSession {
+	t.Helper()
+	cs.Close()
+	mock.Close()
+	if err := fb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	all := sessions(t, db)
+	return all[len(all)-1]
 }
 
 // A client's notifications/roots/list_changed reaches the server the
@@ -230,14 +244,8 @@ func TestFallback_RequestNotAskedIsNotReplayed(t *testing.T) {
 			t.Errorf("the server's roots/list: %v; want mcpmock's error", err)
 		}
 	})
-	cs.Close()
-	mock.Close()
-	if err := fb.Close(); err != nil {
-		t.Fatal(err)
-	}
-	all := sessions(t, db)
 	var got []string
-	for _, m := range all[len(all)-1].Messages {
+	for _, m := range recorded(t, cs, mock, fb, db).Messages {
 		sum := jsonrpc.Classify(m.Frame)
 		line := fmt.Sprintf("%s %s", m.Dir, cmp.Or(sum.Method, sum.Kind.String()))
 		if m.HTTP != nil && m.HTTP.Status == http.StatusAccepted {
@@ -339,5 +347,76 @@ func TestFallback_EverythingRootsNotAskedNotReplayed(t *testing.T) {
 	}
 	if r := mock2.Report(); len(r.Unmatched) != 0 || len(r.Skipped) != 0 {
 		t.Errorf("report %+v", r)
+	}
+}
+
+// mcpspy lint reads the fallback's note: the server request the fallback
+// did not ask its client and mcpmock's answer to it are no finding (the
+// request was answered, by mcpmock), and a server that refuses the POST
+// of that answer is reported as refusing mcpmock's answer, with its body,
+// not a message of the client's. go-sdk's server over Streamable HTTP,
+// behind a handler that answers 503 to that POST in the second case.
+func TestFallback_NotAskedLints(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		refuse bool
+		want   []string
+	}{
+		{"accepted", false, nil},
+		{"refused", true, []string{"warning http-status: the POST of mcpmock's own answer to the server's roots/list 1 (its client was not asked it) " +
+			"was answered 503 Service Unavailable, with no JSON-RPC answer; its body answers no request: busy"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, held := holdServer()
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+			refused := make(chan struct{})
+			real := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost && tt.refuse {
+					body, _ := io.ReadAll(r.Body)
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					if bytes.Contains(body, []byte("not asked of the client")) {
+						http.Error(w, "busy", http.StatusServiceUnavailable)
+						close(refused)
+						return
+					}
+				}
+				h.ServeHTTP(w, r)
+			}))
+			defer real.Close()
+			db, fb, mock := recordingFallback(t, real.URL)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			_, cs := rootsClient(ctx, t, mock.Transport(), make(chan string, 10))
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hold", Arguments: map[string]any{}}); err != nil {
+				t.Fatal(err)
+			}
+			ask, stop := context.WithCancel(ctx)
+			if tt.refuse {
+				// The server never gets its answer: it stops waiting once
+				// the refusal is sent.
+				go func() {
+					select {
+					case <-refused:
+					case <-ctx.Done():
+					}
+					stop()
+				}()
+			}
+			//lint:ignore SA1019 handshake-era servers still ask for roots
+			_, err := (<-held).ListRoots(ask, nil)
+			stop()
+			if err == nil {
+				t.Fatal("the server's roots/list was answered; want mcpmock's error, or no answer")
+			}
+			last := recorded(t, cs, mock, fb, db)
+			var got []string
+			for _, f := range lint.Session(&last, lint.Options{}) {
+				got = append(got, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, f.Message))
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("lint:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
 	}
 }
