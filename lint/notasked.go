@@ -16,12 +16,6 @@ import (
 // answer is mcpmock's, not the client's, and nothing of it is held
 // against the client.
 
-// notAskedNote begins the note mcpmock's fallback keeps on such an
-// answer: replay.NoteNotAsked (replay/notasked.go), which lint does not
-// import, the fake server being no part of reading a recording. A
-// recorder's note (an HTTP refusal's) may follow it, after "; ".
-const notAskedNote = "mcpmock answered this itself: its client was not asked the server's request, which a replay leaves out"
-
 // notAsked says whether m is mcpmock's own answer to a server request its
 // client was not asked, and returns the rest of its note: the recorder's,
 // if any.
@@ -29,7 +23,7 @@ func notAsked(m *store.Message) (rest string, ok bool) {
 	if m.Dir != store.C2S {
 		return "", false
 	}
-	rest, ok = strings.CutPrefix(m.Note, notAskedNote)
+	rest, ok = strings.CutPrefix(m.Note, store.NoteNotAsked)
 	if !ok {
 		return "", false
 	}

@@ -5,19 +5,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/store"
 )
 
-// lint reads the note replay writes; it keeps its own copy of it.
-func TestNotAskedNote_IsReplays(t *testing.T) {
-	if notAskedNote != replay.NoteNotAsked {
-		t.Errorf("lint's notAskedNote %q\nreplay.NoteNotAsked  %q", notAskedNote, replay.NoteNotAsked)
-	}
-}
-
 // A server request mcpmock's fallback answered itself, its client not
-// asked (replay.NoteNotAsked on the answer), is answered, by mcpmock: the
+// asked (store.NoteNotAsked on the answer), is answered, by mcpmock: the
 // pair is no finding, and nothing of the answer is held against the
 // client. It echoes a bad id of the server's, as it must: the server's
 // request has the finding. A server that refuses the POST of it is
@@ -47,11 +39,11 @@ func TestSession_NotAsked(t *testing.T) {
 		want     []string
 		wantText string
 	}{
-		{name: "refused, as the fallback does", lines: refusal(`0`), note: notAskedNote},
-		{name: "over HTTP, accepted", lines: refusal(`0`), http: true, status: 202, note: notAskedNote},
-		{name: "a fractional id of the server's", lines: refusal(`1.5`), note: notAskedNote, want: []string{"id-not-integer@6"}},
+		{name: "refused, as the fallback does", lines: refusal(`0`), note: store.NoteNotAsked},
+		{name: "over HTTP, accepted", lines: refusal(`0`), http: true, status: 202, note: store.NoteNotAsked},
+		{name: "a fractional id of the server's", lines: refusal(`1.5`), note: store.NoteNotAsked, want: []string{"id-not-integer@6"}},
 		{name: "a fractional id, echoed by the client", lines: refusal(`1.5`), want: []string{"id-not-integer@6", "id-not-integer@7"}},
-		{name: "its POST refused", lines: refusal(`0`), http: true, status: 503, note: notAskedNote + "; refused without a message: busy",
+		{name: "its POST refused", lines: refusal(`0`), http: true, status: 503, note: store.NoteNotAsked + "; refused without a message: busy",
 			want:     []string{"http-status@7"},
 			wantText: "the POST of mcpmock's own answer to the server's roots/list 0 (its client was not asked it) was answered 503 Service Unavailable, with no JSON-RPC answer; its body answers no request: busy"},
 		{name: "the client's answer's POST refused", lines: refusal(`0`), http: true, status: 503, note: "refused without a message: busy",

@@ -8,12 +8,9 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-// NoteNotAsked is the note mcpmock's fallback keeps on its own answer to a
-// request of the server's that it did not ask its client (one no client
-// message caused). The client never saw that exchange, so a replay leaves
-// the request and the answer out; both stay in the cassette, for whoever
-// looks at it.
-const NoteNotAsked = "mcpmock answered this itself: its client was not asked the server's request, which a replay leaves out"
+// NoteNotAsked is store.NoteNotAsked, which mcpmock's fallback keeps on
+// its own answer to a server request it did not ask its client.
+const NoteNotAsked = store.NoteNotAsked
 
 // notAskedNote says whether note marks a message as NoteNotAsked does; a note
 // the recorder adds on top (an HTTP refusal's body) follows it.
