@@ -171,7 +171,10 @@ func errCoding(coding string) error { return fmt.Errorf("content coding %q is no
 // recorded frame is the decompressed JSON, and the stored Content-Encoding
 // header tells how it travelled. A body that does not decompress is
 // recorded as it is.
-func decodedBody(h http.Header, body []byte) []byte {
+//
+// beforeLong is as for readBody: a few compressed KiB may make a message
+// of 64 MiB, as long as any other frame and as much for the store to hold.
+func decodedBody(h http.Header, body []byte, beforeLong func()) []byte {
 	coding := contentCoding(h)
 	if coding == "" {
 		return body
@@ -181,7 +184,7 @@ func decodedBody(h http.Header, body []byte) []byte {
 		return body
 	}
 	defer zr.Close()
-	plain, err := io.ReadAll(io.LimitReader(zr, maxBody))
+	plain, err := readGrowing(zr, maxBody, beforeLong)
 	if err != nil {
 		return body
 	}

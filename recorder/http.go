@@ -253,7 +253,7 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	readAt := time.Now()
-	msg := decodedBody(r.Header, body) // what is recorded and classified; body is what is forwarded
+	msg := decodedBody(r.Header, body, p.waitBacklog) // what is recorded and classified; body is what is forwarded
 	initialize := r.Header.Get(headerSessionID) == "" && bytes.Contains(msg, []byte(`"initialize"`)) &&
 		jsonrpc.Classify(msg).Method == "initialize"
 	hs := p.sessionForRequest(r, endpointKey(target), initialize)
@@ -375,12 +375,12 @@ func (x *exchange) relayBody() {
 		// end its session, a lawful answer and no error of the session.
 		// Its page carries no message: it is kept as a bare exchange,
 		// its beginning in the note.
-		x.answeredBare("", refusalNote(decodedBody(x.resp.Header, body)))
+		x.answeredBare("", refusalNote(decodedBody(x.resp.Header, body, nil)))
 	} else if len(body) > 0 && x.resp.StatusCode != http.StatusAccepted && x.r.Method != http.MethodHead {
 		if hs == nil && x.r.Method == http.MethodPost {
 			hs = x.p.connSession(x.r)
 		}
-		plain := decodedBody(x.resp.Header, body)
+		plain := decodedBody(x.resp.Header, body, x.p.waitBacklog)
 		if hs != nil {
 			hs.append(store.S2C, readAt, plain, x.meta(store.StreamJSON))
 		}

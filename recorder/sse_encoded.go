@@ -151,6 +151,7 @@ func (x *exchange) parseEncodedSSE(src io.Reader, coding string, st *recoding) {
 	defer rec.finish()
 	rd := sse.NewReader(zr, 0)
 	defer rd.Release()
+	rd.BeforeLongEvent(x.p.beforeLongEvent)
 	for {
 		ev, err := rd.Next()
 		if len(ev.Raw) > 0 {

@@ -299,15 +299,18 @@ func TestMemory_BigFrameHTTP(t *testing.T) {
 // sseFraming is what an event adds to its data.
 const sseFraming = "data: \n\n"
 
-// postThrough posts body to mcpspy at addr and returns how many bytes the
-// answer's body had.
-func postThrough(addr string, body []byte) (int64, error) {
+// postThrough posts body to mcpspy at addr, with the headers given as
+// name, value pairs, and returns how many bytes the answer's body had.
+func postThrough(addr string, body []byte, header ...string) (int64, error) {
 	req, err := http.NewRequest(http.MethodPost, addr, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err
@@ -327,11 +330,7 @@ func TestMemory_RunOfBigFramesHTTP(t *testing.T) {
 	bin := peertest.ReleaseBinary(t, "mcpspy")
 	up := bigUpstream(t)
 	bigAsk := []byte(`{"jsonrpc":"2.0","id":1,"method":"big"}`)
-	for _, tc := range []struct {
-		name     string
-		send     func(addr string) error // sends the client's side and reads every answer
-		recorded int                     // the size of each big frame in the cassette
-	}{
+	httpRuns(t, bin, up.URL, "http", []httpRunCase{
 		{"c2s", func(addr string) error {
 			body := bigRequest(frameSize)
 			for i := range runFrames {
@@ -360,23 +359,43 @@ func TestMemory_RunOfBigFramesHTTP(t *testing.T) {
 			}
 			return err
 		}, frameSize - len(sseFraming)},
-	} {
+	})
+}
+
+// httpRunCase is a run of big frames through mcpspy's HTTP proxy.
+type httpRunCase struct {
+	name     string
+	send     func(addr string) error // sends the client's side and reads every answer
+	recorded int                     // the size of each big frame in the cassette
+}
+
+// httpRuns runs each case as a subtest: mcpspy records upstream while
+// the case's send runs through it, every frame of the run is recorded,
+// each big one of the case's size, and mcpspy's peak RSS stays under
+// runRSSLimit. what names the cases in the log.
+func httpRuns(t *testing.T, bin, upstream, what string, cases []httpRunCase) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			db := filepath.Join(t.TempDir(), "run.db")
-			p := peertest.Start(t, t.TempDir(), nil, nil, nil, bin, "record", "-o", db, "--upstream", up.URL)
-			addr := p.WaitLine(t, "mcpspy: listening on ", 30*time.Second)
-			hwm := watchHWM(p.Cmd.Process.Pid)
-			if err := tc.send(addr); err != nil {
-				t.Fatalf("%v; mcpspy stderr:\n%s", err, p.Stderr())
-			}
-			http.DefaultClient.CloseIdleConnections()
-			sizes := waitRecorded(t, db, runFrames)
-			if err := p.Cmd.Process.Signal(os.Interrupt); err != nil {
-				t.Fatal(err)
-			}
-			checkPeakUnder(t, fmt.Sprintf("http %s, %d frames", tc.name, runFrames), hwm, sizes, tc.recorded, runRSSLimit)
+			httpRun(t, bin, upstream, what+" "+tc.name, tc.send, tc.recorded)
 		})
 	}
+}
+
+func httpRun(t *testing.T, bin, upstream, what string, send func(addr string) error, recorded int) {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "run.db")
+	p := peertest.Start(t, t.TempDir(), nil, nil, nil, bin, "record", "-o", db, "--upstream", upstream)
+	addr := p.WaitLine(t, "mcpspy: listening on ", 30*time.Second)
+	hwm := watchHWM(p.Cmd.Process.Pid)
+	if err := send(addr); err != nil {
+		t.Fatalf("%v; mcpspy stderr:\n%s", err, p.Stderr())
+	}
+	http.DefaultClient.CloseIdleConnections()
+	sizes := waitRecorded(t, db, runFrames)
+	if err := p.Cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	checkPeakUnder(t, fmt.Sprintf("%s, %d frames", what, runFrames), hwm, sizes, recorded, runRSSLimit)
 }
 
 // bigWSUpstream is a WebSocket server: a text message that asks for

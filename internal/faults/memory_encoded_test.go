@@ -1,0 +1,113 @@
+package faults_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+)
+
+// gzipped compresses b (fast: the frames are mostly one repeated byte).
+func gzipped(b ...[]byte) []byte {
+	var out bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&out, gzip.BestSpeed)
+	for _, p := range b {
+		zw.Write(p)
+	}
+	zw.Close()
+	return out.Bytes()
+}
+
+// gzipUpstream is bigUpstream with every answer gzipped: a POST asking
+// for "big" gets a 64 MiB JSON answer, one asking for "bigsse" a stream
+// of runFrames 64 MiB events, any other the length of the body it sent,
+// decompressed if it came so. The compressed answers are made once.
+func gzipUpstream(t *testing.T) *httptest.Server {
+	t.Helper()
+	var once sync.Once
+	var json, events []byte
+	made := func() {
+		json = gzipped(bigFrame(1, frameSize))
+		var evs [][]byte
+		for id := 1; id <= runFrames; id++ {
+			evs = append(evs, fmt.Appendf(nil, "data: %s\n\n", bigFrame(id, frameSize-len(sseFraming))))
+		}
+		events = gzipped(evs...)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		var body io.Reader = r.Body
+		if r.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			body = zr
+		}
+		head := make([]byte, 256)
+		k, _ := io.ReadFull(body, head)
+		rest, _ := io.Copy(io.Discard, body)
+		once.Do(made)
+		w.Header().Set("Content-Encoding", "gzip")
+		switch {
+		case bytes.Contains(head[:k], []byte(`"method":"bigsse"`)):
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write(events)
+		case bytes.Contains(head[:k], []byte(`"method":"big"`)):
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", fmt.Sprint(len(json)))
+			w.Write(json)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(gzipped(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":2,"result":{"len":%d}}`, int64(k)+rest)))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// gzipAsk are the headers of a client that takes gzipped answers (and
+// Go's client leaves them compressed, as it gets them).
+var gzipAsk = []string{"Accept-Encoding", "gzip"}
+
+// A run of 64 MiB messages that travel compressed costs about what one
+// does too: mcpspy records each decompressed, and the 64 MiB it makes of
+// a few compressed KiB is a frame as large as any other.
+func TestMemory_RunOfBigFramesGzip(t *testing.T) {
+	bin := peertest.ReleaseBinary(t, "mcpspy")
+	up := gzipUpstream(t)
+	bigAsk := []byte(`{"jsonrpc":"2.0","id":1,"method":"big"}`)
+	httpRuns(t, bin, up.URL, "http gzip", []httpRunCase{
+		{"c2s", func(addr string) error {
+			body := gzipped(bigRequest(frameSize))
+			for i := range runFrames {
+				if _, err := postThrough(addr, body, append(gzipAsk, "Content-Encoding", "gzip")...); err != nil {
+					return fmt.Errorf("POST %d: %w", i+1, err)
+				}
+			}
+			return nil
+		}, frameSize},
+		{"s2c json", func(addr string) error {
+			for i := range runFrames {
+				if _, err := postThrough(addr, bigAsk, gzipAsk...); err != nil {
+					return fmt.Errorf("POST %d: %w", i+1, err)
+				}
+			}
+			return nil
+		}, frameSize},
+		{"s2c sse", func(addr string) error {
+			_, err := postThrough(addr, []byte(`{"jsonrpc":"2.0","id":1,"method":"bigsse"}`), gzipAsk...)
+			return err
+		}, frameSize - len(sseFraming)},
+	})
+}
