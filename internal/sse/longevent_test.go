@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -48,4 +49,57 @@ func TestReader_BeforeLongEvent(t *testing.T) {
 	if strings.Join(seen, " ") != strings.Join(want, " ") {
 		t.Errorf("events (a length, or a wait):\n got %v\nwant %v", seen, want)
 	}
+}
+
+// A line long by itself is gathered in pieces and copied once into a
+// slice that fits it, its line end and blank line: grown by append, the
+// event kept a quarter more than its size while the store held it. What
+// the reader returns is the same either way, too long or not.
+func TestReader_LongLineFits(t *testing.T) {
+	body := strings.Repeat("F", LongEvent+3<<20+5)
+	for _, tc := range []struct {
+		name, in string
+		max      int
+		err      error
+	}{
+		{"lf", "data: " + body + "\n\n", 0, nil},
+		{"crlf", "data: " + body + "\r\n\r\n", 0, nil},
+		{"cr", "data: " + body + "\r\r", 0, nil},
+		{"id after", "data: " + body + "\nid: 7\n\n", 0, nil},
+		{"too long", "data: " + body + "\n\n", LongEvent + 1<<20, ErrTooLong},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rd := NewReader(&oneByteLater{s: tc.in}, tc.max)
+			defer rd.Release()
+			ev, err := rd.Next()
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("Next: %v, want %v", err, tc.err)
+			}
+			if tc.err != nil {
+				if rest := string(ev.Raw) + string(rd.Buffered()); !strings.HasPrefix(tc.in, rest) {
+					t.Fatalf("too long: Raw and Buffered are not the stream's start")
+				}
+				return
+			}
+			if string(ev.Raw) != tc.in || string(ev.Data) != body {
+				t.Fatalf("got %d bytes (%d of data), want %d (%d)", len(ev.Raw), len(ev.Data), len(tc.in), len(body))
+			}
+			if spare := cap(ev.Raw) - len(ev.Raw); spare > joinSlack {
+				t.Errorf("the %d-byte event has room for %d more bytes, want %d at most", len(ev.Raw), spare, joinSlack)
+			}
+		})
+	}
+}
+
+// oneByteLater reads s in reads of 4 KiB and one byte, so that the pieces
+// a long line is gathered in never line up with what the reader reads.
+type oneByteLater struct{ s string }
+
+func (r *oneByteLater) Read(p []byte) (int, error) {
+	if r.s == "" {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 4<<10+1)], r.s)
+	r.s = r.s[n:]
+	return n, nil
 }

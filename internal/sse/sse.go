@@ -234,11 +234,16 @@ func (rd *Reader) line(dst []byte) (out []byte, a, b int, term bool, err error) 
 		}
 	}
 	a = len(dst)
+	var long pieces // the line past LongEvent bytes of its own
 	for {
 		chunk := rd.buf[rd.r:rd.w]
 		if i := bytes.IndexAny(chunk, "\r\n"); i >= 0 {
-			rd.grew(len(dst), len(dst)+i+1)
-			dst = append(dst, chunk[:i+1]...)
+			rd.grew(len(dst)+long.n, len(dst)+long.n+i+1)
+			if long.n > 0 {
+				dst = long.join(dst, chunk[:i+1])
+			} else {
+				dst = append(dst, chunk[:i+1]...)
+			}
 			rd.r += i + 1
 			b = len(dst) - 1
 			if chunk[i] == '\r' {
@@ -256,18 +261,71 @@ func (rd *Reader) line(dst []byte) (out []byte, a, b int, term bool, err error) 
 			}
 			return dst, a, b, true, nil
 		}
-		rd.grew(len(dst), len(dst)+len(chunk))
-		dst = append(dst, chunk...)
+		n := len(dst) + long.n
+		rd.grew(n, n+len(chunk))
+		if long.n > 0 || len(dst)-a >= LongEvent {
+			long.add(chunk)
+		} else {
+			dst = append(dst, chunk...)
+		}
 		rd.r = rd.w
-		if len(dst) > rd.max {
+		if n+len(chunk) > rd.max {
+			dst = long.join(dst, nil)
 			return dst, a, len(dst), false, fmt.Errorf("%w (more than %d bytes)", ErrTooLong, rd.max)
 		}
 		if rd.err != nil {
+			dst = long.join(dst, nil)
 			return dst, a, len(dst), false, rd.err
 		}
 		rd.fill()
 	}
 }
+
+// pieces gathers a line that is long by itself (a 64 MiB data line), to
+// be copied once into an exact fit: growing it by append would hold the
+// last two sizes at once, and a quarter more than the line for good,
+// where the store keeps the event until it is written.
+type pieces struct {
+	parts [][]byte
+	n     int
+}
+
+// longPiece is the size of the pieces a long line is gathered in.
+const longPiece = 1 << 20
+
+func (p *pieces) add(b []byte) {
+	p.n += len(b)
+	for len(b) > 0 {
+		if len(p.parts) == 0 || len(p.parts[len(p.parts)-1]) == longPiece {
+			p.parts = append(p.parts, make([]byte, 0, longPiece))
+		}
+		last := &p.parts[len(p.parts)-1]
+		k := min(len(b), longPiece-len(*last))
+		*last = append(*last, b[:k]...)
+		b = b[k:]
+	}
+}
+
+// join returns dst, the pieces and tail in one slice, with room for what
+// usually follows such a line in its event (the blank line that ends it)
+// but no more. Without pieces it appends tail to dst.
+func (p *pieces) join(dst, tail []byte) []byte {
+	if p.n == 0 {
+		return append(dst, tail...)
+	}
+	out := make([]byte, 0, len(dst)+p.n+len(tail)+joinSlack)
+	out = append(out, dst...)
+	for i, part := range p.parts {
+		out = append(out, part...)
+		p.parts[i] = nil
+	}
+	p.parts, p.n = nil, 0
+	return append(out, tail...)
+}
+
+// joinSlack is the room join leaves after a long line: its "\r\n" or
+// "\n", the event's blank line, an id line after it.
+const joinSlack = 4 << 10
 
 func (rd *Reader) fill() {
 	for tries := 0; tries < 100; tries++ {
