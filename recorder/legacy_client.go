@@ -118,6 +118,7 @@ func recordedPath(r *HTTPRedactor, u *url.URL) string {
 // read takes the stream: the endpoint event, then messages.
 func (c *LegacyClient) read(body io.Reader, header http.Header, ready chan<- *url.URL) {
 	rd := sse.NewReader(body, sse.DefaultMaxEvent)
+	rd.BeforeLongEvent(c.waitStore)
 	named := false
 	for {
 		ev, err := rd.Next()
@@ -134,12 +135,16 @@ func (c *LegacyClient) read(body io.Reader, header http.Header, ready chan<- *ur
 		if len(ev.Data) == 0 {
 			continue
 		}
-		frame := bytes.Clone(ev.Data)
+		frame := ev.Data // the event's own: the reader makes each anew
 		c.o.Tap.Append(store.S2C, time.Now(), frame, &store.HTTPMeta{Method: http.MethodGet, Path: c.path, Status: http.StatusOK,
 			Stream: store.StreamLegacySSE, EventID: ev.ID, EventType: ev.Type, ResponseHeader: header})
 		c.o.Receive(frame)
 	}
 }
+
+// waitStore runs before a long event is read further, as the HTTP
+// recorder waits for its store (waitTap).
+func (c *LegacyClient) waitStore() { waitTap(c.o.Tap) }
 
 // Post taps frame and POSTs it to the endpoint. A refusal is a
 // *Refusal.

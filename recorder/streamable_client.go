@@ -246,7 +246,7 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		return nil
 	}
 	defer done()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, sse.DefaultMaxEvent))
+	body, err := readBody(resp.Body, resp.ContentLength, sse.DefaultMaxEvent, c.waitStore)
 	resp.Body.Close()
 	if err != nil {
 		return fmt.Errorf("reading its answer: %w", err)
@@ -273,6 +273,10 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 	}
 	return nil
 }
+
+// waitStore runs before a long answer is read further, as the HTTP
+// recorder waits for its store (waitTap).
+func (c *StreamableClient) waitStore() { waitTap(c.o.Tap) }
 
 // answers says whether frame is the response or error to request id.
 func answers(frame []byte, id string) bool {

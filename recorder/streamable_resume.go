@@ -210,6 +210,7 @@ func (c *StreamableClient) lost(w *watch, why string) {
 // Priming events (no data) are not messages.
 func (c *StreamableClient) readEvents(body io.Reader, meta store.HTTPMeta, w *watch) error {
 	rd := sse.NewReader(body, sse.DefaultMaxEvent)
+	rd.BeforeLongEvent(c.waitStore)
 	for {
 		ev, err := rd.Next()
 		if err != nil {

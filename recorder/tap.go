@@ -54,6 +54,16 @@ func waitBacklog(s *store.Session) {
 	runtime.GC()
 }
 
+// waitTap is waitBacklog for a recording client, whose Tap may be a
+// *store.Session or wrap one: it waits for the Tap's backlog if the Tap
+// can (backlogWaiter), then collects.
+func waitTap(tap Tap) {
+	if b, ok := tap.(backlogWaiter); ok {
+		b.WaitBacklog()
+	}
+	runtime.GC()
+}
+
 // tapAnswered records on a client message tapped as seq (0: the Tap gave
 // none) the status of an answer that carried no message, and note, if the
 // Tap can record a frame again.

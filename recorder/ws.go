@@ -204,7 +204,7 @@ func (p *WSProxy) pump(pair *wsPair, sess *store.Session, base store.HTTPMeta) s
 	run := func(from, to *websocket.Conn, dir store.Dir) {
 		defer wg.Done()
 		for {
-			mt, data, err := readWSMessage(from, sess)
+			mt, data, err := readWSMessage(from, func() { waitBacklog(sess) })
 			if err != nil {
 				var ce *websocket.CloseError
 				if errors.As(err, &ce) && (ce.Code == websocket.CloseAbnormalClosure || ce.Code == websocket.CloseTLSHandshake) {
@@ -255,14 +255,14 @@ func (p *WSProxy) pump(pair *wsPair, sess *store.Session, base store.HTTPMeta) s
 }
 
 // readWSMessage reads the next data message as ReadMessage does, but
-// waits for sess's backlog (waitBacklog) before it reads on into a long
-// one; without a session it waits for nothing.
-func readWSMessage(c *websocket.Conn, sess *store.Session) (int, []byte, error) {
+// runs beforeLong (a wait for the store: waitBacklog) before it reads on
+// into a long one, and fits the message exactly (readGrowing).
+func readWSMessage(c *websocket.Conn, beforeLong func()) (int, []byte, error) {
 	mt, r, err := c.NextReader()
 	if err != nil {
 		return mt, nil, err
 	}
-	data, err := readGrowing(r, math.MaxInt64, func() { waitBacklog(sess) })
+	data, err := readGrowing(r, math.MaxInt64, beforeLong)
 	return mt, data, err
 }
 

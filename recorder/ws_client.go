@@ -75,7 +75,7 @@ func (w *WSClient) meta(opcode int) *store.HTTPMeta {
 func (w *WSClient) read() {
 	defer close(w.done)
 	for {
-		mt, data, err := w.c.ReadMessage()
+		mt, data, err := readWSMessage(w.c, w.waitStore)
 		if err != nil {
 			w.end = store.EndInfo{Reason: store.EndClosed}
 			var ce *websocket.CloseError
@@ -92,6 +92,10 @@ func (w *WSClient) read() {
 		}
 	}
 }
+
+// waitStore runs before a long message is read further, as the
+// WebSocket recorder waits for its store (waitTap).
+func (w *WSClient) waitStore() { waitTap(w.o.Tap) }
 
 // Send taps frame and writes it as one text frame.
 func (w *WSClient) Send(frame []byte) error {

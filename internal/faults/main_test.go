@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 		bigServer()
 	case "bigrun":
 		bigRunServer()
+	case "client":
+		clientMain()
 	case "flood":
 		floodServer()
 	case "crash":

@@ -89,9 +89,9 @@ func checkPeakUnder(t *testing.T, what string, w *hwmWatcher, sizes []int, recor
 	peak := w.Peak() << 10
 	times := float64(limit) / frameSize
 	t.Logf("%s: file-backed RSS (the cassette's mmap) peaked at %.1f MiB", what, float64(w.peakFile)/(1<<10))
-	t.Logf("%s: mcpspy peak RSS %.1f MiB for %d MiB frames (%.2f×; limit %g×)", what, float64(peak)/(1<<20), frameSize>>20, float64(peak)/frameSize, times)
+	t.Logf("%s: peak RSS %.1f MiB for %d MiB frames (%.2f×; limit %g×)", what, float64(peak)/(1<<20), frameSize>>20, float64(peak)/frameSize, times)
 	if peak >= limit {
-		t.Errorf("%s: mcpspy peak RSS %d MiB, want under %d MiB (%g× the %d MiB frame)", what, peak>>20, limit>>20, times, frameSize>>20)
+		t.Errorf("%s: peak RSS %d MiB, want under %d MiB (%g× the %d MiB frame)", what, peak>>20, limit>>20, times, frameSize>>20)
 	}
 }
 
