@@ -27,7 +27,7 @@ const (
 	runFrames = 8
 	// runRSSLimit bounds a run of frames: a frame is held once, so a run
 	// costs about what one frame does (2.5× against 2.3× here on stdio,
-	// up to 3.2× for SSE events, whose buffer grows as they come), where
+	// up to 3× for SSE events, gathered in pieces as they come), where
 	// each frame behind a slower store used to add its size and the
 	// commit's copy of it (5× to 11×).
 	runRSSLimit = 4 * frameSize
