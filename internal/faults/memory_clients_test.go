@@ -21,9 +21,10 @@ import (
 // fallback runs them, recording into the cassette MCPTAPE_CLIENT_DB: it
 // posts a request for MCPTAPE_CLIENT_ASK to the server at
 // MCPTAPE_CLIENT_URL MCPTAPE_CLIENT_POSTS times, takes MCPTAPE_BIG_N
-// messages in all, says so, and ends. A ws:// URL is dialled with DialWS, one
-// whose path ends in /sse with DialLegacy, any other with a
-// StreamableClient.
+// messages in all, says so, and ends. Without a URL it runs the bigrun
+// server as a recorder.Child, which sends them unasked; a ws:// URL is
+// dialled with DialWS, one whose path ends in /sse with DialLegacy, any
+// other with a StreamableClient.
 func clientMain() {
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "client:", err)
@@ -48,6 +49,18 @@ func clientMain() {
 	var post func() error
 	var end func()
 	switch {
+	case u.String() == "":
+		// recorder.Child, running this binary as the bigrun server.
+		self, err := os.Executable()
+		if err != nil {
+			fail(err)
+		}
+		c, err := recorder.StartChild(context.Background(), recorder.StdioProxy{Command: []string{"env", "MCPTAPE_FAKE_SERVER=bigrun", self},
+			Stderr: os.Stderr, Tap: sess}, receive)
+		if err != nil {
+			fail(err)
+		}
+		posts, end = 0, func() { c.Close() }
 	case recorder.IsWebSocketURL(u):
 		c, err := recorder.DialWS(context.Background(), recorder.WSOptions{URL: u, Tap: sess, Receive: receive})
 		if err != nil {
@@ -143,6 +156,7 @@ func TestMemory_RunOfBigFramesClients(t *testing.T) {
 		posts          int
 		recorded       int
 	}{
+		{"stdio", "", "", 0, frameSize},
 		{"websocket", "ws" + strings.TrimPrefix(ws.URL, "http"), "big", 1, frameSize},
 		{"streamable json", http.URL, "big", runFrames, frameSize},
 		{"streamable sse", http.URL, "bigsse", 1, frameSize - len(sseFraming)},
