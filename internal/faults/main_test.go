@@ -36,8 +36,6 @@ func TestMain(m *testing.M) {
 		bigServer()
 	case "bigrun":
 		bigRunServer()
-	case "client":
-		clientMain()
 	case "flood":
 		floodServer()
 	case "crash":

@@ -222,6 +222,14 @@ func ReleaseBinary(tb testing.TB, name string) string {
 	return build(tb, name+"-release", "./cmd/"+name, false)
 }
 
+// ReleaseBinaryPkg builds the main package pkg (relative to the module
+// root) as name without the race detector, for tests that measure the
+// program (the detector's shadow memory multiplies its RSS).
+func ReleaseBinaryPkg(tb testing.TB, name, pkg string) string {
+	tb.Helper()
+	return build(tb, name+"-release", pkg, false)
+}
+
 func build(tb testing.TB, name, pkg string, race bool) string {
 	tb.Helper()
 	buildMu.Lock()
