@@ -67,6 +67,23 @@ func (t *sessionTap) takeUnasked(frame []byte) bool {
 	return false
 }
 
+// The recording clients wait on a Tap with this method (recorder's
+// waitTap) before they read on into a long frame.
+var _ interface{ WaitBacklog() } = (*sessionTap)(nil)
+
+// WaitBacklog waits until the session's writer has stored what it was
+// given, as *store.Session does, so that the recording clients take a
+// run of long frames one at a time (recorder's waitTap); before the
+// server first spoke there is no session, and nothing to wait for.
+func (t *sessionTap) WaitBacklog() {
+	t.mu.Lock()
+	sess := t.sess
+	t.mu.Unlock()
+	if sess != nil {
+		sess.WaitBacklog()
+	}
+}
+
 // Append implements recorder.Tap.
 func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *store.HTTPMeta) uint64 {
 	t.mu.Lock()
