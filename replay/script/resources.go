@@ -17,7 +17,12 @@ func (ss *session) readResource(ctx context.Context, peer replay.Peer, c *call) 
 	r := find(ss, &ss.resources.items, func(r *resource) bool { return r.uri == uri })
 	switch {
 	case r == nil && ss.s.owner:
-		return errReply(codeResourceNotFound, fmt.Sprintf("resource not found: %q", uri), map[string]any{"uri": uri}), true
+		// 2026-07-28 retired -32002 for -32602, with the URI as data.
+		code := codeResourceNotFound
+		if c.stateless {
+			code = codeInvalidParams
+		}
+		return errReply(code, fmt.Sprintf("resource not found: %q", uri), map[string]any{"uri": uri}), true
 	case r == nil:
 		return replay.Reply{}, false
 	}
