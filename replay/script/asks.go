@@ -158,8 +158,12 @@ func withReplies(data map[string]any, asks []*ask, replies map[string]any) map[s
 
 // completion is the elicitationId to say complete before the answer: a
 // url-mode elicit that says complete, and that the user accepted; "" for
-// none.
-func completion(completes bool, data map[string]any) string {
+// none. 2026-07-28 has no notifications/elicitation/complete: its client
+// is not told when the user is done, and retries when the user says so.
+func completion(c *call, completes bool, data map[string]any) string {
+	if c.stateless {
+		return ""
+	}
 	if elicited, _ := data[elicitKind.data].(map[string]any); completes && elicited["action"] == "accept" {
 		return elicitationID(data)
 	}
@@ -260,7 +264,13 @@ func (c *call) replies(asks []*ask) (replies map[string]any, retry bool) {
 func inputRequired(asks []*ask, params []json.RawMessage) replay.Reply {
 	requests := map[string]any{}
 	for i, a := range asks {
-		requests[a.kind.key] = map[string]any{"method": a.kind.method, "params": params[i]}
+		p := params[i]
+		if a.kind == elicitKind && a.mode == "url" {
+			// 2026-07-28's url mode has no elicitationId: with no
+			// complete notification there is nothing for it to name.
+			p = withoutKey(p, "elicitationId")
+		}
+		requests[a.kind.key] = map[string]any{"method": a.kind.method, "params": p}
 	}
 	return resultReply(map[string]any{"resultType": "input_required", "inputRequests": requests})
 }
@@ -354,4 +364,14 @@ func (c *call) completeThen(peer replay.Peer, id string, reply func() replay.Rep
 	}
 	sendComplete(peer, id)
 	return reply()
+}
+
+// withoutKey returns the JSON object params without key.
+func withoutKey(params json.RawMessage, key string) json.RawMessage {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(params, &p) != nil {
+		return params
+	}
+	delete(p, key)
+	return mustJSON(p)
 }

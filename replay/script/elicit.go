@@ -130,8 +130,8 @@ func formFieldProblem(prop any) string {
 
 // params renders the elicitation/create params for one call. In url
 // mode the elicitationId is made from the tool and its arguments, so that
-// a 2026-07-28 retry is asked about the same elicitation as its first
-// round, and every run says the same.
+// every run says the same (a 2026-07-28 input request leaves it out:
+// inputRequired).
 func (f *elicitForm) params(data map[string]any) (json.RawMessage, error) {
 	msg, err := render(f.message, data)
 	if err != nil {

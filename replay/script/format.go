@@ -133,7 +133,8 @@ type Elicit struct {
 	URL string `yaml:"url"`
 	// Complete, in url mode, sends notifications/elicitation/complete
 	// once the user has accepted, before the answer: as a server does
-	// when the user has finished on the page.
+	// when the user has finished on the page. Handshake era only:
+	// 2026-07-28 has no such notification.
 	Complete bool `yaml:"complete"`
 	// Message is a template, over the call's arguments.
 	Message string `yaml:"message"`

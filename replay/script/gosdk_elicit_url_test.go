@@ -37,9 +37,11 @@ resources:
 
 // TestGoSDK_ElicitURL: a url-mode elicit reaches go-sdk's client as a URL
 // elicitation (mid-call, or as an input_required round in 2026-07-28),
-// with the same elicitationId each time for the same call, and, accepted,
-// is followed by notifications/elicitation/complete for that id, from a
-// tool and from a resource alike; a client that takes only forms is not
+// from a tool and from a resource alike. In the handshake era it carries
+// the same elicitationId each time for the same call, and, accepted, is
+// followed by notifications/elicitation/complete for that id; 2026-07-28
+// has neither (its schema's URL elicitation has no id, and its server
+// sends no such notification). A client that takes only forms is not
 // asked.
 func TestGoSDK_ElicitURL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "login.yaml")
@@ -87,8 +89,26 @@ func TestGoSDK_ElicitURL(t *testing.T) {
 				t.Fatalf("asked %d times, want once a call", len(asked))
 			}
 			p := asked[0]
-			if p.Mode != "url" || p.URL != "https://auth.example.com/start?service=mail" || p.Message != "Sign in to mail" || p.ElicitationID == "" {
+			if p.Mode != "url" || p.URL != "https://auth.example.com/start?service=mail" || p.Message != "Sign in to mail" {
 				t.Errorf("asked %+v", p)
+			}
+			if tc.version == "" { // 2026-07-28
+				for _, a := range asked {
+					if a.ElicitationID != "" {
+						t.Errorf("a 2026-07-28 client was asked with elicitationId %q", a.ElicitationID)
+					}
+				}
+				// The complete notification comes before the answer, on
+				// the same stream, where it would be by now.
+				select {
+				case id := <-completed:
+					t.Errorf("a 2026-07-28 client got notifications/elicitation/complete for %q", id)
+				default:
+				}
+				return
+			}
+			if p.ElicitationID == "" {
+				t.Errorf("asked %+v, without an elicitationId", p)
 			}
 			if asked[1].ElicitationID != p.ElicitationID {
 				t.Errorf("elicitationId %q then %q, want the same for the same call", p.ElicitationID, asked[1].ElicitationID)

@@ -63,7 +63,7 @@ func (ss *session) answerPrompt(peer replay.Peer, c *call, p *prompt, data, repl
 		msgs = a.messages
 	}
 	data = withReplies(data, p.asks, replies)
-	return c.completeThen(peer, completion(p.completes, data), func() replay.Reply {
+	return c.completeThen(peer, completion(c, p.completes, data), func() replay.Reply {
 		if a != nil && a.err != nil {
 			msg, err := render(a.err.msg, data)
 			if err != nil {

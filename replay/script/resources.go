@@ -44,7 +44,7 @@ func (ss *session) readResource(ctx context.Context, peer replay.Peer, c *call) 
 func (ss *session) answerResource(peer replay.Peer, c *call, r *resource, data, replies map[string]any) (replay.Reply, bool) {
 	if len(r.answers) == 0 {
 		data = withReplies(data, r.asks, replies)
-		return c.completeThen(peer, completion(r.completes, data), func() replay.Reply {
+		return c.completeThen(peer, completion(c, r.completes, data), func() replay.Reply {
 			return replay.Reply{Result: r.contents}
 		}), true
 	}
@@ -57,7 +57,7 @@ func (ss *session) answerResource(peer replay.Peer, c *call, r *resource, data, 
 	}
 	a := r.answers[i]
 	data = withReplies(data, r.asks, replies)
-	return c.completeThen(peer, completion(r.completes, data), func() replay.Reply {
+	return c.completeThen(peer, completion(c, r.completes, data), func() replay.Reply {
 		fail := func(err error) replay.Reply {
 			return errReply(codeInternal, fmt.Sprintf("mcpmock script: resource %q, answer at line %d: %v", r.uri, a.at.Line, err), nil)
 		}

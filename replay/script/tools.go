@@ -112,7 +112,7 @@ func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, 
 	data["call"] = n
 	// A url-mode elicitation the user accepted is finished first, if the
 	// script says so.
-	completed := completion(t.completes, data)
+	completed := completion(c, t.completes, data)
 	perform := func(ctx context.Context, peer replay.Peer) replay.Reply {
 		sendComplete(peer, completed)
 		reply, err := ss.perform(ctx, peer, c, a, data)
