@@ -71,7 +71,7 @@ func runLint(args []string, s streams) error {
 	}
 	failed := func() error {
 		for _, err := range unread {
-			fmt.Fprintf(s.Err, "mcpspy: %v\n", err)
+			fmt.Fprintf(s.Err, "mcpspy: %v\n", salvageHint(err))
 		}
 		return &cli.ExitError{Code: 1}
 	}

@@ -6,11 +6,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/suggest"
+	"github.com/mcptape/mcptape/store"
 )
 
 // streams are the process's standard files, replaceable in tests.
@@ -46,23 +48,23 @@ func run(ctx context.Context, args []string, s streams) error {
 	}
 	switch args[0] {
 	case "record":
-		return runRecord(ctx, args[1:], s)
+		return salvageHint(runRecord(ctx, args[1:], s))
 	case "inspect":
-		return runInspect(ctx, args[1:], s)
+		return salvageHint(runInspect(ctx, args[1:], s))
 	case "show":
-		return runShow(ctx, args[1:], s)
+		return salvageHint(runShow(ctx, args[1:], s))
 	case "ls":
-		return runLs(args[1:], s)
+		return salvageHint(runLs(args[1:], s))
 	case "export":
-		return runExport(args[1:], s)
+		return runExport(args[1:], s) // names --salvage itself, the flag being at hand
 	case "diff":
-		return runDiff(args[1:], s)
+		return salvageHint(runDiff(args[1:], s))
 	case "rerun":
-		return runRerun(ctx, args[1:], s)
+		return salvageHint(runRerun(ctx, args[1:], s))
 	case "lint":
-		return runLint(args[1:], s)
+		return runLint(args[1:], s) // prints each cassette's error itself
 	case "import":
-		return runImport(args[1:], s)
+		return salvageHint(runImport(args[1:], s))
 	case "wrap":
 		return runWrap(args[1:], s)
 	case "help", "-h", "-help", "--help":
@@ -70,6 +72,16 @@ func run(ctx context.Context, args []string, s streams) error {
 	}
 	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff, rerun, lint, import or wrap)%s", args[0],
 		suggest.DidYouMean(args[0], []string{"record", "inspect", "show", "ls", "export", "diff", "rerun", "lint", "import", "wrap", "help"}, "%s"))
+}
+
+// salvageHint says, after the error of a damaged cassette or export, how
+// to get what is left of it: a user who met the error in ls or show would
+// not know that export has a way round it.
+func salvageHint(err error) error {
+	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrJSONL) {
+		return fmt.Errorf("%w; mcpspy export --salvage -o FILE.jsonl CASSETTE exports what can still be read", err)
+	}
+	return err
 }
 
 func usageErrorf(format string, a ...any) error { return cli.Usagef(format, a...) }

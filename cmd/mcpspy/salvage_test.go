@@ -223,3 +223,47 @@ func TestMcpspy_ExportSalvageCutJSONL(t *testing.T) {
 	srv, cs, ctx := replayWithGoClient(t, out)
 	echoReplays(t, srv, cs, ctx)
 }
+
+// Every command that reads a cassette, not only export, points at
+// export --salvage when the file is damaged: a user meets the error first
+// in ls, show or the inspector, and would not know that export has a way
+// round it.
+func TestMcpspy_DamagedCassettePointsAtSalvage(t *testing.T) {
+	dir := t.TempDir()
+	shipped, err := os.ReadFile(shippedCassette(t, "everything-stdio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.db") // a download that stopped
+	if err := os.WriteFile(cut, shipped[:20000], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mangled := filepath.Join(dir, "mangled.jsonl")
+	if err := os.WriteFile(mangled, []byte("{\"session\":\"s1\",\"info\":{}}\n{\"session\":\"s1\",\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const hint = "mcpspy export --salvage -o FILE.jsonl CASSETTE exports what can still be read"
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"ls", []string{"ls", cut}},
+		{"show", []string{"show", cut}},
+		{"show of a .jsonl", []string{"show", mangled}},
+		{"inspect", []string{"inspect", cut}},
+		{"diff", []string{"diff", cut, shippedCassette(t, "everything-stdio.db")}},
+		{"import", []string{"import", "-o", filepath.Join(dir, "x.db"), mangled}},
+		{"lint", []string{"lint", cut}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, err := runCmd(tt.args...)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if msg := err.Error() + stderr; !strings.Contains(msg, hint) {
+				t.Errorf("error %q, stderr %q: want the pointer to export --salvage", err, stderr)
+			}
+		})
+	}
+}
