@@ -339,8 +339,9 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 		fmt.Fprintf(s.Err, "mcpspy: export: %s: %s; nothing was lost\n", path, salvaged)
 		return nil
 	}
-	ids, infos, lines := 0, 0, 0
+	ids, infos, lines, toEnd := 0, 0, 0, false
 	for _, l := range rep.Lost {
+		toEnd = toEnd || l.ToEnd
 		switch {
 		case l.Line > 0:
 			lines++
@@ -352,7 +353,13 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 	}
 	var lost []string
 	if n := rep.LostMessages(); n > 0 {
-		lost = append(lost, counted(n, "message"))
+		// A session whose end cannot be read counts only its first lost
+		// seq; "lost 1 message" would hide that the rest went with it.
+		if toEnd {
+			lost = append(lost, "at least "+counted(n, "message"))
+		} else {
+			lost = append(lost, counted(n, "message"))
+		}
 	}
 	if ids > 0 {
 		lost = append(lost, counted(ids, "session id")+" (renamed damaged-N)")

@@ -267,3 +267,31 @@ func TestMcpspy_DamagedCassettePointsAtSalvage(t *testing.T) {
 		})
 	}
 }
+
+// A cassette cut short so that a session's end cannot be read loses that
+// session from some seq on, how many messages is not known: the summary
+// says "at least", not a count that reads as the whole loss.
+func TestMcpspy_ExportSalvageCutShortSaysAtLeast(t *testing.T) {
+	dir := t.TempDir()
+	shipped, err := os.ReadFile(shippedCassette(t, "everything-stdio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.db")
+	// Where the cut must fall depends on the layout of the shipped file:
+	// try each page boundary until one leaves the session's end unread.
+	for size := 8 << 10; size < len(shipped); size += 4 << 10 {
+		if err := os.WriteFile(cut, shipped[:size], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, err := runCmd("export", "--salvage", "-o", filepath.Join(dir, "out.jsonl"), cut)
+		if !strings.Contains(stderr, "every later one lost") {
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "; lost at least ") {
+			t.Fatalf("cut at %d bytes: %v, want the loss counted as at least; stderr:\n%s", size, err, stderr)
+		}
+		return
+	}
+	t.Fatal("no cut of the shipped cassette left a session's end unread")
+}
