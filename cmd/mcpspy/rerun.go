@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -72,9 +71,9 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	opts := rerun.Options{Command: command, Timeout: *timeout, Stderr: s.Err, Header: header}
 	target := recorder.RedactCommandLine(command)
 	if *upstream != "" {
-		u, err := url.Parse(*upstream)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-			return usageErrorf("rerun: --upstream %q: want an http(s):// or ws(s):// URL", *upstream)
+		u, err := parseUpstream("rerun", *upstream)
+		if err != nil {
+			return err
 		}
 		opts.URL, target = u, recorder.NewHTTPRedactor(nil).URL(u)
 	} else if len(headers) > 0 {
