@@ -163,6 +163,27 @@ func TestServe_FallbackStdio(t *testing.T) {
 	}
 }
 
+// TestServe_FallbackWithoutDashes: a launcher that drops the "--" (the
+// MCP Inspector's CLI drops every one) still starts the fallback server:
+// its command starts at the first argument that is no SOURCE and names a
+// program, and what follows it, flags included, is its own. A name that
+// is neither stays an unknown SOURCE.
+func TestServe_FallbackWithoutDashes(t *testing.T) {
+	db, _ := handshakeDB(t)
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	code, stdout, stderr := runWith(t, hostSession, "serve", "--strict", db, "sh", "-c", `exec "$0"`, server)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if added := answerTo(t, stdout, "3"); !strings.Contains(added, `"structuredContent":{"sum":42}`) {
+		t.Errorf("add: %s", added)
+	}
+	code, _, stderr = runWith(t, hostSession, "serve", db, "no-such-source-or-program")
+	if want := `source "no-such-source-or-program": unknown kind`; code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, want)
+	}
+}
+
 // TestServe_FallbackFromScratch: go-vcr's "record once". With the cassette
 // not there yet (as the SOURCE, or as --record-new with no SOURCE), the
 // go-sdk server answers everything, the host's own initialize included,

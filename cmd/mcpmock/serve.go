@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -63,7 +65,13 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 		"after a change get the new version, and one that does not load is reported while the last good one serves")
 	o.fallback.flags(fs)
 	args, o.fallback.command = splitCommand(args)
-	pos, err := cli.ParseInterleaved(fs, args)
+	var pos []string
+	var err error
+	if o.fallback.command == nil {
+		pos, o.fallback.command, err = parseUndashed(fs, args)
+	} else {
+		pos, err = cli.ParseInterleaved(fs, args)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +134,30 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 		}
 	}
 	return o, nil
+}
+
+// parseUndashed parses serve's flags and SOURCEs when no "--" came, and
+// takes the first argument that is no SOURCE (by its extension) but names
+// a program on PATH for the start of the fallback server's command line:
+// launchers may drop a "--" they pass on (the MCP Inspector's CLI drops
+// every one), and mcpspy record reads such a command line too.
+func parseUndashed(fs *flag.FlagSet, args []string) (pos, command []string, err error) {
+	for {
+		if err := cli.Parse(fs, args); err != nil {
+			return nil, nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil, nil
+		}
+		if _, kindErr := sourceKind(rest[0]); kindErr != nil {
+			if _, err := exec.LookPath(rest[0]); err == nil {
+				return pos, rest, nil
+			}
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }
 
 type multiFlag []string
