@@ -258,7 +258,7 @@ func TestSessionIdle(t *testing.T) {
 }
 
 func TestListenAddr(t *testing.T) {
-	for in, want := range map[string]string{"8080": "127.0.0.1:8080", ":0": "127.0.0.1:0", "0.0.0.0:9": "0.0.0.0:9", "localhost:1": "localhost:1"} {
+	for in, want := range map[string]string{"8080": "127.0.0.1:8080", ":0": "127.0.0.1:0", "0.0.0.0:9": "0.0.0.0:9", "localhost:1": "localhost:1", "127.0.0.1": "127.0.0.1", "localhost": "localhost"} {
 		if got := listenAddr(in); got != want {
 			t.Errorf("listenAddr(%q) = %q, want %q", in, got, want)
 		}

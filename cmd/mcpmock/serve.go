@@ -415,9 +415,11 @@ func finish(rep replay.Report, fb fallback.Stats, o *serveOptions) error {
 	return nil
 }
 
-// listenAddr binds loopback unless a host is given.
+// listenAddr binds loopback unless a host is given. Only digits are a
+// bare port: a host without one (127.0.0.1, localhost) is left for
+// cli.Listen to say that its port is missing, not made "127.0.0.1:localhost".
 func listenAddr(addr string) string {
-	if !strings.Contains(addr, ":") {
+	if addr != "" && strings.Trim(addr, "0123456789") == "" {
 		return "127.0.0.1:" + addr
 	}
 	if strings.HasPrefix(addr, ":") {
