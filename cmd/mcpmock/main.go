@@ -34,17 +34,18 @@ Usage:
                 [--header 'NAME: VALUE'] --upstream URL [SOURCE...]
   mcpmock check SOURCE...
 
-SOURCE is a cassette (.db), a JSONL export (.jsonl), a HAR (.har, its MCP
-traffic, or a .zip Playwright's recordHar wrote one into) or a script (.yaml, .yml, .json). Several sources layer: the first that answers a request wins.
+SOURCE is a cassette (.db), a JSONL export (.jsonl), a HAR (.har, or the
+.zip Playwright's recordHar writes one into) or a script (.yaml, .yml,
+.json). Several sources layer: the first that answers a request wins.
 
-With -- COMMAND (a stdio server) or --upstream URL (Streamable HTTP, or
-legacy HTTP+SSE: a URL ending in /sse, or a server that refuses the POST
-of initialize and opens an event stream on GET; WebSocket for ws:// and
-wss://), a request no SOURCE answers goes
-to that real server, and the session with it is added to --record-new
-(default: the first SOURCE, if a .db), so the next replay answers it from
-the cassette. A --record-new (or first SOURCE) that does not exist yet is
-created, and the server answers everything: record once, replay after.
+With -- COMMAND (a stdio server) or --upstream URL (Streamable HTTP; legacy
+HTTP+SSE for a URL ending in /sse, or a server that refuses the POST of
+initialize and opens an event stream on GET; WebSocket for ws:// and
+wss://), a request no SOURCE answers goes to that real server, and the
+session with it is added to --record-new (default: the first SOURCE, if a
+.db), so the next replay answers it from the cassette. A --record-new (or
+first SOURCE) that does not exist yet is created, and the server answers
+everything: record once, replay after.
 
 Run "mcpmock help COMMAND" (or "mcpmock COMMAND -h") for a command's flags.
 `
