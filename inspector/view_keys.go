@@ -330,7 +330,7 @@ func (a *App) exportTo(path string) {
 		return
 	}
 	a.opts.ExportPath = path
-	a.setNote(fmt.Sprintf("exported %s %s messages to %s", count(len(idxs)), what, path), false)
+	a.setNote(fmt.Sprintf("exported %s to %s", countsNoun(len(idxs), what+" message"), path), false)
 }
 
 // copyMessage puts the selected frame on the clipboard; tcell sends it as

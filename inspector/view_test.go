@@ -136,6 +136,13 @@ func TestView_FoldAndExport(t *testing.T) {
 	if st.Mode().Perm() != 0o600 {
 		t.Errorf("export mode %v", st.Mode())
 	}
+	// One marked message is one message, not "1 marked messages".
+	h.resize(160, 24) // room for the whole status line
+	h.play(wait, []keyStep{
+		{keys: " ", want: []string{"1 marked"}},
+		{keys: "e"}, {key: tcell.KeyEnter, want: []string{"overwrite it? (y/N)"}},
+		{keys: "y"}, {key: tcell.KeyEnter, want: []string{"exported 1 marked message to "}},
+	})
 }
 
 func TestView_MouseAndResize(t *testing.T) {
