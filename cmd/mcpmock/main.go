@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"runtime"
 
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/suggest"
@@ -21,6 +22,10 @@ import (
 type streams = cli.Streams
 
 func main() { cli.Main("mcpmock", run) }
+
+// version is mcpmock's, which --version prints; it moves with mcpspy's,
+// from the same module.
+const version = "0.1"
 
 const usage = `mcpmock is a fake MCP server that replays cassettes and serves scripts.
 
@@ -47,7 +52,8 @@ session with it is added to --record-new (default: the first SOURCE, if a
 first SOURCE) that does not exist yet is created, and the server answers
 everything: record once, replay after.
 
-Run "mcpmock help COMMAND" (or "mcpmock COMMAND -h") for a command's flags.
+Run "mcpmock help COMMAND" (or "mcpmock COMMAND -h") for a command's flags,
+"mcpmock --version" for the version.
 `
 
 func run(ctx context.Context, args []string, s streams) error {
@@ -62,8 +68,11 @@ func run(ctx context.Context, args []string, s streams) error {
 		return salvageHint(runCheck(args[1:], s))
 	case "help", "-h", "-help", "--help":
 		return cli.Help(args, usage, s, func(args []string) error { return run(ctx, args, s) })
+	case "version", "-version", "--version":
+		_, err := fmt.Fprintln(s.Out, "mcpmock", version, runtime.Version())
+		return err
 	}
-	return usageErrorf("unknown command %q (want serve or check)%s", args[0], suggest.DidYouMean(args[0], []string{"serve", "check", "help"}, "%s"))
+	return usageErrorf("unknown command %q (want serve or check)%s", args[0], suggest.DidYouMean(args[0], []string{"serve", "check", "help", "version"}, "%s"))
 }
 
 // salvageHint says, after the error of a damaged cassette or export, how to get

@@ -373,3 +373,12 @@ func TestServe_EmptyRecording(t *testing.T) {
 		t.Errorf("check: exit %d, stdout %q, want 0 and %q", code, stdout, want)
 	}
 }
+
+func TestRun_Version(t *testing.T) {
+	for _, arg := range []string{"--version", "-version", "version"} {
+		code, stdout, stderr := runWith(t, "", arg)
+		if code != 0 || !strings.HasPrefix(stdout, "mcpmock 0.1 go") || stderr != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 0 and \"mcpmock 0.1 go…\"", arg, code, stdout, stderr)
+		}
+	}
+}

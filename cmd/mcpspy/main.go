@@ -9,6 +9,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"runtime"
+	"strings"
 
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/suggest"
@@ -38,7 +40,8 @@ Usage:
   mcpspy import -o CASSETTE [--redact NAME] [--redact-value REGEX] [--no-redact] FILE.jsonl|FILE.har
   mcpspy wrap [-o FILE] [--cassette CASSETTE] [--mcpspy PATH] [--unwrap] CONFIG
 
-Run "mcpspy help COMMAND" (or "mcpspy COMMAND -h") for a command's flags.
+Run "mcpspy help COMMAND" (or "mcpspy COMMAND -h") for a command's flags,
+"mcpspy --version" for the version.
 `
 
 func run(ctx context.Context, args []string, s streams) error {
@@ -69,9 +72,13 @@ func run(ctx context.Context, args []string, s streams) error {
 		return runWrap(args[1:], s)
 	case "help", "-h", "-help", "--help":
 		return cli.Help(args, usage, s, func(args []string) error { return run(ctx, args, s) })
+	case "version", "-version", "--version":
+		// The version a bug report wants; the same one every recording keeps.
+		_, err := fmt.Fprintln(s.Out, strings.Replace(version, "/", " ", 1), runtime.Version())
+		return err
 	}
 	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff, rerun, lint, import or wrap)%s", args[0],
-		suggest.DidYouMean(args[0], []string{"record", "inspect", "show", "ls", "export", "diff", "rerun", "lint", "import", "wrap", "help"}, "%s"))
+		suggest.DidYouMean(args[0], []string{"record", "inspect", "show", "ls", "export", "diff", "rerun", "lint", "import", "wrap", "help", "version"}, "%s"))
 }
 
 // salvageHint says, after the error of a damaged cassette or export, how

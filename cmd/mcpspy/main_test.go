@@ -415,3 +415,17 @@ func TestMcpspy_FlagsAfterCassette(t *testing.T) {
 		t.Errorf("export CASSETTE --bogus: %v, want the flag named", err)
 	}
 }
+
+// --version (and version) print to stdout the version every recording
+// keeps as its recorder, for a bug report.
+func TestMcpspy_Version(t *testing.T) {
+	for _, arg := range []string{"--version", "-version", "version"} {
+		code, stdout, stderr := runCaptured(arg)
+		if code != 0 || !strings.HasPrefix(stdout, "mcpspy 0.1 go") || stderr != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 0 and \"mcpspy 0.1 go…\"", arg, code, stdout, stderr)
+		}
+		if !strings.HasPrefix(stdout, strings.Replace(version, "/", " ", 1)+" ") {
+			t.Errorf("%s: %q does not start with the recorder version %q", arg, stdout, version)
+		}
+	}
+}
