@@ -35,6 +35,9 @@ func runLs(args []string, s streams) error {
 	if err != nil {
 		return err
 	}
+	if len(infos) == 0 {
+		fmt.Fprintln(s.Err, emptyNote("ls", fs.Arg(0), "session"))
+	}
 	w := bufio.NewWriter(s.Out)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // as the export writes it

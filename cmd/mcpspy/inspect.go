@@ -91,12 +91,26 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	n, err := m.WriteText(ctx, s.Out, src, inspector.TextOptions{Bodies: *body, HTTP: *httpMeta, Lint: *lintFlag, Resend: *resend, Follow: *follow, AmendGrace: showAmendGrace})
 	switch {
 	case err != nil || n > 0 || *follow:
+	case m.Len() == 0:
+		fmt.Fprintln(s.Err, emptyNote("show", path, "message"))
 	case m.Visible() == 0 && !f.Empty():
 		fmt.Fprintln(s.Err, "mcpspy: show: the filter matched no message")
 	case *resend:
 		fmt.Fprintln(s.Err, "mcpspy: show: no client request or notification shown, so no command to print")
 	}
 	return err
+}
+
+// emptyNote says that the recording at path holds no what ("session",
+// "message"), which a command that prints nothing would otherwise leave
+// unsaid. A HAR's entries that carry no MCP traffic (the page, its
+// scripts) are left out, so a HAR saved from the wrong tab reads as empty.
+func emptyNote(cmd, path, what string) string {
+	note := fmt.Sprintf("mcpspy: %s: %s holds no %s", cmd, path, what)
+	if store.IsHARPath(path) {
+		note += " (a HAR's entries that carry no MCP traffic are left out)"
+	}
+	return note
 }
 
 // followedCassette parses the flags of a command that reads one CASSETTE

@@ -161,3 +161,26 @@ func TestMcpspy_LsJSON(t *testing.T) {
 		}
 	}
 }
+
+// A recording with nothing in it says so on stderr rather than print
+// nothing: a HAR saved from a tab that spoke no MCP (its page, its
+// scripts) is one, and import already refuses it by name.
+func TestMcpspy_EmptyRecordingSaysSo(t *testing.T) {
+	har := filepath.Join(t.TempDir(), "page.har")
+	page := `{"log":{"version":"1.2","entries":[{"startedDateTime":"2026-01-01T00:00:00Z","time":1,` +
+		`"request":{"method":"GET","url":"http://x/index.html","headers":[]},` +
+		`"response":{"status":200,"headers":[],"content":{"mimeType":"text/html","text":"<html>"}}}]}}`
+	if err := os.WriteFile(har, []byte(page), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const left = " (a HAR's entries that carry no MCP traffic are left out)\n"
+	for _, tt := range []struct{ cmd, want string }{
+		{"ls", "mcpspy: ls: " + har + " holds no session" + left},
+		{"show", "mcpspy: show: " + har + " holds no message" + left},
+	} {
+		code, stdout, stderr := runCaptured(tt.cmd, har)
+		if code != 0 || stdout != "" || stderr != tt.want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 0, nothing, %q", tt.cmd, code, stdout, stderr, tt.want)
+		}
+	}
+}
