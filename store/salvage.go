@@ -243,17 +243,27 @@ func (s *salvager) infos() []SessionInfo {
 		if found[id] {
 			continue
 		}
+		// An id the sequence handed out whose every lookup met the damage
+		// may have been a session: it is taken for one, so that what it
+		// held is reported lost rather than passed over in silence (a
+		// file cut short before both trees' pages).
+		unreadable := 0
 		for _, top := range [][]byte{bucketSessions, bucketMessages} {
 			exists := false
-			_ = s.protect(func() error {
+			if err := s.protect(func() error {
 				b := s.tx.Bucket(top)
 				exists = b.Get([]byte(id)) != nil || b.Bucket([]byte(id)) != nil
 				return nil
-			})
+			}); err != nil {
+				unreadable++
+			}
 			if exists {
 				note(id)
 				break
 			}
+		}
+		if unreadable == 2 {
+			note(id)
 		}
 	}
 	out := make([]SessionInfo, 0, len(order))

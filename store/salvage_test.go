@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -471,5 +472,42 @@ func TestSalvage_DamagedSessionKey(t *testing.T) {
 	// Counted apart: one id and one info, not two infos.
 	if !rep.Lost[0].Renamed || rep.Lost[0].InfoLost() || !rep.Lost[1].InfoLost() {
 		t.Errorf("losses %+v: want the first an id (Renamed), the second an info", rep.Lost)
+	}
+}
+
+// testdata/cut-short.db is the first 20 KiB of a cassette mcpspy
+// recorded (two sessions of the MCP Inspector with server-everything,
+// 8 and 10 messages): its root page survived the cut, and says there
+// were two sessions, but the pages of both trees went with it. Salvage
+// once wrote "0 messages in 0 sessions" of it and reported nothing lost;
+// it reports both sessions lost, their info and every message.
+func TestSalvage_CutBeforeBothTrees(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cut.db")
+	data, err := os.ReadFile(filepath.Join("testdata", "cut-short.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Salvage(path, new(bytes.Buffer), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range rep.Lost {
+		if !errors.Is(l.Err, ErrCorrupt) || !strings.Contains(l.Err.Error(), "past the end of the file") {
+			t.Errorf("loss %v: want the page past the end named", l)
+		}
+		got = append(got, fmt.Sprintf("%s info:%v from:%d toEnd:%v", l.Session, l.InfoLost(), l.From, l.ToEnd))
+	}
+	slices.Sort(got)
+	want := []string{"s1 info:false from:1 toEnd:true", "s1 info:true from:0 toEnd:false",
+		"s2 info:false from:1 toEnd:true", "s2 info:true from:0 toEnd:false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("losses %q, want %q", got, want)
+	}
+	if rep.Messages != 0 {
+		t.Errorf("salvaged %d messages of pages that are not there", rep.Messages)
 	}
 }
