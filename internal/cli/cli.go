@@ -198,9 +198,30 @@ func Parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return Usagef("%s: %v%s", fs.Name(), err, flagSuggestion(fs, err))
+		return Usagef("%s: %v%s%s", fs.Name(), err, flagSuggestion(fs, err), durationHint(fs, err))
 	}
 	return nil
+}
+
+// durationHint is what a duration flag wants, after the flag package's
+// bare "parse error" for a value such as "5" (its unit left out); "" for
+// any other error.
+func durationHint(fs *flag.FlagSet, err error) string {
+	_, rest, ok := strings.Cut(err.Error(), " for flag -")
+	if !ok || !strings.HasPrefix(err.Error(), "invalid value ") {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, ":")
+	f := fs.Lookup(name)
+	if f == nil {
+		return ""
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, ok := g.Get().(time.Duration); ok {
+			return " (want a duration with its unit, such as 5s, 500ms or 2m)"
+		}
+	}
+	return ""
 }
 
 // undefinedFlag starts the flag package's error for a flag it does not

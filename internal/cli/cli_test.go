@@ -55,6 +55,25 @@ func TestParse_UsageError(t *testing.T) {
 	}
 }
 
+// A duration given without its unit says what a duration looks like; the
+// flag package says only "parse error". Other bad values are left as the
+// flag package words them.
+func TestParse_DurationHint(t *testing.T) {
+	tests := []struct{ arg, want string }{
+		{"--grace=5", `rec: invalid value "5" for flag -grace: parse error (want a duration with its unit, such as 5s, 500ms or 2m)`},
+		{"--grace=soon", `rec: invalid value "soon" for flag -grace: parse error (want a duration with its unit, such as 5s, 500ms or 2m)`},
+		{"--count=x", `rec: invalid value "x" for flag -count: parse error`},
+	}
+	for _, tt := range tests {
+		fs := NewFlags("prog", "rec", "rec", Streams{Err: io.Discard})
+		fs.Duration("grace", time.Second, "")
+		fs.Int("count", 0, "")
+		if err := Parse(fs, []string{tt.arg}); err == nil || err.Error() != tt.want {
+			t.Errorf("Parse(%q) = %v; want %s", tt.arg, err, tt.want)
+		}
+	}
+}
+
 // A flag that is not one, but close to one, gets a suggestion.
 func TestParse_SuggestsFlag(t *testing.T) {
 	tests := []struct{ arg, want string }{
