@@ -344,8 +344,19 @@ func (r *lineReader) parse(l *messageLine, line []byte) error {
 		}
 	})
 	if !valid {
-		return errors.New("not a JSON object")
+		return notAnObject(line)
 	}
 	l.split = split
 	return err
+}
+
+// notAnObject says why line, which is no JSON object, is not one: where
+// its JSON breaks (a line cut short, a stray character), or that it is
+// JSON of another kind.
+func notAnObject(line []byte) error {
+	var syn *json.SyntaxError
+	if errors.As(json.Unmarshal(line, new(json.RawMessage)), &syn) {
+		return fmt.Errorf("not a JSON object: column %d: %v", syn.Offset, syn)
+	}
+	return errors.New("not a JSON object")
 }

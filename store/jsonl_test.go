@@ -70,12 +70,15 @@ func TestReadJSONL_Chunks(t *testing.T) {
 		edit func(string) string
 		want string
 	}{
-		{"not json", 30_001, func(string) string { return "{oops\n" }, "not a JSON object"},
+		{"not json", 30_001, func(string) string { return "{oops\n" }, "not a JSON object: column 2: invalid character 'o'"},
 		{"gap in seq", 25_000, func(l string) string { return strings.Replace(l, `"seq":`, `"seq":9`, 1) }, "want"},
 		{"bad dir late", 39_999, func(l string) string {
 			return strings.NewReplacer(`"c2s"`, `"up"`, `"s2c"`, `"up"`).Replace(l)
 		}, `dir "up"`},
 		{"blank lines before", 35_000, func(string) string { return "\n\n{oops\n" }, "not a JSON object"},
+		{"cut short", 30_002, func(l string) string { return l[:40] + "\n" }, "not a JSON object: column 41: unexpected end of JSON input"},
+		{"stray character", 30_003, func(l string) string { return strings.Replace(l, `"seq":`, `"seq":x`, 1) }, "not a JSON object: column "},
+		{"an array", 30_004, func(string) string { return "[1,2]\n" }, "not a JSON object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
