@@ -2,7 +2,9 @@ package store
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -132,7 +134,9 @@ func waitLock(f *os.File, exclusive bool, turn *waitTurn) error {
 	if exclusive {
 		how = syscall.LOCK_EX
 	}
-	deadline := time.Now().Add(LockTimeout)
+	start := time.Now()
+	deadline := start.Add(LockTimeout)
+	noticed := false
 	for waiting := false; ; waiting = true {
 		if turn.mayTry(f) {
 			err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
@@ -152,9 +156,36 @@ func waitLock(f *os.File, exclusive bool, turn *waitTurn) error {
 		if !waiting {
 			turn.join(f) // a writer between commits lets go when it sees this
 		}
+		if !noticed && time.Since(start) >= LockWaitNoticeAfter {
+			noticed = true
+			if n := LockWaitNotice; n != nil {
+				n(f.Name())
+			}
+		}
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// LockWaitNotice, when set, is told the path of a cassette whose lock an
+// open has waited LockWaitNoticeAfter for, once per open: a program says
+// so, rather than sit silent for up to LockTimeout behind another
+// process. Set it before any open; it may be called from any goroutine.
+var LockWaitNotice func(path string)
+
+// NoticeLockWaits sets LockWaitNotice to say on w, once per process, that
+// prog is waiting for a cassette another process holds.
+func NoticeLockWaits(prog string, w io.Writer) {
+	var once sync.Once
+	LockWaitNotice = func(path string) {
+		once.Do(func() {
+			fmt.Fprintf(w, "%s: waiting for %s: another process holds its lock (waiting up to %s)\n", prog, path, LockTimeout)
+		})
+	}
+}
+
+// LockWaitNoticeAfter is how long an open waits for the lock before it
+// calls LockWaitNotice: well past the waits recorders take turns with.
+const LockWaitNoticeAfter = time.Second
 
 // join marks f's wait: at the turn's place if it has one, else at a new
 // place, the last in line.

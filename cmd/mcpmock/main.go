@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"runtime"
 
 	"github.com/mcptape/mcptape/internal/cli"
@@ -21,7 +22,10 @@ import (
 // streams are the process's standard files, replaceable in tests.
 type streams = cli.Streams
 
-func main() { cli.Main("mcpmock", run) }
+func main() {
+	store.NoticeLockWaits("mcpmock", os.Stderr)
+	cli.Main("mcpmock", run)
+}
 
 // version is mcpmock's, which --version prints; it moves with mcpspy's,
 // from the same module.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 
@@ -20,7 +21,10 @@ import (
 // streams are the process's standard files, replaceable in tests.
 type streams = cli.Streams
 
-func main() { cli.Main("mcpspy", run) }
+func main() {
+	store.NoticeLockWaits("mcpspy", os.Stderr)
+	cli.Main("mcpspy", run)
+}
 
 const usage = `mcpspy records and inspects MCP traffic.
 
