@@ -1,0 +1,161 @@
+package tsv2_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/store"
+)
+
+// TestStdio: the v2 client, in each mode, through `mcpspy record --
+// node v2-server.mjs`, then against `mcpmock serve` replaying that
+// recording; the client sees the same both times.
+//
+// In auto and pin modes the SDK does not probe on the process it talks
+// to: it spawns its command a first time for server/discover alone (a
+// "disposable sibling", its stderr discarded), and once it has the
+// answer ends it (stdin closed and SIGTERM at once, SIGKILL a second
+// later), then spawns the command again for the session proper, which
+// sends no discover and versions each request in its _meta. Its reason:
+// stdio servers of other SDKs exit on any request before initialize. So
+// mcpspy records two sessions, the first of them only the probe, and
+// two mcpmock processes replay, each of them the whole cassette.
+func TestStdio(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "v2.db")
+			logOnFailure(t, db)
+			spy := []string{"--", peertest.Binary(t, "mcpspy"), "record", "-o", db, "--"}
+			live := client(t, mode, "echo", `{"text":"hi"}`, slices.Concat(spy, peertest.NodeScript(t, "v2-server.mjs"))...)
+			want := []string{"version " + spoken[mode], "tools echo,add", "call echo: echo: hi"}
+			if diff := cmp.Diff(want, live); diff != "" {
+				t.Fatalf("live transcript (-want +got):\n%s", diff)
+			}
+			probed := mode != "legacy"
+			processes := 1
+			if probed {
+				processes = 2
+			}
+			tape := waitEnded(t, db, processes)
+			if probed {
+				checkProbe(t, tape.Sessions[0])
+				checkStateless(t, tape.Sessions[1])
+			} else {
+				checkLegacy(t, tape.Sessions[0])
+			}
+
+			reports := t.TempDir()
+			replayed := client(t, mode, "echo", `{"text":"hi"}`, append([]string{"--"}, mockStdio(t, db, reports)...)...)
+			if diff := cmp.Diff(live, replayed); diff != "" {
+				t.Errorf("replayed transcript (-live +replayed):\n%s", diff)
+			}
+			// Each mcpmock process is a live session that replays the
+			// whole cassette: the probe's, asked only server/discover,
+			// leaves the session's requests unused, and the session's the
+			// probe's discover (which a client of 2026-07-28 need not
+			// send, so it is never unused).
+			wantReports := []string{"matched 3, unmatched [], unused []"}
+			if probed {
+				wantReports = []string{
+					"matched 1, unmatched [], unused [v2.db s2#1 tools/list v2.db s2#3 tools/call {\"arguments\":{\"text\":\"hi\"},\"name\":\"echo\"}]",
+					"matched 2, unmatched [], unused []",
+				}
+			}
+			if diff := cmp.Diff(wantReports, summarize(waitReports(t, reports, processes))); diff != "" {
+				t.Errorf("mcpmock reports (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// summarize is reports in short, sorted.
+func summarize(reports []replay.Report) []string {
+	var out []string
+	for _, r := range reports {
+		out = append(out, fmt.Sprintf("matched %d, unmatched %v, unused %v", r.Matched, r.Unmatched, r.Unused))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkLegacy checks the session of a client in legacy mode: the
+// handshake era, with no sign of 2026-07-28.
+func checkLegacy(t *testing.T, s store.TapeSession) {
+	t.Helper()
+	want := []string{
+		"c2s request initialize", "s2c response id=0",
+		"c2s notification notifications/initialized",
+		"c2s request tools/list", "s2c response id=1",
+		"c2s request tools/call", "s2c response id=2",
+	}
+	if diff := cmp.Diff(want, shape(s)); diff != "" {
+		t.Errorf("session %s (-want +got):\n%s", s.Info.ID, diff)
+	}
+	h := s.Info.Handshake
+	if h.Method != "initialize" || h.ProtocolVersion != "2025-11-25" || string(h.ClientInfo) != clientInfo ||
+		string(h.ServerInfo) != `{"name":"v2-server","version":"2.4.0"}` {
+		t.Errorf("session %s: handshake %+v", s.Info.ID, h)
+	}
+	checkExit0(t, s)
+}
+
+// checkProbe checks the session of the SDK's disposable sibling: the
+// probe and its answer, and an end the client caused.
+func checkProbe(t *testing.T, s store.TapeSession) {
+	t.Helper()
+	want := []string{"c2s request server/discover", `s2c response id="server-discover-probe-1"`}
+	if diff := cmp.Diff(want, shape(s)); diff != "" {
+		t.Errorf("session %s (-want +got):\n%s", s.Info.ID, diff)
+	}
+	// The session's version stays unknown: the store takes a discover's
+	// version from its HTTP request's MCP-Protocol-Version header once the
+	// answer lists it, and, with no headers (stdio), from the requests
+	// that follow. The sibling sends none, although its discover's _meta
+	// names 2026-07-28 and the answer's supportedVersions list it. When
+	// store.ObserveHandshake reads that _meta, expect "2026-07-28" here.
+	h := s.Info.Handshake
+	if h.Method != "server/discover" || h.ProtocolVersion != "" || string(h.ClientInfo) != clientInfo ||
+		string(h.ServerInfo) != `{"name":"v2-server","version":"2.4.0"}` {
+		t.Errorf("session %s: handshake %+v", s.Info.ID, h)
+	}
+	// The SDK closes the sibling's stdin and sends it SIGTERM in the same
+	// breath: which of the two mcpspy sees first is a race, and either
+	// is a true end. Never the server's own exit.
+	if e := s.Info.End; e.Reason != store.EndEOF && e.Reason != store.EndSignal {
+		t.Errorf("session %s: end %+v, want eof or signal", s.Info.ID, e)
+	}
+}
+
+// checkStateless checks the session proper of a client in auto or pin
+// mode: 2026-07-28 requests, no discover of its own, no handshake.
+func checkStateless(t *testing.T, s store.TapeSession) {
+	t.Helper()
+	want := []string{
+		"c2s request tools/list", "s2c response id=0",
+		"c2s request tools/call", "s2c response id=1",
+	}
+	if diff := cmp.Diff(want, shape(s)); diff != "" {
+		t.Errorf("session %s (-want +got):\n%s", s.Info.ID, diff)
+	}
+	h := s.Info.Handshake
+	if h.Method != "" || h.ProtocolVersion != "2026-07-28" || string(h.ClientInfo) != clientInfo ||
+		string(h.ServerInfo) != `{"name":"v2-server","version":"2.4.0"}` {
+		t.Errorf("session %s: handshake %+v", s.Info.ID, h)
+	}
+	checkExit0(t, s)
+}
+
+// checkExit0 checks that a session ended as the SDK's close ends it: it
+// closes stdin, and the server exits 0.
+func checkExit0(t *testing.T, s store.TapeSession) {
+	t.Helper()
+	if e := s.Info.End; e.Reason != store.EndEOF || e.ExitCode == nil || *e.ExitCode != 0 {
+		t.Errorf("session %s: end %+v, want eof, exit code 0", s.Info.ID, e)
+	}
+}
