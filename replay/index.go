@@ -40,6 +40,10 @@ type keyIndex struct {
 	// claims counts, per entry of dups, the live requests that used the
 	// key, in every session (see claim).
 	claims []atomic.Int32
+	// byEra splits each entry of dups by the era of the sessions that
+	// recorded it, once a request of a cassette that holds sessions of
+	// both eras asks (see Cassette.ofEra).
+	byEra []atomic.Pointer[eraSplit]
 }
 
 // keySlot is one slot of the table; the zero value is empty.
@@ -107,6 +111,7 @@ func buildKeyIndex(seed maphash.Seed, slab []interaction, items []*interaction, 
 		}
 	}
 	x.claims = make([]atomic.Int32, len(x.dups))
+	x.byEra = make([]atomic.Pointer[eraSplit], len(x.dups))
 	return x
 }
 

@@ -223,6 +223,7 @@ func (s *cassetteSession) prepare(req *Request) (*Prepared, bool) {
 	}
 	s.mu.Lock()
 	var it *interaction
+	ofEra := false // it is of the occurrences recorded in req's era
 	switch {
 	case c.match.strict:
 		s.pos = c.skipPings(s.pos)
@@ -242,6 +243,9 @@ func (s *cassetteSession) prepare(req *Request) (*Prepared, bool) {
 		it = first // first and last: no cursor to keep
 	default:
 		all := c.byKey.occurrences(first)
+		if same := c.ofEra(first, req); same != nil {
+			all, ofEra = same, true
+		}
 		it = all[nextOf(&s.next, first, len(all))]
 		for it.refused() && !c.serveRefusal(it) && s.next[first] < len(all) {
 			it = all[nextOf(&s.next, first, len(all))]
@@ -256,6 +260,8 @@ func (s *cassetteSession) prepare(req *Request) (*Prepared, bool) {
 		markUsed(it)
 	case ignores:
 		markUsed(c.claimMethod(req.Method, byMet))
+	case ofEra:
+		claimUnused(c.ofEra(first, req))
 	case first.dup != 0:
 		markUsed(c.byKey.claim(first))
 	default:
@@ -265,6 +271,61 @@ func (s *cassetteSession) prepare(req *Request) (*Prepared, bool) {
 		return p, true
 	}
 	return nil, false
+}
+
+// A cassette may hold sessions of both eras: mcpspy records every
+// session into one file, and the TypeScript SDK v2 client speaks the
+// handshake era or 2026-07-28 as its caller chooses. A request the
+// cassette recorded in both is answered from the occurrences recorded in
+// the live request's era: the handshake-era answer lacks the resultType
+// a 2026-07-28 client requires (the TypeScript SDK v2 client refuses it),
+// and a 2026-07-28 answer goes to a handshake-era client only pruned
+// (acrossEras), where a faithful one was recorded. A request recorded in
+// one era alone is answered as before, across eras.
+
+// eraSplit is the occurrences of a key, split by the era of the session
+// that recorded each; both nil when the key was recorded in one era only.
+type eraSplit struct{ handshake, stateless []*interaction }
+
+// ofEra returns the occurrences of first's key (recorded more than once)
+// recorded in the era of req, when the cassette recorded the key in both
+// eras; nil when it did not.
+func (c *Cassette) ofEra(first *interaction, req *Request) []*interaction {
+	if c.stateless == nil {
+		return nil // the common case costs nothing
+	}
+	p := &c.byKey.byEra[first.dup-1]
+	split := p.Load()
+	if split == nil {
+		var h, s []*interaction
+		for _, it := range c.byKey.dups[first.dup-1] {
+			if c.stateless[it.sess] {
+				s = append(s, it)
+			} else {
+				h = append(h, it)
+			}
+		}
+		split = &eraSplit{}
+		if len(h) > 0 && len(s) > 0 {
+			split.handshake, split.stateless = h, s
+		}
+		p.Store(split) // sessions that race store equal splits
+	}
+	if statelessMeta(req.Params) {
+		return split.stateless
+	}
+	return split.handshake
+}
+
+// claimUnused marks used the first of some occurrences that no live
+// request used yet, as keyIndex.claim does for all of a key's
+// occurrences: N live requests of one era use up N recorded in it.
+func claimUnused(some []*interaction) {
+	for _, it := range some {
+		if it.used.CompareAndSwap(false, true) {
+			return
+		}
+	}
 }
 
 // planFor is plan, through planTask for an answer about a task, or

@@ -159,3 +159,42 @@ func checkExit0(t *testing.T, s store.TapeSession) {
 		t.Errorf("session %s: end %+v, want eof, exit code 0", s.Info.ID, e)
 	}
 }
+
+// TestStdio_BothErasInOneCassette: mcpspy records every session into one
+// cassette, so a host whose clients speak both eras (the v2 client in
+// legacy mode, then in pin mode) leaves a cassette holding tools/list and
+// tools/call in both. Replayed, each client is answered from its own
+// era's recording: a 2026-07-28 client given the handshake-era answer
+// (recorded first) refused it, for want of resultType.
+func TestStdio_BothErasInOneCassette(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "v2.db")
+	logOnFailure(t, db)
+	spy := []string{"--", peertest.Binary(t, "mcpspy"), "record", "-o", db, "--"}
+	live := map[string][]string{}
+	for _, mode := range []string{"legacy", "pin"} {
+		live[mode] = client(t, mode, "echo", `{"text":"hi"}`, slices.Concat(spy, peertest.NodeScript(t, "v2-server.mjs"))...)
+	}
+	waitEnded(t, db, 3)
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			reports := t.TempDir()
+			replayed := client(t, mode, "echo", `{"text":"hi"}`, append([]string{"--"}, mockStdio(t, db, reports)...)...)
+			want := live["pin"]
+			if mode == "legacy" {
+				want = live["legacy"]
+			}
+			if diff := cmp.Diff(want, replayed); diff != "" {
+				t.Errorf("replayed transcript (-live +replayed):\n%s", diff)
+			}
+			n := 2
+			if mode == "legacy" {
+				n = 1
+			}
+			for _, r := range waitReports(t, reports, n) {
+				if len(r.Unmatched) > 0 {
+					t.Errorf("report: unmatched %+v", r.Unmatched)
+				}
+			}
+		})
+	}
+}
