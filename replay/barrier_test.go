@@ -175,7 +175,7 @@ func TestServer_NoRequestsToStatelessClients(t *testing.T) {
 	s := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)})
 	c := dial(t, s)
 	got := c.roundTrip(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
-	if want := `{"id":5,"jsonrpc":"2.0","result":{"content":[{"text":"asked","type":"text"}]}}`; got != want {
+	if want := `{"id":5,"jsonrpc":"2.0","result":{"content":[{"text":"asked","type":"text"}],"resultType":"complete"}}`; got != want {
 		t.Errorf("got %s, want the reply, without roots/list first", got)
 	}
 	if w := s.Warnings(); !strings.Contains(w, "roots/list not sent to the client during tools/call: a 2026-07-28 client takes no requests from the server") {

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -246,6 +247,92 @@ func pruned(obj []byte, edit func(name, value []byte) []byte) []byte {
 			out = append(out, ',')
 		}
 		out = append(append(append(out, m.key...), ':'), m.value...)
+	}
+	return append(out, '}')
+}
+
+// A handshake-era recording replayed to a 2026-07-28 client, the other
+// way round: its results lack what the 2026-07-28 schema requires of
+// every result (resultType) and of a complete cacheable one (ttlMs and
+// cacheScope), and the TypeScript SDK v2 client refuses an answer without
+// them. A cassette whose recordings all spoke the handshake era refuses
+// server/discover, so a client that probes first falls back to
+// initialize; this is for a cassette holding both eras (its recorded
+// discover lets the client in), and for a client that does not probe.
+// Such a result goes with resultType "complete" and, if cacheable, ttlMs 0
+// and cacheScope "private" (the recording says nothing of how long its
+// answer stays fresh: stale at once, for this client alone), appended;
+// every other byte as recorded.
+
+// cacheable are the methods whose complete 2026-07-28 results carry ttlMs
+// and cacheScope (the schema's CacheableResult).
+var cacheable = map[string]bool{
+	"server/discover": true, "tools/list": true, "prompts/list": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+}
+
+// forEra is p, the answer recorded in it's session, to the live request
+// req: a handshake-era answer to a 2026-07-28 request by statelessResult.
+func (s *cassetteSession) forEra(req *Request, it *interaction, p *Prepared) *Prepared {
+	if p == nil || s.handshake.Load() || s.c.stateless[it.sess] || !statelessMeta(req.Params) {
+		return p
+	}
+	method := req.Method
+	q := *p
+	q.Reply = statelessReply(method, p.Reply)
+	if play := p.Play; play != nil {
+		q.Play = func(ctx context.Context, peer Peer, req *Request) Reply {
+			return statelessReply(method, play(ctx, peer, req))
+		}
+	}
+	return &q
+}
+
+func statelessReply(method string, r Reply) Reply {
+	if r.Result != nil {
+		r.Result = statelessResult(method, r.Result)
+	}
+	return r
+}
+
+// statelessResult is a handshake-era result of method as a 2026-07-28
+// server answers: with resultType, ttlMs and cacheScope as above, each
+// unless it is there; result itself when nothing is added or it is no
+// object.
+func statelessResult(method string, result json.RawMessage) json.RawMessage {
+	var add []string
+	resultType := jsonrpc.Member(result, "resultType")
+	if resultType == nil {
+		add = append(add, `"resultType":"complete"`)
+	}
+	if cacheable[method] && (resultType == nil || string(resultType) == `"complete"`) {
+		if jsonrpc.Member(result, "ttlMs") == nil {
+			add = append(add, `"ttlMs":0`)
+		}
+		if jsonrpc.Member(result, "cacheScope") == nil {
+			add = append(add, `"cacheScope":"private"`)
+		}
+	}
+	return appendMembers(result, add)
+}
+
+// appendMembers is obj, a JSON object, with members (each `"name":value`)
+// added at its end; obj itself when there are none or it is no object.
+func appendMembers(obj []byte, members []string) []byte {
+	trimmed := bytes.TrimSpace(obj)
+	if len(members) == 0 || len(trimmed) < 2 || trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
+		return obj
+	}
+	body := trimmed[:len(trimmed)-1]
+	out := make([]byte, 0, len(trimmed)+64)
+	out = append(out, body...)
+	sep := len(bytes.TrimSpace(body[1:])) > 0
+	for _, m := range members {
+		if sep {
+			out = append(out, ',')
+		}
+		out = append(out, m...)
+		sep = true
 	}
 	return append(out, '}')
 }

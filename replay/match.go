@@ -212,7 +212,7 @@ func (s *cassetteSession) prepare(req *Request) (*Prepared, bool) {
 		}
 		if !c.match.strict && first.dup == 0 {
 			// Recorded once: no cursor to keep, so no lock.
-			p := s.planFor(req, first)
+			p := s.forEra(req, first, s.planFor(req, first))
 			if p == nil {
 				return nil, false
 			}
@@ -267,7 +267,7 @@ func (s *cassetteSession) prepare(req *Request) (*Prepared, bool) {
 	default:
 		markUsed(it)
 	}
-	if p := s.planFor(req, it); p != nil {
+	if p := s.forEra(req, it, s.planFor(req, it)); p != nil {
 		return p, true
 	}
 	return nil, false

@@ -105,3 +105,41 @@ func resultOf(tb testing.TB, line string) string {
 	}
 	return string(r.Result)
 }
+
+// A request recorded in the handshake era alone, asked by a 2026-07-28
+// client (here one that does not probe; the TypeScript SDK v2 client
+// probes, and gets this far with a cassette that also holds a
+// 2026-07-28 session): the answer goes with what 2026-07-28 requires of
+// every result, resultType, and of a cacheable one, ttlMs and
+// cacheScope, as a server that does not say how long its answer stays
+// fresh; every recorded byte as it was. An error stays as recorded.
+func TestReplay_HandshakeAnswerTo2026Client(t *testing.T) {
+	tape := append(slices.Clone(handshakeSession),
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"boom","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"no boom"}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"a://b"}}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{ }}`,
+	)
+	s := mocktest.New(t, []replay.Source{cassetteOf(t, tape...)})
+	lc := dial(t, s)
+	ask := []string{
+		`"method":"tools/list","params":{` + statelessMeta + `}`,
+		`"method":"tools/call","params":{` + statelessMeta + `,"name":"echo","arguments":{"text":"hi"}}`,
+		`"method":"tools/call","params":{` + statelessMeta + `,"name":"boom","arguments":{}}`,
+		`"method":"resources/read","params":{` + statelessMeta + `,"uri":"a://b"}`,
+	}
+	want := []string{
+		`{"jsonrpc":"2.0","id":10,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}],"resultType":"complete","ttlMs":0,"cacheScope":"private"}}`,
+		`{"jsonrpc":"2.0","id":11,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete"}}`,
+		`{"jsonrpc":"2.0","id":12,"error":{"code":-32602,"message":"no boom"}}`,
+		`{"jsonrpc":"2.0","id":13,"result":{ "resultType":"complete","ttlMs":0,"cacheScope":"private"}}`,
+	}
+	for i, a := range ask {
+		lc.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s}`, 10+i, a))
+		if got := lc.recv(); got != want[i] {
+			t.Errorf("answer %d:\n%s\nwant\n%s", i, got, want[i])
+		}
+	}
+}

@@ -274,7 +274,7 @@ func TestCassette_PlainCallOf2026GetsTaskResult(t *testing.T) {
 	}{
 		{"the fetched result", fetched, false, []string{
 			`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"fetched"}}`,
-			`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"report"}],"_meta":{"trace":"t"}}}`,
+			`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"report"}],"_meta":{"trace":"t"},"resultType":"complete"}}`,
 		}, false},
 		{"the fetched error", failed, false, []string{
 			`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"the research failed"}}`,

@@ -162,39 +162,46 @@ func checkExit0(t *testing.T, s store.TapeSession) {
 
 // TestStdio_BothErasInOneCassette: mcpspy records every session into one
 // cassette, so a host whose clients speak both eras (the v2 client in
-// legacy mode, then in pin mode) leaves a cassette holding tools/list and
-// tools/call in both. Replayed, each client is answered from its own
-// era's recording: a 2026-07-28 client given the handshake-era answer
-// (recorded first) refused it, for want of resultType.
+// legacy mode calling echo and add, then in pin mode calling echo) leaves
+// a cassette holding tools/list and the echo call in both eras, the add
+// call in the handshake era only. Replayed, each client is answered from
+// its own era's recording where there is one: a 2026-07-28 client given
+// the handshake-era tools/list (recorded first) refused it, for want of
+// resultType. The add call it gets from the handshake era with what
+// 2026-07-28 requires added (resultType), which it refused without.
 func TestStdio_BothErasInOneCassette(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "v2.db")
 	logOnFailure(t, db)
 	spy := []string{"--", peertest.Binary(t, "mcpspy"), "record", "-o", db, "--"}
-	live := map[string][]string{}
-	for _, mode := range []string{"legacy", "pin"} {
-		live[mode] = client(t, mode, "echo", `{"text":"hi"}`, slices.Concat(spy, peertest.NodeScript(t, "v2-server.mjs"))...)
+	server := peertest.NodeScript(t, "v2-server.mjs")
+	calls := []struct{ mode, tool, args string }{
+		{"legacy", "echo", `{"text":"hi"}`},
+		{"legacy", "add", `{"a":1,"b":2}`},
+		{"pin", "echo", `{"text":"hi"}`},
 	}
-	waitEnded(t, db, 3)
+	for _, c := range calls {
+		client(t, c.mode, c.tool, c.args, slices.Concat(spy, server)...)
+	}
+	waitEnded(t, db, 4) // the pin run's probe is a session of its own
 	for _, mode := range modes {
-		t.Run(mode, func(t *testing.T) {
-			reports := t.TempDir()
-			replayed := client(t, mode, "echo", `{"text":"hi"}`, append([]string{"--"}, mockStdio(t, db, reports)...)...)
-			want := live["pin"]
-			if mode == "legacy" {
-				want = live["legacy"]
-			}
-			if diff := cmp.Diff(want, replayed); diff != "" {
-				t.Errorf("replayed transcript (-live +replayed):\n%s", diff)
-			}
-			n := 2
-			if mode == "legacy" {
-				n = 1
-			}
-			for _, r := range waitReports(t, reports, n) {
-				if len(r.Unmatched) > 0 {
-					t.Errorf("report: unmatched %+v", r.Unmatched)
+		for _, c := range calls[:2] {
+			t.Run(mode+" "+c.tool, func(t *testing.T) {
+				reports := t.TempDir()
+				replayed := client(t, mode, c.tool, c.args, append([]string{"--"}, mockStdio(t, db, reports)...)...)
+				want := []string{"version " + spoken[mode], "tools echo,add", map[string]string{"echo": "call echo: echo: hi", "add": "call add: 3"}[c.tool]}
+				if diff := cmp.Diff(want, replayed); diff != "" {
+					t.Errorf("replayed transcript (-want +got):\n%s", diff)
 				}
-			}
-		})
+				n := 2
+				if mode == "legacy" {
+					n = 1
+				}
+				for _, r := range waitReports(t, reports, n) {
+					if len(r.Unmatched) > 0 {
+						t.Errorf("report: unmatched %+v", r.Unmatched)
+					}
+				}
+			})
+		}
 	}
 }
