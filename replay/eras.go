@@ -271,6 +271,10 @@ var cacheable = map[string]bool{
 	"resources/list": true, "resources/templates/list": true, "resources/read": true,
 }
 
+// Cacheable says whether a complete 2026-07-28 result of method must carry
+// ttlMs and cacheScope (the schema's CacheableResult).
+func Cacheable(method string) bool { return cacheable[method] }
+
 // forEra is p, the answer recorded in it's session, to the live request
 // req: a handshake-era answer to a 2026-07-28 request by statelessResult.
 func (s *cassetteSession) forEra(req *Request, it *interaction, p *Prepared) *Prepared {

@@ -282,13 +282,6 @@ func errReply(code int, msg string, data any) replay.Reply {
 	return replay.Reply{Error: e}
 }
 
-// cacheable are the methods whose complete 2026-07-28 results must carry
-// freshness hints (the schema's CacheableResult).
-var cacheable = map[string]bool{
-	"server/discover": true, "tools/list": true, "prompts/list": true,
-	"resources/list": true, "resources/templates/list": true, "resources/read": true,
-}
-
 // stateless adds what 2026-07-28 results of method carry: resultType, the
 // server's identity in _meta, and for a cacheable complete result ttlMs and
 // cacheScope. A script's list can change with any request (events), so
@@ -301,7 +294,7 @@ func (ss *session) stateless(method string, result json.RawMessage) json.RawMess
 	if _, ok := m["resultType"]; !ok {
 		m["resultType"] = json.RawMessage(`"complete"`)
 	}
-	if cacheable[method] && string(m["resultType"]) == `"complete"` {
+	if replay.Cacheable(method) && string(m["resultType"]) == `"complete"` {
 		if _, ok := m["ttlMs"]; !ok {
 			m["ttlMs"] = json.RawMessage(`0`)
 		}
