@@ -45,11 +45,11 @@ func ObserveHandshake(info *SessionInfo, m *Message, s *Summary) bool {
 		return true
 	case s.Kind == jsonrpc.Request && s.Method == "server/discover" && h.Method == "":
 		// Its version counts once the answer lists it: see observeAnswer.
-		_, clientInfo, ok := requestMeta(m.Frame)
+		asked, clientInfo, ok := requestMeta(m.Frame)
 		if !ok {
 			return false
 		}
-		h.Method = "server/discover"
+		h.Method, h.discoverAsked = "server/discover", asked
 		if clientInfo != nil {
 			h.ClientInfo = clientInfo
 		}
@@ -115,14 +115,19 @@ func observeAnswer(h *Handshake, m *Message) bool {
 	}
 	changed := false
 	if discovered {
-		// The probe's version travels in the header of the request this
-		// answers; a recording without it (stdio) takes the version from
-		// the requests that follow instead.
+		// The version the probe asked for: the header of the request this
+		// answers, over HTTP, else the discover's own _meta (stdio; the
+		// TypeScript SDK v2 client probes on a process of its own, so
+		// no request follows in that session to tell it).
+		v := h.discoverAsked
 		if m.HTTP != nil {
-			if v := http.Header(m.HTTP.RequestHeader).Get("Mcp-Protocol-Version"); v != "" && slices.Contains(resp.Result.SupportedVersions, v) {
-				h.ProtocolVersion = v
-				changed = true
+			if hv := http.Header(m.HTTP.RequestHeader).Get("Mcp-Protocol-Version"); hv != "" {
+				v = hv
 			}
+		}
+		if v != "" && slices.Contains(resp.Result.SupportedVersions, v) {
+			h.ProtocolVersion = v
+			changed = true
 		}
 	}
 	if !named {

@@ -28,6 +28,14 @@ func TestObserveHandshake_Stateless(t *testing.T) {
 			{store.C2S, discover, probeHeader},
 			{store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{}}}`, probeHeader},
 		}, "2026-07-28", `{"name":"gocli","version":"1.0.0"}`},
+		{"discover answered with the version, over stdio", []frame{
+			{store.C2S, discover, nil},
+			{store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{}}}`, nil},
+		}, "2026-07-28", `{"name":"gocli","version":"1.0.0"}`},
+		{"discover answered without it, over stdio", []frame{
+			{store.C2S, discover, nil},
+			{store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2025-11-25"],"capabilities":{}}}`, nil},
+		}, "", `{"name":"gocli","version":"1.0.0"}`},
 		{"discover answered without it", []frame{
 			{store.C2S, discover, probeHeader},
 			{store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2025-11-25","2025-06-18"],"capabilities":{}}}`, probeHeader},

@@ -281,6 +281,10 @@ type Handshake struct {
 	// Instructions is the server's instructions for the model, if it
 	// gave any, kept for the same reason.
 	Instructions string `json:"instructions,omitempty"`
+
+	// discoverAsked is the version a server/discover's _meta asked for,
+	// while its answer is awaited (ObserveHandshake); not kept.
+	discoverAsked string
 }
 
 // OneLine is a note on one line: each run of white space, newlines too,

@@ -113,14 +113,11 @@ func checkProbe(t *testing.T, s store.TapeSession) {
 	if diff := cmp.Diff(want, shape(s)); diff != "" {
 		t.Errorf("session %s (-want +got):\n%s", s.Info.ID, diff)
 	}
-	// The session's version stays unknown: the store takes a discover's
-	// version from its HTTP request's MCP-Protocol-Version header once the
-	// answer lists it, and, with no headers (stdio), from the requests
-	// that follow. The sibling sends none, although its discover's _meta
-	// names 2026-07-28 and the answer's supportedVersions list it. When
-	// store.ObserveHandshake reads that _meta, expect "2026-07-28" here.
+	// The sibling sends nothing after its discover, so the session's
+	// version is the one its discover's _meta asked for, which the
+	// answer's supportedVersions list.
 	h := s.Info.Handshake
-	if h.Method != "server/discover" || h.ProtocolVersion != "" || string(h.ClientInfo) != clientInfo ||
+	if h.Method != "server/discover" || h.ProtocolVersion != "2026-07-28" || string(h.ClientInfo) != clientInfo ||
 		string(h.ServerInfo) != `{"name":"v2-server","version":"2.4.0"}` {
 		t.Errorf("session %s: handshake %+v", s.Info.ID, h)
 	}
