@@ -100,9 +100,9 @@ func (f *fallbackOptions) check(o *serveOptions) error {
 		return usageErrorf("serve: %v", recorder.OptionError("--redact-value", err))
 	}
 	if f.upstream != "" {
-		u, err := url.Parse(f.upstream)
-		if err != nil || !slices.Contains([]string{"http", "https", "ws", "wss"}, u.Scheme) || u.Host == "" {
-			return usageErrorf("serve: --upstream %q: want an http:// or https:// URL of a Streamable HTTP server, or ws:// or wss:// of a WebSocket one", f.upstream)
+		u, err := cli.Upstream("serve", f.upstream)
+		if err != nil {
+			return err
 		}
 		f.url = u
 	}

@@ -92,8 +92,9 @@ func TestServe_FallbackUsage(t *testing.T) {
 	}{
 		{"both", []string{"serve", "--upstream", "http://127.0.0.1:1/mcp", db, "--", "server"}, "give either --upstream URL or -- COMMAND, not both"},
 		{"nothing after --", []string{"serve", db, "--"}, "nothing after --"},
-		{"ftp upstream", []string{"serve", "--upstream", "ftp://127.0.0.1:1/", db}, `--upstream "ftp://127.0.0.1:1/": want an http:// or https:// URL`},
-		{"no host", []string{"serve", "--upstream", "http:///mcp", db}, "want an http:// or https:// URL"},
+		{"ftp upstream", []string{"serve", "--upstream", "ftp://127.0.0.1:1/", db}, `--upstream "ftp://127.0.0.1:1/": unknown scheme "ftp" (want http, https, ws or wss)`},
+		{"no host", []string{"serve", "--upstream", "http:///mcp", db}, `--upstream "http:///mcp" has no host`},
+		{"no scheme", []string{"serve", "--upstream", "localhost:3001/mcp", db}, `--upstream "localhost:3001/mcp" has no scheme: did you mean http://localhost:3001/mcp (ws:// for WebSocket)?`},
 		{"record-new jsonl", []string{"serve", "--record-new", jsonl, db, "--", "server"}, "--record-new " + jsonl + ": want a cassette .db"},
 		{"record-new script", []string{"serve", "--record-new", script, db, "--", "server"}, "want a cassette .db"},
 		{"record-new without a server", []string{"serve", "--record-new", db, db}, "--record-new is for a fallback server"},

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +23,7 @@ import (
 // recordNet records an HTTP or WebSocket upstream (o.upstream) behind a
 // listener on o.listen until ctx ends.
 func recordNet(ctx context.Context, s streams, o *recordOptions) (err error) {
-	up, err := parseUpstream("record", o.upstream)
+	up, err := cli.Upstream("record", o.upstream)
 	if err != nil {
 		return err
 	}
@@ -75,40 +74,6 @@ func recordNet(ctx context.Context, s streams, o *recordOptions) (err error) {
 	limitProcsForProxy()
 	fmt.Fprintf(s.Err, "mcpspy: listening on %s://%s\n", proto, ln.Addr())
 	return serve(ctx, ln)
-}
-
-// parseUpstream checks the --upstream URL of the command cmd. One typed
-// without its scheme, as curl takes it (localhost:3001/mcp), gets the
-// http:// form suggested: url.Parse reads "localhost" as the scheme, or
-// fails on "127.0.0.1:3001", and neither says what is missing.
-func parseUpstream(cmd, raw string) (*url.URL, error) {
-	u, err := url.Parse(raw) // which lowers the scheme's case
-	if schemeless(raw, u, err) {
-		return nil, usageErrorf("%s: --upstream %q has no scheme: did you mean http://%s (ws:// for WebSocket)?", cmd, raw, raw)
-	}
-	switch {
-	case err != nil:
-		return nil, usageErrorf("%s: --upstream %q is not a URL: %v", cmd, raw, err)
-	case !slices.Contains([]string{"http", "https", "ws", "wss"}, u.Scheme):
-		return nil, usageErrorf("%s: --upstream %q: unknown scheme %q (want http, https, ws or wss)", cmd, raw, u.Scheme)
-	case u.Host == "":
-		return nil, usageErrorf("%s: --upstream %q has no host", cmd, raw)
-	}
-	return u, nil
-}
-
-// schemeless says whether raw, which url.Parse made u and err of, is a
-// host (and port, and path) typed without its scheme: "127.0.0.1:3001"
-// does not parse, "localhost:3001" parses as scheme "localhost", and
-// "example.com/mcp" as a path.
-func schemeless(raw string, u *url.URL, err error) bool {
-	if strings.Contains(raw, "://") {
-		return false
-	}
-	if v, verr := url.Parse("http://" + raw); verr != nil || v.Host == "" {
-		return false
-	}
-	return err != nil || u.Scheme == "" || u.Opaque != "" && u.Opaque[0] >= '0' && u.Opaque[0] <= '9'
 }
 
 // probeUpstream checks once, before listening, that the upstream speaks

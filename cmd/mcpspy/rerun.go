@@ -71,7 +71,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	opts := rerun.Options{Command: command, Timeout: *timeout, Stderr: s.Err, Header: header}
 	target := recorder.RedactCommandLine(command)
 	if *upstream != "" {
-		u, err := parseUpstream("rerun", *upstream)
+		u, err := cli.Upstream("rerun", *upstream)
 		if err != nil {
 			return err
 		}

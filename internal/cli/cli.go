@@ -15,9 +15,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -347,4 +349,39 @@ func Listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	return ln, nil
+}
+
+// Upstream checks the --upstream URL of the command cmd (mcpspy record
+// and rerun, mcpmock serve). One typed
+// without its scheme, as curl takes it (localhost:3001/mcp), gets the
+// http:// form suggested: url.Parse reads "localhost" as the scheme, or
+// fails on "127.0.0.1:3001", and neither says what is missing.
+func Upstream(cmd, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw) // which lowers the scheme's case
+	if schemeless(raw, u, err) {
+		return nil, Usagef("%s: --upstream %q has no scheme: did you mean http://%s (ws:// for WebSocket)?", cmd, raw, raw)
+	}
+	switch {
+	case err != nil:
+		return nil, Usagef("%s: --upstream %q is not a URL: %v", cmd, raw, err)
+	case !slices.Contains([]string{"http", "https", "ws", "wss"}, u.Scheme):
+		return nil, Usagef("%s: --upstream %q: unknown scheme %q (want http, https, ws or wss)", cmd, raw, u.Scheme)
+	case u.Host == "":
+		return nil, Usagef("%s: --upstream %q has no host", cmd, raw)
+	}
+	return u, nil
+}
+
+// schemeless says whether raw, which url.Parse made u and err of, is a
+// host (and port, and path) typed without its scheme: "127.0.0.1:3001"
+// does not parse, "localhost:3001" parses as scheme "localhost", and
+// "example.com/mcp" as a path.
+func schemeless(raw string, u *url.URL, err error) bool {
+	if strings.Contains(raw, "://") {
+		return false
+	}
+	if v, verr := url.Parse("http://" + raw); verr != nil || v.Host == "" {
+		return false
+	}
+	return err != nil || u.Scheme == "" || u.Opaque != "" && u.Opaque[0] >= '0' && u.Opaque[0] <= '9'
 }
