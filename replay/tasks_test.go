@@ -281,7 +281,7 @@ func TestCassette_PlainCallOf2026GetsTaskResult(t *testing.T) {
 		}, false},
 		{"never fetched", taskTape[:14], false, nil, true},
 		{"never fetched, failed", failedUnfetched, false, []string{
-			`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"the task failed while recording"}],"isError":true}}`,
+			`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"the task failed while recording"}],"isError":true,"resultType":"complete"}}`,
 		}, false},
 		{"a handshake-era client", fetched, true, nil, true},
 	}
