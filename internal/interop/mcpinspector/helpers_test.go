@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/interop/interoptest"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
@@ -135,45 +136,6 @@ func callText(t *testing.T, result []byte) string {
 	return strings.Join(parts, " | ")
 }
 
-// waitEnded polls the cassette until it holds n sessions, every one
-// ended, and returns it. A stdio recording ends after the inspector has
-// exited: its SDK waits up to 2 s for mcpspy to exit, then signals it,
-// and does not wait for the end of that.
-func waitEnded(t *testing.T, db string, n int) *store.Tape {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		tape, err := store.Load(db)
-		ended := 0
-		if err == nil {
-			for _, s := range tape.Sessions {
-				if s.Info.End != nil {
-					ended++
-				}
-			}
-			if ended == n && len(tape.Sessions) == n {
-				return tape
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cassette %s: want %d sessions ended within 20 s; have %d ended (load: %v)", db, n, ended, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling, with a deadline
-	}
-}
-
-// logOnFailure logs the cassette one message a line if the test fails.
-func logOnFailure(t *testing.T, db string) {
-	t.Helper()
-	spy := peertest.Binary(t, "mcpspy")
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, err := exec.Command(spy, "show", db).CombinedOutput()
-			t.Logf("cassette %s (%v):\n%s", db, err, out)
-		}
-	})
-}
-
 // listChanged is the notification server-everything sends after
 // initialized: where it lands among the client's requests is the
 // server's timing, so shape counts it apart.
@@ -292,7 +254,7 @@ func checkClean(t *testing.T, r replay.Report, matched int) {
 func recordEverythingHTTP(t *testing.T, name, mode, path string) (db string, spy *peertest.Process, url string) {
 	t.Helper()
 	db = filepath.Join(t.TempDir(), name)
-	logOnFailure(t, db)
+	interoptest.LogOnFailure(t, db)
 	up := peertest.EverythingHTTP(t, mode)
 	spy = peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpspy"), "record", "-o", db, "--listen", "127.0.0.1:0", "--upstream", up)
 	return db, spy, spy.WaitLine(t, "mcpspy: listening on ", 20*time.Second) + path

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcptape/mcptape/internal/interop/interoptest"
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
 )
@@ -65,13 +66,13 @@ func checkSessions(t *testing.T, tape *store.Tape, prefix []string, transport st
 func TestRecordReplay_Stdio(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "stdio.db")
-	logOnFailure(t, db)
+	interoptest.LogOnFailure(t, db)
 	spy := slices.Concat([]string{peertest.Binary(t, "mcpspy"), "record", "-o", db, "--"}, peertest.ServerEverything(t, "stdio"))
 	var l live
 	l.list = mustInspect(t, stdioArgs(listTools, spy...)...)
-	waitEnded(t, db, 1) // so that the sessions are in the order of the runs
+	interoptest.WaitEnded(t, db, 1) // so that the sessions are in the order of the runs
 	l.call = mustInspect(t, stdioArgs(callEcho, spy...)...)
-	tape := waitEnded(t, db, 2)
+	tape := interoptest.WaitEnded(t, db, 2)
 
 	// server-everything sends list_changed on stdio right after
 	// initialized, before the answers the inspector waits for.
@@ -143,7 +144,7 @@ func TestRecordReplay_StreamableHTTP(t *testing.T) {
 	l.list = mustInspect(t, urlArgs(u, "http", listTools)...)
 	l.call = mustInspect(t, urlArgs(u, "http", callEcho)...)
 	spy.Stop(t, 15*time.Second)
-	tape := waitEnded(t, db, 2)
+	tape := interoptest.WaitEnded(t, db, 2)
 
 	// list_changed goes on the GET stream, which the inspector opens
 	// after initialized and drops when it exits: it may or may not catch it.
@@ -185,7 +186,7 @@ func TestRecordReplay_LegacySSE(t *testing.T) {
 	t.Parallel()
 	db, spy, u := recordEverythingHTTP(t, "sse.db", "sse", "/sse")
 	call := mustInspect(t, urlArgs(u, "sse", callEcho)...)
-	tape := waitEnded(t, db, 1) // the inspector's leaving ends it, not mcpspy's
+	tape := interoptest.WaitEnded(t, db, 1) // the inspector's leaving ends it, not mcpspy's
 	spy.Stop(t, 15*time.Second)
 
 	s := tape.Sessions[0]

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,45 +32,6 @@ var spoken = map[string]string{"legacy": "2025-11-25", "auto": "2026-07-28", "pi
 func client(t *testing.T, mode, tool, args string, target ...string) []string {
 	t.Helper()
 	return peertest.NodeTranscript(t, 90*time.Second, []string{"MODE=" + mode}, "v2-client.mjs", slices.Concat([]string{tool, args}, target)...)
-}
-
-// waitEnded polls the cassette until it holds n sessions, every one
-// ended, and returns it. Over stdio a session ends after the client has
-// exited: the SDK's close waits up to 2 s for its server (here mcpspy)
-// to exit, then signals it, and does not wait for the end of that.
-func waitEnded(t *testing.T, db string, n int) *store.Tape {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		tape, err := store.Load(db)
-		ended := 0
-		if err == nil {
-			for _, s := range tape.Sessions {
-				if s.Info.End != nil {
-					ended++
-				}
-			}
-			if ended == n && len(tape.Sessions) == n {
-				return tape
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cassette %s: want %d sessions ended within 20 s; have %d ended (load: %v)", db, n, ended, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling, with a deadline
-	}
-}
-
-// logOnFailure logs the cassette one message a line if the test fails.
-func logOnFailure(t *testing.T, db string) {
-	t.Helper()
-	spy := peertest.Binary(t, "mcpspy")
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, err := exec.Command(spy, "show", db).CombinedOutput()
-			t.Logf("cassette %s (%v):\n%s", db, err, out)
-		}
-	})
 }
 
 // shape lists a session's messages as "dir kind method-or-id".

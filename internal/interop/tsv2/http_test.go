@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/mcptape/mcptape/internal/interop/interoptest"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
@@ -38,7 +39,7 @@ func TestHTTP(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			db := filepath.Join(dir, "v2.db")
-			logOnFailure(t, db)
+			interoptest.LogOnFailure(t, db)
 			spy := peertest.Start(t, "", nil, nil, nil, peertest.Binary(t, "mcpspy"), "record", "-o", db, "--listen", "127.0.0.1:0", "--upstream", up)
 			u := spy.WaitLine(t, "mcpspy: listening on ", 20*time.Second) + "/mcp"
 			live := client(t, mode, "weather", weatherArgs, "--url", u)

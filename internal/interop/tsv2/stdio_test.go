@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcptape/mcptape/internal/interop/interoptest"
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/store"
@@ -30,7 +31,7 @@ func TestStdio(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "v2.db")
-			logOnFailure(t, db)
+			interoptest.LogOnFailure(t, db)
 			spy := []string{"--", peertest.Binary(t, "mcpspy"), "record", "-o", db, "--"}
 			live := client(t, mode, "echo", `{"text":"hi"}`, slices.Concat(spy, peertest.NodeScript(t, "v2-server.mjs"))...)
 			want := []string{"version " + spoken[mode], "tools echo,add", "call echo: echo: hi"}
@@ -42,7 +43,7 @@ func TestStdio(t *testing.T) {
 			if probed {
 				processes = 2
 			}
-			tape := waitEnded(t, db, processes)
+			tape := interoptest.WaitEnded(t, db, processes)
 			if probed {
 				checkProbe(t, tape.Sessions[0])
 				checkStateless(t, tape.Sessions[1])
@@ -168,7 +169,7 @@ func checkExit0(t *testing.T, s store.TapeSession) {
 // 2026-07-28 requires added (resultType), which it refused without.
 func TestStdio_BothErasInOneCassette(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "v2.db")
-	logOnFailure(t, db)
+	interoptest.LogOnFailure(t, db)
 	spy := []string{"--", peertest.Binary(t, "mcpspy"), "record", "-o", db, "--"}
 	server := peertest.NodeScript(t, "v2-server.mjs")
 	calls := []struct{ mode, tool, args string }{
@@ -179,7 +180,7 @@ func TestStdio_BothErasInOneCassette(t *testing.T) {
 	for _, c := range calls {
 		client(t, c.mode, c.tool, c.args, slices.Concat(spy, server)...)
 	}
-	waitEnded(t, db, 4) // the pin run's probe is a session of its own
+	interoptest.WaitEnded(t, db, 4) // the pin run's probe is a session of its own
 	for _, mode := range modes {
 		for _, c := range calls[:2] {
 			t.Run(mode+" "+c.tool, func(t *testing.T) {
