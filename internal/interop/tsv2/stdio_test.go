@@ -85,43 +85,42 @@ func summarize(reports []replay.Report) []string {
 	return out
 }
 
+// checkSession checks the messages of session s (as shape lists them)
+// and what its info kept of the opening: the handshake method and the
+// version, with the client's and the server's identity.
+func checkSession(t *testing.T, s store.TapeSession, want []string, method, version string) {
+	t.Helper()
+	if diff := cmp.Diff(want, shape(s)); diff != "" {
+		t.Errorf("session %s (-want +got):\n%s", s.Info.ID, diff)
+	}
+	h := s.Info.Handshake
+	if h.Method != method || h.ProtocolVersion != version || string(h.ClientInfo) != clientInfo ||
+		string(h.ServerInfo) != `{"name":"v2-server","version":"2.4.0"}` {
+		t.Errorf("session %s: handshake %+v, want method %q, version %q", s.Info.ID, h, method, version)
+	}
+}
+
 // checkLegacy checks the session of a client in legacy mode: the
 // handshake era, with no sign of 2026-07-28.
 func checkLegacy(t *testing.T, s store.TapeSession) {
 	t.Helper()
-	want := []string{
+	checkSession(t, s, []string{
 		"c2s request initialize", "s2c response id=0",
 		"c2s notification notifications/initialized",
 		"c2s request tools/list", "s2c response id=1",
 		"c2s request tools/call", "s2c response id=2",
-	}
-	if diff := cmp.Diff(want, shape(s)); diff != "" {
-		t.Errorf("session %s (-want +got):\n%s", s.Info.ID, diff)
-	}
-	h := s.Info.Handshake
-	if h.Method != "initialize" || h.ProtocolVersion != "2025-11-25" || string(h.ClientInfo) != clientInfo ||
-		string(h.ServerInfo) != `{"name":"v2-server","version":"2.4.0"}` {
-		t.Errorf("session %s: handshake %+v", s.Info.ID, h)
-	}
+	}, "initialize", "2025-11-25")
 	checkExit0(t, s)
 }
 
 // checkProbe checks the session of the SDK's disposable sibling: the
-// probe and its answer, and an end the client caused.
+// probe and its answer, and an end the client caused. The sibling sends
+// nothing after its discover, so the session's version is the one its
+// discover's _meta asked for, which the answer's supportedVersions list.
 func checkProbe(t *testing.T, s store.TapeSession) {
 	t.Helper()
-	want := []string{"c2s request server/discover", `s2c response id="server-discover-probe-1"`}
-	if diff := cmp.Diff(want, shape(s)); diff != "" {
-		t.Errorf("session %s (-want +got):\n%s", s.Info.ID, diff)
-	}
-	// The sibling sends nothing after its discover, so the session's
-	// version is the one its discover's _meta asked for, which the
-	// answer's supportedVersions list.
-	h := s.Info.Handshake
-	if h.Method != "server/discover" || h.ProtocolVersion != "2026-07-28" || string(h.ClientInfo) != clientInfo ||
-		string(h.ServerInfo) != `{"name":"v2-server","version":"2.4.0"}` {
-		t.Errorf("session %s: handshake %+v", s.Info.ID, h)
-	}
+	checkSession(t, s, []string{"c2s request server/discover", `s2c response id="server-discover-probe-1"`},
+		"server/discover", "2026-07-28")
 	// The SDK closes the sibling's stdin and sends it SIGTERM in the same
 	// breath: which of the two mcpspy sees first is a race, and either
 	// is a true end. Never the server's own exit.
@@ -134,18 +133,10 @@ func checkProbe(t *testing.T, s store.TapeSession) {
 // mode: 2026-07-28 requests, no discover of its own, no handshake.
 func checkStateless(t *testing.T, s store.TapeSession) {
 	t.Helper()
-	want := []string{
+	checkSession(t, s, []string{
 		"c2s request tools/list", "s2c response id=0",
 		"c2s request tools/call", "s2c response id=1",
-	}
-	if diff := cmp.Diff(want, shape(s)); diff != "" {
-		t.Errorf("session %s (-want +got):\n%s", s.Info.ID, diff)
-	}
-	h := s.Info.Handshake
-	if h.Method != "" || h.ProtocolVersion != "2026-07-28" || string(h.ClientInfo) != clientInfo ||
-		string(h.ServerInfo) != `{"name":"v2-server","version":"2.4.0"}` {
-		t.Errorf("session %s: handshake %+v", s.Info.ID, h)
-	}
+	}, "", "2026-07-28")
 	checkExit0(t, s)
 }
 
