@@ -473,14 +473,17 @@ func (ss *session) apply(e *event) {
 	for _, u := range e.removeResources {
 		ss.resources.remove(u)
 	}
+	// There is no replaceResources or replacePrompts: adding under a URI
+	// or name that is listed replaces that item in place, as adding a
+	// listed tool does, so a list never holds one twice.
 	for _, r := range e.addResources {
-		ss.resources.push(r)
+		ss.resources.put(r)
 	}
 	for _, n := range e.removePrompts {
 		ss.prompts.remove(n)
 	}
 	for _, p := range e.addPrompts {
-		ss.prompts.push(p)
+		ss.prompts.put(p)
 	}
 }
 
