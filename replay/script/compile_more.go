@@ -254,11 +254,23 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 			}
 		}
 		ce.removeTools = e.RemoveTools
+		// Adding a listed resource or prompt replaces it, so of two with
+		// one URI or name in an event the first would never be seen.
+		seen = map[string]bool{}
 		for _, r := range e.AddResources {
+			if seen[r.URI] {
+				c.errorf(r.Pos, "duplicate resource uri %q in this event", r.URI)
+			}
+			seen[r.URI] = true
 			ce.addResources = append(ce.addResources, c.resource(&r))
 		}
 		ce.removeResources = e.RemoveResources
+		seen = map[string]bool{}
 		for _, p := range e.AddPrompts {
+			if seen[p.Name] {
+				c.errorf(p.Pos, "duplicate prompt name %q in this event", p.Name)
+			}
+			seen[p.Name] = true
 			ce.addPrompts = append(ce.addPrompts, c.prompt(&p))
 		}
 		ce.removePrompts = e.RemovePrompts

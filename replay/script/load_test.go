@@ -320,6 +320,16 @@ events:
     replaceTools: [{name: Status, answers: [{text: y}]}]
     removeTools: [statu]
 `, []string{`events[0].after.tool: no tool "stauts" in the script; did you mean "status"?`, `no tool "Status" to replace; did you mean "status"?`, `events[0].removeTools[0]: no tool "statu" to remove; did you mean "status"?`}},
+		{"resource and prompt added twice in one event", `
+tools:
+  - {name: a, answers: [{text: x}]}
+events:
+  - after: {tool: a, calls: 1}
+    addResources: [{uri: "file:///r", name: r, text: "1"}, {uri: "file:///r", name: r, text: "2"}]
+    addPrompts:
+      - {name: p, messages: [{role: user, text: "1"}]}
+      - {name: p, messages: [{role: user, text: "2"}]}
+`, []string{`test.yaml:5:60: events[0].addResources[1]: duplicate resource uri "file:///r" in this event`, `test.yaml:8:9: events[0].addPrompts[1]: duplicate prompt name "p" in this event`}},
 		{"not YAML", "tools: [a, b\n", []string{"test.yaml:", "not valid YAML or JSON"}},
 		{"alias cycle", "tools: &a [{name: x, answers: [{content: [*a]}]}]\n", []string{"nested more than 100 levels deep"}},
 		{"billion laughs", "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\nserver: {capabilities: {x: *f}}\n", []string{"too large"}},
