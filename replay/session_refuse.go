@@ -15,10 +15,16 @@ import (
 // expired session ends before its 404 goes out, so that whatever the
 // client sends after reading it finds the session gone; where there is no
 // 404 to give, the connection closes (stdio, WebSocket, a legacy POST
-// already answered), or, with no connection to close (2026-07-28 over
-// HTTP), the client gets the JSON-RPC error.
+// already answered), as it is all the session there is. A 2026-07-28
+// request belongs to no session, on any transport: there is nothing to
+// expire, nor to close, so the client gets the JSON-RPC error and goes on.
 func (s *session) refuse(req *Request, ex exchange, r Reply) {
 	status := r.refusalStatus()
+	if r.ExpireSession && s.versionOf(req) >= statelessVersion {
+		_ = ex.reply(errorMessage(req.ID, statusError(status, true, r.Refusal, errNoSession)), false)
+		ex.done()
+		return
+	}
 	err := ex.refuse(status, r.ExpireSession, r.Refusal)
 	if r.ExpireSession && (err == nil || s.hangup != nil) {
 		if s.hangup != nil {

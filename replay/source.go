@@ -116,8 +116,9 @@ type Reply struct {
 	CloseAfter bool
 	// ExpireSession answers as a server whose session has expired: over
 	// Streamable HTTP the POST gets 404 and the session is gone; where
-	// there is no session to expire with a 404, the connection closes, or
-	// (2026-07-28 over HTTP) a JSON-RPC error says so. See docs/SCRIPTS.md.
+	// there is no 404 to give, the connection closes. A 2026-07-28
+	// request has no session to expire, on any transport: a JSON-RPC
+	// error says so. See docs/SCRIPTS.md.
 	ExpireSession bool
 	// HTTPStatus (4xx or 5xx) answers the request's POST with that status
 	// and no JSON-RPC message; where there is no HTTP status, a JSON-RPC

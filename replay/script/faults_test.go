@@ -44,8 +44,9 @@ func TestFaults_OverStdio(t *testing.T) {
 
 // TestFaults_CloseOverStdio: fault: close ends the session unanswered: the
 // client reads end of stream, and the server returns. So does
-// expire-session, as stdio has no session to expire but the connection:
-// the client must start the server again.
+// expire-session in the handshake era (these requests carry no
+// 2026-07-28 _meta), as stdio has no session to expire but the
+// connection: the client must start the server again.
 //
 // The client keeps its end open, and the server's stdin may be a pipe in
 // blocking mode, whose read Close does not interrupt (os.Stdin usually

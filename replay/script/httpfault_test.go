@@ -26,11 +26,13 @@ import (
 // unavailable, unauthorized and expire), as go-sdk v1.8's client and a
 // plain HTTP client meet them.
 
-// connectSSE connects a go-sdk client over the legacy HTTP+SSE transport.
-func connectSSE(t *testing.T, url string) *mcp.ClientSession {
+// connectSSE connects a go-sdk client over the legacy HTTP+SSE transport,
+// asking for version ("": go-sdk's newest, 2026-07-28, which it speaks
+// over this transport too).
+func connectSSE(t *testing.T, url, version string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "script-test", Version: "1.0.0"}, nil)
-	cs, err := c.Connect(ctxT(t), &mcp.SSEClientTransport{Endpoint: url + "/sse"}, nil)
+	cs, err := c.Connect(ctxT(t), &mcp.SSEClientTransport{Endpoint: url + "/sse"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -66,7 +68,7 @@ func TestGoSDK_StatusFaults(t *testing.T) {
 				srv := serve(t, "script-faults.yaml")
 				hs := httptest.NewServer(srv.Handler())
 				t.Cleanup(func() { srv.Close(); hs.Close() })
-				cs = connectSSE(t, hs.URL)
+				cs = connectSSE(t, hs.URL, "")
 			} else {
 				cs = connect(t, transportCase{tt.name, tt.version, tt.transport == "http"}, "script-faults.yaml", nil)
 			}
@@ -130,9 +132,12 @@ func TestGoSDK_ErrorWithStatus(t *testing.T) {
 // TestGoSDK_ExpireSession: go-sdk's Streamable HTTP client reads the 404
 // as the end of its session (mcp.ErrSessionMissing) and does not
 // initialize again by itself: its session is over. A new one, which
-// initializes, is served. In the stateless era there is no session to
-// expire: the call gets a JSON-RPC error and the next one its answer.
+// initializes, is served. Over stdio the connection is the session, so
+// it closes. In the stateless era there is no session to expire, over
+// HTTP or stdio: the call gets a JSON-RPC error and the next one, on the
+// same connection, its answer.
 func TestGoSDK_ExpireSession(t *testing.T) {
+	const statelessMsg = "HTTP 404 Not Found (fault expire-session; 2026-07-28 has no session to expire)"
 	t.Run("http/2025-11-25", func(t *testing.T) {
 		srv := serve(t, "script-faults.yaml")
 		hs := httptest.NewServer(srv.Handler())
@@ -167,28 +172,64 @@ func TestGoSDK_ExpireSession(t *testing.T) {
 			t.Errorf("after initializing again: %v", err)
 		}
 	})
-	t.Run("http/2026-07-28", func(t *testing.T) {
-		cs := connect(t, transportCase{"http/2026-07-28", "", true}, "script-faults.yaml", nil)
-		_, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "expire"})
-		var rpc *jsonrpc.Error
-		if !errors.As(err, &rpc) || rpc.Code != -32603 || rpc.Message != "HTTP 404 Not Found (fault expire-session; 2026-07-28 has no session to expire)" {
-			t.Fatalf("got %v, want the JSON-RPC error", err)
+	for _, tc := range []transportCase{{"http/2026-07-28", "", true}, {"stdio/2026-07-28", "", false}, {"sse/2026-07-28", "", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var cs *mcp.ClientSession
+			if strings.HasPrefix(tc.name, "sse/") {
+				srv := serve(t, "script-faults.yaml")
+				hs := httptest.NewServer(srv.Handler())
+				t.Cleanup(func() { srv.Close(); hs.Close() })
+				cs = connectSSE(t, hs.URL, tc.version)
+			} else {
+				cs = connect(t, tc, "script-faults.yaml", nil)
+			}
+			_, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "expire"})
+			var rpc *jsonrpc.Error
+			if !errors.As(err, &rpc) || rpc.Code != -32603 || rpc.Message != statelessMsg || string(rpc.Data) != `{"httpStatus":404}` {
+				t.Fatalf("got %v, want the JSON-RPC error %q", err, statelessMsg)
+			}
+			if res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "ok"}); err != nil || text(t, res) != "fine" {
+				t.Errorf("the call after: %v", err)
+			}
+		})
+	}
+	t.Run("stdio/2025-11-25", func(t *testing.T) {
+		srv := serve(t, "script-faults.yaml")
+		ctx := ctxT(t)
+		toServer, fromServer, done := servePipes(ctx, srv)
+		defer toServer.Close()
+		c := mcp.NewClient(&mcp.Implementation{Name: "script-test", Version: "1.0.0"}, nil)
+		cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: fromServer, Writer: toServer}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "ok"}); err != nil || text(t, res) != "fine" {
-			t.Errorf("the call after: %v", err)
+		defer cs.Close()
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "expire"}); err == nil {
+			t.Fatal("the call that expired the session got an answer")
+		}
+		// The server ends the connection, as a stdio server whose session
+		// is over exits.
+		if err := <-done; err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ok"}); err == nil {
+			t.Errorf("the expired session's client answered again")
 		}
 	})
-	t.Run("sse/2024-11-05", func(t *testing.T) {
+	t.Run("sse/2025-11-25", func(t *testing.T) {
 		srv := serve(t, "script-faults.yaml")
 		hs := httptest.NewServer(srv.Handler())
 		t.Cleanup(func() { srv.Close(); hs.Close() })
-		cs := connectSSE(t, hs.URL)
+		cs := connectSSE(t, hs.URL, "2025-11-25")
 		// The client sees its stream end or its POST refused, whichever
 		// it reads first.
 		if _, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "expire"}); err == nil {
 			t.Fatal("the call that expired the session got an answer")
 		}
-		again := connectSSE(t, hs.URL)
+		if _, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "ok"}); err == nil {
+			t.Errorf("the expired session's client answered again")
+		}
+		again := connectSSE(t, hs.URL, "2025-11-25")
 		if res, err := again.CallTool(ctxT(t), &mcp.CallToolParams{Name: "ok"}); err != nil || text(t, res) != "fine" {
 			t.Errorf("on a new connection: %v", err)
 		}
@@ -540,37 +581,50 @@ func toolCalls(t *testing.T, journal string) string {
 
 // TestFaults_OverWebSocket: WebSocket has no HTTP status after the
 // upgrade: http-NNN is the JSON-RPC error, and expire-session closes the
-// connection, as on stdio.
+// connection, as on stdio; a 2026-07-28 request has no session to expire,
+// so it gets the JSON-RPC error and the connection goes on.
 func TestFaults_OverWebSocket(t *testing.T) {
 	srv := serve(t, "script-faults.yaml")
 	hs := httptest.NewServer(srv.WebSocketHandler())
 	t.Cleanup(func() { srv.Close(); hs.Close() })
-	d := websocket.Dialer{Subprotocols: []string{"mcp"}}
-	conn, _, err := d.DialContext(ctxT(t), "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second)) // a bound, should it never close
-	tests := []struct {
-		tool, want string // want "": the connection closes
+	const stateless = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	eras := []struct {
+		name, meta string
+		tests      []struct{ tool, want string } // want "": the connection closes
 	}{
-		{"unavailable", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"HTTP 503 Service Unavailable (fault http-503; this transport has no HTTP status)","data":` + unavailableData + `}}`},
-		{"ok", `{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"fine","type":"text"}]}}`},
-		{"expire", ""},
+		{"handshake era", "", []struct{ tool, want string }{
+			{"unavailable", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"HTTP 503 Service Unavailable (fault http-503; this transport has no HTTP status)","data":` + unavailableData + `}}`},
+			{"ok", `{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"fine","type":"text"}]}}`},
+			{"expire", ""},
+		}},
+		{"2026-07-28", stateless, []struct{ tool, want string }{
+			{"expire", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"HTTP 404 Not Found (fault expire-session; 2026-07-28 has no session to expire)","data":{"httpStatus":404}}}`},
+			{"ok", `{"jsonrpc":"2.0","id":2,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"faults-demo","version":"1.0.0"}},"content":[{"text":"fine","type":"text"}],"resultType":"complete"}}`},
+		}},
 	}
-	for i, tt := range tests {
-		req := `{"jsonrpc":"2.0","id":` + strconv.Itoa(i+1) + `,"method":"tools/call","params":{"name":"` + tt.tool + `"}}`
-		if err := conn.WriteMessage(websocket.TextMessage, []byte(req)); err != nil {
-			t.Fatal(err)
-		}
-		_, got, err := conn.ReadMessage()
-		switch {
-		case tt.want == "" && err == nil:
-			t.Errorf("%s: got %s, want the connection closed", tt.tool, got)
-		case tt.want != "" && (err != nil || string(got) != tt.want):
-			t.Errorf("%s: got %s (%v), want %s", tt.tool, got, err, tt.want)
-		}
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			d := websocket.Dialer{Subprotocols: []string{"mcp"}}
+			conn, _, err := d.DialContext(ctxT(t), "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second)) // a bound, should it never close
+			for i, tt := range era.tests {
+				req := `{"jsonrpc":"2.0","id":` + strconv.Itoa(i+1) + `,"method":"tools/call","params":{"name":"` + tt.tool + `"` + era.meta + `}}`
+				if err := conn.WriteMessage(websocket.TextMessage, []byte(req)); err != nil {
+					t.Fatal(err)
+				}
+				_, got, err := conn.ReadMessage()
+				switch {
+				case tt.want == "" && err == nil:
+					t.Errorf("%s: got %s, want the connection closed", tt.tool, got)
+				case tt.want != "" && (err != nil || string(got) != tt.want):
+					t.Errorf("%s: got %s (%v), want %s", tt.tool, got, err, tt.want)
+				}
+			}
+		})
 	}
 }
 

@@ -192,22 +192,26 @@ func tsv2Faults(modern, http bool) []string {
 		return out
 	}
 	const fine = "fine"
+	const noSession = "error -32603 HTTP 404 Not Found (fault expire-session; 2026-07-28 has no session to expire)"
 	if !http {
 		// No HTTP status over stdio: http-NNN is a -32603 saying so, or
 		// the error the fault carries. A half frame is a line that does
-		// not parse, which the client passes over. expire-session closes
-		// the connection as close does, in either era, and for good.
+		// not parse, which the client passes over. In the handshake era
+		// expire-session closes the connection as close does, for good;
+		// in 2026-07-28 there is no session to expire, as over HTTP.
 		const gone = "error - Not connected"
-		return lines(
+		head := []string{
 			"error -32603 HTTP 503 Service Unavailable (fault http-503; this transport has no HTTP status)", fine,
 			"error -32603 HTTP 401 Unauthorized (fault http-401; this transport has no HTTP status)", fine,
 			"error -32001 this call needs the admin scope", fine,
 			"error REQUEST_TIMEOUT Request timed out", fine,
 			"twice", fine,
 			"error REQUEST_TIMEOUT Request timed out", fine,
-			"error CONNECTION_CLOSED Connection closed", gone,
-			gone, gone,
-		)
+		}
+		if modern {
+			return lines(append(head, noSession, fine, "error CONNECTION_CLOSED Connection closed", gone)...)
+		}
+		return lines(append(head, "error CONNECTION_CLOSED Connection closed", gone, gone, gone)...)
 	}
 	head := []string{
 		"error CLIENT_HTTP_NOT_IMPLEMENTED Error POSTing to endpoint: Service Unavailable (mcpmock fault http-503)\n", fine,
@@ -219,9 +223,7 @@ func tsv2Faults(modern, http bool) []string {
 	}
 	if modern {
 		// No session to expire; a dropped connection costs one call.
-		return lines(append(head,
-			"error -32603 HTTP 404 Not Found (fault expire-session; 2026-07-28 has no session to expire)", fine,
-			"error - fetch failed", fine)...)
+		return lines(append(head, noSession, fine, "error - fetch failed", fine)...)
 	}
 	// The client does not start a new session after the 404.
 	const gone = "error CLIENT_HTTP_NOT_IMPLEMENTED Error POSTing to endpoint: Not Found: no such session (it ended, expired, or was never issued)\n"
