@@ -367,7 +367,10 @@ func (e *httpExchange) refuse(status int, expire bool, more *HTTPRefusal) error 
 	defer e.mu.Unlock()
 	switch {
 	case expire && e.log == nil:
-		return errNoSession
+		// session.refuse answers a 2026-07-28 request before this, and
+		// a notification is told no reason: the reason is for a
+		// handshake-era request to a server without sessions.
+		return errSessionless
 	case e.closed, e.started:
 		return errStarted
 	}

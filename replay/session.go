@@ -45,6 +45,9 @@ var (
 	errStarted   = errors.New("the response had begun before the fault")
 	errAccepted  = errors.New("the POST had been answered 202 Accepted before the fault")
 	errNoSession = errors.New("2026-07-28 has no session to expire")
+	// errSessionless: a handshake-era client of a Streamable HTTP server
+	// without sessions (sessions: false) has none to expire either.
+	errSessionless = errors.New("this server runs without sessions")
 )
 
 // session is one live client: its sources' cursors, the requests it has in

@@ -193,6 +193,27 @@ func TestGoSDK_ExpireSession(t *testing.T) {
 			}
 		})
 	}
+	// A server without sessions has none to expire in the handshake era
+	// either: the error, saying so, and the client goes on.
+	t.Run("http without sessions/2025-11-25", func(t *testing.T) {
+		srv := serveWith(t, "script-faults.yaml", replay.Options{HTTPSessions: "off"})
+		hs := httptest.NewServer(srv.Handler())
+		t.Cleanup(func() { srv.Close(); hs.Close() })
+		c := mcp.NewClient(&mcp.Implementation{Name: "script-test", Version: "1.0.0"}, nil)
+		cs, err := c.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		const want = "HTTP 404 Not Found (fault expire-session; this server runs without sessions)"
+		_, err = cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "expire"})
+		if rpc := (*jsonrpc.Error)(nil); !errors.As(err, &rpc) || rpc.Code != -32603 || rpc.Message != want {
+			t.Fatalf("got %v, want the JSON-RPC error %q", err, want)
+		}
+		if res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "ok"}); err != nil || text(t, res) != "fine" {
+			t.Errorf("the call after: %v", err)
+		}
+	})
 	t.Run("stdio/2025-11-25", func(t *testing.T) {
 		srv := serve(t, "script-faults.yaml")
 		ctx := ctxT(t)
