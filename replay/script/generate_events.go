@@ -259,16 +259,18 @@ func (r *recording) eventsNode() *yaml.Node {
 			setNames(e, "removeTools", d.removed)
 			r.setItems(e, "replaceTools", "tool", d.replaced, tool)
 		}
-		// Resources and prompts have no replace: one that changed is
-		// removed and added again.
+		// Resources and prompts have no replace: adding one that is
+		// listed replaces it in its place, as replaceTools does a tool.
+		// Removed first and added again, it would go to the end, and the
+		// replayed list would lose the recorded order.
 		if d := c.deltas["resources"]; d != nil {
-			setNames(e, "removeResources", slices.Concat(d.removed, d.replaced))
+			setNames(e, "removeResources", d.removed)
 			r.setItems(e, "addResources", "resource", slices.Concat(d.added, d.replaced), func(uri string) (*yaml.Node, error) {
 				return r.resourceNode(uri, d.defs[uri], true)
 			})
 		}
 		if d := c.deltas["prompts"]; d != nil {
-			setNames(e, "removePrompts", slices.Concat(d.removed, d.replaced))
+			setNames(e, "removePrompts", d.removed)
 			r.setItems(e, "addPrompts", "prompt", slices.Concat(d.added, d.replaced), func(name string) (*yaml.Node, error) {
 				return r.promptNode(name, d.defs[name], true)
 			})

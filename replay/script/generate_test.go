@@ -90,8 +90,7 @@ func TestFromTape(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the generated script does not load: %v\n%s", err, out)
 	}
-	text := string(out)
-	for _, want := range []string{
+	scriptHas(t, out,
 		"  instructions: |-\n    Ask about the weather.\n    One city at a time.\n", // a block, as a person writes it
 		"  pageSize: 2\n",
 		"Later calls with these arguments were answered otherwise (s1 seq 12)",
@@ -104,11 +103,7 @@ func TestFromTape(t *testing.T) {
 		"# Never fetched while recording: write its messages.",
 		`use {{.args.NAME}} to follow them`,
 		"The server announced list changes while recording",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the script lacks %q:\n%s", want, out)
-		}
-	}
+	)
 
 	c := newClient(t, s)
 	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
@@ -289,15 +284,11 @@ func TestFromTape_Events(t *testing.T) {
 		t.Fatalf("the generated script does not load: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{
+	scriptHas(t, out,
 		"after: {tool: unlock, calls: 2}",
 		"removeTools: [old]",
 		"The server changed its lists while recording",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the script lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	if strings.Contains(text, "The server announced list changes while recording") {
 		t.Errorf("the changes are events, yet the foot says they are left out:\n%s", out)
 	}
@@ -345,6 +336,54 @@ func TestFromTape_Events(t *testing.T) {
 	}
 	if got := call("secret"); got != "42" {
 		t.Errorf("secret: %q", got)
+	}
+}
+
+// TestFromTape_EventChangesInPlace: a resource and a prompt that changed
+// between two listings are added again, which replaces them in their
+// place, so the replayed lists after the change keep the recorded order
+// (a removal first would move them to the end).
+func TestFromTape_EventChangesInPlace(t *testing.T) {
+	s, out := generated(t, tapeOf(store.SessionInfo{ID: "s1"},
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"resources":{"listChanged":true},"prompts":{"listChanged":true}},"serverInfo":{"name":"docs","version":"1.0.0"}}}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"resources/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"resources":[{"uri":"file:///a","name":"a"},{"uri":"file:///b","name":"b","title":"v1"},{"uri":"file:///c","name":"c"},{"uri":"file:///d","name":"d"}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"prompts/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"prompts":[{"name":"x","title":"v1"},{"name":"y"},{"name":"z"}]}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"edit","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"edited"}]}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`,
+		`< {"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"resources/list"}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"resources":[{"uri":"file:///b","name":"b","title":"v2"},{"uri":"file:///d","name":"d"},{"uri":"file:///e","name":"e"}]}}`,
+		`> {"jsonrpc":"2.0","id":5,"method":"prompts/list"}`,
+		`< {"jsonrpc":"2.0","id":5,"result":{"prompts":[{"name":"x","title":"v2"},{"name":"y"},{"name":"z"}]}}`,
+	))
+	scriptHas(t, out, "removeResources: ['file:///a', 'file:///c']\n", "addResources:", "addPrompts:")
+	if strings.Contains(string(out), "removePrompts") {
+		t.Errorf("the script removes what changed instead of adding it again:\n%s", out)
+	}
+
+	c := newClient(t, s)
+	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	// listed is each item's key and title, as the list gave them.
+	listed := func(method, section, key string) string {
+		t.Helper()
+		var items []string
+		for _, item := range c.result(method, nil)[section].([]any) {
+			m := item.(map[string]any)
+			title, _ := m["title"].(string)
+			items = append(items, strings.TrimSuffix(m[key].(string)+" "+title, " "))
+		}
+		return strings.Join(items, ", ")
+	}
+	c.result("tools/call", toolCall("edit", nil))
+	if got, want := listed("resources/list", "resources", "uri"), "file:///b v2, file:///d, file:///e"; got != want {
+		t.Errorf("resources after the change: %q, want the recorded order %q\n%s", got, want, out)
+	}
+	if got, want := listed("prompts/list", "prompts", "name"), "x v2, y, z"; got != want {
+		t.Errorf("prompts after the change: %q, want the recorded order %q\n%s", got, want, out)
 	}
 }
 
@@ -420,16 +459,12 @@ func TestFromTape_RefusalHeaders(t *testing.T) {
 	m[3].HTTP = &store.HTTPMeta{Method: "POST", Status: 401, Stream: store.StreamPostBody, StreamID: 3, ResponseHeader: unauthorized}
 	m[4].HTTP = &store.HTTPMeta{Method: "POST", Status: 401, Stream: store.StreamJSON, StreamID: 3, ResponseHeader: unauthorized}
 	s, out := generated(t, tape)
-	for _, want := range []string{
+	scriptHas(t, out,
 		`headers: {Retry-After: "30"}`,
 		`headers: {Content-Type: text/plain, Retry-After: "60", X-Ratelimit-Remaining: "0"}`,
 		"body: slow down",
 		`body: '{"error":"invalid_token"}'`,
-	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("the script lacks %s:\n%s", want, out)
-		}
-	}
+	)
 	c := newClient(t, s)
 	call := toolCall("echo", map[string]any{"text": "a"})
 	for _, want := range []replay.Reply{
@@ -466,15 +501,11 @@ func TestFromTape_ErrorWithStatus(t *testing.T) {
 	m[2].HTTP = &store.HTTPMeta{Method: "POST", Stream: store.StreamPostBody, StreamID: 2}
 	m[3].HTTP = &store.HTTPMeta{Method: "POST", Status: 200, Stream: store.StreamJSON, StreamID: 2}
 	s, out := generated(t, tape)
-	for _, want := range []string{
+	scriptHas(t, out,
 		"# Answered with HTTP 403 while recording.",
 		"fault: http-403",
 		`headers: {Www-Authenticate: Bearer error="insufficient_scope"}`,
-	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("the script lacks %s:\n%s", want, out)
-		}
-	}
+	)
 	c := newClient(t, s)
 	wantErr := &replay.RPCError{Code: -32001, Message: "needs {{scope}}"}
 	for i, want := range []replay.Reply{
@@ -484,6 +515,16 @@ func TestFromTape_ErrorWithStatus(t *testing.T) {
 		r, _ := c.ask("tools/call", toolCall("deploy", nil))
 		if diff := cmp.Diff(want, r, cmpopts.IgnoreUnexported(replay.RPCError{})); diff != "" {
 			t.Errorf("call %d (-want +got):\n%s", i+1, diff)
+		}
+	}
+}
+
+// scriptHas reports each of wants that the script's text out lacks.
+func scriptHas(t *testing.T, out []byte, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the script lacks %q:\n%s", want, out)
 		}
 	}
 }
