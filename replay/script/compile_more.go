@@ -197,11 +197,11 @@ func (c *compiler) messages(msgs []PromptMsg, what string) []promptMsg {
 }
 
 func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defaultInvalid bool) {
-	// Names any event may refer to: the initial ones and every added one.
-	known := map[string]bool{}
-	for n := range tools {
-		known[n] = true
-	}
+	// Names any event may refer to: the initial ones and every added one,
+	// by an event written before it or after it (events fire as their
+	// triggers come, not in the order written). Resource URIs and prompt
+	// names that an event removes are held to the same rule.
+	known, knownURIs, knownPrompts := keysOf(tools), keysOf(uris), keysOf(prompts)
 	removed := map[string]bool{}
 	for _, e := range evs {
 		for _, t := range e.AddTools {
@@ -210,9 +210,13 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 		for _, n := range e.RemoveTools {
 			removed[n] = true
 		}
+		for _, r := range e.AddResources {
+			knownURIs[r.URI] = true
+		}
+		for _, p := range e.AddPrompts {
+			knownPrompts[p.Name] = true
+		}
 	}
-	names := slices.Sorted(maps.Keys(known))
-	meant := func(n string) string { return suggest.DidYouMean(n, names, "%q") }
 	for i := range evs {
 		e := &evs[i]
 		ce := &event{tool: e.After.Tool, calls: e.After.Calls, requests: e.After.Requests}
@@ -224,7 +228,7 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 		case e.After.Tool == "" || e.After.Calls < 1:
 			c.errorf(tp, "after needs requests: N (N ≥ 1), or tool: NAME with calls: N (N ≥ 1)")
 		case !known[e.After.Tool]:
-			c.errorf(sub(tp, "tool"), "no tool %q in the script%s", e.After.Tool, meant(e.After.Tool))
+			c.errorf(sub(tp, "tool"), "no tool %q in the script%s", e.After.Tool, known.meant(e.After.Tool))
 		}
 		seen := map[string]bool{}
 		for _, t := range e.AddTools {
@@ -239,7 +243,7 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 		}
 		for _, t := range e.ReplaceTools {
 			if !known[t.Name] {
-				c.errorf(sub(t.Pos, "name"), "no tool %q to replace%s", t.Name, meant(t.Name))
+				c.errorf(sub(t.Pos, "name"), "no tool %q to replace%s", t.Name, known.meant(t.Name))
 			}
 			if seen[t.Name] {
 				c.errorf(t.Pos, "duplicate tool name %q in this event", t.Name)
@@ -247,12 +251,7 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 			seen[t.Name] = true
 			ce.replaceTools = append(ce.replaceTools, c.tool(&t, defaultInvalid))
 		}
-		for j, n := range e.RemoveTools {
-			if !known[n] {
-				rp := sub(e.Pos, "removeTools")
-				c.errorf(Pos{Line: rp.Line, Col: rp.Col, Path: fmt.Sprintf("%s.removeTools[%d]", e.Path, j)}, "no tool %q to remove%s", n, meant(n))
-			}
-		}
+		c.removals(e, "removeTools", "tool", e.RemoveTools, known)
 		ce.removeTools = e.RemoveTools
 		// Adding a listed resource or prompt replaces it, so of two with
 		// one URI or name in an event the first would never be seen.
@@ -264,6 +263,7 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 			seen[r.URI] = true
 			ce.addResources = append(ce.addResources, c.resource(&r))
 		}
+		c.removals(e, "removeResources", "resource", e.RemoveResources, knownURIs)
 		ce.removeResources = e.RemoveResources
 		seen = map[string]bool{}
 		for _, p := range e.AddPrompts {
@@ -273,8 +273,39 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 			seen[p.Name] = true
 			ce.addPrompts = append(ce.addPrompts, c.prompt(&p))
 		}
+		c.removals(e, "removePrompts", "prompt", e.RemovePrompts, knownPrompts)
 		ce.removePrompts = e.RemovePrompts
 		c.s.events = append(c.s.events, ce)
+	}
+}
+
+// scriptKeys are the keys of one kind (tool names, resource URIs, prompt
+// names) that a script lists at some point.
+type scriptKeys map[string]bool
+
+func keysOf(m map[string]Pos) scriptKeys {
+	k := scriptKeys{}
+	for n := range m {
+		k[n] = true
+	}
+	return k
+}
+
+// meant is the end of an error about typed, a key not among k: the
+// nearest key, if one is near.
+func (k scriptKeys) meant(typed string) string {
+	return suggest.DidYouMean(typed, slices.Sorted(maps.Keys(k)), "%q")
+}
+
+// removals refuses the keys an event's field (removeTools, …) names
+// that the script never lists: removing one changes nothing, so it is a
+// typo or a leftover, as a misspelt key elsewhere would be.
+func (c *compiler) removals(e *Event, field, kind string, keys []string, known scriptKeys) {
+	for j, n := range keys {
+		if !known[n] {
+			rp := sub(e.Pos, field)
+			c.errorf(Pos{Line: rp.Line, Col: rp.Col, Path: fmt.Sprintf("%s.%s[%d]", e.Path, field, j)}, "no %s %q to remove%s", kind, n, known.meant(n))
+		}
 	}
 }
 

@@ -320,6 +320,26 @@ events:
     replaceTools: [{name: Status, answers: [{text: y}]}]
     removeTools: [statu]
 `, []string{`events[0].after.tool: no tool "stauts" in the script; did you mean "status"?`, `no tool "Status" to replace; did you mean "status"?`, `events[0].removeTools[0]: no tool "statu" to remove; did you mean "status"?`}},
+		{"event removes a resource or prompt the script never lists", `
+tools:
+  - {name: a, answers: [{text: x}]}
+resources:
+  - {uri: "file:///readme.txt", name: readme, text: hi}
+prompts:
+  - {name: summarize, messages: [{role: user, text: s}]}
+events:
+  - after: {tool: a, calls: 1}
+    addResources: [{uri: "file:///late.txt", name: late, text: late}]
+    addPrompts: [{name: late, messages: [{role: user, text: l}]}]
+  - after: {tool: a, calls: 2}
+    removeResources: ["file:///readme.txt", "file:///readme.text", "https://example.com/"]
+    removePrompts: [late, summarise, nothing]
+`, []string{
+			`test.yaml:12:22: events[1].removeResources[1]: no resource "file:///readme.text" to remove; did you mean "file:///readme.txt"?`,
+			`test.yaml:12:22: events[1].removeResources[2]: no resource "https://example.com/" to remove` + "\n",
+			`test.yaml:13:20: events[1].removePrompts[1]: no prompt "summarise" to remove; did you mean "summarize"?`,
+			`test.yaml:13:20: events[1].removePrompts[2]: no prompt "nothing" to remove`,
+		}},
 		{"resource and prompt added twice in one event", `
 tools:
   - {name: a, answers: [{text: x}]}
@@ -586,5 +606,27 @@ tools:
 `))
 	if err != nil {
 		t.Errorf("a schema whose data holds type members: %v", err)
+	}
+}
+
+// An event may remove a tool, resource or prompt that another event adds,
+// one written after it included: events fire as their triggers come, not
+// in the order written (here the second fires first).
+func TestLoad_EventRemovesWhatALaterEventAdds(t *testing.T) {
+	_, err := Parse("test.yaml", []byte(`
+tools:
+  - {name: a, answers: [{text: x}]}
+events:
+  - after: {tool: a, calls: 2}
+    removeTools: [t]
+    removeResources: ["file:///r"]
+    removePrompts: [p]
+  - after: {tool: a, calls: 1}
+    addTools: [{name: t, answers: [{text: t}]}]
+    addResources: [{uri: "file:///r", name: r, text: r}]
+    addPrompts: [{name: p, messages: [{role: user, text: p}]}]
+`))
+	if err != nil {
+		t.Errorf("removals of what the second event adds: %v", err)
 	}
 }
