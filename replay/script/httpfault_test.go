@@ -2,6 +2,7 @@ package script_test
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -59,7 +60,10 @@ func TestGoSDK_StatusFaults(t *testing.T) {
 		{"http/2026-07-28", "http", "", "unavailable", "Service Unavailable", 0, ""},
 		{"http/2025-11-25 401", "http", "2025-11-25", "unauthorized", "Unauthorized", 0, "connection closed"},
 		{"http/2026-07-28 401", "http", "", "unauthorized", "Unauthorized", 0, "connection closed"},
-		{"sse/2024-11-05", "sse", "", "unavailable", "failed to write: 503 Service Unavailable", 0, "connection closed"},
+		// go-sdk speaks 2026-07-28 over legacy SSE too, unless asked for
+		// a handshake-era version.
+		{"sse/2025-11-25", "sse", "2025-11-25", "unavailable", "failed to write: 503 Service Unavailable", 0, "connection closed"},
+		{"sse/2026-07-28", "sse", "", "unavailable", "failed to write: 503 Service Unavailable", 0, "connection closed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,9 +72,13 @@ func TestGoSDK_StatusFaults(t *testing.T) {
 				srv := serve(t, "script-faults.yaml")
 				hs := httptest.NewServer(srv.Handler())
 				t.Cleanup(func() { srv.Close(); hs.Close() })
-				cs = connectSSE(t, hs.URL, "")
+				cs = connectSSE(t, hs.URL, tt.version)
 			} else {
 				cs = connect(t, transportCase{tt.name, tt.version, tt.transport == "http"}, "script-faults.yaml", nil)
+			}
+			// The case's name says the version it runs in.
+			if got, want := cs.InitializeResult().ProtocolVersion, cmp.Or(tt.version, "2026-07-28"); got != want {
+				t.Fatalf("the client speaks %s, want %s", got, want)
 			}
 			_, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: tt.tool})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
