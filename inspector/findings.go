@@ -345,7 +345,7 @@ func (m *Model) sessionDetailLint(sess int, src Source) ([]Line, error) {
 }
 
 func notChecked(messages int) Line {
-	return Line{{Label, "lint: "}, {Plain, fmt.Sprintf("not checked yet (%s messages); L checks the sessions in view", count(messages))}}
+	return Line{{Label, "lint: "}, {Plain, fmt.Sprintf("not checked yet (%s); L checks the sessions in view", countsNoun(messages, "message"))}}
 }
 
 // findingText is a finding as the detail pane and show --lint print it:

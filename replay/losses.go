@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/plural"
 )
 
 // Lost messages are counted in the report one by one, but said on stderr
@@ -78,11 +79,11 @@ func (s *Server) sayLossLocked(key lossKey, held *heldLoss, now time.Time) func(
 	n, methods, again := held.n, strings.Join(held.methods, ", "), !held.said.IsZero()
 	held.n, held.methods, held.said = 0, nil, now
 	return func() {
-		more := ""
+		noun := "message"
 		if again {
-			more = " more"
+			noun = "more message"
 		}
-		s.warnf("session %s: %d%s message(s) for its %s never reached the client (%s): %s", key.session, n, more, key.stream, methods, key.why)
+		s.warnf("session %s: %s for its %s never reached the client (%s): %s", key.session, plural.Count(n, noun), key.stream, methods, key.why)
 	}
 }
 

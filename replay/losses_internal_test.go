@@ -31,18 +31,18 @@ func TestLosses_SaidOnceASecond(t *testing.T) {
 	now = now.Add(999 * time.Millisecond)
 	lose("a", answer)
 	want := []string{
-		"mcpmock: session a: 1 message(s) for its SSE stream never reached the client (notifications/tools/list_changed): " + whyNotRead,
-		"mcpmock: session b: 1 message(s) for its SSE stream never reached the client ((response)): " + whyNotRead,
+		"mcpmock: session a: 1 message for its SSE stream never reached the client (notifications/tools/list_changed): " + whyNotRead,
+		"mcpmock: session b: 1 message for its SSE stream never reached the client ((response)): " + whyNotRead,
 	}
 	if got := lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("within the first second:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	now = now.Add(time.Millisecond)
 	lose("a", note)
-	want = append(want, "mcpmock: session a: 502 more message(s) for its SSE stream never reached the client (notifications/tools/list_changed, (response)): "+whyNotRead)
+	want = append(want, "mcpmock: session a: 502 more messages for its SSE stream never reached the client (notifications/tools/list_changed, (response)): "+whyNotRead)
 	lose("a", note, note)
 	s.sayHeldLosses("a") // the session ends
-	want = append(want, "mcpmock: session a: 2 more message(s) for its SSE stream never reached the client (notifications/tools/list_changed): "+whyNotRead)
+	want = append(want, "mcpmock: session a: 2 more messages for its SSE stream never reached the client (notifications/tools/list_changed): "+whyNotRead)
 	s.sayHeldLosses("a")
 	if got := lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -148,7 +148,7 @@ func TestUndelivered_NoListenStream(t *testing.T) {
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("undelivered %+v, want %+v", got, tt.want)
 			}
-			warning := `session 1 (sessionless, client {"name":"host","version":"1"}): 1 message(s) for its subscriptions/listen streams never reached the client (notifications/tools/list_changed)`
+			warning := `session 1 (sessionless, client {"name":"host","version":"1"}): 1 message for its subscriptions/listen streams never reached the client (notifications/tools/list_changed)`
 			if warned := strings.Contains(s.Warnings(), warning); warned != !tt.listen {
 				t.Errorf("warned %v, want %v:\n%s", warned, !tt.listen, s.Warnings())
 			}
@@ -231,7 +231,7 @@ func TestUndelivered_ListenQueueFull(t *testing.T) {
 	if got, want := s.Report().Undelivered, []replay.Undelivered{{Method: "notifications/tools/list_changed", Count: sent}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("undelivered %+v, want %+v", got, want)
 	}
-	for _, w := range []string{"and 10000 messages already waited for one", "10000 message(s) for its subscriptions/listen streams never reached the client"} {
+	for _, w := range []string{"and 10000 messages already waited for one", "10000 messages for its subscriptions/listen streams never reached the client"} {
 		if !strings.Contains(s.Warnings(), w) {
 			t.Errorf("no warning %q:\n%.2000s", w, s.Warnings())
 		}

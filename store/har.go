@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/plural"
 )
 
 // HAR export (mcpspy export --har): the HTTP sessions of a tape as an HTTP
@@ -270,7 +271,8 @@ func (h *HAR) addSession(s *TapeSession) {
 		xs = append(xs, &harExchange{meta: &b.HTTP, id: b.HTTP.StreamID, bare: b})
 	}
 	if info.BareOmitted > 0 {
-		page.Comment = strings.TrimPrefix(page.Comment+fmt.Sprintf("; %d more requests that carried no message either way were not kept", info.BareOmitted), "; ")
+		page.Comment = strings.TrimPrefix(page.Comment+fmt.Sprintf("; %s that carried no message either way %s not kept",
+			plural.Count(info.BareOmitted, "more request"), plural.Agree(info.BareOmitted, "was", "were")), "; ")
 	}
 	base := harBaseURL(info.Upstream)
 	answers := legacyAnswers(s.Messages)

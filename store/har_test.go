@@ -211,6 +211,24 @@ func harCases() []harCase {
 			Stream: "get-sse", StreamID: id, EventID: eventID}
 	}
 	const base = "http://127.0.0.1:3001"
+	// deleteGone is a session whose one message is a DELETE's 404 answer,
+	// with omitted requests that carried no message counted in its info.
+	const sessionGone = `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Session not found"}}`
+	deleteGone := func(omitted int) store.TapeSession {
+		s := httpSession(store.TransportHTTP,
+			httpMsg(1, store.S2C, 0, sessionGone,
+				store.HTTPMeta{Method: "DELETE", Path: "/mcp", Status: 404, RequestHeader: hdr("Mcp-Session-Id", "sid-1"),
+					ResponseHeader: jsonHeader, Stream: "json", StreamID: 5}))
+		s.Info.BareOmitted = omitted
+		return s
+	}
+	deleteGoneEntry := []wantEntry{{
+		Method: "DELETE", URL: base + "/mcp", Query: []harNV{},
+		Status: 404, StatusText: "Not Found", MimeType: "application/json",
+		Text: sessionGone, RespBodySize: 81, Start: "2026-11-22T06:00:00.000Z",
+		Comment: "session s1: response seq 1",
+		Stream:  "json", StreamID: 5, ResponseSeqs: []uint64{1},
+	}}
 	return []harCase{
 		{
 			name: "a POST with a JSON answer",
@@ -401,19 +419,15 @@ func harCases() []harCase {
 			wantPageComment: "7 more requests that carried no message either way were not kept",
 		},
 		{
-			name: "a DELETE answered with a JSON body",
-			session: httpSession(store.TransportHTTP,
-				httpMsg(1, store.S2C, 0, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Session not found"}}`,
-					store.HTTPMeta{Method: "DELETE", Path: "/mcp", Status: 404, RequestHeader: hdr("Mcp-Session-Id", "sid-1"),
-						ResponseHeader: jsonHeader, Stream: "json", StreamID: 5})),
-			want: []wantEntry{{
-				Method: "DELETE", URL: base + "/mcp", Query: []harNV{},
-				Status: 404, StatusText: "Not Found", MimeType: "application/json",
-				Text:         `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Session not found"}}`,
-				RespBodySize: 81, Start: "2026-11-22T06:00:00.000Z",
-				Comment: "session s1: response seq 1",
-				Stream:  "json", StreamID: 5, ResponseSeqs: []uint64{1},
-			}},
+			name:    "a DELETE answered with a JSON body",
+			session: deleteGone(0),
+			want:    deleteGoneEntry,
+		},
+		{
+			name:            "one request that carried no message either way, past those kept, is counted as one",
+			session:         deleteGone(1),
+			want:            deleteGoneEntry,
+			wantPageComment: "1 more request that carried no message either way was not kept",
 		},
 		{
 			name: "legacy SSE: GET /sse with its endpoint event, POSTs answered on the stream",

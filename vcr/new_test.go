@@ -201,7 +201,7 @@ func TestNew_ReplayWithNewKeepsCassette(t *testing.T) {
 				}
 				tb.Errorf("the host under test got it wrong")
 			},
-			fails: true, wantLog: "the test failed, so the 1 request(s) the real server answered were not added to"},
+			fails: true, wantLog: "the test failed, so the 1 request the real server answered was not added to"},
 		// The server command does not exist: nothing asked of it, it is
 		// never started.
 		{name: "nothing new asked", command: noServer,
@@ -236,7 +236,7 @@ func TestNew_ReplayWithNewKeepsCassette(t *testing.T) {
 					tb.Errorf("add answered %q", got)
 				}
 			},
-			wantLog: "added 1 request(s) the real server answered to", changed: true},
+			wantLog: "added 1 request the real server answered to", changed: true},
 		{name: "no server command", env: "new",
 			fails: true, wantLog: "mode new passes what cassette"},
 	}

@@ -62,6 +62,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/plural"
 	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay"
@@ -806,15 +807,15 @@ func (s *Server) finishNew() {
 		os.Remove(s.tmp) // nothing new: the cassette's bytes stay as they were
 	case s.tb.Failed():
 		os.Remove(s.tmp)
-		s.tb.Logf("vcr: the test failed, so the %d request(s) the real server answered were not added to %s; its stderr (or the fallback's warnings):%s",
-			st.Answered, s.path, s.stderrText())
+		s.tb.Logf("vcr: the test failed, so the %s the real server answered %s not added to %s; its stderr (or the fallback's warnings):%s",
+			plural.Count(st.Answered, "request"), plural.Agree(st.Answered, "was", "were"), s.path, s.stderrText())
 	default:
 		if err := os.Rename(s.tmp, s.path); err != nil {
 			os.Remove(s.tmp)
 			s.tb.Errorf("vcr: save cassette: %v", err)
 			return
 		}
-		s.tb.Logf("vcr: added %d request(s) the real server answered to %s", st.Answered, s.path)
+		s.tb.Logf("vcr: added %s the real server answered to %s", plural.Count(st.Answered, "request"), s.path)
 	}
 }
 

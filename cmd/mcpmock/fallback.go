@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/plural"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay/fallback"
 )
@@ -169,5 +170,5 @@ func (f *fallbackOptions) summarize(s streams, st fallback.Stats) {
 	if f.recordNew != "" {
 		where = "recorded in " + f.recordNew
 	}
-	fmt.Fprintf(s.Err, "mcpmock: %d request(s) answered by the fallback server, %s\n", st.Answered, where)
+	fmt.Fprintf(s.Err, "mcpmock: %s answered by the fallback server, %s\n", plural.Count(st.Answered, "request"), where)
 }

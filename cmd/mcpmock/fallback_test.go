@@ -138,7 +138,7 @@ func TestServe_FallbackStdio(t *testing.T) {
 	if !strings.Contains(answerTo(t, stdout, "2"), `"text":"recorded"`) {
 		t.Errorf("echo: %s", stdout)
 	}
-	if want := "mcpmock: 1 request(s) answered by the fallback server, recorded in " + db; !strings.Contains(stderr, want) {
+	if want := "mcpmock: 1 request answered by the fallback server, recorded in " + db; !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	if r := readReport(t, report); r.Matched != 2 || r.RecordedAnew != 1 || len(r.Unmatched) != 0 || len(r.Unused) != 0 {
@@ -346,7 +346,7 @@ func TestServe_FallbackNeverStarted(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr)
 			}
-			for _, want := range []string{tt.wantErr, "no such file or directory; the 1 request(s) that needed it got an error\n"} {
+			for _, want := range []string{tt.wantErr, "no such file or directory; the 1 request that needed it got an error\n"} {
 				if tt.wantErr != "" && !strings.Contains(stderr, want) {
 					t.Errorf("stderr lacks %q:\n%s", want, stderr)
 				}

@@ -134,11 +134,14 @@ func TestServe_StdioReportStrict(t *testing.T) {
 		wantCode  int
 		wantUnmat int
 		wantUnuse int
+		wantSaid  string // on stderr, "" for nothing said
 	}{
-		{"all used", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n" + `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a"}}` + "\n", true, 0, 0, 0},
-		{"unused, strict", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n", true, 1, 0, 1},
-		{"unused, not strict", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n", false, 0, 0, 1},
-		{"unmatched, strict", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"b"}}` + "\n", true, 1, 1, 2},
+		{"all used", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n" + `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a"}}` + "\n", true, 0, 0, 0, ""},
+		{"unused, strict", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n", true, 1, 0, 1,
+			"--strict: 0 requests unmatched, 1 recorded request unused"},
+		{"unused, not strict", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n", false, 0, 0, 1, ""},
+		{"unmatched, strict", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"b"}}` + "\n", true, 1, 1, 2,
+			"--strict: 1 request unmatched, 2 recorded requests unused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,6 +153,9 @@ func TestServe_StdioReportStrict(t *testing.T) {
 			code, stdout, stderr := runWith(t, tt.stdin, append(args, db)...)
 			if code != tt.wantCode {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr)
+			}
+			if tt.wantSaid != "" && !strings.Contains(stderr, tt.wantSaid) {
+				t.Errorf("stderr does not say %q:\n%s", tt.wantSaid, stderr)
 			}
 			if n := strings.Count(stdout, "\n"); n != strings.Count(tt.stdin, "\n") {
 				t.Errorf("%d answers for %d requests:\n%s", n, strings.Count(tt.stdin, "\n"), stdout)
@@ -348,7 +354,7 @@ func TestCheck_SaysHTTPHabits(t *testing.T) {
 	}
 	shipped := peertest.CopyShipped(t, "everything-http.db")
 	code, stdout, stderr := runWith(t, "", "check", path, shipped)
-	want := path + ": ok, 1 recorded requests\n" +
+	want := path + ": ok, 1 recorded request\n" +
 		"  over HTTP: Streamable HTTP without sessions, as the recorded server answered initialize without an Mcp-Session-Id: none is issued, requests are grouped by connection, and GET and DELETE get 405\n" +
 		shipped + ": ok, 4 recorded requests\n"
 	if code != 0 || stdout != want {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/atomicfile"
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/plural"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/fallback"
 	"github.com/mcptape/mcptape/replay/script"
@@ -401,16 +402,17 @@ func finish(rep replay.Report, fb fallback.Stats, o *serveOptions) error {
 		}
 	}
 	if o.strict && len(r.FallbackFailed) > 0 {
-		return fmt.Errorf("--strict: %d request(s) unmatched, %d recorded request(s) unused, %d the fallback server could not answer", len(r.Unmatched), len(r.Unused), len(r.FallbackFailed))
+		return fmt.Errorf("--strict: %s unmatched, %s unused, %d the fallback server could not answer",
+			plural.Count(len(r.Unmatched), "request"), plural.Count(len(r.Unused), "recorded request"), len(r.FallbackFailed))
 	}
 	if o.strict && !r.Clean() {
-		return fmt.Errorf("--strict: %d request(s) unmatched, %d recorded request(s) unused", len(r.Unmatched), len(r.Unused))
+		return fmt.Errorf("--strict: %s unmatched, %s unused", plural.Count(len(r.Unmatched), "request"), plural.Count(len(r.Unused), "recorded request"))
 	}
 	// Without --strict too: the command could not be run at all, so
 	// nothing the run was to record was, and a script that checks only
 	// the exit code must not take the run for a recording.
 	if fb.NeverStarted != nil {
-		return fmt.Errorf("fallback server %w; the %d request(s) that needed it got an error", fb.NeverStarted, len(fb.Failed))
+		return fmt.Errorf("fallback server %w; the %s that needed it got an error", fb.NeverStarted, plural.Count(len(fb.Failed), "request"))
 	}
 	return nil
 }
@@ -487,7 +489,7 @@ func runCheck(args []string, s streams) error {
 			fmt.Fprintf(s.Out, "%s: ok, but it holds no recorded request: nothing to replay\n", path)
 			continue
 		}
-		fmt.Fprintf(s.Out, "%s: ok, %d recorded requests\n", path, c.Len())
+		fmt.Fprintf(s.Out, "%s: ok, %s\n", path, plural.Count(c.Len(), "recorded request"))
 		for _, l := range c.HTTPHabits() {
 			fmt.Fprintf(s.Out, "  over HTTP: %s\n", l)
 		}

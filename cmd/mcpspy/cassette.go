@@ -16,6 +16,7 @@ import (
 	"github.com/mcptape/mcptape/internal/atomicfile"
 	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/plural"
 	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/replay/script"
 	"github.com/mcptape/mcptape/store"
@@ -117,9 +118,9 @@ func sessionLine(info store.SessionInfo, messages int) string {
 	}
 	// The names and the version are the peers' words, the upstream a
 	// command line: escaped, so that each session is one line.
-	return fmt.Sprintf("%s\t%s\t%s\t%s\t%d msgs\t%s\t%s\t%s\t%s",
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s",
 		info.ID, termsafe.Line(name), info.Transport, info.Start.Local().Format(time.DateTime),
-		messages, termsafe.Line(server), termsafe.Line(version), info.End.Short(), termsafe.Line(info.Upstream))
+		plural.Count(messages, "msg"), termsafe.Line(server), termsafe.Line(version), info.End.Short(), termsafe.Line(info.Upstream))
 }
 
 func compactServerInfo(raw []byte) string {
@@ -314,7 +315,7 @@ func exportHAR(path string, sessions []string, out string, s streams, red *expor
 		fmt.Fprintf(s.Err, "mcpspy: export: left out of the HAR, not HTTP or WebSocket: %s\n", strings.Join(which, ", "))
 	}
 	if har.Unplaced > 0 {
-		fmt.Fprintf(s.Err, "mcpspy: export: left out of the HAR: %s without HTTP metadata\n", counted(har.Unplaced, "message"))
+		fmt.Fprintf(s.Err, "mcpspy: export: left out of the HAR: %s without HTTP metadata\n", plural.Count(har.Unplaced, "message"))
 	}
 	return writeExport(out, s.Out, har.Write)
 }
@@ -337,7 +338,7 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 	for _, l := range rep.Lost {
 		fmt.Fprintf(s.Err, "mcpspy: export: %v\n", l) // its error names the file
 	}
-	salvaged := fmt.Sprintf("salvaged %s in %s", counted(rep.Messages, "message"), counted(rep.Sessions, "session"))
+	salvaged := fmt.Sprintf("salvaged %s in %s", plural.Count(rep.Messages, "message"), plural.Count(rep.Sessions, "session"))
 	if len(rep.Lost) == 0 {
 		fmt.Fprintf(s.Err, "mcpspy: export: %s: %s; nothing was lost\n", path, salvaged)
 		return nil
@@ -359,19 +360,19 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 		// A session whose end cannot be read counts only its first lost
 		// seq; "lost 1 message" would hide that the rest went with it.
 		if toEnd {
-			lost = append(lost, "at least "+counted(n, "message"))
+			lost = append(lost, "at least "+plural.Count(n, "message"))
 		} else {
-			lost = append(lost, counted(n, "message"))
+			lost = append(lost, plural.Count(n, "message"))
 		}
 	}
 	if ids > 0 {
-		lost = append(lost, counted(ids, "session id")+" (renamed damaged-N)")
+		lost = append(lost, plural.Count(ids, "session id")+" (renamed damaged-N)")
 	}
 	if infos > 0 {
-		lost = append(lost, counted(infos, "session info")+" (made anew from the messages)")
+		lost = append(lost, plural.Count(infos, "session info")+" (made anew from the messages)")
 	}
 	if lines > 0 {
-		lost = append(lost, counted(lines, "unreadable line"))
+		lost = append(lost, plural.Count(lines, "unreadable line"))
 	}
 	return fmt.Errorf("export: %s: %s; lost %s, listed above", path, salvaged, strings.Join(lost, " and "))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/plural"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/rerun"
 	"github.com/mcptape/mcptape/store"
@@ -202,7 +203,7 @@ func printDiffs(w io.Writer, labelA, labelB string, diffs []replay.Difference, a
 			n[3]++
 		}
 	}
-	fmt.Fprintf(w, "--- a: %s (%d requests)\n+++ b: %s (%d requests)\n", labelA, n[0]+n[1]+n[2], labelB, n[0]+n[1]+n[3])
+	fmt.Fprintf(w, "--- a: %s (%s)\n+++ b: %s (%s)\n", labelA, plural.Count(n[0]+n[1]+n[2], "request"), labelB, plural.Count(n[0]+n[1]+n[3], "request"))
 	for _, d := range diffs {
 		if d.Op != replay.Same || all {
 			fmt.Fprintln(w, d)

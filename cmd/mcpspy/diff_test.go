@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/replay"
 )
 
 func runCaptured(args ...string) (code int, stdout, stderr string) {
@@ -103,5 +104,19 @@ func TestMcpspy_DiffErrors(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and a last line starting %q", code, out, errOut, tt.wantCode, tt.wantErr)
 			}
 		})
+	}
+}
+
+// The head counts each side's requests as English does: a side with one
+// request, or none, does not read "1 requests".
+func TestPrintDiffs_CountsOne(t *testing.T) {
+	var out strings.Builder
+	diffs := []replay.Difference{{Op: replay.OnlyInA, Request: `tools/list {}`, SeqA: 1}}
+	if !printDiffs(&out, "a.db s1", "b.db s1", diffs, false) {
+		t.Errorf("printDiffs says the sides are the same")
+	}
+	head := "--- a: a.db s1 (1 request)\n+++ b: b.db s1 (0 requests)\n"
+	if !strings.HasPrefix(out.String(), head) {
+		t.Errorf("printDiffs wrote\n%s\nwant it to start\n%s", out.String(), head)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcptape/mcptape/internal/plural"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
@@ -58,23 +59,23 @@ func importHAR(path, out string, redact, redactValue []string, noRedact bool, s 
 	if len(got.Sessions) == 0 {
 		empty := ""
 		if got.EmptyWebSockets > 0 {
-			empty = "; " + counted(got.EmptyWebSockets, "WebSocket connection") + " with no frames saved"
+			empty = "; " + plural.Count(got.EmptyWebSockets, "WebSocket connection") + " with no frames saved"
 		}
-		return fmt.Errorf("import: %s has no MCP traffic (%s, none a JSON-RPC message, an MCP header or a legacy SSE endpoint%s)", path, counted(got.Skipped, "entry"), empty)
+		return fmt.Errorf("import: %s has no MCP traffic (%s, none a JSON-RPC message, an MCP header or a legacy SSE endpoint%s)", path, plural.Count(got.Skipped, "entry"), empty)
 	}
 	if err := recordSessions(out, got.Sessions); err != nil {
 		return err
 	}
 	fmt.Fprint(s.Err, importSummary(got.Sessions, path))
 	if got.Skipped > 0 {
-		fmt.Fprintf(s.Err, "; %s carried no MCP traffic and %s left out", counted(got.Skipped, "entry"), agree(got.Skipped, "was", "were"))
+		fmt.Fprintf(s.Err, "; %s carried no MCP traffic and %s left out", plural.Count(got.Skipped, "entry"), plural.Agree(got.Skipped, "was", "were"))
 	}
 	fmt.Fprintln(s.Err)
 	if n := got.EmptyWebSockets; n > 0 {
-		fmt.Fprintf(s.Err, "mcpspy: import: warning: %s in %s %s no frames and %s left out (Chrome saves them in _webSocketMessages; other browsers may not)\n", counted(n, "WebSocket connection"), path, agree(n, "holds", "hold"), agree(n, "was", "were"))
+		fmt.Fprintf(s.Err, "mcpspy: import: warning: %s in %s %s no frames and %s left out (Chrome saves them in _webSocketMessages; other browsers may not)\n", plural.Count(n, "WebSocket connection"), path, plural.Agree(n, "holds", "hold"), plural.Agree(n, "was", "were"))
 	}
 	if n := got.EmptyStreams; n > 0 {
-		fmt.Fprintf(s.Err, "mcpspy: import: warning: %s in %s %s no text, so %s messages are not in the cassette (a stream still open when the HAR was saved, or one whose body the browser left out)\n", counted(n, "event-stream answer"), path, agree(n, "holds", "hold"), agree(n, "its", "their"))
+		fmt.Fprintf(s.Err, "mcpspy: import: warning: %s in %s %s no text, so %s messages are not in the cassette (a stream still open when the HAR was saved, or one whose body the browser left out)\n", plural.Count(n, "event-stream answer"), path, plural.Agree(n, "holds", "hold"), plural.Agree(n, "its", "their"))
 	}
 	return nil
 }
@@ -86,13 +87,5 @@ func importSummary(sessions []store.TapeSession, path string) string {
 	for _, ts := range sessions {
 		messages += len(ts.Messages)
 	}
-	return fmt.Sprintf("mcpspy: import: %s in %s from %s", counted(messages, "message"), counted(len(sessions), "session"), path)
-}
-
-// agree is one, said of a count of 1, or many.
-func agree(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return fmt.Sprintf("mcpspy: import: %s in %s from %s", plural.Count(messages, "message"), plural.Count(len(sessions), "session"), path)
 }

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/plural"
 	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/lint"
 )
@@ -102,9 +103,9 @@ func runLint(args []string, s streams) error {
 	}
 	notRead := ""
 	if len(unread) > 0 {
-		notRead = fmt.Sprintf("; %s not read", counted(len(unread), "cassette"))
+		notRead = fmt.Sprintf("; %s not read", plural.Count(len(unread), "cassette"))
 	}
-	fmt.Fprintf(s.Err, "mcpspy: lint: %s in %s%s\n", findingCounts(counts), counted(nSessions, "session"), notRead)
+	fmt.Fprintf(s.Err, "mcpspy: lint: %s in %s%s\n", findingCounts(counts), plural.Count(nSessions, "session"), notRead)
 	if len(unread) > 0 || counts[lint.Error] > 0 || *strict && counts[lint.Warning] > 0 {
 		return failed()
 	}
@@ -133,7 +134,7 @@ func findingCounts(counts [3]int) string {
 				parts = append(parts, fmt.Sprintf("%d info", n))
 				continue
 			}
-			parts = append(parts, counted(n, sev.String()))
+			parts = append(parts, plural.Count(n, sev.String()))
 		}
 	}
 	if len(parts) == 0 {

@@ -44,6 +44,9 @@ func TestMcpspy_LsLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	bare.Append(store.C2S, start, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil)
+	if _, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "silent", Start: start}); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +57,8 @@ func TestMcpspy_LsLines(t *testing.T) {
 	at := start.Format(time.DateTime)
 	want := []string{
 		"s1\talpha\tstdio\t" + at + "\t3 msgs\tsrv\t2025-06-18\t",
-		"s2\t-\tstdio\t" + at + "\t1 msgs\t-\t-\t",
+		"s2\t-\tstdio\t" + at + "\t1 msg\t-\t-\t", // not "1 msgs"
+		"s3\t-\tstdio\t" + at + "\t0 msgs\t-\t-\t",
 	}
 	for _, path := range []string{db, jsonl} {
 		code, out, stderr := runCaptured("ls", path)

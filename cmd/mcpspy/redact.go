@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcptape/mcptape/internal/plural"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 )
@@ -145,7 +146,7 @@ func (r *exportRedactor) info(info *store.SessionInfo) *store.SessionInfo {
 func (r *exportRedactor) summary(w io.Writer) {
 	switch {
 	case r.blanked > 0:
-		fmt.Fprintf(w, "mcpspy: export: redacted %s in %s\n", counted(r.blanked, "value"), counted(r.messages, "message"))
+		fmt.Fprintf(w, "mcpspy: export: redacted %s in %s\n", plural.Count(r.blanked, "value"), plural.Count(r.messages, "message"))
 	case len(r.names) > 0 && r.values != nil:
 		fmt.Fprintf(w, "mcpspy: export: no message has a member named %s or a value --redact-value matches; no value was redacted\n", strings.Join(r.names, " or "))
 	case len(r.names) > 0:
@@ -161,21 +162,6 @@ func (r *exportRedactor) summary(w io.Writer) {
 		fmt.Fprintf(w, "mcpspy: export: left as they were, though named like credentials: %s; add --redact NAME to hide one\n", strings.Join(list, ", "))
 	}
 	if r.notJSON > 0 {
-		fmt.Fprintf(w, "mcpspy: export: %s not JSON, written as it came: check it by hand before sharing\n", counted(r.notJSON, "message is"))
+		fmt.Fprintf(w, "mcpspy: export: %s not JSON, written as it came: check it by hand before sharing\n", plural.Count(r.notJSON, "message is"))
 	}
-}
-
-// counted spells "1 value", "2 values"; "1 entry", "2 entries"; "1
-// message is", "2 messages are".
-func counted(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if word, ok := strings.CutSuffix(noun, " is"); ok {
-		return counted(n, word) + " are"
-	}
-	if stem, ok := strings.CutSuffix(noun, "y"); ok && stem != "" && !strings.ContainsAny(stem[len(stem)-1:], "aeiou") {
-		return fmt.Sprintf("%d %sies", n, stem)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

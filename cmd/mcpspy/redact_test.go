@@ -463,28 +463,3 @@ func TestMcpspy_RecordRedactValueHTTP(t *testing.T) {
 		t.Errorf("no client message was recorded")
 	}
 }
-
-func TestCounted(t *testing.T) {
-	tests := []struct {
-		n    int
-		noun string
-		want string
-	}{
-		{1, "session", "1 session"},
-		{2, "session", "2 sessions"},
-		{0, "message", "0 messages"},
-		{1, "entry", "1 entry"},
-		{2, "entry", "2 entries"},
-		{2, "key", "2 keys"},
-		{1, "message is", "1 message is"},
-		{3, "message is", "3 messages are"},
-		{2, "entry is", "2 entries are"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			if got := counted(tt.n, tt.noun); got != tt.want {
-				t.Errorf("counted(%d, %q) = %q", tt.n, tt.noun, got)
-			}
-		})
-	}
-}

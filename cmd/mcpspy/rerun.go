@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/atomicfile"
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/plural"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/rerun"
 	"github.com/mcptape/mcptape/store"
@@ -147,7 +148,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		}
 	}
 	if len(jobs) > 1 && stopped == nil {
-		fmt.Fprintf(s.Out, "\n%d sessions rerun: %d the same, %d changed\n", done, done-changed, changed)
+		fmt.Fprintf(s.Out, "\n%s rerun: %d the same, %d changed\n", plural.Count(done, "session"), done-changed, changed)
 	}
 	if *out != "" && len(reruns) > 0 {
 		if err := recordSessions(*out, reruns); err != nil {
