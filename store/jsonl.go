@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -44,6 +45,15 @@ type Tape struct {
 type TapeSession struct {
 	Info     SessionInfo
 	Messages []*Message
+}
+
+// firstTime is the time of the session's first message, zero if it has
+// none.
+func (s *TapeSession) firstTime() time.Time {
+	if len(s.Messages) == 0 {
+		return time.Time{}
+	}
+	return s.Messages[0].Time
 }
 
 type headerLine struct {

@@ -192,6 +192,10 @@ func (ck *chunkCheck) finish(f *chunkFeed) (*Tape, error) {
 		}
 	}
 	f.stop()
+	for i := range ck.t.Sessions {
+		s := &ck.t.Sessions[i]
+		s.Info.fillGaps(s.firstTime)
+	}
 	return ck.t, nil
 }
 

@@ -237,3 +237,90 @@ func TestImport_NextSessionPastImportedIDs(t *testing.T) {
 		t.Errorf("new session after importing s5 and s2 into %s: %s, want s6", path, s.ID())
 	}
 }
+
+// A header written by hand with an empty info, as a bug report may hold
+// one, reads with what every listing shows of a session: the transport
+// unknown, not blank, and the start its first message's time, not the
+// year 1. A session with no message has no start to take. Import keeps
+// what was read, and its export goes through import again unchanged.
+func TestReadJSONL_EmptyInfo(t *testing.T) {
+	const handWritten = `{"session":"s1","info":{}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00Z","message":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}
+{"session":"s2","info":{}}
+`
+	first := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	tape, err := store.ReadJSONL(strings.NewReader(handWritten), "bug.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFilled := func(t *testing.T, from string, infos []store.SessionInfo) {
+		t.Helper()
+		if len(infos) != 2 {
+			t.Fatalf("%s: %d sessions, want 2", from, len(infos))
+		}
+		for _, info := range infos {
+			want := first
+			if info.ID == "s2" {
+				want = time.Time{}
+			}
+			if info.Transport != store.TransportUnknown || !info.Start.Equal(want) {
+				t.Errorf("%s: %s has transport %q, start %v; want %q, %v", from, info.ID, info.Transport, info.Start, store.TransportUnknown, want)
+			}
+		}
+	}
+	checkFilled(t, "ReadJSONL", []store.SessionInfo{tape.Sessions[0].Info, tape.Sessions[1].Info})
+
+	dir := t.TempDir()
+	db := filepath.Join(dir, "bug.db")
+	if _, err := store.Import(db, tape); err != nil {
+		t.Fatal(err)
+	}
+	var infos []store.SessionInfo
+	if err := store.View(db, func(r *store.Reader) (err error) {
+		infos, err = r.Sessions()
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	checkFilled(t, "the imported cassette", infos)
+	var once, twice bytes.Buffer
+	if err := store.Export(db, &once, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(once.String(), `{"session":"s1","info":{"transport":"unknown","upstream":"","start":"2026-11-21T10:00:00Z"}}`) {
+		t.Errorf("the export's header does not carry what was read:\n%s", once.String())
+	}
+	back, err := store.ReadJSONL(bytes.NewReader(once.Bytes()), "export.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.WriteJSONL(&twice, back); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(once.String(), twice.String()); d != "" {
+		t.Errorf("export → read → export differs:\n%s", d)
+	}
+}
+
+// A cassette an older mcpspy imported such a header into holds the empty
+// info as it was; it reads as the JSONL does now.
+func TestReader_EmptyInfoStored(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "old.db")
+	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	msg := &store.Message{Session: "s1", Seq: 1, Dir: store.C2S, Time: at, Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)}
+	if _, err := store.Import(db, &store.Tape{Sessions: []store.TapeSession{{Info: store.SessionInfo{ID: "s1"}, Messages: []*store.Message{msg}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.View(db, func(r *store.Reader) error {
+		info, err := r.Session("s1")
+		if err != nil {
+			return err
+		}
+		if info.Transport != store.TransportUnknown || !info.Start.Equal(at) {
+			t.Errorf("Session: transport %q, start %v; want %q, %v", info.Transport, info.Start, store.TransportUnknown, at)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -38,6 +39,7 @@ func (r *Reader) Sessions() ([]SessionInfo, error) {
 			return fmt.Errorf("%s: %w: session %q: %v", r.path, ErrCorrupt, k, err)
 		}
 		info.ID = string(k)
+		info.fillGaps(func() time.Time { return r.firstTime(info.ID) })
 		out = append(out, info)
 		return nil
 	})
@@ -76,7 +78,19 @@ func (r *Reader) Session(id string) (SessionInfo, error) {
 		return info, fmt.Errorf("%s: %w: session %q: %v", r.path, ErrCorrupt, id, err)
 	}
 	info.ID = id
+	info.fillGaps(func() time.Time { return r.firstTime(id) })
 	return info, nil
+}
+
+// firstTime is the time of a session's first message, zero if it has
+// none (or its index entry cannot be read: the info is still worth
+// listing).
+func (r *Reader) firstTime(session string) (t time.Time) {
+	_ = r.Summaries(session, 1, nil, func(s *Summary) error {
+		t = s.Time
+		return errStop
+	})
+	return t
 }
 
 // Count returns how many messages a session holds.

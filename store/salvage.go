@@ -97,10 +97,6 @@ func (r *SalvageReport) LostMessages() int {
 	return n
 }
 
-// TransportUnknown is the transport of a salvaged session whose info was
-// lost.
-const TransportUnknown = "unknown"
-
 // maxSessionKey bounds the length of a session id Salvage believes: ids
 // are short ("s12", or a --session name), and a key whose length field
 // was damaged can claim most of the file.
@@ -314,6 +310,9 @@ func (s *salvager) info(id string) (SessionInfo, error) {
 		return nil
 	})
 	info.ID = id
+	if err == nil {
+		info.fillGaps(func() time.Time { return s.firstTime(id) })
+	}
 	return info, err
 }
 

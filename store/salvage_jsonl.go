@@ -93,10 +93,8 @@ func salvageJSONL(path string, w io.Writer, sessions []string, opts []ExportOpti
 		s := &tape.Sessions[i]
 		if !bySession[s.Info.ID].header {
 			rep.Lost = append(rep.Lost, Loss{Session: s.Info.ID, Err: fmt.Errorf("%s: %w: no header line for session %s", path, ErrJSONL, s.Info.ID)})
-			if len(s.Messages) > 0 {
-				s.Info.Start = s.Messages[0].Time
-			}
 		}
+		s.Info.fillGaps(s.firstTime)
 	}
 	if len(sessions) > 0 {
 		if err := tape.Pick(path, sessions); err != nil {

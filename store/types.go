@@ -46,6 +46,10 @@ const (
 	TransportHTTP      = "streamable-http"
 	TransportLegacySSE = "sse"
 	TransportWebSocket = "websocket"
+	// TransportUnknown is the transport of a session whose info does not
+	// say: a salvaged session whose info was lost, or a JSONL header
+	// written by hand without one ({"info":{}}).
+	TransportUnknown = "unknown"
 )
 
 // Redacted is what a cassette holds in place of a secret: a header or
@@ -209,6 +213,23 @@ func (s *SessionInfo) AddBare(b BareExchange) {
 		return
 	}
 	s.Bare = append(s.Bare, b)
+}
+
+// fillGaps gives an info that lacks them what every listing shows of a
+// session: TransportUnknown for no transport, and for no start the time
+// of its first message (firstTime; zero when it has none), which is when
+// it was under way at the latest. Only an info nobody recorded lacks them:
+// a JSONL header written by hand ({"info":{}}), or a cassette an older
+// mcpspy imported one into. Every reader of an info calls it, so that ls,
+// show, the inspector and a HAR say the same, an export writes both, and
+// the sessions sort by the start they show.
+func (s *SessionInfo) fillGaps(firstTime func() time.Time) {
+	if s.Transport == "" {
+		s.Transport = TransportUnknown
+	}
+	if s.Start.IsZero() {
+		s.Start = firstTime()
+	}
 }
 
 // Named says whether a user's --session value names this session: its id

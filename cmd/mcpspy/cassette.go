@@ -116,10 +116,16 @@ func sessionLine(info store.SessionInfo, messages int) string {
 	if version == "" {
 		version = "-"
 	}
+	// A session nobody recorded, with no start in its info and no
+	// message to take one from, has none to show (not the year 1).
+	start := "-"
+	if !info.Start.IsZero() {
+		start = info.Start.Local().Format(time.DateTime)
+	}
 	// The names and the version are the peers' words, the upstream a
 	// command line: escaped, so that each session is one line.
 	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s",
-		info.ID, termsafe.Line(name), info.Transport, info.Start.Local().Format(time.DateTime),
+		info.ID, termsafe.Line(name), info.Transport, start,
 		plural.Count(messages, "msg"), termsafe.Line(server), termsafe.Line(version), info.End.Short(), termsafe.Line(info.Upstream))
 }
 

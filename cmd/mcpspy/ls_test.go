@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -186,5 +187,43 @@ func TestMcpspy_EmptyRecordingSaysSo(t *testing.T) {
 		if code != 0 || stdout != "" || stderr != tt.want {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 0, nothing, %q", tt.cmd, code, stdout, stderr, tt.want)
 		}
+	}
+}
+
+// A JSONL file written by hand with an empty session info (a bug report)
+// lists its transport as unknown and its start as its first message's
+// time, as the cassette imported from it does; a session with no message
+// has no start. export --har names the transport it leaves out.
+func TestMcpspy_LsEmptyInfo(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := filepath.Join(dir, "bug.jsonl")
+	const handWritten = `{"session":"s1","info":{}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-11-21T10:00:00Z","message":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}
+{"session":"s2","info":{}}
+`
+	if err := os.WriteFile(jsonl, []byte(handWritten), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "bug.db")
+	if code, _, stderr := runCaptured("import", "-o", db, jsonl); code != 0 {
+		t.Fatalf("import: %d %s", code, stderr)
+	}
+	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC).Local().Format(time.DateTime)
+	want := "s1\t-\tunknown\t" + at + "\t1 msg\t-\t-\t"
+	for _, path := range []string{jsonl, db} {
+		code, out, stderr := runCaptured("ls", path)
+		if code != 0 {
+			t.Fatalf("ls %s: %d %s", filepath.Base(path), code, stderr)
+		}
+		// The cassette lists sessions by start, and one with none first.
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		slices.Sort(lines)
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], want) || !strings.HasPrefix(lines[1], "s2\t-\tunknown\t-\t0 msgs\t") {
+			t.Errorf("ls %s:\n%s\nwant a line that starts %q, and s2's with transport unknown and start -", filepath.Base(path), out, want)
+		}
+	}
+	code, _, stderr := runCaptured("export", "--har", "-o", filepath.Join(dir, "bug.har"), jsonl)
+	if want := "only s1 (unknown), s2 (unknown)"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("export --har: exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
 	}
 }
