@@ -77,6 +77,14 @@ func sessionLines(info store.SessionInfo) []Line {
 			end += " · " + e.Error
 		}
 		out = append(out, Line{{Label, "end: "}, {Plain, end}})
+	} else {
+		// Still recording, or its recorder died: which process recorded
+		// it says where to look.
+		state := info.EndState()
+		if p := info.RecorderProcess; p != nil {
+			state += " (recorder " + p.String() + ")"
+		}
+		out = append(out, Line{{Label, "end: "}, {Plain, state}})
 	}
 	if h := info.Handshake; h.Method != "" {
 		parts := []string{h.Method}

@@ -1,7 +1,9 @@
 package inspector
 
 import (
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +27,15 @@ var webInfo = store.SessionInfo{
 // Mcp-Session-Id.
 const noSessionID = "mcp-session-id: none: this session is one client connection's traffic"
 
+// noEnd is the end line of a session with no end that no live process
+// records.
+const noEnd = "end: " + store.StateNoEnd
+
 func TestSessionDetail(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
 	stdio := store.SessionInfo{ID: "s1", Transport: store.TransportStdio, Upstream: "server --flag"}
 	prime := func(ps ...store.StreamPriming) store.SessionInfo {
 		info := store.SessionInfo{ID: "s3", Transport: store.TransportHTTP}
@@ -41,11 +51,13 @@ func TestSessionDetail(t *testing.T) {
 		{name: "no priming", sessions: []store.SessionInfo{stdio}, want: []string{
 			"session s1  stdio",
 			"upstream: server --flag",
+			noEnd,
 		}},
 		{name: "stream, path, ids and retry", sessions: []store.SessionInfo{webInfo}, want: []string{
 			"session s2 web  streamable-http",
 			"upstream: http://127.0.0.1:9/mcp",
 			"mcp-session-id: abc123",
+			noEnd,
 			"priming: get-sse#3 /mcp · ids 0, 1 · retry 3000",
 		}},
 		{name: "one line per stream, absent fields left out", sessions: []store.SessionInfo{prime(
@@ -54,6 +66,7 @@ func TestSessionDetail(t *testing.T) {
 		)}, want: []string{
 			"session s3  streamable-http",
 			noSessionID,
+			noEnd,
 			"priming: get-sse · ids a",
 			"priming: post-sse#7 /mcp?x=1 · ids b",
 		}},
@@ -62,6 +75,7 @@ func TestSessionDetail(t *testing.T) {
 		)}, want: []string{
 			"session s3  streamable-http",
 			noSessionID,
+			noEnd,
 			`priming: get-sse · ids "", "a b", "x,y", "q\"", "tab\t", ok`,
 		}},
 		{name: "a long id list keeps its ends and count", sessions: []store.SessionInfo{prime(
@@ -69,15 +83,18 @@ func TestSessionDetail(t *testing.T) {
 		)}, want: []string{
 			"session s3  streamable-http",
 			noSessionID,
+			noEnd,
 			"priming: get-sse · ids 0, 1, 2, …, 8, 9 (10)",
 		}},
 		{name: "all shows every session", sessions: []store.SessionInfo{stdio, webInfo}, sess: -1, want: []string{
 			"session s1  stdio",
 			"upstream: server --flag",
+			noEnd,
 			"",
 			"session s2 web  streamable-http",
 			"upstream: http://127.0.0.1:9/mcp",
 			"mcp-session-id: abc123",
+			noEnd,
 			"priming: get-sse#3 /mcp · ids 0, 1 · retry 3000",
 		}},
 		{name: "no such session", sessions: []store.SessionInfo{stdio}, sess: 1},
@@ -107,6 +124,7 @@ func TestSessionDetail(t *testing.T) {
 		}}, want: []string{
 			"session s6  streamable-http",
 			noSessionID,
+			noEnd,
 			"no message: GET /mcp → 405 · at " + t0.Local().Format("2006-01-02 15:04:05.000"),
 			"no message: DELETE /mcp → 200 · its event stream ended without a message",
 			"no message: 3 more not kept",
@@ -116,6 +134,18 @@ func TestSessionDetail(t *testing.T) {
 		}}, want: []string{
 			"session s5  websocket",
 			"end: closed(1000)",
+		}},
+		{name: "no end, and the process recording it runs", sessions: []store.SessionInfo{{
+			ID: "s7", Transport: store.TransportStdio, RecorderProcess: &store.RecorderProcess{PID: os.Getpid(), Host: host},
+		}}, want: []string{
+			"session s7  stdio",
+			"end: recording (recorder pid " + strconv.Itoa(os.Getpid()) + " on " + host + ")",
+		}},
+		{name: "no end, and the process recording it cannot be found", sessions: []store.SessionInfo{{
+			ID: "s8", Transport: store.TransportStdio, RecorderProcess: &store.RecorderProcess{PID: os.Getpid(), Host: "elsewhere.invalid"},
+		}}, want: []string{
+			"session s8  stdio",
+			"end: no end recorded (recorder pid " + strconv.Itoa(os.Getpid()) + " on elsewhere.invalid)",
 		}},
 	}
 	for _, tt := range tests {

@@ -251,7 +251,7 @@ func (a *App) refreshSessions() {
 			tview.NewTableCell(startText(s.Info.Start)),
 			tview.NewTableCell(count(s.Messages)).SetAlign(tview.AlignRight),
 			errCell(s.Errors),
-			tview.NewTableCell(s.Info.End.Short()),
+			tview.NewTableCell(s.Info.EndState()),
 		}
 		for j, c := range cells {
 			t.SetCell(i+2, j, c)

@@ -299,7 +299,7 @@ func harPageOf(info *SessionInfo) harPage {
 		Title:       strings.TrimSpace(info.ID + " " + info.Name + " " + info.Upstream),
 		PageTimings: harPageTimings{OnContentLoad: -1, OnLoad: -1},
 		MCPTape: harPageExt{Session: info.ID, Name: info.Name, Transport: info.Transport,
-			Upstream: info.Upstream, HTTPSessionID: info.HTTPSessionID, End: info.End.Short()},
+			Upstream: info.Upstream, HTTPSessionID: info.HTTPSessionID, End: info.EndState()},
 	}
 }
 

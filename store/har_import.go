@@ -292,12 +292,14 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 // shortEnd reads EndInfo.Short's form: "reason", or "reason(arg)".
 var shortEnd = regexp.MustCompile(`^([a-z-]+)(?:\((.+)\))?$`)
 
-// endOfShort turns what EndInfo.Short wrote back into an end: nil for a
-// session still recording when it was exported; the number in brackets
-// a close code over WebSocket, else an exit code; other words a signal.
+// endOfShort turns what SessionInfo.EndState wrote back into an end: nil
+// for a session that had none when it was exported, recording or not (no
+// process records the import, so it lists as StateNoEnd); the number in
+// brackets a close code over WebSocket, else an exit code; other words a
+// signal.
 // What does not read as that form leaves def, the import's own guess.
 func endOfShort(short, transport string, def *EndInfo) *EndInfo {
-	if short == "recording" {
+	if short == StateRecording || short == StateNoEnd {
 		return nil
 	}
 	m := shortEnd.FindStringSubmatch(short)

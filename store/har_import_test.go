@@ -274,22 +274,32 @@ func TestLoad_HAR(t *testing.T) {
 }
 
 // How a session ended goes through a HAR of mcpspy's (its page's
-// _mcptape.end): one still recording stays so, a close code stays a
-// close code, an exit code an exit code, a signal a signal. Without a
-// page to say, the import's own guess, closed, stands.
+// _mcptape.end): a close code stays a close code, an exit code an exit
+// code, a signal a signal. One with no end, recording when it was
+// exported or not, has none imported, and lists as no end recorded: no
+// process records the import. Without a page to say, the import's own
+// guess, closed, stands.
 func TestImportHAR_KeepsHowSessionsEnded(t *testing.T) {
 	exit3 := 3
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := &store.RecorderProcess{PID: os.Getpid(), Host: host}
 	tests := []struct {
 		name      string
 		transport string
 		end       *store.EndInfo
-		want      string // EndInfo.Short of the imported session
+		process   *store.RecorderProcess
+		page      string // what the HAR's page says
+		want      string // EndState of the imported session
 	}{
-		{"still recording", store.TransportHTTP, nil, "recording"},
-		{"a DELETE ended it", store.TransportHTTP, &store.EndInfo{Time: at(50), Reason: store.EndClosed}, "closed"},
-		{"a WebSocket close code", store.TransportWebSocket, &store.EndInfo{Time: at(50), Reason: store.EndClosed, CloseCode: 1001}, "closed(1001)"},
-		{"an exit code", store.TransportHTTP, &store.EndInfo{Time: at(50), Reason: store.EndExit, ExitCode: &exit3}, "exit(3)"},
-		{"a signal", store.TransportHTTP, &store.EndInfo{Time: at(50), Reason: store.EndSignal, Signal: "terminated"}, "signal(terminated)"},
+		{"still recording", store.TransportHTTP, nil, live, store.StateRecording, store.StateNoEnd},
+		{"its recorder gone", store.TransportHTTP, nil, nil, store.StateNoEnd, store.StateNoEnd},
+		{"a DELETE ended it", store.TransportHTTP, &store.EndInfo{Time: at(50), Reason: store.EndClosed}, nil, "closed", "closed"},
+		{"a WebSocket close code", store.TransportWebSocket, &store.EndInfo{Time: at(50), Reason: store.EndClosed, CloseCode: 1001}, nil, "closed(1001)", "closed(1001)"},
+		{"an exit code", store.TransportHTTP, &store.EndInfo{Time: at(50), Reason: store.EndExit, ExitCode: &exit3}, nil, "exit(3)", "exit(3)"},
+		{"a signal", store.TransportHTTP, &store.EndInfo{Time: at(50), Reason: store.EndSignal, Signal: "terminated"}, nil, "signal(terminated)", "signal(terminated)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,8 +311,18 @@ func TestImportHAR_KeepsHowSessionsEnded(t *testing.T) {
 			} else {
 				s = httpSession(tt.transport, httpMsg(1, store.C2S, 0, initReq, store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 202, Stream: "post-body", StreamID: 1}))
 			}
-			s.Info.End = tt.end
+			s.Info.End, s.Info.RecorderProcess = tt.end, tt.process
 			_, raw, _, _ := harOf(t, &store.Tape{Sessions: []store.TapeSession{s}})
+			var doc struct {
+				Log struct {
+					Pages []struct {
+						MCPTape struct{ End string } `json:"_mcptape"`
+					}
+				}
+			}
+			if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Log.Pages) != 1 || doc.Log.Pages[0].MCPTape.End != tt.page {
+				t.Errorf("the HAR's page says how the session ended otherwise than %q (%v):\n%s", tt.page, err, raw)
+			}
 			imp, err := store.ImportHAR(bytes.NewReader(raw), "x.har", store.HARImportOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -310,7 +330,7 @@ func TestImportHAR_KeepsHowSessionsEnded(t *testing.T) {
 			if len(imp.Sessions) != 1 {
 				t.Fatalf("%d sessions imported", len(imp.Sessions))
 			}
-			if got := imp.Sessions[0].Info.End.Short(); got != tt.want {
+			if got := imp.Sessions[0].Info.EndState(); got != tt.want {
 				t.Errorf("imported end %q, want %q", got, tt.want)
 			}
 		})

@@ -174,9 +174,13 @@ type SessionInfo struct {
 	Start     time.Time `json:"start"`
 	// HTTPSessionID is the Mcp-Session-Id the server issued, if any.
 	HTTPSessionID string    `json:"http_session_id,omitempty"`
-	End           *EndInfo  `json:"end,omitempty"` // nil while recording
+	End           *EndInfo  `json:"end,omitempty"` // nil until its end is recorded (see EndState)
 	Handshake     Handshake `json:"handshake,omitzero"`
 	Recorder      string    `json:"recorder,omitempty"` // the program and version that recorded it
+	// RecorderProcess is the process that recorded it, so that a session
+	// with no end can be told still recording (EndState). Older cassettes'
+	// sessions have none.
+	RecorderProcess *RecorderProcess `json:"recorder_process,omitempty"`
 	// Priming keeps the priming events of SSE streams that ended with no
 	// recorded frame after them (a GET stream that carried nothing else),
 	// which no HTTPMeta.Priming holds.
@@ -273,11 +277,13 @@ type EndInfo struct {
 
 // Short is the end in a few characters, for listings: the reason and,
 // in parentheses, its exit code, signal or close code ("exit(1)",
-// "signal(SIGTERM)", "closed(1000)"); "recording" while it has not ended.
+// "signal(SIGTERM)", "closed(1000)"); StateNoEnd for none. A listing
+// shows SessionInfo.EndState, which tells a session still recording from
+// one whose recorder died.
 func (e *EndInfo) Short() string {
 	switch {
 	case e == nil:
-		return "recording"
+		return StateNoEnd
 	case e.ExitCode != nil && e.Signal == "":
 		return fmt.Sprintf("%s(%d)", e.Reason, *e.ExitCode)
 	case e.Signal != "":

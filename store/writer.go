@@ -163,7 +163,10 @@ func initWriter(path string, late bool) error {
 func (w *Writer) Path() string { return w.path }
 
 // NewSession allocates a session id and stores info at once, so that a
-// follower sees the session before its first message. The sessions
+// follower sees the session before its first message. It notes this
+// process as the session's RecorderProcess, as StartSession does: until
+// the session's end is stored, a reader takes it for still recording
+// only while this process runs. The sessions
 // StartSession began before it get their ids in the same transaction,
 // before its own: a writer's ids follow the order its sessions were
 // begun in, however they were begun. If it fails, they wait for the
@@ -172,6 +175,7 @@ func (w *Writer) NewSession(info SessionInfo) (*Session, error) {
 	if info.Start.IsZero() {
 		info.Start = time.Now()
 	}
+	info.RecorderProcess = recorderProcess()
 	w.flushMu.Lock()
 	err := w.allocate(&info)
 	w.flushMu.Unlock()
@@ -199,6 +203,7 @@ func (w *Writer) StartSession(info SessionInfo) (*Session, error) {
 	if info.Start.IsZero() {
 		info.Start = time.Now()
 	}
+	info.RecorderProcess = recorderProcess()
 	info.ID = ""
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -24,8 +24,9 @@ import (
 
 func runLs(args []string, s streams) error {
 	fs := newFlags("ls", "ls [--json] CASSETTE", s)
-	asJSON := fs.Bool("json", false, "print one JSON object per session instead: {\"session\":ID,\"messages\":N,\"info\":{…}},\n"+
-		"the info as the session's header line in mcpspy export has it")
+	asJSON := fs.Bool("json", false, "print one JSON object per session instead: {\"session\":ID,\"messages\":N,\"state\":S,\"info\":{…}},\n"+
+		"the state as the line says how it ended (recording, no end recorded, eof, exit(0), …), the info as\n"+
+		"the session's header line in mcpspy export has it")
 	if err := cli.ParseAll(fs, args); err != nil {
 		return err
 	}
@@ -50,8 +51,9 @@ func runLs(args []string, s streams) error {
 		if err := enc.Encode(struct {
 			Session  string            `json:"session"`
 			Messages int               `json:"messages"`
+			State    string            `json:"state"`
 			Info     store.SessionInfo `json:"info"`
-		}{info.ID, counts[i], info}); err != nil {
+		}{info.ID, counts[i], info.EndState(), info}); err != nil {
 			return fmt.Errorf("ls: session %s: %w", info.ID, err)
 		}
 	}
@@ -126,7 +128,7 @@ func sessionLine(info store.SessionInfo, messages int) string {
 	// command line: escaped, so that each session is one line.
 	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s",
 		info.ID, termsafe.Line(name), info.Transport, start,
-		plural.Count(messages, "msg"), termsafe.Line(server), termsafe.Line(version), info.End.Short(), termsafe.Line(info.Upstream))
+		plural.Count(messages, "msg"), termsafe.Line(server), termsafe.Line(version), info.EndState(), termsafe.Line(info.Upstream))
 }
 
 func compactServerInfo(raw []byte) string {
