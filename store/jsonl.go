@@ -129,6 +129,14 @@ func (e *jsonlEncoder) header(info *SessionInfo) error {
 	if e.mapInfo != nil {
 		info = e.mapInfo(info)
 	}
+	// Which process recorded a session matters only on the machine that
+	// recorded it, while it runs: an export is read elsewhere, later, and
+	// is often shared, so it leaves out the pid and the host name.
+	if info.RecorderProcess != nil {
+		c := *info
+		c.RecorderProcess = nil
+		info = &c
+	}
 	line, err := e.value(nil, headerLine{Session: info.ID, Info: info})
 	if err != nil {
 		return err

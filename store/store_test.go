@@ -656,3 +656,38 @@ func TestCassette_NotAFile(t *testing.T) {
 		}
 	}
 }
+
+// An export leaves out which process recorded a session: its pid and
+// host name mean something only on that machine, while it runs, and an
+// export is what gets attached to a bug report.
+func TestExport_LeavesOutRecorderProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	w := newWriter(t, path)
+	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var sessions []store.SessionInfo
+	if err := store.View(path, func(r *store.Reader) (err error) {
+		sessions, err = r.Sessions()
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(sessions) != 1 || sessions[0].RecorderProcess == nil {
+		t.Fatalf("the cassette does not note the recording process: %+v", sessions)
+	}
+	var out bytes.Buffer
+	if err := store.Export(path, &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "recorder_process") {
+		t.Errorf("the export names the recording process:\n%s", out.String())
+	}
+	s.End(store.EndInfo{Reason: store.EndEOF})
+	w.Close()
+}
