@@ -388,11 +388,15 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 	if depth == 0 && len(ms) == 0 {
 		return dst[:start], i, true
 	}
-	if !sorted {
-		// A stable sort, so that members under one key keep their order.
-		// The members are written again in order past the end, then moved
-		// back over the first writing.
-		c.sortMembers(ms)
+	switch {
+	case sorted:
+	case len(ms) <= sortInPlaceMax:
+		c.sortInPlace(dst, ms)
+	default:
+		// Many members: a stable sort, so that members under one key keep
+		// their order, then the members are written again in order past
+		// the end and moved back over the first writing.
+		slices.SortStableFunc(ms, func(x, y canonMember) int { return bytes.Compare(c.key(&x), c.key(&y)) })
 		end := len(dst)
 		for k, m := range ms {
 			if k > 0 {
@@ -405,23 +409,59 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 	return append(dst, '}'), i, true
 }
 
-// sortMembers sorts ms by key, stably: by insertion when they are few,
-// which is most often, as slices.SortStableFunc would, without a function
-// call a comparison.
-func (c *canonizer) sortMembers(ms []canonMember) {
-	if len(ms) > 16 {
-		slices.SortStableFunc(ms, func(x, y canonMember) int { return bytes.Compare(c.key(&x), c.key(&y)) })
-		return
-	}
+// sortInPlaceMax is how many members an object may have for sortInPlace,
+// whose insertion sort moves bytes for each member out of place.
+const sortInPlaceMax = 16
+
+// sortInPlace puts the members ms, written comma-separated in dst, in key
+// order where they lie, stably (members under one key keep their order).
+// Writing them again past the end, as objects with more members are,
+// would cost the object's size once more: for a tools/call, whose "name"
+// comes before "arguments" as every client writes it, the size of the
+// whole request, 64 MiB for a 64 MiB upload.
+func (c *canonizer) sortInPlace(dst []byte, ms []canonMember) {
+	var spare [64]byte // holds a small member as it moves, which most are
+	tmp := spare[:0]
 	for a := 1; a < len(ms); a++ {
 		x := ms[a]
 		xk := c.key(&x)
 		b := a
-		for ; b > 0 && bytes.Compare(xk, c.key(&ms[b-1])) < 0; b-- {
-			ms[b] = ms[b-1]
+		for b > 0 && bytes.Compare(xk, c.key(&ms[b-1])) < 0 {
+			b--
 		}
+		if b == a {
+			continue
+		}
+		// dst[lo:x.end] is the members b…a-1, a comma, then x: x goes
+		// first, the others move up past it and its comma.
+		lo, n := ms[b].start, x.end-x.start
+		tmp = swapAround(dst[lo:x.end], n, tmp)
+		for k := a; k > b; k-- {
+			ms[k] = ms[k-1]
+			ms[k].start += n + 1
+			ms[k].end += n + 1
+		}
+		x.start, x.end = lo, lo+n
 		ms[b] = x
 	}
+}
+
+// swapAround turns seg, which is A "," X with X its last n bytes, into
+// X "," A, keeping the shorter of the two in tmp (which it returns, to
+// be used again) while the longer moves.
+func swapAround(seg []byte, n int, tmp []byte) []byte {
+	la := len(seg) - n - 1 // A's length
+	if n <= la {
+		tmp = append(tmp[:0], seg[la+1:]...) // X
+		copy(seg[n+1:], seg[:la])
+		copy(seg, tmp)
+	} else {
+		tmp = append(tmp[:0], seg[:la]...) // A
+		copy(seg, seg[la+1:])
+		copy(seg[n+1:], tmp)
+	}
+	seg[n] = ','
+	return tmp
 }
 
 // metaDepth marks the members of params._meta for drop; far below zero so

@@ -178,7 +178,15 @@ func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 func (s *cassetteSession) prepare(req *Request) (*Prepared, bool) {
 	c := s.c
 	var buf [keyBuf]byte
-	key, _, valid := appendKey(buf[:0], req.Method, req.Params)
+	dst := buf[:0]
+	if n := len(req.Method) + 1 + len(req.Params); n > keyBuf {
+		// Room for the key at once: its canonical params are about as
+		// long as the params, and growing a buffer to a big request's
+		// size, a quarter at a time, would leave several times its size
+		// behind as garbage.
+		dst = make([]byte, 0, n)
+	}
+	key, _, valid := appendKey(dst, req.Method, req.Params)
 	if !valid {
 		return nil, false
 	}
