@@ -1,7 +1,6 @@
 package script
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // This file keeps the numbers a client sends exact: a tool's arguments and
@@ -21,38 +22,159 @@ import (
 // written.
 type exactNum string
 
-// decodeObject decodes a JSON object with its numbers exact (as exactNum).
+// decodeObject decodes a JSON object with its numbers exact (as exactNum),
+// as encoding/json decodes one into a map with UseNumber: the last of a
+// repeated name counts, invalid UTF-8 becomes U+FFFD, null is a nil map.
+// It reads raw where it lies: a json.Decoder would first copy it into a
+// buffer of its own, grown by doubling, which for a tool's 64 MiB argument
+// left 256 MiB of copies behind.
 func decodeObject(raw []byte, v *map[string]any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
+	d := exactDecoder{b: raw}
+	x, ok := d.value(0)
+	m, isObject := x.(map[string]any)
+	switch {
+	case !ok:
+		return errors.New("not valid JSON")
+	case skipWS(raw, d.i) != len(raw):
+		return errors.New("more after the JSON value")
+	case x != nil && !isObject:
+		return errors.New("not a JSON object")
 	}
-	if _, err := dec.Token(); err == nil {
-		return errors.New("more than one JSON value")
-	}
-	*v, _ = exactNumbers(*v).(map[string]any)
+	*v = m
 	return nil
 }
 
-// exactNumbers turns the json.Numbers in a decoded value into exactNums.
-func exactNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		return exactNum(x)
-	case map[string]any:
-		if x == nil {
-			return x
+// maxNesting is how deep decodeObject lets arrays and objects nest:
+// encoding/json's limit.
+const maxNesting = 10000
+
+// exactDecoder decodes the JSON value at b[i], in one pass over it, with
+// its numbers as exactNum.
+type exactDecoder struct {
+	b []byte
+	i int
+}
+
+// value decodes the value at b[i] (white space before it allowed) inside
+// nest arrays and objects, and leaves i just past it.
+func (d *exactDecoder) value(nest int) (any, bool) {
+	b := d.b
+	d.i = skipWS(b, d.i)
+	if d.i >= len(b) {
+		return nil, false
+	}
+	switch b[d.i] {
+	case '{', '[':
+		if nest >= maxNesting {
+			return nil, false
 		}
-		for k, e := range x {
-			x[k] = exactNumbers(e)
+		if b[d.i] == '{' {
+			return d.object(nest + 1)
 		}
-	case []any:
-		for i, e := range x {
-			x[i] = exactNumbers(e)
+		return d.array(nest + 1)
+	case '"':
+		return d.str()
+	}
+	end, ok := jsonrpc.SkipValue(b, d.i) // a number or a literal
+	if !ok {
+		return nil, false
+	}
+	lit := b[d.i:end]
+	d.i = end
+	switch string(lit) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	case "null":
+		return nil, true
+	}
+	return exactNum(lit), true
+}
+
+// str decodes the string at b[i].
+func (d *exactDecoder) str() (string, bool) {
+	end, _, ok := jsonrpc.SkipString(d.b, d.i)
+	if !ok {
+		return "", false
+	}
+	s, ok := jsonrpc.String(d.b[d.i:end])
+	d.i = end
+	return s, ok
+}
+
+func (d *exactDecoder) object(nest int) (any, bool) {
+	b, m := d.b, map[string]any{}
+	if d.i = skipWS(b, d.i+1); d.i < len(b) && b[d.i] == '}' {
+		d.i++
+		return m, true
+	}
+	for {
+		if d.i >= len(b) || b[d.i] != '"' {
+			return nil, false
+		}
+		key, ok := d.str()
+		if !ok {
+			return nil, false
+		}
+		if d.i = skipWS(b, d.i); d.i >= len(b) || b[d.i] != ':' {
+			return nil, false
+		}
+		d.i++
+		v, ok := d.value(nest)
+		if !ok {
+			return nil, false
+		}
+		m[key] = v
+		if d.i = skipWS(b, d.i); d.i >= len(b) {
+			return nil, false
+		}
+		switch b[d.i] {
+		case ',':
+			d.i = skipWS(b, d.i+1)
+		case '}':
+			d.i++
+			return m, true
+		default:
+			return nil, false
 		}
 	}
-	return v
+}
+
+func (d *exactDecoder) array(nest int) (any, bool) {
+	b, s := d.b, []any{}
+	if d.i = skipWS(b, d.i+1); d.i < len(b) && b[d.i] == ']' {
+		d.i++
+		return s, true
+	}
+	for {
+		v, ok := d.value(nest)
+		if !ok {
+			return nil, false
+		}
+		s = append(s, v)
+		if d.i = skipWS(b, d.i); d.i >= len(b) {
+			return nil, false
+		}
+		switch b[d.i] {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return s, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// skipWS returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // plainNumbers is a copy of v with each number as an int64 when it is an

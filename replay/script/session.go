@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -156,7 +157,10 @@ func (ss *session) answer(ctx context.Context, peer replay.Peer, c *call) (repla
 		return replay.Reply{}, s.owner && req.Method == "notifications/initialized"
 	}
 	if len(req.Params) > 0 && string(req.Params) != "null" {
-		if err := json.Unmarshal(req.Params, &c.params); err != nil {
+		// The members are slices of the frame, not copies: a tool's
+		// arguments may be most of a frame of many megabytes.
+		c.params = map[string]json.RawMessage{}
+		if !jsonrpc.Members(req.Params, func(name, value []byte) { c.params[string(name)] = value }) {
 			if !s.owner {
 				return replay.Reply{}, false
 			}
