@@ -3,6 +3,7 @@ package frame
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -55,4 +56,22 @@ func TestLineReader_BeforeLongLine(t *testing.T) {
 	if strings.Join(events, " ") != strings.Join(want, " ") {
 		t.Errorf("events (a wait, or the length of a line read):\n got %v\nwant %v", events, want)
 	}
+}
+
+// A long line's pieces, garbage once the line is put together, are not
+// kept in the process for later allocations: the next big one does not
+// fit in them and would take as much memory again (see releaseGarbage).
+func TestLineReader_LongLineGarbageReleased(t *testing.T) {
+	const size = 3 * LongLine
+	lr := NewLineReader(strings.NewReader(strings.Repeat("L", size)+"\n"), 0)
+	line, err := lr.Next()
+	if err != nil || len(line) != size+1 {
+		t.Fatalf("got %d bytes, %v; want %d", len(line), err, size+1)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if kept := ms.HeapIdle - ms.HeapReleased; kept > LongLine/2 {
+		t.Errorf("%d MiB of free memory kept after a %d MiB line, want under %d MiB", kept>>20, size>>20, LongLine>>21)
+	}
+	runtime.KeepAlive(line)
 }
