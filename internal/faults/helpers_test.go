@@ -17,8 +17,8 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-// spy is an mcpspy process recording a stdio server, with the client's
-// ends of its stdin and stdout.
+// spy is a process on stdio (mcpspy recording a stdio server, mcpmock
+// serving), with the client's ends of its stdin and stdout.
 type spy struct {
 	*peertest.Process
 	in  *os.File      // the client writes here
@@ -33,6 +33,13 @@ func startStdioSpy(t *testing.T, bin, db string, env ...string) *spy {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startStdio(t, t.TempDir(), env, bin, "record", "-o", db, "--", self)
+}
+
+// startStdio runs argv in dir, its stdin and stdout pipes whose other ends
+// the test holds.
+func startStdio(t *testing.T, dir string, env []string, argv ...string) *spy {
+	t.Helper()
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +48,7 @@ func startStdioSpy(t *testing.T, bin, db string, env ...string) *spy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := peertest.Start(t, t.TempDir(), env, inR, outW, bin, "record", "-o", db, "--", self)
+	p := peertest.Start(t, dir, env, inR, outW, argv...)
 	inR.Close()
 	outW.Close()
 	t.Cleanup(func() { inW.Close(); outR.Close() })

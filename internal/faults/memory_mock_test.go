@@ -1,0 +1,105 @@
+package faults_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
+)
+
+// mockRSSLimit bounds mcpmock's peak RSS for a 64 MiB tools/call on stdio,
+// alone or in a run: 2.6× the frame, against 2.2× for one call and 2.34×
+// for a run measured here (the line as read, its pieces or one copy made
+// of it). Before, a call cost 5.6× to 7.7× (its params copied member by
+// member, its arguments grown into a decoder's buffer, its match key
+// written twice to sort it), then 3.2× with the copies gone, while the
+// pieces of the line, collected but kept, could not hold the next copy.
+const mockRSSLimit = frameSize * 13 / 5
+
+// bigCall is a tools/call of exactly size bytes asking the tool "upload"
+// with one big string argument.
+func bigCall(id, size int) []byte {
+	head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"upload","arguments":{"blob":"`, id)
+	const tail = `"}}}`
+	b := bytes.Repeat([]byte{'B'}, size)
+	copy(b, head)
+	copy(b[size-len(tail):], tail)
+	return b
+}
+
+// mockSources are what mcpmock serves in the memory tests: a script whose
+// tool "upload" answers any call, and a recording of one small call to it.
+var mockSources = map[string]string{
+	"script.yaml": "server: {name: big, version: 1.0.0}\ntools:\n  - name: upload\n    answers:\n      - text: stored\n",
+	"tape.jsonl": `{"session":"s1","info":{"transport":"stdio"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload","arguments":{"blob":"small"}}}}
+{"session":"s1","seq":2,"dir":"s2c","time":"2026-01-01T00:00:01Z","message":{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"stored"}]}}}
+`,
+}
+
+// A 64 MiB tools/call to mcpmock on stdio, alone or in a run of them sent
+// back to back, costs about what the frame does: mcpmock holds the frame,
+// and a copy at a time of what it needs of it (a script's decoded
+// arguments, a recording's match key), not a copy for each step that
+// looks at it (DESIGN.md, "Flat memory"). The recording is matched by
+// method alone (--match ignore-params): a recorded 64 MiB call would be in
+// what mcpmock loads too; the big call's match key is made all the same.
+// The release binary is measured.
+func TestMemory_BigCallsMockStdio(t *testing.T) {
+	bin := peertest.ReleaseBinary(t, "mcpmock")
+	dir := t.TempDir()
+	for name, text := range mockSources {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := []string{"script.yaml"}
+	tape := []string{"--match", "ignore-params=tools/call", "tape.jsonl"}
+	for _, tc := range []struct {
+		name  string
+		args  []string // mcpmock serve's
+		calls int
+	}{
+		{"script one call", script, 1},
+		{"script run", script, runFrames},
+		{"recording one call", tape, 1},
+		{"recording run", tape, runFrames},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startStdio(t, dir, nil, append([]string{bin, "serve"}, tc.args...)...)
+			hwm := watchHWM(p.Cmd.Process.Pid)
+			errc := make(chan error, 1)
+			go func() {
+				for i := range tc.calls {
+					if _, err := p.in.Write(append(bigCall(i+1, frameSize), '\n')); err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- nil
+			}()
+			for i := range tc.calls {
+				line, err := p.out.ReadString('\n')
+				if err != nil {
+					t.Fatalf("answer %d: %v; mcpmock stderr:\n%s", i+1, err, p.Stderr())
+				}
+				if !strings.Contains(line, `"text":"stored"`) {
+					t.Fatalf("answer %d is %.2000q, want the tool's text", i+1, line)
+				}
+			}
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			p.in.Close()
+			peak := hwm.Peak() << 10
+			t.Logf("mcpmock %s: peak RSS %.1f MiB for %d MiB calls (%.2f×; limit %.1f×)", tc.name, float64(peak)/(1<<20), frameSize>>20, float64(peak)/frameSize, float64(mockRSSLimit)/frameSize)
+			if peak >= mockRSSLimit {
+				t.Errorf("mcpmock %s: peak RSS %d MiB, want under %d MiB", tc.name, peak>>20, mockRSSLimit>>20)
+			}
+		})
+	}
+}
