@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,5 +40,24 @@ func BenchmarkWriter_Record1KiB(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
 		})
+	}
+}
+
+// pipeReader hands over at most 64 KiB a read, as a pipe does.
+type pipeReader struct{ r io.Reader }
+
+func (p pipeReader) Read(b []byte) (int, error) { return p.r.Read(b[:min(len(b), 64<<10)]) }
+
+// BenchmarkReadJSONL_LongLineFromPipe reads an export whose one frame is
+// 16 MiB long, a pipe's piece at a time: the reader once looked for the
+// line's end through all of it again at each piece.
+func BenchmarkReadJSONL_LongLineFromPipe(b *testing.B) {
+	const hdr = `{"session":"s1","info":{"transport":"stdio","upstream":"","start":"2026-01-01T00:00:00Z"}}` + "\n"
+	text := []byte(hdr + `{"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z","raw":"` + strings.Repeat("x", 16<<20) + `"}` + "\n")
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if _, err := store.ReadJSONL(pipeReader{bytes.NewReader(text)}, "long.jsonl"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

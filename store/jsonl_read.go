@@ -60,26 +60,34 @@ func readJSONL(r io.Reader, size int, name string) (*Tape, error) {
 	// one block without pointers, and the GC marks less on the way than
 	// when it grows piece by piece.
 	buf := make([]byte, 0, max(size+1, jsonlChunk))
-	start := 0 // the first byte not yet handed out
+	start := 0   // the first byte not yet handed out
+	lineEnd := 0 // just past the last newline read; each byte is looked at once
 	for eof := false; !eof; {
 		if len(buf) == cap(buf) {
 			// Full: go on in a new buffer, with the line begun.
 			rest := buf[start:]
 			nb := make([]byte, len(rest), len(rest)+min(max(2*cap(buf), jsonlChunk), 64<<20))
 			copy(nb, rest)
+			lineEnd = max(lineEnd-start, 0)
 			buf, start = nb, 0
 		}
 		n, err := r.Read(buf[len(buf):min(cap(buf), len(buf)+jsonlChunk)])
 		buf = buf[:len(buf)+n]
+		if i := bytes.LastIndexByte(buf[len(buf)-n:], '\n'); i >= 0 {
+			lineEnd = len(buf) - n + i + 1
+		}
 		if err == io.EOF {
 			eof = true
 		} else if err != nil {
 			return nil, readError{err}
 		}
-		// Hand the workers whole lines, a chunk's worth at a time.
+		// Hand the workers whole lines, a chunk's worth at a time. A
+		// line longer than a chunk is not searched again for its end at
+		// each read: that made a long line read in small pieces (a pipe)
+		// cost its length squared.
 		if end := len(buf); eof || end-start >= jsonlChunk {
 			if !eof {
-				end = start + bytes.LastIndexByte(buf[start:], '\n') + 1 // start: no whole line yet
+				end = max(lineEnd, start) // start: no whole line yet
 			}
 			if end > start {
 				f.add(buf[start:end])
