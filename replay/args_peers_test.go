@@ -17,6 +17,7 @@ import (
 // the TypeScript SDK and with "arguments":{} by go-sdk. Either recording
 // answers either client.
 func TestReplay_NoArgumentsAcrossClients(t *testing.T) {
+	t.Parallel()
 	mock := peertest.Binary(t, "mcpmock")
 	tinyImage := []string{"text", "image", "text"} // server-everything's get-tiny-image
 	tsCall := func(t *testing.T, command ...string) []string {

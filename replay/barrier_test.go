@@ -25,6 +25,7 @@ import (
 // ping anyway, so the reply is not held up: the client's receiving
 // middleware is what tells.
 func TestReplay_ProgressBarrierEras(t *testing.T) {
+	t.Parallel()
 	eras := []struct {
 		name, version string // version "": go-sdk's default, 2026-07-28
 		wantPings     int64

@@ -27,6 +27,7 @@ import (
 // report leaves the recorded server/discover and subscriptions/listen,
 // which such a client never sends, out of unused, saying why.
 func TestReplay_StatelessRecordingAcrossEras(t *testing.T) {
+	t.Parallel()
 	db, live := recordGo(t, "stdio", "")
 	spy, mock := peertest.Binary(t, "mcpspy"), peertest.Binary(t, "mcpmock")
 	tests := []struct {

@@ -38,6 +38,7 @@ import (
 // TypeScript SDK's transport without a session id generator, and
 // mcp-go's stateless server.
 func TestReplay_ServerWithoutSessions(t *testing.T) {
+	t.Parallel()
 	servers := []struct {
 		name, ready string
 		argv        []string
@@ -267,6 +268,7 @@ func httpShape(t *testing.T, db string) []string {
 // refuses what the server refused and serves the rest, adding the Allow
 // header mcp-go leaves out (HTTP requires one on a 405).
 func TestReplay_ServerRefusingGetAndDelete(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		flags     []string
@@ -337,6 +339,7 @@ func TestReplay_ServerRefusingGetAndDelete(t *testing.T) {
 // TypeScript SDK client sees the same answers either way, with or
 // without a session id, and its GET is served or refused to match.
 func TestReplay_HTTPSessionsFlag(t *testing.T) {
+	t.Parallel()
 	srv := peertest.Start(t, "", nil, nil, nil, goServer(t), "-http", "127.0.0.1:0", "-stateless")
 	url := srv.WaitLine(t, "gosdkserver: listening on ", 20*time.Second)
 	_, stateless := tsClientThroughSpy(t, strings.TrimSuffix(url, "/"), `{"text":"hi"}`)

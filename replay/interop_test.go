@@ -84,6 +84,7 @@ func readReport(t *testing.T, path string) replay.Report {
 // request in the handshake era, by an input_required result and a retry
 // in 2026-07-28; both replay.
 func TestReplay_GoSDK(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		recordOver    string
@@ -162,6 +163,7 @@ func logCassette(t *testing.T, spy, db string) {
 // answers alone, so that only mcpmock's asking can get it its answer; the
 // TypeScript SDK's client never knew them.
 func TestReplay_InputRequiredAcrossEras(t *testing.T) {
+	t.Parallel()
 	db, _ := recordGo(t, "stdio", "")
 
 	for _, name := range []string{"Ada", "Bob"} {

@@ -250,6 +250,7 @@ func TestReplay_ListenMCPGo(t *testing.T) {
 // mcpmock does, and sends the recorded resources/updated only while the
 // client is subscribed.
 func TestReplay_ListenToHandshakeSubscriber(t *testing.T) {
+	t.Parallel()
 	db, _ := recordListen(t)
 	report := filepath.Join(t.TempDir(), "report.json")
 	t.Cleanup(func() { // registered first, so run after mcpmock has stopped

@@ -44,9 +44,11 @@ func runTSClient(t *testing.T, token string, waitListChanged bool, args ...strin
 // WebSocket: progress (re-keyed), list_changed after initialized and the
 // roots/list request the server sends are all replayed.
 func TestReplay_ServerEverythingTSClient(t *testing.T) {
+	t.Parallel()
 	mock := peertest.Binary(t, "mcpmock")
 	for _, recordOver := range []string{"stdio", "http"} {
 		t.Run("recorded over "+recordOver, func(t *testing.T) {
+			t.Parallel()
 			db, live := recordEverything(t, recordOver)
 			// A surprise about peers: server-everything sends
 			// tools/list_changed right after initialized on stdio, but over
@@ -188,6 +190,7 @@ func splitProgress(seen []string) (rest []string, progress string) {
 // and sees exactly what it sees on the whole one, serverInfo included
 // (mcpmock introduces itself from the session info).
 func TestReplay_TSClientWithoutRecordedHandshake(t *testing.T) {
+	t.Parallel()
 	mock := peertest.Binary(t, "mcpmock")
 	spy := peertest.Binary(t, "mcpspy")
 	whole, err := filepath.Abs(filepath.Join("..", "cassettes", "everything-stdio.db"))
@@ -320,6 +323,7 @@ func lineWith(seen []string, prefix string) string {
 // says completed. The replay must say so too, though the recording holds
 // no poll answered completed that early.
 func TestReplay_TasksTSClient(t *testing.T) {
+	t.Parallel()
 	mock := peertest.Binary(t, "mcpmock")
 	eagerLive := runTasksClient(t, "eager", append([]string{"stdio"}, peertest.ServerEverything(t, "stdio")...)...)
 	if got := lineWith(eagerLive, "get after result"); !strings.HasPrefix(got, "get after result T1 completed") {
@@ -327,6 +331,7 @@ func TestReplay_TasksTSClient(t *testing.T) {
 	}
 	for _, over := range []string{"stdio", "http"} {
 		t.Run("recorded over "+over, func(t *testing.T) {
+			t.Parallel()
 			db, live := recordThroughSpy(t, over, func(_ bool, args ...string) []string {
 				return runTasksClient(t, "poll", args...)
 			})
@@ -367,9 +372,11 @@ func TestReplay_TasksTSClient(t *testing.T) {
 // client replays it with mcpmock over both transports and is asked just
 // what it was asked live.
 func TestReplay_ClientTasksTSClient(t *testing.T) {
+	t.Parallel()
 	mock := peertest.Binary(t, "mcpmock")
 	for _, over := range []string{"stdio", "http"} {
 		t.Run("recorded over "+over, func(t *testing.T) {
+			t.Parallel()
 			db, live := recordThroughSpy(t, over, func(_ bool, args ...string) []string {
 				return runTasksClient(t, "client", args...)
 			})

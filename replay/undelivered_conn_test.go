@@ -140,6 +140,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestUndelivered_ClientLeavesMidStream(t *testing.T) {
+	t.Parallel()
 	const (
 		readsAll     = "client reads all"
 		leaves       = "client stops reading and leaves"
