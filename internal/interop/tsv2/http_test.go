@@ -34,6 +34,7 @@ const (
 // client's fetch opens: how many is the pool's business, and the test
 // takes the messages of all of them together.
 func TestHTTP(t *testing.T) {
+	t.Parallel()
 	up := startHTTPServer(t)
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {

@@ -28,6 +28,7 @@ import (
 // mcpspy records two sessions, the first of them only the probe, and
 // two mcpmock processes replay, each of them the whole cassette.
 func TestStdio(t *testing.T) {
+	t.Parallel()
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "v2.db")
@@ -159,6 +160,7 @@ func checkExit0(t *testing.T, s store.TapeSession) {
 // resultType. The add call it gets from the handshake era with what
 // 2026-07-28 requires added (resultType), which it refused without.
 func TestStdio_BothErasInOneCassette(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "v2.db")
 	interoptest.LogOnFailure(t, db)
 	spy := []string{"--", peertest.Binary(t, "mcpspy"), "record", "-o", db, "--"}
