@@ -42,6 +42,7 @@ func importBrowserHAR(t *testing.T, name, wantStderr string) string {
 // long-running call with its progress; and asks the go-sdk client, which
 // has roots, for them, as the server asked the page.
 func TestMcpspy_ImportBrowserHARReplays(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, har, stderr string }{
 		{"embedded bodies", "playwright-chromium.har", "mcpspy: import: 17 messages in 1 session from {har}; 1 entry carried no MCP traffic and was left out\n"},
 		{"bodies in files", filepath.Join("playwright-attach", "playwright-chromium.har"), "mcpspy: import: 17 messages in 1 session from {har}; 1 entry carried no MCP traffic and was left out\n"},

@@ -24,6 +24,7 @@ import (
 // connection shows no version: the client asked for one the server did
 // not take.
 func TestMcpspy_LsVersionPerConnection(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		stateless bool

@@ -118,6 +118,7 @@ func tcpServer(t *testing.T, handle func(net.Conn)) string {
 
 // Bad input: one clear line on stderr and a non-zero exit.
 func TestRecordNet_BadInput(t *testing.T) {
+	t.Parallel()
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +199,7 @@ func TestRecordNet_BadInput(t *testing.T) {
 // the TS SDK client, SIGINT, and a cassette with one ended session whose
 // upstream is stored with its secret query parameter redacted.
 func TestRecordNet_ServerEverythingThroughBinary(t *testing.T) {
+	t.Parallel()
 	env, port := peertest.FreePortEnv(t)
 	se := peertest.Start(t, peertest.NPMDir(t), []string{env}, nil, nil, peertest.ServerEverything(t, "streamableHttp")...)
 	se.WaitLine(t, "MCP Streamable HTTP Server listening on port", 30*time.Second)

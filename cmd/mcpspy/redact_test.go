@@ -221,6 +221,7 @@ func recordGoStdio(t *testing.T, db string, flags, serverArgs []string, opts *mc
 // record --redact over Streamable HTTP blanks message members as well as
 // the header of that name.
 func TestMcpspy_RecordRedactHTTP(t *testing.T) {
+	t.Parallel()
 	upstream := peertest.Start(t, t.TempDir(), nil, nil, nil, peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver"), "-http", "127.0.0.1:0")
 	up := strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(upstream.WaitLine(t, "gosdkserver: listening on ", 30*time.Second), "gosdkserver: listening on ")), "/")
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -421,6 +422,7 @@ func TestMcpspy_RecordRedactValueStdio(t *testing.T) {
 // the upstream URL's query and in a tool call are stored "[redacted]",
 // and the client gets its echo whole.
 func TestMcpspy_RecordRedactValueHTTP(t *testing.T) {
+	t.Parallel()
 	const (
 		headerKey = "sk-HEADERHEADERHEADERHEADER"
 		queryKey  = "sk-QUERYQUERYQUERYQUERYQUERY"

@@ -23,6 +23,7 @@ import (
 // was recorded from: the same answers; then against a recording whose echo
 // answer was edited: the difference, and exit 1 with --exit-code.
 func TestMcpspy_Rerun(t *testing.T) {
+	t.Parallel()
 	everything := peertest.ServerEverything(t, "stdio")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "rerun.db")

@@ -123,6 +123,7 @@ func TestMcpspy_ShowLintRetriesAcrossSessions(t *testing.T) {
 // (the wrong retry's session opening after its ask's), prints the retry's
 // findings under its line as it arrives: in the end, mcpspy lint's.
 func TestMcpspy_ShowLintFollowRetriesAcrossSessions(t *testing.T) {
+	t.Parallel()
 	wrong, _ := recordWrongRetry(t)
 	db := filepath.Join(t.TempDir(), "live.db")
 	w, err := store.NewWriter(db, store.WriterOptions{NoSync: true})

@@ -56,6 +56,7 @@ func TestMcpspy_ShowResend(t *testing.T) {
 // testdata/npm, from the module root), and the HTTP initialize against a
 // live server-everything put where the recorded upstream was.
 func TestMcpspy_ShowResendRealServer(t *testing.T) {
+	t.Parallel()
 	t.Run("stdio", func(t *testing.T) {
 		peertest.NPMDir(t)
 		peertest.Node(t)

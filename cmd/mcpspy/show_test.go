@@ -269,6 +269,7 @@ func TestMcpspy_ShowFollow(t *testing.T) {
 // another: the messages show up while the recorder still runs (it holds
 // the cassette between commits and lets go when a reader waits).
 func TestMcpspy_ShowFollowsLiveRecorder(t *testing.T) {
+	t.Parallel()
 	env, port := peertest.FreePortEnv(t)
 	se := peertest.Start(t, peertest.NPMDir(t), []string{env}, nil, nil, peertest.ServerEverything(t, "streamableHttp")...)
 	se.WaitLine(t, "MCP Streamable HTTP Server listening on port", 30*time.Second)

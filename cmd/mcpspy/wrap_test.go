@@ -25,6 +25,7 @@ import (
 // back. Both forms of configuration: Claude Desktop's and Cursor's
 // "mcpServers", and VS Code's "servers" (with its "type" and "inputs").
 func TestMcpspy_Wrap(t *testing.T) {
+	t.Parallel()
 	spy := peertest.Binary(t, "mcpspy")
 	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
 	for _, form := range []struct{ key, entry, rest string }{
