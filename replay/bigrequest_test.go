@@ -69,3 +69,88 @@ func TestPrepare_BigRequestCopiedOnce(t *testing.T) {
 		t.Errorf("matching a %d MiB request allocated %.1f MiB, want at most %.1f MiB (one copy)", size>>20, float64(got)/(1<<20), float64(limit)/(1<<20))
 	}
 }
+
+// bigBlobCassette is a recording of one tools/call of the tool "upload"
+// whose argument blob is recorded.
+func bigBlobCassette(t *testing.T, recorded string) *Cassette {
+	t.Helper()
+	s := store.TapeSession{Info: store.SessionInfo{ID: "s1", Transport: store.TransportStdio}}
+	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	for i, frame := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload","arguments":{"blob":"` + recorded + `"}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"stored"}]}}`,
+	} {
+		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(i + 1), Dir: []store.Dir{store.C2S, store.S2C}[i], Time: t0, Frame: []byte(frame)})
+	}
+	c, err := NewCassette("big.db", &store.Tape{Sessions: []store.TapeSession{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A big request nothing matches gets a short error: the diff against the
+// nearest recorded request shows the long value's start and its length,
+// or, when the recorded value is long too, where the two first differ;
+// the log line and the report are as short. Finding the nearest copies
+// the request once (its canonical params), not once per step.
+func TestUnmatched_BigRequestShortError(t *testing.T) {
+	const size = 4 << 20
+	long := strings.Repeat("A", size)
+	deep := long[:700000] + "Z" + long[700001:] // differs at its byte 700000
+	head := `"` + strings.Repeat("A", 63)       // a value's first 64 bytes
+	as := strings.Repeat("A", 24)
+	for _, tc := range []struct {
+		name, recorded, live string
+		want                 []string // in the diff
+	}{
+		{"long against short", "small", long, []string{
+			`- params.arguments.blob="small"`,
+			`+ params.arguments.blob=` + head + `…(4194306 bytes)`,
+		}},
+		// Its byte 700001 as JSON, past the opening quote; 24 bytes either
+		// side of it.
+		{"long against long", long, deep, []string{
+			`- params.arguments.blob=` + head + `…` + as + as + `…(4194306 bytes; first difference at byte 700001)`,
+			`+ params.arguments.blob=` + head + `…` + as + `Z` + as[1:] + `…(4194306 bytes; first difference at byte 700001)`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := bigBlobCassette(t, tc.recorded)
+			req := &Request{ID: []byte("7"), Method: "tools/call", Params: []byte(`{"name":"upload","arguments":{"blob":"` + tc.live + `"}}`)}
+			var diff string
+			var ok bool
+			got := heapBytesAllocated(func() { _, diff, ok = c.Open().(Nearer).Nearest(req) })
+			if !ok {
+				t.Fatal("no nearest recorded request")
+			}
+			if limit := uint64(size) * 5 / 4; got > limit {
+				t.Errorf("finding the nearest to a %d MiB request allocated %.1f MiB, want at most %.1f MiB (one copy)", size>>20, float64(got)/(1<<20), float64(limit)/(1<<20))
+			}
+			if want := strings.Join(tc.want, "\n"); diff != want {
+				t.Errorf("diff:\n%s\nwant:\n%s", diff, want)
+			}
+
+			var log strings.Builder
+			srv, err := NewServer([]Source{c}, Options{Log: &log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			frame := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + string(req.Params) + "}\n"
+			if err := srv.ServeStdio(t.Context(), strings.NewReader(frame), &out); err != nil {
+				t.Fatal(err)
+			}
+			const short = 4 << 10
+			if !strings.Contains(out.String(), `"code":-32602`) || len(out.String()) > short {
+				t.Errorf("the answer is %d bytes, want an unmatched error of at most %d: %.500s", len(out.String()), short, out.String())
+			}
+			if !strings.Contains(log.String(), "unmatched tools/call") || len(log.String()) > short {
+				t.Errorf("the log is %d bytes, want the unmatched request in at most %d: %.500s", len(log.String()), short, log.String())
+			}
+			if r := srv.Report(); len(r.Unmatched) != 1 || r.Unmatched[0].Diff != diff {
+				t.Errorf("report's unmatched = %.500v, want the one request with the diff above", r.Unmatched)
+			}
+		})
+	}
+}

@@ -1,9 +1,7 @@
 package replay
 
 import (
-	"bytes"
 	"encoding/json"
-	"sort"
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -95,17 +93,17 @@ func answerCanonMethod(method string) string {
 // canonAnswer is canonParams for the answer to a request of method (a
 // result or an error), as compared: its task, a CreateTaskResult's, is
 // the server's and compares whole.
-func canonAnswer(method string, body json.RawMessage) (canon string, ok bool) {
+func canonAnswer(method string, body json.RawMessage) (canon []byte, ok bool) {
 	p := trimWS(body)
 	if len(p) == 0 || string(p) == "null" || string(p) == "{}" {
-		return "", true
+		return nil, true
 	}
 	c := canonizer{b: p, top: volatileTopKeys(answerCanonMethod(method))}
 	out, end, ok := c.value(nil, 0, 0, 0)
 	if !ok || end != len(p) {
-		return "", false
+		return nil, false
 	}
-	return string(out), true
+	return out, true
 }
 
 // canonParams returns params in canonical form: parsed, volatile fields
@@ -154,21 +152,6 @@ func trimWS(b []byte) []byte {
 	return b
 }
 
-// decodeJSON parses one JSON value keeping numbers as written (1 and 1.0
-// stay different, large integers stay exact).
-func decodeJSON(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, &json.SyntaxError{}
-	}
-	return v, nil
-}
-
 // appendKey appends the match key of a request to dst: the method, NUL,
 // the canonical params. It also returns the raw _meta.progressToken it
 // dropped, if any.
@@ -183,70 +166,4 @@ func appendKeyNoted(dst []byte, method string, params json.RawMessage) (key, tok
 	dst = append(append(dst, method...), 0)
 	dst, token, redacted, ok = appendCanonNoted(dst, method, params)
 	return dst[start:], token, redacted, ok
-}
-
-// flatten lists the leaves of canonical params as path=value, sorted, for
-// distances and diffs.
-func flatten(canon string) []string { return flattenAt("params", canon) }
-
-// flattenAt is flatten for a value named root ("result", "error").
-func flattenAt(root, canon string) []string {
-	if canon == "" {
-		return nil
-	}
-	v, err := decodeJSON([]byte(canon))
-	if err != nil {
-		return []string{canon}
-	}
-	var out []string
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch t := v.(type) {
-		case map[string]any:
-			if len(t) == 0 {
-				out = append(out, path+"={}")
-			}
-			for k, c := range t {
-				walk(path+"."+k, c)
-			}
-		case []any:
-			if len(t) == 0 {
-				out = append(out, path+"=[]")
-			}
-			for i, c := range t {
-				walk(path+"["+itoa(i)+"]", c)
-			}
-		default:
-			b, _ := json.Marshal(t)
-			out = append(out, path+"="+string(b))
-		}
-	}
-	walk(root, v)
-	sort.Strings(out)
-	return out
-}
-
-func itoa(i int) string {
-	b, _ := json.Marshal(i)
-	return string(b)
-}
-
-// leafDiff compares two flattened values: the leaves only in want (the
-// recording, "-") and only in got (the live request, "+").
-func leafDiff(want, got []string) (minus, plus []string) {
-	i, j := 0, 0
-	for i < len(want) || j < len(got) {
-		switch {
-		case j == len(got) || (i < len(want) && want[i] < got[j]):
-			minus = append(minus, want[i])
-			i++
-		case i == len(want) || got[j] < want[i]:
-			plus = append(plus, got[j])
-			j++
-		default:
-			i++
-			j++
-		}
-	}
-	return minus, plus
 }

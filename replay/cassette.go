@@ -114,7 +114,17 @@ type interaction struct {
 }
 
 // canon is the canonical params, for messages.
-func (it *interaction) canon() string { return string(it.key[len(it.method)+1:]) }
+func (it *interaction) canon() string { return string(it.canonBytes()) }
+
+// canonBytes is the canonical params, sharing the key's memory.
+func (it *interaction) canonBytes() []byte { return it.key[len(it.method)+1:] }
+
+// described is describe(it.method, it.canon()) without a copy of all of a
+// big request's params: only of what describe shows of them.
+func (it *interaction) described() string {
+	canon := it.canonBytes()
+	return describe(it.method, string(canon[:min(len(canon), shortenedMax+1)]))
+}
 
 // step is a message the server sent while a request was in flight.
 type step struct {
@@ -724,7 +734,7 @@ func (c *Cassette) unusedIn(live eras) (unused []string, leftOut []LeftOut) {
 		if it.used.Load() || it.method == "ping" || (initialized && it.method == "initialize") {
 			continue
 		}
-		what := c.where(it) + " " + describe(it.method, it.canon())
+		what := c.where(it) + " " + it.described()
 		if why := otherEra(it.method, it.canon(), live); why != "" {
 			leftOut = append(leftOut, LeftOut{Request: what, Why: why})
 			continue
@@ -744,13 +754,22 @@ func describe(method, canon string) string {
 	return method + " " + shortened(canon)
 }
 
+// shortenedMax is how much of canonical params messages and reports show.
+const shortenedMax = 160
+
 // shortened cuts canonical params for messages and reports.
 func shortened(canon string) string {
-	const max = 160
-	if len(canon) > max {
-		return canon[:max] + "…"
+	if len(canon) > shortenedMax {
+		return canon[:shortenedMax] + "…"
 	}
 	return canon
+}
+
+// shortCanon is shortened canonical params (canonParams), without a copy
+// of all of a big request's.
+func shortCanon(method string, params json.RawMessage) string {
+	canon, _ := appendCanonParams(make([]byte, 0, len(params)), method, params)
+	return shortened(string(canon[:min(len(canon), shortenedMax+1)]))
 }
 
 // Open implements Source.

@@ -51,7 +51,7 @@ type compared struct {
 	session string // the session's id
 	seq     uint64
 	at      time.Time // when the request was recorded
-	answer  []string  // the answer's leaves (result.… or error.…); nil: none
+	answer  []leaf    // the answer's leaves (result.… or error.…); nil: none
 	// refused is the HTTP status a request was refused with, without a
 	// JSON-RPC answer (0: it was not): the answer it got, as it were.
 	refused int
@@ -235,19 +235,19 @@ func (c *compared) finish(reqNames, ansNames redactedNames, ignore []string) {
 		c.canonical(blankMembers(reqNames.blank(c.method, c.params), ignore))
 	}
 	if c.root == "" {
-		c.answer = []string{"(no answer)"}
+		c.answer = []leaf{{value: []byte("(no answer)")}}
 		if c.refused != 0 {
-			c.answer = []string{fmt.Sprintf("(refused: HTTP %d)", c.refused)}
+			c.answer = []leaf{{value: fmt.Appendf(nil, "(refused: HTTP %d)", c.refused)}}
 		}
 		return
 	}
 	body := blankMembers(ansNames.blank(c.method, c.body), ignore)
 	canon, ok := canonAnswer(c.method, body) // drops _meta's run-to-run keys, as for params
 	if !ok {
-		canon = string(body)
+		canon = body
 	}
 	if c.answer = flattenAt(c.root, canon); c.answer == nil {
-		c.answer = []string{c.root + "={}"}
+		c.answer = []leaf{{path: c.root, value: emptyObject}}
 	}
 }
 

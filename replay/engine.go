@@ -226,8 +226,7 @@ func (s *Server) addUnmatched(u Unmatched) {
 // the first time: a client that polls a call whose recording asked
 // something would otherwise fill the log.
 func (s *Server) skip(method string, params json.RawMessage, when, why, because string) {
-	canon, _ := canonParams(method, params)
-	k := Skipped{Method: method, Params: shortened(canon), When: when, Why: why}
+	k := Skipped{Method: method, Params: shortCanon(method, params), When: when, Why: why}
 	s.mu.Lock()
 	i := slices.IndexFunc(s.skipped, func(x Skipped) bool { x.Count = 0; return x == k })
 	if i < 0 {

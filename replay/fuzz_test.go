@@ -310,9 +310,9 @@ func TestAnswerCanonMethod(t *testing.T) {
 	}
 	// A CreateTaskResult is the server's: its task compares whole, though
 	// a call's own task metadata counts by presence alone.
-	a, _ = canonAnswer("tools/call", json.RawMessage(`{"task":{"taskId":"a","status":"working"}}`))
-	b, _ = canonAnswer("tools/call", json.RawMessage(`{"task":{"taskId":"b","status":"working"}}`))
-	if a == b {
-		t.Errorf("two CreateTaskResults compare the same: %s", a)
+	ta, _ := canonAnswer("tools/call", json.RawMessage(`{"task":{"taskId":"a","status":"working"}}`))
+	tb, _ := canonAnswer("tools/call", json.RawMessage(`{"task":{"taskId":"b","status":"working"}}`))
+	if string(ta) == string(tb) {
+		t.Errorf("two CreateTaskResults compare the same: %s", ta)
 	}
 }

@@ -611,11 +611,12 @@ const nearestScan = 2000
 // the call before it that gave none).
 func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) {
 	c := s.c
-	canon, _ := canonParams(req.Method, req.Params)
-	if key := blankIgnored([]byte(req.Method+"\x00"+canon), req.Method, c.ignore); len(key) > len(req.Method) {
-		canon = string(key[len(req.Method)+1:]) // as it was matched
-	}
-	live := flatten(canon)
+	// The live key, written once, into room for it (as prepare writes
+	// it): the leaves are slices of it. Params that do not canonicalize
+	// leave the method alone.
+	key, _, _ := appendKey(make([]byte, 0, len(req.Method)+1+len(req.Params)), req.Method, req.Params)
+	key = blankIgnored(key, req.Method, c.ignore) // as it was matched
+	live := flatten(key[len(req.Method)+1:])
 	prefix := ""
 	s.mu.Lock()
 	pos := c.skipPings(s.pos)
@@ -625,24 +626,24 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 	}
 	if c.match.strict && pos < len(c.reqs) {
 		it := c.reqs[pos]
-		minus, plus := leafDiff(flatten(it.canon()), live)
+		minus, plus := leafDiff(flatten(it.canonBytes()), live)
 		d := formatDiff(minus, plus)
 		if it.method != req.Method {
 			d = fmt.Sprintf("- method=%s\n+ method=%s", it.method, req.Method)
 		}
-		return "next in recorded order: " + c.where(it) + " " + describe(it.method, it.canon()), d, true
+		return "next in recorded order: " + c.where(it) + " " + it.described(), d, true
 	}
 	cands := c.byMethod[req.Method]
 	if len(cands) == 0 {
 		return "", "", false
 	}
 	var best *interaction
-	var bestMinus, bestPlus []string
+	var bestMinus, bestPlus []leaf
 	for i, it := range cands {
 		if i == nearestScan {
 			break
 		}
-		minus, plus := leafDiff(flatten(it.canon()), live)
+		minus, plus := leafDiff(flatten(it.canonBytes()), live)
 		d, bestD := len(minus)+len(plus), len(bestMinus)+len(bestPlus)
 		// Of the live leaves, those not in plus are shared.
 		if best == nil || d < bestD || (d == bestD && len(plus) < len(bestPlus)) {
@@ -653,21 +654,5 @@ func (s *cassetteSession) Nearest(req *Request) (nearest, diff string, ok bool) 
 	if d == "" {
 		d = "(same params: every recorded answer to it was used)"
 	}
-	return prefix + c.where(best) + " " + describe(best.method, best.canon()), d, true
-}
-
-// formatDiff shows at most a few differing leaves: "-" recorded, "+" live.
-func formatDiff(minus, plus []string) string {
-	const max = 6
-	var lines []string
-	for _, l := range minus {
-		lines = append(lines, "- "+l)
-	}
-	for _, l := range plus {
-		lines = append(lines, "+ "+l)
-	}
-	if len(lines) > max {
-		lines = append(lines[:max], fmt.Sprintf("… %d more", len(lines)-max))
-	}
-	return strings.Join(lines, "\n")
+	return prefix + c.where(best) + " " + best.described(), d, true
 }

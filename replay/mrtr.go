@@ -90,8 +90,7 @@ func (s *cassetteSession) fulfil(ctx context.Context, peer Peer, req *Request, r
 	retry.Params, _ = json.Marshal(params)
 	p, ok := s.Prepare(retry)
 	if !ok {
-		canon, _ := canonParams(retry.Method, retry.Params)
-		u := &Unmatched{Method: retry.Method, Params: shortened(canon)}
+		u := &Unmatched{Method: retry.Method, Params: shortCanon(retry.Method, retry.Params)}
 		msg := fmt.Sprintf("mcpmock: the client's input for %s matches no recorded retry", req.Method)
 		if near, diff, ok := s.Nearest(retry); ok {
 			u.Nearest, u.Diff = near, diff

@@ -39,8 +39,7 @@ func (s *session) unmatched(ctx context.Context, req *Request, ex exchange) {
 	if (req.Method == "resources/subscribe" || req.Method == "resources/unsubscribe") && s.answerSubscribe(req, ex) {
 		return
 	}
-	canon, _ := canonParams(req.Method, req.Params)
-	u := Unmatched{Method: req.Method, Params: shortened(canon)}
+	u := Unmatched{Method: req.Method, Params: shortCanon(req.Method, req.Params)}
 	for _, src := range s.srcs {
 		if n, ok := src.(Nearer); ok {
 			if near, diff, ok := n.Nearest(req); ok {
@@ -53,11 +52,11 @@ func (s *session) unmatched(ctx context.Context, req *Request, ex exchange) {
 	var e *RPCError
 	if u.Nearest == "" {
 		e = &RPCError{Code: -32601, Message: fmt.Sprintf("Method not found: %s (mcpmock: nothing recorded or scripted answers it)", req.Method)}
-		s.srv.warnf("unmatched %s: no source knows this method", describe(req.Method, canon))
+		s.srv.warnf("unmatched %s: no source knows this method", describe(req.Method, u.Params))
 	} else {
 		data, _ := json.Marshal(u)
 		e = &RPCError{Code: -32602, Data: data, Message: fmt.Sprintf("mcpmock: no recorded answer for %s; nearest recorded request: %s\n%s", req.Method, u.Nearest, u.Diff)}
-		s.srv.warnf("unmatched %s\n  nearest: %s\n  %s", describe(req.Method, canon), u.Nearest, indent(u.Diff))
+		s.srv.warnf("unmatched %s\n  nearest: %s\n  %s", describe(req.Method, u.Params), u.Nearest, indent(u.Diff))
 	}
 	_ = ex.reply(errorMessage(req.ID, e), false)
 }

@@ -20,6 +20,18 @@ import (
 // pieces of the line, collected but kept, could not hold the next copy.
 const mockRSSLimit = frameSize * 13 / 5
 
+// unmatchedRSSLimit bounds mcpmock's peak RSS for a 64 MiB tools/call
+// nothing matches: 5× the frame, against 4.2× measured (the frame, the
+// match key tried, the canonical params whose start the error shows and
+// the key the nearest recorded request is found by, one after the other,
+// the garbage collector's pacing letting them add up). Before, its error
+// held the whole call twice and its log line once: 16×.
+const unmatchedRSSLimit = frameSize * 5
+
+// shortAnswer bounds the answer to a big call nothing matches: an error
+// that shows the call's start and its length, not the call.
+const shortAnswer = 4 << 10
+
 // bigCall is a tools/call of exactly size bytes asking the tool "upload"
 // with one big string argument.
 func bigCall(id, size int) []byte {
@@ -48,6 +60,7 @@ var mockSources = map[string]string{
 // looks at it (DESIGN.md, "Flat memory"). The recording is matched by
 // method alone (--match ignore-params): a recorded 64 MiB call would be in
 // what mcpmock loads too; the big call's match key is made all the same.
+// Matched by params, the call matches nothing, and gets a short error.
 // The release binary is measured.
 func TestMemory_BigCallsMockStdio(t *testing.T) {
 	bin := peertest.ReleaseBinary(t, "mcpmock")
@@ -59,15 +72,21 @@ func TestMemory_BigCallsMockStdio(t *testing.T) {
 	}
 	script := []string{"script.yaml"}
 	tape := []string{"--match", "ignore-params=tools/call", "tape.jsonl"}
+	const stored, unmatched = `"text":"stored"`, `"code":-32602`
 	for _, tc := range []struct {
 		name  string
 		args  []string // mcpmock serve's
 		calls int
+		want  string // in each answer
+		limit int    // of the peak RSS
 	}{
-		{"script one call", script, 1},
-		{"script run", script, runFrames},
-		{"recording one call", tape, 1},
-		{"recording run", tape, runFrames},
+		{"script one call", script, 1, stored, mockRSSLimit},
+		{"script run", script, runFrames, stored, mockRSSLimit},
+		{"recording one call", tape, 1, stored, mockRSSLimit},
+		{"recording run", tape, runFrames, stored, mockRSSLimit},
+		// Matched by params, the recorded call's "small" is not the big
+		// one's blob: an error names the recorded call.
+		{"recording unmatched", []string{"tape.jsonl"}, 1, unmatched, unmatchedRSSLimit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startStdio(t, dir, nil, append([]string{bin, "serve"}, tc.args...)...)
@@ -87,8 +106,11 @@ func TestMemory_BigCallsMockStdio(t *testing.T) {
 				if err != nil {
 					t.Fatalf("answer %d: %v; mcpmock stderr:\n%s", i+1, err, p.Stderr())
 				}
-				if !strings.Contains(line, `"text":"stored"`) {
-					t.Fatalf("answer %d is %.2000q, want the tool's text", i+1, line)
+				if !strings.Contains(line, tc.want) {
+					t.Fatalf("answer %d is %.2000q, want it to hold %s", i+1, line, tc.want)
+				}
+				if tc.want == unmatched && len(line) > shortAnswer {
+					t.Errorf("answer %d is %d bytes, want an error of at most %d: %.2000q", i+1, len(line), shortAnswer, line)
 				}
 			}
 			if err := <-errc; err != nil {
@@ -96,9 +118,9 @@ func TestMemory_BigCallsMockStdio(t *testing.T) {
 			}
 			p.in.Close()
 			peak := hwm.Peak() << 10
-			t.Logf("mcpmock %s: peak RSS %.1f MiB for %d MiB calls (%.2f×; limit %.1f×)", tc.name, float64(peak)/(1<<20), frameSize>>20, float64(peak)/frameSize, float64(mockRSSLimit)/frameSize)
-			if peak >= mockRSSLimit {
-				t.Errorf("mcpmock %s: peak RSS %d MiB, want under %d MiB", tc.name, peak>>20, mockRSSLimit>>20)
+			t.Logf("mcpmock %s: peak RSS %.1f MiB for %d MiB calls (%.2f×; limit %.1f×)", tc.name, float64(peak)/(1<<20), frameSize>>20, float64(peak)/frameSize, float64(tc.limit)/frameSize)
+			if peak >= tc.limit {
+				t.Errorf("mcpmock %s: peak RSS %d MiB, want under %d MiB", tc.name, peak>>20, tc.limit>>20)
 			}
 		})
 	}
