@@ -1,12 +1,14 @@
 package replay
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -152,5 +154,100 @@ func TestUnmatched_BigRequestShortError(t *testing.T) {
 				t.Errorf("report's unmatched = %.500v, want the one request with the diff above", r.Unmatched)
 			}
 		})
+	}
+}
+
+// progressTokenRef and metaVersionRef are how ProgressToken and
+// MetaVersion read params before: encoding/json, decoding it all.
+func progressTokenRef(params json.RawMessage) json.RawMessage {
+	var p struct {
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil || string(p.Meta.ProgressToken) == "null" {
+		return nil
+	}
+	return p.Meta.ProgressToken
+}
+
+func metaVersionRef(params json.RawMessage) string {
+	var p struct {
+		Meta struct {
+			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	return p.Meta.Version
+}
+
+// ProgressToken and MetaVersion read what encoding/json read, string and
+// integer tokens apart, but by exact name: encoding/json also took
+// "ProgressToken" or "_META", which matching (canon.go) does not leave
+// out as volatile.
+func TestRequest_MetaAsEncodingJSON(t *testing.T) {
+	const v = `"io.modelcontextprotocol/protocolVersion"`
+	for _, params := range []string{
+		``, `null`, `{}`, `[]`, `"x"`, `{"name":"echo"}`, `{`, `{"_meta":}`,
+		`{"_meta":null}`, `{"_meta":"x"}`, `{"_meta":[1]}`, `{"_meta":{}}`,
+		`{"_meta":{"progressToken":1}}`, `{"_meta":{"progressToken":"1"}}`, `{"_meta":{"progressToken":"tok-7"}}`,
+		`{"_meta":{"progressToken":null}}`, `{"_meta":{"progressToken":1.5}}`, `{"_meta":{"progressToken":{"a":1}}}`,
+		` { "_meta" : { "progressToken" : 42 } } `,
+		`{"name":"upload","arguments":{"blob":"` + strings.Repeat("B", 1000) + `"},"_meta":{"progressToken":3}}`,
+		`{"_meta":{"progressToken":3},"arguments":{"_meta":{"progressToken":4}}}`,
+		`{"_meta":{"progressToken":1,"progressToken":2}}`,
+		`{"\u005fmeta":{"progress\u0054oken":"esc"}}`,
+		`{"_meta":{"progressToken":1},"arguments":{"broken":}}`,
+		`{"_meta":{` + v + `:"2026-07-28","progressToken":"t"}}`,
+		`{"_meta":{` + v + `:"2025-11-25"}}`, `{"_meta":{` + v + `:20260728}}`, `{"_meta":{` + v + `:"\u0032026-07-28"}}`,
+	} {
+		r := &Request{Params: json.RawMessage(params)}
+		if params == "" {
+			r.Params = nil
+		}
+		if got, want := r.ProgressToken(), progressTokenRef(r.Params); string(got) != string(want) || (got == nil) != (want == nil) {
+			t.Errorf("ProgressToken of %.80s = %q, want %q", params, got, want)
+		}
+		if got, want := r.MetaVersion(), metaVersionRef(r.Params); got != want {
+			t.Errorf("MetaVersion of %.80s = %q, want %q", params, got, want)
+		}
+	}
+	for _, params := range []string{`{"_meta":{"ProgressToken":1}}`, `{"_META":{"progressToken":1}}`} {
+		r := &Request{Params: json.RawMessage(params)}
+		if got := r.ProgressToken(); got != nil {
+			t.Errorf("ProgressToken of %s = %s, want none: the name is not progressToken", params, got)
+		}
+	}
+}
+
+// The token of a big tools/call is found in about the time one scan of its
+// params takes (jsonrpc.SkipValue's): its arguments are stepped over, not
+// decoded. encoding/json took about 18 times as long.
+func TestProgressToken_BigParamsScannedOnce(t *testing.T) {
+	params := json.RawMessage(`{"name":"upload","arguments":{"blob":"` + strings.Repeat("B", 16<<20) + `"},"_meta":{"progressToken":"t"}}`)
+	r := &Request{Params: params}
+	fastest := func(fn func()) time.Duration {
+		best := time.Duration(1<<63 - 1)
+		for range 5 {
+			start := time.Now()
+			fn()
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	var tok json.RawMessage
+	took := fastest(func() { tok = r.ProgressToken() })
+	scan := fastest(func() { jsonrpc.SkipValue(params, 0) })
+	if string(tok) != `"t"` {
+		t.Fatalf("ProgressToken = %s, want \"t\"", tok)
+	}
+	t.Logf("ProgressToken %v, one scan %v (%.1fx)", took, scan, float64(took)/float64(scan))
+	if took > 4*scan {
+		t.Errorf("ProgressToken of a %d MiB call took %v, %.1f times one scan of its params (%v); want at most 4", len(params)>>20, took, float64(took)/float64(scan), scan)
+	}
+	if n := testing.AllocsPerRun(3, func() { r.ProgressToken() }); n > 1 {
+		t.Errorf("ProgressToken of a %d MiB call took %v allocations, want one (the token's copy)", len(params)>>20, n)
 	}
 }

@@ -7,11 +7,13 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/mcphttp"
 )
 
@@ -34,30 +36,25 @@ type Request struct {
 }
 
 // ProgressToken returns the JSON text of params._meta.progressToken, or nil.
+// It is a copy: it may outlive the request's params. Only the path to it
+// is decoded, by exact name: the arguments of a 64 MiB tools/call are
+// stepped over, once, not decoded (encoding/json took most of the time
+// answering one), and a "ProgressToken" is no more a progress token here
+// than it is to matching, which leaves out only "progressToken".
 func (r *Request) ProgressToken() json.RawMessage {
-	var p struct {
-		Meta struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
-	}
-	if len(r.Params) == 0 || json.Unmarshal(r.Params, &p) != nil || string(p.Meta.ProgressToken) == "null" {
+	tok := jsonrpc.Member(r.Params, "_meta", "progressToken")
+	if len(tok) == 0 || string(tok) == "null" {
 		return nil
 	}
-	return p.Meta.ProgressToken
+	return bytes.Clone(tok)
 }
 
 // MetaVersion returns params._meta's io.modelcontextprotocol/protocolVersion,
 // or "": set, it makes the request one of the stateless 2026-07-28 era.
+// Looked up as ProgressToken is.
 func (r *Request) MetaVersion() string {
-	var p struct {
-		Meta struct {
-			Version string `json:"io.modelcontextprotocol/protocolVersion"`
-		} `json:"_meta"`
-	}
-	if len(r.Params) == 0 || json.Unmarshal(r.Params, &p) != nil {
-		return ""
-	}
-	return p.Meta.Version
+	v, _ := jsonrpc.String(jsonrpc.Member(r.Params, "_meta", metaVersionKey))
+	return v
 }
 
 // RPCError is a JSON-RPC error object.
