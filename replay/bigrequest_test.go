@@ -72,10 +72,9 @@ func TestPrepare_BigRequestCopiedOnce(t *testing.T) {
 	}
 }
 
-// bigBlobCassette is a recording of one tools/call of the tool "upload"
-// whose argument blob is recorded.
-func bigBlobCassette(t *testing.T, recorded string) *Cassette {
-	t.Helper()
+// bigBlobTape is a recording of one tools/call of the tool "upload" whose
+// argument blob is recorded.
+func bigBlobTape(recorded string) *store.Tape {
 	s := store.TapeSession{Info: store.SessionInfo{ID: "s1", Transport: store.TransportStdio}}
 	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	for i, frame := range []string{
@@ -84,11 +83,46 @@ func bigBlobCassette(t *testing.T, recorded string) *Cassette {
 	} {
 		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(i + 1), Dir: []store.Dir{store.C2S, store.S2C}[i], Time: t0, Frame: []byte(frame)})
 	}
-	c, err := NewCassette("big.db", &store.Tape{Sessions: []store.TapeSession{s}})
+	return &store.Tape{Sessions: []store.TapeSession{s}}
+}
+
+func bigBlobCassette(t *testing.T, recorded string) *Cassette {
+	t.Helper()
+	c, err := NewCassette("big.db", bigBlobTape(recorded))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// Loading a recording of a big request holds its match key once: written
+// into a buffer of its size, not into an arena block sized four times
+// over, and left there by the index, not copied into its record. The
+// report's unused requests show its start, not a copy of all of it.
+func TestNewCassette_BigRequestKeyOnce(t *testing.T) {
+	const size = 4 << 20
+	tape := bigBlobTape(strings.Repeat("A", size))
+	var c *Cassette
+	var err error
+	got := heapBytesAllocated(func() { c, err = NewCassette("big.db", tape) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := uint64(size) * 5 / 4; got > limit {
+		t.Errorf("loading a recorded %d MiB request allocated %.1f MiB, want at most %.1f MiB (its key, once)", size>>20, float64(got)/(1<<20), float64(limit)/(1<<20))
+	}
+	var unused []string
+	got = heapBytesAllocated(func() { unused = c.Unused() })
+	if want := `big.db s1#1 tools/call {"arguments":{"blob":"AAAA`; len(unused) != 1 || !strings.HasPrefix(unused[0], want) || len(unused[0]) > 300 {
+		t.Errorf("unused: %.400q, want the one request, shortened", unused)
+	}
+	if limit := uint64(size) / 8; got > limit {
+		t.Errorf("listing a recorded %d MiB request as unused allocated %.1f MiB, want at most %.1f MiB", size>>20, float64(got)/(1<<20), float64(limit)/(1<<20))
+	}
+	req := &Request{ID: []byte("7"), Method: "tools/call", Params: []byte(`{"name":"upload","arguments":{"blob":"` + strings.Repeat("A", size) + `"}}`)}
+	if _, ok := c.Open().(Preparer).Prepare(req); !ok {
+		t.Error("the recorded request does not match itself")
+	}
 }
 
 // A big request nothing matches gets a short error: the diff against the

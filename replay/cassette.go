@@ -113,14 +113,12 @@ type interaction struct {
 	t0      time.Time
 }
 
-// canon is the canonical params, for messages.
-func (it *interaction) canon() string { return string(it.canonBytes()) }
-
-// canonBytes is the canonical params, sharing the key's memory.
+// canonBytes is the canonical params, sharing the key's memory: a
+// recorded 64 MiB call's are not copied to be looked into.
 func (it *interaction) canonBytes() []byte { return it.key[len(it.method)+1:] }
 
-// described is describe(it.method, it.canon()) without a copy of all of a
-// big request's params: only of what describe shows of them.
+// described is describe of the method and canonical params, with a copy of
+// only what describe shows of them.
 func (it *interaction) described() string {
 	canon := it.canonBytes()
 	return describe(it.method, string(canon[:min(len(canon), shortenedMax+1)]))
@@ -735,7 +733,7 @@ func (c *Cassette) unusedIn(live eras) (unused []string, leftOut []LeftOut) {
 			continue
 		}
 		what := c.where(it) + " " + it.described()
-		if why := otherEra(it.method, it.canon(), live); why != "" {
+		if why := otherEra(it.method, it.canonBytes(), live); why != "" {
 			leftOut = append(leftOut, LeftOut{Request: what, Why: why})
 			continue
 		}

@@ -71,6 +71,18 @@ const arenaBlock = 64 << 10
 // key writes the match key of a request into the arena. Params that do
 // not canonicalize get the key of a request without params, as before.
 func (ps *parser) key(method string, params []byte) (key, token []byte, redacted bool) {
+	if size := len(method) + 1 + len(params); size > inlineKeyMax {
+		// A key the index leaves where it is written (inlineKeyMax): a
+		// buffer of its own, of about its size (canonical params are
+		// seldom longer than params as written, and an object's members
+		// are mostly put in order where they lie), not a share of an
+		// arena block sized twice over for members written again.
+		key, token, redacted, ok := appendKeyNoted(make([]byte, 0, size), method, params)
+		if !ok {
+			key, token, redacted = []byte(method+"\x00"), nil, false
+		}
+		return key[:len(key):len(key)], token, redacted
+	}
 	// Canonical params are seldom longer than params as written; putting
 	// an object's members in order takes as much again past them, for a
 	// moment (canonizer.object).

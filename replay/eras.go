@@ -50,10 +50,10 @@ var eraOnly = map[string]eras{
 // everything recorded is unused). Besides the methods of eraOnly, a
 // tools/call made as a task (params.task, 2025-11-25): 2026-07-28 has
 // no tasks, and its CallToolRequestParams no task member.
-func otherEra(method, canon string, live eras) string {
+func otherEra(method string, canon []byte, live eras) string {
 	only, ok := eraOnly[method]
 	what := method
-	if !ok && jsonrpc.TaskAugmentable(method) && jsonrpc.Member([]byte(canon), "task") != nil {
+	if !ok && jsonrpc.TaskAugmentable(method) && jsonrpc.Member(canon, "task") != nil {
 		only, ok, what = eraHandshake, true, method+" as a task (params.task)"
 	}
 	if !ok || live == 0 || live&only != 0 {

@@ -32,7 +32,9 @@ type keyIndex struct {
 	// recs holds a record per indexed interaction, in recorded order: the
 	// key's length (4 bytes, little-endian), the recorded result when it is
 	// small (see keptResult), then the key. Reading the key's length and
-	// the key reads a small result too.
+	// the key reads a small result too. A key longer than inlineKeyMax is
+	// not in its record: the length says elsewhere (keyElsewhere), and
+	// the key is the interaction's.
 	recs []byte
 	// dups lists the occurrences of each key recorded more than once, in
 	// recorded order; interaction.dup numbers them from 1.
@@ -63,6 +65,24 @@ const resultBits = 12
 // fills cache lines of its own anyway, and is left where it was recorded.
 const keptResult = 1<<resultBits - 1
 
+// inlineKeyMax is the longest key copied into its record. A longer one
+// fills cache lines of its own anyway, and is left where parsing wrote it
+// (parser.key gives it a buffer of its own): copied, the key of a
+// recorded 64 MiB upload would be held twice while a cassette loads.
+const inlineKeyMax = 16 << 10
+
+// keyElsewhere, as a record's key length, says that its key is not in
+// the record but the interaction's.
+const keyElsewhere = 1<<32 - 1
+
+// inRecord is how much of key its record holds: all of it, or none.
+func inRecord(key []byte) int {
+	if len(key) > inlineKeyMax {
+		return 0
+	}
+	return len(key)
+}
+
 // buildKeyIndex indexes items, interactions of slab in recorded order, by
 // their keys (of hashes hashes). It moves their keys, and their results
 // when small, into the index's records: a replay reads them in about that
@@ -77,7 +97,7 @@ func buildKeyIndex(seed maphash.Seed, slab []interaction, items []*interaction, 
 	kept := make([]uint16, len(items))
 	for i, it := range items {
 		kept[i] = uint16(len(keptOf(it)))
-		starts[i+1] = starts[i] + 4 + int(kept[i]) + len(it.key)
+		starts[i+1] = starts[i] + 4 + int(kept[i]) + inRecord(it.key)
 	}
 	x.recs = make([]byte, starts[len(items)])
 	// Each record has its place: copying keys and results, most of the
@@ -86,11 +106,15 @@ func buildKeyIndex(seed maphash.Seed, slab []interaction, items []*interaction, 
 	eachPart(len(items), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			it, rec := items[i], x.recs[starts[i]:starts[i+1]:starts[i+1]]
-			binary.LittleEndian.PutUint32(rec, uint32(len(it.key)))
 			if k := 4 + int(kept[i]); k > 4 {
 				copy(rec[4:k], it.prep.Reply.Result)
 				it.prep.Reply.Result = rec[4:k:k]
 			}
+			if len(it.key) > inlineKeyMax {
+				binary.LittleEndian.PutUint32(rec, keyElsewhere)
+				continue
+			}
+			binary.LittleEndian.PutUint32(rec, uint32(len(it.key)))
 			copy(rec[4+kept[i]:], it.key)
 			it.key = rec[4+kept[i]:]
 		}
@@ -215,8 +239,12 @@ func (x *keyIndex) find(h uint64, key []byte) *interaction {
 		// The key's place does not depend on the length read from the
 		// record: the two reads go together.
 		r, k := x.recs[s.rec>>resultBits:], 4+int(s.rec&keptResult)
-		if len(r) >= k+len(key) && binary.LittleEndian.Uint32(r) == uint32(len(key)) && bytes.Equal(r[k:k+len(key)], key) {
+		n := binary.LittleEndian.Uint32(r)
+		if len(r) >= k+len(key) && n == uint32(len(key)) && bytes.Equal(r[k:k+len(key)], key) {
 			return &x.slab[uint32(s.item)-1]
+		}
+		if it := &x.slab[uint32(s.item)-1]; n == keyElsewhere && bytes.Equal(it.key, key) {
+			return it
 		}
 	}
 }

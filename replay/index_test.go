@@ -185,3 +185,43 @@ func TestCassette_KeysAsLive(t *testing.T) {
 		}
 	}
 }
+
+// A key longer than inlineKeyMax stays where it was, out of its record,
+// and is found all the same, by find as by a guess; one of its length
+// that differs is not.
+func TestKeyIndex_LongKeyElsewhere(t *testing.T) {
+	seed := maphash.MakeSeed()
+	long := "m\x00" + strings.Repeat("x", inlineKeyMax)
+	keys := []string{"m\x00{\"a\":1}", long, "m\x00{\"a\":2}"}
+	slab := make([]interaction, len(keys))
+	var items []*interaction
+	var hashes []uint64
+	for i, k := range keys {
+		it := &slab[i]
+		it.n, it.key = uint32(i), []byte(k)
+		items = append(items, it)
+		hashes = append(hashes, maphash.Bytes(seed, it.key))
+	}
+	kept := &slab[1].key[0]
+	x := buildKeyIndex(seed, slab, items, hashes)
+	if &slab[1].key[0] != kept {
+		t.Error("the long key was copied")
+	}
+	if want := 3*4 + len(keys[0]) + len(keys[2]); len(x.recs) != want {
+		t.Errorf("records hold %d bytes, want %d: the short keys only", len(x.recs), want)
+	}
+	for _, guess := range []uint32{1, 0, 1 << 31} {
+		if it := x.findNext([]byte(long), guess); it != &slab[1] {
+			t.Errorf("the long key, guessing %d: found %v", guess, it)
+		}
+	}
+	for i, k := range keys {
+		if it := x.findNext([]byte(k), 1<<31); it != &slab[i] {
+			t.Errorf("key %d: found %v", i, it)
+		}
+	}
+	other := "m\x00" + strings.Repeat("x", inlineKeyMax-1) + "y"
+	if it := x.findNext([]byte(other), 1<<31); it != nil {
+		t.Errorf("a long key recorded nowhere found interaction %d", it.n)
+	}
+}

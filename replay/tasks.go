@@ -123,7 +123,7 @@ func (t *tasks) noteAnswer(it *interaction, seq uint64, result json.RawMessage) 
 // recorded; it returns the task.
 func (t *tasks) noteOutcome(it *interaction) (taskKey, bool) {
 	var id string
-	if json.Unmarshal(jsonrpc.Member([]byte(it.canon()), "taskId"), &id) != nil || id == "" {
+	if json.Unmarshal(jsonrpc.Member(it.canonBytes(), "taskId"), &id) != nil || id == "" {
 		return taskKey{}, false
 	}
 	k := taskKey{it.sess, id}

@@ -125,3 +125,64 @@ func TestMemory_BigCallsMockStdio(t *testing.T) {
 		})
 	}
 }
+
+// recordedCallRSSLimit bounds mcpmock's peak RSS when a recording holding a
+// 64 MiB call is asked it: 3.6× the frame, against 3.2× measured (the live
+// call, its match key, the recorded call's key).
+const recordedCallRSSLimit = frameSize * 18 / 5
+
+// A recording that holds a 64 MiB call costs about what the call does to
+// load, and, asked nothing, as much to the end, its report included: the
+// recorded call's match key is made once and kept where it was made, and
+// the report shows the unused call by its start. Before, loading wrote the
+// key into an arena block sized four times over and copied it into the
+// index, and the report copied it twice more: 6.2× the frame. Asked the
+// call, mcpmock holds the live call and its key beside the recorded key.
+func TestMemory_BigRecordingMockStdio(t *testing.T) {
+	bin := peertest.ReleaseBinary(t, "mcpmock")
+	dir := t.TempDir()
+	var tape bytes.Buffer
+	tape.WriteString(`{"session":"s1","info":{"transport":"stdio"}}` + "\n")
+	tape.WriteString(`{"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":`)
+	tape.Write(bigCall(1, frameSize))
+	tape.WriteString("}\n" + `{"session":"s1","seq":2,"dir":"s2c","time":"2026-01-01T00:00:01Z","message":{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"stored"}]}}}` + "\n")
+	if err := os.WriteFile(filepath.Join(dir, "big.jsonl"), tape.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		calls int
+		limit int
+	}{
+		{"asked nothing", 0, mockRSSLimit},
+		{"asked it", 1, recordedCallRSSLimit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startStdio(t, dir, nil, bin, "serve", "--report", "report.json", "big.jsonl")
+			hwm := watchHWM(p.Cmd.Process.Pid)
+			if tc.calls > 0 {
+				errc := make(chan error, 1)
+				go func() {
+					_, err := p.in.Write(append(bigCall(2, frameSize), '\n'))
+					errc <- err
+				}()
+				line, err := p.out.ReadString('\n')
+				if err != nil {
+					t.Fatalf("answer: %v; mcpmock stderr:\n%s", err, p.Stderr())
+				}
+				if !strings.Contains(line, `"text":"stored"`) {
+					t.Fatalf("answer is %.2000q, want the recorded one", line)
+				}
+				if err := <-errc; err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.in.Close()
+			peak := hwm.Peak() << 10
+			t.Logf("mcpmock, a recorded %d MiB call %s: peak RSS %.1f MiB (%.2f×; limit %.1f×)", frameSize>>20, tc.name, float64(peak)/(1<<20), float64(peak)/frameSize, float64(tc.limit)/frameSize)
+			if peak >= tc.limit {
+				t.Errorf("mcpmock, a recorded call %s: peak RSS %d MiB, want under %d MiB", tc.name, peak>>20, tc.limit>>20)
+			}
+		})
+	}
+}
