@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"sync"
 
-	"github.com/mcptape/mcptape/internal/frame"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -27,34 +26,33 @@ type Child struct {
 	err    error // why the proxy failed, if it did
 }
 
-// StartChild runs p, whose Stdin and Stdout it provides, calling receive
-// with each line the server prints. A command that cannot be found is an
-// error at once (the proxy would say so only on its goroutine). The
-// server runs until Close, its own exit, or ctx.
+// StartChild runs p, whose Stdin it provides, calling receive with each
+// line the server prints, without its "\n". A command that cannot be
+// found is an error at once (the proxy would say so only on its
+// goroutine). The server runs until Close, its own exit, or ctx.
+//
+// receive gets the line the proxy read and gave its Tap, not a copy: it
+// must not change it (nor must the Tap). Reading it once, not again from a
+// pipe into a second line reader, keeps a long line's cost to what the
+// stdio recorder's is: the line, its pieces while read, the store's copy.
 func StartChild(ctx context.Context, p StdioProxy, receive func(line []byte)) (*Child, error) {
 	if _, err := exec.LookPath(p.Command[0]); err != nil {
 		return nil, err
 	}
 	cr, cw := io.Pipe() // client → server
-	sr, sw := io.Pipe() // server → client
-	p.Stdin, p.Stdout = cr, sw
+	p.Stdin, p.Stdout, p.receive = cr, nil, receive
 	c := &Child{in: cw, exited: make(chan struct{}), done: make(chan struct{})}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		_ = frame.EachLine(sr, receive)
-	}()
 	go func() {
 		defer close(c.done)
+		// Run returns once the server is gone and what it printed has
+		// been received.
 		res, err := p.Run(ctx)
 		if err != nil {
 			res.End = store.EndInfo{Reason: store.EndError, Error: err.Error()}
 		}
 		c.end, c.err = res.End, err
-		sw.Close()
 		cr.Close() // a Send now fails
 		close(c.exited)
-		<-read // what it printed before it went is delivered first
 	}()
 	return c, nil
 }

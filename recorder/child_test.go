@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mcptape/mcptape/internal/syncbuf"
 	"github.com/mcptape/mcptape/recorder"
@@ -50,6 +51,59 @@ func TestChild_SendReceiveClose(t *testing.T) {
 	if _, runErr := child.Result(); runErr != nil {
 		t.Errorf("Result error %v", runErr)
 	}
+}
+
+// The line a Child's receiver gets is the one the recorder read and
+// tapped, not a copy of it read back through a pipe: a long line is held
+// once, not once for the Tap and again, with its pieces, for the receiver.
+func TestChild_ReceivesTheTappedLine(t *testing.T) {
+	tap := &keepTap{}
+	got := make(chan []byte, 1)
+	child, err := recorder.StartChild(context.Background(), recorder.StdioProxy{Command: []string{"cat"}, Stderr: &syncbuf.Buffer{}, Tap: tap, Grace: time.Second},
+		func(line []byte) { got <- line })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer child.Close()
+	const f = `{"jsonrpc":"2.0","id":1,"result":{}}`
+	if err := child.Send([]byte(f)); err != nil {
+		t.Fatal(err)
+	}
+	var line []byte
+	select {
+	case line = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the line never came back")
+	}
+	tapped := tap.frame(store.S2C)
+	if string(line) != f || string(tapped) != f {
+		t.Fatalf("received %q, tapped %q; want %q for both", line, tapped, f)
+	}
+	if unsafe.SliceData(line) != unsafe.SliceData(tapped) {
+		t.Error("the receiver got a copy of the tapped line, want the same bytes")
+	}
+}
+
+// keepTap keeps the last frame tapped in each direction.
+type keepTap struct {
+	mu   sync.Mutex
+	last map[store.Dir][]byte
+}
+
+func (k *keepTap) Append(dir store.Dir, _ time.Time, frame []byte, _ *store.HTTPMeta) uint64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.last == nil {
+		k.last = map[store.Dir][]byte{}
+	}
+	k.last[dir] = frame
+	return 0
+}
+
+func (k *keepTap) frame(dir store.Dir) []byte {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.last[dir]
 }
 
 func TestChild_MissingCommand(t *testing.T) {

@@ -30,6 +30,11 @@ type StdioProxy struct {
 	// (close stdin, then SIGTERM, then SIGKILL, both to its process
 	// group), and for what it left running to stop. Default 5 s.
 	Grace time.Duration
+	// receive, set by StartChild, takes each line the server prints
+	// (without its "\n") in place of Stdout: the very line the proxy read
+	// and tapped, shared with the Tap as the other recording clients
+	// share a frame, not a copy read back from a pipe.
+	receive func(frame []byte)
 }
 
 // StdioResult says how the session ended.
@@ -92,7 +97,7 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 	var closeOnce sync.Once
 	closeToChild := func() { closeOnce.Do(func() { toChild.Close() }) }
 	go func() {
-		readEnded := pump(p.Stdin, toChild, store.C2S, p.Tap)
+		readEnded := pump(p.Stdin, writeLine(toChild), store.C2S, p.Tap)
 		if readEnded { // the client closed; a write error means the server went
 			// Said before the server can see its stdin close: a server
 			// that exits at once on EOF still ended because of it.
@@ -103,9 +108,13 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 
 	// server → client; done when the server closes stdout.
 	serverEOF := make(chan struct{})
+	toClient := writeLine(p.Stdout)
+	if p.receive != nil {
+		toClient = func(line []byte) error { p.receive(frame.Content(line)); return nil }
+	}
 	go func() {
 		defer close(serverEOF)
-		pump(fromChild, p.Stdout, store.S2C, p.Tap)
+		pump(fromChild, toClient, store.S2C, p.Tap)
 	}()
 
 	// The group's id is the server's pid, which stays reserved while the
@@ -210,9 +219,9 @@ type backlogWaiter interface {
 	WaitBacklog()
 }
 
-// pump forwards lines from r to w, tapping each before it is written. It
-// returns at the end of r (readEnded) or when w fails.
-func pump(r io.Reader, w io.Writer, dir store.Dir, tap Tap) (readEnded bool) {
+// pump reads lines from r and hands each to forward, tapping it first. It
+// returns at the end of r (readEnded) or when forward fails.
+func pump(r io.Reader, forward func(line []byte) error, dir store.Dir, tap Tap) (readEnded bool) {
 	lr := frame.NewLineReader(r, 0)
 	if b, ok := tap.(backlogWaiter); ok {
 		// A long line waits for the store to catch up before it is read
@@ -228,9 +237,17 @@ func pump(r io.Reader, w io.Writer, dir store.Dir, tap Tap) (readEnded bool) {
 			return true
 		}
 		tap.Append(dir, time.Now(), frame.Content(line), nil)
-		if _, err := w.Write(line); err != nil {
+		if err := forward(line); err != nil {
 			return false
 		}
+	}
+}
+
+// writeLine forwards each line to w, whole, in one Write.
+func writeLine(w io.Writer) func(line []byte) error {
+	return func(line []byte) error {
+		_, err := w.Write(line)
+		return err
 	}
 }
 

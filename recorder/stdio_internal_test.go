@@ -28,7 +28,7 @@ func TestPump_WaitsForTheBacklogBeforeALongLine(t *testing.T) {
 	in := "short\n" + long + "\n" + "x\n" + long + "\n"
 	tap := &waitingTap{}
 	var out strings.Builder
-	if !pump(strings.NewReader(in), &out, store.S2C, tap) {
+	if !pump(strings.NewReader(in), writeLine(&out), store.S2C, tap) {
 		t.Fatal("pump says the writer failed")
 	}
 	if out.String() != in {
