@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,10 +77,15 @@ func TestPrepare_BigRequestCopiedOnce(t *testing.T) {
 // bigBlobTape is a recording of one tools/call of the tool "upload" whose
 // argument blob is recorded.
 func bigBlobTape(recorded string) *store.Tape {
+	return oneCallTape(`{"name":"upload","arguments":{"blob":"` + recorded + `"}}`)
+}
+
+// oneCallTape is a recording of one tools/call with these params.
+func oneCallTape(params string) *store.Tape {
 	s := store.TapeSession{Info: store.SessionInfo{ID: "s1", Transport: store.TransportStdio}}
 	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	for i, frame := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload","arguments":{"blob":"` + recorded + `"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"stored"}]}}`,
 	} {
 		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(i + 1), Dir: []store.Dir{store.C2S, store.S2C}[i], Time: t0, Frame: []byte(frame)})
@@ -186,6 +193,87 @@ func TestUnmatched_BigRequestShortError(t *testing.T) {
 			}
 			if r := srv.Report(); len(r.Unmatched) != 1 || r.Unmatched[0].Diff != diff {
 				t.Errorf("report's unmatched = %.500v, want the one request with the diff above", r.Unmatched)
+			}
+		})
+	}
+}
+
+// manyItemsParams are the params of a tools/call whose argument is an
+// array of n short strings, "r0000000" on; those at the indexes in changed
+// start with X instead.
+func manyItemsParams(n int, changed ...int) string {
+	var b strings.Builder
+	b.WriteString(`{"name":"upload","arguments":{"items":[`)
+	for k := range n {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		c := 'r'
+		if slices.Contains(changed, k) {
+			c = 'X'
+		}
+		fmt.Fprintf(&b, `"%c%07d"`, c, k)
+	}
+	b.WriteString(`]}}`)
+	return b.String()
+}
+
+// A request of very many small values nothing matches costs the nearest
+// search a bounded number of leaves, not one leaf and one path per value:
+// past leafCap leaves the rest of the array is one leaf, compared by its
+// bytes. A difference within the cap is still named by its path; one past
+// it by the rest's path and where the two first differ.
+func TestUnmatched_ManyLeavesBounded(t *testing.T) {
+	const n = 200000
+	for _, tc := range []struct {
+		name string
+		at   int // the element the live request changes
+		want []string
+	}{
+		{"differs within the cap", 7, []string{
+			`- params.arguments.items[7]="r0000007"`,
+			`+ params.arguments.items[7]="X0000007"`,
+		}},
+		{"differs past the cap", 150000, []string{
+			`- params.arguments.items[` + strconv.Itoa(leafCap) + `:]="r00`,
+			`+ params.arguments.items[` + strconv.Itoa(leafCap) + `:]="r00`,
+			`"X0150000"`,
+			`first difference at byte `,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewCassette("many.db", oneCallTape(manyItemsParams(n)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &Request{ID: []byte("7"), Method: "tools/call", Params: []byte(manyItemsParams(n, tc.at))}
+			size := len(req.Params)
+			var diff string
+			var ok bool
+			sess := c.Open().(Nearer)
+			got := heapBytesAllocated(func() { _, diff, ok = sess.Nearest(req) })
+			if !ok {
+				t.Fatal("no nearest recorded request")
+			}
+			// The live key, once, and leafCap leaves and paths a side (some
+			// 1.7 MiB): 101 MiB when each value was a leaf.
+			if limit := uint64(size) * 2; got > limit {
+				t.Errorf("finding the nearest to a request of %d values (%.1f MiB) allocated %.1f MiB, want at most %.1f MiB", n, float64(size)/(1<<20), float64(got)/(1<<20), float64(limit)/(1<<20))
+			}
+			allocs := testing.AllocsPerRun(1, func() { sess.Nearest(req) })
+			t.Logf("finding the nearest to a request of %d values (%.1f MiB): %.1f MiB in %v allocations", n, float64(size)/(1<<20), float64(got)/(1<<20), allocs)
+			// Some two a leaf (its path and its index) a side, 16k: 800k when
+			// each value was a leaf.
+			if allocs > 8*leafCap {
+				t.Errorf("finding the nearest to a request of %d values took %v allocations, want at most %d", n, allocs, 8*leafCap)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(diff, w) {
+					t.Errorf("diff:\n%.2000s\nwant it to hold %s", diff, w)
+				}
+			}
+			if len(diff) > 1000 {
+				t.Errorf("diff is %d bytes, want a short one: %.2000s", len(diff), diff)
 			}
 		})
 	}

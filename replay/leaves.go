@@ -27,6 +27,9 @@ type leaf struct {
 	value []byte // canonical JSON text
 }
 
+// leafCap bounds the leaves of one value (see walkLeaves).
+const leafCap = 4096
+
 var (
 	emptyObject = []byte("{}")
 	emptyArray  = []byte("[]")
@@ -54,6 +57,13 @@ func flattenAt(root string, canon []byte) []leaf {
 // space before it allowed), named path, to out, and returns the index
 // just past it. Of members with one name, the last counts, as when
 // decoding; canonical params have them next to each other.
+//
+// Past leafCap leaves, what is left of each array or object still open is
+// one leaf: its members from name on, path.{name…}, or its elements from
+// k on, path[k:], valued by their bytes as they lie. A request of
+// millions of short values then costs a few thousand leaves and paths,
+// not one of each per value, and two values that differ in their first
+// leafCap leaves still differ there: both stop at the same place.
 func walkLeaves(b []byte, i int, path string, out *[]leaf) int {
 	i = skipWS(b, i)
 	switch b[i] {
@@ -67,6 +77,9 @@ func walkLeaves(b []byte, i int, path string, out *[]leaf) int {
 		for first := true; ; first = false {
 			ke, _, _ := jsonrpc.SkipString(b, i)
 			name := keyString(b[i:ke])
+			if !first && len(*out) >= leafCap {
+				return restLeaf(b, i, path+".{"+name+"…}", out)
+			}
 			if !first && name == prev {
 				*out = (*out)[:prevStart] // a repeated member: the last counts
 			} else {
@@ -85,6 +98,9 @@ func walkLeaves(b []byte, i int, path string, out *[]leaf) int {
 			return i + 1
 		}
 		for k := 0; ; k++ {
+			if k > 0 && len(*out) >= leafCap {
+				return restLeaf(b, i, path+"["+strconv.Itoa(k)+":]", out)
+			}
 			i = walkLeaves(b, i, path+"["+strconv.Itoa(k)+"]", out)
 			if i = skipWS(b, i); b[i] == ']' {
 				return i + 1
@@ -95,6 +111,27 @@ func walkLeaves(b []byte, i int, path string, out *[]leaf) int {
 	end, _ := jsonrpc.SkipValue(b, i)
 	*out = append(*out, leaf{path: path, value: b[i:end]})
 	return end
+}
+
+// restLeaf appends the rest of an array or object, from its member or
+// element at b[i:] to its closing bracket, as one leaf named path, and
+// returns the index just past that bracket. It reads only that rest:
+// every open array or object's rest lies past the one inside it, so a
+// deep value is still read once.
+func restLeaf(b []byte, i int, path string, out *[]leaf) int {
+	j := i
+	for {
+		switch j = skipWS(b, j); b[j] {
+		case '}', ']':
+			rest := bytes.TrimRight(b[i:j], " \t\n\r")
+			*out = append(*out, leaf{path: path, value: rest})
+			return j + 1
+		case ',', ':':
+			j++
+		default: // a name or a value
+			j, _ = jsonrpc.SkipValue(b, j)
+		}
+	}
 }
 
 // compareLeaves orders leaves as their text (path=value) sorts, without

@@ -1,7 +1,10 @@
 package replay
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,6 +45,24 @@ func TestFlatten(t *testing.T) {
 				t.Errorf("flatten(%s):\n%s\nwant:\n%s", tc.canon, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// Past leafCap leaves, the rest of each open array and object is one
+// leaf.
+func TestFlatten_Cap(t *testing.T) {
+	var elems []string
+	for k := range leafCap + 2 {
+		elems = append(elems, strconv.Itoa(k))
+	}
+	canon := `{"a":[` + strings.Join(elems, ",") + `],"b":{"x":1},"c":2}`
+	got := leafTexts(flatten([]byte(canon)))
+	want := []string{
+		fmt.Sprintf(`params.a[%d:]=%d,%d`, leafCap, leafCap, leafCap+1),
+		`params.{b…}="b":{"x":1},"c":2`,
+	}
+	if len(got) != leafCap+2 || !slices.Contains(got, want[0]) || !slices.Contains(got, want[1]) || !slices.Contains(got, "params.a[4095]=4095") {
+		t.Errorf("flatten of %d elements and two members: %d leaves, want %d with %q", leafCap+2, len(got), leafCap+2, want)
 	}
 }
 

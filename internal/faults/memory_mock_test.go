@@ -25,7 +25,9 @@ const mockRSSLimit = frameSize * 13 / 5
 // match key tried, the canonical params whose start the error shows and
 // the key the nearest recorded request is found by, one after the other,
 // the garbage collector's pacing letting them add up). Before, its error
-// held the whole call twice and its log line once: 16×.
+// held the whole call twice and its log line once: 16×; a call of millions
+// of short strings cost 16.6× after that, a leaf and a path per string in
+// the search for the nearest recorded request, and 4.2× now.
 const unmatchedRSSLimit = frameSize * 5
 
 // shortAnswer bounds the answer to a big call nothing matches: an error
@@ -41,6 +43,15 @@ func bigCall(id, size int) []byte {
 	copy(b, head)
 	copy(b[size-len(tail):], tail)
 	return b
+}
+
+// manyValuesCall is a tools/call of about size bytes asking the tool
+// "upload" with one argument, an array of short strings: millions of
+// values, each of which a search walking the call may take as a leaf.
+func manyValuesCall(id, size int) []byte {
+	head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"upload","arguments":{"items":[`, id)
+	const elem, tail = `"BBBBBBBBBBBBBBBBBB",`, `"B"]}}}`
+	return []byte(head + strings.Repeat(elem, (size-len(head)-len(tail))/len(elem)) + tail)
 }
 
 // mockSources are what mcpmock serves in the memory tests: a script whose
@@ -77,24 +88,31 @@ func TestMemory_BigCallsMockStdio(t *testing.T) {
 		name  string
 		args  []string // mcpmock serve's
 		calls int
-		want  string // in each answer
-		limit int    // of the peak RSS
+		want  string                    // in each answer
+		limit int                       // of the peak RSS
+		call  func(id, size int) []byte // bigCall when nil
 	}{
-		{"script one call", script, 1, stored, mockRSSLimit},
-		{"script run", script, runFrames, stored, mockRSSLimit},
-		{"recording one call", tape, 1, stored, mockRSSLimit},
-		{"recording run", tape, runFrames, stored, mockRSSLimit},
+		{"script one call", script, 1, stored, mockRSSLimit, nil},
+		{"script run", script, runFrames, stored, mockRSSLimit, nil},
+		{"recording one call", tape, 1, stored, mockRSSLimit, nil},
+		{"recording run", tape, runFrames, stored, mockRSSLimit, nil},
 		// Matched by params, the recorded call's "small" is not the big
 		// one's blob: an error names the recorded call.
-		{"recording unmatched", []string{"tape.jsonl"}, 1, unmatched, unmatchedRSSLimit},
+		{"recording unmatched", []string{"tape.jsonl"}, 1, unmatched, unmatchedRSSLimit, nil},
+		// Its arguments are millions of short strings, not one long one.
+		{"recording unmatched, many values", []string{"tape.jsonl"}, 1, unmatched, unmatchedRSSLimit, manyValuesCall},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			call := tc.call
+			if call == nil {
+				call = bigCall
+			}
 			p := startStdio(t, dir, nil, append([]string{bin, "serve"}, tc.args...)...)
 			hwm := watchHWM(p.Cmd.Process.Pid)
 			errc := make(chan error, 1)
 			go func() {
 				for i := range tc.calls {
-					if _, err := p.in.Write(append(bigCall(i+1, frameSize), '\n')); err != nil {
+					if _, err := p.in.Write(append(call(i+1, frameSize), '\n')); err != nil {
 						errc <- err
 						return
 					}
