@@ -145,7 +145,7 @@ func appendCanonNoted(dst []byte, method string, params json.RawMessage) (out, t
 
 // trimWS is bytes.Trim(b, " \t\r\n"): JSON's white space, no more.
 func trimWS(b []byte) []byte {
-	b = b[skipWS(b, 0):]
+	b = b[jsonrpc.SkipWS(b, 0):]
 	for len(b) > 0 && b[len(b)-1] <= ' ' && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
 		b = b[:len(b)-1]
 	}

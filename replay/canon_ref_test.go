@@ -132,7 +132,7 @@ func sortMembers(ms []member) {
 // not nil, is asked about each member of the top object (depth 0) and of
 // its "_meta" object.
 func appendCanonRef(dst, b []byte, depth int, drop dropFunc) ([]byte, error) {
-	i := skipWS(b, 0)
+	i := jsonrpc.SkipWS(b, 0)
 	if i >= len(b) {
 		return nil, errSyntax
 	}

@@ -19,15 +19,6 @@ import (
 
 var errSyntax = errors.New("invalid JSON")
 
-func skipWS(b []byte, i int) int {
-	// b[i] <= ' ' first: most often there is no white space, and one
-	// comparison says so.
-	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
 // objectFields calls fn for each member of the object b (raw key bytes
 // with quotes, raw value); b must hold that one object and nothing else.
 func objectFields(b []byte, fn func(key, val []byte)) error {
@@ -136,7 +127,7 @@ const canonStack = 8
 // as drop sees it; nest counts the arrays and objects around the value.
 func (c *canonizer) value(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 	b := c.b
-	i = skipWS(b, i)
+	i = jsonrpc.SkipWS(b, i)
 	if i >= len(b) {
 		return dst, i, false
 	}
@@ -148,7 +139,7 @@ func (c *canonizer) value(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 			return dst, i, false
 		}
 		dst = append(dst, '[')
-		i = skipWS(b, i+1)
+		i = jsonrpc.SkipWS(b, i+1)
 		if i < len(b) && b[i] == ']' {
 			return append(dst, ']'), i + 1, true
 		}
@@ -157,7 +148,7 @@ func (c *canonizer) value(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 			if dst, i, ok = c.value(dst, i, depth+1, nest+1); !ok {
 				return dst, i, false
 			}
-			i = skipWS(b, i)
+			i = jsonrpc.SkipWS(b, i)
 			switch {
 			case i < len(b) && b[i] == ',':
 				dst = append(dst, ',')
@@ -311,7 +302,7 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 	var stack [canonStack]canonMember
 	ms := stack[:0]
 	sorted := true
-	i = skipWS(b, i+1)
+	i = jsonrpc.SkipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		i++
 	} else {
@@ -332,7 +323,7 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 				m.ke, m.esc = len(c.keys), true
 				key = c.keys[m.ks:m.ke]
 			}
-			i = skipWS(b, ke)
+			i = jsonrpc.SkipWS(b, ke)
 			if i >= len(b) || b[i] != ':' {
 				return dst, i, false
 			}
@@ -351,7 +342,7 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 				dst = append(dst, raw...)
 			}
 			dst = append(dst, ':')
-			vs := skipWS(b, i+1)
+			vs := jsonrpc.SkipWS(b, i+1)
 			valStart := len(dst)
 			if dst, i, ok = c.value(dst, vs, sub, nest); !ok {
 				return dst, i, false
@@ -373,9 +364,9 @@ func (c *canonizer) object(dst []byte, i, depth, nest int) ([]byte, int, bool) {
 				}
 				ms = append(ms, m)
 			}
-			i = skipWS(b, i)
+			i = jsonrpc.SkipWS(b, i)
 			if i < len(b) && b[i] == ',' {
-				i = skipWS(b, i+1)
+				i = jsonrpc.SkipWS(b, i+1)
 				continue
 			}
 			if i < len(b) && b[i] == '}' {

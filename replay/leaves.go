@@ -44,7 +44,7 @@ func flattenAt(root string, canon []byte) []leaf {
 	if len(canon) == 0 {
 		return nil
 	}
-	if end, ok := jsonrpc.SkipValue(canon, 0); !ok || skipWS(canon, end) != len(canon) {
+	if end, ok := jsonrpc.SkipValue(canon, 0); !ok || jsonrpc.SkipWS(canon, end) != len(canon) {
 		return []leaf{{value: canon}}
 	}
 	var out []leaf
@@ -65,10 +65,10 @@ func flattenAt(root string, canon []byte) []leaf {
 // not one of each per value, and two values that differ in their first
 // leafCap leaves still differ there: both stop at the same place.
 func walkLeaves(b []byte, i int, path string, out *[]leaf) int {
-	i = skipWS(b, i)
+	i = jsonrpc.SkipWS(b, i)
 	switch b[i] {
 	case '{':
-		i = skipWS(b, i+1)
+		i = jsonrpc.SkipWS(b, i+1)
 		if b[i] == '}' {
 			*out = append(*out, leaf{path: path, value: emptyObject})
 			return i + 1
@@ -85,14 +85,14 @@ func walkLeaves(b []byte, i int, path string, out *[]leaf) int {
 			} else {
 				prev, prevStart = name, len(*out)
 			}
-			i = walkLeaves(b, skipWS(b, ke)+1, path+"."+name, out) // past the ':'
-			if i = skipWS(b, i); b[i] == '}' {
+			i = walkLeaves(b, jsonrpc.SkipWS(b, ke)+1, path+"."+name, out) // past the ':'
+			if i = jsonrpc.SkipWS(b, i); b[i] == '}' {
 				return i + 1
 			}
-			i = skipWS(b, i+1) // past the ','
+			i = jsonrpc.SkipWS(b, i+1) // past the ','
 		}
 	case '[':
-		i = skipWS(b, i+1)
+		i = jsonrpc.SkipWS(b, i+1)
 		if b[i] == ']' {
 			*out = append(*out, leaf{path: path, value: emptyArray})
 			return i + 1
@@ -102,7 +102,7 @@ func walkLeaves(b []byte, i int, path string, out *[]leaf) int {
 				return restLeaf(b, i, path+"["+strconv.Itoa(k)+":]", out)
 			}
 			i = walkLeaves(b, i, path+"["+strconv.Itoa(k)+"]", out)
-			if i = skipWS(b, i); b[i] == ']' {
+			if i = jsonrpc.SkipWS(b, i); b[i] == ']' {
 				return i + 1
 			}
 			i++ // past the ','
@@ -121,7 +121,7 @@ func walkLeaves(b []byte, i int, path string, out *[]leaf) int {
 func restLeaf(b []byte, i int, path string, out *[]leaf) int {
 	j := i
 	for {
-		switch j = skipWS(b, j); b[j] {
+		switch j = jsonrpc.SkipWS(b, j); b[j] {
 		case '}', ']':
 			rest := bytes.TrimRight(b[i:j], " \t\n\r")
 			*out = append(*out, leaf{path: path, value: rest})

@@ -53,12 +53,12 @@ func (p *Parts) note(key []byte, vs, ve, base int) {
 // dominated by reading them. (So it is written out, rather than made of
 // the scanner's callbacks: this way takes nearly half the instructions.)
 func MembersSplit(b []byte, name string, parts *Parts, fn func(name, value []byte)) (ok, split bool) {
-	i := skipWS(b, 0)
+	i := SkipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false, false
 	}
-	if i = skipWS(b, i+1); i < len(b) && b[i] == '}' {
-		return skipWS(b, i+1) == len(b), false
+	if i = SkipWS(b, i+1); i < len(b) && b[i] == '}' {
+		return SkipWS(b, i+1) == len(b), false
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
@@ -69,7 +69,7 @@ func MembersSplit(b []byte, name string, parts *Parts, fn func(name, value []byt
 		if !ok {
 			return false, false
 		}
-		if i = skipWS(b, ke); i >= len(b) || b[i] != ':' {
+		if i = SkipWS(b, ke); i >= len(b) || b[i] != ':' {
 			return false, false
 		}
 		key := b[ks+1 : ke-1]
@@ -77,7 +77,7 @@ func MembersSplit(b []byte, name string, parts *Parts, fn func(name, value []byt
 			decoded, _ := stringValue(b[ks:ke])
 			key = []byte(decoded)
 		}
-		vs := skipWS(b, i+1)
+		vs := SkipWS(b, i+1)
 		switch {
 		case string(key) == name && vs < len(b) && b[vs] == '{':
 			var p Parts
@@ -98,14 +98,14 @@ func MembersSplit(b []byte, name string, parts *Parts, fn func(name, value []byt
 			}
 		}
 		fn(key, b[vs:i])
-		if i = skipWS(b, i); i >= len(b) {
+		if i = SkipWS(b, i); i >= len(b) {
 			return false, false
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = SkipWS(b, i+1)
 		case '}':
-			ok = skipWS(b, i+1) == len(b)
+			ok = SkipWS(b, i+1) == len(b)
 			return ok, ok && split
 		default:
 			return false, false
@@ -133,7 +133,7 @@ func SplitValue(b []byte, i int, p *Parts) (end int, split, ok bool) {
 // notes its members in p.
 func splitObject(b []byte, i int, p *Parts) (int, bool) {
 	start := i
-	if i = skipWS(b, i+1); i < len(b) && b[i] == '}' {
+	if i = SkipWS(b, i+1); i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
 	for {
@@ -145,20 +145,20 @@ func splitObject(b []byte, i int, p *Parts) (int, bool) {
 		if !ok {
 			return ke, false
 		}
-		if i = skipWS(b, ke); i >= len(b) || b[i] != ':' {
+		if i = SkipWS(b, ke); i >= len(b) || b[i] != ':' {
 			return i, false
 		}
-		vs := skipWS(b, i+1)
+		vs := SkipWS(b, i+1)
 		if i, ok = skipValue(b, vs, 2); !ok {
 			return i, false
 		}
 		p.note(b[ks:ke], vs, i, start)
-		if i = skipWS(b, i); i >= len(b) {
+		if i = SkipWS(b, i); i >= len(b) {
 			return i, false
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = SkipWS(b, i+1)
 		case '}':
 			return i + 1, true
 		default:

@@ -31,7 +31,7 @@ type scanner struct {
 // nested deeper, so the scanner does too (found by FuzzClassify).
 const maxDepth = 10000
 
-func (s *scanner) ws() { s.i = skipWS(s.b, s.i) }
+func (s *scanner) ws() { s.i = SkipWS(s.b, s.i) }
 
 // value validates and skips one JSON value, returning its span.
 func (s *scanner) value() (start, end int, ok bool) {
@@ -176,8 +176,9 @@ func (s *scanner) str() (escaped, ok bool) {
 // scanner without its callbacks: everything in locals, which the
 // compiler keeps in registers. Loading a JSONL cassette is mostly them.
 
-// skipWS skips JSON white space from b[i].
-func skipWS(b []byte, i int) int {
+// SkipWS returns the index of the first byte at or after i that is not
+// JSON white space.
+func SkipWS(b []byte, i int) int {
 	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
@@ -187,7 +188,7 @@ func skipWS(b []byte, i int) int {
 // skipValue skips the value at b[i], white space before it allowed.
 // depth counts the objects and arrays open around it.
 func skipValue(b []byte, i, depth int) (int, bool) {
-	i = skipWS(b, i)
+	i = SkipWS(b, i)
 	if i >= len(b) {
 		return i, false
 	}
@@ -214,7 +215,7 @@ func skipObject(b []byte, i, depth int) (int, bool) {
 	if depth > maxDepth {
 		return i, false
 	}
-	i = skipWS(b, i+1)
+	i = SkipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
@@ -226,18 +227,18 @@ func skipObject(b []byte, i, depth int) (int, bool) {
 		if i, _, ok = skipString(b, i); !ok {
 			return i, false
 		}
-		if i = skipWS(b, i); i >= len(b) || b[i] != ':' {
+		if i = SkipWS(b, i); i >= len(b) || b[i] != ':' {
 			return i, false
 		}
 		if i, ok = skipValue(b, i+1, depth); !ok {
 			return i, false
 		}
-		if i = skipWS(b, i); i >= len(b) {
+		if i = SkipWS(b, i); i >= len(b) {
 			return i, false
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = SkipWS(b, i+1)
 		case '}':
 			return i + 1, true
 		default:
@@ -251,7 +252,7 @@ func skipArray(b []byte, i, depth int) (int, bool) {
 	if depth > maxDepth {
 		return i, false
 	}
-	i = skipWS(b, i+1)
+	i = SkipWS(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
@@ -260,7 +261,7 @@ func skipArray(b []byte, i, depth int) (int, bool) {
 		if i, ok = skipValue(b, i, depth); !ok {
 			return i, false
 		}
-		if i = skipWS(b, i); i >= len(b) {
+		if i = SkipWS(b, i); i >= len(b) {
 			return i, false
 		}
 		switch b[i] {

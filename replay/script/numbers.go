@@ -35,7 +35,7 @@ func decodeObject(raw []byte, v *map[string]any) error {
 	switch {
 	case !ok:
 		return errors.New("not valid JSON")
-	case skipWS(raw, d.i) != len(raw):
+	case jsonrpc.SkipWS(raw, d.i) != len(raw):
 		return errors.New("more after the JSON value")
 	case x != nil && !isObject:
 		return errors.New("not a JSON object")
@@ -59,7 +59,7 @@ type exactDecoder struct {
 // nest arrays and objects, and leaves i just past it.
 func (d *exactDecoder) value(nest int) (any, bool) {
 	b := d.b
-	d.i = skipWS(b, d.i)
+	d.i = jsonrpc.SkipWS(b, d.i)
 	if d.i >= len(b) {
 		return nil, false
 	}
@@ -105,7 +105,7 @@ func (d *exactDecoder) str() (string, bool) {
 
 func (d *exactDecoder) object(nest int) (any, bool) {
 	b, m := d.b, map[string]any{}
-	if d.i = skipWS(b, d.i+1); d.i < len(b) && b[d.i] == '}' {
+	if d.i = jsonrpc.SkipWS(b, d.i+1); d.i < len(b) && b[d.i] == '}' {
 		d.i++
 		return m, true
 	}
@@ -117,7 +117,7 @@ func (d *exactDecoder) object(nest int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if d.i = skipWS(b, d.i); d.i >= len(b) || b[d.i] != ':' {
+		if d.i = jsonrpc.SkipWS(b, d.i); d.i >= len(b) || b[d.i] != ':' {
 			return nil, false
 		}
 		d.i++
@@ -126,12 +126,12 @@ func (d *exactDecoder) object(nest int) (any, bool) {
 			return nil, false
 		}
 		m[key] = v
-		if d.i = skipWS(b, d.i); d.i >= len(b) {
+		if d.i = jsonrpc.SkipWS(b, d.i); d.i >= len(b) {
 			return nil, false
 		}
 		switch b[d.i] {
 		case ',':
-			d.i = skipWS(b, d.i+1)
+			d.i = jsonrpc.SkipWS(b, d.i+1)
 		case '}':
 			d.i++
 			return m, true
@@ -143,7 +143,7 @@ func (d *exactDecoder) object(nest int) (any, bool) {
 
 func (d *exactDecoder) array(nest int) (any, bool) {
 	b, s := d.b, []any{}
-	if d.i = skipWS(b, d.i+1); d.i < len(b) && b[d.i] == ']' {
+	if d.i = jsonrpc.SkipWS(b, d.i+1); d.i < len(b) && b[d.i] == ']' {
 		d.i++
 		return s, true
 	}
@@ -153,7 +153,7 @@ func (d *exactDecoder) array(nest int) (any, bool) {
 			return nil, false
 		}
 		s = append(s, v)
-		if d.i = skipWS(b, d.i); d.i >= len(b) {
+		if d.i = jsonrpc.SkipWS(b, d.i); d.i >= len(b) {
 			return nil, false
 		}
 		switch b[d.i] {
@@ -166,15 +166,6 @@ func (d *exactDecoder) array(nest int) (any, bool) {
 			return nil, false
 		}
 	}
-}
-
-// skipWS returns the index of the first byte at or after i that is not
-// JSON white space.
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // plainNumbers is a copy of v with each number as an int64 when it is an
