@@ -350,12 +350,23 @@ func (c *checker) response(f *frame) {
 // notifications it asked for until the client cancels it, with
 // notifications/cancelled or by closing the stream, and the server answers
 // it only to end it gracefully (shutting down).
+//
+// A session with no end recorded is judged too unless the process
+// recording it still runs: a recorder that was killed never records the
+// end, and its session would otherwise hide its unanswered requests for
+// ever. The finding says the recording broke off, as the answer may have
+// passed in the moment before the recorder died.
 func (c *checker) end() {
-	if c.info.End != nil { // a session still recording may yet be answered
+	state := c.info.EndState()
+	if state != store.StateRecording { // a session still recording may yet be answered
+		why := "was never answered"
+		if c.info.End == nil {
+			why = "has no answer before the recording broke off (" + store.StateNoEnd + ")"
+		}
 		for d := range 2 {
 			for _, r := range sortedRequests(c.pending[d]) {
 				if r.cancelled == 0 && !r.refused && !(r.method == "subscriptions/listen" && r.dir == store.C2S) && !(r.left && c.era == eraStateless) {
-					c.report("unanswered", r.seq, 0, "%s %s (%s) was never answered", r.method, r.id, side(store.Dir(d)))
+					c.report("unanswered", r.seq, 0, "%s %s (%s) %s", r.method, r.id, side(store.Dir(d)), why)
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package lint
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -528,11 +529,25 @@ func TestTape_RetryOnAnotherConnection(t *testing.T) {
 	}
 }
 
+// A session with no end is not blamed for its unanswered requests while
+// the process recording it runs; once none does (it was killed, or the
+// session was imported without an end), they are reported, saying that
+// the recording broke off. They were never reported.
 func TestSession_StillRecordingIsNotUnanswered(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := session(opened(`> {"jsonrpc":"2.0","id":1,"method":"ping"}`)...)
 	s.Info.End = nil
+	s.Info.RecorderProcess = &store.RecorderProcess{PID: os.Getpid(), Host: host}
 	if got := Session(s, Options{}); len(got) != 0 {
 		t.Errorf("findings %v in a session still recording", got)
+	}
+	s.Info.RecorderProcess = nil
+	got := Session(s, Options{})
+	if len(got) != 1 || got[0].String() != "s1:4: warning: ping 1 (client) has no answer before the recording broke off (no end recorded) [unanswered]" {
+		t.Errorf("findings %q in a session whose recorder is gone, want the ping unanswered", got)
 	}
 	s.Info.End = &store.EndInfo{Reason: store.EndEOF}
 	if got := found(Session(s, Options{})); !slices.Equal(got, []string{"unanswered@4"}) {

@@ -195,16 +195,18 @@ func endlessSession(t *testing.T) (jsonl, db string) {
 }
 
 // Without --follow the cassette holds all there is: a session with no end
-// gets its own findings before its first line, as mcpspy lint finds them.
+// gets its own findings before its first line, as mcpspy lint finds them,
+// and no process records it, so its unanswered request is one too.
 func TestMcpspy_ShowLintNoEnd(t *testing.T) {
 	jsonl, db := endlessSession(t)
+	unanswered := "    lint: warning: tools/list 1 (client) has no answer before the recording broke off (no end recorded) [unanswered]"
 	tests := []struct {
 		name string
 		args []string
 		want []string
 	}{
-		{"jsonl", []string{"--lint", jsonl}, []string{noHandshakeS1, "#1"}},
-		{"db", []string{"--lint", db}, []string{noHandshakeS1, "#1"}},
+		{"jsonl", []string{"--lint", jsonl}, []string{noHandshakeS1, "#1", unanswered}},
+		{"db", []string{"--lint", db}, []string{noHandshakeS1, "#1", unanswered}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
