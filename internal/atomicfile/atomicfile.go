@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Package atomicfile writes files a user keeps (cassettes, exports,
 // reports) so that a failure never leaves half of one: the content goes to
 // a temporary file beside the target, is synced, and is renamed over it.
