@@ -35,7 +35,8 @@ type inputRoundsKey struct{}
 // with an input_required result: to a handshake-era client it fulfils the
 // input requests itself (see above); to any other, p plays as recorded.
 func (s *cassetteSession) askAcrossEras(p *Prepared) *Prepared {
-	return &Prepared{Reply: p.Reply, SSE: p.SSE, Play: func(ctx context.Context, peer Peer, req *Request) Reply {
+	// WholeRequest: the retry is built from the live call's params.
+	return &Prepared{Reply: p.Reply, SSE: p.SSE, WholeRequest: true, Play: func(ctx context.Context, peer Peer, req *Request) Reply {
 		r := p.Reply
 		if p.Play != nil {
 			r = p.Play(ctx, peer, req)

@@ -374,18 +374,17 @@ func (s *session) request(req *Request, ex exchange) {
 		if pr.Play == nil && !pr.Reply.NoReply {
 			s.finish(ctx, req, ex, pr.Reply, pr.SSE)
 			end()
-			s.background(p, req, ex)
+			s.background(backgroundOf(p, req), req, ex)
 			return
 		}
+		// The goroutine sees the request only as it waits: the reader
+		// goes on to the next frames meanwhile, and this one can go.
+		waiting := waitingFor(pr, req)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			defer end()
-			r := pr.Reply
-			if pr.Play != nil {
-				r = pr.Play(ctx, &peer{s: s, ex: ex, req: req}, req)
-			}
-			s.finish(ctx, req, ex, r, pr.SSE)
+			s.play(ctx, pr, waiting, ex)
 		}()
 		return
 	}
@@ -425,14 +424,39 @@ func (s *session) takeTurn(req *Request) {
 	req.turn = t
 }
 
-// background starts what src's immediate answer to req, written, left
-// going (Backgrounder), if anything.
-func (s *session) background(src Preparer, req *Request, ex exchange) {
+// backgroundOf is what src's immediate answer to req, once written,
+// leaves going (Backgrounder), if anything.
+func backgroundOf(src Preparer, req *Request) func(context.Context, Peer) {
 	if b, ok := src.(Backgrounder); ok {
-		if work := b.Background(req); work != nil {
-			go work(s.ctx, &peer{s: s, ex: ex, req: req})
-		}
+		return b.Background(req)
 	}
+	return nil
+}
+
+// background starts work, if any, with a peer that holds req as it
+// waits: the work (a task's answer) may take long.
+func (s *session) background(work func(context.Context, Peer), req *Request, ex exchange) {
+	if work != nil {
+		go work(s.ctx, &peer{s: s, ex: ex, req: req.Waiting()})
+	}
+}
+
+// waitingFor is req as it waits for pr's answer: Request.Waiting,
+// unless pr's Play reads all of it.
+func waitingFor(pr *Prepared, req *Request) *Request {
+	if pr.WholeRequest {
+		return req
+	}
+	return req.Waiting()
+}
+
+// play writes the answer pr prepared for req, once played.
+func (s *session) play(ctx context.Context, pr *Prepared, req *Request, ex exchange) {
+	r := pr.Reply
+	if pr.Play != nil {
+		r = pr.Play(ctx, &peer{s: s, ex: ex, req: req}, req)
+	}
+	s.finish(ctx, req, ex, r, pr.SSE)
 }
 
 // answerFrom asks sources in turn, on a goroutine of its own.
@@ -444,14 +468,13 @@ func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Req
 			if !ok {
 				continue
 			}
-			r := pr.Reply
-			if pr.Play != nil {
-				r = pr.Play(ctx, pe, req)
-			}
-			s.finish(ctx, req, ex, r, pr.SSE)
+			var work func(context.Context, Peer)
 			if pr.Play == nil {
-				s.background(p, req, ex)
+				work = backgroundOf(p, req)
 			}
+			waiting := waitingFor(pr, req)
+			s.play(ctx, pr, waiting, ex)
+			s.background(work, waiting, ex)
 			return
 		}
 		if r, ok := src.Answer(ctx, pe, req); ok {

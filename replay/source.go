@@ -29,10 +29,42 @@ type Request struct {
 	Method string
 	// Params is nil when the message had none.
 	Params json.RawMessage
-	// Frame is the exact bytes received.
+	// Frame is the exact bytes received; nil in a big request as it
+	// waits for its answer (Waiting).
 	Frame []byte
 
 	turn *turn // its place among the messages handed to sources that may block
+}
+
+// waitingBound is the size of a request past which Waiting trims it: a
+// smaller one is kept whole, as copying its pieces would save little.
+const waitingBound = 64 << 10
+
+// Waiting returns r as a request that waits for its answer holds it:
+// what answering it later needs (its id, method and its params' _meta,
+// where its progress token, protocol version, client capabilities and
+// log level are), without its frame or the rest of its params, copied
+// out of the frame so that the frame can go. A call that waits (a delay,
+// recorded timing, a hung call) would otherwise hold the whole call: a
+// run of 64 MiB calls would cost a frame each (DESIGN.md, "Flat
+// memory"). A request of at most 64 KiB is returned as it is, and so is
+// an initialize or a resources/subscribe or unsubscribe, whose params
+// the engine reads once it is answered.
+func (r *Request) Waiting() *Request {
+	if len(r.Frame) <= waitingBound && len(r.Params) <= waitingBound {
+		return r
+	}
+	switch r.Method {
+	case "initialize", "resources/subscribe", "resources/unsubscribe":
+		return r
+	}
+	w := &Request{ID: bytes.Clone(r.ID), Method: r.Method, turn: r.turn}
+	if len(r.Params) <= waitingBound { // the frame is big, not its params
+		w.Params = bytes.Clone(r.Params)
+	} else if meta := jsonrpc.Member(r.Params, "_meta"); len(meta) > 0 {
+		w.Params = append(append([]byte(`{"_meta":`), meta...), '}')
+	}
+	return w
 }
 
 // ProgressToken returns the JSON text of params._meta.progressToken, or nil.
@@ -329,10 +361,16 @@ type Nearer interface {
 // calls, recorded timing).
 type Prepared struct {
 	Reply Reply
-	Play  func(ctx context.Context, peer Peer, req *Request) Reply
+	// Play is handed the request as it waits (Request.Waiting), unless
+	// WholeRequest: what else of it Play needs, Prepare takes.
+	Play func(ctx context.Context, peer Peer, req *Request) Reply
 	// SSE answers over an SSE stream on HTTP even without related messages
 	// (as recorded).
 	SSE bool
+	// WholeRequest asks the engine to keep the request whole while it
+	// waits and to hand it so to Play: Play reads more of its params than
+	// Request.Waiting keeps (a retry built from them).
+	WholeRequest bool
 }
 
 // Backgrounder is implemented by preparers whose immediate answers may
