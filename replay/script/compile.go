@@ -134,6 +134,8 @@ type answer struct {
 	fault      string
 	status     int32               // fault http-NNN's; with err, the error is answered with it
 	refusal    *replay.HTTPRefusal // its headers, or expire-session's; nil: none
+	// readsArgs: its templates may read the call's arguments (readsArgs).
+	readsArgs bool
 }
 
 // block is a content block; the templates fill its text fields per call.
@@ -773,6 +775,7 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 		}
 		ca.log = append(ca.log, le)
 	}
+	ca.readsArgs = readsArgs(ca.templates()...)
 	return ca
 }
 

@@ -94,6 +94,16 @@ type call struct {
 	background func(ctx context.Context, peer replay.Peer)
 }
 
+// waits trims a prepared call to what its answer, played later or in
+// the background, needs of the request (replay.Request.Waiting): the
+// answer is chosen, and the params it was chosen by are no longer read.
+// Left whole, a call that waits would hold its frame: a run of 64 MiB
+// calls to a tool with a delay, a frame each.
+func (c *call) waits() {
+	c.req = c.req.Waiting()
+	c.params = nil
+}
+
 func (c *call) str(key string) (string, bool) {
 	raw, ok := c.params[key]
 	if !ok {
@@ -131,6 +141,7 @@ func (ss *session) Prepare(req *replay.Request) (*replay.Prepared, bool) {
 	if !ok {
 		return nil, false
 	}
+	c.waits()
 	if c.play == nil {
 		if c.background != nil {
 			ss.mu.Lock()
@@ -139,11 +150,11 @@ func (ss *session) Prepare(req *replay.Request) (*replay.Prepared, bool) {
 		}
 		return &replay.Prepared{Reply: reply}, true
 	}
-	after := reply.After
+	after, method := reply.After, req.Method
 	return &replay.Prepared{Play: func(ctx context.Context, peer replay.Peer, _ *replay.Request) replay.Reply {
 		r := c.play(ctx, peer)
 		if c.stateless && r.Result != nil {
-			r.Result = ss.stateless(req.Method, r.Result)
+			r.Result = ss.stateless(method, r.Result)
 		}
 		r.After = append(r.After, after...)
 		return r

@@ -113,6 +113,11 @@ func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, 
 	// A url-mode elicitation the user accepted is finished first, if the
 	// script says so.
 	completed := completion(c, t.completes, data)
+	if !a.readsArgs {
+		// data is a copy (withReplies). The answer, which may wait, holds
+		// no arguments it does not render: they may be most of the call.
+		delete(data, "args")
+	}
 	perform := func(ctx context.Context, peer replay.Peer) replay.Reply {
 		sendComplete(peer, completed)
 		reply, err := ss.perform(ctx, peer, c, a, data)
