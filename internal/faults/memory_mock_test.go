@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcptape/mcptape/internal/peertest"
@@ -18,6 +19,11 @@ import (
 // member, its arguments grown into a decoder's buffer, its match key
 // written twice to sort it), then 3.2× with the copies gone, while the
 // pieces of the line, collected but kept, could not hold the next copy.
+// A run of calls whose answers wait 2 s (a script's delay, a recording's
+// timing) costs the same, 2.34×: a waiting call holds what its answer
+// needs, where it held its frame, and a script's call its decoded
+// arguments too (12× to 16× for the script, 6× to 8× for the
+// recording, as more or fewer of the calls waited at once).
 const mockRSSLimit = frameSize * 13 / 5
 
 // unmatchedRSSLimit bounds mcpmock's peak RSS for a 64 MiB tools/call
@@ -58,9 +64,17 @@ func manyValuesCall(id, size int) []byte {
 // tool "upload" answers any call, and a recording of one small call to it.
 var mockSources = map[string]string{
 	"script.yaml": "server: {name: big, version: 1.0.0}\ntools:\n  - name: upload\n    answers:\n      - text: stored\n",
+	// Its answer waits 2 s: long enough for a run of calls to be read
+	// while the first still waits.
+	"delayed.yaml": "server: {name: big, version: 1.0.0}\ntools:\n  - name: upload\n    answers:\n      - text: stored\n        delay: 2s\n",
 	"tape.jsonl": `{"session":"s1","info":{"transport":"stdio"}}
 {"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload","arguments":{"blob":"small"}}}}
 {"session":"s1","seq":2,"dir":"s2c","time":"2026-01-01T00:00:01Z","message":{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"stored"}]}}}
+`,
+	// Answered 2 s after the call, as delayed.yaml answers.
+	"slow-tape.jsonl": `{"session":"s1","info":{"transport":"stdio"}}
+{"session":"s1","seq":1,"dir":"c2s","time":"2026-01-01T00:00:00Z","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload","arguments":{"blob":"small"}}}}
+{"session":"s1","seq":2,"dir":"s2c","time":"2026-01-01T00:00:02Z","message":{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"stored"}]}}}
 `,
 }
 
@@ -71,6 +85,7 @@ var mockSources = map[string]string{
 // looks at it (DESIGN.md, "Flat memory"). The recording is matched by
 // method alone (--match ignore-params): a recorded 64 MiB call would be in
 // what mcpmock loads too; the big call's match key is made all the same.
+// Answers that wait are read while the calls after them come in.
 // Matched by params, the call matches nothing, and gets a short error.
 // The release binary is measured.
 func TestMemory_BigCallsMockStdio(t *testing.T) {
@@ -83,6 +98,8 @@ func TestMemory_BigCallsMockStdio(t *testing.T) {
 	}
 	script := []string{"script.yaml"}
 	tape := []string{"--match", "ignore-params=tools/call", "tape.jsonl"}
+	delayed := []string{"delayed.yaml"}
+	slowTape := []string{"--timing", "recorded", "--match", "ignore-params=tools/call", "slow-tape.jsonl"}
 	const stored, unmatched = `"text":"stored"`, `"code":-32602`
 	for _, tc := range []struct {
 		name  string
@@ -96,6 +113,11 @@ func TestMemory_BigCallsMockStdio(t *testing.T) {
 		{"script run", script, runFrames, stored, mockRSSLimit, nil},
 		{"recording one call", tape, 1, stored, mockRSSLimit, nil},
 		{"recording run", tape, runFrames, stored, mockRSSLimit, nil},
+		// Every call of the run is read while the first still waits for
+		// its answer: a call that waits holds what its answer needs, not
+		// the call.
+		{"script run, answers delayed", delayed, runFrames, stored, mockRSSLimit, nil},
+		{"recording run, recorded timing", slowTape, runFrames, stored, mockRSSLimit, nil},
 		// Matched by params, the recorded call's "small" is not the big
 		// one's blob: an error names the recorded call.
 		{"recording unmatched", []string{"tape.jsonl"}, 1, unmatched, unmatchedRSSLimit, nil},
@@ -110,19 +132,25 @@ func TestMemory_BigCallsMockStdio(t *testing.T) {
 			p := startStdio(t, dir, nil, append([]string{bin, "serve"}, tc.args...)...)
 			hwm := watchHWM(p.Cmd.Process.Pid)
 			errc := make(chan error, 1)
+			var sent atomic.Int32 // calls mcpmock has read (all but a pipe's worth)
 			go func() {
 				for i := range tc.calls {
 					if _, err := p.in.Write(append(call(i+1, frameSize), '\n')); err != nil {
 						errc <- err
 						return
 					}
+					sent.Add(1)
 				}
 				errc <- nil
 			}()
+			var beforeFirst int32 // calls mcpmock had read when the first answer came
 			for i := range tc.calls {
 				line, err := p.out.ReadString('\n')
 				if err != nil {
 					t.Fatalf("answer %d: %v; mcpmock stderr:\n%s", i+1, err, p.Stderr())
+				}
+				if i == 0 {
+					beforeFirst = sent.Load()
 				}
 				if !strings.Contains(line, tc.want) {
 					t.Fatalf("answer %d is %.2000q, want it to hold %s", i+1, line, tc.want)
@@ -136,7 +164,7 @@ func TestMemory_BigCallsMockStdio(t *testing.T) {
 			}
 			p.in.Close()
 			peak := hwm.Peak() << 10
-			t.Logf("mcpmock %s: peak RSS %.1f MiB for %d MiB calls (%.2f×; limit %.1f×)", tc.name, float64(peak)/(1<<20), frameSize>>20, float64(peak)/frameSize, float64(tc.limit)/frameSize)
+			t.Logf("mcpmock %s: peak RSS %.1f MiB for %d MiB calls (%.2f×; limit %.1f×); %d of %d calls sent before the first answer", tc.name, float64(peak)/(1<<20), frameSize>>20, float64(peak)/frameSize, float64(tc.limit)/frameSize, beforeFirst, tc.calls)
 			if peak >= tc.limit {
 				t.Errorf("mcpmock %s: peak RSS %d MiB, want under %d MiB", tc.name, peak>>20, tc.limit>>20)
 			}
