@@ -1,22 +1,30 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"weak"
 )
 
-// playingSource answers every request with a Play that hands the test
-// the request it was given, then waits for release.
+// playingSource answers a tools/call with a Play that hands the test the
+// request it was given, then waits for release; anything else at once.
 type playingSource struct {
 	whole   bool // Prepared.WholeRequest
 	played  chan *Request
 	release chan struct{}
+	letGo   sync.Once
+	// frame points weakly at the frame of the last tools/call prepared.
+	frame weak.Pointer[byte]
 }
 
 func newPlayingSource(whole bool) *playingSource {
@@ -29,7 +37,11 @@ func (s *playingSource) Unused() []string    { return nil }
 
 func (s *playingSource) Answer(context.Context, Peer, *Request) (Reply, bool) { return Reply{}, false }
 
-func (s *playingSource) Prepare(*Request) (*Prepared, bool) {
+func (s *playingSource) Prepare(req *Request) (*Prepared, bool) {
+	if req.Method != "tools/call" {
+		return &Prepared{Reply: Reply{Result: json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)}}, true
+	}
+	s.frame = weak.Make(&req.Frame[0])
 	return &Prepared{WholeRequest: s.whole, Play: func(ctx context.Context, _ Peer, req *Request) Reply {
 		s.played <- req
 		select {
@@ -67,10 +79,7 @@ func bigToolCall(id, size int) []byte {
 func TestPlay_WaitingCallHoldsNotItsFrame(t *testing.T) {
 	src, sess := playingSession(t, false)
 	ex := newRecordingExchange()
-	frame := bigToolCall(7, 1<<20)
-	frameGone := weak.Make(&frame[0])
-	sess.handle(frame, ex)
-	frame = nil
+	sess.handle(bigToolCall(7, 1<<20), ex)
 
 	req := waitPlayed(t, src.played)
 	if req.Frame != nil || string(req.ID) != "7" || req.Method != "tools/call" {
@@ -82,20 +91,81 @@ func TestPlay_WaitingCallHoldsNotItsFrame(t *testing.T) {
 	if tok := string(req.ProgressToken()); tok != `"tok"` {
 		t.Errorf("the waiting request's progress token is %s, want \"tok\"", tok)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for frameGone.Value() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the frame of a call waiting for its answer was still reachable after garbage collections")
-		}
-		runtime.GC()
-	}
+	src.waitFrameGone(t)
 
-	close(src.release)
+	src.let()
 	waitPlayed(t, ex.finished)
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	if len(ex.msgs) != 1 || !strings.Contains(string(ex.msgs[0]), `"id":7`) {
 		t.Errorf("answered %q, want one answer to id 7", ex.msgs)
+	}
+}
+
+// let lets the call being played be answered.
+func (s *playingSource) let() { s.letGo.Do(func() { close(s.release) }) }
+
+// waitFrameGone collects garbage until the frame of the call being
+// played is gone, and fails t if it stays.
+func (s *playingSource) waitFrameGone(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.frame.Value() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the frame of a call waiting for its answer was still reachable after garbage collections")
+		}
+		runtime.GC()
+	}
+}
+
+// Over Streamable HTTP too, a call that waits holds not its POST's body.
+func TestPlay_WaitingCallHoldsNotItsBody(t *testing.T) {
+	src := newPlayingSource(false)
+	srv, err := NewServer([]Source{src}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	defer src.let() // before the server closes: it waits for the call
+	post := func(body []byte, sid string) (*http.Response, error) {
+		r, err := http.NewRequest(http.MethodPost, hs.URL+"/mcp", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			r.Header.Set("Mcp-Session-Id", sid)
+			r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		return http.DefaultClient.Do(r)
+	}
+	init, err := post([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	init.Body.Close()
+	sid := init.Header.Get("Mcp-Session-Id")
+	if init.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: status %d, session %q", init.StatusCode, sid)
+	}
+	answer := make(chan string, 1)
+	go func() {
+		res, err := post(bigToolCall(7, 1<<20), sid)
+		if err != nil {
+			answer <- err.Error()
+			return
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		answer <- string(b)
+	}()
+	waitPlayed(t, src.played)
+	src.waitFrameGone(t)
+	src.let()
+	if got := waitPlayed(t, answer); !strings.Contains(got, `"id":7`) {
+		t.Errorf("the call was answered %.300q, want an answer to id 7", got)
 	}
 }
 
@@ -106,7 +176,7 @@ func TestPlay_WholeRequest(t *testing.T) {
 	frame := bigToolCall(7, 1<<20)
 	sess.handle(frame, newRecordingExchange())
 	req := waitPlayed(t, src.played)
-	close(src.release)
+	src.let()
 	if len(req.Frame) != len(frame) || len(req.Params) < 1<<20 {
 		t.Errorf("Play got a %d-byte frame and %d bytes of params, want the %d-byte call whole", len(req.Frame), len(req.Params), len(frame))
 	}
