@@ -4,8 +4,9 @@ import (
 	"context"
 	"io"
 	"os/exec"
-	"sync"
+	"time"
 
+	"github.com/mcptape/mcptape/internal/frame"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -18,8 +19,7 @@ import (
 //
 // Send may be called from many goroutines; receive is called on one.
 type Child struct {
-	mu     sync.Mutex // one line at a time
-	in     *io.PipeWriter
+	in     *childInput
 	exited chan struct{} // closed when the server is gone
 	done   chan struct{} // closed once, as well, its output is read
 	end    store.EndInfo
@@ -39,9 +39,9 @@ func StartChild(ctx context.Context, p StdioProxy, receive func(line []byte)) (*
 	if _, err := exec.LookPath(p.Command[0]); err != nil {
 		return nil, err
 	}
-	cr, cw := io.Pipe() // client → server
-	p.Stdin, p.Stdout, p.receive = cr, nil, receive
-	c := &Child{in: cw, exited: make(chan struct{}), done: make(chan struct{})}
+	in := &childInput{frames: make(chan childFrame), closed: make(chan struct{}), ended: make(chan struct{})}
+	p.Stdin, p.Stdout, p.input, p.receive = nil, nil, in, receive
+	c := &Child{in: in, exited: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		// Run returns once the server is gone and what it printed has
@@ -51,20 +51,29 @@ func StartChild(ctx context.Context, p StdioProxy, receive func(line []byte)) (*
 			res.End = store.EndInfo{Reason: store.EndError, Error: err.Error()}
 		}
 		c.end, c.err = res.End, err
-		cr.Close() // a Send now fails
-		close(c.exited)
+		close(c.exited) // a Send now fails, if it did not already
 	}()
 	return c, nil
 }
 
-// Send writes one frame and its newline to the server. An error means its
-// stdin is closed: the server is gone, or going (Result says how, once
-// Exited is closed).
+// Send writes one frame and its newline to the server, and gives the
+// frame to the Tap, which owns it afterwards: the caller must not change
+// it. An error means its stdin is closed: the server is gone, or going
+// (Result says how, once Exited is closed).
+//
+// The frame is written as it is, not copied to add the newline, and not
+// read back from a pipe: a long frame is held once, by its caller and the
+// Tap (DESIGN.md, "Flat memory").
 func (c *Child) Send(f []byte) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, err := c.in.Write(append(append(make([]byte, 0, len(f)+1), f...), '\n'))
-	return err
+	done := make(chan error, 1)
+	select {
+	case c.in.frames <- childFrame{f, done}:
+		return <-done
+	case <-c.in.ended:
+	case <-c.in.closed:
+	case <-c.exited: // the proxy did not start
+	}
+	return io.ErrClosedPipe // as a write to the closed stdin would say
 }
 
 // Exited is closed when the server is gone.
@@ -80,7 +89,74 @@ func (c *Child) Result() (store.EndInfo, error) { return c.end, c.err }
 // Close closes the server's stdin, which has the proxy stop it in steps,
 // waits for it and its output, and returns how it ended.
 func (c *Child) Close() store.EndInfo {
-	c.in.Close()
+	c.in.closeOnce()
 	<-c.done
 	return c.end
+}
+
+// childInput is a Child's side of the server's stdin: the frames Send
+// gives the proxy's one writer, in place of lines read from a client.
+type childInput struct {
+	frames chan childFrame
+	closed chan struct{} // Close: the client is done, as at its EOF
+	ended  chan struct{} // the writer stopped: no frame is taken now
+}
+
+// childFrame is a frame to write, and where to say how its write went.
+type childFrame struct {
+	f    []byte
+	done chan<- error
+}
+
+func (in *childInput) closeOnce() {
+	select {
+	case <-in.closed:
+	default:
+		close(in.closed)
+	}
+}
+
+// feed writes each frame Send gives to w, the server's stdin, tapping it
+// first, until Close (closed: the client's EOF), a failed write or the
+// server's exit. It is the one writer of w: each frame and its newline go
+// out together, never between another frame's parts.
+func (in *childInput) feed(w io.Writer, tap Tap, exited <-chan struct{}) (closed bool) {
+	defer close(in.ended)
+	for {
+		select {
+		case <-in.closed:
+			return true
+		case <-exited:
+			select {
+			case <-in.closed: // both were ready: the client's end came first
+				return true
+			default:
+				return false
+			}
+		case cf := <-in.frames:
+			err := writeFrame(w, tap, cf.f)
+			cf.done <- err
+			if err != nil {
+				return false
+			}
+		}
+	}
+}
+
+// newline ends each frame written to the server.
+var newline = []byte{'\n'}
+
+// writeFrame taps f and writes it and a newline to w, in two writes: the
+// frame is not copied to add one. A long frame first waits for the Tap's
+// backlog and a collection, as the stdio pump does before it reads one.
+func writeFrame(w io.Writer, tap Tap, f []byte) error {
+	if len(f) >= frame.LongLine {
+		waitTap(tap)
+	}
+	tap.Append(store.C2S, time.Now(), f, nil)
+	if _, err := w.Write(f); err != nil {
+		return err
+	}
+	_, err := w.Write(newline)
+	return err
 }

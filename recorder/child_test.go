@@ -3,7 +3,9 @@ package recorder_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -58,13 +60,7 @@ func TestChild_SendReceiveClose(t *testing.T) {
 // once, not once for the Tap and again, with its pieces, for the receiver.
 func TestChild_ReceivesTheTappedLine(t *testing.T) {
 	tap := &keepTap{}
-	got := make(chan []byte, 1)
-	child, err := recorder.StartChild(context.Background(), recorder.StdioProxy{Command: []string{"cat"}, Stderr: &syncbuf.Buffer{}, Tap: tap, Grace: time.Second},
-		func(line []byte) { got <- line })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer child.Close()
+	child, got := startCat(t, tap)
 	const f = `{"jsonrpc":"2.0","id":1,"result":{}}`
 	if err := child.Send([]byte(f)); err != nil {
 		t.Fatal(err)
@@ -82,6 +78,21 @@ func TestChild_ReceivesTheTappedLine(t *testing.T) {
 	if unsafe.SliceData(line) != unsafe.SliceData(tapped) {
 		t.Error("the receiver got a copy of the tapped line, want the same bytes")
 	}
+}
+
+// startCat starts cat as a Child's server, which prints back what it is
+// sent, recording into tap: got receives each line it prints. The Child
+// is closed when the test ends.
+func startCat(t *testing.T, tap recorder.Tap) (child *recorder.Child, got <-chan []byte) {
+	t.Helper()
+	lines := make(chan []byte, 1)
+	child, err := recorder.StartChild(context.Background(), recorder.StdioProxy{Command: []string{"cat"}, Stderr: &syncbuf.Buffer{}, Tap: tap, Grace: time.Second},
+		func(line []byte) { lines <- line })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Close() })
+	return child, lines
 }
 
 // keepTap keeps the last frame tapped in each direction.
@@ -143,4 +154,101 @@ func (m *memTap) count() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.n
+}
+
+// The frame a Child sends is the one its Tap records, not a copy made to
+// add the newline and read back from a pipe: a long request is held once,
+// by its sender and the Tap.
+func TestChild_TapsTheSentFrame(t *testing.T) {
+	tap := &keepTap{}
+	child, got := startCat(t, tap)
+	f := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if err := child.Send(f); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case line := <-got:
+		if string(line) != string(f) {
+			t.Fatalf("the server got %q, want %q", line, f)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the line never came back")
+	}
+	if tapped := tap.frame(store.C2S); unsafe.SliceData(tapped) != unsafe.SliceData(f) || len(tapped) != len(f) {
+		t.Errorf("tapped %q at %p, want the frame sent, %q at %p", tapped, unsafe.SliceData(tapped), f, unsafe.SliceData(f))
+	}
+}
+
+// Frames sent from many goroutines at once reach the server as whole
+// lines, each its own: a frame and its newline, written apart, are never
+// split by another frame.
+func TestChild_ConcurrentSendsStayWhole(t *testing.T) {
+	const senders, each = 8, 50
+	var tap memTap
+	got := make(chan string, senders*each)
+	child, err := recorder.StartChild(context.Background(), recorder.StdioProxy{Command: []string{"cat"}, Stderr: &syncbuf.Buffer{}, Tap: &tap, Grace: time.Second},
+		func(line []byte) { got <- string(line) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	var frames [senders][]string
+	for s := range senders {
+		for i := range each {
+			// Longer than a pipe's buffer now and then, so that writes
+			// are partial and would interleave if two went at once.
+			pad := strings.Repeat("x", (i%5)*40000)
+			f := fmt.Sprintf(`{"jsonrpc":"2.0","id":"%d-%d","method":"ping","params":{"pad":"%s"}}`, s, i, pad)
+			frames[s] = append(frames[s], f)
+			want[f] = true
+		}
+	}
+	var wg sync.WaitGroup
+	for s := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, f := range frames[s] {
+				if err := child.Send([]byte(f)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for range senders * each {
+		select {
+		case line := <-got:
+			if !want[line] {
+				t.Fatalf("the server got a line that was not sent whole: %.120q…", line)
+			}
+			delete(want, line)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d lines never came back", len(want))
+		}
+	}
+	child.Close()
+}
+
+// A Send after the server exited on its own fails, and does not wait for
+// a Close.
+func TestChild_SendAfterExitFails(t *testing.T) {
+	child, err := recorder.StartChild(context.Background(), recorder.StdioProxy{Command: []string{"sh", "-c", "exit 3"}, Stderr: &syncbuf.Buffer{}, Tap: &memTap{}, Grace: time.Second},
+		func([]byte) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer child.Close()
+	<-child.Exited()
+	errc := make(chan error, 1)
+	go func() { errc <- child.Send([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)) }()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Error("Send to a server that exited succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Send to a server that exited is still waiting")
+	}
 }

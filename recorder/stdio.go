@@ -35,6 +35,9 @@ type StdioProxy struct {
 	// and tapped, shared with the Tap as the other recording clients
 	// share a frame, not a copy read back from a pipe.
 	receive func(frame []byte)
+	// input, set by StartChild, takes the client's frames in place of
+	// Stdin: given whole, not read back as lines from a pipe.
+	input *childInput
 }
 
 // StdioResult says how the session ended.
@@ -97,7 +100,12 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 	var closeOnce sync.Once
 	closeToChild := func() { closeOnce.Do(func() { toChild.Close() }) }
 	go func() {
-		readEnded := pump(p.Stdin, writeLine(toChild), store.C2S, p.Tap)
+		var readEnded bool
+		if p.input != nil {
+			readEnded = p.input.feed(toChild, p.Tap, exited)
+		} else {
+			readEnded = pump(p.Stdin, writeLine(toChild), store.C2S, p.Tap)
+		}
 		if readEnded { // the client closed; a write error means the server went
 			// Said before the server can see its stdin close: a server
 			// that exits at once on EOF still ended because of it.
