@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -313,7 +314,7 @@ func (u *upstream) receive(frame []byte, related string) {
 	sum := jsonrpc.Classify(frame)
 	switch sum.Kind {
 	case jsonrpc.Response, jsonrpc.Error:
-		u.deliver(sum.ID, frame)
+		u.deliver(sum.ID, sum.Kind, frame)
 	case jsonrpc.Request:
 		u.goroutine(func() { u.serverRequest(frame, sum, related) })
 	case jsonrpc.Notification:
@@ -321,16 +322,21 @@ func (u *upstream) receive(frame []byte, related string) {
 	}
 }
 
-// deliver hands a response to the live request waiting for it.
-func (u *upstream) deliver(id string, frame []byte) {
-	var m struct {
-		Result json.RawMessage  `json:"result"`
-		Error  *replay.RPCError `json:"error"`
+// deliver hands a response to the live request waiting for it. The
+// result is handed on as the frame holds it, not copied: the frame is the
+// one the transport read and tapped, which no one changes (recorder.Tap),
+// and a 64 MiB result copied would be held twice.
+func (u *upstream) deliver(id string, kind jsonrpc.Kind, frame []byte) {
+	var a answer
+	if kind == jsonrpc.Error {
+		a.err = &replay.RPCError{}
+		if err := json.Unmarshal(jsonrpc.Member(frame, "error"), a.err); err != nil {
+			a.err = &replay.RPCError{Code: -32603, Message: "mcpmock: the fallback server's error does not parse: " + err.Error()}
+		}
+	} else {
+		a.result = jsonrpc.Member(frame, "result")
 	}
-	if err := json.Unmarshal(frame, &m); err != nil {
-		m.Error = &replay.RPCError{Code: -32603, Message: "mcpmock: the fallback server's answer does not parse: " + err.Error()}
-	}
-	u.settle(id, answer{result: m.Result, err: m.Error})
+	u.settle(id, a)
 }
 
 // fail tells the request with our id that no answer will come.
@@ -463,22 +469,42 @@ func paramsOf(frame []byte) json.RawMessage {
 // The messages the fallback writes to the server.
 
 func request(id int64, method string, params json.RawMessage) []byte {
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      int64           `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params,omitempty"`
-	}{"2.0", id, method, params})
-	return b
+	return message(strconv.AppendInt(nil, id, 10), method, params)
 }
 
 func notification(method string, params json.RawMessage) []byte {
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params,omitempty"`
-	}{"2.0", method, params})
-	return b
+	return message(nil, method, params)
+}
+
+// message is a request (id not nil) or a notification, its params as the
+// live client wrote them: json.Marshal would copy them twice (into its
+// buffer, then out of it) and rewrite their <, > and &. Members in the
+// order {jsonrpc, id, method, params}.
+func message(id []byte, method string, params json.RawMessage) []byte {
+	m, _ := json.Marshal(method)
+	params = oneLine(params)
+	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":,"params":}`)+len(id)+len(m)+len(params))
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if id != nil {
+		b = append(append(append(b, `"id":`...), id...), ',')
+	}
+	b = append(append(b, `"method":`...), m...)
+	if len(params) > 0 {
+		b = append(append(b, `,"params":`...), params...)
+	}
+	return append(b, '}')
+}
+
+// oneLine makes params fit on one line of a stdio server's stdin: a
+// client over HTTP may have sent them with line breaks, which in valid
+// JSON are only white space between tokens (a string holds "\n", not
+// the byte), so each becomes a space. Params without one are returned as
+// they are, not copied.
+func oneLine(params json.RawMessage) json.RawMessage {
+	if bytes.IndexByte(params, '\n') < 0 {
+		return params
+	}
+	return bytes.ReplaceAll(params, []byte{'\n'}, []byte{' '})
 }
 
 func resultResponse(id string, result json.RawMessage) []byte {
