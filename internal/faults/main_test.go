@@ -37,6 +37,8 @@ func TestMain(m *testing.M) {
 		bigServer()
 	case "bigrun":
 		bigRunServer()
+	case "fallback":
+		fallbackServer()
 	case "flood":
 		floodServer()
 	case "crash":

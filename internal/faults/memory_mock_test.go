@@ -60,6 +60,27 @@ func manyValuesCall(id, size int) []byte {
 	return []byte(head + strings.Repeat(elem, (size-len(head)-len(tail))/len(elem)) + tail)
 }
 
+// writeCalls writes n calls of frameSize bytes, made by call with ids 1 to
+// n, to p's stdin back to back, on a goroutine of its own: it says on the
+// channel how that went, and counts in sent (when not nil) each call
+// written.
+func writeCalls(p *spy, n int, call func(id, size int) []byte, sent *atomic.Int32) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if _, err := p.in.Write(append(call(i+1, frameSize), '\n')); err != nil {
+				errc <- err
+				return
+			}
+			if sent != nil {
+				sent.Add(1)
+			}
+		}
+		errc <- nil
+	}()
+	return errc
+}
+
 // mockSources are what mcpmock serves in the memory tests: a script whose
 // tool "upload" answers any call, and a recording of one small call to it.
 var mockSources = map[string]string{
@@ -131,18 +152,8 @@ func TestMemory_BigCallsMockStdio(t *testing.T) {
 			}
 			p := startStdio(t, dir, nil, append([]string{bin, "serve"}, tc.args...)...)
 			hwm := watchHWM(p.Cmd.Process.Pid)
-			errc := make(chan error, 1)
 			var sent atomic.Int32 // calls mcpmock has read (all but a pipe's worth)
-			go func() {
-				for i := range tc.calls {
-					if _, err := p.in.Write(append(call(i+1, frameSize), '\n')); err != nil {
-						errc <- err
-						return
-					}
-					sent.Add(1)
-				}
-				errc <- nil
-			}()
+			errc := writeCalls(p, tc.calls, call, &sent)
 			var beforeFirst int32 // calls mcpmock had read when the first answer came
 			for i := range tc.calls {
 				line, err := p.out.ReadString('\n')
