@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/mcptape/mcptape/internal/frame"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -148,11 +147,10 @@ var newline = []byte{'\n'}
 
 // writeFrame taps f and writes it and a newline to w, in two writes: the
 // frame is not copied to add one. A long frame first waits for the Tap's
-// backlog and a collection, as the stdio pump does before it reads one.
+// backlog and a collection (waitToSend), as the stdio pump does before it
+// reads one.
 func writeFrame(w io.Writer, tap Tap, f []byte) error {
-	if len(f) >= frame.LongLine {
-		waitTap(tap)
-	}
+	waitToSend(tap, f)
 	tap.Append(store.C2S, time.Now(), f, nil)
 	if _, err := w.Write(f); err != nil {
 		return err

@@ -159,6 +159,7 @@ func (c *LegacyClient) Post(frame []byte) error {
 	for k, vs := range c.o.Header {
 		req.Header[k] = vs
 	}
+	waitToSend(c.o.Tap, frame)
 	at := time.Now()
 	sentMeta := store.HTTPMeta{Method: http.MethodPost, Path: recordedPath(c.o.Redactor, c.endpoint), Stream: store.StreamPostBody}
 	m := sentMeta // the Tap owns what it is given

@@ -188,6 +188,7 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		c.initID = sum.ID
 		c.mu.Unlock()
 	}
+	waitToSend(c.o.Tap, frame)
 	at := time.Now()
 	sentMeta := store.HTTPMeta{Method: http.MethodPost, Path: c.path, Stream: store.StreamPostBody, StreamID: stream}
 	var sentSeq uint64

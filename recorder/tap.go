@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/frame"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -62,6 +63,17 @@ func waitTap(tap Tap) {
 		b.WaitBacklog()
 	}
 	runtime.GC()
+}
+
+// waitToSend is what a recording client does before it taps a long frame
+// it sends (frame.LongLine and more), as before it reads on into one it
+// receives: it waits for the Tap's backlog and collects, so that a run of
+// long requests is held by the store one at a time, not one for each that
+// came while it wrote.
+func waitToSend(tap Tap, f []byte) {
+	if len(f) >= frame.LongLine {
+		waitTap(tap)
+	}
 }
 
 // tapAnswered records on a client message tapped as seq (0: the Tap gave

@@ -101,6 +101,7 @@ func (w *WSClient) waitStore() { waitTap(w.o.Tap) }
 func (w *WSClient) Send(frame []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	waitToSend(w.o.Tap, frame)
 	w.o.Tap.Append(store.C2S, time.Now(), frame, w.meta(websocket.TextMessage))
 	return w.c.WriteMessage(websocket.TextMessage, frame)
 }
