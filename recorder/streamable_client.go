@@ -63,6 +63,12 @@ type StreamableClient struct {
 	aborts  map[string]context.CancelFunc // request id → what closes its POST
 	closing bool                          // Close has begun: no stream is resumed
 	legacy  *LegacyClient                 // set once the server turned out to be legacy
+
+	// long is held while a long JSON answer (frame.LongLine and more) is
+	// read and tapped: answers to requests in flight together are read
+	// one at a time, each after the store took the last, as on one stdio
+	// pipe, not all at once with a copy each in the store's backlog.
+	long sync.Mutex
 }
 
 // StreamableOptions configure NewStreamableClient.
@@ -247,7 +253,13 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		return nil
 	}
 	defer done()
-	body, err := readBody(resp.Body, resp.ContentLength, sse.DefaultMaxEvent, c.waitStore)
+	unlock := func() {}
+	defer func() { unlock() }() // a long answer not handed on
+	body, err := readBody(resp.Body, resp.ContentLength, sse.DefaultMaxEvent, func() {
+		c.long.Lock()
+		unlock = sync.OnceFunc(c.long.Unlock)
+		c.waitStore()
+	})
 	resp.Body.Close()
 	if err != nil {
 		return fmt.Errorf("reading its answer: %w", err)
@@ -256,11 +268,13 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 	t := bytes.TrimSpace(body)
 	isObject := len(t) > 0 && t[0] == '{'
 	switch {
-	case isObject && resp.StatusCode < 300:
-		c.got(t, meta, related)
-		return nil
-	case isObject && related != "" && answers(t, related):
-		c.got(t, meta, related) // a -32020 header mismatch comes with a 400
+	case isObject && (resp.StatusCode < 300 || related != "" && answers(t, related)):
+		// (A -32020 header mismatch comes with a 400.) The next long
+		// answer may be read once this one is tapped, not only once
+		// the receiver, which may send, is done with it.
+		c.tap(t, meta)
+		unlock()
+		c.o.Receive(t, related)
 		return nil
 	case resp.StatusCode >= 300:
 		// A refusal: its body, if any, is no answer (an error with a null
@@ -397,9 +411,15 @@ func (c *StreamableClient) listen(opened chan<- struct{}) {
 	c.follow(resp.Body, meta, &watch{ctx: c.ctx, resumable: true})
 }
 
-// got taps a message from the server and hands it on. The answer to
-// initialize gives the protocol version later requests carry.
+// got taps a message from the server and hands it on.
 func (c *StreamableClient) got(frame []byte, meta store.HTTPMeta, related string) {
+	c.tap(frame, meta)
+	c.o.Receive(frame, related)
+}
+
+// tap records a message from the server. The answer to initialize gives
+// the protocol version later requests carry.
+func (c *StreamableClient) tap(frame []byte, meta store.HTTPMeta) {
 	c.o.Tap.Append(store.S2C, time.Now(), frame, &meta)
 	if sum := jsonrpc.Classify(frame); sum.Kind == jsonrpc.Response {
 		c.mu.Lock()
@@ -415,7 +435,6 @@ func (c *StreamableClient) got(frame []byte, meta store.HTTPMeta, related string
 		}
 		c.mu.Unlock()
 	}
-	c.o.Receive(frame, related)
 }
 
 // Close ends the session with a DELETE, as a leaving client should, then
