@@ -252,3 +252,36 @@ func TestChild_SendAfterExitFails(t *testing.T) {
 		t.Fatal("Send to a server that exited is still waiting")
 	}
 }
+
+// Close ends a server that reads nothing while a frame to it is still
+// being written: its stdin is closed, which ends the write, and it is
+// stopped in steps.
+func TestChild_CloseWhileSendBlocks(t *testing.T) {
+	tap := &memTap{}
+	child, err := recorder.StartChild(context.Background(), recorder.StdioProxy{Command: []string{"sleep", "60"}, Stderr: &syncbuf.Buffer{}, Tap: tap, Grace: 100 * time.Millisecond},
+		func([]byte) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := make(chan error, 1)
+	go func() { sent <- child.Send(make([]byte, 4<<20)) }() // more than a pipe holds
+	// Tapped, it is being written (or about to be).
+	for deadline := time.Now().Add(10 * time.Second); tap.count() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the frame was never tapped")
+		}
+	}
+	closed := make(chan store.EndInfo, 1)
+	go func() { closed <- child.Close() }()
+	select {
+	case end := <-closed:
+		if end.Reason != store.EndEOF || end.Signal == "" {
+			t.Errorf("end %+v, want EOF, and the server stopped by a signal", end)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close is still waiting for a write the server never reads")
+	}
+	if err := <-sent; err == nil {
+		t.Error("the Send the server never read succeeded")
+	}
+}

@@ -147,14 +147,26 @@ func (p *StdioProxy) Run(ctx context.Context) (StdioResult, error) {
 		group(syscall.SIGKILL)
 		<-exited
 	}
+	// A Child's Close is its client's EOF at once, even while a frame is
+	// being written to a server that does not read it: stop closes the
+	// server's stdin, which ends that write.
+	var closed <-chan struct{}
+	if p.input != nil {
+		closed = p.input.closed
+	}
 	select {
 	case <-exited:
 		select {
 		case <-clientEOF: // both were ready: the EOF came first
 			reason = store.EndEOF
+		case <-closed:
+			reason = store.EndEOF
 		default:
 		}
 	case <-clientEOF:
+		reason = store.EndEOF
+		stop()
+	case <-closed:
 		reason = store.EndEOF
 		stop()
 	case <-ctx.Done():
