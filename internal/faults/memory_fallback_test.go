@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gorilla/websocket"
 	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
 )
@@ -108,6 +109,15 @@ func fallbackUpstream(t *testing.T) *httptest.Server {
 	return srv
 }
 
+// fallbackWSUpstream is the fallback server over WebSocket (subprotocol
+// "mcp"): one text message a message.
+func fallbackWSUpstream(t *testing.T) *httptest.Server {
+	return wsServer(t, func(c *websocket.Conn, head []byte, n int) bool {
+		reply := fallbackReply(head, n, frameSize)
+		return reply == nil || c.WriteMessage(websocket.TextMessage, reply) == nil
+	})
+}
+
 // fallbackTape is what mcpmock serves in front of the fallback: one
 // recorded tools/list, so that every tools/call goes to the real server.
 const fallbackTape = `{"session":"s1","info":{"transport":"stdio"}}
@@ -126,7 +136,8 @@ const fallbackTape = `{"session":"s1","info":{"transport":"stdio"}}
 //   - a run of them, sent back to back: 7.9× to 8.4×, bounded at 10×.
 //     Before: 12.4× to 13.4×. The engine reads the next call while one is
 //     with the server, so a run holds more than one.
-//   - a small call answered with 64 MiB: 6.73×; a run, 8.1× to 10.2×. The
+//   - a small call answered with 64 MiB: 6.73×; a run, 8.05× to 10.2×,
+//     bounded at 15× as over WebSocket (9.1× to 13.7×) and HTTP. The
 //     answer is handed on as the line read holds it (before, copied out
 //     through a json.RawMessage), but replay's stdio writer copies the
 //     response it builds from it to add a newline, and keeps that buffer:
@@ -138,7 +149,7 @@ const (
 	fallbackCallRSSLimit   = frameSize * 19 / 4
 	fallbackRunRSSLimit    = frameSize * 10
 	fallbackAnswerRSSLimit = frameSize * 15 / 2
-	fallbackAnswersLimit   = frameSize * 12
+	fallbackAnswersLimit   = frameSize * 15
 )
 
 // A 64 MiB tools/call nothing recorded answers, passed to a stdio server
@@ -172,13 +183,23 @@ func TestMemory_BigFramesMockFallbackStdio(t *testing.T) {
 const (
 	httpFallbackRunRSSLimit    = frameSize * 14
 	httpFallbackAnswerRSSLimit = frameSize * 13 / 2
-	httpFallbackAnswersLimit   = frameSize * 15
+	httpFallbackAnswersLimit   = fallbackAnswersLimit
 )
 
 // The same through a fallback to a Streamable HTTP server (--upstream).
 func TestMemory_BigFramesMockFallbackHTTP(t *testing.T) {
 	up := fallbackUpstream(t)
 	fallbackRuns(t, "http", nil, []string{"--upstream", up.URL}, [4]int{fallbackCallRSSLimit, httpFallbackRunRSSLimit, httpFallbackAnswerRSSLimit, httpFallbackAnswersLimit})
+}
+
+// The same through a fallback to a WebSocket server (--upstream ws://),
+// one connection as stdio is one pipe, within the stdio bounds: 4.17×,
+// 7.5× to 7.8×, 5.79× to 6.74× and 9.1× to 13.7× (at 8091f09: 5.17×,
+// 13.47×, 6.80×, 9.15×).
+func TestMemory_BigFramesMockFallbackWebSocket(t *testing.T) {
+	up := fallbackWSUpstream(t)
+	fallbackRuns(t, "websocket", nil, []string{"--upstream", "ws" + strings.TrimPrefix(up.URL, "http")},
+		[4]int{fallbackCallRSSLimit, fallbackRunRSSLimit, fallbackAnswerRSSLimit, fallbackAnswersLimit})
 }
 
 // fallbackRuns runs the four cases as subtests: mcpmock serve, with env

@@ -400,8 +400,25 @@ func httpRun(t *testing.T, bin, upstream, what string, send func(addr string) er
 
 // bigWSUpstream is a WebSocket server: a text message that asks for
 // "big" is answered with runFrames messages of 64 MiB, any other with
-// its length. It never holds a whole message it reads.
+// its length.
 func bigWSUpstream(t *testing.T) *httptest.Server {
+	return wsServer(t, func(c *websocket.Conn, head []byte, n int) bool {
+		if bytes.Contains(head, []byte(`"method":"big"`)) {
+			for id := 1; id <= runFrames; id++ {
+				if c.WriteMessage(websocket.TextMessage, bigFrame(id, frameSize)) != nil {
+					return false
+				}
+			}
+			return true
+		}
+		return c.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":2,"result":{"len":%d}}`, n)) == nil
+	})
+}
+
+// wsServer is a WebSocket server (subprotocol "mcp") that calls answer
+// with each message's first 64 KiB and its length, never holding a whole
+// message it reads, until answer says to end the connection (false).
+func wsServer(t *testing.T, answer func(c *websocket.Conn, head []byte, n int) bool) *httptest.Server {
 	t.Helper()
 	up := websocket.Upgrader{Subprotocols: []string{"mcp"}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -415,18 +432,10 @@ func bigWSUpstream(t *testing.T) *httptest.Server {
 			if err != nil {
 				return
 			}
-			head := make([]byte, 256)
+			head := make([]byte, 64<<10)
 			k, _ := io.ReadFull(rd, head)
 			rest, _ := io.Copy(io.Discard, rd)
-			if bytes.Contains(head[:k], []byte(`"method":"big"`)) {
-				for id := 1; id <= runFrames; id++ {
-					if c.WriteMessage(websocket.TextMessage, bigFrame(id, frameSize)) != nil {
-						return
-					}
-				}
-				continue
-			}
-			if c.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":2,"result":{"len":%d}}`, int64(k)+rest)) != nil {
+			if !answer(c, head[:k], k+int(rest)) {
 				return
 			}
 		}
