@@ -118,6 +118,45 @@ func fallbackWSUpstream(t *testing.T) *httptest.Server {
 	})
 }
 
+// fallbackLegacyUpstream is the fallback server over the 2024-11-05
+// HTTP+SSE transport: GET /sse opens the event stream and names /msg, where
+// each POST is accepted and answered on the stream.
+func fallbackLegacyUpstream(t *testing.T) *httptest.Server {
+	t.Helper()
+	replies := make(chan []byte, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost:
+			head := make([]byte, 64<<10)
+			k, _ := io.ReadFull(r.Body, head)
+			rest, _ := io.Copy(io.Discard, r.Body)
+			if reply := fallbackReply(head[:k], k+int(rest), frameSize); reply != nil {
+				replies <- reply
+			}
+			w.WriteHeader(http.StatusAccepted)
+		case r.Method == http.MethodGet && r.URL.Path == "/sse":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "event: endpoint\ndata: /msg\n\n")
+			w.(http.Flusher).Flush()
+			for {
+				select {
+				case reply := <-replies:
+					if _, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", reply); err != nil {
+						return
+					}
+					w.(http.Flusher).Flush()
+				case <-r.Context().Done():
+					return
+				}
+			}
+		default:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // fallbackTape is what mcpmock serves in front of the fallback: one
 // recorded tools/list, so that every tools/call goes to the real server.
 const fallbackTape = `{"session":"s1","info":{"transport":"stdio"}}
@@ -200,6 +239,23 @@ func TestMemory_BigFramesMockFallbackWebSocket(t *testing.T) {
 	up := fallbackWSUpstream(t)
 	fallbackRuns(t, "websocket", nil, []string{"--upstream", "ws" + strings.TrimPrefix(up.URL, "http")},
 		[4]int{fallbackCallRSSLimit, fallbackRunRSSLimit, fallbackAnswerRSSLimit, fallbackAnswersLimit})
+}
+
+// legacyFallbackCallRSSLimit bounds a 64 MiB call through a fallback to a
+// 2024-11-05 HTTP+SSE server: 4.85× against 4.17× over the other
+// transports, as the 202 each POST gets is recorded on the request by an
+// amend that carries its frame, which the store commits a second time.
+// Before: 5.87×.
+const legacyFallbackCallRSSLimit = frameSize * 27 / 5
+
+// The same through a fallback to a 2024-11-05 HTTP+SSE server: answers
+// come on one event stream, as on one pipe. Measured, now and at 8091f09:
+// a call 4.85× (5.87×), a run of calls 8.9× to 11.0× (15.36×), an answer
+// 6.79× (6.80×), a run of answers 8.35× to 10.45× (9.11×).
+func TestMemory_BigFramesMockFallbackLegacySSE(t *testing.T) {
+	up := fallbackLegacyUpstream(t)
+	fallbackRuns(t, "legacy sse", nil, []string{"--upstream", up.URL + "/sse"},
+		[4]int{legacyFallbackCallRSSLimit, httpFallbackRunRSSLimit, fallbackAnswerRSSLimit, fallbackAnswersLimit})
 }
 
 // fallbackRuns runs the four cases as subtests: mcpmock serve, with env
