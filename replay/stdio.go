@@ -9,14 +9,24 @@ import (
 	"github.com/mcptape/mcptape/internal/frame"
 )
 
-// lineWriter writes one message per line; a whole line per Write, so
-// concurrent senders never interleave.
+// lineWriter writes one message per line, under a lock, so concurrent
+// senders never interleave. A short message is copied with its newline
+// into a buffer kept for the next one, so that it goes out in one Write;
+// a long one is written as it is and the newline after it, in two: a
+// copy would hold a long answer twice, and the buffer, grown to fit it,
+// would hold as much for as long as the session lasts (DESIGN.md, "Flat
+// memory").
 type lineWriter struct {
 	mu  sync.Mutex
 	w   io.Writer
-	buf []byte
+	buf []byte // at most oneWriteLine bytes
 	err error
 }
+
+// oneWriteLine is the longest line lineWriter copies to write it at once.
+const oneWriteLine = 64 << 10
+
+var newline = []byte{'\n'}
 
 func (l *lineWriter) write(msg []byte) error {
 	l.mu.Lock()
@@ -24,8 +34,14 @@ func (l *lineWriter) write(msg []byte) error {
 	if l.err != nil {
 		return l.err
 	}
-	l.buf = append(append(l.buf[:0], msg...), '\n')
-	_, l.err = l.w.Write(l.buf)
+	if len(msg) < oneWriteLine {
+		l.buf = append(append(l.buf[:0], msg...), '\n')
+		_, l.err = l.w.Write(l.buf)
+		return l.err
+	}
+	if _, l.err = l.w.Write(msg); l.err == nil {
+		_, l.err = l.w.Write(newline)
+	}
 	return l.err
 }
 

@@ -175,20 +175,19 @@ const fallbackTape = `{"session":"s1","info":{"transport":"stdio"}}
 //   - a run of them, sent back to back: 7.9× to 8.4×, bounded at 10×.
 //     Before: 12.4× to 13.4×. The engine reads the next call while one is
 //     with the server, so a run holds more than one.
-//   - a small call answered with 64 MiB: 6.73×; a run, 8.05× to 10.2×,
-//     bounded at 15× as over WebSocket (9.1× to 13.7×) and HTTP. The
-//     answer is handed on as the line read holds it (before, copied out
-//     through a json.RawMessage), but replay's stdio writer copies the
-//     response it builds from it to add a newline, and keeps that buffer:
-//     with the writer writing the newline apart (tried, not in this
-//     change), 4.48×, against 5.48× with the old copy. Until then these
-//     bounds guard against more, as the old code's 5.48× to 6.77× (one)
-//     and 8.05× to 9.05× (run) met them too.
+//   - a small call answered with 64 MiB: 4.48×, bounded at 5.5×; a run,
+//     7.8× to 10.2×, bounded at 15× as over WebSocket (9.1× to 13.7×) and
+//     HTTP. The answer is handed on as the line read holds it (before,
+//     copied out through a json.RawMessage), and replay's stdio writer
+//     writes it and its newline apart. Before, the writer copied each
+//     response to add the newline and kept that buffer for the rest of
+//     the session: 5.48× to 6.77× for one answer, 8.05× to 9.05× for a run.
 const (
 	fallbackCallRSSLimit   = frameSize * 19 / 4
 	fallbackRunRSSLimit    = frameSize * 10
-	fallbackAnswerRSSLimit = frameSize * 15 / 2
+	fallbackAnswerRSSLimit = frameSize * 15 / 2 // over WebSocket and HTTP+SSE
 	fallbackAnswersLimit   = frameSize * 15
+	stdioAnswerRSSLimit    = frameSize * 11 / 2
 )
 
 // A 64 MiB tools/call nothing recorded answers, passed to a stdio server
@@ -203,7 +202,7 @@ func TestMemory_BigFramesMockFallbackStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"MCPTAPE_FAKE_SERVER=fallback", fmt.Sprintf("MCPTAPE_BIG_SIZE=%d", frameSize)}
-	fallbackRuns(t, "stdio", env, []string{"--", self}, [4]int{fallbackCallRSSLimit, fallbackRunRSSLimit, fallbackAnswerRSSLimit, fallbackAnswersLimit})
+	fallbackRuns(t, "stdio", env, []string{"--", self}, [4]int{fallbackCallRSSLimit, fallbackRunRSSLimit, stdioAnswerRSSLimit, fallbackAnswersLimit})
 }
 
 // Bounds of the same through a fallback to a Streamable HTTP server, as
