@@ -96,6 +96,7 @@ func TestRun_Usage(t *testing.T) {
 		{"missing cassette", []string{"serve", "missing.db"}, 1, "cassette does not exist"},
 		{"unknown session", []string{"serve", "--session", "s9", db}, 1, `no such session "s9"`},
 		{"--session without a cassette", []string{"serve", "--session", "s1", badAsks}, 2, "serve: --session is for cassettes, and no SOURCE is one (.db, .jsonl, .har)"},
+		{"--ignore of an empty name", []string{"serve", "--ignore", "", db}, 2, "serve: --ignore wants a member name, got an empty one"},
 		{"--ignore without a cassette", []string{"serve", "--ignore", "ts", badAsks}, 2, "serve: --ignore is for cassettes, and no SOURCE is one (.db, .jsonl, .har)"},
 		{"a source twice, by another name", []string{"serve", db, alias}, 2, "serve: SOURCE " + alias + " is given twice; the second would never answer"},
 		{"journal over a source", []string{"serve", "--journal", db, db}, 2, "--journal " + db + " is also a SOURCE; writing it would destroy it"},

@@ -105,6 +105,9 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	if err := cli.Positive("serve", "call-timeout", o.callTimeout); err != nil {
 		return nil, err
 	}
+	if err := cli.NonEmpty("serve", "ignore", "a member name", o.ignore); err != nil {
+		return nil, err
+	}
 	// Without a cassette these would do nothing (a script says in its own
 	// when: what matches). Kind, not existence: a cassette the fallback is
 	// to create counts.

@@ -37,6 +37,9 @@ func runDiff(args []string, s streams) error {
 	if fs.NArg() != 2 {
 		return usageErrorf("diff: want two cassettes, A and B, not %d", fs.NArg())
 	}
+	if err := cli.NonEmpty("diff", "ignore", "a member name", *ignore); err != nil {
+		return err
+	}
 	if len(sessions) > 2 {
 		return usageErrorf("diff: --session at most twice (A's, then B's), got %d", len(sessions))
 	}

@@ -81,6 +81,8 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"export --script into a .json", []string{"export", "--script", "-o", "fake.json", notCassette}, 2, []string{"export: -o fake.json: --script writes a YAML script, which mcpmock reads by its .yaml or .yml name"}},
 		{"export JSONL into a .yaml", []string{"export", "-o", "x.yaml", notCassette}, 2, []string{"export: -o x.yaml: export writes JSONL, and mcpmock reads a .yaml as a script: name it .jsonl, or export --script"}},
 		{"export a HAR into a .json", []string{"export", "--har", "-o", "x.json", notCassette}, 2, []string{"export: -o x.json: export writes a HAR, and mcpmock reads a .json as a script: name it .har, or export --script"}},
+		{"diff --ignore of an empty name", []string{"diff", "--ignore", "", notCassette, notCassette}, 2, []string{"diff: --ignore wants a member name, got an empty one"}},
+		{"rerun --ignore of an empty name", []string{"rerun", "--ignore", "", notCassette, "--", "true"}, 2, []string{"rerun: --ignore wants a member name, got an empty one"}},
 		{"ls of two cassettes", []string{"ls", notCassette, notCassette}, 2, []string{"ls: want exactly one CASSETTE, got 2 arguments"}},
 		{"import of two files", []string{"import", "-o", filepath.Join(dir, "d.db"), "a.jsonl", "b.jsonl"}, 2, []string{"import: want exactly one FILE.jsonl or FILE.har, got 2 arguments"}},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/mcptape/mcptape/internal/cli"
 	"io"
 	"maps"
 	"net/url"
@@ -48,12 +49,7 @@ func newExportRedactor(names, patterns []string) (*exportRedactor, error) {
 // checkRedactNames refuses an empty --redact value, which would name
 // nothing and leave the user believing something was hidden.
 func checkRedactNames(cmd string, names []string) error {
-	for _, n := range names {
-		if n == "" {
-			return usageErrorf("%s: --redact wants a member, header or parameter name, got an empty one", cmd)
-		}
-	}
-	return nil
+	return cli.NonEmpty(cmd, "redact", "a member, header or parameter name", names)
 }
 
 // httpRedactor is what record and import hide in HTTP headers, queries

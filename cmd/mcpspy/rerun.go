@@ -49,6 +49,9 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
+	if err := cli.NonEmpty("rerun", "ignore", "a member name", *ignore); err != nil {
+		return err
+	}
 	switch {
 	case len(positional) == 0:
 		return usageErrorf("rerun: no SOURCE cassette (before --)")

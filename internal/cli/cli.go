@@ -320,6 +320,18 @@ func Positive(cmd, flag string, d time.Duration) error {
 	return nil
 }
 
+// NonEmpty refuses an empty value of a repeatable name flag (--ignore
+// ""): it names no member, so it would silently do nothing, where the
+// user meant a name that a shell variable or a quoting slip lost.
+func NonEmpty(cmd, flag, what string, values []string) error {
+	for _, v := range values {
+		if v == "" {
+			return Usagef("%s: --%s wants %s, got an empty one", cmd, flag, what)
+		}
+	}
+	return nil
+}
+
 // Listen listens on TCP addr. Its error is one line naming addr, without
 // the net package's own "listen tcp ADDR: bind:":
 // "listen on 127.0.0.1:8000: address already in use".
