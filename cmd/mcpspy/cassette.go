@@ -60,9 +60,26 @@ func runLs(args []string, s streams) error {
 	return w.Flush()
 }
 
+// stdoutName is the -o FILE that means standard output, as it does for
+// curl, tar and tshark: who writes it wants the text in a pipe, not in a
+// file named "-".
+const stdoutName = "-"
+
+// outFlag is an -o FILE for text: "" (stdout) for stdoutName.
+func outFlag(out string) string {
+	if out == stdoutName {
+		return ""
+	}
+	return out
+}
+
 // checkCassetteOut refuses to write a cassette under a .jsonl name: every
 // command reads such a file as a JSONL export, so none could read it back.
+// Nor to "-", which elsewhere means stdout: a bbolt file needs a real file.
 func checkCassetteOut(cmd, flag, path string) error {
+	if path == stdoutName {
+		return usageErrorf("%s: %s -: a cassette is a bbolt file and cannot go to stdout: name a .db (mcpspy export writes JSONL to stdout)", cmd, flag)
+	}
 	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
 		return usageErrorf("%s: %s %s: a .jsonl is read as a JSONL export, and a cassette is a bbolt file: name it .db (mcpspy export makes a .jsonl of it)", cmd, flag, path)
 	}
@@ -156,7 +173,7 @@ func runExport(args []string, s streams) error {
 		"header values: secrets found by what they look like (sk-[A-Za-z0-9]{20,}); repeatable")
 	filter := fs.String("filter", "", "export only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md), renumbered\n"+
 		"as the inspector's e key writes them")
-	out := fs.String("o", "", "write to `FILE` atomically instead of stdout")
+	out := fs.String("o", "", "write to `FILE` atomically instead of stdout (- is stdout)")
 	salvage := fs.Bool("salvage", false, "export what a damaged cassette (.db or .jsonl) still holds: go on past damage, renumber,\n"+
 		"list what was lost on stderr, and exit 1 if anything was")
 	asScript := fs.Bool("script", false, "write a mcpmock script (YAML) that answers as the recorded server did, instead of JSONL:\n"+
@@ -171,6 +188,7 @@ func runExport(args []string, s streams) error {
 	if fs.NArg() != 1 {
 		return usageErrorf("export: want exactly one CASSETTE, got %d arguments", fs.NArg())
 	}
+	*out = outFlag(*out)
 	if *out != "" && cli.SamePath(*out, fs.Arg(0)) {
 		return usageErrorf("export: -o %s is the CASSETTE being exported; writing it would destroy it", *out)
 	}

@@ -431,3 +431,54 @@ func TestMcpspy_Version(t *testing.T) {
 		}
 	}
 }
+
+// "-o -" is standard output, as for curl and tshark, where text is
+// written; a cassette cannot go there, and none is made named "-".
+func TestMcpspy_OutputDash(t *testing.T) {
+	spy := peertest.Binary(t, "mcpspy")
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(config, []byte(`{"mcpServers": {"a": {"command": "srv"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, jsonl := shippedCassette(t, "everything-stdio.db"), shippedCassette(t, "everything-stdio.jsonl")
+	spyIn := func(args ...string) (code int, stdout, stderr string) {
+		cmd := exec.Command(spy, args...)
+		cmd.Dir = dir
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errb.String()
+	}
+	for _, args := range [][]string{{"export", db}, {"export", "--filter", "tool:echo", db}, {"wrap", "--cassette", "c.db", config}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			_, want, _ := spyIn(args...)
+			code, got, errOut := spyIn(append([]string{args[0], "-o", "-"}, args[1:]...)...)
+			if code != 0 || got != want || want == "" {
+				t.Errorf("with -o -: exit %d, stderr %q, stdout %d bytes; want exit 0 and the %d bytes it writes without -o", code, errOut, len(got), len(want))
+			}
+		})
+	}
+	for _, args := range [][]string{
+		{"record", "-o", "-", "--", "true"},
+		{"import", "-o", "-", jsonl},
+		{"rerun", "-o", "-", db, "--", "true"},
+		{"wrap", "--cassette", "-", config},
+	} {
+		t.Run(strings.Join(args[:3], " "), func(t *testing.T) {
+			code, _, errOut := spyIn(args...)
+			want := "mcpspy: " + args[0] + ": " + args[1] + " -: a cassette is a bbolt file and cannot go to stdout"
+			if code != 2 || !strings.HasPrefix(errOut, want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errOut, want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "-")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a file named - was made: %v", err)
+	}
+}

@@ -20,7 +20,7 @@ const wrapSynopsis = "wrap [-o FILE] [--cassette CASSETTE] [--mcpspy PATH] [--un
 // and with a PATH of its own.
 func runWrap(args []string, s streams) error {
 	fs := newFlags("wrap", wrapSynopsis, s)
-	out := fs.String("o", "", "write the configuration to `FILE` (atomically; it may be CONFIG itself) instead of stdout")
+	out := fs.String("o", "", "write the configuration to `FILE` (atomically; it may be CONFIG itself) instead of stdout (- is stdout)")
 	cassette := fs.String("cassette", "mcpspy.db", "the `CASSETTE` the servers record into, one session each, named after the server")
 	self := fs.String("mcpspy", "", "the `PATH` of the mcpspy the host is to start, made absolute; a bare name is looked up on the\n"+
 		"host's PATH (default: this one, by its absolute path)")
@@ -32,6 +32,7 @@ func runWrap(args []string, s streams) error {
 		return usageErrorf("wrap: want exactly one CONFIG (a host's mcp.json or claude_desktop_config.json), got %d arguments", fs.NArg())
 	}
 	config := fs.Arg(0)
+	*out = outFlag(*out)
 	if err := checkWrapPath("--cassette", *cassette); err != nil {
 		return err
 	}
