@@ -163,7 +163,7 @@ func classifyOpenError(path string, err error) error {
 	case errors.Is(err, ErrLocked):
 		return err
 	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch):
-		return fmt.Errorf("%s: %w (not a bbolt database)", path, ErrNotCassette)
+		return notBbolt(path)
 	case errors.Is(err, bolterrors.ErrChecksum):
 		return fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
 	case errors.Is(err, fs.ErrNotExist):
@@ -173,6 +173,18 @@ func classifyOpenError(path string, err error) error {
 		return short
 	}
 	return fmt.Errorf("open cassette %s: %w", path, err)
+}
+
+// notBbolt is ErrNotCassette for a file that is no bbolt database. A
+// script given where a recording is wanted (mcpspy show weather.yaml) is
+// named for what it is, with what is read instead: "not a bbolt
+// database" alone leaves the user guessing what was.
+func notBbolt(path string) error {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".yaml", ".yml", ".json":
+		return fmt.Errorf("%s: %w (not a bbolt database: a %s file is an mcpmock script, and a recording is a cassette .db, a JSONL export .jsonl or a HAR .har)", path, ErrNotCassette, ext)
+	}
+	return fmt.Errorf("%s: %w (not a bbolt database)", path, ErrNotCassette)
 }
 
 // bboltMagic starts the meta of both of a bbolt file's first two pages,
@@ -201,7 +213,7 @@ func shortFileError(path string) error {
 		order = binary.BigEndian
 	}
 	if n < len(head) || order.Uint32(head[16:]) != bboltMagic {
-		return fmt.Errorf("%s: %w (not a bbolt database)", path, ErrNotCassette)
+		return notBbolt(path)
 	}
 	if pages := 2 * int64(order.Uint32(head[24:])); st.Size() < pages {
 		return fmt.Errorf("%s: %w: truncated: the file is %d bytes, its two meta pages need %d (a copy cut short?)", path, ErrCorrupt, st.Size(), pages)

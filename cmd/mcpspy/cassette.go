@@ -60,6 +60,15 @@ func runLs(args []string, s streams) error {
 	return w.Flush()
 }
 
+// isScriptPath says whether mcpmock reads path as a script, by its name.
+func isScriptPath(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
 // stdoutName is the -o FILE that means standard output, as it does for
 // curl, tar and tshark: who writes it wants the text in a pipe, not in a
 // file named "-".
@@ -525,6 +534,10 @@ func runImport(args []string, s streams) error {
 	tape, err := store.ReadJSONL(f, fs.Arg(0))
 	if err != nil && store.Check(fs.Arg(0)) == nil {
 		return fmt.Errorf("import: %s is a cassette already; import reads a JSONL export (mcpspy export makes one)", fs.Arg(0))
+	}
+	if err != nil && isScriptPath(fs.Arg(0)) {
+		// Not the JSONL error and its salvage hint: nothing is damaged.
+		return fmt.Errorf("import: %s is not a JSONL export: a %s file is an mcpmock script (mcpmock serve %s serves it); import reads a JSONL export or a HAR", fs.Arg(0), filepath.Ext(fs.Arg(0)), fs.Arg(0))
 	}
 	if err != nil {
 		return err

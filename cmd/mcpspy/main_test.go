@@ -32,6 +32,7 @@ func TestMcpspy_BadInput(t *testing.T) {
 	spy := peertest.Binary(t, "mcpspy")
 	dir := t.TempDir()
 	notCassette := notesFile(t, dir)
+	script, jsonScript := shippedCassette(t, "script-basic.yaml"), shippedCassette(t, "script-json.json")
 	// A path whose parent is a file cannot be created, even by root.
 	unwritable := filepath.Join(notCassette, "c.db")
 	tests := []struct {
@@ -83,6 +84,9 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"export a HAR into a .json", []string{"export", "--har", "-o", "x.json", notCassette}, 2, []string{"export: -o x.json: export writes a HAR, and mcpmock reads a .json as a script: name it .har, or export --script"}},
 		{"diff --ignore of an empty name", []string{"diff", "--ignore", "", notCassette, notCassette}, 2, []string{"diff: --ignore wants a member name, got an empty one"}},
 		{"rerun --ignore of an empty name", []string{"rerun", "--ignore", "", notCassette, "--", "true"}, 2, []string{"rerun: --ignore wants a member name, got an empty one"}},
+		{"ls of a script", []string{"ls", script}, 1, []string{script + ": not an mcptape cassette (not a bbolt database: a .yaml file is an mcpmock script, and a recording is a cassette .db, a JSONL export .jsonl or a HAR .har)\n"}},
+		{"show of a JSON script", []string{"show", jsonScript}, 1, []string{jsonScript + ": not an mcptape cassette (not a bbolt database: a .json file is an mcpmock script"}},
+		{"import of a script", []string{"import", "-o", filepath.Join(dir, "s.db"), script}, 1, []string{"import: " + script + " is not a JSONL export: a .yaml file is an mcpmock script (mcpmock serve " + script + " serves it); import reads a JSONL export or a HAR\n"}},
 		{"ls of two cassettes", []string{"ls", notCassette, notCassette}, 2, []string{"ls: want exactly one CASSETTE, got 2 arguments"}},
 		{"import of two files", []string{"import", "-o", filepath.Join(dir, "d.db"), "a.jsonl", "b.jsonl"}, 2, []string{"import: want exactly one FILE.jsonl or FILE.har, got 2 arguments"}},
 	}
@@ -116,7 +120,7 @@ func TestMcpspy_BadInput(t *testing.T) {
 		t.Errorf("the non-cassette file was changed: %q", b)
 	}
 	// A record that failed before its session began made no cassette.
-	for _, name := range []string{"b.db", "x2.db"} {
+	for _, name := range []string{"b.db", "x2.db", "s.db"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("stat %s: %v; want no cassette made", name, err)
 		}
