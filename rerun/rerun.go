@@ -274,6 +274,21 @@ type conn interface {
 	close() store.EndInfo
 }
 
+// ender is a conn whose server can go away on its own, a stdio server
+// that exits: ended is closed then, once all it printed is received, and
+// no wait for an answer outlasts it. Without it, a server that exited at
+// once held the rerun for the whole --timeout before it said so.
+type ender interface{ ended() <-chan struct{} }
+
+// gone is closed when the server has gone away; nil (never) for a
+// connection that cannot tell.
+func (d *driver) gone() <-chan struct{} {
+	if e, ok := d.conn.(ender); ok {
+		return e.ended()
+	}
+	return nil
+}
+
 // driver sends the plan and watches what comes back.
 type driver struct {
 	conn  conn
@@ -385,12 +400,18 @@ func (d *driver) awaitReplies(ctx context.Context, st step, timeout time.Duratio
 		if done {
 			return
 		}
-		select {
-		case <-d.replyKick:
-		case <-t.C:
+		waive := func() {
 			d.mu.Lock()
 			d.repliesWaived = st.repliesBefore - d.replied
 			d.mu.Unlock()
+		}
+		select {
+		case <-d.replyKick:
+		case <-t.C:
+			waive()
+			return
+		case <-d.gone(): // it will ask nothing more
+			waive()
 			return
 		case <-ctx.Done():
 			return
@@ -410,6 +431,14 @@ func (d *driver) await(ctx context.Context, st step, timeout time.Duration) {
 	defer t.Stop()
 	select {
 	case <-ch:
+	case <-d.gone():
+		select {
+		case <-ch: // all the server printed is in: its answer may be too
+		default:
+			d.mu.Lock()
+			d.unanswered = append(d.unanswered, st.what+": never answered: the server went away first")
+			d.mu.Unlock()
+		}
 	case <-t.C:
 		d.mu.Lock()
 		d.unanswered = append(d.unanswered, fmt.Sprintf("%s: no answer within %s, though the recording has one", st.what, timeout))

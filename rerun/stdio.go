@@ -45,3 +45,5 @@ func (c *stdioConn) send(f []byte, _ *step) error {
 }
 
 func (c *stdioConn) close() store.EndInfo { return c.child.Close() }
+
+func (c *stdioConn) ended() <-chan struct{} { return c.child.Exited() }

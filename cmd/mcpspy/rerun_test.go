@@ -238,8 +238,9 @@ func TestMcpspy_RerunServerGoesAway(t *testing.T) {
 	}
 	// It answers initialize, reads the next request, and exits.
 	script := `read l; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; read l; exit 3`
-	code, stdout, stderr := runCaptured("rerun", "--timeout", "300ms", "-o", out, path, "--", "sh", "-c", script)
-	wantErr := "mcpspy: rerun: " + path + " s1: tools/list (id 2): no answer within 300ms, though the recording has one\n" +
+	// It is not waited for once it is gone, however long --timeout.
+	code, stdout, stderr := runCaptured("rerun", "--timeout", "1m", "-o", out, path, "--", "sh", "-c", script)
+	wantErr := "mcpspy: rerun: " + path + " s1: tools/list (id 2): never answered: the server went away first\n" +
 		"mcpspy: rerun: " + path + " s1: tools/call (id 3): never answered: not sent, the rerun stopped first\n" +
 		"mcpspy: rerun " + path + " s1: send tools/call (id 3): the server exited with status 3\n"
 	if code != 1 || stderr != wantErr || !strings.HasSuffix(stdout, "\n1 the same, 1 answered differently, 1 only in a, 0 only in b\n") {
