@@ -122,6 +122,15 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		}
 		for i, res := range results {
 			j := group[i]
+			res.Session.Info.Name = "rerun of " + j.source + " " + j.session.Info.ID
+			if stopped != nil && !answeredAny(&res.Session) {
+				// A server that went away (or was never reached) before it
+				// answered anything: a comparison would list every request
+				// as changed or missing, and bury the one line that says
+				// why. The error alone tells it; -o still keeps the try.
+				reruns = append(reruns, res.Session)
+				continue
+			}
 			if done > 0 {
 				fmt.Fprintln(s.Out)
 			}
@@ -143,7 +152,6 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 			if differ || len(res.Unanswered) > 0 || len(res.Unheard) > 0 {
 				changed++
 			}
-			res.Session.Info.Name = "rerun of " + j.source + " " + j.session.Info.ID
 			reruns = append(reruns, res.Session)
 		}
 		if stopped != nil {
@@ -165,6 +173,11 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		return &cli.ExitError{Code: 1}
 	}
 	return nil
+}
+
+// answeredAny says whether the server sent the session anything.
+func answeredAny(s *store.TapeSession) bool {
+	return slices.ContainsFunc(s.Messages, func(m *store.Message) bool { return m.Dir == store.S2C })
 }
 
 // clientGroups splits jobs into those to rerun together (rerun.Clients):

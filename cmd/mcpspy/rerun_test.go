@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -248,6 +249,36 @@ func TestMcpspy_RerunServerGoesAway(t *testing.T) {
 	}
 	if _, ls, _ := runCaptured("ls", out); !strings.Contains(ls, "rerun of "+path+" s1") || !strings.Contains(ls, "exit(3)") {
 		t.Errorf("-o cassette lists as %q", ls)
+	}
+}
+
+// A server that is gone before it answers anything gets the one line that
+// says how it ended: no comparison listing every request as changed or
+// missing, no line per request never answered.
+func TestMcpspy_RerunServerAnswersNothing(t *testing.T) {
+	path := shippedCassette(t, "everything-stdio.jsonl")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/mcp" // closed: nobody answers there
+	ln.Close()
+	tests := []struct {
+		name       string
+		server     []string
+		wantSuffix string
+	}{
+		{"a command that exits", []string{"--", "sh", "-c", "exit 3"}, ": the server exited with status 3\n"},
+		{"an upstream nobody listens at", []string{"--upstream", refused}, ": connect: connection refused\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCaptured(append([]string{"rerun", path}, tt.server...)...)
+			prefix := "mcpspy: rerun " + path + " s1: send "
+			if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, prefix) || !strings.HasSuffix(stderr, tt.wantSuffix) {
+				t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 1, no stdout, one line %q…%q", code, stdout, stderr, prefix, tt.wantSuffix)
+			}
+		})
 	}
 }
 
