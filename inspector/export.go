@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/mcptape/mcptape/internal/atomicfile"
 	"github.com/mcptape/mcptape/store"
@@ -90,13 +91,45 @@ func (m *Model) IsCassette(path string) bool {
 	return errA == nil && errB == nil && absA == absB
 }
 
-// ExportFile exports to path atomically: a temp file beside it, synced,
-// then renamed, so a failed export leaves no half file. It refuses to
-// write the cassette itself (ErrExportIsCassette); any other existing
-// file is replaced, so the caller asks first.
-func (m *Model) ExportFile(path string, src Source, idxs []int) error {
+// ErrExportName is ExportFile's refusal of a name that every command
+// reads as something other than a JSONL export (a .db as a cassette, a
+// .har as a HAR, a .yaml as a script): the file written could not be read
+// back, as mcpspy export -o refuses it too.
+var ErrExportName = errors.New("names another kind of file")
+
+// CheckExportPath says why an export may not go to path, if it may not:
+// the cassette shown (ErrExportIsCassette), a name read as another kind
+// of file (ErrExportName), or what is no file (a directory), which no
+// answer to "overwrite it?" could replace.
+func (m *Model) CheckExportPath(path string) error {
 	if m.IsCassette(path) {
 		return fmt.Errorf("export: %s %w", path, ErrExportIsCassette)
+	}
+	var as string
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".db":
+		as = "a .db is read as a cassette"
+	case ".har", ".zip":
+		as = "a " + ext + " is read as a HAR"
+	case ".yaml", ".yml", ".json":
+		as = "a " + ext + " is read as an mcpmock script"
+	}
+	if as != "" {
+		return fmt.Errorf("export: %s %w: %s; name it .jsonl", path, ErrExportName, as)
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("export: %s is a %s, not a file", path, atomicfile.FileKind(st.Mode()))
+	}
+	return nil
+}
+
+// ExportFile exports to path atomically: a temp file beside it, synced,
+// then renamed, so a failed export leaves no half file. It refuses what
+// CheckExportPath refuses; any other existing file is replaced, so the
+// caller asks first.
+func (m *Model) ExportFile(path string, src Source, idxs []int) error {
+	if err := m.CheckExportPath(path); err != nil {
+		return err
 	}
 	err := atomicfile.Write(path, 0o600, func(f *os.File) error { return m.Export(f, src, idxs) })
 	if err != nil {

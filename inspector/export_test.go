@@ -97,3 +97,36 @@ func TestView_ExportAsksBeforeOverwriting(t *testing.T) {
 		t.Errorf("export holds %+v", tape.Sessions)
 	}
 }
+
+// TestView_ExportRefusesOtherKinds: e writes JSONL, so a name every
+// command reads as another kind of file (as mcpspy export -o refuses
+// them), or a directory, is refused at once, with nothing written and
+// no "overwrite it?" to answer.
+func TestView_ExportRefusesOtherKinds(t *testing.T) {
+	path := writeCassette(t, sampleSession)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "adir"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m, src := openModel(t, path)
+	t.Chdir(dir)
+	h := startApp(t, m, src, Options{}, 160, 24)
+	h.waitFor(wait, []string{"initialize"})
+	for _, tt := range []struct{ name, want string }{
+		{"x.db", "export: x.db names another kind of file: a .db is read as a cassette; name it .jsonl"},
+		{"x.HAR", "a .har is read as a HAR; name it .jsonl"},
+		{"x.yaml", "a .yaml is read as an mcpmock script; name it .jsonl"},
+		{"adir", "export: adir is a directory, not a file; choose another file"},
+	} {
+		h.play(wait, []keyStep{
+			{keys: "e"}, {key: tcell.KeyCtrlU}, {keys: tt.name},
+			{key: tcell.KeyEnter, want: []string{tt.want}},
+		})
+		if st, err := os.Stat(filepath.Join(dir, tt.name)); tt.name != "adir" && err == nil {
+			t.Errorf("%s was written (%d bytes)", tt.name, st.Size())
+		}
+	}
+	if err := m.ExportFile(filepath.Join(dir, "y.db"), src, m.VisibleIndexes()); !errors.Is(err, ErrExportName) {
+		t.Errorf("ExportFile(y.db) = %v; want ErrExportName", err)
+	}
+}

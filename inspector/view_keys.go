@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -290,15 +291,20 @@ func (a *App) jumpToPair() {
 }
 
 // export writes to path what e exports, after asking when path exists:
-// the rename would replace whatever file is there. The cassette itself is
-// refused without asking.
+// the rename would replace whatever file is there. What CheckExportPath
+// refuses (the cassette itself, a .db name, a directory) is refused
+// without asking.
 func (a *App) export(path string) {
 	path = strings.TrimSpace(path)
 	if path == "" {
 		return
 	}
-	if a.model.IsCassette(path) {
-		a.setNote(fmt.Sprintf("export: %s %v; choose another file", path, ErrExportIsCassette), true)
+	if err := a.model.CheckExportPath(path); err != nil {
+		note := err.Error()
+		if !errors.Is(err, ErrExportName) { // which says what to name it
+			note += "; choose another file"
+		}
+		a.setNote(note, true)
 		return
 	}
 	if _, err := os.Stat(path); err == nil {
