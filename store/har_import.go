@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/mcptape/mcptape/internal/utf8bom"
 	"io"
 	"io/fs"
 	"math"
@@ -239,7 +240,8 @@ type harExchangeIn struct {
 // traffic as sessions, in the order they began, ready to be recorded.
 func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, error) {
 	var doc harIn
-	dec := json.NewDecoder(r)
+	// Fiddler, among others, starts its HARs with a byte order mark.
+	dec := json.NewDecoder(utf8bom.Reader(r))
 	if err := dec.Decode(&doc); err != nil {
 		return nil, jsonerr.File(name, nil, fmt.Errorf("not a HAR file: %w", err))
 	}

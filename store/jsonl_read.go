@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcptape/mcptape/internal/utf8bom"
 	"io"
 	"math"
 	"runtime"
@@ -51,6 +52,7 @@ const jsonlChunk = 1 << 20
 // first error in file order wins, as in a line-by-line read. size is the
 // text's size if known, else 0.
 func readJSONL(r io.Reader, size int, name string) (*Tape, error) {
+	r = utf8bom.Reader(r) // an export saved again by a Windows editor
 	f := newChunkFeed()
 	defer f.stop()
 	ck := newChunkCheck(name)

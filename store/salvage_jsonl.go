@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcptape/mcptape/internal/utf8bom"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ func salvageJSONL(path string, w io.Writer, sessions []string, opts []ExportOpti
 	if err != nil {
 		return nil, err
 	}
+	data = utf8bom.Trim(data) // as readJSONL passes over it
 	rep := &SalvageReport{}
 	tape := &Tape{}
 	type state struct {

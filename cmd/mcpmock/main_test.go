@@ -389,3 +389,19 @@ func TestRun_Version(t *testing.T) {
 		}
 	}
 }
+
+// A .json script saved with a byte order mark (Notepad) checks as the
+// same script without one.
+func TestRun_CheckScriptWithByteOrderMark(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "cassettes", "script-json.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(path, append([]byte("\ufeff"), b...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runWith(t, "", "check", path); code != 0 {
+		t.Errorf("check: exit %d, stderr %q", code, stderr)
+	}
+}

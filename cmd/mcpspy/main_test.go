@@ -486,3 +486,46 @@ func TestMcpspy_OutputDash(t *testing.T) {
 		t.Errorf("a file named - was made: %v", err)
 	}
 }
+
+// A file a Windows tool or editor saved with a UTF-8 byte order mark
+// before its JSON (Fiddler's HARs, Notepad's configs) reads as it would
+// without one; wrap keeps the mark in the file it writes back.
+func TestMcpspy_ByteOrderMark(t *testing.T) {
+	dir := t.TempDir()
+	withMark := func(name string, text []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, append([]byte("\ufeff"), text...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	shipped := func(name string) []byte {
+		b, err := os.ReadFile(shippedCassette(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	jsonl, har := withMark("bom.jsonl", shipped("everything-stdio.jsonl")), withMark("bom.har", shipped("everything-http.har"))
+	for _, args := range [][]string{
+		{"ls", jsonl},
+		{"ls", har},
+		{"export", "--salvage", jsonl},
+		{"import", "-o", filepath.Join(dir, "j.db"), jsonl},
+		{"import", "-o", filepath.Join(dir, "h.db"), har},
+	} {
+		if code, _, stderr := runCaptured(args...); code != 0 {
+			t.Errorf("mcpspy %s: exit %d, stderr %q", strings.Join(args, " "), code, stderr)
+		}
+	}
+	if _, out, _ := runCaptured("export", jsonl); out != string(shipped("everything-stdio.jsonl")) {
+		t.Errorf("the export of a marked export differs from the export itself")
+	}
+	config := withMark("mcp.json", []byte(`{"mcpServers": {"a": {"command": "srv"}}}`))
+	if code, _, stderr := runCaptured("wrap", "--cassette", filepath.Join(dir, "c.db"), "-o", config, config); code != 0 {
+		t.Fatalf("wrap: exit %d, stderr %q", code, stderr)
+	}
+	if b, _ := os.ReadFile(config); !bytes.HasPrefix(b, []byte("\ufeff{\n  \"mcpServers\"")) || !bytes.Contains(b, []byte(`"record"`)) {
+		t.Errorf("wrapped config:\n%s\nwant the mark, then the wrapped JSON", b)
+	}
+}

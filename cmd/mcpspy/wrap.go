@@ -3,9 +3,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/mcptape/mcptape/internal/utf8bom"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/cli"
@@ -61,10 +63,15 @@ func runWrap(args []string, s streams) error {
 	if err != nil {
 		return fmt.Errorf("wrap: %w", err)
 	}
+	// A config a Windows editor saved may start with a byte order mark,
+	// which is no JSON: wrap what follows it, and keep it.
+	bom := data[:len(data)-len(utf8bom.Trim(data))]
+	data = data[len(bom):]
 	text, notes, err := recorder.WrapHostConfig(data, o)
 	if err != nil {
 		return fmt.Errorf("wrap: %w", jsonerr.File(config, data, err))
 	}
+	text = slices.Concat(bom, text)
 	if err := writeExport(*out, s.Out, func(w io.Writer) error {
 		_, err := w.Write(text)
 		return err

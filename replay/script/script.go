@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcptape/mcptape/internal/utf8bom"
 	"io"
 	"os"
 	"path/filepath"
@@ -48,6 +49,9 @@ func loadFile(path string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read script: %w", err)
 	}
+	// YAML passes over a byte order mark (a Windows editor's), JSON
+	// does not.
+	data = utf8bom.Trim(data)
 	if strings.EqualFold(filepath.Ext(path), ".json") && len(bytes.TrimSpace(data)) > 0 {
 		// YAML reads JSON, and more: a trailing comma, a comment. A
 		// .json script must be JSON, for the other tools that read it.
