@@ -2,11 +2,14 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -49,7 +52,7 @@ func (r *lineReader) finish(l *messageLine, m *Message) string {
 	}
 	t, err := r.time(l.Time)
 	if err != nil {
-		return fmt.Sprintf("time: %v", err)
+		return timeProblem(l.Time, err)
 	}
 	m.Time = t.UTC()
 	switch {
@@ -63,6 +66,87 @@ func (r *lineReader) finish(l *messageLine, m *Message) string {
 		return `neither "message" nor "raw"`
 	}
 	return ""
+}
+
+// exampleTime is a time as exports write it, for errors to show.
+const exampleTime = `"2026-11-21T10:00:00.123456789Z"`
+
+// timeProblem says what is wrong with a line's "time", raw JSON (nil when
+// the line has none), which exportTime refused with err: in the terms of
+// the format, not of time.Parse's layout string ("cannot parse "" as
+// "2006"").
+func timeProblem(raw []byte, err error) string {
+	if raw == nil {
+		return `no "time" (want an RFC 3339 time, such as ` + exampleTime + `)`
+	}
+	if _, ok := jsonrpc.String(raw); !ok {
+		return fmt.Sprintf("time %s: want a string, an RFC 3339 time such as %s", clip(raw), exampleTime)
+	}
+	var pe *time.ParseError
+	if errors.As(err, &pe) && pe.Message != "" { // a field out of range: "month out of range"
+		return fmt.Sprintf("time %s: %s", clip(raw), strings.TrimPrefix(pe.Message, ": "))
+	}
+	return fmt.Sprintf("time %s: want an RFC 3339 time, such as %s", clip(raw), exampleTime)
+}
+
+// infoProblem says what is wrong with a header's "info", which
+// json.Unmarshal into a SessionInfo refused with err: the member and what
+// it should be, not a Go struct field and type.
+func infoProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	var pe *time.ParseError
+	switch {
+	case errors.As(err, &te):
+		at := "info"
+		if te.Field != "" {
+			at += "." + te.Field
+		}
+		return fmt.Sprintf("%s: want %s, got %s", at, jsonKind(te.Type.Kind()), article(te.Value))
+	case errors.As(err, &pe):
+		return fmt.Sprintf("info: time %q: want an RFC 3339 time, such as %s", pe.Value, exampleTime)
+	}
+	return "info: " + err.Error()
+}
+
+// jsonKind names the JSON a Go value of kind k is read from.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
+
+// article puts "a" or "an" before json.UnmarshalTypeError's Value
+// ("number", "array", "bool", "number -1", …).
+func article(v string) string {
+	if strings.HasPrefix(v, "a") || strings.HasPrefix(v, "o") {
+		return "an " + v
+	}
+	return "a " + v
+}
+
+// seqProblem says what is wrong with a line's "seq", raw JSON, which
+// parseSeq refused.
+func seqProblem(raw []byte) error {
+	return fmt.Errorf("%s: want a whole number from 1", clip(raw))
+}
+
+// clip is raw JSON as an error shows it: whole when short, else its
+// start, so that a line of megabytes makes a one-line error.
+func clip(raw []byte) string {
+	const most = 40
+	if r := []rune(string(raw)); len(r) > most {
+		return string(r[:most]) + "…"
+	}
+	return string(raw)
 }
 
 // lineReader reads lines one after the other. It keeps what the next line
@@ -306,8 +390,9 @@ func (r *lineReader) parse(l *messageLine, line []byte) error {
 			l.Info = v
 		case "seq":
 			var e error
-			l.Seq, e = parseSeq(v)
-			set("seq", e)
+			if l.Seq, e = parseSeq(v); e != nil {
+				err = cmp.Or(err, fmt.Errorf("seq %w", seqProblem(v)))
+			}
 		case "dir":
 			switch string(v) {
 			case `"c2s"`:

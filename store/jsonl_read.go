@@ -343,7 +343,7 @@ func (c *chunkLines) parse() {
 		case l.Info != nil:
 			hd := chunkHeader{at: c.n, session: l.Session, info: new(SessionInfo)}
 			if err := json.Unmarshal(l.Info, hd.info); err != nil {
-				c.bad = &chunkBad{rec: rec, late: fmt.Sprintf("info: %v", err)}
+				c.bad = &chunkBad{rec: rec, late: infoProblem(err)}
 			}
 			hd.info.ID = l.Session
 			c.heads = append(c.heads, hd)

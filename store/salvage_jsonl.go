@@ -64,7 +64,7 @@ func salvageJSONL(path string, w io.Writer, sessions []string, opts []ExportOpti
 			}
 			var info SessionInfo
 			if err := json.Unmarshal(l.Info, &info); err != nil {
-				lineLost(n, "info: %v", err)
+				lineLost(n, "%s", infoProblem(err))
 				continue
 			}
 			info.ID = l.Session
