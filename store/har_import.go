@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/mcptape/mcptape/internal/utf8bom"
 	"io"
@@ -350,7 +351,13 @@ func (x *harExchangeIn) recordedEmpty() bool { return x.session != "" && len(x.r
 func readHAREntry(e *harInEntry, n int, files fs.FS) (*harExchangeIn, error) {
 	start, err := time.Parse(time.RFC3339Nano, e.StartedDateTime)
 	if err != nil {
-		return nil, fmt.Errorf("startedDateTime %q: %v", e.StartedDateTime, err)
+		// time.Parse's own words name its layout string, which is no
+		// help with a HAR: say what a HAR's times look like.
+		why := "want an ISO 8601 time, such as \"2026-11-21T10:00:00.123Z\""
+		if pe := (*time.ParseError)(nil); errors.As(err, &pe) && pe.Message != "" {
+			why = strings.TrimPrefix(pe.Message, ": ") // "month out of range"
+		}
+		return nil, fmt.Errorf("startedDateTime %q: %s", e.StartedDateTime, why)
 	}
 	u, err := url.Parse(e.Request.URL)
 	if err != nil || u.Host == "" {

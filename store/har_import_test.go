@@ -136,7 +136,8 @@ func TestImportHAR_Errors(t *testing.T) {
 	for _, tc := range []struct{ name, doc, want string }{
 		{"not JSON", "<html>", "x.har: not a HAR file"},
 		{"no log", `{"entries":[]}`, "x.har: not a HAR file: no log object"},
-		{"a bad time", `{"log":{"entries":[{"startedDateTime":"yesterday","request":{"method":"POST","url":"http://h/mcp"}}]}}`, `x.har: entry 1: startedDateTime "yesterday"`},
+		{"a bad time", `{"log":{"entries":[{"startedDateTime":"yesterday","request":{"method":"POST","url":"http://h/mcp"}}]}}`, `x.har: entry 1: startedDateTime "yesterday": want an ISO 8601 time, such as "2026-11-21T10:00:00.123Z"`},
+		{"a time out of range", `{"log":{"entries":[{"startedDateTime":"2026-11-31T10:00:00Z","request":{"method":"POST","url":"http://h/mcp"}}]}}`, `x.har: entry 1: startedDateTime "2026-11-31T10:00:00Z": day out of range`},
 		{"a relative URL", `{"log":{"entries":[{"startedDateTime":"2026-11-27T10:00:00Z","request":{"method":"POST","url":"/mcp"}}]}}`, `x.har: entry 1: request url "/mcp" is no absolute URL`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

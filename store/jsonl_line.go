@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/jsonerr"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
@@ -96,41 +96,14 @@ func infoProblem(err error) string {
 	var te *json.UnmarshalTypeError
 	var pe *time.ParseError
 	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return "info." + jsonerr.WrongKind(te)
 	case errors.As(err, &te):
-		at := "info"
-		if te.Field != "" {
-			at += "." + te.Field
-		}
-		return fmt.Sprintf("%s: want %s, got %s", at, jsonKind(te.Type.Kind()), article(te.Value))
+		return "info: " + jsonerr.WrongKind(te)
 	case errors.As(err, &pe):
 		return fmt.Sprintf("info: time %q: want an RFC 3339 time, such as %s", pe.Value, exampleTime)
 	}
 	return "info: " + err.Error()
-}
-
-// jsonKind names the JSON a Go value of kind k is read from.
-func jsonKind(k reflect.Kind) string {
-	switch k {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "an object"
-}
-
-// article puts "a" or "an" before json.UnmarshalTypeError's Value
-// ("number", "array", "bool", "number -1", …).
-func article(v string) string {
-	if strings.HasPrefix(v, "a") || strings.HasPrefix(v, "o") {
-		return "an " + v
-	}
-	return "a " + v
 }
 
 // seqProblem says what is wrong with a line's "seq", raw JSON, which

@@ -66,7 +66,7 @@ func File(name string, data []byte, err error) error {
 	case errors.As(err, &syntax):
 		inner, msg, offset = syntax, syntax.Error(), syntax.Offset
 	case errors.As(err, &typ):
-		inner, msg, offset = typ, wrongKind(typ), typ.Offset
+		inner, msg, offset = typ, WrongKind(typ), typ.Offset
 	case errors.Is(err, io.ErrUnexpectedEOF): // a Decoder's, cut short
 		inner, msg = io.ErrUnexpectedEOF, "the file ends early (cut short?)"
 	case errors.Is(err, io.EOF): // a Decoder's, before any value
@@ -104,9 +104,10 @@ func position(name string, data []byte, offset int64) (line, col int) {
 	return bytes.Count(before, []byte("\n")) + 1, int(offset) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 }
 
-// wrongKind says which member had a value of the wrong kind, and what it
-// wanted, in JSON's words: "log.entries: want an array, got a string".
-func wrongKind(e *json.UnmarshalTypeError) string {
+// WrongKind says which member had a value of the wrong kind, and what it
+// wanted, in JSON's words: "log.entries: want an array, got a string";
+// with no member (the whole value), only what it wanted and got.
+func WrongKind(e *json.UnmarshalTypeError) string {
 	got := e.Value
 	switch {
 	case strings.HasPrefix(got, "number "):
