@@ -55,19 +55,7 @@ func TestServe_HTTP(t *testing.T) {
 		for range lines {
 		}
 	}()
-	post := func(body, sid string) *http.Response {
-		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Content-Type", "application/json")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
+	post := func(body, sid string) *http.Response { return postMCP(t, url, body, sid) }
 	// No initialize was recorded: the mock issues a session for it, and
 	// introduces itself with what the tape shows (tools/list, tools/call).
 	r := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`, "")
@@ -194,4 +182,75 @@ func TestServe_FallbackHTTPFront(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServe_JournalAndReportToStdout: over HTTP, stdout is free, and
+// --journal - and --report - write there (no file named "-"): the
+// journal's lines as requests arrive, then the report at exit. On stdio
+// they are usage errors, since stdout carries the MCP messages.
+func TestServe_JournalAndReportToStdout(t *testing.T) {
+	db := writeTape(t)
+	t.Chdir(t.TempDir())
+	for _, flag := range []string{"--journal", "--report"} {
+		code, _, stderr := runWith(t, "", "serve", flag, "-", db)
+		if want := "serve: " + flag + " -: on stdio, stdout carries the MCP messages"; code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("%s - on stdio: exit %d, stderr %q; want exit 2 and %q", flag, code, stderr, want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stdout strings.Builder // written by run alone, read once it returned
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--http", "127.0.0.1:0", "--journal", "-", "--report", "-", db}, streams{In: strings.NewReader(""), Out: &stdout, Err: pw})
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	if !sc.Scan() {
+		t.Fatalf("no listening line: %v", <-done)
+	}
+	url, ok := strings.CutPrefix(sc.Text(), "mcpmock: listening on ")
+	if !ok {
+		t.Fatalf("first stderr line %q", sc.Text())
+	}
+	go io.Copy(io.Discard, pr)
+	sid := ""
+	for _, body := range []string{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`} {
+		resp := postMCP(t, url, body, sid)
+		sid = resp.Header.Get("Mcp-Session-Id")
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	lines := strings.SplitAfterN(stdout.String(), "\n", 3)
+	var methods [2]struct{ Method string }
+	var r replay.Report
+	if len(lines) != 3 || json.Unmarshal([]byte(lines[0]), &methods[0]) != nil || json.Unmarshal([]byte(lines[1]), &methods[1]) != nil ||
+		methods[0].Method != "initialize" || methods[1].Method != "tools/list" || json.Unmarshal([]byte(lines[2]), &r) != nil || len(r.Unused) != 1 {
+		t.Errorf("stdout:\n%s\nwant the journal's initialize and tools/list lines, then a report with tools/call unused", stdout.String())
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error(`a file named "-" was made`)
+	}
+}
+
+// postMCP POSTs a JSON-RPC body to a Streamable HTTP url as a client
+// does, in session sid unless it is "".
+func postMCP(tb testing.TB, url, body, sid string) *http.Response {
+	tb.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return resp
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -51,8 +52,10 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.http, "http", "", "serve Streamable HTTP on `ADDR` at /mcp (and legacy HTTP+SSE at /sse, /message); a bare port binds 127.0.0.1")
 	fs.StringVar(&o.ws, "ws", "", "serve WebSocket (subprotocol mcp) on `ADDR`; a bare port binds 127.0.0.1")
 	fs.StringVar(&o.match, "match", "default", "how requests match recordings, `MODE`: default, strict, ignore-params, ignore-params=METHOD,... (see docs/REPLAY.md)")
-	fs.StringVar(&o.report, "report", "", "write a JSON report to `FILE` at exit: matched, unmatched, unused, skipped")
-	fs.StringVar(&o.journal, "journal", "", "write every request and notification clients send to `FILE` as it arrives, one JSON object per line")
+	fs.StringVar(&o.report, "report", "", "write a JSON report to `FILE` at exit: matched, unmatched, unused, skipped\n"+
+		"(- is stdout, with --http or --ws)")
+	fs.StringVar(&o.journal, "journal", "", "write every request and notification clients send to `FILE` as it arrives, one JSON object per line\n"+
+		"(- is stdout, with --http or --ws)")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 if any request was unmatched or any recorded request unused")
 	fs.StringVar(&o.timing, "timing", "none", "`recorded` keeps the recorded delays; none answers at once")
 	fs.Var(&o.sessions, "session", "replay only the recorded session `NAME` (an id or a name; repeatable; cassettes only)")
@@ -128,6 +131,13 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	}
 	if o.httpSessions != "auto" && o.http == "" {
 		return nil, usageErrorf("serve: --http-sessions is for --http: no other transport has sessions to issue")
+	}
+	// "-" is stdout, as for curl and tar, where stdout is free: on stdio
+	// it carries the MCP messages, which a line of JSON more would break.
+	for _, out := range []struct{ flag, path string }{{"--report", o.report}, {"--journal", o.journal}} {
+		if out.path == stdoutName && o.http == "" && o.ws == "" {
+			return nil, usageErrorf("serve: %s -: on stdio, stdout carries the MCP messages; name a FILE, or serve --http or --ws", out.flag)
+		}
 	}
 	if o.watch {
 		if o.http == "" && o.ws == "" {
@@ -245,7 +255,7 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	var journal func(replay.Received)
 	var j *journalFile
 	if o.journal != "" {
-		if j, err = openJournal(o.journal); err != nil {
+		if j, err = openJournal(o.journal, s.Out); err != nil {
 			return err
 		}
 		journal = j.write
@@ -294,17 +304,22 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	return finish(srv.Report(), fbStats, o)
+	return finish(srv.Report(), fbStats, o, s.Out)
 }
 
 // journalFile is --journal: one JSON line per received message, each
 // written as it arrives (not buffered), so that a test reading the file
 // while mcpmock runs, or after it was killed, sees every line.
 type journalFile struct {
-	mu  sync.Mutex
-	f   *os.File
-	err error // the first write error, reported at exit
+	mu   sync.Mutex
+	w    io.Writer
+	f    *os.File // nil for stdout, which is not closed
+	name string
+	err  error // the first write error, reported at exit
 }
+
+// stdoutName is the FILE of --report and --journal that means stdout.
+const stdoutName = "-"
 
 // reportWritable refuses at the start a --report that could not be
 // written at the end, after the whole session had been served: one in a
@@ -312,7 +327,7 @@ type journalFile struct {
 // is renamed into place, so it may replace a file but nothing else (a
 // device, a pipe), which is refused too.
 func reportWritable(path string) error {
-	if path == "" {
+	if path == "" || path == stdoutName {
 		return nil
 	}
 	dir := filepath.Dir(path)
@@ -333,12 +348,16 @@ func reportWritable(path string) error {
 	return nil
 }
 
-func openJournal(path string) (*journalFile, error) {
+// openJournal opens the journal at path, or takes stdout for "-".
+func openJournal(path string, stdout io.Writer) (*journalFile, error) {
+	if path == stdoutName {
+		return &journalFile{w: stdout, name: "(stdout)"}, nil
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	return &journalFile{f: f}, nil
+	return &journalFile{w: f, f: f, name: path}, nil
 }
 
 func (j *journalFile) write(r replay.Received) {
@@ -346,7 +365,7 @@ func (j *journalFile) write(r replay.Received) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.err == nil {
-		_, j.err = j.f.Write(append(line, '\n'))
+		_, j.err = j.w.Write(append(line, '\n'))
 	}
 }
 
@@ -358,11 +377,13 @@ func (j *journalFile) close() error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if err := j.f.Close(); j.err == nil {
-		j.err = err
+	if j.f != nil {
+		if err := j.f.Close(); j.err == nil {
+			j.err = err
+		}
 	}
 	if j.err != nil {
-		return fmt.Errorf("journal %s: %w", j.f.Name(), j.err)
+		return fmt.Errorf("journal %s: %w", j.name, j.err)
 	}
 	return nil
 }
@@ -392,7 +413,7 @@ type serveReport struct {
 // finish writes the report and applies --strict. Requests recorded anew
 // do not fail --strict (growing the cassette is the point); requests the
 // fallback could not answer do, as unmatched ones.
-func finish(rep replay.Report, fb fallback.Stats, o *serveOptions) error {
+func finish(rep replay.Report, fb fallback.Stats, o *serveOptions, stdout io.Writer) error {
 	r := serveReport{Report: rep, RecordedAnew: fb.Answered, FallbackFailed: fb.Failed}
 	r.Matched -= fb.Answered + len(fb.Failed) // the engine counts every answer a source gave
 	if o.report != "" {
@@ -400,7 +421,7 @@ func finish(rep replay.Report, fb fallback.Stats, o *serveOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := writeReport(o.report, append(b, '\n')); err != nil {
+		if err := writeReport(o.report, append(b, '\n'), stdout); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
@@ -500,7 +521,11 @@ func runCheck(args []string, s streams) error {
 	return errors.Join(errs...)
 }
 
-func writeReport(path string, data []byte) error {
+func writeReport(path string, data []byte, stdout io.Writer) error {
+	if path == stdoutName {
+		_, err := stdout.Write(data)
+		return err
+	}
 	return atomicfile.Write(path, 0o644, func(f *os.File) error {
 		_, err := f.Write(data)
 		return err
