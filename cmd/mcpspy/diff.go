@@ -232,10 +232,24 @@ func pickSession(cmd string, tape *store.Tape, path, id string) (*store.TapeSess
 		}
 		return nil, usageErrorf("%s: %s holds %d sessions (%s); name one with --session", cmd, path, len(ids), strings.Join(ids, ", "))
 	}
+	// An id names one session; a name may name several (every recording
+	// of a wrapped server is named after it), and taking the first of
+	// them would compare a session the user did not pick.
+	var named []*store.TapeSession
 	for i, s := range tape.Sessions {
-		if s.Info.Named(id) {
+		switch {
+		case s.Info.ID == id:
 			return &tape.Sessions[i], nil
+		case s.Info.Named(id):
+			named = append(named, &tape.Sessions[i])
 		}
+	}
+	switch len(named) {
+	case 1:
+		return named[0], nil
+	case 0:
+	default:
+		return nil, usageErrorf("%s: --session %s names %d sessions of %s (%s); name one by its id", cmd, id, len(named), path, joinIDs(named))
 	}
 	infos := make([]store.SessionInfo, len(tape.Sessions))
 	for i, s := range tape.Sessions {

@@ -120,3 +120,24 @@ func TestPrintDiffs_CountsOne(t *testing.T) {
 		t.Errorf("printDiffs wrote\n%s\nwant it to start\n%s", out.String(), head)
 	}
 }
+
+// A --session NAME that names several sessions (a wrapped server's every
+// recording has its name) is not taken for the first of them: diff
+// compares one session a side, and asks for its id.
+func TestMcpspy_DiffSessionNameOfSeveral(t *testing.T) {
+	jsonl := shippedCassette(t, "everything-stdio.jsonl")
+	twice := filepath.Join(t.TempDir(), "twice.db")
+	for range 2 { // s1 and s2, both named "everything"
+		if code, _, stderr := runCaptured("import", "-o", twice, jsonl); code != 0 {
+			t.Fatalf("import: exit %d, %s", code, stderr)
+		}
+	}
+	code, out, stderr := runCaptured("diff", "--session", "everything", twice, jsonl)
+	want := "mcpspy: diff: --session everything names 2 sessions of " + twice + " (s1,s2); name one by its id\n"
+	if code != 2 || out != "" || stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, stderr, want)
+	}
+	if code, out, stderr := runCaptured("diff", "--session", "s2", "--session", "everything", twice, jsonl); code != 0 || !strings.HasPrefix(out, "--- a: "+twice+" s2 ") {
+		t.Errorf("by id: exit %d, stderr %q, stdout:\n%s", code, stderr, out)
+	}
+}
