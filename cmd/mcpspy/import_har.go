@@ -63,7 +63,8 @@ func importHAR(path, out string, redact, redactValue []string, noRedact bool, s 
 		}
 		return fmt.Errorf("import: %s has no MCP traffic (%s, none a JSON-RPC message, an MCP header or a legacy SSE endpoint%s)", path, plural.Count(got.Skipped, "entry"), empty)
 	}
-	if err := recordSessions(out, got.Sessions); err != nil {
+	ids, err := recordSessions(out, got.Sessions)
+	if err != nil {
 		return err
 	}
 	fmt.Fprint(s.Err, importSummary(got.Sessions, path))
@@ -71,6 +72,12 @@ func importHAR(path, out string, redact, redactValue []string, noRedact bool, s 
 		fmt.Fprintf(s.Err, "; %s carried no MCP traffic and %s left out", plural.Count(got.Skipped, "entry"), plural.Agree(got.Skipped, "was", "were"))
 	}
 	fmt.Fprintln(s.Err)
+	// A HAR names no session ids: they are the cassette's next. Into one
+	// that held sessions already, say which, as a JSONL import does when
+	// its ids were taken.
+	if len(ids) > 0 && ids[0] != "s1" {
+		fmt.Fprintf(s.Err, "mcpspy: import: %s's %s %s in %s, which held sessions already\n", path, plural.Agree(len(ids), "session is", "sessions are"), strings.Join(ids, ", "), out)
+	}
 	if n := got.EmptyWebSockets; n > 0 {
 		fmt.Fprintf(s.Err, "mcpspy: import: warning: %s in %s %s no frames and %s left out (Chrome saves them in _webSocketMessages; other browsers may not)\n", plural.Count(n, "WebSocket connection"), path, plural.Agree(n, "holds", "hold"), plural.Agree(n, "was", "were"))
 	}

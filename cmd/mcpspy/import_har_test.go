@@ -15,7 +15,8 @@ import (
 // import of a HAR (a browser's, store/testdata/browser.har) records
 // its MCP sessions into the cassette as mcpspy record would: fresh ids
 // after the sessions already there, the handshake noted, credentials
-// redacted; and says what it took and left.
+// redacted; and says what it took and left, and the ids its sessions
+// got, the HAR naming none.
 func TestMcpspy_ImportHAR(t *testing.T) {
 	har := filepath.Join(peertest.ModuleRoot(), "store", "testdata", "browser.har")
 	out := filepath.Join(t.TempDir(), "bug.db")
@@ -23,7 +24,8 @@ func TestMcpspy_ImportHAR(t *testing.T) {
 		t.Fatalf("import of the JSONL: exit %d: %s", code, stderr)
 	}
 	code, _, stderr := runCaptured("import", "-o", out, har)
-	want := "mcpspy: import: 11 messages in 2 sessions from " + har + "; 2 entries carried no MCP traffic and were left out\n"
+	want := "mcpspy: import: 11 messages in 2 sessions from " + har + "; 2 entries carried no MCP traffic and were left out\n" +
+		"mcpspy: import: " + har + "'s sessions are s2, s3 in " + out + ", which held sessions already\n"
 	if code != 0 || stderr != want {
 		t.Fatalf("exit %d, stderr %q; want 0 and %q", code, stderr, want)
 	}

@@ -162,7 +162,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		fmt.Fprintf(s.Out, "\n%s rerun: %d the same, %d changed\n", plural.Count(done, "session"), done-changed, changed)
 	}
 	if *out != "" && len(reruns) > 0 {
-		if err := recordSessions(*out, reruns); err != nil {
+		if _, err := recordSessions(*out, reruns); err != nil {
 			return errors.Join(stopped, fmt.Errorf("cassette: %w", err))
 		}
 	}
@@ -234,10 +234,10 @@ func addToCassette(path string, tape *store.Tape) (ids []string, err error) {
 // recordSessions adds sessions to the cassette at path as a recorder
 // would: through a store.Writer, so each gets the cassette's next id and
 // other recorders may write to it meanwhile.
-func recordSessions(path string, sessions []store.TapeSession) error {
+func recordSessions(path string, sessions []store.TapeSession) (ids []string, err error) {
 	w, err := store.NewWriter(path, store.WriterOptions{Observe: store.ObserveHandshake})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, ts := range sessions {
 		info := ts.Info
@@ -245,8 +245,9 @@ func recordSessions(path string, sessions []store.TapeSession) error {
 		sess, err := w.NewSession(info)
 		if err != nil {
 			w.Close()
-			return err
+			return nil, err
 		}
+		ids = append(ids, sess.ID())
 		for _, m := range ts.Messages {
 			seq := sess.Append(m.Dir, m.Time, m.Frame, m.HTTP)
 			if m.Note != "" { // Append takes none: the recorders amend it on
@@ -258,9 +259,9 @@ func recordSessions(path string, sessions []store.TapeSession) error {
 		if ts.Info.End != nil {
 			if err := sess.End(*ts.Info.End); err != nil {
 				w.Close()
-				return err
+				return nil, err
 			}
 		}
 	}
-	return w.Close()
+	return ids, w.Close()
 }
