@@ -41,6 +41,9 @@ func ReadHARFile(file string, opts HARImportOptions) (*HARImport, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if err := notADirectory(file); err != nil {
+		return nil, err
+	}
 	head := make([]byte, len(zipMagic))
 	n, _ := io.ReadFull(f, head)
 	if _, err := f.Seek(0, io.SeekStart); err != nil {

@@ -286,6 +286,16 @@ func WriteJSONL(w io.Writer, t *Tape, opts ...ExportOption) error {
 	return e.w.Flush()
 }
 
+// notADirectory refuses a directory given as a file read whole (a .jsonl,
+// a .har) in the words a .db directory gets, not the read's own "read
+// x.jsonl: is a directory". A pipe or a device passes: it is read.
+func notADirectory(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s: %w (a directory, not a file)", path, ErrNotCassette)
+	}
+	return nil
+}
+
 // Load reads a cassette (.db) or an export (.jsonl) whole.
 func Load(path string) (*Tape, error) {
 	if IsHARPath(path) {
@@ -297,6 +307,9 @@ func Load(path string) (*Tape, error) {
 			return nil, err
 		}
 		defer f.Close()
+		if err := notADirectory(path); err != nil {
+			return nil, err
+		}
 		size := 0
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && int64(int(st.Size())) == st.Size() {
 			size = int(st.Size())

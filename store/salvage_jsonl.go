@@ -17,6 +17,9 @@ import (
 // that does not move forward is a line lost (it cannot be placed), and a
 // session whose header line is missing gets one made from its messages.
 func salvageJSONL(path string, w io.Writer, sessions []string, opts []ExportOption) (*SalvageReport, error) {
+	if err := notADirectory(path); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

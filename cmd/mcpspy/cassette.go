@@ -520,6 +520,9 @@ func runImport(args []string, s streams) error {
 		return err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return fmt.Errorf("import: %s is a directory, not a JSONL export or a HAR", fs.Arg(0))
+	}
 	if isHAR(f, fs.Arg(0)) {
 		return importHAR(fs.Arg(0), *out, redact, redactValue, *noRedact, s)
 	}

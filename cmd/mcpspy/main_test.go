@@ -33,6 +33,12 @@ func TestMcpspy_BadInput(t *testing.T) {
 	dir := t.TempDir()
 	notCassette := notesFile(t, dir)
 	script, jsonScript := shippedCassette(t, "script-basic.yaml"), shippedCassette(t, "script-json.json")
+	dirJSONL, dirHAR := filepath.Join(dir, "d.jsonl"), filepath.Join(dir, "d.har")
+	for _, d := range []string{dirJSONL, dirHAR} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// A path whose parent is a file cannot be created, even by root.
 	unwritable := filepath.Join(notCassette, "c.db")
 	tests := []struct {
@@ -87,6 +93,10 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"ls of a script", []string{"ls", script}, 1, []string{script + ": not an mcptape cassette (not a bbolt database: a .yaml file is an mcpmock script, and a recording is a cassette .db, a JSONL export .jsonl or a HAR .har)\n"}},
 		{"show of a JSON script", []string{"show", jsonScript}, 1, []string{jsonScript + ": not an mcptape cassette (not a bbolt database: a .json file is an mcpmock script"}},
 		{"import of a script", []string{"import", "-o", filepath.Join(dir, "s.db"), script}, 1, []string{"import: " + script + " is not a JSONL export: a .yaml file is an mcpmock script (mcpmock serve " + script + " serves it); import reads a JSONL export or a HAR\n"}},
+		{"ls of a directory named .jsonl", []string{"ls", dirJSONL}, 1, []string{dirJSONL + ": not an mcptape cassette (a directory, not a file)\n"}},
+		{"show of a directory named .har", []string{"show", dirHAR}, 1, []string{dirHAR + ": not an mcptape cassette (a directory, not a file)\n"}},
+		{"export --salvage of a directory named .jsonl", []string{"export", "--salvage", dirJSONL}, 1, []string{dirJSONL + ": not an mcptape cassette (a directory, not a file)\n"}},
+		{"import of a directory", []string{"import", "-o", filepath.Join(dir, "d2.db"), dirJSONL}, 1, []string{"import: " + dirJSONL + " is a directory, not a JSONL export or a HAR\n"}},
 		{"ls of two cassettes", []string{"ls", notCassette, notCassette}, 2, []string{"ls: want exactly one CASSETTE, got 2 arguments"}},
 		{"import of two files", []string{"import", "-o", filepath.Join(dir, "d.db"), "a.jsonl", "b.jsonl"}, 2, []string{"import: want exactly one FILE.jsonl or FILE.har, got 2 arguments"}},
 	}
