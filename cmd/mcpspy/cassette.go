@@ -23,41 +23,69 @@ import (
 )
 
 func runLs(args []string, s streams) error {
-	fs := newFlags("ls", "ls [--json] CASSETTE", s)
+	fs := newFlags("ls", "ls [--json] CASSETTE...", s)
 	asJSON := fs.Bool("json", false, "print one JSON object per session instead: {\"session\":ID,\"messages\":N,\"state\":S,\"info\":{…}},\n"+
 		"the state as the line says how it ended (recording, no end recorded, eof, exit(0), …), the info as\n"+
-		"the session's header line in mcpspy export has it")
+		"the session's header line in mcpspy export has it; with several CASSETTEs, \"file\" first names each one's")
 	if err := cli.ParseAll(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return usageErrorf("ls: want exactly one CASSETTE, got %d arguments", fs.NArg())
+	if fs.NArg() == 0 {
+		return usageErrorf("ls: no CASSETTE given")
 	}
-	infos, counts, err := listSessions(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	if len(infos) == 0 {
-		fmt.Fprintln(s.Err, emptyNote("ls", fs.Arg(0), "session"))
-	}
+	// Several cassettes (ls *.db) list as one: each line starts with its
+	// file, as grep's do, and one that cannot be read does not keep the
+	// others from being listed; its error comes at the end, as lint's do.
+	several := fs.NArg() > 1
+	var unread []error
 	w := bufio.NewWriter(s.Out)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // as the export writes it
-	for i, info := range infos {
-		if !*asJSON {
-			fmt.Fprintln(w, sessionLine(info, counts[i]))
+	for _, path := range fs.Args() {
+		infos, counts, err := listSessions(path)
+		if err != nil && !several {
+			return err
+		}
+		if err != nil {
+			unread = append(unread, err)
 			continue
 		}
-		if err := enc.Encode(struct {
-			Session  string            `json:"session"`
-			Messages int               `json:"messages"`
-			State    string            `json:"state"`
-			Info     store.SessionInfo `json:"info"`
-		}{info.ID, counts[i], info.EndState(), info}); err != nil {
-			return fmt.Errorf("ls: session %s: %w", info.ID, err)
+		if len(infos) == 0 {
+			fmt.Fprintln(s.Err, emptyNote("ls", path, "session"))
+		}
+		for i, info := range infos {
+			if !*asJSON {
+				if several {
+					fmt.Fprint(w, path, "\t")
+				}
+				fmt.Fprintln(w, sessionLine(info, counts[i]))
+				continue
+			}
+			line := struct {
+				File     string            `json:"file,omitempty"`
+				Session  string            `json:"session"`
+				Messages int               `json:"messages"`
+				State    string            `json:"state"`
+				Info     store.SessionInfo `json:"info"`
+			}{Session: info.ID, Messages: counts[i], State: info.EndState(), Info: info}
+			if several {
+				line.File = path
+			}
+			if err := enc.Encode(line); err != nil {
+				return fmt.Errorf("ls: session %s: %w", info.ID, err)
+			}
 		}
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for _, err := range unread {
+		fmt.Fprintf(s.Err, "mcpspy: %v\n", salvageHint(err))
+	}
+	if len(unread) > 0 {
+		return &cli.ExitError{Code: 1}
+	}
+	return nil
 }
 
 // isScriptPath says whether mcpmock reads path as a script, by its name.

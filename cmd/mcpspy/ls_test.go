@@ -227,3 +227,37 @@ func TestMcpspy_LsEmptyInfo(t *testing.T) {
 		t.Errorf("export --har: exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
 	}
 }
+
+// ls of several cassettes (ls *.db) lists them all, each line after its
+// file and a tab (in --json, "file" first), as lint names each finding's;
+// one that cannot be read is named at the end, and the exit is 1, the
+// others listed all the same.
+func TestMcpspy_LsSeveral(t *testing.T) {
+	db, har := shippedCassette(t, "everything-stdio.db"), shippedCassette(t, "everything-http.har")
+	_, dbLine, _ := runCaptured("ls", db)
+	_, harLine, _ := runCaptured("ls", har)
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	code, out, stderr := runCaptured("ls", db, missing, har)
+	if want := db + "\t" + dbLine + har + "\t" + harLine; code != 1 || out != want || stderr != "mcpspy: "+missing+": cassette does not exist\n" {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1, the missing file named, and:\n%s", code, stderr, out, want)
+	}
+	_, out, _ = runCaptured("ls", "--json", db, har)
+	var files []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var v struct {
+			File    string `json:"file"`
+			Session string `json:"session"`
+		}
+		if err := json.Unmarshal([]byte(line), &v); err != nil || !strings.HasPrefix(line, `{"file":`) || v.Session != "s1" {
+			t.Errorf("--json line %s: %v", line, err)
+		}
+		files = append(files, v.File)
+	}
+	if !slices.Equal(files, []string{db, har}) {
+		t.Errorf("--json files %q", files)
+	}
+	// One cassette lists as it always has, without its name.
+	if _, out, _ := runCaptured("ls", "--json", db); strings.Contains(out, `"file"`) {
+		t.Errorf("--json of one cassette names it: %s", out)
+	}
+}

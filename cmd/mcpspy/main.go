@@ -35,7 +35,7 @@ Usage:
   mcpspy show [--session ID] [--filter EXPR] [--body] [--http] [--lint] [--follow] CASSETTE
   mcpspy show --resend [--session ID] [--filter EXPR] [--follow] CASSETTE
   mcpspy show --tools [--session ID] CASSETTE
-  mcpspy ls [--json] CASSETTE
+  mcpspy ls [--json] CASSETTE...
   mcpspy export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded] | --har] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE
   mcpspy diff [--session ID [--session ID]] [--ignore NAME] [--all] [--exit-code] A B
   mcpspy rerun [--session ID] [-o CASSETTE] [--exit-code] SOURCE... (-- COMMAND [ARG...] | --upstream URL)

@@ -97,7 +97,7 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"show of a directory named .har", []string{"show", dirHAR}, 1, []string{dirHAR + ": not an mcptape cassette (a directory, not a file)\n"}},
 		{"export --salvage of a directory named .jsonl", []string{"export", "--salvage", dirJSONL}, 1, []string{dirJSONL + ": not an mcptape cassette (a directory, not a file)\n"}},
 		{"import of a directory", []string{"import", "-o", filepath.Join(dir, "d2.db"), dirJSONL}, 1, []string{"import: " + dirJSONL + " is a directory, not a JSONL export or a HAR\n"}},
-		{"ls of two cassettes", []string{"ls", notCassette, notCassette}, 2, []string{"ls: want exactly one CASSETTE, got 2 arguments"}},
+		{"ls of no cassette", []string{"ls"}, 2, []string{"ls: no CASSETTE given"}},
 		{"import of two files", []string{"import", "-o", filepath.Join(dir, "d.db"), "a.jsonl", "b.jsonl"}, 2, []string{"import: want exactly one FILE.jsonl or FILE.har, got 2 arguments"}},
 	}
 	for _, tt := range tests {
@@ -358,7 +358,7 @@ func TestMcpspy_Help(t *testing.T) {
 		})
 	}
 	code, stdout, stderr := runCaptured("ls", "--bogus")
-	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "Usage: mcpspy ls [--json] CASSETTE\n") {
+	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "Usage: mcpspy ls [--json] CASSETTE...\n") {
 		t.Errorf("ls --bogus: exit %d, stdout %q, stderr %q; want 2, the usage on stderr", code, stdout, stderr)
 	}
 }
