@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/mcptape/mcptape/inspector"
@@ -139,7 +140,13 @@ func awaitCassette(ctx context.Context, cmd, path string, errw io.Writer) bool {
 	if !missing() {
 		return true
 	}
-	fmt.Fprintf(errw, "mcpspy: %s: %s does not exist yet; waiting for a recorder to create it\n", cmd, path)
+	// A recorder makes the file, not its directory: a mistyped directory
+	// would have the viewer wait for ever, saying only that it waits.
+	nodir := ""
+	if dir := filepath.Dir(path); dirMissing(dir) {
+		nodir = fmt.Sprintf(" (nor does its directory %s, which a recorder does not make)", dir)
+	}
+	fmt.Fprintf(errw, "mcpspy: %s: %s does not exist yet%s; waiting for a recorder to create it\n", cmd, path, nodir)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for missing() {
@@ -150,6 +157,12 @@ func awaitCassette(ctx context.Context, cmd, path string, errw io.Writer) bool {
 		}
 	}
 	return true
+}
+
+// dirMissing says whether dir does not exist.
+func dirMissing(dir string) bool {
+	_, err := os.Stat(dir)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 const showSynopsis = "show [--session ID] [--filter EXPR] [--body] [--http] [--lint] [--follow] CASSETTE\n" +

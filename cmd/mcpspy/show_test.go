@@ -409,4 +409,9 @@ func TestMcpspy_ShowFollowWaitsForTheCassette(t *testing.T) {
 	if _, err := os.Stat(db); err == nil {
 		t.Error("show made the cassette it waited for")
 	}
+	// In a directory that is not there either (a typo), it says so.
+	dir := filepath.Join(t.TempDir(), "nodir")
+	show = startShow(t, "--follow", filepath.Join(dir, "later.db"))
+	show.wait(t, "mcpspy: show: "+filepath.Join(dir, "later.db")+" does not exist yet (nor does its directory "+dir+", which a recorder does not make); waiting for a recorder to create it", 1)
+	show.stop(t)
 }
