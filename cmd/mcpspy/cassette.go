@@ -520,7 +520,7 @@ func exportScopes(m *inspector.Model, path string, sessions []string) ([]int, er
 }
 
 func runImport(args []string, s streams) error {
-	fs := newFlags("import", "import -o CASSETTE [--redact NAME] [--redact-value REGEX] [--no-redact] FILE.jsonl|FILE.har", s)
+	fs := newFlags("import", "import -o CASSETTE [--redact NAME] [--redact-value REGEX] [--no-redact] FILE.jsonl|FILE.har|-", s)
 	out := fs.String("o", "", "the `CASSETTE` to write (required); created if missing")
 	var redact, redactValue multiFlag
 	fs.Var(&redact, "redact", "a HAR only: also store as \"[redacted]\" the value of every header, query parameter and message\n"+
@@ -542,6 +542,9 @@ func runImport(args []string, s streams) error {
 	}
 	if err := checkCassetteOut("import", "-o", *out); err != nil {
 		return err
+	}
+	if fs.Arg(0) == stdinName {
+		return importStdin(*out, s, len(redact) > 0 || len(redactValue) > 0 || *noRedact)
 	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {
@@ -573,18 +576,47 @@ func runImport(args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	// Build the cassette beside the target and rename it into place, so a
-	// failed import leaves nothing half-written. Importing into an existing
-	// cassette adds to a copy of it.
-	ids, err := addToCassette(*out, tape)
+	return importTape(tape, fs.Arg(0), *out, s)
+}
+
+// stdinName is the FILE of import that means stdin, as for tar and curl:
+// mcpspy export --filter … a.db | mcpspy import -o b.db -.
+const stdinName = "-"
+
+// importStdin imports the JSONL export on stdin. A HAR is not taken
+// there: its bodies may be in files beside it, and a pipe has no beside.
+func importStdin(out string, s streams, harFlags bool) error {
+	const name = "stdin"
+	in := bufio.NewReader(s.In)
+	head, _ := in.Peek(512)
+	if store.LooksLikeZip(head) || looksLikeHAR(head) {
+		return usageErrorf("import: stdin holds a HAR; save it to a FILE.har and import that (a HAR's bodies may be in files beside it)")
+	}
+	if harFlags {
+		return usageErrorf("import: --redact, --redact-value and --no-redact are for a HAR file; a JSONL export was redacted when it was recorded (mcpspy export --redact blanks more)")
+	}
+	tape, err := store.ReadJSONL(in, name)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(s.Err, importSummary(tape.Sessions, fs.Arg(0)))
+	return importTape(tape, name, out, s)
+}
+
+// importTape adds tape, read from name, to the cassette out, and says
+// what it took and under which ids.
+func importTape(tape *store.Tape, name, out string, s streams) error {
+	// Build the cassette beside the target and rename it into place, so a
+	// failed import leaves nothing half-written. Importing into an existing
+	// cassette adds to a copy of it.
+	ids, err := addToCassette(out, tape)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(s.Err, importSummary(tape.Sessions, name))
 	for i, id := range ids {
 		// Every recording starts at s1, so ids clash; say where each went.
 		if was := tape.Sessions[i].Info.ID; id != was {
-			fmt.Fprintf(s.Err, "mcpspy: import: session %s of %s is %s in %s (%s was taken)\n", was, fs.Arg(0), id, *out, was)
+			fmt.Fprintf(s.Err, "mcpspy: import: session %s of %s is %s in %s (%s was taken)\n", was, name, id, out, was)
 		}
 	}
 	return nil

@@ -26,7 +26,13 @@ func isHAR(f *os.File, path string) bool {
 	if store.LooksLikeZip(head[:n]) {
 		return true
 	}
-	t := strings.TrimLeft(string(head[:n]), " \t\r\n\ufeff")
+	return looksLikeHAR(head[:n])
+}
+
+// looksLikeHAR says whether a file's first bytes are a JSON document
+// whose first member is "log".
+func looksLikeHAR(head []byte) bool {
+	t := strings.TrimLeft(string(head), " \t\r\n\ufeff")
 	if !strings.HasPrefix(t, "{") {
 		return false
 	}

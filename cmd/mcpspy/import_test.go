@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcptape/mcptape/internal/cli"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -96,5 +100,37 @@ func TestMcpspy_ImportSummary(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 0 and %q", code, stderr, want)
 			}
 		})
+	}
+}
+
+// import's FILE "-" is stdin, as for tar and curl, so that an export
+// pipes into a cassette; a HAR is not taken from a pipe (its bodies may
+// be in files beside it).
+func TestMcpspy_ImportStdin(t *testing.T) {
+	jsonl, err := os.ReadFile(shippedCassette(t, "everything-stdio.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	har, err := os.ReadFile(shippedCassette(t, "everything-http.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "piped.db")
+	importFrom := func(stdin []byte) (int, string) {
+		var errb bytes.Buffer
+		err := run(context.Background(), []string{"import", "-o", out, "-"}, streams{In: bytes.NewReader(stdin), Out: io.Discard, Err: &errb})
+		return cli.ExitCode("mcpspy", err, &errb), errb.String()
+	}
+	if code, stderr := importFrom(jsonl); code != 0 || stderr != "mcpspy: import: 19 messages in 1 session from stdin\n" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if _, exported, _ := runCaptured("export", out); exported != string(jsonl) {
+		t.Error("the cassette imported from stdin exports other text than went in")
+	}
+	if code, stderr := importFrom(har); code != 2 || !strings.Contains(stderr, "import: stdin holds a HAR; save it to a FILE.har and import that") {
+		t.Errorf("a HAR on stdin: exit %d, stderr %q", code, stderr)
+	}
+	if code, stderr := importFrom([]byte("{\"session\":\n")); code != 1 || !strings.HasPrefix(stderr, "mcpspy: stdin:1: bad JSONL cassette") {
+		t.Errorf("a broken export on stdin: exit %d, stderr %q", code, stderr)
 	}
 }
