@@ -44,6 +44,12 @@ Usage:
   mcpspy import -o CASSETTE [--redact NAME] [--redact-value REGEX] [--no-redact] FILE.jsonl|FILE.har|-
   mcpspy wrap [-o FILE] [--cassette CASSETTE] [--mcpspy PATH] [--unwrap] CONFIG
 
+CASSETTE is a cassette (.db) that record writes. A command that only reads
+one (inspect, show, ls, export, diff, rerun, lint) also reads a JSONL export
+(.jsonl) or a HAR (.har, or the .zip Playwright's recordHar writes one into).
+-o - is stdout where the output is text (export, wrap); import's FILE -
+is stdin.
+
 Run "mcpspy help COMMAND" (or "mcpspy COMMAND -h") for a command's flags,
 "mcpspy --version" for the version.
 `

@@ -357,6 +357,11 @@ func TestMcpspy_Help(t *testing.T) {
 			}
 		})
 	}
+	// The overview says what a CASSETTE may be: a newcomer with a .jsonl
+	// or a .har would not guess that every reading command takes it.
+	if _, stdout, _ := runCaptured("-h"); !strings.Contains(stdout, "also reads a JSONL export\n(.jsonl) or a HAR (.har") {
+		t.Errorf("mcpspy -h does not say what a CASSETTE may be:\n%s", stdout)
+	}
 	code, stdout, stderr := runCaptured("ls", "--bogus")
 	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "Usage: mcpspy ls [--json] CASSETTE...\n") {
 		t.Errorf("ls --bogus: exit %d, stdout %q, stderr %q; want 2, the usage on stderr", code, stdout, stderr)
