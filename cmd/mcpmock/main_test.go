@@ -331,6 +331,9 @@ func TestRun_Help(t *testing.T) {
 			}
 		})
 	}
+	if _, out, _ := runWith(t, "", "check", "-h"); !strings.Contains(out, "\nLoads each SOURCE as serve would, without serving") {
+		t.Errorf("check -h does not say what check does:\n%s", out)
+	}
 	if !strings.Contains(func() string { _, out, _ := runWith(t, "", "serve", "-h"); return out }(), "-session-idle") {
 		t.Error("serve -h does not name --session-idle")
 	}

@@ -479,7 +479,14 @@ func serveNet(ctx context.Context, s streams, srv *replay.Server, addr, scheme s
 	return err
 }
 
-const checkSynopsis = `check SOURCE...`
+// checkSynopsis says what check does too: it has no flags whose help
+// would, and "Usage: mcpmock check SOURCE..." alone left that unsaid.
+const checkSynopsis = `check SOURCE...
+
+Loads each SOURCE as serve would, without serving, and prints "SOURCE: ok"
+(for a recording, with its count of recorded requests) or what is wrong
+with it, a script's errors as FILE:LINE:COL: field: message. Exit 1 if any
+SOURCE does not load.`
 
 func runCheck(args []string, s streams) error {
 	fs := newFlags("check", checkSynopsis, s)
