@@ -357,25 +357,14 @@ func (t *tapeSource) Messages(session string, from, to uint64, fn func(m *store.
 // Open reads a cassette (.db) or an export (.jsonl) into a new model. A
 // foreign, newer or damaged file gives the store's one-line error.
 func Open(path string) (*Model, Source, error) {
-	m := NewModel(path)
 	if store.WholeFile(path) {
 		tape, err := store.Load(path)
 		if err != nil {
 			return nil, nil, err
 		}
-		src := &tapeSource{tape: tape, index: map[string]int{}}
-		for i, s := range tape.Sessions {
-			src.index[s.Info.ID] = i
-		}
-		b, _ := src.Poll(Mark{})
-		if err := m.Apply(b, src); err != nil {
-			return nil, nil, err
-		}
-		if err := m.resolvePages(src); err != nil {
-			return nil, nil, err
-		}
-		return m, src, nil
+		return OpenTape(path, tape)
 	}
+	m := NewModel(path)
 	// Before the load: a file put there meanwhile is then found replaced
 	// at the first poll, and read again.
 	st, err := os.Stat(path)
@@ -384,6 +373,24 @@ func Open(path string) (*Model, Source, error) {
 	}
 	src := dbSource{path: path, viewer: store.NewViewer(path)}
 	if err := m.loadDB(src.viewer); err != nil {
+		return nil, nil, err
+	}
+	if err := m.resolvePages(src); err != nil {
+		return nil, nil, err
+	}
+	return m, src, nil
+}
+
+// OpenTape makes a model of a tape read whole by the caller (a JSONL
+// export on stdin), named name.
+func OpenTape(name string, tape *store.Tape) (*Model, Source, error) {
+	m := NewModel(name)
+	src := &tapeSource{tape: tape, index: map[string]int{}}
+	for i, s := range tape.Sessions {
+		src.index[s.Info.ID] = i
+	}
+	b, _ := src.Poll(Mark{})
+	if err := m.Apply(b, src); err != nil {
 		return nil, nil, err
 	}
 	if err := m.resolvePages(src); err != nil {

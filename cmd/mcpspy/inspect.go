@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -72,9 +73,12 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if *resend && (*tools || *body || *httpMeta || *lintFlag) {
 		return usageErrorf("show: --resend prints commands in place of the lines; it takes --session, --filter and --follow, not --tools, --body, --http or --lint")
 	}
-	m, src, err := inspector.Open(path)
+	m, src, err := openRecording(path, s)
 	if err != nil {
 		return err
+	}
+	if path == stdinName {
+		path = "stdin" // what the notes below name it
 	}
 	scopes, err := exportScopes(m, path, sessions)
 	if err != nil {
@@ -102,6 +106,25 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	return err
 }
 
+// openRecording opens the recording at path for show, or, for "-", the
+// JSONL export on stdin, as tshark -r - reads a capture from a pipe
+// (mcpspy export --filter … | mcpspy show -). A HAR is not taken there,
+// as import does not take one.
+func openRecording(path string, s streams) (*inspector.Model, inspector.Source, error) {
+	if path != stdinName {
+		return inspector.Open(path)
+	}
+	in := bufio.NewReader(s.In)
+	if head, _ := in.Peek(512); store.LooksLikeZip(head) || looksLikeHAR(head) {
+		return nil, nil, usageErrorf("show: stdin holds a HAR; save it to a FILE.har and show that")
+	}
+	tape, err := store.ReadJSONL(in, "stdin")
+	if err != nil {
+		return nil, nil, err
+	}
+	return inspector.OpenTape("stdin", tape)
+}
+
 // emptyNote says that the recording at path holds no what ("session",
 // "message"), which a command that prints nothing would otherwise leave
 // unsaid. A HAR's entries that carry no MCP traffic (the page, its
@@ -124,6 +147,9 @@ func followedCassette(fs *flag.FlagSet, args []string, follow *bool) (string, er
 		return "", usageErrorf("%s: want exactly one CASSETTE, got %d arguments", fs.Name(), fs.NArg())
 	}
 	path := fs.Arg(0)
+	if *follow && path == stdinName {
+		return "", usageErrorf("%s: --follow needs a .db cassette; stdin is read whole, as a JSONL export", fs.Name())
+	}
 	if *follow && store.WholeFile(path) {
 		return "", usageErrorf("%s: --follow needs a .db cassette; %s is read whole (a JSONL export or a HAR), which recorders do not write", fs.Name(), path)
 	}

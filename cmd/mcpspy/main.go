@@ -47,8 +47,8 @@ Usage:
 CASSETTE is a cassette (.db) that record writes. A command that only reads
 one (inspect, show, ls, export, diff, rerun, lint) also reads a JSONL export
 (.jsonl) or a HAR (.har, or the .zip Playwright's recordHar writes one into).
--o - is stdout where the output is text (export, wrap); import's FILE -
-is stdin.
+-o - is stdout where the output is text (export, wrap); show's CASSETTE -
+and import's FILE - are a JSONL export on stdin.
 
 Run "mcpspy help COMMAND" (or "mcpspy COMMAND -h") for a command's flags,
 "mcpspy --version" for the version.

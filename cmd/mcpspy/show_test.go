@@ -415,3 +415,49 @@ func TestMcpspy_ShowFollowWaitsForTheCassette(t *testing.T) {
 	show.wait(t, "mcpspy: show: "+filepath.Join(dir, "later.db")+" does not exist yet (nor does its directory "+dir+", which a recorder does not make); waiting for a recorder to create it", 1)
 	show.stop(t)
 }
+
+// show's CASSETTE "-" is a JSONL export on stdin, as tshark -r - reads a
+// capture from a pipe: it prints what show of the same file prints. A
+// HAR, and --follow, are not taken from a pipe.
+func TestMcpspy_ShowStdin(t *testing.T) {
+	path := shippedCassette(t, "everything-stdio.jsonl")
+	jsonl, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	har, err := os.ReadFile(shippedCassette(t, "everything-http.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	showIn := func(stdin []byte, args ...string) (int, string, string) {
+		// Bounded: a show that took "-" for a cassette to --follow
+		// would wait for it for ever.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var out, errb bytes.Buffer
+		err := run(ctx, append([]string{"show"}, args...), streams{In: bytes.NewReader(stdin), Out: &out, Err: &errb})
+		return cli.ExitCode("mcpspy", err, &errb), out.String(), errb.String()
+	}
+	for _, args := range [][]string{{"--body"}, {"--filter", "tool:echo"}, {"--tools"}, {"--session", "everything", "--resend"}} {
+		_, want, _ := runCaptured(append(append([]string{"show"}, args...), path)...)
+		if code, got, stderr := showIn(jsonl, append(args, "-")...); code != 0 || got != want || want == "" {
+			t.Errorf("show %v -: exit %d, stderr %q, stdout:\n%s\nwant what show of the file prints:\n%s", args, code, stderr, got, want)
+		}
+	}
+	for _, tt := range []struct {
+		name  string
+		stdin []byte
+		args  []string
+		code  int
+		want  string
+	}{
+		{"a HAR", har, []string{"-"}, 2, "mcpspy: show: stdin holds a HAR; save it to a FILE.har and show that\n"},
+		{"--follow", jsonl, []string{"--follow", "-"}, 2, "mcpspy: show: --follow needs a .db cassette; stdin is read whole, as a JSONL export\n"},
+		{"nothing", nil, []string{"-"}, 0, "mcpspy: show: stdin holds no message\n"},
+		{"a broken line", []byte("{\"session\":\n"), []string{"-"}, 1, "mcpspy: stdin:1: bad JSONL cassette"},
+	} {
+		if code, _, stderr := showIn(tt.stdin, tt.args...); code != tt.code || !strings.HasPrefix(lastBlock(stderr), tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tt.name, code, stderr, tt.code, tt.want)
+		}
+	}
+}
