@@ -21,7 +21,7 @@ import (
 // read fails here, with the store's one-line reason, before the terminal
 // is taken over.
 func runInspect(ctx context.Context, args []string, s streams) error {
-	fs := newFlags("inspect", "inspect [--follow] CASSETTE", s)
+	fs := newFlags("inspect", "inspect [--follow] CASSETTE|-", s)
 	follow := fs.Bool("follow", false, "show messages that recorders in other processes add, as they arrive (.db only)")
 	path, err := followedCassette(fs, args, follow)
 	if err != nil {
@@ -30,7 +30,17 @@ func runInspect(ctx context.Context, args []string, s streams) error {
 	if *follow && !awaitCassette(ctx, "inspect", path, s.Err) {
 		return nil // interrupted while waiting
 	}
-	err = inspector.Run(ctx, path, inspector.Options{Follow: *follow, Wait: s.Err})
+	if path == stdinName {
+		// The keys come from the terminal, not stdin: like less, it
+		// pages what is piped to it.
+		var m *inspector.Model
+		var src inspector.Source
+		if m, src, err = openRecording("inspect", path, s); err == nil {
+			err = inspector.New(m, src, inspector.Options{Wait: s.Err}).Run(ctx)
+		}
+	} else {
+		err = inspector.Run(ctx, path, inspector.Options{Follow: *follow, Wait: s.Err})
+	}
 	if errors.Is(err, inspector.ErrNoTerminal) {
 		return fmt.Errorf("%w; mcpspy show prints the messages as text", err)
 	}
@@ -73,7 +83,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if *resend && (*tools || *body || *httpMeta || *lintFlag) {
 		return usageErrorf("show: --resend prints commands in place of the lines; it takes --session, --filter and --follow, not --tools, --body, --http or --lint")
 	}
-	m, src, err := openRecording(path, s)
+	m, src, err := openRecording("show", path, s)
 	if err != nil {
 		return err
 	}
@@ -106,17 +116,17 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	return err
 }
 
-// openRecording opens the recording at path for show, or, for "-", the
-// JSONL export on stdin, as tshark -r - reads a capture from a pipe
-// (mcpspy export --filter … | mcpspy show -). A HAR is not taken there,
-// as import does not take one.
-func openRecording(path string, s streams) (*inspector.Model, inspector.Source, error) {
+// openRecording opens the recording at path for show or inspect (cmd),
+// or, for "-", the JSONL export on stdin, as tshark -r - reads a capture
+// from a pipe (mcpspy export --filter … | mcpspy show -). A HAR is not
+// taken there, as import does not take one.
+func openRecording(cmd, path string, s streams) (*inspector.Model, inspector.Source, error) {
 	if path != stdinName {
 		return inspector.Open(path)
 	}
 	in := bufio.NewReader(s.In)
 	if head, _ := in.Peek(512); store.LooksLikeZip(head) || looksLikeHAR(head) {
-		return nil, nil, usageErrorf("show: stdin holds a HAR; save it to a FILE.har and show that")
+		return nil, nil, usageErrorf("%s: stdin holds a HAR; save it to a FILE.har and %s that", cmd, cmd)
 	}
 	tape, err := store.ReadJSONL(in, "stdin")
 	if err != nil {

@@ -44,3 +44,29 @@ func TestRunInspect_Errors(t *testing.T) {
 		})
 	}
 }
+
+// inspect's CASSETTE "-" is read from stdin, as show's is (the keys come
+// from the terminal, as less takes them): a HAR piped to it is refused as
+// show refuses one, not taken for a file named "-"; --follow is refused.
+// (What it shows is show's, which TestMcpspy_ShowStdin checks: this test
+// stops short of the terminal.)
+func TestRunInspect_Stdin(t *testing.T) {
+	har, err := os.ReadFile(shippedCassette(t, "everything-http.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a HAR", []string{"inspect", "-"}, "mcpspy: inspect: stdin holds a HAR; save it to a FILE.har and inspect that\n"},
+		{"--follow", []string{"inspect", "--follow", "-"}, "mcpspy: inspect: --follow needs a .db cassette; stdin is read whole, as a JSONL export\n"},
+	} {
+		var errb bytes.Buffer
+		err := run(context.Background(), tt.args, streams{In: bytes.NewReader(har), Out: &bytes.Buffer{}, Err: &errb})
+		if code := cli.ExitCode("mcpspy", err, &errb); code != 2 || lastBlock(errb.String()) != tt.want {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", tt.name, code, errb.String(), tt.want)
+		}
+	}
+}

@@ -31,8 +31,8 @@ const usage = `mcpspy records and inspects MCP traffic.
 Usage:
   mcpspy record [-o CASSETTE] [--session NAME] -- COMMAND [ARG...]
   mcpspy record [-o CASSETTE] [--session NAME] [--listen ADDR] --upstream URL
-  mcpspy inspect [--follow] CASSETTE
-  mcpspy show [--session ID] [--filter EXPR] [--body] [--http] [--lint] [--follow] CASSETTE
+  mcpspy inspect [--follow] CASSETTE|-
+  mcpspy show [--session ID] [--filter EXPR] [--body] [--http] [--lint] [--follow] CASSETTE|-
   mcpspy show --resend [--session ID] [--filter EXPR] [--follow] CASSETTE
   mcpspy show --tools [--session ID] CASSETTE
   mcpspy ls [--json] CASSETTE...
@@ -47,8 +47,8 @@ Usage:
 CASSETTE is a cassette (.db) that record writes. A command that only reads
 one (inspect, show, ls, export, diff, rerun, lint) also reads a JSONL export
 (.jsonl) or a HAR (.har, or the .zip Playwright's recordHar writes one into).
--o - is stdout where the output is text (export, wrap); show's CASSETTE -
-and import's FILE - are a JSONL export on stdin.
+-o - is stdout where the output is text (export, wrap); the CASSETTE - of
+inspect and show, and import's FILE -, are a JSONL export on stdin.
 
 Run "mcpspy help COMMAND" (or "mcpspy COMMAND -h") for a command's flags,
 "mcpspy --version" for the version.
