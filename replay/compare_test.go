@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -118,7 +119,7 @@ func TestCompareSessions(t *testing.T) {
 		}, []string{
 			`- tools/list  (a#1)`,
 			`+ prompts/list  (b#1)`,
-			"~ tools/call {\"arguments\":{\"m\":\"hi\"},\"name\":\"echo\"}  (a#3 b#3)\n    - result.content[0].text=\"hi\"\n    - result.content[0].type=\"text\"\n    + (no answer)",
+			"~ tools/call {\"arguments\":{\"m\":\"hi\"},\"name\":\"echo\"}  (a#3 b#3)\n    + (no answer)\n    - result.content[0].text=\"hi\"\n    - result.content[0].type=\"text\"",
 		}},
 	}
 	for _, tt := range tests {
@@ -129,6 +130,39 @@ func TestCompareSessions(t *testing.T) {
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// A request one side never answered says so first, however long the
+// other side's answer: "(no answer)" came after the other side's leaves,
+// and past six of them it was cut off, so that a rerun whose server went
+// away showed its last request as answered differently, with no word of
+// the missing answer.
+func TestCompareSessions_NoAnswerFirst(t *testing.T) {
+	var tools []string
+	for i := range 10 {
+		tools = append(tools, fmt.Sprintf(`{"name":"t%d"}`, i))
+	}
+	a := sessionOf(`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `< {"jsonrpc":"2.0","id":1,"result":{"tools":[`+strings.Join(tools, ",")+`]}}`)
+	b := sessionOf(`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	for _, tt := range []struct {
+		name string
+		a, b *store.TapeSession
+		want string
+	}{
+		{"b unanswered", a, b, "+ (no answer)"},
+		{"a unanswered", b, a, "- (no answer)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := CompareSessions(tt.a, tt.b)
+			if len(d) != 1 || d[0].Op != AnswerDiffs {
+				t.Fatalf("%v, want one answered differently", d)
+			}
+			lines := strings.Split(d[0].Detail, "\n")
+			if lines[0] != tt.want || lines[len(lines)-1] != "… 5 more" {
+				t.Errorf("detail\n%s\nwant its first line %q, then the leaves cut after six lines", d[0].Detail, tt.want)
 			}
 		})
 	}

@@ -213,19 +213,26 @@ func leafDiff(want, got []leaf) (minus, plus []leaf) {
 // formatDiff shows at most a few differing leaves: "-" recorded, "+" live.
 // A value too long to show whole is shown by its start and its length
 // and, when the other side has another value at its path, by where the
-// two first differ.
+// two first differ. A leaf with no path (a whole value, or a comparison's
+// "(no answer)") comes first, whichever side it is on: it says what the
+// other side's leaves differ from, and shown after them it was cut off,
+// so that a request one run never answered read as answered differently.
 func formatDiff(minus, plus []leaf) string {
 	const max = 6
 	var lines []string
-	for _, side := range []struct {
-		sign        string
-		leaves, and []leaf
-	}{{"- ", minus, plus}, {"+ ", plus, minus}} {
-		for _, l := range side.leaves {
-			if len(lines) == max {
-				break
+	for _, whole := range []bool{true, false} {
+		for _, side := range []struct {
+			sign        string
+			leaves, and []leaf
+		}{{"- ", minus, plus}, {"+ ", plus, minus}} {
+			for _, l := range side.leaves {
+				if len(lines) == max {
+					break
+				}
+				if (l.path == "") == whole {
+					lines = append(lines, side.sign+shownLeaf(l, side.and))
+				}
 			}
-			lines = append(lines, side.sign+shownLeaf(l, side.and))
 		}
 	}
 	if n := len(minus) + len(plus); n > max {
