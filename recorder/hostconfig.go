@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // A host's MCP configuration names each server as a command to start or a
@@ -48,128 +46,173 @@ type WrapNote struct {
 // ErrNotHostConfig: the file has no server list a host would read.
 var ErrNotHostConfig = errors.New(`no "mcpServers" or "servers" object: not an MCP host configuration`)
 
-// member is one member of a JSON object, kept as written.
-type member struct {
-	name  string
-	value json.RawMessage
-}
-
-// objectMembers returns the members of the JSON object b in order; ok is
-// false when b is no object.
-func objectMembers(b []byte) (out []member, ok bool) {
-	ok = jsonrpc.Members(b, func(name, value []byte) {
-		out = append(out, member{string(name), value})
-	})
-	return out, ok
-}
-
-func encodeObject(ms []member) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range ms {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(marshal(m.name))
-		b.WriteByte(':')
-		b.Write(m.value)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-func lookup(ms []member, name string) (json.RawMessage, bool) {
-	i := slices.IndexFunc(ms, func(m member) bool { return m.name == name })
-	if i < 0 {
-		return nil, false
-	}
-	return ms[i].value, true
-}
-
 // marshal is json.Marshal without its HTML escaping: wrap keeps the file
 // as written, and "--q=<a&b>" is not "--q=\u003ca\u0026b\u003e" to whoever
-// reads it next. Only strings and string slices come here, which encode.
-func marshal(v any) json.RawMessage {
+// reads it next. Only strings come here, which encode.
+func marshal(v string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-// set replaces the member name, or adds it at the end.
-func set(ms []member, name string, value any) []member {
-	raw := marshal(value)
-	if i := slices.IndexFunc(ms, func(m member) bool { return m.name == name }); i >= 0 {
-		ms[i].value = raw
-		return ms
-	}
-	return append(ms, member{name, raw})
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // WrapHostConfig puts mcpspy record in front of every server of config
 // that the host starts as a command (or, with Unwrap, takes it away), and
-// returns the configuration with everything else as it was, indented with
-// two spaces, and a note for each server. A server the host reaches by URL
-// cannot be wrapped in place: its note gives the mcpspy record command to
-// run in front of it instead.
+// returns the configuration and a note for each server. config may be
+// JSONC (comments, trailing commas): every byte of it that is not a
+// server's command or args stays as it was. A server the host reaches by
+// URL cannot be wrapped in place: its note gives the mcpspy record
+// command to run in front of it instead.
 func WrapHostConfig(config []byte, o WrapOptions) ([]byte, []WrapNote, error) {
-	if !json.Valid(config) {
-		var v any
-		err := json.Unmarshal(config, &v)
-		return nil, nil, fmt.Errorf("not JSON (comments and trailing commas are not JSON either): %w", err)
+	plain, err := stripJSONC(config)
+	if err != nil {
+		return nil, nil, fmt.Errorf("not JSON: %w", err)
 	}
-	root, ok := objectMembers(config)
+	if !json.Valid(plain) {
+		var v any
+		err := json.Unmarshal(plain, &v)
+		return nil, nil, fmt.Errorf("not JSON: %w", err)
+	}
+	start := skipSpace(plain, 0)
+	root, ok := objectFields(plain, span{start, endOfValue(plain, start)})
 	if !ok {
 		return nil, nil, ErrNotHostConfig
 	}
-	at := slices.IndexFunc(root, func(m member) bool { return m.name == "mcpServers" || m.name == "servers" })
+	at := slices.IndexFunc(root, func(f field) bool { return f.name == "mcpServers" || f.name == "servers" })
 	if at < 0 {
 		return nil, nil, ErrNotHostConfig
 	}
-	servers, ok := objectMembers(root[at].value)
+	servers, ok := objectFields(plain, root[at].value)
 	if !ok {
 		return nil, nil, fmt.Errorf("%q is not an object", root[at].name)
 	}
 	var notes []WrapNote
-	for i, s := range servers {
-		entry, ok := objectMembers(s.value)
+	var edits []edit
+	for _, s := range servers {
+		entry, ok := objectFields(plain, s.value)
 		if !ok {
 			notes = append(notes, WrapNote{s.name, "left as it is: not an object"})
 			continue
 		}
+		c := hostEntry{config, plain, entry}
 		var note string
+		var change *commandChange
 		if o.Unwrap {
-			entry, note = unwrapServer(entry, o)
+			change, note = unwrapServer(c, o)
 		} else {
-			entry, note = wrapServer(s.name, entry, o)
+			change, note = wrapServer(s.name, c, o)
 		}
-		servers[i].value = encodeObject(entry)
+		if change != nil {
+			edits = append(edits, c.edits(*change)...)
+		}
 		notes = append(notes, WrapNote{s.name, note})
 	}
-	root[at].value = encodeObject(servers)
-	var out bytes.Buffer
-	if err := json.Indent(&out, encodeObject(root), "", "  "); err != nil {
-		return nil, nil, err
+	return splice(config, edits), notes, nil
+}
+
+// hostEntry is one server's object in a host configuration: its fields,
+// found in plain (the configuration made JSON by stripJSONC), and the
+// configuration as written, which edits go into.
+type hostEntry struct {
+	config, plain []byte
+	fields        []field
+}
+
+func (e hostEntry) lookup(name string) (field, bool) {
+	i := slices.IndexFunc(e.fields, func(f field) bool { return f.name == name })
+	if i < 0 {
+		return field{}, false
 	}
-	out.WriteByte('\n')
-	return out.Bytes(), notes, nil
+	return e.fields[i], true
+}
+
+// raw is a field's value as JSON (its comments blanked).
+func (e hostEntry) raw(f field) []byte { return e.plain[f.value.start:f.value.end] }
+
+// commandChange is what wrap or unwrap does to a server's command line:
+// the command is replaced, and arguments are put in front of the args or
+// taken from their front.
+type commandChange struct {
+	command  string
+	prepend  []string
+	dropArgs int
+}
+
+// edits turns a change into edits of the configuration as written, in
+// order of offset, laid out as the entry is: arguments put in front of a
+// list of one per line go one per line, at the same indentation.
+func (e hostEntry) edits(c commandChange) []edit {
+	command, _ := e.lookup("command") // serverCommand found it
+	edits := []edit{{command.value, marshal(c.command)}}
+	args, found := e.lookup("args")
+	var elems []span
+	if found {
+		elems, _ = arrayElements(e.plain, args.value) // serverCommand found an array
+	}
+	switch {
+	case len(c.prepend) > 0 && !found:
+		// After the last member, on a line of its own if that member
+		// has one.
+		last := e.fields[len(e.fields)-1]
+		sep := ", "
+		if brk, ok := newLine(e.config, last.key.start); ok {
+			sep = "," + brk
+		}
+		edits = append(edits, edit{span{last.value.end, last.value.end}, sep + `"args": ` + stringArray(c.prepend, ", ")})
+	case len(c.prepend) > 0 && len(elems) == 0:
+		inside := args.value.start + 1
+		edits = append(edits, edit{span{inside, inside}, strings.Join(quoteAll(c.prepend), ", ")})
+	case len(c.prepend) > 0:
+		sep := ", "
+		if brk, ok := newLine(e.config, elems[0].start); ok {
+			sep = "," + brk
+		}
+		edits = append(edits, edit{span{elems[0].start, elems[0].start}, strings.Join(quoteAll(c.prepend), sep) + sep})
+	case c.dropArgs < len(elems):
+		edits = append(edits, edit{span{elems[0].start, elems[c.dropArgs].start}, ""})
+	case c.dropArgs > 0:
+		// The server has no arguments of its own: the args wrap added
+		// go, unless a comment is in the way; then the list is emptied.
+		i := slices.IndexFunc(e.fields, func(f field) bool { return f.key == args.key })
+		if i > 0 {
+			prev := e.fields[i-1]
+			if gap := e.config[prev.value.end:args.key.start]; len(bytes.Trim(gap, ", \t\r\n")) == 0 && bytes.Count(gap, []byte(",")) == 1 {
+				return append(edits, edit{span{prev.value.end, args.value.end}, ""})
+			}
+		}
+		edits = append(edits, edit{span{elems[0].start, elems[len(elems)-1].end}, ""})
+	}
+	slices.SortStableFunc(edits, func(a, b edit) int { return a.where.start - b.where.start })
+	return edits
+}
+
+func quoteAll(ss []string) []string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = marshal(s)
+	}
+	return q
+}
+
+func stringArray(ss []string, sep string) string {
+	return "[" + strings.Join(quoteAll(ss), sep) + "]"
 }
 
 // serverCommand reads a server's command and args; without one it
 // returns why not (a remote server has none; a hand edit may have left
 // one that is not a string).
-func serverCommand(entry []member) (command string, args []string, why string) {
-	raw, found := lookup(entry, "command")
+func serverCommand(entry hostEntry) (command string, args []string, why string) {
+	f, found := entry.lookup("command")
 	switch {
 	case !found:
 		return "", nil, "no command to start"
-	case json.Unmarshal(raw, &command) != nil:
+	case json.Unmarshal(entry.raw(f), &command) != nil:
 		return "", nil, "its command is not a string"
 	case command == "":
 		return "", nil, "its command is empty"
 	}
-	if raw, found := lookup(entry, "args"); found && json.Unmarshal(raw, &args) != nil {
+	if f, found := entry.lookup("args"); found && (json.Unmarshal(entry.raw(f), &args) != nil || args == nil) {
 		return "", nil, "its args are not an array of strings"
 	}
 	return command, args, ""
@@ -196,37 +239,33 @@ func recordedBy(command string, args []string, o WrapOptions) (serverAt int, ok 
 	return dash + 1, true
 }
 
-func wrapServer(name string, entry []member, o WrapOptions) ([]member, string) {
+func wrapServer(name string, entry hostEntry, o WrapOptions) (*commandChange, string) {
 	command, args, why := serverCommand(entry)
 	if why != "" {
-		if _, hasCommand := lookup(entry, "command"); !hasCommand {
-			if raw, found := lookup(entry, "url"); found {
+		if _, hasCommand := entry.lookup("command"); !hasCommand {
+			if f, found := entry.lookup("url"); found {
 				var url string
-				_ = json.Unmarshal(raw, &url)
-				return entry, fmt.Sprintf("left as it is: the host reaches it at a URL; record it with\n    %s record -o %s --session %s --upstream %s\n  and give the host the address that prints instead", o.Mcpspy, o.Cassette, name, url)
+				_ = json.Unmarshal(entry.raw(f), &url)
+				return nil, fmt.Sprintf("left as it is: the host reaches it at a URL; record it with\n    %s record -o %s --session %s --upstream %s\n  and give the host the address that prints instead", o.Mcpspy, o.Cassette, name, url)
 			}
 		}
-		return entry, "left as it is: " + why
+		return nil, "left as it is: " + why
 	}
 	if _, wrapped := recordedBy(command, args, o); wrapped {
-		return entry, "left as it is: mcpspy records it already"
+		return nil, "left as it is: mcpspy records it already"
 	}
-	wrapped := append([]string{"record", "-o", o.Cassette, "--session", name, "--", command}, args...)
-	entry = set(entry, "command", o.Mcpspy)
-	entry = set(entry, "args", wrapped)
-	return entry, fmt.Sprintf("records into %s as session %q", o.Cassette, name)
+	change := &commandChange{command: o.Mcpspy, prepend: []string{"record", "-o", o.Cassette, "--session", name, "--", command}}
+	return change, fmt.Sprintf("records into %s as session %q", o.Cassette, name)
 }
 
-func unwrapServer(entry []member, o WrapOptions) ([]member, string) {
+func unwrapServer(entry hostEntry, o WrapOptions) (*commandChange, string) {
 	command, args, why := serverCommand(entry)
 	if why != "" {
-		return entry, "left as it is: mcpspy does not record it"
+		return nil, "left as it is: mcpspy does not record it"
 	}
 	at, wrapped := recordedBy(command, args, o)
 	if !wrapped {
-		return entry, "left as it is: mcpspy does not record it"
+		return nil, "left as it is: mcpspy does not record it"
 	}
-	entry = set(entry, "command", args[at])
-	entry = set(entry, "args", append([]string{}, args[at+1:]...))
-	return entry, "starts without mcpspy again"
+	return &commandChange{command: args[at], dropArgs: at + 1}, "starts without mcpspy again"
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"github.com/mcptape/mcptape/internal/utf8bom"
@@ -68,6 +69,12 @@ func runWrap(args []string, s streams) error {
 	bom := data[:len(data)-len(utf8bom.Trim(data))]
 	data = data[len(bom):]
 	text, notes, err := recorder.WrapHostConfig(data, o)
+	// A JSONC error (a comment never closed) is located as
+	// encoding/json's are, FILE:LINE:COL for an editor to jump to.
+	var jsonc *recorder.ConfigSyntaxError
+	if errors.As(err, &jsonc) {
+		return fmt.Errorf("wrap: %s:%d:%d: not JSON: %s", config, jsonc.Line, jsonc.Col, jsonc.Msg)
+	}
 	if err != nil {
 		return fmt.Errorf("wrap: %w", jsonerr.File(config, data, err))
 	}

@@ -127,7 +127,11 @@ func TestMcpspy_WrapBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	broken, empty := filepath.Join(dir, "broken.json"), filepath.Join(dir, "empty.json")
-	if err := os.WriteFile(broken, []byte("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"node\"},\n  }\n}\n"), 0o600); err != nil {
+	if err := os.WriteFile(broken, []byte("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"node\"},,\n  }\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unclosed := filepath.Join(dir, "unclosed.json")
+	if err := os.WriteFile(unclosed, []byte("{\n  \"mcpServers\": {\n    /* \"a\": {\"command\": \"node\"},\n  }\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
@@ -138,8 +142,9 @@ func TestMcpspy_WrapBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"wrap"}, "want exactly one CONFIG"},
-		{[]string{"wrap", broken}, "wrap: " + broken + ":4:3: not JSON (comments and trailing commas are not JSON either): invalid character '}' looking for beginning of object key string"},
-		{[]string{"wrap", empty}, "wrap: " + empty + ": not JSON (comments and trailing commas are not JSON either): the file is empty"},
+		{[]string{"wrap", broken}, "wrap: " + broken + ":3:30: not JSON: invalid character ',' looking for beginning of object key string"},
+		{[]string{"wrap", unclosed}, "wrap: " + unclosed + ":3:5: not JSON: a /* comment is never closed"},
+		{[]string{"wrap", empty}, "wrap: " + empty + ": not JSON: the file is empty"},
 		{[]string{"wrap", filepath.Join(dir, "missing.json")}, "no such file"},
 		{[]string{"wrap", notConfig}, `settings.json: no "mcpServers" or "servers" object`},
 		{[]string{"wrap", "-o", "x.db", "--cassette", "x.db", notConfig}, "is also the --cassette"},
@@ -279,5 +284,42 @@ func TestMcpspy_WrapMcpspyPath(t *testing.T) {
 				t.Errorf("args %q, want the cassette %s", e.Args, wantCassette)
 			}
 		})
+	}
+}
+
+// A JSONC configuration (VS Code's mcp.json), with a byte order mark, is
+// wrapped and unwrapped in place; unwrap gives back the file byte for
+// byte, and a file wrap cannot read is left as it was.
+func TestMcpspy_WrapJSONC(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp.json")
+	original := "\uFEFF{\n\t// my servers\n\t\"servers\": {\n\t\t\"a\": {\n\t\t\t\"type\": \"stdio\",\n\t\t\t\"command\": \"node\", /* local */\n\t\t},\n\t},\n\t\"other\": true,\n}\n"
+	if err := os.WriteFile(config, []byte(original), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runText(t, "wrap", "--mcpspy", "/usr/local/bin/mcpspy", "--cassette", filepath.Join(dir, "w.db"), "-o", config, config)
+	wrapped, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(original, `"command": "node", /* local */`, `"command": "/usr/local/bin/mcpspy",`+"\n\t\t\t"+`"args": ["record", "-o", `+quote(filepath.Join(dir, "w.db"))+`, "--session", "a", "--", "node"], /* local */`, 1)
+	if string(wrapped) != want {
+		t.Errorf("wrapped:\n%s\nwant:\n%s", wrapped, want)
+	}
+	runText(t, "wrap", "--unwrap", "-o", config, config)
+	if back, _ := os.ReadFile(config); string(back) != original {
+		t.Errorf("unwrapped:\n%q\nwant:\n%q", back, original)
+	}
+
+	broken := original + "/* open"
+	if err := os.WriteFile(config, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), []string{"wrap", "--mcpspy", "/usr/local/bin/mcpspy", "-o", config, config}, streams{In: strings.NewReader(""), Out: &strings.Builder{}, Err: &strings.Builder{}})
+	if err == nil || !strings.Contains(err.Error(), config+":11:1: not JSON: a /* comment is never closed") {
+		t.Errorf("%v", err)
+	}
+	if after, _ := os.ReadFile(config); string(after) != broken {
+		t.Errorf("the file changed on error:\n%q", after)
 	}
 }
