@@ -152,14 +152,7 @@ func (e hostEntry) edits(c commandChange) []edit {
 	}
 	switch {
 	case len(c.prepend) > 0 && !found:
-		// After the last member, on a line of its own if that member
-		// has one.
-		last := e.fields[len(e.fields)-1]
-		sep := ", "
-		if brk, ok := newLine(e.config, last.key.start); ok {
-			sep = "," + brk
-		}
-		edits = append(edits, edit{span{last.value.end, last.value.end}, sep + `"args": ` + stringArray(c.prepend, ", ")})
+		edits = append(edits, e.addArgs(`"args": `+stringArray(c.prepend, ", "))...)
 	case len(c.prepend) > 0 && len(elems) == 0:
 		inside := args.value.start + 1
 		edits = append(edits, edit{span{inside, inside}, strings.Join(quoteAll(c.prepend), ", ")})
@@ -174,17 +167,94 @@ func (e hostEntry) edits(c commandChange) []edit {
 	case c.dropArgs > 0:
 		// The server has no arguments of its own: the args wrap added
 		// go, unless a comment is in the way; then the list is emptied.
-		i := slices.IndexFunc(e.fields, func(f field) bool { return f.key == args.key })
-		if i > 0 {
-			prev := e.fields[i-1]
-			if gap := e.config[prev.value.end:args.key.start]; len(bytes.Trim(gap, ", \t\r\n")) == 0 && bytes.Count(gap, []byte(",")) == 1 {
-				return append(edits, edit{span{prev.value.end, args.value.end}, ""})
-			}
+		if drop := e.removeArgs(args); drop != nil {
+			edits = append(edits, drop...)
+		} else {
+			edits = append(edits, edit{span{elems[0].start, elems[len(elems)-1].end}, ""})
 		}
-		edits = append(edits, edit{span{elems[0].start, elems[len(elems)-1].end}, ""})
 	}
 	slices.SortStableFunc(edits, func(a, b edit) int { return a.where.start - b.where.start })
 	return edits
+}
+
+// addArgs adds the member after the entry's last one. When that member
+// has a line of its own, so does the new one, after it and the comment
+// that ends its line (the comment is about it); a trailing comma is kept
+// trailing.
+func (e hostEntry) addArgs(member string) []edit {
+	last := e.fields[len(e.fields)-1]
+	end := span{last.value.end, last.value.end}
+	brk, ownLine := newLine(e.config, last.key.start)
+	if !ownLine {
+		return []edit{{end, ", " + member}}
+	}
+	comma, eol := lineRest(e.config, last.value.end)
+	switch {
+	case eol < 0: // a block comment or more JSON follows on the line
+		return []edit{{end, "," + brk + member}}
+	case comma >= 0:
+		return []edit{{span{eol, eol}, brk + member + ","}}
+	}
+	return []edit{{end, ","}, {span{eol, eol}, brk + member}}
+}
+
+// removeArgs takes out the args member as addArgs put it in, with the
+// comma that came with it, or returns nil when a comment is in the way.
+func (e hostEntry) removeArgs(args field) []edit {
+	i := slices.IndexFunc(e.fields, func(f field) bool { return f.key == args.key })
+	if i == 0 {
+		return nil
+	}
+	prev := e.fields[i-1]
+	if gap := e.config[prev.value.end:args.key.start]; len(bytes.Trim(gap, ", \t\r\n")) == 0 && bytes.Count(gap, []byte(",")) == 1 {
+		return []edit{{span{prev.value.end, args.value.end}, ""}}
+	}
+	brk, ownLine := newLine(e.config, args.key.start)
+	if !ownLine {
+		return nil
+	}
+	comma, eol := lineRest(e.config, args.value.end)
+	if eol < 0 || len(bytes.Trim(e.config[args.value.end:eol], ", \t")) > 0 {
+		return nil
+	}
+	line := args.key.start - len(brk)
+	if comma >= 0 {
+		return []edit{{span{line, comma + 1}, ""}}
+	}
+	// The last member goes: the comma before it goes too. Comments
+	// are blank in plain, so the comma is the first thing after prev.
+	before := skipSpace(e.plain, prev.value.end)
+	return []edit{{span{before, before + 1}, ""}, {span{line, args.value.end}, ""}}
+}
+
+// lineRest reads the rest of the line after offset i of config: where a
+// comma is (-1: none), and where the line break is, past blanks and a //
+// comment; eol is -1 when anything else comes first.
+func lineRest(config []byte, i int) (comma, eol int) {
+	blanks := func(j int) int {
+		for j < len(config) && (config[j] == ' ' || config[j] == '\t') {
+			j++
+		}
+		return j
+	}
+	comma, j := -1, blanks(i)
+	if j < len(config) && config[j] == ',' {
+		comma, j = j, blanks(j+1)
+	}
+	if bytes.HasPrefix(config[j:], []byte("//")) {
+		if nl := bytes.IndexByte(config[j:], '\n'); nl >= 0 {
+			j += nl
+		} else {
+			j = len(config)
+		}
+	}
+	switch {
+	case j < len(config) && config[j] == '\n' && j > i && config[j-1] == '\r':
+		return comma, j - 1
+	case j < len(config) && (config[j] == '\n' || config[j] == '\r'):
+		return comma, j
+	}
+	return comma, -1
 }
 
 func quoteAll(ss []string) []string {
