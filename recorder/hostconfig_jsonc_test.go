@@ -248,10 +248,10 @@ func FuzzStripJSONC(f *testing.F) {
 	})
 }
 
-// FuzzWrapHostConfig: whatever the configuration, wrap writes JSONC, and
-// wrapping that again changes nothing.
+// FuzzWrapHostConfig: whatever the configuration, wrap writes JSONC,
+// wrapping that again changes nothing, and unwrapping it writes JSONC.
 func FuzzWrapHostConfig(f *testing.F) {
-	for _, s := range []string{vscodeConfig, claudeConfig, `{"servers": {"a": {"command": "x", "args": [/*a*/],},},}`} {
+	for _, s := range []string{vscodeConfig, claudeConfig, `{"servers": {"a": {"command": "x", "args": [/*a*/],},},}`, "{\"servers\": {\"a\": {\n \"args\": [],\n \"command\": \"x\" // c\n}}}"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -266,6 +266,13 @@ func FuzzWrapHostConfig(f *testing.F) {
 		again, _, err := WrapHostConfig(out, jsoncOptions)
 		if err != nil || !bytes.Equal(again, out) {
 			t.Fatalf("a second wrap: %v\n%q\n%q", err, out, again)
+		}
+		back, _, err := WrapHostConfig(out, WrapOptions{Unwrap: true})
+		if err != nil {
+			t.Fatalf("unwrap: %v\n%q", err, out)
+		}
+		if plain, err := stripJSONC(back); err != nil || !json.Valid(plain) {
+			t.Fatalf("unwrap wrote no JSONC: %v\n%q\n%q", err, out, back)
 		}
 	})
 }
