@@ -23,7 +23,7 @@ import (
 )
 
 func runLs(args []string, s streams) error {
-	fs := newFlags("ls", "ls [--json] CASSETTE...", s)
+	fs := newFlags("ls", "ls [--json] CASSETTE...|-", s)
 	asJSON := fs.Bool("json", false, "print one JSON object per session instead: {\"session\":ID,\"messages\":N,\"state\":S,\"info\":{…}},\n"+
 		"the state as the line says how it ended (recording, no end recorded, eof, exit(0), …), the info as\n"+
 		"the session's header line in mcpspy export has it; with several CASSETTEs, \"file\" first names each one's")
@@ -32,6 +32,9 @@ func runLs(args []string, s streams) error {
 	}
 	if fs.NArg() == 0 {
 		return usageErrorf("ls: no CASSETTE given")
+	}
+	if err := oneStdin("ls", fs.Args()); err != nil {
+		return err
 	}
 	// Several cassettes (ls *.db) list as one: each line starts with its
 	// file, as grep's do, and one that cannot be read does not keep the
@@ -42,7 +45,7 @@ func runLs(args []string, s streams) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // as the export writes it
 	for _, path := range fs.Args() {
-		infos, counts, err := listSessions(path)
+		infos, counts, err := listSessions(path, s.In)
 		if err != nil && !several {
 			return err
 		}
@@ -51,12 +54,12 @@ func runLs(args []string, s streams) error {
 			continue
 		}
 		if len(infos) == 0 {
-			fmt.Fprintln(s.Err, emptyNote("ls", path, "session"))
+			fmt.Fprintln(s.Err, emptyNote("ls", label(path), "session"))
 		}
 		for i, info := range infos {
 			if !*asJSON {
 				if several {
-					fmt.Fprint(w, path, "\t")
+					fmt.Fprint(w, label(path), "\t")
 				}
 				fmt.Fprintln(w, sessionLine(info, counts[i]))
 				continue
@@ -69,7 +72,7 @@ func runLs(args []string, s streams) error {
 				Info     store.SessionInfo `json:"info"`
 			}{Session: info.ID, Messages: counts[i], State: info.EndState(), Info: info}
 			if several {
-				line.File = path
+				line.File = label(path)
 			}
 			if err := enc.Encode(line); err != nil {
 				return fmt.Errorf("ls: session %s: %w", info.ID, err)
@@ -127,12 +130,12 @@ func checkCassetteOut(cmd, flag, path string) error {
 }
 
 // listSessions reads each session's info and message count. From a .db it
-// reads no message at all; a .jsonl has to be read whole.
-func listSessions(path string) ([]store.SessionInfo, []int, error) {
+// reads no message at all; a .jsonl, or "-" (in), has to be read whole.
+func listSessions(path string, in io.Reader) ([]store.SessionInfo, []int, error) {
 	var infos []store.SessionInfo
 	var counts []int
-	if store.WholeFile(path) {
-		tape, err := store.Load(path)
+	if path == stdinName || store.WholeFile(path) {
+		tape, err := loadRecording("ls", path, in)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -196,7 +199,7 @@ func compactServerInfo(raw []byte) string {
 	return si.Name + "@" + si.Version
 }
 
-const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded] | --har] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE"
+const exportSynopsis = "export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded] | --har] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE|-"
 
 func runExport(args []string, s streams) error {
 	fs := newFlags("export", exportSynopsis, s)
@@ -296,6 +299,11 @@ func runExport(args []string, s streams) error {
 		if filtered {
 			return usageErrorf("export: --salvage and --filter do not go together: salvage, then export the salvaged file with --filter")
 		}
+		if fs.Arg(0) == stdinName {
+			// Salvage goes on past damage where it lies in a file; a pipe
+			// read once has nothing to go back to.
+			return usageErrorf("export: --salvage reads a damaged file where it lies; save stdin to a FILE.jsonl and salvage that")
+		}
 		err := exportSalvaged(fs.Arg(0), sessions, *out, s, opts)
 		if red != nil {
 			red.summary(s.Err)
@@ -306,6 +314,8 @@ func runExport(args []string, s streams) error {
 	switch {
 	case filtered:
 		err = exportFiltered(fs.Arg(0), *filter, sessions, *out, s, opts)
+	case fs.Arg(0) == stdinName:
+		err = exportStdin(sessions, *out, s, opts)
 	default:
 		err = writeExport(*out, s.Out, func(w io.Writer) error { return store.Export(fs.Arg(0), w, sessions, opts...) })
 	}
@@ -318,10 +328,24 @@ func runExport(args []string, s streams) error {
 	return err
 }
 
+// exportStdin writes the named sessions (all when none are named) of the
+// JSONL export on stdin as export of the file would: with options (a
+// redaction) a changed copy.
+func exportStdin(sessions []string, out string, s streams, opts []store.ExportOption) error {
+	tape, err := readStdin("export", s.In)
+	if err != nil {
+		return err
+	}
+	if err := tape.Pick(stdinLabel, sessions); err != nil {
+		return err
+	}
+	return writeExport(out, s.Out, func(w io.Writer) error { return store.WriteJSONL(w, tape, opts...) })
+}
+
 // exportScript writes the script script.FromTape makes of the sessions
 // (all when none is named), after red's blanking if any, with opts.
 func exportScript(path string, sessions []string, out string, s streams, red *exportRedactor, opts []script.FromTapeOption) error {
-	tape, err := loadForExport(path, sessions, red)
+	tape, err := loadForExport(path, sessions, red, s.In)
 	if err != nil {
 		return err
 	}
@@ -336,13 +360,13 @@ func exportScript(path string, sessions []string, out string, s streams, red *ex
 }
 
 // loadForExport loads the sessions (all when none is named) of the
-// cassette at path whole, after red's blanking if any.
-func loadForExport(path string, sessions []string, red *exportRedactor) (*store.Tape, error) {
-	tape, err := store.Load(path)
+// cassette at path (or "-", on in) whole, after red's blanking if any.
+func loadForExport(path string, sessions []string, red *exportRedactor, in io.Reader) (*store.Tape, error) {
+	tape, err := loadRecording("export", path, in)
 	if err != nil {
 		return nil, err
 	}
-	if err := tape.Pick(path, sessions); err != nil {
+	if err := tape.Pick(label(path), sessions); err != nil {
 		return nil, err
 	}
 	if red != nil {
@@ -360,7 +384,7 @@ func loadForExport(path string, sessions []string, red *exportRedactor) (*store.
 // and names each session it leaves out on stderr. No HTTP session at all
 // is an error, and then nothing is written.
 func exportHAR(path string, sessions []string, out string, s streams, red *exportRedactor) error {
-	tape, err := loadForExport(path, sessions, red)
+	tape, err := loadForExport(path, sessions, red, s.In)
 	if err != nil {
 		return err
 	}
@@ -371,9 +395,9 @@ func exportHAR(path string, sessions []string, out string, s streams, red *expor
 	}
 	switch {
 	case len(tape.Sessions) == 0:
-		return fmt.Errorf("export --har: %s holds no session", path)
+		return fmt.Errorf("export --har: %s holds no session", label(path))
 	case len(skipped) == len(tape.Sessions):
-		return fmt.Errorf("export --har: %s: no HTTP or WebSocket session to write, only %s", path, strings.Join(which, ", "))
+		return fmt.Errorf("export --har: %s: no HTTP or WebSocket session to write, only %s", label(path), strings.Join(which, ", "))
 	case len(skipped) > 0:
 		fmt.Fprintf(s.Err, "mcpspy: export: left out of the HAR, not HTTP or WebSocket: %s\n", strings.Join(which, ", "))
 	}
@@ -449,11 +473,11 @@ func exportFiltered(path, expr string, sessions []string, out string, s streams,
 	if err != nil {
 		return err
 	}
-	m, src, err := inspector.Open(path)
+	m, src, err := openRecording("export", path, s)
 	if err != nil {
 		return err
 	}
-	scopes, err := exportScopes(m, path, sessions)
+	scopes, err := exportScopes(m, label(path), sessions)
 	if err != nil {
 		return err
 	}
@@ -579,27 +603,17 @@ func runImport(args []string, s streams) error {
 	return importTape(tape, fs.Arg(0), *out, s)
 }
 
-// stdinName is the FILE of import that means stdin, as for tar and curl:
-// mcpspy export --filter … a.db | mcpspy import -o b.db -.
-const stdinName = "-"
-
 // importStdin imports the JSONL export on stdin. A HAR is not taken
 // there: its bodies may be in files beside it, and a pipe has no beside.
 func importStdin(out string, s streams, harFlags bool) error {
-	const name = "stdin"
-	in := bufio.NewReader(s.In)
-	head, _ := in.Peek(512)
-	if store.LooksLikeZip(head) || looksLikeHAR(head) {
-		return usageErrorf("import: stdin holds a HAR; save it to a FILE.har and import that (a HAR's bodies may be in files beside it)")
+	tape, err := readStdin("import", s.In)
+	if err != nil {
+		return err
 	}
 	if harFlags {
 		return usageErrorf("import: --redact, --redact-value and --no-redact are for a HAR file; a JSONL export was redacted when it was recorded (mcpspy export --redact blanks more)")
 	}
-	tape, err := store.ReadJSONL(in, name)
-	if err != nil {
-		return err
-	}
-	return importTape(tape, name, out, s)
+	return importTape(tape, stdinLabel, out, s)
 }
 
 // importTape adds tape, read from name, to the cassette out, and says

@@ -37,6 +37,9 @@ func runDiff(args []string, s streams) error {
 	if fs.NArg() != 2 {
 		return usageErrorf("diff: want two cassettes, A and B, not %d", fs.NArg())
 	}
+	if err := oneStdin("diff", fs.Args()); err != nil {
+		return err
+	}
 	if err := cli.NonEmpty("diff", "ignore", "a member name", *ignore); err != nil {
 		return err
 	}
@@ -52,14 +55,14 @@ func runDiff(args []string, s streams) error {
 	var sides [2][]*store.TapeSession
 	var labels [2]string
 	for i, path := range fs.Args() {
-		tape, err := store.Load(path)
+		tape, err := loadRecording("diff", path, s.In)
 		if err != nil {
 			return err
 		}
-		if sides[i], err = diffSide(tape, path, want[i]); err != nil {
+		if sides[i], err = diffSide(tape, label(path), want[i]); err != nil {
 			return err
 		}
-		labels[i] = path + " " + sideLabel(sides[i])
+		labels[i] = label(path) + " " + sideLabel(sides[i])
 	}
 	var diffs []replay.Difference
 	if len(sides[0]) == 1 && len(sides[1]) == 1 {
@@ -267,10 +270,13 @@ type sourceSession struct {
 // loadSessions reads each cassette and returns the sessions named in ids
 // in each (none: every session of every cassette), in order. A cassette
 // without sessions, or without one named, is an error.
-func loadSessions(sources, ids []string) ([]sourceSession, error) {
+func loadSessions(cmd string, sources, ids []string, in io.Reader) ([]sourceSession, error) {
+	if err := oneStdin(cmd, sources); err != nil {
+		return nil, err
+	}
 	var out []sourceSession
 	for _, source := range sources {
-		t, err := loadTape(source, ids)
+		t, err := loadTape(cmd, source, ids, in)
 		if err != nil {
 			return nil, err
 		}
@@ -309,12 +315,14 @@ func (t sourceTape) shows(id string) bool {
 // loadTape reads a cassette whole, for a command that needs all of it
 // even when --session picks some sessions (lint's cross-session checks),
 // and picks those named in ids as export does (store.Tape.Pick). A
-// cassette without sessions, or without one named, is an error.
-func loadTape(source string, ids []string) (sourceTape, error) {
-	tape, err := store.Load(source)
+// cassette without sessions, or without one named, is an error. A
+// source "-" is the JSONL export on in, named stdin.
+func loadTape(cmd, source string, ids []string, in io.Reader) (sourceTape, error) {
+	tape, err := loadRecording(cmd, source, in)
 	if err != nil {
 		return sourceTape{}, err
 	}
+	source = label(source)
 	t := sourceTape{source: source, tape: tape}
 	if len(ids) == 0 {
 		if len(tape.Sessions) == 0 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -114,25 +113,6 @@ func runShow(ctx context.Context, args []string, s streams) error {
 		fmt.Fprintln(s.Err, "mcpspy: show: no client request or notification shown, so no command to print")
 	}
 	return err
-}
-
-// openRecording opens the recording at path for show or inspect (cmd),
-// or, for "-", the JSONL export on stdin, as tshark -r - reads a capture
-// from a pipe (mcpspy export --filter … | mcpspy show -). A HAR is not
-// taken there, as import does not take one.
-func openRecording(cmd, path string, s streams) (*inspector.Model, inspector.Source, error) {
-	if path != stdinName {
-		return inspector.Open(path)
-	}
-	in := bufio.NewReader(s.In)
-	if head, _ := in.Peek(512); store.LooksLikeZip(head) || looksLikeHAR(head) {
-		return nil, nil, usageErrorf("%s: stdin holds a HAR; save it to a FILE.har and %s that", cmd, cmd)
-	}
-	tape, err := store.ReadJSONL(in, "stdin")
-	if err != nil {
-		return nil, nil, err
-	}
-	return inspector.OpenTape("stdin", tape)
 }
 
 // emptyNote says that the recording at path holds no what ("session",

@@ -53,6 +53,9 @@ func runLint(args []string, s streams) error {
 	if len(positional) == 0 {
 		return usageErrorf("lint: no CASSETTE")
 	}
+	if err := oneStdin("lint", positional); err != nil {
+		return err
+	}
 	// Each cassette is checked whole, so that a retry recorded in another
 	// session than its call is judged; --session only picks what is shown.
 	// One that cannot be read does not keep the others from being checked:
@@ -62,7 +65,7 @@ func runLint(args []string, s streams) error {
 	var unread []error
 	nSessions := 0
 	for _, path := range positional {
-		c, err := loadTape(path, sessions)
+		c, err := loadTape("lint", path, sessions, s.In)
 		if err != nil {
 			unread = append(unread, err)
 			continue

@@ -48,7 +48,8 @@ CASSETTE is a cassette (.db) that record writes. A command that only reads
 one (inspect, show, ls, export, diff, rerun, lint) also reads a JSONL export
 (.jsonl) or a HAR (.har, or the .zip Playwright's recordHar writes one into).
 -o - is stdout where the output is text (export, wrap); the CASSETTE - of
-inspect and show, and import's FILE -, are a JSONL export on stdin.
+a command that reads one (diff's A or B, rerun's SOURCE), and import's
+FILE -, are a JSONL export on stdin.
 
 Run "mcpspy help COMMAND" (or "mcpspy COMMAND -h") for a command's flags,
 "mcpspy --version" for the version.

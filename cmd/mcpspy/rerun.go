@@ -84,7 +84,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		return usageErrorf("rerun: --header is for --upstream URL, not a stdio server")
 	}
 
-	jobs, err := loadSessions(positional, sessions)
+	jobs, err := loadSessions("rerun", positional, sessions, s.In)
 	if err != nil {
 		return err
 	}

@@ -444,13 +444,7 @@ func TestMcpspy_ShowStdin(t *testing.T) {
 			t.Errorf("show %v -: exit %d, stderr %q, stdout:\n%s\nwant what show of the file prints:\n%s", args, code, stderr, got, want)
 		}
 	}
-	for _, tt := range []struct {
-		name  string
-		stdin []byte
-		args  []string
-		code  int
-		want  string
-	}{
+	for _, tt := range []stdinCase{
 		{"a HAR", har, []string{"-"}, 2, "mcpspy: show: stdin holds a HAR; save it to a FILE.har and show that\n"},
 		{"--follow", jsonl, []string{"--follow", "-"}, 2, "mcpspy: show: --follow needs a .db cassette; stdin is read whole, as a JSONL export\n"},
 		{"nothing", nil, []string{"-"}, 0, "mcpspy: show: stdin holds no message\n"},

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptape/mcptape/internal/cli"
+)
+
+// runIn runs mcpspy with stdin as its standard input.
+func runIn(stdin []byte, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, streams{In: bytes.NewReader(stdin), Out: &out, Err: &errb})
+	return cli.ExitCode("mcpspy", err, &errb), out.String(), errb.String()
+}
+
+// readShipped reads a shipped cassette's bytes, to pipe to a command.
+func readShipped(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(shippedCassette(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// stdinCase is a command run with stdin, the exit it should give and
+// what its stderr should hold.
+type stdinCase struct {
+	name  string
+	stdin []byte
+	args  []string
+	code  int
+	want  string
+}
+
+// Every command that reads a CASSETTE reads "-" as the JSONL export on
+// stdin and prints what it prints for the file, named stdin where it
+// names the file.
+func TestMcpspy_ReadersTakeStdin(t *testing.T) {
+	path := shippedCassette(t, "everything-stdio.jsonl")
+	http := shippedCassette(t, "everything-http.jsonl")
+	jsonl := readShipped(t, "everything-stdio.jsonl")
+	har := readShipped(t, "everything-http.har")
+	db := shippedCassette(t, "everything-stdio.db")
+	for _, tt := range []struct {
+		name  string
+		file  []string // the command on the file
+		stdin []string // the same on stdin
+	}{
+		{"ls", []string{"ls", path}, []string{"ls", "-"}},
+		{"ls --json", []string{"ls", "--json", path}, []string{"ls", "--json", "-"}},
+		{"export", []string{"export", path}, []string{"export", "-"}},
+		{"export --session --redact", []string{"export", "--session", "everything", "--redact", "message", path}, []string{"export", "--session", "everything", "--redact", "message", "-"}},
+		{"export --filter", []string{"export", "--filter", "tool:echo", path}, []string{"export", "--filter", "tool:echo", "-"}},
+		{"export --script", []string{"export", "--script", path}, []string{"export", "--script", "-"}},
+		{"diff A", []string{"diff", "--all", path, http}, []string{"diff", "--all", "-", http}},
+		{"diff B", []string{"diff", "--all", http, path}, []string{"diff", "--all", http, "-"}},
+		{"lint", []string{"lint", path}, []string{"lint", "-"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wantCode, stdout, stderr := runCaptured(tt.file...)
+			// The file is named by its path, or in a note by its name.
+			want := strings.NewReplacer(path, "stdin", filepath.Base(path), "stdin").Replace(stdout + stderr)
+			code, stdout, stderr := runIn(jsonl, tt.stdin...)
+			if got := stdout + stderr; code != wantCode || got != want || want == "" {
+				t.Errorf("%v: exit %d, output:\n%s\nwant exit %d and:\n%s", tt.stdin, code, got, wantCode, want)
+			}
+		})
+	}
+	// What a reading command cannot do with stdin it refuses with the reason.
+	for _, tt := range []stdinCase{
+		{"ls a HAR", har, []string{"ls", "-"}, 2, "mcpspy: ls: stdin holds a HAR; save it to a FILE.har and ls that"},
+		{"export a HAR", har, []string{"export", "-"}, 2, "mcpspy: export: stdin holds a HAR; save it to a FILE.har and export that"},
+		{"export --har of a HAR", har, []string{"export", "--har", "-"}, 2, "mcpspy: export: stdin holds a HAR"},
+		{"export --salvage", jsonl, []string{"export", "--salvage", "-"}, 2, "mcpspy: export: --salvage reads a damaged file where it lies; save stdin to a FILE.jsonl and salvage that"},
+		{"export no such session", jsonl, []string{"export", "--session", "s9", "-"}, 1, `stdin`},
+		{"diff both", jsonl, []string{"diff", "-", "-"}, 2, "mcpspy: diff: - (stdin) given 2 times; stdin holds one recording, so name a file for the others"},
+		{"diff a HAR", har, []string{"diff", db, "-"}, 2, "mcpspy: diff: stdin holds a HAR"},
+		{"lint twice", jsonl, []string{"lint", "-", db, "-"}, 2, "mcpspy: lint: - (stdin) given 2 times"},
+		{"lint a broken line", []byte("{\"session\":\n"), []string{"lint", "-"}, 1, "mcpspy: stdin:1: bad JSONL cassette"},
+		{"ls nothing", nil, []string{"ls", "-"}, 0, "mcpspy: ls: stdin holds no session"},
+		// rerun reads its SOURCE before it starts the server: the
+		// session it was asked for is looked for on stdin.
+		{"rerun", jsonl, []string{"rerun", "--session", "s9", "-", "--", "true"}, 1, `session "s9"`},
+		{"rerun twice", jsonl, []string{"rerun", "-", "-", "--", "true"}, 2, "mcpspy: rerun: - (stdin) given 2 times"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runIn(tt.stdin, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "-: cassette does not exist") {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
