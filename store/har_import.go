@@ -956,6 +956,12 @@ func LoadHAR(path string) (*Tape, error) {
 	if err != nil {
 		return nil, err
 	}
+	return tapeOfHAR(got), nil
+}
+
+// tapeOfHAR makes a tape of an imported HAR, its sessions numbered s1, s2,
+// … and their handshakes noted, as a cassette's are.
+func tapeOfHAR(got *HARImport) *Tape {
 	t := &Tape{Sessions: got.Sessions}
 	for i := range t.Sessions {
 		s := &t.Sessions[i]
@@ -966,14 +972,14 @@ func LoadHAR(path string) (*Tape, error) {
 			ObserveHandshake(&s.Info, m, &sum)
 		}
 	}
-	return t, nil
+	return t
 }
 
 // WholeFile says whether path names a file that is read whole, a JSONL
-// export or a HAR, rather than a cassette opened where it lies: by its
-// name, as every command tells them apart.
+// export, a HAR or a pipe, rather than a cassette opened where it lies:
+// as KindOf, which every command asks, decides.
 func WholeFile(path string) bool {
-	return strings.EqualFold(filepath.Ext(path), ".jsonl") || IsHARPath(path)
+	return KindOf(path) != KindDB
 }
 
 // IsHARPath says whether path names a HAR: a .har, or a .zip, the

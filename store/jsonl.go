@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -296,12 +295,15 @@ func notADirectory(path string) error {
 	return nil
 }
 
-// Load reads a cassette (.db) or an export (.jsonl) whole.
+// Load reads a recording whole: a cassette, an export, a HAR, or what a
+// pipe holds, as KindOf decides.
 func Load(path string) (*Tape, error) {
-	if IsHARPath(path) {
+	switch KindOf(path) {
+	case KindHAR:
 		return LoadHAR(path)
-	}
-	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+	case KindStream:
+		return loadStream(path)
+	case KindJSONL:
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, err

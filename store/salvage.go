@@ -8,7 +8,6 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -118,10 +117,10 @@ const maxBlindProbe = 4096
 // altogether: a file that does not open, is not a cassette, or a failed
 // write to w.
 func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) (*SalvageReport, error) {
-	if IsHARPath(path) {
+	switch KindOf(path) {
+	case KindHAR:
 		return nil, fmt.Errorf("%s: a HAR is read whole or not at all: export it without --salvage", path)
-	}
-	if strings.EqualFold(filepath.Ext(path), ".jsonl") {
+	case KindJSONL, KindStream:
 		return salvageJSONL(path, w, sessions, opts)
 	}
 	src, detours, cleanup, err := detourLoops(path)

@@ -408,3 +408,22 @@ func TestRun_CheckScriptWithByteOrderMark(t *testing.T) {
 		t.Errorf("check: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// A cassette saved without a telling name (mcpspy export x.db > bug) is a
+// SOURCE as it is under its own; a file that holds no recording stays an
+// unknown kind.
+func TestCheck_UnnamedCassette(t *testing.T) {
+	for _, u := range peertest.ShippedUnnamed(t) {
+		if code, stdout, stderr := runWith(t, "", "check", u.Path); code != 0 || !strings.HasPrefix(stdout, u.Path+": ") {
+			t.Errorf("check %s (%s): exit %d, stdout %q, stderr %q", u.Path, u.Shipped, code, stdout, stderr)
+		}
+	}
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes")
+	if err := os.WriteFile(notes, []byte("what the server did\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runWith(t, "", "check", notes); code != 2 || !strings.Contains(stderr, "unknown kind") {
+		t.Errorf("check notes: exit %d, stderr %q; want 2 and unknown kind", code, stderr)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/fallback"
 	"github.com/mcptape/mcptape/replay/script"
+	"github.com/mcptape/mcptape/store"
 )
 
 const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--watch] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] [--http-sessions auto|on|off] SOURCE...
@@ -179,13 +180,18 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// sourceKind tells cassettes from scripts by extension.
+// sourceKind tells cassettes from scripts by extension. A name that says
+// neither is a cassette when it holds one, or is a pipe (serve
+// <(mcpspy export …)), as mcpspy reads it (store.KindOf).
 func sourceKind(path string) (string, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".db", ".jsonl", ".har", ".zip": // a .zip: a HAR in a zip archive, as Playwright's recordHar writes
 		return "cassette", nil
 	case ".yaml", ".yml", ".json":
 		return "script", nil
+	}
+	if store.Recognized(path) {
+		return "cassette", nil
 	}
 	return "", usageErrorf("source %q: unknown kind (want a cassette .db, .jsonl, .har or a .zip of a HAR, or a script .yaml, .yml or .json)", path)
 }

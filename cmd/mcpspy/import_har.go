@@ -26,17 +26,7 @@ func isHAR(f *os.File, path string) bool {
 	if store.LooksLikeZip(head[:n]) {
 		return true
 	}
-	return looksLikeHAR(head[:n])
-}
-
-// looksLikeHAR says whether a file's first bytes are a JSON document
-// whose first member is "log".
-func looksLikeHAR(head []byte) bool {
-	t := strings.TrimLeft(string(head), " \t\r\n\ufeff")
-	if !strings.HasPrefix(t, "{") {
-		return false
-	}
-	return strings.HasPrefix(strings.TrimLeft(t[1:], " \t\r\n"), `"log"`)
+	return store.LooksLikeHAR(head[:n])
 }
 
 // importHAR adds the MCP traffic of a HAR to the cassette at out, each

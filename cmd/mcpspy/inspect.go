@@ -121,7 +121,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 // scripts) are left out, so a HAR saved from the wrong tab reads as empty.
 func emptyNote(cmd, path, what string) string {
 	note := fmt.Sprintf("mcpspy: %s: %s holds no %s", cmd, path, what)
-	if store.IsHARPath(path) {
+	if store.KindOf(path) == store.KindHAR {
 		note += " (a HAR's entries that carry no MCP traffic are left out)"
 	}
 	return note

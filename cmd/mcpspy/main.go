@@ -47,6 +47,8 @@ Usage:
 CASSETTE is a cassette (.db) that record writes. A command that only reads
 one (inspect, show, ls, export, diff, rerun, lint) also reads a JSONL export
 (.jsonl) or a HAR (.har, or the .zip Playwright's recordHar writes one into).
+A file whose name says none of these (no extension, /dev/fd/63 of a shell's
+<(mcpspy export x.db)) is read as what it holds; a named one as its name says.
 -o - is stdout where the output is text (export, wrap); the CASSETTE - of
 a command that reads one (diff's A or B, rerun's SOURCE), and import's
 FILE -, are a JSONL export on stdin.

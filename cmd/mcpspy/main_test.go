@@ -208,17 +208,7 @@ func TestMcpspy_ExportImportRoundTrip(t *testing.T) {
 // its own export: refused, and the file is left as it was.
 func TestMcpspy_OutputOverInput(t *testing.T) {
 	dir := t.TempDir()
-	copyOf := func(name string) string {
-		b, err := os.ReadFile(shippedCassette(t, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	copyOf := func(name string) string { return peertest.ShippedAs(t, name, dir, name) }
 	db, jsonl := copyOf("everything-stdio.db"), copyOf("everything-stdio.jsonl")
 	before := map[string][]byte{}
 	for _, p := range []string{db, jsonl} {

@@ -28,7 +28,7 @@ func label(path string) string {
 // beside.
 func readStdin(cmd string, in io.Reader) (*store.Tape, error) {
 	r := bufio.NewReader(in)
-	if head, _ := r.Peek(512); store.LooksLikeZip(head) || looksLikeHAR(head) {
+	if head, _ := r.Peek(512); store.LooksLikeZip(head) || store.LooksLikeHAR(head) {
 		return nil, usageErrorf("%s: stdin holds a HAR; save it to a FILE.har and %s that", cmd, cmd)
 	}
 	return store.ReadJSONL(r, stdinLabel)

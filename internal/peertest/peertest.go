@@ -32,6 +32,41 @@ func ModuleRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
+// ShippedAs copies the shipped recording cassettes/name to dir under
+// as, for a test of how a file is read under another name, and returns
+// its path.
+func ShippedAs(tb testing.TB, name, dir, as string) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(ModuleRoot(), "cassettes", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(dir, as)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// Unnamed is a shipped recording copied under a name that says nothing
+// of its kind.
+type Unnamed struct {
+	Shipped string // its name under cassettes/
+	Path    string // the copy, named for its kind without the dot: db, jsonl, har
+}
+
+// ShippedUnnamed copies a shipped cassette, export and HAR into a new
+// directory, each without its extension.
+func ShippedUnnamed(tb testing.TB) []Unnamed {
+	tb.Helper()
+	dir := tb.TempDir()
+	var out []Unnamed
+	for _, name := range []string{"everything-stdio.db", "everything-stdio.jsonl", "everything-http.har"} {
+		out = append(out, Unnamed{name, ShippedAs(tb, name, dir, strings.TrimPrefix(filepath.Ext(name), "."))})
+	}
+	return out
+}
+
 // NPMDir returns testdata/npm with its packages installed. On a fresh
 // clone the first test to ask installs them from the lockfile (`npm ci`),
 // under a file lock so that test packages running in parallel install once.

@@ -1,0 +1,138 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Kind is how a recording is read: where it lies (a bbolt cassette), or
+// whole (a JSONL export, a HAR).
+type Kind int
+
+const (
+	// KindDB is a bbolt cassette, opened where it lies. A file that is
+	// nothing this package reads is one too: the open says what is wrong.
+	KindDB Kind = iota
+	// KindJSONL is a JSONL export, read whole.
+	KindJSONL
+	// KindHAR is an HTTP Archive, or the zip recordHar writes one into.
+	KindHAR
+	// KindStream is a pipe or a device (/dev/fd/63 of a shell's <(…),
+	// /dev/stdin): read once, so what it holds is decided as it is read.
+	KindStream
+)
+
+// sniffLen is how much of a file KindOf reads to decide: enough for the
+// meta page's magic and a JSON document's first member past white space.
+const sniffLen = 512
+
+// KindOf decides how the recording at path is read, the one place every
+// reading command asks. A telling name decides: .db (and a script's
+// .yaml, .yml, .json, which the open refuses with a word on scripts),
+// .jsonl, .har and .zip. Any other name is decided by what the file
+// holds (sniff), so that a cassette or an export saved without its
+// extension reads as it did. A pipe or a device, whatever its name, is
+// KindStream. A name that does not open is KindDB, whose open gives the
+// one-line "does not exist".
+func KindOf(path string) Kind {
+	k, _ := kindOf(path)
+	return k
+}
+
+// Recognized says whether what KindOf decides of path comes from the file
+// itself: a pipe, or a file that holds a recording. A name that is
+// neither (x.txt of notes, a missing file) is not.
+func Recognized(path string) bool {
+	_, ok := kindOf(path)
+	return ok
+}
+
+// kindOf is KindOf, and whether the file's content or type decided it.
+func kindOf(path string) (Kind, bool) {
+	st, err := os.Stat(path)
+	if err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return KindStream, true
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl":
+		return KindJSONL, false
+	case ".har", ".zip":
+		return KindHAR, false
+	case ".db", ".yaml", ".yml", ".json":
+		return KindDB, false
+	}
+	if err != nil || st.IsDir() {
+		return KindDB, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return KindDB, false
+	}
+	defer f.Close()
+	head := make([]byte, sniffLen)
+	n, _ := f.ReadAt(head, 0)
+	return sniff(head[:n])
+}
+
+// sniff decides a recording's kind by its first bytes: bbolt's magic, a
+// zip archive's, a JSON document whose first member is "log" (a HAR), or
+// other JSON text (an export's lines begin {"session"). Anything else is
+// left to the bbolt open to refuse, and not recognized.
+func sniff(head []byte) (Kind, bool) {
+	switch {
+	case len(head) >= 20 && (binary.LittleEndian.Uint32(head[16:]) == bboltMagic || binary.BigEndian.Uint32(head[16:]) == bboltMagic):
+		return KindDB, true
+	case LooksLikeZip(head), LooksLikeHAR(head):
+		return KindHAR, true
+	case bytes.HasPrefix(jsonStart(head), []byte("{")):
+		return KindJSONL, true
+	}
+	return KindDB, false
+}
+
+// jsonStart is head past a UTF-8 byte order mark and white space.
+func jsonStart(head []byte) []byte {
+	return bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\ufeff")), " \t\r\n")
+}
+
+// LooksLikeHAR says whether a file's first bytes are a JSON document
+// whose first member is "log", as a HAR's is (a JSONL export's lines
+// begin with "session").
+func LooksLikeHAR(head []byte) bool {
+	t := jsonStart(head)
+	if !bytes.HasPrefix(t, []byte("{")) {
+		return false
+	}
+	return bytes.HasPrefix(bytes.TrimLeft(t[1:], " \t\r\n"), []byte(`"log"`))
+}
+
+// loadStream reads the recording a pipe or a device at path holds,
+// whole, deciding by its first bytes what it is. A cassette and a zip
+// are refused: bbolt and zip both need to seek, which a pipe cannot.
+func loadStream(path string) (*Tape, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	head, _ := r.Peek(sniffLen)
+	switch {
+	case LooksLikeZip(head):
+		return nil, fmt.Errorf("%s: a zip archive (a HAR in one) cannot be read from a pipe, which cannot seek: save it to a FILE.zip and read that", path)
+	case LooksLikeHAR(head):
+		got, err := ImportHAR(r, path, HARImportOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return tapeOfHAR(got), nil
+	case len(head) > 0 && !bytes.HasPrefix(jsonStart(head), []byte("{")):
+		return nil, fmt.Errorf("%s: %w (not a JSONL export, and a bbolt cassette cannot be read from a pipe: name the .db itself)", path, ErrNotCassette)
+	}
+	return ReadJSONL(r, path)
+}
