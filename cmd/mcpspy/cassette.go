@@ -568,7 +568,7 @@ func runImport(args []string, s streams) error {
 		return err
 	}
 	if fs.Arg(0) == stdinName {
-		return importStdin(*out, s, len(redact) > 0 || len(redactValue) > 0 || *noRedact)
+		return importPiped(stdinLabel, s.In, *out, s, len(redact) > 0 || len(redactValue) > 0 || *noRedact)
 	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {
@@ -577,6 +577,11 @@ func runImport(args []string, s streams) error {
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		return fmt.Errorf("import: %s is a directory, not a JSONL export or a HAR", fs.Arg(0))
+	}
+	if store.KindOf(fs.Arg(0)) == store.KindStream {
+		// import <(mcpspy export …): read once, as stdin is; the sniffing
+		// below would eat the start of it.
+		return importPiped(fs.Arg(0), f, *out, s, len(redact) > 0 || len(redactValue) > 0 || *noRedact)
 	}
 	if isHAR(f, fs.Arg(0)) {
 		return importHAR(fs.Arg(0), *out, redact, redactValue, *noRedact, s)
@@ -603,17 +608,18 @@ func runImport(args []string, s streams) error {
 	return importTape(tape, fs.Arg(0), *out, s)
 }
 
-// importStdin imports the JSONL export on stdin. A HAR is not taken
-// there: its bodies may be in files beside it, and a pipe has no beside.
-func importStdin(out string, s streams, harFlags bool) error {
-	tape, err := readStdin("import", s.In)
+// importPiped imports the JSONL export in the pipe in, named name (stdin,
+// /dev/fd/63). A HAR is not taken there: its bodies may be in files beside
+// it, and a pipe has no beside.
+func importPiped(name string, in io.Reader, out string, s streams, harFlags bool) error {
+	tape, err := readPiped("import", name, in)
 	if err != nil {
 		return err
 	}
 	if harFlags {
 		return usageErrorf("import: --redact, --redact-value and --no-redact are for a HAR file; a JSONL export was redacted when it was recorded (mcpspy export --redact blanks more)")
 	}
-	return importTape(tape, stdinLabel, out, s)
+	return importTape(tape, name, out, s)
 }
 
 // importTape adds tape, read from name, to the cassette out, and says

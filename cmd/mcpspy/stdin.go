@@ -23,15 +23,20 @@ func label(path string) string {
 	return path
 }
 
-// readStdin reads the JSONL export on in for cmd, whole. A HAR is not
-// taken there: its bodies may be in files beside it, and a pipe has no
-// beside.
+// readStdin reads the JSONL export on in for cmd, whole.
 func readStdin(cmd string, in io.Reader) (*store.Tape, error) {
+	return readPiped(cmd, stdinLabel, in)
+}
+
+// readPiped reads the JSONL export in a pipe named name for cmd, whole.
+// A HAR is not taken there: its bodies may be in files beside it, and a
+// pipe has no beside.
+func readPiped(cmd, name string, in io.Reader) (*store.Tape, error) {
 	r := bufio.NewReader(in)
 	if head, _ := r.Peek(512); store.LooksLikeZip(head) || store.LooksLikeHAR(head) {
-		return nil, usageErrorf("%s: stdin holds a HAR; save it to a FILE.har and %s that", cmd, cmd)
+		return nil, usageErrorf("%s: %s holds a HAR; save it to a FILE.har and %s that", cmd, name, cmd)
 	}
-	return store.ReadJSONL(r, stdinLabel)
+	return store.ReadJSONL(r, name)
 }
 
 // loadRecording reads the recording at path whole for cmd, or for "-"
