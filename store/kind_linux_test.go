@@ -3,9 +3,10 @@ package store
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // A pipe (a shell's <(mcpspy export x.db), /dev/stdin) is read once, so
@@ -26,24 +27,12 @@ func TestLoad_Pipe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { r.Close() })
-			done := make(chan error, 1)
-			go func() {
-				_, err := w.Write(b)
-				w.Close()
-				done <- err
-			}()
-			path := "/dev/fd/" + strconv.Itoa(int(r.Fd()))
+			path, done := peertest.PipePath(t, b)
 			if got := KindOf(path); got != KindStream {
 				t.Errorf("KindOf = %d, want KindStream", got)
 			}
 			tape, err := Load(path)
-			r.Close() // a refused cassette is not read to its end: let the writer go
-			<-done
+			done() // a refused cassette is not read to its end: let the writer go
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatal(err)

@@ -1,36 +1,25 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcptape/mcptape/internal/peertest"
 )
 
 // runOnPipe runs mcpspy with the path of a pipe holding b (as a shell's
 // <(…) names it, /dev/fd/63) in place of "PIPE" among args.
 func runOnPipe(t *testing.T, b []byte, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := w.Write(b)
-		w.Close()
-		done <- err
-	}()
-	path := "/dev/fd/" + strconv.Itoa(int(r.Fd()))
+	path, done := peertest.PipePath(t, b)
 	for i, a := range args {
 		if a == "PIPE" {
 			args[i] = path
 		}
 	}
 	code, stdout, stderr = runCaptured(args...)
-	r.Close() // a command that did not read the pipe to its end lets the writer go
-	<-done
+	done()
 	return code, strings.ReplaceAll(stdout, path, "PIPE"), strings.ReplaceAll(stderr, path, "PIPE")
 }
 
