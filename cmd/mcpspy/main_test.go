@@ -353,7 +353,7 @@ func TestMcpspy_Help(t *testing.T) {
 		t.Errorf("mcpspy -h does not say what a CASSETTE may be:\n%s", stdout)
 	}
 	code, stdout, stderr := runCaptured("ls", "--bogus")
-	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "Usage: mcpspy ls [--json] CASSETTE...\n") {
+	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "Usage: mcpspy ls [--json] CASSETTE...|-\n") {
 		t.Errorf("ls --bogus: exit %d, stdout %q, stderr %q; want 2, the usage on stderr", code, stdout, stderr)
 	}
 }
@@ -530,7 +530,8 @@ func TestMcpspy_ByteOrderMark(t *testing.T) {
 	if code, _, stderr := runCaptured("wrap", "--cassette", filepath.Join(dir, "c.db"), "-o", config, config); code != 0 {
 		t.Fatalf("wrap: exit %d, stderr %q", code, stderr)
 	}
-	if b, _ := os.ReadFile(config); !bytes.HasPrefix(b, []byte("\ufeff{\n  \"mcpServers\"")) || !bytes.Contains(b, []byte(`"record"`)) {
+	// wrap keeps the file's layout, and its mark.
+	if b, _ := os.ReadFile(config); !bytes.HasPrefix(b, []byte("\ufeff{\"mcpServers\": {\"a\": {\"command\": \"")) || !bytes.Contains(b, []byte(`"record"`)) {
 		t.Errorf("wrapped config:\n%s\nwant the mark, then the wrapped JSON", b)
 	}
 }
