@@ -9,7 +9,16 @@ import (
 // WrapHostConfig puts mcpspy record in front of each server a host starts,
 // and says what it did with each.
 func ExampleWrapHostConfig() {
-	config := []byte(`{"mcpServers": {"files": {"command": "npx", "args": ["-y", "server-files"]}, "remote": {"url": "https://example.com/mcp"}}}`)
+	// The config keeps its own layout, and its comment: only the
+	// server's command and args change.
+	config := []byte(`{
+  "mcpServers": {
+    // files on this machine
+    "files": {"command": "npx", "args": ["-y", "server-files"]},
+    "remote": {"url": "https://example.com/mcp"}
+  }
+}
+`)
 	out, notes, err := recorder.WrapHostConfig(config, recorder.WrapOptions{Mcpspy: "/usr/local/bin/mcpspy", Cassette: "/tmp/host.db"})
 	if err != nil {
 		fmt.Println(err)
@@ -20,23 +29,9 @@ func ExampleWrapHostConfig() {
 	// Output:
 	// {
 	//   "mcpServers": {
-	//     "files": {
-	//       "command": "/usr/local/bin/mcpspy",
-	//       "args": [
-	//         "record",
-	//         "-o",
-	//         "/tmp/host.db",
-	//         "--session",
-	//         "files",
-	//         "--",
-	//         "npx",
-	//         "-y",
-	//         "server-files"
-	//       ]
-	//     },
-	//     "remote": {
-	//       "url": "https://example.com/mcp"
-	//     }
+	//     // files on this machine
+	//     "files": {"command": "/usr/local/bin/mcpspy", "args": ["record", "-o", "/tmp/host.db", "--session", "files", "--", "npx", "-y", "server-files"]},
+	//     "remote": {"url": "https://example.com/mcp"}
 	//   }
 	// }
 	// files: records into /tmp/host.db as session "files"
