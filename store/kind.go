@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,8 +23,10 @@ const (
 	KindJSONL
 	// KindHAR is an HTTP Archive, or the zip recordHar writes one into.
 	KindHAR
-	// KindStream is a pipe or a device (/dev/fd/63 of a shell's <(…),
-	// /dev/stdin): read once, so what it holds is decided as it is read.
+	// KindStream is a pipe or a socket (/dev/fd/63 of a shell's <(…),
+	// /dev/stdin fed by a pipe): read once, so what it holds is decided
+	// as it is read. A device (/dev/null, a terminal) is no recording,
+	// and is refused as not a file, as before.
 	KindStream
 )
 
@@ -36,7 +39,7 @@ const sniffLen = 512
 // .yaml, .yml, .json, which the open refuses with a word on scripts),
 // .jsonl, .har and .zip. Any other name is decided by what the file
 // holds (sniff), so that a cassette or an export saved without its
-// extension reads as it did. A pipe or a device, whatever its name, is
+// extension reads as it did. A pipe or a socket, whatever its name, is
 // KindStream. A name that does not open is KindDB, whose open gives the
 // one-line "does not exist".
 func KindOf(path string) Kind {
@@ -55,7 +58,7 @@ func Recognized(path string) bool {
 // kindOf is KindOf, and whether the file's content or type decided it.
 func kindOf(path string) (Kind, bool) {
 	st, err := os.Stat(path)
-	if err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+	if err == nil && st.Mode()&(fs.ModeNamedPipe|fs.ModeSocket) != 0 {
 		return KindStream, true
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
