@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/utf8bom"
 )
 
 // Kind is how a recording is read: where it lies (a bbolt cassette), or
@@ -100,7 +103,8 @@ func sniff(head []byte) (Kind, bool) {
 
 // jsonStart is head past a UTF-8 byte order mark and white space.
 func jsonStart(head []byte) []byte {
-	return bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\ufeff")), " \t\r\n")
+	t := utf8bom.Trim(head)
+	return t[jsonrpc.SkipWS(t, 0):]
 }
 
 // LooksLikeHAR says whether a file's first bytes are a JSON document
@@ -111,10 +115,10 @@ func LooksLikeHAR(head []byte) bool {
 	if !bytes.HasPrefix(t, []byte("{")) {
 		return false
 	}
-	return bytes.HasPrefix(bytes.TrimLeft(t[1:], " \t\r\n"), []byte(`"log"`))
+	return bytes.HasPrefix(t[jsonrpc.SkipWS(t, 1):], []byte(`"log"`))
 }
 
-// loadStream reads the recording a pipe or a device at path holds,
+// loadStream reads the recording a pipe or a socket at path holds,
 // whole, deciding by its first bytes what it is. A cassette and a zip
 // are refused: bbolt and zip both need to seek, which a pipe cannot.
 func loadStream(path string) (*Tape, error) {
