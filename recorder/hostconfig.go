@@ -31,11 +31,21 @@ type WrapOptions struct {
 	Unwrap bool
 	// ServerAt finds where the server's command starts in the arguments
 	// of mcpspy record (those after "record"), ok=false when they are not
-	// a stdio recording's. mcpspy record takes the command with or
-	// without "--", so only its own flag parsing knows; nil looks for the
-	// "--" that wrap writes.
-	ServerAt func(recordArgs []string) (at int, ok bool)
+	// a stdio recording's, and whether they set KeepArgsFlag. mcpspy
+	// record takes the command with or without "--", so only its own
+	// flag parsing knows; nil reads the form wrap writes: the flag right
+	// after "record", the command after "--".
+	ServerAt func(recordArgs []string) (at int, keepArgs, ok bool)
 }
+
+// KeepArgsFlag is the flag of mcpspy record that wrap writes for a server
+// whose entry has an empty "args" list of its own, so that unwrap keeps
+// that list and drops only one that wrap added: the wrapped entries look
+// the same otherwise. It goes where the host passes it to mcpspy, since
+// a host may reject a key of the entry it does not know; record ignores
+// it. A configuration an older mcpspy wrapped lacks it, and unwrap drops
+// an args list it empties there, as it always did.
+const KeepArgsFlag = "--unwrap-keeps-args"
 
 // WrapNote says what became of one server.
 type WrapNote struct {
@@ -130,13 +140,23 @@ func (e hostEntry) lookup(name string) (field, bool) {
 // raw is a field's value as JSON (its comments blanked).
 func (e hostEntry) raw(f field) []byte { return e.plain[f.value.start:f.value.end] }
 
+// written is the JSON text at s as the configuration has it. For a
+// string it is what the host decodes, escapes and all: comments are
+// outside strings, so the configuration and its plain copy agree there.
+func (e hostEntry) written(s span) string { return string(e.config[s.start:s.end]) }
+
 // commandChange is what wrap or unwrap does to a server's command line:
 // the command is replaced, and arguments are put in front of the args or
-// taken from their front.
+// taken from their front. command and prepend are JSON text: the server's
+// command moves between command and args as the user wrote it, escapes
+// and all, so that unwrap gives back the bytes wrap took.
 type commandChange struct {
 	command  string
 	prepend  []string
 	dropArgs int
+	// keepArgs: when taking dropArgs leaves no args, the list stays,
+	// empty, as the user wrote it; otherwise wrap added it, and it goes.
+	keepArgs bool
 }
 
 // edits turns a change into edits of the configuration as written, in
@@ -144,7 +164,7 @@ type commandChange struct {
 // list of one per line go one per line, at the same indentation.
 func (e hostEntry) edits(c commandChange) []edit {
 	command, _ := e.lookup("command") // serverCommand found it
-	edits := []edit{{command.value, marshal(c.command)}}
+	edits := []edit{{command.value, c.command}}
 	args, found := e.lookup("args")
 	var elems []span
 	if found {
@@ -152,26 +172,30 @@ func (e hostEntry) edits(c commandChange) []edit {
 	}
 	switch {
 	case len(c.prepend) > 0 && !found:
-		edits = append(edits, e.addArgs(`"args": `+stringArray(c.prepend, ", "))...)
+		edits = append(edits, e.addArgs(`"args": [`+strings.Join(c.prepend, ", ")+"]")...)
 	case len(c.prepend) > 0 && len(elems) == 0:
 		inside := args.value.start + 1
-		edits = append(edits, edit{span{inside, inside}, strings.Join(quoteAll(c.prepend), ", ")})
+		edits = append(edits, edit{span{inside, inside}, strings.Join(c.prepend, ", ")})
 	case len(c.prepend) > 0:
 		sep := ", "
 		if brk, ok := newLine(e.config, elems[0].start); ok {
 			sep = "," + brk
 		}
-		edits = append(edits, edit{span{elems[0].start, elems[0].start}, strings.Join(quoteAll(c.prepend), sep) + sep})
+		edits = append(edits, edit{span{elems[0].start, elems[0].start}, strings.Join(c.prepend, sep) + sep})
 	case c.dropArgs < len(elems):
 		edits = append(edits, edit{span{elems[0].start, elems[c.dropArgs].start}, ""})
 	case c.dropArgs > 0:
 		// The server has no arguments of its own: the args wrap added
-		// go, unless a comment is in the way; then the list is emptied.
-		if drop := e.removeArgs(args); drop != nil {
-			edits = append(edits, drop...)
-		} else {
-			edits = append(edits, edit{span{elems[0].start, elems[len(elems)-1].end}, ""})
+		// go, unless the user's entry had an empty list (keepArgs) or a
+		// comment is in the way; then the list is emptied.
+		var drop []edit
+		if !c.keepArgs {
+			drop = e.removeArgs(args)
 		}
+		if drop == nil {
+			drop = []edit{{span{elems[0].start, elems[len(elems)-1].end}, ""}}
+		}
+		edits = append(edits, drop...)
 	}
 	slices.SortStableFunc(edits, func(a, b edit) int { return a.where.start - b.where.start })
 	return edits
@@ -265,10 +289,6 @@ func quoteAll(ss []string) []string {
 	return q
 }
 
-func stringArray(ss []string, sep string) string {
-	return "[" + strings.Join(quoteAll(ss), sep) + "]"
-}
-
 // serverCommand reads a server's command and args; without one it
 // returns why not (a remote server has none; a hand edit may have left
 // one that is not a string).
@@ -289,24 +309,25 @@ func serverCommand(entry hostEntry) (command string, args []string, why string) 
 }
 
 // recordedBy says whether a server's command line is mcpspy record's,
-// and where the server's own command starts in args. A build named
-// otherwise (mcpspy.exe, mcpspy-1.2) still counts.
-func recordedBy(command string, args []string, o WrapOptions) (serverAt int, ok bool) {
+// where the server's own command starts in args, and whether record has
+// KeepArgsFlag. A build named otherwise (mcpspy.exe, mcpspy-1.2) still
+// counts.
+func recordedBy(command string, args []string, o WrapOptions) (serverAt int, keepArgs, ok bool) {
 	if !strings.HasPrefix(filepath.Base(command), "mcpspy") || len(args) == 0 || args[0] != "record" {
-		return 0, false
+		return 0, false, false
 	}
 	if o.ServerAt != nil {
-		at, ok := o.ServerAt(args[1:])
+		at, keepArgs, ok := o.ServerAt(args[1:])
 		if !ok || 1+at >= len(args) {
-			return 0, false
+			return 0, false, false
 		}
-		return 1 + at, true
+		return 1 + at, keepArgs, true
 	}
 	dash := slices.Index(args, "--")
 	if dash < 0 || dash+1 >= len(args) {
-		return 0, false
+		return 0, false, false
 	}
-	return dash + 1, true
+	return dash + 1, args[1] == KeepArgsFlag, true
 }
 
 func wrapServer(name string, entry hostEntry, o WrapOptions) (*commandChange, string) {
@@ -321,10 +342,16 @@ func wrapServer(name string, entry hostEntry, o WrapOptions) (*commandChange, st
 		}
 		return nil, "left as it is: " + why
 	}
-	if _, wrapped := recordedBy(command, args, o); wrapped {
+	if _, _, wrapped := recordedBy(command, args, o); wrapped {
 		return nil, "left as it is: mcpspy records it already"
 	}
-	change := &commandChange{command: o.Mcpspy, prepend: []string{"record", "-o", o.Cassette, "--session", name, "--", command}}
+	record := []string{"record"}
+	if args != nil && len(args) == 0 {
+		record = append(record, KeepArgsFlag)
+	}
+	record = append(record, "-o", o.Cassette, "--session", name, "--")
+	f, _ := entry.lookup("command") // serverCommand found it
+	change := &commandChange{command: marshal(o.Mcpspy), prepend: append(quoteAll(record), entry.written(f.value))}
 	return change, fmt.Sprintf("records into %s as session %q", o.Cassette, name)
 }
 
@@ -333,9 +360,11 @@ func unwrapServer(entry hostEntry, o WrapOptions) (*commandChange, string) {
 	if why != "" {
 		return nil, "left as it is: mcpspy does not record it"
 	}
-	at, wrapped := recordedBy(command, args, o)
+	at, keepArgs, wrapped := recordedBy(command, args, o)
 	if !wrapped {
 		return nil, "left as it is: mcpspy does not record it"
 	}
-	return &commandChange{command: args[at], dropArgs: at + 1}, "starts without mcpspy again"
+	f, _ := entry.lookup("args") // recordedBy found the server's command there
+	elems, _ := arrayElements(entry.plain, f.value)
+	return &commandChange{command: entry.written(elems[at]), dropArgs: at + 1, keepArgs: keepArgs}, "starts without mcpspy again"
 }

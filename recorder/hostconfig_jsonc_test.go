@@ -15,6 +15,8 @@ var jsoncOptions = WrapOptions{Mcpspy: "/bin/mcpspy", Cassette: "/c.db"}
 // stay byte for byte, and unwrap gives back the file as it was.
 func TestWrapHostConfig_JSONC(t *testing.T) {
 	const rec = `"record", "-o", "/c.db", "--session", "a", "--", `
+	// An empty args list of the user's own is marked, for unwrap to keep.
+	const recKeep = `"record", "--unwrap-keeps-args", "-o", "/c.db", "--session", "a", "--", `
 	tests := []struct {
 		name, config, want string
 		back               string // what unwrap gives back, when not config
@@ -58,9 +60,8 @@ func TestWrapHostConfig_JSONC(t *testing.T) {
 		{
 			"args before command",
 			`{"servers": {"a": {"type": "stdio", "args": [], "command": "node"}}}`,
-			`{"servers": {"a": {"type": "stdio", "args": [` + rec + `"node"], "command": "/bin/mcpspy"}}}`,
-			// An empty args goes, as one that wrap added would.
-			`{"servers": {"a": {"type": "stdio", "command": "node"}}}`,
+			`{"servers": {"a": {"type": "stdio", "args": [` + recKeep + `"node"], "command": "/bin/mcpspy"}}}`,
+			"",
 		},
 		{
 			"args one per line stay one per line",
@@ -71,7 +72,7 @@ func TestWrapHostConfig_JSONC(t *testing.T) {
 		{
 			"empty args",
 			`{"servers": {"a": {"args": [ ], "command": "node"}}}`,
-			`{"servers": {"a": {"args": [` + rec + `"node" ], "command": "/bin/mcpspy"}}}`,
+			`{"servers": {"a": {"args": [` + recKeep + `"node" ], "command": "/bin/mcpspy"}}}`,
 			"",
 		},
 		{
@@ -251,7 +252,7 @@ func FuzzStripJSONC(f *testing.F) {
 // FuzzWrapHostConfig: whatever the configuration, wrap writes JSONC,
 // wrapping that again changes nothing, and unwrapping it writes JSONC.
 func FuzzWrapHostConfig(f *testing.F) {
-	for _, s := range []string{vscodeConfig, claudeConfig, `{"servers": {"a": {"command": "x", "args": [/*a*/],},},}`, "{\"servers\": {\"a\": {\n \"args\": [],\n \"command\": \"x\" // c\n}}}"} {
+	for _, s := range []string{vscodeConfig, claudeConfig, `{"servers": {"a": {"command": "x", "args": [/*a*/],},},}`, "{\"servers\": {\"a\": {\n \"args\": [],\n \"command\": \"x\" // c\n}}}", `{"servers": {"a": {"command": "\/x\u0079", "args": [/*a*/]}}}`, `{"servers": {"a": {"command": "mcpspy", "args": ["record", "--unwrap-keeps-args", "--", "\u0078"]}}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/cli"
@@ -28,7 +29,10 @@ type recordOptions struct {
 	insecure bool
 	grace    time.Duration
 	fsync    bool
-	command  []string
+	// unwrapKeepsArgs is recorder.KeepArgsFlag: a note wrap leaves for
+	// unwrap, with no effect on recording.
+	unwrapKeepsArgs bool
+	command         []string
 	// redactValue are the --redact-value patterns, values what they
 	// compile to (nil when there are none).
 	redactValue multiFlag
@@ -58,6 +62,8 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the upstream's TLS certificate")
 	fs.BoolVar(&o.fsync, "fsync", false, "fsync every group commit, so the cassette also survives a power cut (slower); either way a killed\n"+
 		"mcpspy loses only what was not yet committed (a message waits at most 25 ms plus one commit)")
+	fs.BoolVar(&o.unwrapKeepsArgs, strings.TrimPrefix(recorder.KeepArgsFlag, "--"), false, "no effect on recording: wrap writes it for a server whose entry has an empty \"args\" list, so\n"+
+		"that wrap --unwrap keeps that list")
 	fs.DurationVar(&o.grace, "grace", 5*time.Second, "stdio: how long each shutdown step (close stdin, SIGTERM) waits for the server to exit")
 
 	// The server's command line starts after "--", or at the first

@@ -137,11 +137,11 @@ func mcpspyPath(given string, stderr io.Writer) (string, error) {
 
 // recordServerAt finds the server's command in mcpspy record's arguments
 // as record itself does, "--" or not, for wrap to know a server it
-// records already.
-func recordServerAt(args []string) (int, bool) {
+// records already, and whether they set recorder.KeepArgsFlag.
+func recordServerAt(args []string) (at int, keepArgs, ok bool) {
 	o, err := parseRecord(args, streams{Out: io.Discard, Err: io.Discard})
 	if err != nil || len(o.command) == 0 {
-		return 0, false
+		return 0, false, false
 	}
-	return len(args) - len(o.command), true
+	return len(args) - len(o.command), o.unwrapKeepsArgs, true
 }

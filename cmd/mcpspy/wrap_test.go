@@ -30,7 +30,9 @@ func TestMcpspy_Wrap(t *testing.T) {
 	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
 	for _, form := range []struct{ key, entry, rest string }{
 		{"mcpServers", `{"command": ` + quote(server) + `, "env": {"X": "1"}}`, `"other": true`},
-		{"servers", `{"type": "stdio", "command": ` + quote(server) + `, "env": {"X": "1"}}`, `"inputs": [], "other": true`},
+		// An empty args list puts recorder.KeepArgsFlag into the command
+		// line the host starts.
+		{"servers", `{"type": "stdio", "command": ` + quote(server) + `, "args": [], "env": {"X": "1"}}`, `"inputs": [], "other": true`},
 	} {
 		t.Run(form.key, func(t *testing.T) {
 			testWrap(t, spy, server, form.key, `{"`+form.key+`": {"echoer": `+form.entry+`}, `+form.rest+`}`)
@@ -78,6 +80,9 @@ func testWrap(t *testing.T, spy, server, key, original string) {
 	back := serverEntry(t, config, key, "echoer")
 	if back.Command != server || len(back.Args) != 0 || back.Env["X"] != "1" {
 		t.Errorf("after --unwrap: %+v", back)
+	}
+	if b, _ := os.ReadFile(config); string(b) != original {
+		t.Errorf("after --unwrap:\n%s\nwant\n%s", b, original)
 	}
 }
 
@@ -321,5 +326,61 @@ func TestMcpspy_WrapJSONC(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(config); string(after) != broken {
 		t.Errorf("the file changed on error:\n%q", after)
+	}
+}
+
+// wrap then --unwrap, in place, gives back the user's file byte for
+// byte, with record's own flag parsing finding the server's command: an
+// empty args list stays, a server without args gets none, and escapes
+// JSON does not need stay in the command and args.
+func TestMcpspy_WrapRoundTrip(t *testing.T) {
+	tests := []struct{ name, config string }{
+		{"empty args", `{"mcpServers": {"a": {"command": "node", "args": []}}, "other": true}`},
+		{"absent args", `{"mcpServers": {"a": {"command": "node"}}, "other": true}`},
+		{"escaped command", `{"mcpServers": {"a": {"command": "C:\/bin\/srv", "args": ["x"]}}, "other": true}`},
+		{"escaped command, no args", `{"mcpServers": {"a": {"command": "\u0073rv"}}, "other": true}`},
+		{"escaped args", `{"mcpServers": {"a": {"command": "srv", "args": ["\u002dv", "a\/b"]}}, "other": true}`},
+		{"JSONC with comments", "{\n  // mine\n  \"servers\": {\n    \"a\": {\n      \"command\": /* local */ \"n\\/ode\",\n      \"args\": [ /* none */ ],\n    },\n  },\n}\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			config := filepath.Join(dir, "mcp.json")
+			if err := os.WriteFile(config, []byte(tt.config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			runText(t, "wrap", "--mcpspy", "/usr/local/bin/mcpspy", "--cassette", filepath.Join(dir, "w.db"), "-o", config, config)
+			wrapped, _ := os.ReadFile(config)
+			runText(t, "wrap", "--unwrap", "-o", config, config)
+			if back, _ := os.ReadFile(config); string(back) != tt.config {
+				t.Errorf("wrap then --unwrap:\n got %q\nwant %q\nwrapped %q", back, tt.config, wrapped)
+			}
+		})
+	}
+}
+
+// record's flag parsing says where the server's command starts and
+// whether wrap marked an empty args list, however the flags are written;
+// a session so named is no mark.
+func TestMcpspy_RecordServerAtKeepArgs(t *testing.T) {
+	tests := []struct {
+		name         string
+		args         []string
+		at           int
+		keepArgs, ok bool
+	}{
+		{"as wrap writes it", []string{"--unwrap-keeps-args", "-o", "/c.db", "--session", "a", "--", "node"}, 6, true, true},
+		{"=true, among the flags, no --", []string{"-o", "/c.db", "-unwrap-keeps-args=true", "node"}, 3, true, true},
+		{"not given", []string{"-o", "/c.db", "--session", "a", "--", "node"}, 5, false, true},
+		{"a session so named", []string{"--session", "--unwrap-keeps-args", "--", "node"}, 3, false, true},
+		{"no command", []string{"--unwrap-keeps-args", "--"}, 0, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			at, keepArgs, ok := recordServerAt(tt.args)
+			if at != tt.at || keepArgs != tt.keepArgs || ok != tt.ok {
+				t.Errorf("recordServerAt(%q) = %d, %v, %v; want %d, %v, %v", tt.args, at, keepArgs, ok, tt.at, tt.keepArgs, tt.ok)
+			}
+		})
 	}
 }
