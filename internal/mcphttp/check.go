@@ -48,12 +48,8 @@ func CheckParams(h http.Header, frame []byte, params []ParamHeader) error {
 	if len(params) == 0 {
 		return nil
 	}
-	var f struct {
-		Params struct {
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(frame, &f) != nil {
+	arguments, ok := argumentsOf(frame)
+	if !ok {
 		return nil // not an object: the JSON-RPC layer says so
 	}
 	for _, p := range params {
@@ -65,7 +61,7 @@ func CheckParams(h http.Header, frame []byte, params []ParamHeader) error {
 		if len(values) > 0 {
 			got = values[0]
 		}
-		arg := lookup(f.Params.Arguments, p.Path)
+		arg := lookup(arguments, p.Path)
 		where := strings.Join(p.Path, ".")
 		if len(arg) == 0 || string(arg) == "null" {
 			if present {
