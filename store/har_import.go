@@ -476,6 +476,9 @@ func harFile(files fs.FS, name string) ([]byte, error) {
 	if files == nil {
 		return nil, fmt.Errorf("it is in _file %q, and no files beside the HAR are read here %s", name, where)
 	}
+	if _, ok := files.(pipeDir); ok {
+		return nil, fmt.Errorf("it is in _file %q, and a HAR read from a pipe has no directory beside it to read that from: save the HAR where its files are and name the .har %s", name, where)
+	}
 	b, err := fs.ReadFile(files, name)
 	if err != nil {
 		return nil, fmt.Errorf("_file: %w %s", err, where)

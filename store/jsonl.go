@@ -302,7 +302,12 @@ func Load(path string) (*Tape, error) {
 	case KindHAR:
 		return LoadHAR(path)
 	case KindStream:
-		return loadStream(path)
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return ReadStream(f, path)
 	case KindJSONL:
 		f, err := os.Open(path)
 		if err != nil {

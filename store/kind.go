@@ -1,10 +1,7 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/binary"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -91,7 +88,7 @@ func kindOf(path string) (Kind, bool) {
 // left to the bbolt open to refuse, and not recognized.
 func sniff(head []byte) (Kind, bool) {
 	switch {
-	case len(head) >= 20 && (binary.LittleEndian.Uint32(head[16:]) == bboltMagic || binary.BigEndian.Uint32(head[16:]) == bboltMagic):
+	case looksLikeBbolt(head):
 		return KindDB, true
 	case LooksLikeZip(head), LooksLikeHAR(head):
 		return KindHAR, true
@@ -116,30 +113,4 @@ func LooksLikeHAR(head []byte) bool {
 		return false
 	}
 	return bytes.HasPrefix(t[jsonrpc.SkipWS(t, 1):], []byte(`"log"`))
-}
-
-// loadStream reads the recording a pipe or a socket at path holds,
-// whole, deciding by its first bytes what it is. A cassette and a zip
-// are refused: bbolt and zip both need to seek, which a pipe cannot.
-func loadStream(path string) (*Tape, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := bufio.NewReader(f)
-	head, _ := r.Peek(sniffLen)
-	switch {
-	case LooksLikeZip(head):
-		return nil, fmt.Errorf("%s: a zip archive (a HAR in one) cannot be read from a pipe, which cannot seek: save it to a FILE.zip and read that", path)
-	case LooksLikeHAR(head):
-		got, err := ImportHAR(r, path, HARImportOptions{})
-		if err != nil {
-			return nil, err
-		}
-		return tapeOfHAR(got), nil
-	case len(head) > 0 && !bytes.HasPrefix(jsonStart(head), []byte("{")):
-		return nil, fmt.Errorf("%s: %w (not a JSONL export, and a bbolt cassette cannot be read from a pipe: name the .db itself)", path, ErrNotCassette)
-	}
-	return ReadJSONL(r, path)
 }

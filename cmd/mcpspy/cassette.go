@@ -130,12 +130,13 @@ func checkCassetteOut(cmd, flag, path string) error {
 }
 
 // listSessions reads each session's info and message count. From a .db it
-// reads no message at all; a .jsonl, or "-" (in), has to be read whole.
+// reads no message at all; a .jsonl, a HAR, or "-" (in), has to be read
+// whole.
 func listSessions(path string, in io.Reader) ([]store.SessionInfo, []int, error) {
 	var infos []store.SessionInfo
 	var counts []int
 	if path == stdinName || store.WholeFile(path) {
-		tape, err := loadRecording("ls", path, in)
+		tape, err := loadRecording(path, in)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -329,10 +330,10 @@ func runExport(args []string, s streams) error {
 }
 
 // exportStdin writes the named sessions (all when none are named) of the
-// JSONL export on stdin as export of the file would: with options (a
-// redaction) a changed copy.
+// recording on stdin (an export or a HAR) as export of the file would:
+// with options (a redaction) a changed copy.
 func exportStdin(sessions []string, out string, s streams, opts []store.ExportOption) error {
-	tape, err := readStdin("export", s.In)
+	tape, err := readStdin(s.In)
 	if err != nil {
 		return err
 	}
@@ -362,7 +363,7 @@ func exportScript(path string, sessions []string, out string, s streams, red *ex
 // loadForExport loads the sessions (all when none is named) of the
 // cassette at path (or "-", on in) whole, after red's blanking if any.
 func loadForExport(path string, sessions []string, red *exportRedactor, in io.Reader) (*store.Tape, error) {
-	tape, err := loadRecording("export", path, in)
+	tape, err := loadRecording(path, in)
 	if err != nil {
 		return nil, err
 	}
@@ -473,7 +474,7 @@ func exportFiltered(path, expr string, sessions []string, out string, s streams,
 	if err != nil {
 		return err
 	}
-	m, src, err := openRecording("export", path, s)
+	m, src, err := openRecording(path, s)
 	if err != nil {
 		return err
 	}
@@ -568,7 +569,7 @@ func runImport(args []string, s streams) error {
 		return err
 	}
 	if fs.Arg(0) == stdinName {
-		return importPiped(stdinLabel, s.In, *out, s, len(redact) > 0 || len(redactValue) > 0 || *noRedact)
+		return importPiped(stdinLabel, s.In, *out, redact, redactValue, *noRedact, s)
 	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {
@@ -581,7 +582,7 @@ func runImport(args []string, s streams) error {
 	if store.KindOf(fs.Arg(0)) == store.KindStream {
 		// import <(mcpspy export …): read once, as stdin is; the sniffing
 		// below would eat the start of it.
-		return importPiped(fs.Arg(0), f, *out, s, len(redact) > 0 || len(redactValue) > 0 || *noRedact)
+		return importPiped(fs.Arg(0), f, *out, redact, redactValue, *noRedact, s)
 	}
 	if isHAR(f, fs.Arg(0)) {
 		return importHAR(fs.Arg(0), *out, redact, redactValue, *noRedact, s)
@@ -608,18 +609,25 @@ func runImport(args []string, s streams) error {
 	return importTape(tape, fs.Arg(0), *out, s)
 }
 
-// importPiped imports the JSONL export in the pipe in, named name (stdin,
-// /dev/fd/63). A HAR is not taken there: its bodies may be in files beside
-// it, and a pipe has no beside.
-func importPiped(name string, in io.Reader, out string, s streams, harFlags bool) error {
-	tape, err := readPiped("import", name, in)
+// importPiped imports the recording in the pipe in, named name (stdin,
+// /dev/fd/63): a JSONL export, or a HAR redacted as a .har is, read as
+// every command reads a pipe (store.ImportStream).
+func importPiped(name string, in io.Reader, out string, redact, redactValue []string, noRedact bool, s streams) error {
+	opts, err := harImportOptions(redact, redactValue, noRedact)
 	if err != nil {
 		return err
 	}
-	if harFlags {
-		return usageErrorf("import: --redact, --redact-value and --no-redact are for a HAR file; a JSONL export was redacted when it was recorded (mcpspy export --redact blanks more)")
+	got, err := store.ImportStream(in, name, opts)
+	if err != nil {
+		return err
 	}
-	return importTape(tape, name, out, s)
+	if got.HAR != nil {
+		return recordHAR(got.HAR, name, out, s)
+	}
+	if len(redact) > 0 || len(redactValue) > 0 || noRedact {
+		return usageErrorf("import: --redact, --redact-value and --no-redact are for a HAR; a JSONL export was redacted when it was recorded (mcpspy export --redact blanks more)")
+	}
+	return importTape(got.Tape, name, out, s)
 }
 
 // importTape adds tape, read from name, to the cassette out, and says

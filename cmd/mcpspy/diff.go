@@ -55,7 +55,7 @@ func runDiff(args []string, s streams) error {
 	var sides [2][]*store.TapeSession
 	var labels [2]string
 	for i, path := range fs.Args() {
-		tape, err := loadRecording("diff", path, s.In)
+		tape, err := loadRecording(path, s.In)
 		if err != nil {
 			return err
 		}
@@ -316,9 +316,9 @@ func (t sourceTape) shows(id string) bool {
 // even when --session picks some sessions (lint's cross-session checks),
 // and picks those named in ids as export does (store.Tape.Pick). A
 // cassette without sessions, or without one named, is an error. A
-// source "-" is the JSONL export on in, named stdin.
+// source "-" is the recording on in (an export or a HAR), named stdin.
 func loadTape(cmd, source string, ids []string, in io.Reader) (sourceTape, error) {
-	tape, err := loadRecording(cmd, source, in)
+	tape, err := loadRecording(source, in)
 	if err != nil {
 		return sourceTape{}, err
 	}

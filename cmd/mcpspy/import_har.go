@@ -33,25 +33,41 @@ func isHAR(f *os.File, path string) bool {
 // session recorded as mcpspy record would have (a fresh session id, its
 // handshake noted), credentials redacted unless noRedact.
 func importHAR(path, out string, redact, redactValue []string, noRedact bool, s streams) error {
-	if err := checkRedactNames("import", redact); err != nil {
-		return err
-	}
-	values, err := valuePatterns("import", redactValue)
+	opts, err := harImportOptions(redact, redactValue, noRedact)
 	if err != nil {
 		return err
-	}
-	headers, err := httpRedactor("import", redact, redactValue, values, noRedact)
-	if err != nil {
-		return err
-	}
-	opts := store.HARImportOptions{Rewrite: recorder.Rewriter(redact, values)}
-	if headers != nil {
-		opts.Redact = headers
 	}
 	got, err := store.ReadHARFile(path, opts)
 	if err != nil {
 		return err
 	}
+	return recordHAR(got, path, out, s)
+}
+
+// harImportOptions are the import's --redact, --redact-value and
+// --no-redact as a HAR import reads them; a bad one is a usage error.
+func harImportOptions(redact, redactValue []string, noRedact bool) (store.HARImportOptions, error) {
+	if err := checkRedactNames("import", redact); err != nil {
+		return store.HARImportOptions{}, err
+	}
+	values, err := valuePatterns("import", redactValue)
+	if err != nil {
+		return store.HARImportOptions{}, err
+	}
+	headers, err := httpRedactor("import", redact, redactValue, values, noRedact)
+	if err != nil {
+		return store.HARImportOptions{}, err
+	}
+	opts := store.HARImportOptions{Rewrite: recorder.Rewriter(redact, values)}
+	if headers != nil {
+		opts.Redact = headers
+	}
+	return opts, nil
+}
+
+// recordHAR adds got, the MCP traffic of the HAR named path (a file, or
+// stdin), to the cassette at out, and says what it took and left out.
+func recordHAR(got *store.HARImport, path, out string, s streams) error {
 	if len(got.Sessions) == 0 {
 		empty := ""
 		if got.EmptyWebSockets > 0 {

@@ -104,8 +104,8 @@ func TestMcpspy_ImportSummary(t *testing.T) {
 }
 
 // import's FILE "-" is stdin, as for tar and curl, so that an export
-// pipes into a cassette; a HAR is not taken from a pipe (its bodies may
-// be in files beside it).
+// pipes into a cassette; a HAR on stdin is imported as the .har file is,
+// its credentials redacted unless --no-redact.
 func TestMcpspy_ImportStdin(t *testing.T) {
 	jsonl, err := os.ReadFile(shippedCassette(t, "everything-stdio.jsonl"))
 	if err != nil {
@@ -116,9 +116,9 @@ func TestMcpspy_ImportStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "piped.db")
-	importFrom := func(stdin []byte) (int, string) {
+	importFrom := func(stdin []byte, flags ...string) (int, string) {
 		var errb bytes.Buffer
-		err := run(context.Background(), []string{"import", "-o", out, "-"}, streams{In: bytes.NewReader(stdin), Out: io.Discard, Err: &errb})
+		err := run(context.Background(), append(append([]string{"import", "-o", out}, flags...), "-"), streams{In: bytes.NewReader(stdin), Out: io.Discard, Err: &errb})
 		return cli.ExitCode("mcpspy", err, &errb), errb.String()
 	}
 	if code, stderr := importFrom(jsonl); code != 0 || stderr != "mcpspy: import: 19 messages in 1 session from stdin\n" {
@@ -127,8 +127,22 @@ func TestMcpspy_ImportStdin(t *testing.T) {
 	if _, exported, _ := runCaptured("export", out); exported != string(jsonl) {
 		t.Error("the cassette imported from stdin exports other text than went in")
 	}
-	if code, stderr := importFrom(har); code != 2 || !strings.Contains(stderr, "import: stdin holds a HAR; save it to a FILE.har and import that") {
-		t.Errorf("a HAR on stdin: exit %d, stderr %q", code, stderr)
+	for _, flags := range [][]string{nil, {"--no-redact"}, {"--redact", "Mcp-Session-Id"}} {
+		harPath := shippedCassette(t, "everything-http.har")
+		fromFile, fromStdin := filepath.Join(t.TempDir(), "file.db"), filepath.Join(t.TempDir(), "stdin.db")
+		wantCode, _, want := runCaptured(append(append([]string{"import", "-o", fromFile}, flags...), harPath)...)
+		want = strings.NewReplacer(harPath, "stdin", fromFile, fromStdin).Replace(want)
+		code, _, stderr := runIn(har, append(append([]string{"import", "-o", fromStdin}, flags...), "-")...)
+		if code != wantCode || stderr != want || wantCode != 0 {
+			t.Errorf("a HAR on stdin, %v: exit %d, stderr %q; want exit %d and %q", flags, code, stderr, wantCode, want)
+		}
+		_, wantText, _ := runCaptured("export", fromFile)
+		if _, got, _ := runCaptured("export", fromStdin); got != wantText || !strings.Contains(got, `"session":"s1"`) {
+			t.Errorf("a HAR on stdin, %v: the cassette exports\n%s\nwant what the .har's import exports:\n%s", flags, got, wantText)
+		}
+	}
+	if code, stderr := importFrom(jsonl, "--redact", "token"); code != 2 || !strings.Contains(stderr, "import: --redact, --redact-value and --no-redact are for a HAR;") {
+		t.Errorf("--redact with an export on stdin: exit %d, stderr %q", code, stderr)
 	}
 	if code, stderr := importFrom([]byte("{\"session\":\n")); code != 1 || !strings.HasPrefix(stderr, "mcpspy: stdin:1: bad JSONL cassette") {
 		t.Errorf("a broken export on stdin: exit %d, stderr %q", code, stderr)

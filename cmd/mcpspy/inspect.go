@@ -34,7 +34,7 @@ func runInspect(ctx context.Context, args []string, s streams) error {
 		// pages what is piped to it.
 		var m *inspector.Model
 		var src inspector.Source
-		if m, src, err = openRecording("inspect", path, s); err == nil {
+		if m, src, err = openRecording(path, s); err == nil {
 			err = inspector.New(m, src, inspector.Options{Wait: s.Err}).Run(ctx)
 		}
 	} else {
@@ -82,7 +82,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if *resend && (*tools || *body || *httpMeta || *lintFlag) {
 		return usageErrorf("show: --resend prints commands in place of the lines; it takes --session, --filter and --follow, not --tools, --body, --http or --lint")
 	}
-	m, src, err := openRecording("show", path, s)
+	m, src, err := openRecording(path, s)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func followedCassette(fs *flag.FlagSet, args []string, follow *bool) (string, er
 	}
 	path := fs.Arg(0)
 	if *follow && path == stdinName {
-		return "", usageErrorf("%s: --follow needs a .db cassette; stdin is read whole, as a JSONL export", fs.Name())
+		return "", usageErrorf("%s: --follow needs a .db cassette; stdin is read whole, as a JSONL export or a HAR", fs.Name())
 	}
 	if *follow && store.WholeFile(path) {
 		return "", usageErrorf("%s: --follow needs a .db cassette; %s is read whole (a JSONL export or a HAR), which recorders do not write", fs.Name(), path)

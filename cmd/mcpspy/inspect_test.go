@@ -46,8 +46,10 @@ func TestRunInspect_Errors(t *testing.T) {
 }
 
 // inspect's CASSETTE "-" is read from stdin, as show's is (the keys come
-// from the terminal, as less takes them): a HAR piped to it is refused as
-// show refuses one, not taken for a file named "-"; --follow is refused.
+// from the terminal, as less takes them): a HAR piped to it is read as
+// show reads one, up to the terminal this test has not; what a pipe
+// cannot hold (a zip) is refused before the terminal is asked for, not
+// taken for a file named "-"; --follow is refused.
 // (What it shows is show's, which TestMcpspy_ShowStdin checks: this test
 // stops short of the terminal.)
 func TestRunInspect_Stdin(t *testing.T) {
@@ -55,18 +57,25 @@ func TestRunInspect_Stdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	zipped, err := os.ReadFile(filepath.Join("..", "..", "store", "testdata", "playwright-chromium.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
-		name string
-		args []string
-		want string
+		name  string
+		stdin []byte
+		args  []string
+		code  int
+		want  string
 	}{
-		{"a HAR", []string{"inspect", "-"}, "mcpspy: inspect: stdin holds a HAR; save it to a FILE.har and inspect that\n"},
-		{"--follow", []string{"inspect", "--follow", "-"}, "mcpspy: inspect: --follow needs a .db cassette; stdin is read whole, as a JSONL export\n"},
+		{"a HAR", har, []string{"inspect", "-"}, 1, "mcpspy: inspect needs a terminal: "},
+		{"a zip", zipped, []string{"inspect", "-"}, 1, "mcpspy: stdin: a zip archive (a HAR in one) cannot be read from a pipe, which cannot seek: save it to a FILE.zip and read that\n"},
+		{"--follow", har, []string{"inspect", "--follow", "-"}, 2, "mcpspy: inspect: --follow needs a .db cassette; stdin is read whole, as a JSONL export or a HAR\n"},
 	} {
 		var errb bytes.Buffer
-		err := run(context.Background(), tt.args, streams{In: bytes.NewReader(har), Out: &bytes.Buffer{}, Err: &errb})
-		if code := cli.ExitCode("mcpspy", err, &errb); code != 2 || lastBlock(errb.String()) != tt.want {
-			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", tt.name, code, errb.String(), tt.want)
+		err := run(context.Background(), tt.args, streams{In: bytes.NewReader(tt.stdin), Out: &bytes.Buffer{}, Err: &errb})
+		if code := cli.ExitCode("mcpspy", err, &errb); code != tt.code || !strings.HasPrefix(lastBlock(errb.String()), tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tt.name, code, errb.String(), tt.code, tt.want)
 		}
 	}
 }

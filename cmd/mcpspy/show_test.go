@@ -417,15 +417,12 @@ func TestMcpspy_ShowFollowWaitsForTheCassette(t *testing.T) {
 }
 
 // show's CASSETTE "-" is a JSONL export on stdin, as tshark -r - reads a
-// capture from a pipe: it prints what show of the same file prints. A
-// HAR, and --follow, are not taken from a pipe.
+// capture from a pipe: it prints what show of the same file prints (a HAR
+// too: TestMcpspy_ReadersTakeHAROnStdin). --follow is not taken from a
+// pipe.
 func TestMcpspy_ShowStdin(t *testing.T) {
 	path := shippedCassette(t, "everything-stdio.jsonl")
 	jsonl, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	har, err := os.ReadFile(shippedCassette(t, "everything-http.har"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,8 +442,7 @@ func TestMcpspy_ShowStdin(t *testing.T) {
 		}
 	}
 	for _, tt := range []stdinCase{
-		{"a HAR", har, []string{"-"}, 2, "mcpspy: show: stdin holds a HAR; save it to a FILE.har and show that\n"},
-		{"--follow", jsonl, []string{"--follow", "-"}, 2, "mcpspy: show: --follow needs a .db cassette; stdin is read whole, as a JSONL export\n"},
+		{"--follow", jsonl, []string{"--follow", "-"}, 2, "mcpspy: show: --follow needs a .db cassette; stdin is read whole, as a JSONL export or a HAR\n"},
 		{"nothing", nil, []string{"-"}, 0, "mcpspy: show: stdin holds no message\n"},
 		{"a broken line", []byte("{\"session\":\n"), []string{"-"}, 1, "mcpspy: stdin:1: bad JSONL cassette"},
 	} {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"io"
 
 	"github.com/mcptape/mcptape/inspector"
@@ -23,38 +22,29 @@ func label(path string) string {
 	return path
 }
 
-// readStdin reads the JSONL export on in for cmd, whole.
-func readStdin(cmd string, in io.Reader) (*store.Tape, error) {
-	return readPiped(cmd, stdinLabel, in)
+// readStdin reads the recording on in (a JSONL export or a HAR) whole,
+// through the store's one reader of pipes, so that "-" takes and refuses
+// what a named pipe (<(…)) does.
+func readStdin(in io.Reader) (*store.Tape, error) {
+	return store.ReadStream(in, stdinLabel)
 }
 
-// readPiped reads the JSONL export in a pipe named name for cmd, whole.
-// A HAR is not taken there: its bodies may be in files beside it, and a
-// pipe has no beside.
-func readPiped(cmd, name string, in io.Reader) (*store.Tape, error) {
-	r := bufio.NewReader(in)
-	if head, _ := r.Peek(512); store.LooksLikeZip(head) || store.LooksLikeHAR(head) {
-		return nil, usageErrorf("%s: %s holds a HAR; save it to a FILE.har and %s that", cmd, name, cmd)
-	}
-	return store.ReadJSONL(r, name)
-}
-
-// loadRecording reads the recording at path whole for cmd, or for "-"
-// the JSONL export on in.
-func loadRecording(cmd, path string, in io.Reader) (*store.Tape, error) {
+// loadRecording reads the recording at path whole, or for "-" the one on
+// in.
+func loadRecording(path string, in io.Reader) (*store.Tape, error) {
 	if path == stdinName {
-		return readStdin(cmd, in)
+		return readStdin(in)
 	}
 	return store.Load(path)
 }
 
 // openRecording opens the recording at path for a model (show, inspect,
-// export --filter), or for "-" the JSONL export on stdin.
-func openRecording(cmd, path string, s streams) (*inspector.Model, inspector.Source, error) {
+// export --filter), or for "-" the one on stdin.
+func openRecording(path string, s streams) (*inspector.Model, inspector.Source, error) {
 	if path != stdinName {
 		return inspector.Open(path)
 	}
-	tape, err := readStdin(cmd, s.In)
+	tape, err := readStdin(s.In)
 	if err != nil {
 		return nil, nil, err
 	}

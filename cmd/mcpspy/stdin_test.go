@@ -40,18 +40,13 @@ type stdinCase struct {
 
 // Every command that reads a CASSETTE reads "-" as the JSONL export on
 // stdin and prints what it prints for the file, named stdin where it
-// names the file.
+// names the file. (A HAR on stdin: TestMcpspy_ReadersTakeHAROnStdin.)
 func TestMcpspy_ReadersTakeStdin(t *testing.T) {
 	path := shippedCassette(t, "everything-stdio.jsonl")
 	http := shippedCassette(t, "everything-http.jsonl")
 	jsonl := readShipped(t, "everything-stdio.jsonl")
-	har := readShipped(t, "everything-http.har")
 	db := shippedCassette(t, "everything-stdio.db")
-	for _, tt := range []struct {
-		name  string
-		file  []string // the command on the file
-		stdin []string // the same on stdin
-	}{
+	readsAsFile(t, path, jsonl, []fileAndStdin{
 		{"ls", []string{"ls", path}, []string{"ls", "-"}},
 		{"ls --json", []string{"ls", "--json", path}, []string{"ls", "--json", "-"}},
 		{"export", []string{"export", path}, []string{"export", "-"}},
@@ -61,26 +56,12 @@ func TestMcpspy_ReadersTakeStdin(t *testing.T) {
 		{"diff A", []string{"diff", "--all", path, http}, []string{"diff", "--all", "-", http}},
 		{"diff B", []string{"diff", "--all", http, path}, []string{"diff", "--all", http, "-"}},
 		{"lint", []string{"lint", path}, []string{"lint", "-"}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			wantCode, stdout, stderr := runCaptured(tt.file...)
-			// The file is named by its path, or in a note by its name.
-			want := strings.NewReplacer(path, "stdin", filepath.Base(path), "stdin").Replace(stdout + stderr)
-			code, stdout, stderr := runIn(jsonl, tt.stdin...)
-			if got := stdout + stderr; code != wantCode || got != want || want == "" {
-				t.Errorf("%v: exit %d, output:\n%s\nwant exit %d and:\n%s", tt.stdin, code, got, wantCode, want)
-			}
-		})
-	}
+	})
 	// What a reading command cannot do with stdin it refuses with the reason.
 	for _, tt := range []stdinCase{
-		{"ls a HAR", har, []string{"ls", "-"}, 2, "mcpspy: ls: stdin holds a HAR; save it to a FILE.har and ls that"},
-		{"export a HAR", har, []string{"export", "-"}, 2, "mcpspy: export: stdin holds a HAR; save it to a FILE.har and export that"},
-		{"export --har of a HAR", har, []string{"export", "--har", "-"}, 2, "mcpspy: export: stdin holds a HAR"},
 		{"export --salvage", jsonl, []string{"export", "--salvage", "-"}, 2, "mcpspy: export: --salvage reads a damaged file where it lies; save stdin to a FILE.jsonl and salvage that"},
 		{"export no such session", jsonl, []string{"export", "--session", "s9", "-"}, 1, `stdin`},
 		{"diff both", jsonl, []string{"diff", "-", "-"}, 2, "mcpspy: diff: - (stdin) given 2 times; stdin holds one recording, so name a file for the others"},
-		{"diff a HAR", har, []string{"diff", db, "-"}, 2, "mcpspy: diff: stdin holds a HAR"},
 		{"lint twice", jsonl, []string{"lint", "-", db, "-"}, 2, "mcpspy: lint: - (stdin) given 2 times"},
 		{"lint a broken line", []byte("{\"session\":\n"), []string{"lint", "-"}, 1, "mcpspy: stdin:1: bad JSONL cassette"},
 		{"ls nothing", nil, []string{"ls", "-"}, 0, "mcpspy: ls: stdin holds no session"},
@@ -96,4 +77,47 @@ func TestMcpspy_ReadersTakeStdin(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fileAndStdin is a command on a file and the same command on stdin.
+type fileAndStdin struct {
+	name  string
+	file  []string
+	stdin []string
+}
+
+// readsAsFile checks that each command run on stdin holding the bytes of
+// the file at path prints what it prints for the file, named stdin where
+// it names the file (by its path, or in a note by its name).
+func readsAsFile(t *testing.T, path string, stdin []byte, cases []fileAndStdin) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			wantCode, stdout, stderr := runCaptured(tt.file...)
+			want := strings.NewReplacer(path, "stdin", filepath.Base(path), "stdin").Replace(stdout + stderr)
+			code, stdout, stderr := runIn(stdin, tt.stdin...)
+			if got := stdout + stderr; code != wantCode || got != want || want == "" {
+				t.Errorf("%v: exit %d, output:\n%s\nwant exit %d and:\n%s", tt.stdin, code, got, wantCode, want)
+			}
+		})
+	}
+}
+
+// A HAR on stdin (curl … | mcpspy ls -) is read as the .har it came
+// from, as a HAR in a named pipe (<(cat x.har)) is: every reading command
+// prints what it prints for the file, named stdin where it names the file.
+func TestMcpspy_ReadersTakeHAROnStdin(t *testing.T) {
+	path := shippedCassette(t, "everything-http.har")
+	other := shippedCassette(t, "everything-http.jsonl")
+	readsAsFile(t, path, readShipped(t, "everything-http.har"), []fileAndStdin{
+		{"ls", []string{"ls", path}, []string{"ls", "-"}},
+		{"ls --json", []string{"ls", "--json", path}, []string{"ls", "--json", "-"}},
+		{"export", []string{"export", path}, []string{"export", "-"}},
+		{"export --har", []string{"export", "--har", path}, []string{"export", "--har", "-"}},
+		{"export --filter", []string{"export", "--filter", "tool:echo", path}, []string{"export", "--filter", "tool:echo", "-"}},
+		{"export --script", []string{"export", "--script", path}, []string{"export", "--script", "-"}},
+		{"show", []string{"show", "--body", path}, []string{"show", "--body", "-"}},
+		{"diff", []string{"diff", "--all", path, other}, []string{"diff", "--all", "-", other}},
+		{"lint", []string{"lint", path}, []string{"lint", "-"}},
+	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func runOnPipe(t *testing.T, b []byte, args ...string) (code int, stdout, stderr
 
 // mcpspy show <(mcpspy export x.db): the shell names the pipe /dev/fd/63,
 // which says nothing of what it holds; show reads the export in it, and
-// import takes it as it takes stdin.
+// import takes it as it takes stdin, a HAR too.
 func TestMcpspy_ProcessSubstitution(t *testing.T) {
 	jsonl := readShipped(t, "everything-stdio.jsonl")
 	_, want, _ := runCaptured("show", shippedCassette(t, "everything-stdio.jsonl"))
@@ -39,7 +40,52 @@ func TestMcpspy_ProcessSubstitution(t *testing.T) {
 	if _, got, _ := runCaptured("show", out); got != want {
 		t.Errorf("show of the import:\n%s\nwant:\n%s", got, want)
 	}
-	if code, _, stderr := runOnPipe(t, readShipped(t, "everything-http.har"), "import", "-o", out, "PIPE"); code != 2 || !strings.Contains(stderr, "import: PIPE holds a HAR; save it to a FILE.har and import that") {
+	if code, _, stderr := runOnPipe(t, readShipped(t, "everything-http.har"), "import", "-o", out, "PIPE"); code != 0 || !strings.HasPrefix(stderr, "mcpspy: import: 12 messages in 1 session from PIPE\n") {
 		t.Errorf("import of a HAR: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// "-" and a named pipe are read by one reader (store.ReadStream), so they
+// take and refuse the same things in the same words, whatever the
+// command: an export and a HAR are read; a zip archive and a bbolt
+// cassette, which need to seek, are refused with what to do instead; a
+// HAR whose bodies are in files beside it is refused naming the entry.
+func TestMcpspy_StdinReadsAsAPipe(t *testing.T) {
+	inputs := map[string][]byte{
+		"an export":       readShipped(t, "everything-stdio.jsonl"),
+		"a HAR":           readShipped(t, "everything-http.har"),
+		"a cassette":      readShipped(t, "everything-stdio.db"),
+		"a zip":           readTestdata(t, "playwright-chromium.zip"),
+		"attached bodies": readTestdata(t, filepath.Join("playwright-attach", "playwright-chromium.har")),
+	}
+	for name, b := range inputs {
+		for _, cmd := range [][]string{{"ls"}, {"export"}, {"show"}, {"lint"}, {"import", "-o", "OUT"}} {
+			t.Run(name+"/"+cmd[0], func(t *testing.T) {
+				// import writes a new cassette each time, named OUT in
+				// what it says.
+				pipeOut, stdinOut := filepath.Join(t.TempDir(), "x.db"), filepath.Join(t.TempDir(), "x.db")
+				with := func(out, file string) []string {
+					return append(strings.Fields(strings.ReplaceAll(strings.Join(cmd, " "), "OUT", out)), file)
+				}
+				wantCode, wantOut, wantErr := runOnPipe(t, b, with(pipeOut, "PIPE")...)
+				code, stdout, stderr := runIn(b, with(stdinOut, "-")...)
+				want := strings.ReplaceAll(wantOut+wantErr, pipeOut, "OUT")
+				got := strings.NewReplacer("stdin", "PIPE", stdinOut, "OUT").Replace(stdout + stderr)
+				if code != wantCode || got != want || want == "" {
+					t.Errorf("on stdin: exit %d, output:\n%s\nwant what the pipe gives, exit %d and:\n%s", code, got, wantCode, want)
+				}
+			})
+		}
+	}
+}
+
+// readTestdata reads a file of the store's test data, to pipe to a
+// command.
+func readTestdata(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "store", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
