@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -110,6 +112,32 @@ const maxSessionProbe = 1 << 20
 // trying when neither tree of a session can say where it ends.
 const maxBlindProbe = 4096
 
+// harNoSalvage refuses to salvage the HAR named name.
+func harNoSalvage(name string) error {
+	return fmt.Errorf("%s: a HAR is read whole or not at all: export it without --salvage", name)
+}
+
+// SalvageStream is Salvage of the export r holds (stdin, a pipe), named
+// name: it reads on past lines it cannot read, as from a file, since it
+// reads the text whole first. What ReadStream refuses as no export (a zip,
+// a bbolt cassette) and a HAR it refuses in the same words; anything else
+// is taken for a damaged export, whose first line may be what is damaged.
+func SalvageStream(r io.Reader, name string, w io.Writer, sessions []string, opts ...ExportOption) (*SalvageReport, error) {
+	br := bufio.NewReader(r)
+	head, _ := br.Peek(sniffLen)
+	if err := unseekable(head, name); err != nil {
+		return nil, err
+	}
+	if LooksLikeHAR(head) {
+		return nil, harNoSalvage(name)
+	}
+	data, err := io.ReadAll(br)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return salvageJSONLText(data, name, w, sessions, opts)
+}
+
 // Salvage writes to w, as JSONL, every message of the named sessions (all
 // when none are named) that can still be read from the cassette at path,
 // and reports what it could not read. On an undamaged cassette it writes
@@ -119,9 +147,16 @@ const maxBlindProbe = 4096
 func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) (*SalvageReport, error) {
 	switch KindOf(path) {
 	case KindHAR:
-		return nil, fmt.Errorf("%s: a HAR is read whole or not at all: export it without --salvage", path)
-	case KindJSONL, KindStream:
+		return nil, harNoSalvage(path)
+	case KindJSONL:
 		return salvageJSONL(path, w, sessions, opts)
+	case KindStream:
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return SalvageStream(f, path, w, sessions, opts...)
 	}
 	src, detours, cleanup, err := detourLoops(path)
 	if err != nil {

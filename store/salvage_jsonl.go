@@ -24,6 +24,11 @@ func salvageJSONL(path string, w io.Writer, sessions []string, opts []ExportOpti
 	if err != nil {
 		return nil, err
 	}
+	return salvageJSONLText(data, path, w, sessions, opts)
+}
+
+// salvageJSONLText is salvageJSONL of the text data, named path.
+func salvageJSONLText(data []byte, path string, w io.Writer, sessions []string, opts []ExportOption) (*SalvageReport, error) {
 	data = utf8bom.Trim(data) // as readJSONL passes over it
 	rep := &SalvageReport{}
 	tape := &Tape{}

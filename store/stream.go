@@ -42,11 +42,10 @@ func ReadStream(r io.Reader, name string) (*Tape, error) {
 func ImportStream(r io.Reader, name string, opts HARImportOptions) (*Stream, error) {
 	br := bufio.NewReader(r)
 	head, _ := br.Peek(sniffLen)
+	if err := unseekable(head, name); err != nil {
+		return nil, err
+	}
 	switch {
-	case LooksLikeZip(head):
-		return nil, fmt.Errorf("%s: a zip archive (a HAR in one) cannot be read from a pipe, which cannot seek: save it to a FILE.zip and read that", name)
-	case looksLikeBbolt(head):
-		return nil, fmt.Errorf("%s: %w: a bbolt cassette cannot be read from a pipe, which cannot seek: name the .db itself", name, ErrNotCassette)
 	case LooksLikeHAR(head):
 		opts.Files = pipeDir{}
 		got, err := ImportHAR(br, name, opts)
@@ -62,6 +61,19 @@ func ImportStream(r io.Reader, name string, opts HARImportOptions) (*Stream, err
 		return nil, err
 	}
 	return &Stream{Tape: tape}, nil
+}
+
+// unseekable refuses what a pipe named name holds, by its first bytes
+// head, when it can only be read from a file it can seek in: a zip
+// archive, a bbolt cassette.
+func unseekable(head []byte, name string) error {
+	switch {
+	case LooksLikeZip(head):
+		return fmt.Errorf("%s: a zip archive (a HAR in one) cannot be read from a pipe, which cannot seek: save it to a FILE.zip and read that", name)
+	case looksLikeBbolt(head):
+		return fmt.Errorf("%s: %w: a bbolt cassette cannot be read from a pipe, which cannot seek: name the .db itself", name, ErrNotCassette)
+	}
+	return nil
 }
 
 // looksLikeBbolt says whether a file's first bytes are a bbolt file's:

@@ -77,3 +77,43 @@ func TestReadStream_HARWithFilesBeside(t *testing.T) {
 		t.Errorf("err %v\nwant %s", err, want)
 	}
 }
+
+// SalvageStream reads on past damage in an export on stdin as Salvage
+// does in the file, and refuses what ReadStream refuses, and a HAR, with
+// the words a file gets.
+func TestSalvageStream(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "cassettes", "everything-stdio.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := append(b, "{\"session\":\"s1\",\"seq\":20,\"di\n"...)
+	path := filepath.Join(t.TempDir(), "stdin")
+	if err := os.WriteFile(path, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var want, got bytes.Buffer
+	wantRep, err := store.Salvage(path, &want, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotRep, err := store.SalvageStream(bytes.NewReader(damaged), path, &got, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() || len(gotRep.Lost) != 1 || gotRep.Lost[0].Err.Error() != wantRep.Lost[0].Err.Error() {
+		t.Errorf("salvaged from a stream: %+v\n%s\nwant what the file gives: %+v\n%s", gotRep, got.String(), wantRep, want.String())
+	}
+	for _, tt := range []struct{ file, want string }{
+		{filepath.Join("..", "cassettes", "everything-http.har"), "stdin: a HAR is read whole or not at all: export it without --salvage"},
+		{filepath.Join("testdata", "playwright-chromium.zip"), "stdin: a zip archive (a HAR in one) cannot be read from a pipe, which cannot seek: save it to a FILE.zip and read that"},
+		{filepath.Join("..", "cassettes", "everything-stdio.db"), "stdin: not an mcptape cassette: a bbolt cassette cannot be read from a pipe, which cannot seek: name the .db itself"},
+	} {
+		b, err := os.ReadFile(tt.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.SalvageStream(bytes.NewReader(b), "stdin", new(bytes.Buffer), nil); err == nil || err.Error() != tt.want {
+			t.Errorf("%s: err %v, want %q", tt.file, err, tt.want)
+		}
+	}
+}

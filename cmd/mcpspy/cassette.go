@@ -215,7 +215,7 @@ func runExport(args []string, s streams) error {
 	filter := fs.String("filter", "", "export only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md), renumbered\n"+
 		"as the inspector's e key writes them")
 	out := fs.String("o", "", "write to `FILE` atomically instead of stdout (- is stdout)")
-	salvage := fs.Bool("salvage", false, "export what a damaged cassette (.db or .jsonl) still holds: go on past damage, renumber,\n"+
+	salvage := fs.Bool("salvage", false, "export what a damaged cassette (.db, or .jsonl or -) still holds: go on past damage, renumber,\n"+
 		"list what was lost on stderr, and exit 1 if anything was")
 	asScript := fs.Bool("script", false, "write a mcpmock script (YAML) that answers as the recorded server did, instead of JSONL:\n"+
 		"a start for a hand-written fake (docs/SCRIPTS.md#from-a-recording)")
@@ -299,11 +299,6 @@ func runExport(args []string, s streams) error {
 	if *salvage {
 		if filtered {
 			return usageErrorf("export: --salvage and --filter do not go together: salvage, then export the salvaged file with --filter")
-		}
-		if fs.Arg(0) == stdinName {
-			// Salvage goes on past damage where it lies in a file; a pipe
-			// read once has nothing to go back to.
-			return usageErrorf("export: --salvage reads a damaged file where it lies; save stdin to a FILE.jsonl and salvage that")
 		}
 		err := exportSalvaged(fs.Arg(0), sessions, *out, s, opts)
 		if red != nil {
@@ -408,18 +403,25 @@ func exportHAR(path string, sessions []string, out string, s streams, red *expor
 	return writeExport(out, s.Out, har.Write)
 }
 
-// exportSalvaged writes what store.Salvage can read, then lists each
-// loss on stderr. Anything lost is an error (exit 1), after the output is
-// written whole: a script must not take a salvaged file for a full one.
+// exportSalvaged writes what store.Salvage can read (for "-", what
+// store.SalvageStream can read on stdin, as of a named pipe), then lists
+// each loss on stderr. Anything lost is an error (exit 1), after the
+// output is written whole: a script must not take a salvaged file for a
+// full one.
 func exportSalvaged(path string, sessions []string, out string, s streams, opts []store.ExportOption) error {
 	var rep *store.SalvageReport
 	err := writeExport(out, s.Out, func(w io.Writer) (err error) {
-		rep, err = store.Salvage(path, w, sessions, opts...)
+		if path == stdinName {
+			rep, err = store.SalvageStream(s.In, stdinLabel, w, sessions, opts...)
+		} else {
+			rep, err = store.Salvage(path, w, sessions, opts...)
+		}
 		return err
 	})
 	if err != nil {
 		return err
 	}
+	path = label(path)
 	for _, d := range rep.Detours {
 		fmt.Fprintf(s.Err, "mcpspy: export: %s: %v\n", path, d)
 	}

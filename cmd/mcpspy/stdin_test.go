@@ -59,7 +59,6 @@ func TestMcpspy_ReadersTakeStdin(t *testing.T) {
 	})
 	// What a reading command cannot do with stdin it refuses with the reason.
 	for _, tt := range []stdinCase{
-		{"export --salvage", jsonl, []string{"export", "--salvage", "-"}, 2, "mcpspy: export: --salvage reads a damaged file where it lies; save stdin to a FILE.jsonl and salvage that"},
 		{"export no such session", jsonl, []string{"export", "--session", "s9", "-"}, 1, `stdin`},
 		{"diff both", jsonl, []string{"diff", "-", "-"}, 2, "mcpspy: diff: - (stdin) given 2 times; stdin holds one recording, so name a file for the others"},
 		{"lint twice", jsonl, []string{"lint", "-", db, "-"}, 2, "mcpspy: lint: - (stdin) given 2 times"},
@@ -120,4 +119,23 @@ func TestMcpspy_ReadersTakeHAROnStdin(t *testing.T) {
 		{"diff", []string{"diff", "--all", path, other}, []string{"diff", "--all", "-", other}},
 		{"lint", []string{"lint", path}, []string{"lint", "-"}},
 	})
+}
+
+// export --salvage - reads on past the damage in an export on stdin, as
+// it does in the file (and in a named pipe): it prints what the salvage
+// of the file prints, named stdin.
+func TestMcpspy_SalvageStdin(t *testing.T) {
+	lines := strings.SplitAfter(string(readShipped(t, "everything-stdio.jsonl")), "\n")
+	lines[3] = "{\"session\":\"s1\",\"seq\":3,\"di\n" // cut short, as a download can be
+	damaged := []byte(strings.Join(lines, ""))
+	path := filepath.Join(t.TempDir(), "damaged.jsonl")
+	if err := os.WriteFile(path, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	readsAsFile(t, path, damaged, []fileAndStdin{
+		{"export --salvage", []string{"export", "--salvage", path}, []string{"export", "--salvage", "-"}},
+	})
+	if code, _, stderr := runIn(readShipped(t, "everything-http.har"), "export", "--salvage", "-"); code != 1 || stderr != "mcpspy: stdin: a HAR is read whole or not at all: export it without --salvage\n" {
+		t.Errorf("a HAR: exit %d, stderr %q", code, stderr)
+	}
 }

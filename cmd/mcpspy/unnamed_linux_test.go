@@ -49,18 +49,20 @@ func TestMcpspy_ProcessSubstitution(t *testing.T) {
 // take and refuse the same things in the same words, whatever the
 // command: an export and a HAR are read; a zip archive and a bbolt
 // cassette, which need to seek, are refused with what to do instead; a
-// HAR whose bodies are in files beside it is refused naming the entry.
+// HAR whose bodies are in files beside it is refused naming the entry; a
+// damaged export is refused, or salvaged, alike.
 func TestMcpspy_StdinReadsAsAPipe(t *testing.T) {
 	inputs := map[string][]byte{
-		"an export":       readShipped(t, "everything-stdio.jsonl"),
-		"a HAR":           readShipped(t, "everything-http.har"),
-		"a cassette":      readShipped(t, "everything-stdio.db"),
-		"a zip":           readTestdata(t, "playwright-chromium.zip"),
-		"attached bodies": readTestdata(t, filepath.Join("playwright-attach", "playwright-chromium.har")),
+		"an export":        readShipped(t, "everything-stdio.jsonl"),
+		"a HAR":            readShipped(t, "everything-http.har"),
+		"a cassette":       readShipped(t, "everything-stdio.db"),
+		"a zip":            readTestdata(t, "playwright-chromium.zip"),
+		"attached bodies":  readTestdata(t, filepath.Join("playwright-attach", "playwright-chromium.har")),
+		"a damaged export": append(readShipped(t, "everything-stdio.jsonl"), "{\"session\":\"s1\",\"seq\":20,\"di\n"...),
 	}
 	for name, b := range inputs {
-		for _, cmd := range [][]string{{"ls"}, {"export"}, {"show"}, {"lint"}, {"import", "-o", "OUT"}} {
-			t.Run(name+"/"+cmd[0], func(t *testing.T) {
+		for _, cmd := range [][]string{{"ls"}, {"export"}, {"export", "--salvage"}, {"show"}, {"lint"}, {"import", "-o", "OUT"}} {
+			t.Run(name+"/"+strings.Join(cmd, " "), func(t *testing.T) {
 				// import writes a new cassette each time, named OUT in
 				// what it says.
 				pipeOut, stdinOut := filepath.Join(t.TempDir(), "x.db"), filepath.Join(t.TempDir(), "x.db")
