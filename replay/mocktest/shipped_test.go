@@ -53,14 +53,7 @@ func TestShippedCassettes(t *testing.T) {
 func TestLoadCassette_Ignore(t *testing.T) {
 	c := mocktest.LoadCassette(t, filepath.Join("..", "..", "cassettes", "everything-stdio.db"), replay.Ignore("message"))
 	srv := mocktest.New(t, []replay.Source{c})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "made up at " + time.Now().String()}})
+	res, err := callEcho(t, srv, "made up at "+time.Now().String())
 	if err != nil {
 		t.Fatal(err)
 	}

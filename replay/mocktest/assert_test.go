@@ -1,0 +1,96 @@
+package mocktest_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/replay/mocktest"
+)
+
+// failureTB stands in for a test whose failures the test below reads:
+// what the assertion under test reports goes here, not to the real test.
+type failureTB struct {
+	testing.TB // the real test, for Cleanup, Name and the rest
+	mu         sync.Mutex
+	errs       []string
+}
+
+func (f *failureTB) Helper() {}
+func (f *failureTB) Errorf(format string, a ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs = append(f.errs, fmt.Sprintf(format, a...))
+}
+
+func (f *failureTB) failures() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.errs, "\n")
+}
+
+// callEcho connects a go-sdk client over Transport and calls the shipped
+// cassette's echo tool once with message. An unmatched call gets a
+// JSON-RPC error, returned, which a host may swallow.
+func callEcho(t *testing.T, srv *mocktest.Server, message string) (*mcp.CallToolResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": message}})
+}
+
+// AssertNoUnmatched passes a test that used part of a cassette, which
+// AssertAllUsed fails, and fails one whose host sent a request nothing
+// answered, naming it and the nearest recorded request.
+func TestServer_AssertNoUnmatched(t *testing.T) {
+	cassette := filepath.Join("..", "..", "cassettes", "everything-stdio.db")
+
+	t.Run("part of the cassette used", func(t *testing.T) {
+		f := &failureTB{TB: t}
+		srv := mocktest.NewFromCassette(f, cassette)
+		if _, err := callEcho(t, srv, "hello from mcptape"); err != nil {
+			t.Fatal(err)
+		}
+		srv.AssertNoUnmatched()
+		if got := f.failures(); got != "" {
+			t.Errorf("AssertNoUnmatched failed a test whose every request matched:\n%s", got)
+		}
+		srv.AssertAllUsed() // the contrast: the cassette holds five more calls
+		if got := f.failures(); !strings.Contains(got, "recorded but never used") {
+			t.Errorf("AssertAllUsed reported %q, want the unused calls", got)
+		}
+	})
+
+	t.Run("a request nothing matched", func(t *testing.T) {
+		f := &failureTB{TB: t}
+		srv := mocktest.NewFromCassette(f, cassette)
+		if _, err := callEcho(t, srv, "not recorded"); err == nil {
+			t.Fatal("a call nothing recorded was answered")
+		}
+		srv.AssertNoUnmatched()
+		got := f.failures()
+		for _, want := range []string{
+			`mocktest: unmatched tools/call {"arguments":{"message":"not recorded"},"name":"echo"}`,
+			`nearest: everything-stdio.db s1#7 tools/call`,
+			`+ params.arguments.message="not recorded"`,
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("failure lacks %q:\n%s", want, got)
+			}
+		}
+		if strings.Contains(got, "never used") {
+			t.Errorf("AssertNoUnmatched reported unused requests:\n%s", got)
+		}
+	})
+}
