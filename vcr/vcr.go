@@ -64,6 +64,7 @@ import (
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/plural"
 	"github.com/mcptape/mcptape/internal/syncbuf"
+	"github.com/mcptape/mcptape/internal/testpath"
 	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/fallback"
@@ -262,7 +263,7 @@ func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 	case replaying:
 		s.startReplay(cfg)
 	case len(command) == 0:
-		tb.Fatalf("vcr: cassette %s does not exist and there is no server command to record it from", path)
+		tb.Fatalf("vcr: cassette %s does not exist%s and there is no server command to record it from", path, testpath.Where(path))
 	default:
 		s.startRecording(cfg)
 	}
@@ -346,7 +347,7 @@ func newServer(tb testing.TB, path string, opts []Option) (*Server, config, bool
 	case statErr != nil && !errors.Is(statErr, os.ErrNotExist):
 		tb.Fatalf("vcr: cassette %s: %v", path, statErr)
 	case cfg.mode == ReplayOnly && !exists:
-		tb.Fatalf("vcr: cassette %s does not exist, and this run only replays; record it with %s=once", path, EnvMode)
+		tb.Fatalf("vcr: cassette %s does not exist%s, and this run only replays; record it with %s=once", path, testpath.Where(path), EnvMode)
 	}
 	replaying := exists && cfg.mode != Record
 	// What vcr writes is a .db, whatever the name: under another name it

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -28,8 +29,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/syncbuf"
+	"github.com/mcptape/mcptape/internal/testpath"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/script"
+	"github.com/mcptape/mcptape/store"
 )
 
 // Server is a fake MCP server for one test.
@@ -75,7 +78,7 @@ func Load(tb testing.TB, paths ...string) []replay.Source {
 		case ".yaml", ".yml", ".json":
 			src, err := script.Load(p)
 			if err != nil {
-				tb.Fatalf("mocktest: %v", err)
+				tb.Fatalf("mocktest: %v%s", err, whereMissing(p, err))
 			}
 			out = append(out, src)
 		default:
@@ -91,9 +94,18 @@ func LoadCassette(tb testing.TB, path string, opts ...replay.CassetteOption) *re
 	tb.Helper()
 	c, err := replay.LoadCassette(path, opts...)
 	if err != nil {
-		tb.Fatalf("mocktest: %v", err)
+		tb.Fatalf("mocktest: %v%s", err, whereMissing(path, err))
 	}
 	return c
+}
+
+// whereMissing says where a relative path that does not exist was looked
+// for (testpath.Where), and nothing for other errors.
+func whereMissing(path string, err error) string {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, store.ErrNotFound) {
+		return testpath.Where(path)
+	}
+	return ""
 }
 
 // Start makes a server answering from sources, outside a test (examples,
