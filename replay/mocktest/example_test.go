@@ -1,8 +1,10 @@
 package mocktest_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"path/filepath"
@@ -118,6 +120,60 @@ func ExampleServer_ToolCalls() {
 	// 1 notifications/initialized
 	// 1 tools/call
 	// forecast {"city":"Oslo"}
+}
+
+// A request nothing recorded answers gets a JSON-RPC error naming the
+// nearest recorded request and how it differs; Check (in a test,
+// AssertNoUnmatched or AssertAllUsed) reports it again at the end, for a
+// host that swallowed the error.
+func ExampleServer_Check() {
+	srv, stop := startWeather()
+	defer stop()
+
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": "Bergen"}})
+	fmt.Println("host got:", err)
+	fmt.Println("check:", srv.Check())
+	// Output:
+	// host got: calling "tools/call": mcpmock: no recorded answer for tools/call; nearest recorded request: weather.jsonl s1#4 tools/call {"arguments":{"city":"Oslo"},"name":"forecast"}
+	// - params.arguments.city="Oslo"
+	// + params.arguments.city="Bergen"
+	// check: unmatched tools/call {"arguments":{"city":"Bergen"},"name":"forecast"}; nearest: weather.jsonl s1#4 tools/call {"arguments":{"city":"Oslo"},"name":"forecast"}
+	// - params.arguments.city="Oslo"
+	// + params.arguments.city="Bergen"
+	// recorded but never used: weather.jsonl s1#4 tools/call {"arguments":{"city":"Oslo"},"name":"forecast"}
+}
+
+// Pipes serves one stdio session for a host that speaks raw JSON-RPC
+// lines, as it would to a server it spawned: write a request, read the
+// answer, with the host's own id.
+func ExampleServer_Pipes() {
+	srv, stop := startWeather()
+	defer stop()
+
+	in, out := srv.Pipes()
+	defer in.Close()
+	answers := bufio.NewScanner(out)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"forecast","arguments":{"city":"Oslo"}}}`,
+	} {
+		if _, err := io.WriteString(in, line+"\n"); err != nil {
+			log.Fatal(err)
+		}
+		if strings.Contains(line, `"id"`) && answers.Scan() { // a notification gets no answer
+			fmt.Println(answers.Text())
+		}
+	}
+	// Output:
+	// {"jsonrpc":"2.0","id":"a","result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"weather","version":"2.0"}}}
+	// {"jsonrpc":"2.0","id":"b","result":{"content":[{"type":"text","text":"snow"}]}}
 }
 
 // startWeather serves the example cassette, as mocktest.NewFromCassette

@@ -1,9 +1,15 @@
 package script_test
 
 import (
+	"context"
 	"fmt"
+	"log"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/mocktest"
 	"github.com/mcptape/mcptape/replay/script"
 	"github.com/mcptape/mcptape/store"
 )
@@ -55,4 +61,48 @@ func ExampleFromTape() {
 	//           message: no data for Oslo
 	//       - isError: true
 	//         text: no answer was recorded for these arguments
+}
+
+// Parse compiles a script held in the test itself, a fake server for a
+// host to call: the YAML of README.md's "Fake a server: scripts", served
+// by package mocktest to a Go SDK client. In a test, pass the script to
+// mocktest.New(t, []replay.Source{s}), or keep it in a file and use
+// mocktest.Load(t, "weather.yaml").
+func ExampleParse() {
+	s, err := script.Parse("weather.yaml", []byte(`
+server: {name: weather, version: 1.0.0}
+tools:
+  - name: forecast
+    inputSchema: {type: object, properties: {city: {type: string}}, required: [city]}
+    answers:
+      - when: {exact: {city: Atlantis}}
+        error: {code: -32602, message: "unknown city"}
+      - text: "Sunny in {{.args.city}}"
+`))
+	if err != nil {
+		log.Fatal(err) // file:line: field: what is wrong, for each problem
+	}
+	srv, err := mocktest.Start([]replay.Source{s})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+	for _, city := range []string{"Paris", "Atlantis"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": city}})
+		if err != nil {
+			fmt.Println(city+":", err)
+			continue
+		}
+		fmt.Println(city+":", res.Content[0].(*mcp.TextContent).Text)
+	}
+	// Output:
+	// Paris: Sunny in Paris
+	// Atlantis: calling "tools/call": unknown city
 }
