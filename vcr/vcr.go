@@ -251,8 +251,9 @@ type serverRun struct {
 // cassette or, depending on the mode, records command (the real server's
 // program and arguments) into it, or in ReplayWithNew has command answer
 // what the cassette lacks. A JSONL export (.jsonl) or a .har that exists
-// is replayed; another name than .db fails a run that would write it. Failures fail the test; everything it
-// starts is stopped, and a recording saved, when the test ends.
+// is replayed; another name than .db fails a run that would write it.
+// Failures fail the test; everything it starts is stopped, and a
+// recording saved, when the test ends.
 func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 	tb.Helper()
 	s, cfg, replaying := newServer(tb, path, opts)
@@ -459,8 +460,8 @@ func (s *Server) NewRequests() int {
 	return s.fb.Stats().Answered
 }
 
-// Mock is the replaying server, for its Report, Received or
-// AssertAllUsed; nil while recording.
+// Mock is the replaying server, for its Report, AssertAllUsed or
+// AssertNoUnmatched; nil while recording.
 func (s *Server) Mock() *mocktest.Server { return s.mock }
 
 // Received returns every request and notification the host has sent so
@@ -550,7 +551,8 @@ func (s *Server) noteReceived(m *store.Message, sum *store.Summary) {
 
 // Transport returns a transport for a Go SDK client:
 // client.Connect(ctx, srv.Transport(), nil). For a Server made by NewHTTP
-// it is Streamable HTTP to URL; otherwise in process, over stdio pipes.
+// or NewHTTPFunc it is Streamable HTTP to URL; otherwise in process, over
+// stdio pipes.
 func (s *Server) Transport() mcp.Transport {
 	if s.overHTTP {
 		return &mcp.StreamableClientTransport{Endpoint: s.URL()}

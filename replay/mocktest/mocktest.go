@@ -147,7 +147,8 @@ func New(tb testing.TB, sources []replay.Source, opts ...Option) *Server {
 	return s
 }
 
-// NewFromCassette is Load and New in one.
+// NewFromCassette is Load and New in one, for one cassette (or script:
+// Load reads either).
 func NewFromCassette(tb testing.TB, path string, opts ...Option) *Server {
 	tb.Helper()
 	return New(tb, Load(tb, path), opts...)
