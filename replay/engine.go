@@ -81,10 +81,18 @@ type Server struct {
 
 // Unmatched is one request nothing answered.
 type Unmatched struct {
-	Method  string `json:"method"`
-	Params  string `json:"params,omitempty"`
+	Method string `json:"method"`
+	// Params is the request's params in canonical form (keys sorted,
+	// volatile members left out), shortened when long.
+	Params string `json:"params,omitempty"`
+	// Nearest names the recorded request most like it, as Report.Unused
+	// names one ("SOURCE SESSION#SEQ METHOD PARAMS"); "" when no source
+	// knows the method.
 	Nearest string `json:"nearest,omitempty"`
-	Diff    string `json:"diff,omitempty"`
+	// Diff says how the request differs from Nearest, a line per member
+	// that differs: `- params.arguments.city="Oslo"` as recorded,
+	// `+ params.arguments.city="Bergen"` as sent.
+	Diff string `json:"diff,omitempty"`
 }
 
 // Skipped is a server→client request a source had for the client that
