@@ -35,18 +35,26 @@ func (f *failureTB) failures() string {
 	return strings.Join(f.errs, "\n")
 }
 
-// callEcho connects a go-sdk client over Transport and calls the shipped
-// cassette's echo tool once with message. An unmatched call gets a
-// JSON-RPC error, returned, which a host may swallow.
-func callEcho(t *testing.T, srv *mocktest.Server, message string) (*mcp.CallToolResult, error) {
+// connect connects a go-sdk client to srv over Transport; the session
+// closes, and ctx ends, when the test ends.
+func connect(t *testing.T, srv *mocktest.Server) (context.Context, *mcp.ClientSession) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	t.Cleanup(func() { cs.Close() })
+	return ctx, cs
+}
+
+// callEcho calls the shipped cassette's echo tool once with message. An
+// unmatched call gets a JSON-RPC error, returned, which a host may
+// swallow.
+func callEcho(t *testing.T, srv *mocktest.Server, message string) (*mcp.CallToolResult, error) {
+	t.Helper()
+	ctx, cs := connect(t, srv)
 	return cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": message}})
 }
 
@@ -93,4 +101,20 @@ func TestServer_AssertNoUnmatched(t *testing.T) {
 			t.Errorf("AssertNoUnmatched reported unused requests:\n%s", got)
 		}
 	})
+}
+
+// A request whose method nothing recorded or scripted knows has no
+// nearest request: the failure says so, instead of an empty "nearest: "
+// and a blank line.
+func TestServer_AssertNoUnmatched_UnknownMethod(t *testing.T) {
+	f := &failureTB{TB: t}
+	srv := mocktest.NewFromCassette(f, filepath.Join("..", "..", "cassettes", "everything-stdio.db"))
+	ctx, cs := connect(t, srv)
+	if _, err := cs.ListPrompts(ctx, nil); err == nil {
+		t.Fatal("prompts/list, never recorded, was answered")
+	}
+	srv.AssertNoUnmatched()
+	if got, want := f.failures(), "mocktest: unmatched prompts/list: nothing recorded or scripted answers prompts/list"; got != want {
+		t.Errorf("failure %q, want %q", got, want)
+	}
 }

@@ -269,11 +269,23 @@ func (s *Server) Check() error {
 }
 
 // unmatchedErrors says, for each request nothing answered, what it was
-// and the nearest recorded request.
+// and the nearest recorded request with how the two differ, or that no
+// source knows its method at all.
 func unmatchedErrors(r replay.Report) []error {
 	var errs []error
 	for _, u := range r.Unmatched {
-		errs = append(errs, fmt.Errorf("unmatched %s %s; nearest: %s\n%s", u.Method, u.Params, u.Nearest, u.Diff))
+		what := u.Method
+		if u.Params != "" {
+			what += " " + u.Params
+		}
+		switch {
+		case u.Nearest == "":
+			errs = append(errs, fmt.Errorf("unmatched %s: nothing recorded or scripted answers %s", what, u.Method))
+		case u.Diff == "":
+			errs = append(errs, fmt.Errorf("unmatched %s; nearest: %s", what, u.Nearest))
+		default:
+			errs = append(errs, fmt.Errorf("unmatched %s; nearest: %s\n%s", what, u.Nearest, u.Diff))
+		}
 	}
 	return errs
 }
