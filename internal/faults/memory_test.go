@@ -107,7 +107,7 @@ func containsSize(sizes []int, n int) bool {
 // A 64 MiB frame passes through mcpspy on stdio, in either direction, with
 // mcpspy's peak RSS under 3× the frame. The release binary is measured:
 // the race detector's shadow memory would distort the numbers.
-func TestMemory_BigFrameStdio(t *testing.T) {
+func memoryBigFrameStdio(t *testing.T) {
 	bin := peertest.ReleaseBinary(t, "mcpspy")
 	for _, tc := range []struct {
 		name string
@@ -157,7 +157,7 @@ func TestMemory_BigFrameStdio(t *testing.T) {
 // fast as the other takes them, costs about what one frame does: a frame
 // is held once, not once for each frame that waits behind a slower store
 // (DESIGN.md, "Flat memory").
-func TestMemory_RunOfBigFramesStdio(t *testing.T) {
+func memoryRunOfBigFramesStdio(t *testing.T) {
 	bin := peertest.ReleaseBinary(t, "mcpspy")
 	env := []string{fmt.Sprintf("MCPTAPE_BIG_SIZE=%d", frameSize), fmt.Sprintf("MCPTAPE_BIG_N=%d", runFrames)}
 	for _, tc := range []struct {
@@ -253,7 +253,7 @@ func bigUpstream(t *testing.T) *httptest.Server {
 
 // The same 64 MiB frame through mcpspy's HTTP proxy, as a request body
 // and as a response body.
-func TestMemory_BigFrameHTTP(t *testing.T) {
+func memoryBigFrameHTTP(t *testing.T) {
 	bin := peertest.ReleaseBinary(t, "mcpspy")
 	up := bigUpstream(t)
 	for _, tc := range []struct {
@@ -326,7 +326,7 @@ func postThrough(addr string, body []byte, header ...string) (int64, error) {
 // A run of 64 MiB frames through mcpspy's HTTP proxy costs about what one
 // frame does, whichever way they go: POST bodies one after another, JSON
 // answers one after another, and the events of one stream.
-func TestMemory_RunOfBigFramesHTTP(t *testing.T) {
+func memoryRunOfBigFramesHTTP(t *testing.T) {
 	bin := peertest.ReleaseBinary(t, "mcpspy")
 	up := bigUpstream(t)
 	bigAsk := []byte(`{"jsonrpc":"2.0","id":1,"method":"big"}`)
@@ -455,7 +455,7 @@ func readWSLen(c *websocket.Conn) (int64, error) {
 
 // A run of 64 MiB messages through mcpspy's WebSocket proxy, either way,
 // costs about what one message does.
-func TestMemory_RunOfBigFramesWebSocket(t *testing.T) {
+func memoryRunOfBigFramesWebSocket(t *testing.T) {
 	bin := peertest.ReleaseBinary(t, "mcpspy")
 	up := bigWSUpstream(t)
 	for _, tc := range []struct {

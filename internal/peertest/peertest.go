@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -265,7 +266,31 @@ func ReleaseBinaryPkg(tb testing.TB, name, pkg string) string {
 	return build(tb, name+"-release", pkg, false)
 }
 
+// ReleaseTestBinary builds the tests of package pkg (relative to the
+// module root) as name without the race detector, as go test -c does,
+// for tests that measure release binaries and would gain nothing but
+// time from running their own side of it under the race detector.
+func ReleaseTestBinary(tb testing.TB, name, pkg string) string {
+	tb.Helper()
+	return buildWith(tb, name+"-release.test", pkg, []string{"test", "-c"})
+}
+
+// RaceEnabled says whether this test binary was built with -race.
+func RaceEnabled() bool { return raceEnabled }
+
 func build(tb testing.TB, name, pkg string, race bool) string {
+	tb.Helper()
+	goArgs := []string{"build"}
+	if race {
+		name += "-race"
+		goArgs = append(goArgs, "-race")
+	}
+	return buildWith(tb, name, pkg, goArgs)
+}
+
+// buildWith runs go with goArgs, then -o and pkg, to make the binary
+// name, once per test process.
+func buildWith(tb testing.TB, name, pkg string, goArgs []string) string {
 	tb.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
@@ -283,9 +308,6 @@ func build(tb testing.TB, name, pkg string, race bool) string {
 		tb.Fatal(err)
 	}
 	out := filepath.Join(dir, name)
-	if race {
-		out += "-race"
-	}
 	tmp, err := os.CreateTemp(dir, name+".build-*")
 	if err != nil {
 		tb.Fatal(err)
@@ -306,16 +328,12 @@ func build(tb testing.TB, name, pkg string, race bool) string {
 		}
 	}
 	tmp.Close()
-	args := []string{"build", "-o", tmp.Name()}
-	if race {
-		args = append(args, "-race")
-	}
-	args = append(args, pkg)
+	args := append(slices.Clone(goArgs), "-o", tmp.Name(), pkg)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = ModuleRoot()
 	if b, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp.Name())
-		tb.Fatalf("go build %s: %v\n%s", name, err, b)
+		tb.Fatalf("go %s %s: %v\n%s", strings.Join(goArgs, " "), name, err, b)
 	}
 	if err := os.Rename(tmp.Name(), out); err != nil {
 		os.Remove(tmp.Name())
