@@ -1,13 +1,16 @@
 package store_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/mcptape/mcptape/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -239,5 +242,135 @@ func TestReader_AmendedOlderFile(t *testing.T) {
 	}
 	if got, _ := amendedSince(t, path, mark); !cmp.Equal(got, []string{"s2:1"}) {
 		t.Errorf("a newer writer's amendment on an older cassette: the log gives %v, want [s2:1]", got)
+	}
+}
+
+// AmendMeta puts the metadata and note learnt after a message went on
+// into its stored record, whether the message waits for the same commit
+// or was committed before, and keeps everything else of it: direction,
+// time, frame (inline, or in chunks) and summary. It is logged for
+// followers as Amend is, only when its message was committed before.
+func TestSession_AmendMeta(t *testing.T) {
+	short := []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	long := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"%s"}}`, strings.Repeat("x", 3<<20))
+	for _, tc := range []struct {
+		name        string
+		frame       []byte
+		commitFirst bool
+	}{
+		{"same commit", short, false},
+		{"after its commit", short, true},
+		{"chunked, same commit", long, false},
+		{"chunked, after its commit", long, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.db")
+			observed := 0
+			// The writer's own first commit (of seq 1) waits in Rewrite
+			// until seq 2 is appended, and its next is an hour later:
+			// the test's Flush calls alone decide what goes in one commit.
+			taken, release := make(chan struct{}), make(chan struct{})
+			w, err := store.NewWriter(path, store.WriterOptions{NoSync: true, CommitInterval: time.Hour,
+				Rewrite: func(m *store.Message) *store.Message {
+					if m.Seq == 1 {
+						close(taken)
+						<-release
+					}
+					return m
+				},
+				Observe: func(_ *store.SessionInfo, m *store.Message, _ *store.Summary) bool {
+					if m.Seq == 2 {
+						observed++ // on one commit goroutine at a time
+					}
+					return false
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			s := newHTTPSession(t, w)
+			t0 := time.Date(2026, 11, 28, 8, 0, 0, 42, time.UTC)
+			post := &store.HTTPMeta{Method: "POST", Path: "/message?sessionId=1", Stream: store.StreamPostBody}
+			s.Append(store.S2C, t0, []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`), nil)
+			<-taken
+			seq := s.Append(store.C2S, t0.Add(1), tc.frame, post)
+			close(release)
+			if tc.commitFirst {
+				if err := w.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			answered := *post
+			answered.Status = http.StatusAccepted
+			answered.ResponseHeader = http.Header{"Content-Length": {"8"}}
+			s.AmendMeta(seq, &answered, "accepted")
+			s.Append(store.S2C, t0.Add(2), []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`), nil)
+			if err := s.End(store.EndInfo{Reason: store.EndClosed}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil { // it gives the file up
+				t.Fatal(err)
+			}
+
+			got := readMessage(t, path, s.ID(), seq)
+			if got.Dir != store.C2S || !got.Time.Equal(t0.Add(1)) || !bytes.Equal(got.Frame, tc.frame) {
+				t.Errorf("amended message: dir %v time %v, %d frame bytes equal to those appended: %v", got.Dir, got.Time, len(got.Frame), bytes.Equal(got.Frame, tc.frame))
+			}
+			if diff := cmp.Diff(&answered, got.HTTP); diff != "" {
+				t.Errorf("HTTP metadata (-want +got):\n%s", diff)
+			}
+			if got.Note != "accepted" {
+				t.Errorf("note = %q, want %q", got.Note, "accepted")
+			}
+			var sums []store.Summary
+			err = store.View(path, func(r *store.Reader) error {
+				return r.Summaries(s.ID(), 1, nil, func(sum *store.Summary) error {
+					sums = append(sums, *sum)
+					return nil
+				})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sums) != 3 || sums[1].Seq != seq || sums[1].Size != len(tc.frame) || sums[1].Method != "notifications/initialized" && sums[1].Method != "notifications/message" {
+				t.Errorf("summaries after the amendment: %+v", sums)
+			}
+			if observed != 1 {
+				t.Errorf("Observe saw seq 2 %d times, want once", observed)
+			}
+			logged, _ := amendedSince(t, path, 0) // a new cassette's log starts empty
+			want := []string(nil)
+			if tc.commitFirst {
+				want = []string{s.ID() + ":2"}
+			}
+			if !cmp.Equal(logged, want, cmpopts.EquateEmpty()) {
+				t.Errorf("the amendment log gives %v, want %v", logged, want)
+			}
+		})
+	}
+}
+
+// An AmendMeta of a seq the cassette does not hold (its message went
+// with a cassette removed while recording) is dropped, and said so: the
+// commit, and the messages in it, go on.
+func TestSession_AmendMetaOfNoMessage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	var log bytes.Buffer
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s := newHTTPSession(t, w)
+	s.AmendMeta(7, &store.HTTPMeta{Method: "POST", Status: http.StatusAccepted}, "")
+	s.Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatalf("a commit with an amendment of no message: %v", err)
+	}
+	if m := readMessage(t, path, s.ID(), 1); m.HTTP != nil {
+		t.Errorf("seq 1 stored with HTTP %+v, want none", m.HTTP)
+	}
+	if want := "no message " + s.ID() + " seq 7 to amend"; !strings.Contains(log.String(), want) {
+		t.Errorf("the writer's log says %q, want it to hold %q", log.String(), want)
 	}
 }

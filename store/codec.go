@@ -63,19 +63,8 @@ var metaBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b
 const maxPooledMeta = 64 << 10
 
 func encodeMessage(m *Message, sum *Summary) (encodedMessage, error) {
-	var meta []byte
-	if m.HTTP != nil {
-		// The metadata is copied into the record below: build it in a
-		// pooled buffer, not in one allocated and dropped per message.
-		buf := metaBufs.Get().(*[]byte)
-		meta = appendHTTPMeta((*buf)[:0], m.HTTP)
-		defer func() {
-			if cap(meta) <= maxPooledMeta {
-				*buf = meta
-				metaBufs.Put(buf)
-			}
-		}()
-	}
+	meta, buf := pooledHTTPMeta(m.HTTP)
+	defer releaseHTTPMeta(buf, meta)
 	chunked := len(m.Frame) > chunkSize
 	version, inline := byte(codecVersion), len(m.Frame)
 	if chunked {
@@ -84,10 +73,7 @@ func encodeMessage(m *Message, sum *Summary) (encodedMessage, error) {
 	b := make([]byte, 0, 10+3*binary.MaxVarintLen64+len(meta)+len(m.Note)+inline)
 	b = append(b, version, byte(m.Dir))
 	b = binary.BigEndian.AppendUint64(b, uint64(m.Time.UnixNano()))
-	b = binary.AppendUvarint(b, uint64(len(meta)))
-	b = append(b, meta...)
-	b = binary.AppendUvarint(b, uint64(len(m.Note)))
-	b = append(b, m.Note...)
+	b = appendMetaFields(b, meta, m.Note)
 	e := encodedMessage{sum: encodeSummary(sum)}
 	if !chunked {
 		e.rec = append(b, m.Frame...)
@@ -98,6 +84,63 @@ func encodeMessage(m *Message, sum *Summary) (encodedMessage, error) {
 		e.chunks = append(e.chunks, m.Frame[off:min(off+chunkSize, len(m.Frame))])
 	}
 	return e, nil
+}
+
+// pooledHTTPMeta is h as a record holds it (nil for none), built in a
+// pooled buffer, not in one allocated and dropped per message: it is
+// copied into the record, and releaseHTTPMeta(buf, meta) gives the
+// buffer back.
+func pooledHTTPMeta(h *HTTPMeta) (meta []byte, buf *[]byte) {
+	if h == nil {
+		return nil, nil
+	}
+	buf = metaBufs.Get().(*[]byte)
+	return appendHTTPMeta((*buf)[:0], h), buf
+}
+
+func releaseHTTPMeta(buf *[]byte, meta []byte) {
+	if buf != nil && cap(meta) <= maxPooledMeta {
+		*buf = meta
+		metaBufs.Put(buf)
+	}
+}
+
+// appendMetaFields appends a record's metadata and note fields, each
+// after its length.
+func appendMetaFields(b, meta []byte, note string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(meta)))
+	b = append(b, meta...)
+	b = binary.AppendUvarint(b, uint64(len(note)))
+	return append(b, note...)
+}
+
+// encodeMetaFields is what an AmendMeta puts in its message's record: the
+// metadata and note fields, as a record holds them.
+func encodeMetaFields(m *Message) []byte {
+	meta, buf := pooledHTTPMeta(m.HTTP)
+	defer releaseHTTPMeta(buf, meta)
+	return appendMetaFields(make([]byte, 0, 2*binary.MaxVarintLen64+len(meta)+len(m.Note)), meta, m.Note)
+}
+
+// withMetaFields returns the record rec with fields (as encodeMetaFields
+// gives them) in place of its own metadata and note: the same version,
+// direction, time and tail, which is the frame itself, or the length of
+// its chunks.
+func withMetaFields(rec, fields []byte) ([]byte, error) {
+	if len(rec) < 10 || (rec[0] != codecVersion && rec[0] != chunkedVersion) {
+		return nil, errShort
+	}
+	_, rest, err := readBytes(rec[10:]) // metadata
+	if err != nil {
+		return nil, err
+	}
+	if _, rest, err = readBytes(rest); err != nil { // note
+		return nil, err
+	}
+	out := make([]byte, 0, 10+len(fields)+len(rest))
+	out = append(out, rec[:10]...)
+	out = append(out, fields...)
+	return append(out, rest...), nil
 }
 
 func chunkKey(seq uint64, i int) []byte {

@@ -561,3 +561,20 @@ func (b sessionBuckets) put(seq uint64, e encodedMessage) error {
 	}
 	return nil
 }
+
+// amendMeta stores the record of seq again with fields, its new metadata
+// and note (encodeMetaFields), and says whether there was one. Its
+// summary and chunks hold neither, and stay as they are: a chunked
+// frame is not written again.
+func (b sessionBuckets) amendMeta(seq uint64, fields []byte) (found bool, err error) {
+	k := seqKey(seq)
+	old := b.msgs.Get(k)
+	if old == nil {
+		return false, nil
+	}
+	rec, err := withMetaFields(old, fields)
+	if err != nil {
+		return true, fmt.Errorf("its record: %w", err)
+	}
+	return true, b.msgs.Put(k, rec)
+}

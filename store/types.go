@@ -75,6 +75,10 @@ type Message struct {
 	// amends marks a message that records its seq again (Session.Amend):
 	// the commit stores it over the first, and Observe saw it already.
 	amends bool
+	// amendsMeta marks an amendment that carries only HTTP and Note
+	// (Session.AmendMeta): the commit merges them into the stored record
+	// of its seq and leaves the rest of it, frame and summary, as it is.
+	amendsMeta bool
 
 	// rpc, when not nil, is where Frame's JSON-RPC members lie, as the
 	// JSONL reader found them (see RPC).

@@ -273,6 +273,23 @@ func (s *Session) Amend(m Message) {
 	w.mu.Unlock()
 }
 
+// AmendMeta records on the message Append gave seq the HTTP metadata and
+// note learnt after its frame went on (the status and headers of a POST
+// answered without a message, a Note), in place of those it was appended
+// with; meta, like Append's, is the store's from now on. It is Amend for
+// a caller that changes nothing else: it takes no frame, so a long one
+// need not live on until the next commit, and the commit does not store
+// it again. The commit reads the record of seq in its own transaction
+// and writes it back with the new metadata and note; its direction,
+// time, frame and summary stay as they were. The amendment log notes it
+// as it notes an Amend. Nothing is waited for: it adds no frame bytes.
+func (s *Session) AmendMeta(seq uint64, meta *HTTPMeta, note string) {
+	w := s.w
+	w.mu.Lock()
+	w.enqueueLocked(&Message{Session: s.key, Seq: seq, HTTP: meta, Note: note, amends: true, amendsMeta: true})
+	w.mu.Unlock()
+}
+
 // waitRoomLocked waits while MaxPending bytes are buffered, saying so
 // once; w.mu is held.
 func (w *Writer) waitRoomLocked() {
@@ -527,6 +544,10 @@ func (w *Writer) encode(batch []*Message, done int, withInfos bool) ([]encodedMe
 			batch[i] = m
 			done = i + 1
 		}
+		if m.amendsMeta { // no frame: nothing to summarize or observe
+			encoded[i] = encodedMessage{rec: encodeMetaFields(m)}
+			continue
+		}
 		sum := Summarize(m)
 		if w.opts.Observe != nil && !m.amends {
 			w.observe(m, &sum)
@@ -668,8 +689,24 @@ func (w *Writer) commit(batch []*Message, encoded []encodedMessage, infos []Sess
 				}
 				open[m.Session] = sb
 			}
+			if m.amendsMeta {
+				found, err := sb.amendMeta(m.Seq, encoded[i].rec)
+				if err != nil {
+					return fmt.Errorf("amend %s seq %d: %w", m.Session, m.Seq, err)
+				}
+				if !found {
+					// Only a cassette removed while recording loses
+					// messages (reviveIfRemoved): the amendment goes
+					// with its message, rather than fail every commit.
+					fmt.Fprintf(w.opts.Log, "mcpspy: cassette %s: no message %s seq %d to amend; its amendment is dropped\n", w.path, m.Session, m.Seq)
+					continue
+				}
+			}
 			if err := amends.note(tx, m); err != nil {
 				return err
+			}
+			if m.amendsMeta {
+				continue
 			}
 			if err := sb.put(m.Seq, encoded[i]); err != nil {
 				return err
@@ -768,6 +805,9 @@ func (w *Writer) renumberFromOneLocked(batch []*Message) {
 	first := map[string]uint64{}
 	for _, msgs := range [][]*Message{batch, w.pending} {
 		for _, m := range msgs {
+			if m.amendsMeta {
+				continue // it stores no message: one of these, or one gone
+			}
 			if f, ok := first[m.Session]; !ok || m.Seq < f {
 				first[m.Session] = m.Seq
 			}
@@ -784,6 +824,10 @@ func (w *Writer) renumberFromOneLocked(batch []*Message) {
 	}
 	for _, msgs := range [][]*Message{batch, w.pending} {
 		for _, m := range msgs {
+			if m.amendsMeta && m.Seq <= shift[m.Session] {
+				m.Seq = 0 // its message went with the removed file: no seq finds it
+				continue
+			}
 			m.Seq -= shift[m.Session]
 		}
 	}
