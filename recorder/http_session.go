@@ -266,9 +266,9 @@ func (sm *sentMessage) answered(status int, header http.Header, note string) {
 	}
 	meta := *sm.m.HTTP // the store has the first: a copy
 	meta.Status, meta.ResponseHeader = status, header
-	m := sm.m
-	m.HTTP, m.Note = &meta, note
-	sm.sess.Amend(m)
+	// Only the metadata: the store need not keep the frame, however
+	// long, until its next commit, nor store it again.
+	sm.sess.AmendMeta(sm.m.Seq, &meta, note)
 }
 
 // refusedBy says whether a response with status and body refused the

@@ -174,14 +174,14 @@ func (c *LegacyClient) Post(frame []byte) error {
 	// goes on the message posted.
 	if resp.StatusCode >= 300 {
 		header := c.o.Redactor.Header(resp.Header)
-		tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, header, refusalNote(body))
+		tapAnswered(c.o.Tap, seq, sentMeta, resp.StatusCode, header, refusalNote(body))
 		tapRefusalBody(c.o.Tap, body, store.HTTPMeta{Method: http.MethodPost, Path: sentMeta.Path, Status: resp.StatusCode,
 			ResponseHeader: header, Stream: store.StreamJSON})
 		// No SessionGone: a 2024-11-05 session is its event stream,
 		// whose end says it is over.
 		return &Refusal{Status: resp.StatusCode, Body: body, Header: resp.Header}
 	}
-	tapAnswered(c.o.Tap, seq, at, frame, sentMeta, resp.StatusCode, c.o.Redactor.Header(resp.Header), "")
+	tapAnswered(c.o.Tap, seq, sentMeta, resp.StatusCode, c.o.Redactor.Header(resp.Header), "")
 	return nil
 }
 

@@ -233,7 +233,7 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 	case resp.StatusCode == http.StatusAccepted:
 		done()
 		resp.Body.Close()
-		tapAnswered(c.o.Tap, sentSeq, at, frame, sentMeta, resp.StatusCode, meta.ResponseHeader, "")
+		tapAnswered(c.o.Tap, sentSeq, sentMeta, resp.StatusCode, meta.ResponseHeader, "")
 		if sum.Method == "notifications/initialized" {
 			c.getOnce.Do(c.openGetStream)
 		}
@@ -281,7 +281,7 @@ func (c *StreamableClient) Post(frame []byte, extra http.Header, written func())
 		// id, server-everything's 400 to a request before initialize, or
 		// text), and is kept as the frame it is, as the HTTP recorder
 		// keeps it; the status goes on the message refused.
-		tapAnswered(c.o.Tap, sentSeq, at, frame, sentMeta, resp.StatusCode, meta.ResponseHeader, refusalNote(body))
+		tapAnswered(c.o.Tap, sentSeq, sentMeta, resp.StatusCode, meta.ResponseHeader, refusalNote(body))
 		tapRefusalBody(c.o.Tap, body, meta)
 		return &Refusal{Status: resp.StatusCode, Body: body, Header: resp.Header,
 			SessionGone: resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != ""}

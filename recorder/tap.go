@@ -31,13 +31,16 @@ type Tap interface {
 	Append(dir store.Dir, t time.Time, frame []byte, meta *store.HTTPMeta) uint64
 }
 
-// Amender is a Tap that can record a frame again with what was learnt
-// after it went on (as store.Session.Amend does): the status of an HTTP
-// answer that carried no message. The recording clients use it when
-// their Tap has it. m.Seq is 0 for a frame Append gave no seq (a Tap
-// that holds frames back): such a Tap finds it by its Time and Frame.
+// Amender is a Tap that can record on a frame it was given what was
+// learnt after the frame went on (as store.Session.AmendMeta does, which
+// makes *store.Session one): the status and headers of an HTTP answer
+// that carried no message, and a note. seq is what Append returned for
+// the frame (a Tap that holds frames back returns a number of its own,
+// to find the frame by). It takes no frame: a long one need not live on
+// until the store's next commit for its status, nor be stored again. The
+// recording clients use it when their Tap has it.
 type Amender interface {
-	Amend(m store.Message)
+	AmendMeta(seq uint64, meta *store.HTTPMeta, note string)
 }
 
 // waitBacklog is what a network proxy does before it reads on into a long
@@ -76,16 +79,16 @@ func waitToSend(tap Tap, f []byte) {
 	}
 }
 
-// tapAnswered records on a client message tapped as seq (0: the Tap gave
-// none) the status of an answer that carried no message, and note, if the
-// Tap can record a frame again.
-func tapAnswered(tap Tap, seq uint64, at time.Time, frame []byte, meta store.HTTPMeta, status int, header http.Header, note string) {
+// tapAnswered records on a client message tapped as seq, with meta, the
+// status and headers of an answer that carried no message, and note, if
+// the Tap can amend what it was given (Amender).
+func tapAnswered(tap Tap, seq uint64, meta store.HTTPMeta, status int, header http.Header, note string) {
 	a, ok := tap.(Amender)
 	if !ok {
 		return
 	}
 	meta.Status, meta.ResponseHeader = status, header
-	a.Amend(store.Message{Seq: seq, Dir: store.C2S, Time: at, Frame: frame, HTTP: &meta, Note: note})
+	a.AmendMeta(seq, &meta, note)
 }
 
 // tapRefusalBody keeps the body of a POST's refusal, if it had one, as a

@@ -31,14 +31,16 @@ func (t *tape) Append(dir store.Dir, at time.Time, frame []byte, meta *store.HTT
 	return seq
 }
 
-// Amend implements recorder.Amender: m takes the place of the frame
-// Append gave m.Seq.
-func (t *tape) Amend(m store.Message) {
+// AmendMeta implements recorder.Amender: meta and note take the place of
+// those of the frame Append gave seq, in a copy of its message (one
+// session handed out may hold the first).
+func (t *tape) AmendMeta(seq uint64, meta *store.HTTPMeta, note string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if m.Seq >= 1 && m.Seq <= uint64(len(t.msgs)) {
-		m.Session = t.info.ID
-		t.msgs[m.Seq-1] = &m
+	if seq >= 1 && seq <= uint64(len(t.msgs)) {
+		m := *t.msgs[seq-1]
+		m.HTTP, m.Note = meta, note
+		t.msgs[seq-1] = &m
 	}
 }
 

@@ -251,9 +251,8 @@ func recordSessions(path string, sessions []store.TapeSession) (ids []string, er
 		for _, m := range ts.Messages {
 			seq := sess.Append(m.Dir, m.Time, m.Frame, m.HTTP)
 			if m.Note != "" { // Append takes none: the recorders amend it on
-				noted := *m
-				noted.Seq = seq
-				sess.Amend(noted)
+				// The same meta twice: the store only reads it.
+				sess.AmendMeta(seq, m.HTTP, m.Note)
 			}
 		}
 		if ts.Info.End != nil {

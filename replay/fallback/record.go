@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/store"
 )
@@ -31,10 +32,13 @@ type sessionTap struct {
 	src  *Source
 	info store.SessionInfo
 
-	mu     sync.Mutex
-	sess   *store.Session
-	held   []*store.Message // what was sent before the server spoke
-	failed bool
+	mu   sync.Mutex
+	sess *store.Session
+	held []*store.Message // what was sent before the server spoke
+	// heldSeqs are the seqs the held messages were appended as, in
+	// order, once the server spoke: an amendment of one may come later.
+	heldSeqs []uint64
+	failed   bool
 	// unasked are mcpmock's own answers to server requests it did not
 	// ask the client (notAsked), until they are recorded; noted, the
 	// seqs they were recorded as, so that what the recording client
@@ -91,7 +95,7 @@ func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *sto
 	if t.sess == nil && !t.failed {
 		if dir == store.C2S {
 			t.held = append(t.held, &store.Message{Dir: dir, Time: at, Frame: frame, HTTP: meta})
-			return 0
+			return heldSeq(len(t.held))
 		}
 		// Started, not made: this is the server's first frame, on its way
 		// to the client, and NewSession waits for the file.
@@ -105,9 +109,10 @@ func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *sto
 		t.sess = sess
 		for _, m := range t.held {
 			seq := sess.Append(m.Dir, m.Time, m.Frame, m.HTTP)
+			t.heldSeqs = append(t.heldSeqs, seq)
 			if m.Note != "" { // Append takes none: an amend held back
-				m.Seq = seq
-				sess.Amend(*m)
+				// The same meta twice: the store only reads it.
+				sess.AmendMeta(seq, m.HTTP, m.Note)
 			}
 		}
 		t.held = nil
@@ -119,12 +124,9 @@ func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *sto
 	// An answer to a server request: the server has spoken, so it is not
 	// held.
 	if dir == store.C2S && len(t.unasked) > 0 && t.takeUnasked(frame) {
-		m := store.Message{Seq: seq, Dir: dir, Time: at, Frame: frame, Note: replay.NoteNotAsked} // Append takes no note
-		if meta != nil {
-			h := *meta // a copy of its own: the store owns meta
-			m.HTTP = &h
-		}
-		t.sess.Amend(m)
+		// Append takes no note. The same meta twice: the store only
+		// reads it.
+		t.sess.AmendMeta(seq, meta, replay.NoteNotAsked)
 		if t.noted == nil {
 			t.noted = map[uint64]bool{}
 		}
@@ -133,27 +135,40 @@ func (t *sessionTap) Append(dir store.Dir, at time.Time, frame []byte, meta *sto
 	return seq
 }
 
-// Amend implements recorder.Amender, for what it has recorded (a frame
-// it holds has no seq yet, and the client is given none for it).
-func (t *sessionTap) Amend(m store.Message) {
+// heldBit marks the seqs Append gives the frames it holds (the server has
+// not spoken): a session's seqs never reach it. The rest is the frame's
+// place in held, from 1.
+const heldBit = 1 << 63
+
+func heldSeq(n int) uint64 { return heldBit | uint64(n) }
+
+var _ recorder.Amender = (*sessionTap)(nil)
+
+// AmendMeta implements recorder.Amender. A frame held when Append gave it
+// seq is found by its place among the held: while held, it takes meta and
+// note itself; since appended, the seq it was appended as is amended.
+func (t *sessionTap) AmendMeta(seq uint64, meta *store.HTTPMeta, note string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.sess != nil {
-		if m.Seq != 0 {
-			if t.noted[m.Seq] {
-				m.Note = withNotAsked(m.Note)
-			}
-			t.sess.Amend(m)
-		}
-		return
-	}
-	// Held (Append gave no seq): the message of that time and frame.
-	for _, h := range t.held {
-		if h.Time.Equal(m.Time) && bytes.Equal(h.Frame, m.Frame) {
-			h.HTTP, h.Note = m.HTTP, m.Note
+	if seq&heldBit != 0 {
+		i := int(seq&^heldBit) - 1
+		switch {
+		case t.sess == nil && i >= 0 && i < len(t.held):
+			t.held[i].HTTP, t.held[i].Note = meta, note
+			return
+		case t.sess != nil && i >= 0 && i < len(t.heldSeqs):
+			seq = t.heldSeqs[i]
+		default:
 			return
 		}
 	}
+	if t.sess == nil || seq == 0 {
+		return
+	}
+	if t.noted[seq] {
+		note = withNotAsked(note)
+	}
+	t.sess.AmendMeta(seq, meta, note)
 }
 
 // withNotAsked is note (the recording client's, perhaps none) after
