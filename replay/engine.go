@@ -87,12 +87,17 @@ type Unmatched struct {
 	Params string `json:"params,omitempty"`
 	// Nearest names the recorded request most like it, as Report.Unused
 	// names one ("SOURCE SESSION#SEQ METHOD PARAMS"); "" when no source
-	// knows the method.
+	// knows the method, or when a source took the request (Why).
 	Nearest string `json:"nearest,omitempty"`
 	// Diff says how the request differs from Nearest, a line per member
 	// that differs: `- params.arguments.city="Oslo"` as recorded,
 	// `+ params.arguments.city="Bergen"` as sent.
 	Diff string `json:"diff,omitempty"`
+	// Why says why a source that took the request had no answer for it
+	// (Reply.Unmatched), as its reply told the client, shortened: a
+	// script's tool none of whose answers matches the arguments. "" for
+	// a request no source took.
+	Why string `json:"why,omitempty"`
 }
 
 // Skipped is a server→client request a source had for the client that

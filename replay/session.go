@@ -487,7 +487,11 @@ func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Req
 
 // finish writes a source's reply and what follows it.
 func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply, sse bool) {
-	s.srv.countMatched()
+	if r.Unmatched {
+		s.srv.answeredUnmatched(req, r)
+	} else {
+		s.srv.countMatched()
+	}
 	if r.Error != nil && r.Error.unmatched != nil {
 		u := r.Error.unmatched
 		s.srv.addUnmatched(*u)

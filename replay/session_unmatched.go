@@ -227,3 +227,42 @@ func (s *session) handshakeLive(ctx context.Context, req *Request, ex exchange) 
 func indent(s string) string {
 	return string(bytes.ReplaceAll([]byte(s), []byte("\n"), []byte("\n  ")))
 }
+
+// whyMax bounds Unmatched.Why: a script's reply quotes the arguments,
+// which may be most of a 64 MiB call.
+const whyMax = 2 * shortenedMax
+
+// answeredUnmatched counts a request a source answered with a reply that
+// says it had no answer (Reply.Unmatched), and warns as for one no source
+// took.
+func (s *Server) answeredUnmatched(req *Request, r Reply) {
+	u := Unmatched{Method: req.Method, Params: shortCanon(req.Method, req.Params), Why: unmatchedWhy(r)}
+	s.addUnmatched(u)
+	s.warnf("unmatched %s\n  %s", describe(u.Method, u.Params), u.Why)
+}
+
+// unmatchedWhy is what r says of why its source had no answer: its
+// error's message, or its result's first text content (a tool's isError
+// result), cut to whyMax bytes.
+func unmatchedWhy(r Reply) string {
+	why := ""
+	if r.Error != nil {
+		why = r.Error.Message
+	} else {
+		jsonrpc.Elements(jsonrpc.Member(r.Result, "content"), func(block []byte) {
+			if why != "" {
+				return
+			}
+			if t, _ := jsonrpc.String(jsonrpc.Member(block, "type")); t == "text" {
+				why, _ = jsonrpc.String(jsonrpc.Member(block, "text"))
+			}
+		})
+	}
+	if why == "" {
+		return "the source had no answer for it"
+	}
+	if len(why) > whyMax {
+		why = strings.ToValidUTF8(why[:whyMax], "") + "…"
+	}
+	return why
+}

@@ -149,6 +149,15 @@ type Reply struct {
 	// request has no session to expire, on any transport: a JSON-RPC
 	// error says so. See docs/SCRIPTS.md.
 	ExpireSession bool
+	// Unmatched says the source had no answer for the request, and this
+	// reply (an error, or a tool's isError result) says so: a whole-server
+	// script none of whose answers to a tool, prompt or resource matches.
+	// The reply goes to the client as it is, and the report counts the
+	// request as unmatched rather than matched, its Why taken from the
+	// reply: the error's message, or the result's first text content. A
+	// bool, in the padding before HTTPStatus: a Reply is part of every
+	// recorded interaction, whose size is kept to 256 bytes.
+	Unmatched bool
 	// HTTPStatus (4xx or 5xx) answers the request's POST with that status
 	// and no JSON-RPC message; where there is no HTTP status, a JSON-RPC
 	// error names it. With Error, the error is the answer, sent over

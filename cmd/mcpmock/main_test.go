@@ -427,3 +427,60 @@ func TestCheck_UnnamedCassette(t *testing.T) {
 		t.Errorf("check notes: exit %d, stderr %q; want 2 and unknown kind", code, stderr)
 	}
 }
+
+// A whole-server script's reply to a call none of its answers matches
+// (an isError result, a -32603 error) is sent as documented and counts
+// as unmatched: --strict fails on it, and the report says why.
+func TestServe_StrictScriptWithoutAnswer(t *testing.T) {
+	script := filepath.Join("..", "..", "replay", "script", "testdata", "no-answer.yaml")
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+	tests := []struct {
+		name     string
+		request  string
+		wantCode int
+		wantOut  string // in the answer
+		wantWhy  string // the report's unmatched[0].why; "" for nothing unmatched
+	}{
+		{"tool, an answer matches", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Oslo"}}}`, 0,
+			`"text":"rain"`, ""},
+		{"tool, no answer matches", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Bergen"}}}`, 1,
+			`"isError":true`, `mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}`},
+		{"prompt, no answer matches", `{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"Bob"}}}`, 1,
+			`"code":-32603`, `mcpmock script: no answer of prompt "greet" matches the arguments {"who":"Bob"}`},
+		{"resource, no answer matches", `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///notes.txt"}}`, 1,
+			`"code":-32603`, `mcpmock script: no answer of resource "file:///notes.txt" matches the client's answer null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			report := filepath.Join(t.TempDir(), "r.json")
+			code, stdout, stderr := runWith(t, initialize+tt.request+"\n", "serve", "--strict", "--report", report, script)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr)
+			}
+			if !strings.Contains(stdout, tt.wantOut) {
+				t.Errorf("answer lacks %s:\n%s", tt.wantOut, stdout)
+			}
+			b, err := os.ReadFile(report)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r replay.Report
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantWhy == "" {
+				if len(r.Unmatched) != 0 {
+					t.Errorf("report: %s", b)
+				}
+				return
+			}
+			if len(r.Unmatched) != 1 || r.Unmatched[0].Why != tt.wantWhy {
+				t.Errorf("report's unmatched, want one saying %s:\n%s", tt.wantWhy, b)
+			}
+			if !strings.Contains(stderr, "--strict: 1 request unmatched") || !strings.Contains(stderr, "mcpmock: unmatched ") {
+				t.Errorf("stderr:\n%s", stderr)
+			}
+		})
+	}
+}

@@ -118,3 +118,24 @@ func TestServer_AssertNoUnmatched_UnknownMethod(t *testing.T) {
 		t.Errorf("failure %q, want %q", got, want)
 	}
 }
+
+// A script that has the tool called but no answer of it for the
+// arguments answers an isError result, which a host may well take in its
+// stride: AssertNoUnmatched and Check fail all the same, saying why.
+func TestServer_AssertNoUnmatched_ScriptWithoutAnswer(t *testing.T) {
+	f := &failureTB{TB: t}
+	srv := mocktest.NewFromCassette(f, filepath.Join("..", "script", "testdata", "no-answer.yaml"))
+	ctx, cs := connect(t, srv)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"city": "Bergen"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("want the script's isError result, got %+v %v", res, err)
+	}
+	const want = `mocktest: unmatched tools/call {"arguments":{"city":"Bergen"},"name":"weather"}: mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}`
+	srv.AssertNoUnmatched()
+	if got := f.failures(); got != want {
+		t.Errorf("AssertNoUnmatched failed with %q, want %q", got, want)
+	}
+	if err := srv.Check(); err == nil || "mocktest: "+err.Error() != want {
+		t.Errorf("Check: %v", err)
+	}
+}

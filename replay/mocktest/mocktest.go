@@ -269,8 +269,9 @@ func (s *Server) Check() error {
 }
 
 // unmatchedErrors says, for each request nothing answered, what it was
-// and the nearest recorded request with how the two differ, or that no
-// source knows its method at all.
+// and the nearest recorded request with how the two differ, that no
+// source knows its method at all, or why the source that took it had no
+// answer (a script none of whose answers to a tool matches).
 func unmatchedErrors(r replay.Report) []error {
 	var errs []error
 	for _, u := range r.Unmatched {
@@ -279,6 +280,8 @@ func unmatchedErrors(r replay.Report) []error {
 			what += " " + u.Params
 		}
 		switch {
+		case u.Why != "":
+			errs = append(errs, fmt.Errorf("unmatched %s: %s", what, u.Why))
 		case u.Nearest == "":
 			errs = append(errs, fmt.Errorf("unmatched %s: nothing recorded or scripted answers %s", what, u.Method))
 		case u.Diff == "":

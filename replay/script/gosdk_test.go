@@ -80,7 +80,12 @@ func connect(t *testing.T, tc transportCase, file string, opts *mcp.ClientOption
 // connectClient is connect with a client of the test's own.
 func connectClient(t *testing.T, tc transportCase, file string, client *mcp.Client) *mcp.ClientSession {
 	t.Helper()
-	srv := serve(t, file)
+	return connectTo(t, tc, serve(t, file), client)
+}
+
+// connectTo is connectClient to a server of the test's own.
+func connectTo(t *testing.T, tc transportCase, srv *replay.Server, client *mcp.Client) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	var tr mcp.Transport

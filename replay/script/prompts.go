@@ -87,7 +87,9 @@ func (ss *session) answerPrompt(peer replay.Peer, c *call, p *prompt, data, repl
 // noPromptAnswer is what a whole-server script answers when none of a
 // prompt's answers matches: prompts/get has no isError, so an error.
 func noPromptAnswer(p *prompt, data, replies map[string]any) replay.Reply {
-	return errReply(codeInternal, fmt.Sprintf("mcpmock script: no answer of prompt %q matches the arguments %s", p.name, mustJSON(data["args"]))+repliesText(p.asks, replies), nil)
+	r := errReply(codeInternal, fmt.Sprintf("mcpmock script: no answer of prompt %q matches the arguments %s", p.name, mustJSON(data["args"]))+repliesText(p.asks, replies), nil)
+	r.Unmatched = true // the script had no answer: --strict fails
+	return r
 }
 
 // renderMessages renders the messages of a prompt or of a sample.

@@ -88,5 +88,7 @@ func (ss *session) answerResource(peer replay.Peer, c *call, r *resource, data, 
 // noResourceAnswer is what a whole-server script answers when none of a
 // resource's answers matches the client's replies.
 func noResourceAnswer(r *resource, replies map[string]any) replay.Reply {
-	return errReply(codeInternal, fmt.Sprintf("mcpmock script: no answer of resource %q matches", r.uri)+strings.TrimPrefix(repliesText(r.asks, replies), " and"), nil)
+	reply := errReply(codeInternal, fmt.Sprintf("mcpmock script: no answer of resource %q matches", r.uri)+strings.TrimPrefix(repliesText(r.asks, replies), " and"), nil)
+	reply.Unmatched = true // the script had no answer: --strict fails
+	return reply
 }

@@ -137,7 +137,9 @@ func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, 
 // answers matches.
 func noAnswer(t *tool, data, replies map[string]any) replay.Reply {
 	msg := fmt.Sprintf("mcpmock script: no answer of tool %q matches the arguments %s", t.name, mustJSON(data["args"])) + repliesText(t.asks, replies)
-	return resultReply(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true})
+	r := resultReply(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true})
+	r.Unmatched = true // the script had no answer: --strict fails
+	return r
 }
 
 // immediate says whether an answer takes no time and needs no peer: no

@@ -1,0 +1,191 @@
+package script_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptape/mcptape/replay"
+	"github.com/mcptape/mcptape/replay/script"
+)
+
+// A whole-server script that has the tool, prompt or resource asked for
+// but no answer of it for the request answers as documented (an isError
+// result, a -32603 error), and the report counts the request as
+// unmatched, as --strict and mocktest's assertions rely on (DESIGN.md,
+// "Replay semantics").
+
+// connectNoAnswer serves testdata/no-answer.yaml to a go-sdk client
+// with no handlers.
+func connectNoAnswer(t *testing.T, tc transportCase) (*replay.Server, *mcp.ClientSession) {
+	t.Helper()
+	abs, err := filepath.Abs(filepath.Join("testdata", "no-answer.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, abs)
+	return srv, connectTo(t, tc, srv, mcp.NewClient(&mcp.Implementation{Name: "script-test", Version: "1.0.0"}, nil))
+}
+
+// unmatchedOnly returns the report's one unmatched request, failing the
+// test unless there is exactly one; and that the report fails --strict.
+func unmatchedOnly(t *testing.T, srv *replay.Server) replay.Unmatched {
+	t.Helper()
+	r := srv.Report()
+	if len(r.Unmatched) != 1 {
+		t.Fatalf("report: %d unmatched, want 1: %+v", len(r.Unmatched), r.Unmatched)
+	}
+	if r.Clean() {
+		t.Error("report is Clean: --strict would pass")
+	}
+	return r.Unmatched[0]
+}
+
+func TestGoSDK_ToolWithoutMatchingAnswerIsUnmatched(t *testing.T) {
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, cs := connectNoAnswer(t, tc)
+			ctx := ctxT(t)
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"city": "Oslo"}})
+			if err != nil || res.IsError || text(t, res) != "rain" {
+				t.Fatalf("matching call: %+v %v", res, err)
+			}
+			matched := srv.Report().Matched
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"city": "Bergen"}})
+			if err != nil || !res.IsError {
+				t.Fatalf("call no answer matches: want an isError result, got %+v %v", res, err)
+			}
+			const want = `mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}`
+			if got := text(t, res); got != want {
+				t.Errorf("isError text:\n got %s\nwant %s", got, want)
+			}
+			u := unmatchedOnly(t, srv)
+			if u.Method != "tools/call" || !strings.Contains(u.Params, `"Bergen"`) || u.Why != want || u.Nearest != "" {
+				t.Errorf("unmatched: %+v", u)
+			}
+			if got := srv.Report().Matched; got != matched {
+				t.Errorf("matched went from %d to %d: the unanswered call counted as matched", matched, got)
+			}
+		})
+	}
+}
+
+func TestGoSDK_PromptWithoutMatchingAnswerIsUnmatched(t *testing.T) {
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, cs := connectNoAnswer(t, tc)
+			ctx := ctxT(t)
+			if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"who": "Ada"}}); err != nil {
+				t.Fatalf("matching prompt: %v", err)
+			}
+			_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"who": "Bob"}})
+			const want = `mcpmock script: no answer of prompt "greet" matches the arguments {"who":"Bob"}`
+			var werr *jsonrpc.Error
+			if !errors.As(err, &werr) || werr.Code != -32603 || werr.Message != want {
+				t.Fatalf("prompt no answer matches: want -32603 %q, got %v", want, err)
+			}
+			u := unmatchedOnly(t, srv)
+			if u.Method != "prompts/get" || !strings.Contains(u.Params, `"Bob"`) || u.Why != want {
+				t.Errorf("unmatched: %+v", u)
+			}
+		})
+	}
+}
+
+func TestGoSDK_ResourceWithoutMatchingAnswerIsUnmatched(t *testing.T) {
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			// No elicitation handler: the client cannot be asked, so
+			// it has no reply for the resource's one answer to match.
+			srv, cs := connectNoAnswer(t, tc)
+			_, err := cs.ReadResource(ctxT(t), &mcp.ReadResourceParams{URI: "file:///notes.txt"})
+			const want = `mcpmock script: no answer of resource "file:///notes.txt" matches the client's answer null`
+			var werr *jsonrpc.Error
+			if !errors.As(err, &werr) || werr.Code != -32603 || werr.Message != want {
+				t.Fatalf("resource no answer matches: want -32603 %q, got %v", want, err)
+			}
+			u := unmatchedOnly(t, srv)
+			if u.Method != "resources/read" || !strings.Contains(u.Params, "notes.txt") || u.Why != want {
+				t.Errorf("unmatched: %+v", u)
+			}
+		})
+	}
+}
+
+// Layered sources: a whole-server script takes every call of its tools,
+// so a later source that would answer one its answers miss is not asked
+// (the call is unmatched); an override passes such a call on, unless it
+// has asked the client already, when its own reply is unmatched.
+func TestGoSDK_LayeredScriptsWithoutMatchingAnswer(t *testing.T) {
+	dir := t.TempDir()
+	override := filepath.Join(dir, "override.yaml")
+	// deploy answers only an accepted elicitation; weather answers Bergen,
+	// which the whole-server script ahead of it has no answer for.
+	if err := os.WriteFile(override, []byte(`tools:
+  - name: deploy
+    elicit:
+      message: Deploy?
+      requestedSchema: {type: object, properties: {ok: {type: boolean}}}
+    answers:
+      - when: {elicited: {action: accept}}
+        text: deployed
+  - name: weather
+    answers:
+      - when: {exact: {city: Bergen}}
+        text: sun
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := filepath.Abs(filepath.Join("testdata", "no-answer.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(path string) replay.Source {
+		src, err := script.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+	decline := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "script-test", Version: "1.0.0"}, decline)
+
+	t.Run("whole-server script first", func(t *testing.T) {
+		srv, err := replay.NewServer([]replay.Source{load(whole), load(override)}, replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := connectTo(t, transports[0], srv, client)
+		res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"city": "Bergen"}})
+		if err != nil || !res.IsError || !strings.Contains(text(t, res), "no answer of tool") {
+			t.Fatalf("want the whole-server script's isError, got %+v %v", res, err)
+		}
+		if u := unmatchedOnly(t, srv); u.Method != "tools/call" || !strings.Contains(u.Why, `tool "weather"`) {
+			t.Errorf("unmatched: %+v", u)
+		}
+	})
+
+	t.Run("override, client asked already", func(t *testing.T) {
+		srv, err := replay.NewServer([]replay.Source{load(override), load(whole)}, replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := connectTo(t, transports[0], srv, client) // handshake era: asked mid-call
+		res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "deploy", Arguments: map[string]any{}})
+		const want = `mcpmock script: no answer of tool "deploy" matches the arguments {} and the client's answer {"action":"decline"}`
+		if err != nil || !res.IsError || text(t, res) != want {
+			t.Fatalf("want the override's isError %q, got %+v %v", want, res, err)
+		}
+		if u := unmatchedOnly(t, srv); u.Why != want {
+			t.Errorf("unmatched: %+v", u)
+		}
+	})
+}

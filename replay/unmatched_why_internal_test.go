@@ -1,0 +1,41 @@
+package replay
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// The report's Why for a reply a source marked Unmatched: its error's
+// message or its first text content, cut short however big the reply
+// (a script quotes the call's arguments, which may be 64 MiB).
+func TestUnmatchedWhy(t *testing.T) {
+	big := strings.Repeat("é", 1<<20) // two bytes a rune, after an odd 11: the cut falls inside one
+	bigResult, _ := json.Marshal(map[string]any{"isError": true, "content": []any{map[string]any{"type": "text", "text": "no answer: " + big}}})
+	tests := []struct {
+		name  string
+		reply Reply
+		want  string // the start of Why
+		cut   bool
+	}{
+		{"error", Reply{Error: &RPCError{Code: -32603, Message: "no answer of prompt"}}, "no answer of prompt", false},
+		{"isError result", Reply{Result: json.RawMessage(`{"content":[{"type":"image","data":"x"},{"type":"text","text":"no answer of tool"}],"isError":true}`)}, "no answer of tool", false},
+		{"result without text", Reply{Result: json.RawMessage(`{"content":[]}`)}, "the source had no answer for it", false},
+		{"big result", Reply{Result: bigResult}, "no answer: é", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := unmatchedWhy(tt.reply)
+			if !strings.HasPrefix(got, tt.want) || !tt.cut && got != tt.want {
+				t.Errorf("Why %.80q, want %q", got, tt.want)
+			}
+			if tt.cut && (len(got) > whyMax+len("…") || !strings.HasSuffix(got, "…")) {
+				t.Errorf("Why is %d bytes, want at most %d and cut", len(got), whyMax+len("…"))
+			}
+			if !utf8.ValidString(got) {
+				t.Errorf("Why is not UTF-8: %q", got)
+			}
+		})
+	}
+}
