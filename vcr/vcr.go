@@ -460,9 +460,46 @@ func (s *Server) NewRequests() int {
 	return s.fb.Stats().Answered
 }
 
-// Mock is the replaying server, for its Report, AssertAllUsed or
-// AssertNoUnmatched; nil while recording.
+// Mock is the replaying server, for its Report or Warnings; nil while
+// recording. AssertNoUnmatched, AssertAllUsed and Check are on Server
+// itself, and need no check that it replays.
 func (s *Server) Mock() *mocktest.Server { return s.mock }
+
+// Check returns, while replaying, an error listing the requests nothing
+// in the cassette answered and the recorded requests never asked for, as
+// mocktest.Server.Check does, or nil. While recording it returns nil:
+// every request went to the real server, so none is unmatched, and
+// everything recorded was asked for.
+func (s *Server) Check() error {
+	if s.mock == nil {
+		return nil
+	}
+	return s.mock.Check()
+}
+
+// AssertAllUsed fails the test, while replaying, if a request went
+// unmatched or a recorded request was never asked for
+// (mocktest.Server.AssertAllUsed). While recording it does nothing, as
+// there is nothing to hold the requests to: each went to the real server.
+func (s *Server) AssertAllUsed() {
+	s.tb.Helper()
+	if s.mock != nil {
+		s.mock.AssertAllUsed()
+	}
+}
+
+// AssertNoUnmatched fails the test, while replaying, if a request went
+// unmatched, naming it and the nearest recorded request
+// (mocktest.Server.AssertNoUnmatched): a host may swallow the JSON-RPC
+// error such a request gets and pass a test that checks only its output.
+// Recorded requests may go unasked. While recording it does nothing: every
+// request went to the real server, so none is unmatched.
+func (s *Server) AssertNoUnmatched() {
+	s.tb.Helper()
+	if s.mock != nil {
+		s.mock.AssertNoUnmatched()
+	}
+}
 
 // Received returns every request and notification the host has sent so
 // far, in order, as the host sent them, replaying or recording alike

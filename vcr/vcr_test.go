@@ -24,17 +24,24 @@ import (
 	"github.com/mcptape/mcptape/vcr"
 )
 
+// connect connects a go-sdk client through srv; end closes the session.
+func connect(tb testing.TB, srv *vcr.Server) (ctx context.Context, cs *mcp.ClientSession, end func()) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
+	if err != nil {
+		cancel()
+		tb.Fatalf("connect: %v", err)
+	}
+	return ctx, cs, func() { cs.Close(); cancel() }
+}
+
 // callEcho connects a go-sdk client through srv and calls tool with
 // {argName: text}, returning the first text content.
 func callEcho(tb testing.TB, srv *vcr.Server, tool, argName, text string) string {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
-	if err != nil {
-		tb.Fatalf("connect: %v", err)
-	}
-	defer cs.Close()
+	ctx, cs, end := connect(tb, srv)
+	defer end()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{argName: text}})
 	if err != nil {
 		tb.Fatalf("call %s: %v", tool, err)
