@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,6 +63,28 @@ func WithMatch(mode string) Option { return func(o *replay.Options) { o.Match = 
 // server without sessions). See replay.Options.HTTPSessions.
 func WithHTTPSessions(mode string) Option {
 	return func(o *replay.Options) { o.HTTPSessions = mode }
+}
+
+// WithTiming sets whether answers keep the recorded delays: "none" (the
+// default) answers at once; "recorded" waits, before each message sent
+// during a call and before its answer, as long as the recorded server did,
+// as mcpmock serve --timing does (see replay.Options.Timing). Another
+// value fails New (Start returns the error).
+func WithTiming(mode string) Option { return func(o *replay.Options) { o.Timing = mode } }
+
+// WithCallTimeout sets how long the server waits for the client's reply
+// to a request it sends (roots/list, sampling, elicitation) before it
+// gives up, tells the client so with notifications/cancelled and answers
+// the call without it, as mcpmock serve --call-timeout does; the default
+// is 10 s (see replay.Options.CallTimeout). A test of a host that never
+// answers shortens the wait with it. d must be above 0: WithCallTimeout
+// panics otherwise, as time.NewTicker does, rather than fall back to the
+// default unseen.
+func WithCallTimeout(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("mocktest: WithCallTimeout(%s): want a time above 0", d))
+	}
+	return func(o *replay.Options) { o.CallTimeout = d }
 }
 
 // WithLog sends mcpmock's warnings to w too.
