@@ -221,3 +221,21 @@ func TestNew_URLServerAnsweredNothing(t *testing.T) {
 		t.Errorf("files left in the cassette's directory: %v", entries)
 	}
 }
+
+// URL of a replay whose mocktest.Server has closed fails the test, as
+// mocktest's own URL does, rather than hand back the URL it gave before,
+// at which nothing listens any more.
+func TestNew_URLAfterReplayClosed(t *testing.T) {
+	t.Setenv(vcr.EnvMode, "")
+	f := runFake(t, func(tb *fakeTB) {
+		srv := vcr.New(tb, filepath.Join("..", "cassettes", "everything-stdio.db"), nil)
+		if srv.URL() == "" {
+			tb.Errorf("no URL while the replay runs")
+		}
+		srv.Mock().Close()
+		srv.URL()
+	})
+	if want := "mocktest: URL called after Close: the server has stopped and would answer nothing"; f.log() != want {
+		t.Errorf("URL after the replay closed: log %q, want %q", f.log(), want)
+	}
+}

@@ -210,9 +210,8 @@ type Server struct {
 	overHTTP bool                    // made by NewHTTP or NewHTTPFunc
 	values   *recorder.ValuePatterns // WithRedactValue's patterns, compiled
 
-	mock      *mocktest.Server // replaying
-	replayURL string           // its HTTP endpoint, once asked for
-	fb        *fallback.Source // ReplayWithNew: the real server behind the replay
+	mock *mocktest.Server // replaying
+	fb   *fallback.Source // ReplayWithNew: the real server behind the replay
 
 	// recording
 	writer    *store.Writer
@@ -625,12 +624,9 @@ func (s *Server) URL() string {
 	s.tb.Helper()
 	switch {
 	case s.mock != nil:
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.replayURL == "" { // one HTTP server for every call
-			s.replayURL = s.mock.URL()
-		}
-		return s.replayURL
+		// Not kept here: mocktest starts one HTTP server for every call,
+		// and fails a call after the replay closed.
+		return s.mock.URL()
 	case s.upstream == nil:
 		return s.frontURL()
 	}

@@ -6,10 +6,12 @@
 // that, besides, everything recorded was used (AssertAllUsed).
 //
 // Everything it starts is stopped by the test's Cleanup; failures are
-// reported through the testing.TB, never by panicking. (A Server made by
-// Start, for an example or a program, has no testing.TB: Check returns
-// what AssertAllUsed would report, and the Assert methods, misuses there,
-// panic saying so.)
+// reported through the testing.TB, never by panicking. A closed Server,
+// like a closed httptest.Server, starts nothing more: Pipes, Transport,
+// URL and WebSocketURL fail the test. (A Server made by Start, for an
+// example or a program, has no testing.TB: Check returns what
+// AssertAllUsed would report, and the Assert methods, misuses there, and
+// a use of the closed Server panic saying so.)
 package mocktest
 
 import (
@@ -43,6 +45,7 @@ type Server struct {
 	log *syncbuf.Buffer
 
 	mu       sync.Mutex
+	closed   bool // Close began: nothing may start any more
 	closers  []func()
 	received []replay.Received
 	wg       sync.WaitGroup
@@ -177,9 +180,12 @@ func NewFromCassette(tb testing.TB, path string, opts ...Option) *Server {
 	return New(tb, Load(tb, path), opts...)
 }
 
-// Close stops everything the server started and waits for it.
+// Close stops everything the server started and waits for it. Pipes,
+// Transport, URL and WebSocketURL called afterwards fail the test (panic,
+// for a Server made by Start): what they would return could not work.
 func (s *Server) Close() {
 	s.mu.Lock()
+	s.closed = true
 	closers := s.closers
 	s.closers = nil
 	s.mu.Unlock()
@@ -190,45 +196,105 @@ func (s *Server) Close() {
 	s.wg.Wait()
 }
 
+// onClose has Close run fn; at once if Close already began, so that an
+// HTTP server started as Close runs is stopped all the same.
 func (s *Server) onClose(fn func()) {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		fn()
+		return
+	}
 	s.closers = append(s.closers, fn)
 	s.mu.Unlock()
 }
 
+// isClosed says whether Close began.
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// errClosed is what the pipes of a session asked for after Close give.
+var errClosed = errors.New("mocktest: the server is closed")
+
+// usedAfterClose fails the test, or panics for a Server made by Start,
+// as httptest refuses a closed server: the session or URL method would
+// give could never be answered.
+func (s *Server) usedAfterClose(method string) {
+	msg := fmt.Sprintf("mocktest: %s called after Close: the server has stopped and would answer nothing", method)
+	if s.tb == nil {
+		panic(msg)
+	}
+	s.tb.Helper()
+	s.tb.Fatalf("%s", msg)
+}
+
 // Pipes starts a stdio session: write requests to in, read answers from
-// out, one JSON message per line. Closing in ends the session.
+// out, one JSON message per line. Closing in ends the session. Called
+// after Close it fails the test.
 func (s *Server) Pipes() (in io.WriteCloser, out io.ReadCloser) {
+	if s.tb != nil {
+		s.tb.Helper()
+	}
+	return s.pipes("Pipes")
+}
+
+// pipes is Pipes for method, the name a use after Close reports.
+func (s *Server) pipes(method string) (io.WriteCloser, io.ReadCloser) {
+	if s.tb != nil {
+		s.tb.Helper()
+	}
 	cr, cw := io.Pipe() // client → server
 	sr, sw := io.Pipe() // server → client
 	ctx, cancel := context.WithCancel(context.Background())
+	// The check and wg.Add under one lock: Close, which sets closed
+	// under it, then waits for every session it let start.
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel()
+		cr.CloseWithError(errClosed) // writes to cw fail
+		sw.CloseWithError(errClosed) // reads from sr fail
+		s.usedAfterClose(method)
+		return cw, sr // a TB whose Fatalf returns gets pipes that say why
+	}
 	s.wg.Add(1)
+	s.closers = append(s.closers, func() {
+		cancel()
+		cw.Close()
+		sr.Close()
+	})
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		_ = s.ServeStdio(ctx, cr, sw)
 		sw.Close()
 	}()
-	s.onClose(func() {
-		cancel()
-		cw.Close()
-		sr.Close()
-	})
 	return cw, sr
 }
 
 // Transport returns an in-process transport for a Go SDK client:
 // client.Connect(ctx, srv.Transport(), nil). Each call starts a new session.
+// Called after Close it fails the test.
 func (s *Server) Transport() mcp.Transport {
-	in, out := s.Pipes()
+	if s.tb != nil {
+		s.tb.Helper()
+	}
+	in, out := s.pipes("Transport")
 	return &mcp.IOTransport{Reader: out, Writer: in}
 }
 
 // URL returns the Streamable HTTP endpoint (".../mcp") of an HTTP server
 // on 127.0.0.1, started at the first call and stopped with the Server;
 // every call returns the same URL, as httptest.Server's does. Legacy
-// HTTP+SSE is at ".../sse".
+// HTTP+SSE is at ".../sse". Called after Close it fails the test.
 func (s *Server) URL() string {
-	return s.listen("http", func() string {
+	if s.tb != nil {
+		s.tb.Helper()
+	}
+	return s.listen("URL", "http", func() string {
 		hs := httptest.NewUnstartedServer(s.Handler())
 		hs.Config.ConnState = s.ConnState // a closed connection ends its sessionless replay session
 		hs.Start()
@@ -239,17 +305,30 @@ func (s *Server) URL() string {
 
 // WebSocketURL returns the ws:// URL of a WebSocket server on 127.0.0.1,
 // started at the first call and stopped with the Server; every call
-// returns the same URL.
+// returns the same URL. Called after Close it fails the test.
 func (s *Server) WebSocketURL() string {
-	return s.listen("ws", func() string {
+	if s.tb != nil {
+		s.tb.Helper()
+	}
+	return s.listen("WebSocketURL", "ws", func() string {
 		hs := httptest.NewServer(s.WebSocketHandler())
 		s.onClose(func() { s.Server.Close(); hs.Close() })
 		return "ws" + strings.TrimPrefix(hs.URL, "http") + "/mcp"
 	})
 }
 
-// listen starts a server of kind once and returns its URL.
-func (s *Server) listen(kind string, start func() string) string {
+// listen starts a server of kind once and returns its URL; method
+// names the caller, for a use after Close.
+func (s *Server) listen(method, kind string, start func() string) string {
+	if s.tb != nil {
+		s.tb.Helper()
+	}
+	// A URL from before Close leads to a stopped server, and one started
+	// now would be stopped at once (onClose).
+	if s.isClosed() {
+		s.usedAfterClose(method)
+		return ""
+	}
 	s.urlMu.Lock()
 	defer s.urlMu.Unlock()
 	if u, ok := s.urls[kind]; ok {
