@@ -12,7 +12,8 @@ import (
 // A missing cassette given as a relative path is named with the whole
 // path it was looked for at: go test runs in the package's directory, so
 // "testdata/x.db" written from the module root is looked for elsewhere
-// than its author thinks. Neither run below reaches the server.
+// than its author thinks. Neither run below reaches the server; each says
+// how to make the cassette.
 func TestNew_MissingCassetteSaysWhere(t *testing.T) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -27,7 +28,7 @@ func TestNew_MissingCassetteSaysWhere(t *testing.T) {
 		wantLog string
 	}{
 		{"this run only replays", []string{"/no/such/server"}, []vcr.Option{vcr.WithMode(vcr.ReplayOnly)}, "does not exist " + want + ", and this run only replays"},
-		{"no command to record from", nil, nil, "does not exist " + want + " and there is no server command"},
+		{"no command to record from", nil, nil, "does not exist " + want + " and there is no server command to record it from; give New the command, or record it with mcpspy record -o " + filepath.Join(wd, rel) + " -- SERVER [ARG...]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv(vcr.EnvMode, "")

@@ -263,11 +263,20 @@ func New(tb testing.TB, path string, command []string, opts ...Option) *Server {
 	case replaying:
 		s.startReplay(cfg)
 	case len(command) == 0:
-		tb.Fatalf("vcr: cassette %s does not exist%s and there is no server command to record it from", path, testpath.Where(path))
+		tb.Fatalf("vcr: cassette %s does not exist%s and there is no server command to record it from; give New the command, or record it with mcpspy record -o %s -- SERVER [ARG...]", path, testpath.Where(path), absPath(path))
 	default:
 		s.startRecording(cfg)
 	}
 	return s
+}
+
+// absPath is path made absolute, for a command typed in another
+// directory than the test's; path itself if there is no working directory.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // NewHTTP is New for a server at upstream, an http(s) URL (Streamable

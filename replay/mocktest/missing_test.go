@@ -31,24 +31,44 @@ func loadFailure(t *testing.T, paths ...string) string {
 // A cassette or script that is not there is named with the whole path it
 // was looked for at when the test gave a relative one: go test runs in
 // the package's directory, so a path written from the module root
-// ("cassettes/x.db") is looked for elsewhere than its author thinks.
+// ("cassettes/x.db") is looked for elsewhere than its author thinks. A
+// missing cassette says besides how to make one, at that path.
 func TestLoad_MissingFileSaysWhere(t *testing.T) {
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"x.db", "x.jsonl", "x.har", "x.yaml", "x.json"} {
-		t.Run(name, func(t *testing.T) {
-			rel := filepath.Join("cassettes", name)
+	for _, tt := range []struct {
+		name string
+		how  string // how to make the file, after its absolute path; "" for a script
+	}{
+		{"x.db", "record one with mcpspy record -o ABS -- SERVER [ARG...], or have package vcr record it"},
+		{"x.jsonl", "mcpspy export -o ABS CASSETTE.db makes one from a recording"},
+		{"x.har", "mcpspy export --har -o ABS CASSETTE.db makes one from a recording over HTTP"},
+		{"x.yaml", ""},
+		{"x.json", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rel := filepath.Join("cassettes", tt.name)
 			got := loadFailure(t, rel)
 			want := "(looked for " + filepath.Join(wd, rel) + ": go test runs in the package's directory)"
+			if tt.how != "" {
+				want += "; " + strings.Replace(tt.how, "ABS", filepath.Join(wd, rel), 1)
+			}
 			if !strings.HasPrefix(got, "mocktest: ") || !strings.Contains(got, rel) || !strings.HasSuffix(got, want) {
 				t.Errorf("Load(%q) failed with %q, want it to end %q", rel, got, want)
 			}
 
-			abs := filepath.Join(t.TempDir(), name) // says where already
-			if got := loadFailure(t, abs); got == "" || strings.Contains(got, "looked for") {
-				t.Errorf("Load(%q) failed with %q, want the path alone", abs, got)
+			abs := filepath.Join(t.TempDir(), tt.name) // says where already
+			got = loadFailure(t, abs)
+			if strings.Contains(got, "looked for") || !strings.Contains(got, abs) {
+				t.Errorf("Load(%q) failed with %q, want the path without where it looked", abs, got)
+			}
+			if tt.how == "" && strings.Contains(got, "mcpspy") { // a script is written, not recorded
+				t.Errorf("Load(%q) failed with %q, want no command to make it", abs, got)
+			}
+			if want := strings.Replace(tt.how, "ABS", abs, 1); !strings.HasSuffix(got, want) {
+				t.Errorf("Load(%q) failed with %q, want it to end %q", abs, got, want)
 			}
 		})
 	}

@@ -95,7 +95,8 @@ func WithLog(w io.Writer) Option { return func(o *replay.Options) { o.Log = w } 
 
 // Load reads cassettes (.db, .jsonl, or the MCP traffic of a .har) and
 // scripts (.yaml, .yml or .json), as mcpmock serve takes them, failing
-// the test on error.
+// the test on error. A file that does not exist is named with where it
+// was looked for and, for a cassette, the mcpspy command that makes one.
 func Load(tb testing.TB, paths ...string) []replay.Source {
 	tb.Helper()
 	var out []replay.Source
@@ -120,7 +121,7 @@ func LoadCassette(tb testing.TB, path string, opts ...replay.CassetteOption) *re
 	tb.Helper()
 	c, err := replay.LoadCassette(path, opts...)
 	if err != nil {
-		tb.Fatalf("mocktest: %v%s", err, whereMissing(path, err))
+		tb.Fatalf("mocktest: %v%s", err, missingCassette(path, err))
 	}
 	return c
 }
@@ -128,10 +129,38 @@ func LoadCassette(tb testing.TB, path string, opts ...replay.CassetteOption) *re
 // whereMissing says where a relative path that does not exist was looked
 // for (testpath.Where), and nothing for other errors.
 func whereMissing(path string, err error) string {
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, store.ErrNotFound) {
+	if isMissing(err) {
 		return testpath.Where(path)
 	}
 	return ""
+}
+
+func isMissing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, store.ErrNotFound)
+}
+
+// missingCassette is whereMissing for a cassette, and says besides how to
+// make the one that is missing: a first-time user has none yet. The path
+// in the command is absolute, as a relative one would lead elsewhere from
+// the directory the command is typed in.
+func missingCassette(path string, err error) string {
+	if !isMissing(err) {
+		return ""
+	}
+	abs, absErr := filepath.Abs(path)
+	if absErr != nil {
+		abs = path
+	}
+	var how string
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl":
+		how = "mcpspy export -o " + abs + " CASSETTE.db makes one from a recording"
+	case ".har":
+		how = "mcpspy export --har -o " + abs + " CASSETTE.db makes one from a recording over HTTP"
+	default:
+		how = "record one with mcpspy record -o " + abs + " -- SERVER [ARG...], or have package vcr record it"
+	}
+	return testpath.Where(path) + "; " + how
 }
 
 // Start makes a server answering from sources, outside a test (examples,
