@@ -95,7 +95,8 @@ type Unmatched struct {
 	Diff string `json:"diff,omitempty"`
 	// Why says why a source that took the request had no answer for it
 	// (Reply.Unmatched), as its reply told the client, shortened: a
-	// script's tool none of whose answers matches the arguments. "" for
+	// script's tool none of whose answers matches the arguments, or a
+	// tool the script does not have. "" for
 	// a request no source took.
 	Why string `json:"why,omitempty"`
 }

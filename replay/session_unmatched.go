@@ -242,13 +242,16 @@ func (s *Server) answeredUnmatched(req *Request, r Reply) {
 }
 
 // unmatchedWhy is what r says of why its source had no answer: its
-// error's message, or its result's first text content (a tool's isError
-// result), cut to whyMax bytes.
+// error's Why or else its message, or its result's first text content (a
+// tool's isError result), cut to whyMax bytes.
 func unmatchedWhy(r Reply) string {
 	why := ""
-	if r.Error != nil {
+	switch {
+	case r.Error != nil && r.Error.Why != "":
+		why = r.Error.Why
+	case r.Error != nil:
 		why = r.Error.Message
-	} else {
+	default:
 		jsonrpc.Elements(jsonrpc.Member(r.Result, "content"), func(block []byte) {
 			if why != "" {
 				return

@@ -94,6 +94,12 @@ type RPCError struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
+	// Why, with Reply.Unmatched, is what the report says of why the
+	// source had no answer, when Message, which the client gets as a
+	// real server would send it, says it less well: a whole-server
+	// script's "the script has no tool "x"" for its -32602 "unknown
+	// tool". Never sent.
+	Why string `json:"-"`
 	// unmatched, when set, is a request the source made on the live
 	// request's behalf and found nothing for (a retry built from the
 	// client's input, mrtr.go): the report counts it, and stderr says so,
@@ -151,10 +157,12 @@ type Reply struct {
 	ExpireSession bool
 	// Unmatched says the source had no answer for the request, and this
 	// reply (an error, or a tool's isError result) says so: a whole-server
-	// script none of whose answers to a tool, prompt or resource matches.
+	// script none of whose answers to a tool, prompt or resource matches,
+	// or that has no such tool, prompt or resource.
 	// The reply goes to the client as it is, and the report counts the
 	// request as unmatched rather than matched, its Why taken from the
-	// reply: the error's message, or the result's first text content. A
+	// reply: the error's Why or else its message, or the result's first
+	// text content. A
 	// bool, in the padding before HTTPStatus: a Reply is part of every
 	// recorded interaction, whose size is kept to 256 bytes.
 	Unmatched bool

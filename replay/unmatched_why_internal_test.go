@@ -20,6 +20,7 @@ func TestUnmatchedWhy(t *testing.T) {
 		cut   bool
 	}{
 		{"error", Reply{Error: &RPCError{Code: -32603, Message: "no answer of prompt"}}, "no answer of prompt", false},
+		{"error with a why", Reply{Error: &RPCError{Code: -32602, Message: `tools/call: unknown tool "x"`, Why: `the script has no tool "x"`}}, `the script has no tool "x"`, false},
 		{"isError result", Reply{Result: json.RawMessage(`{"content":[{"type":"image","data":"x"},{"type":"text","text":"no answer of tool"}],"isError":true}`)}, "no answer of tool", false},
 		{"result without text", Reply{Result: json.RawMessage(`{"content":[]}`)}, "the source had no answer for it", false},
 		{"big result", Reply{Result: bigResult}, "no answer: é", true},

@@ -448,6 +448,8 @@ func TestServe_StrictScriptWithoutAnswer(t *testing.T) {
 			`"isError":true`, `mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}`},
 		{"prompt, no answer matches", `{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"Bob"}}}`, 1,
 			`"code":-32603`, `mcpmock script: no answer of prompt "greet" matches the arguments {"who":"Bob"}`},
+		{"tool the script has not", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wether","arguments":{"city":"Oslo"}}}`, 1,
+			`"error":{"code":-32602,"message":"tools/call: unknown tool \"wether\""}`, `the script has no tool "wether"; did you mean "weather"?`},
 		{"resource, no answer matches", `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///notes.txt"}}`, 1,
 			`"code":-32603`, `mcpmock script: no answer of resource "file:///notes.txt" matches the client's answer null`},
 	}

@@ -189,3 +189,53 @@ func TestGoSDK_LayeredScriptsWithoutMatchingAnswer(t *testing.T) {
 		}
 	})
 }
+
+// A whole-server script asked for a tool, prompt or resource it does not
+// have answers as a real server does (-32602, -32002; -32602 with the
+// URI in 2026-07-28), byte for byte as before, and the request counts as
+// unmatched, as a recording that lacks the call leaves it: the report
+// says what the script has not, and the nearest name it has.
+func TestGoSDK_UnknownNameIsUnmatched(t *testing.T) {
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			resourceCode := int64(-32002)
+			if tc.version == "" { // 2026-07-28 retired -32002
+				resourceCode = -32602
+			}
+			tests := []struct {
+				name    string
+				ask     func(context.Context, *mcp.ClientSession) error
+				code    int64
+				message string
+				method  string
+				why     string
+			}{
+				{"tool", func(ctx context.Context, cs *mcp.ClientSession) error {
+					_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "wether", Arguments: map[string]any{"city": "Oslo"}})
+					return err
+				}, -32602, `tools/call: unknown tool "wether"`, "tools/call", `the script has no tool "wether"; did you mean "weather"?`},
+				{"prompt", func(ctx context.Context, cs *mcp.ClientSession) error {
+					_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "farewell"})
+					return err
+				}, -32602, `prompts/get: unknown prompt "farewell"`, "prompts/get", `the script has no prompt "farewell"`},
+				{"resource", func(ctx context.Context, cs *mcp.ClientSession) error {
+					_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///note.txt"})
+					return err
+				}, resourceCode, `resource not found: "file:///note.txt"`, "resources/read", `the script has no resource "file:///note.txt"; did you mean "file:///notes.txt"?`},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					srv, cs := connectNoAnswer(t, tc)
+					err := tt.ask(ctxT(t), cs)
+					var werr *jsonrpc.Error
+					if !errors.As(err, &werr) || werr.Code != tt.code || werr.Message != tt.message {
+						t.Fatalf("want %d %q, got %v", tt.code, tt.message, err)
+					}
+					if u := unmatchedOnly(t, srv); u.Method != tt.method || u.Why != tt.why || u.Nearest != "" {
+						t.Errorf("unmatched: %+v, want why %q", u, tt.why)
+					}
+				})
+			}
+		})
+	}
+}

@@ -17,7 +17,7 @@ func (ss *session) getPrompt(ctx context.Context, peer replay.Peer, c *call) (re
 	p := find(ss, &ss.prompts.items, func(p *prompt) bool { return p.name == name })
 	if p == nil {
 		if ss.s.owner {
-			return errReply(codeInvalidParams, fmt.Sprintf("prompts/get: unknown prompt %q", name), nil), true
+			return notInScript(ss, errReply(codeInvalidParams, fmt.Sprintf("prompts/get: unknown prompt %q", name), nil), "prompt", name, &ss.prompts.items, func(p *prompt) string { return p.name }), true
 		}
 		return replay.Reply{}, false
 	}

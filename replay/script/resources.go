@@ -22,7 +22,7 @@ func (ss *session) readResource(ctx context.Context, peer replay.Peer, c *call) 
 		if c.stateless {
 			code = codeInvalidParams
 		}
-		return errReply(code, fmt.Sprintf("resource not found: %q", uri), map[string]any{"uri": uri}), true
+		return notInScript(ss, errReply(code, fmt.Sprintf("resource not found: %q", uri), map[string]any{"uri": uri}), "resource", uri, &ss.resources.items, func(r *resource) string { return r.uri }), true
 	case r == nil:
 		return replay.Reply{}, false
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -504,6 +505,23 @@ func (ss *session) apply(e *event) {
 
 // find returns the first item of *list that is the one asked for, read
 // under ss.mu (events change the session's lists); nil when none is.
+// notInScript marks r, a whole-server script's reply to a request for
+// a KIND (tool, prompt, resource) called name that it does not have,
+// as unmatched, as a recording without that call would leave it: the
+// client gets r as a real server's, and the report says the script has
+// no such thing, and the nearest name it has.
+func notInScript[T any](ss *session, r replay.Reply, kind, name string, list *[]*T, nameOf func(*T) string) replay.Reply {
+	ss.mu.Lock()
+	known := make([]string, len(*list))
+	for i, x := range *list {
+		known[i] = nameOf(x)
+	}
+	ss.mu.Unlock()
+	r.Unmatched = true
+	r.Error.Why = fmt.Sprintf("the script has no %s %q", kind, name) + suggest.DidYouMean(name, known, "%q")
+	return r
+}
+
 func find[T any](ss *session, list *[]*T, is func(*T) bool) *T {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

@@ -30,7 +30,7 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 		if !s.owner {
 			return replay.Reply{}, false
 		}
-		return errReply(codeInvalidParams, fmt.Sprintf("tools/call: unknown tool %q", name), nil), true
+		return notInScript(ss, errReply(codeInvalidParams, fmt.Sprintf("tools/call: unknown tool %q", name), nil), "tool", name, &ss.tools.items, func(t *tool) string { return t.name }), true
 	}
 
 	var args map[string]any
