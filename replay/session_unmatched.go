@@ -261,7 +261,11 @@ func unmatchedWhy(r Reply) string {
 			}
 		})
 	}
-	if why == "" {
+	switch {
+	case why == "" && jsonrpc.Member(r.Result, "task") != nil:
+		// A CreateTaskResult: the reply that says so is the task's.
+		return "the source had no answer for it: the task it created ends with its reply saying so (tasks/result)"
+	case why == "":
 		return "the source had no answer for it"
 	}
 	if len(why) > whyMax {

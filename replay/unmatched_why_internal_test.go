@@ -23,6 +23,7 @@ func TestUnmatchedWhy(t *testing.T) {
 		{"error with a why", Reply{Error: &RPCError{Code: -32602, Message: `tools/call: unknown tool "x"`, Why: `the script has no tool "x"`}}, `the script has no tool "x"`, false},
 		{"isError result", Reply{Result: json.RawMessage(`{"content":[{"type":"image","data":"x"},{"type":"text","text":"no answer of tool"}],"isError":true}`)}, "no answer of tool", false},
 		{"result without text", Reply{Result: json.RawMessage(`{"content":[]}`)}, "the source had no answer for it", false},
+		{"task created", Reply{Result: json.RawMessage(`{"task":{"taskId":"task-1","status":"working"}}`)}, "the source had no answer for it: the task it created ends with its reply saying so (tasks/result)", false},
 		{"big result", Reply{Result: bigResult}, "no answer: é", true},
 	}
 	for _, tt := range tests {

@@ -1,8 +1,11 @@
 package script_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -237,5 +240,73 @@ func TestGoSDK_UnknownNameIsUnmatched(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// A task-augmented call no answer of the tool matches: the task is
+// created and ends as before, failed with the script's isError result,
+// and the tools/call itself counts as unmatched (go-sdk's client has no
+// tasks, so the client here is raw JSON-RPC over stdio).
+func TestTasks_CallWithoutMatchingAnswerIsUnmatched(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "task.yaml")
+	if err := os.WriteFile(file, []byte(`server: {name: tasks, version: 1.0.0}
+tools:
+  - name: weather
+    execution: {taskSupport: optional}
+    answers:
+      - when: {exact: {city: Oslo}}
+        text: rain
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, file)
+	toServer, fromServer, done := servePipes(ctxT(t), srv)
+	msgs := []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Oslo"},"task":{}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"weather","arguments":{"city":"Bergen"},"task":{}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":"task-2"}}`,
+	}
+	go func() {
+		for _, m := range msgs {
+			if _, err := io.WriteString(toServer, m+"\n"); err != nil {
+				return // the test has failed already, at its reading
+			}
+		}
+	}()
+	answers := map[string]json.RawMessage{}
+	lines := bufio.NewScanner(fromServer)
+	for len(answers) < 4 && lines.Scan() {
+		var m struct {
+			ID     json.RawMessage
+			Result json.RawMessage
+		}
+		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
+			t.Fatalf("%q: %v", lines.Text(), err)
+		}
+		if m.ID != nil {
+			answers[string(m.ID)] = m.Result
+		}
+	}
+	toServer.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := string(answers["2"]); !strings.Contains(got, `"taskId":"task-2"`) {
+		t.Errorf("the call no answer matches got %s, want its task", got)
+	}
+	const want = `mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}`
+	if got := string(answers["3"]); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, strings.ReplaceAll(want, `"`, `\"`)) {
+		t.Errorf("task-2's result %s, want the isError saying %s", got, want)
+	}
+	u := unmatchedOnly(t, srv)
+	if u.Method != "tools/call" || !strings.Contains(u.Params, `"Bergen"`) {
+		t.Errorf("unmatched: %+v", u)
+	}
+	// The created task says nothing of why; its tasks/result does.
+	const why = "the source had no answer for it: the task it created ends with its reply saying so (tasks/result)"
+	if u.Why != why {
+		t.Errorf("why %q, want %q", u.Why, why)
 	}
 }

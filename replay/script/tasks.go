@@ -47,9 +47,14 @@ type task struct {
 	status  string
 	message string // statusMessage, if any
 	updated time.Time
-	reply   replay.Reply  // the call's answer, once completed or failed
-	done    chan struct{} // closed when the status is terminal
-	cancel  context.CancelFunc
+	reply   replay.Reply // the call's answer, once completed or failed
+	// chosenLate: the answer may be chosen after the call was answered
+	// (the tool asks the client first, on a tasks/result). If none
+	// matches, the first tasks/result to give that reply counts as
+	// unmatched, the call having been counted already.
+	chosenLate bool
+	done       chan struct{} // closed when the status is terminal
+	cancel     context.CancelFunc
 	// asker hands the task, while it needs input, the peer of a
 	// tasks/result waiting for it: the questions go on that request, as
 	// the spec has it (input_required).
@@ -192,7 +197,7 @@ func (ss *session) startTask(c *call, peer replay.Peer, reply replay.Reply, play
 	}
 	now := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &task{created: now, updated: now, ttl: ttl, status: taskWorking, done: make(chan struct{}), cancel: cancel, asker: make(chan replay.Peer)}
+	t := &task{created: now, updated: now, ttl: ttl, status: taskWorking, done: make(chan struct{}), cancel: cancel, asker: make(chan replay.Peer), chosenLate: play != nil}
 	ss.tasks.add(t)
 	created := resultReply(map[string]any{"task": t.state()})
 	created.After = reply.After // what the call fires (events) follows its answer
@@ -206,8 +211,13 @@ func (ss *session) startTask(c *call, peer replay.Peer, reply replay.Reply, play
 		ss.runTask(ctx, t, nil, func(context.Context, replay.Peer) replay.Reply { return reply })
 		status := replay.Outgoing{Method: "notifications/tasks/status", Params: mustJSON(t.state())}
 		created.After = append([]replay.Outgoing{status}, reply.After...)
+		// The task ends with the script's "no answer matches", as the
+		// call would have: the call is as unmatched as it would be.
+		// (Its tasks/result is not: taskResult makes a reply of its own.)
+		created.Unmatched = reply.Unmatched
 		return created, true
-	case !c.prepare:
+	}
+	if !c.prepare {
 		go ss.runTask(ctx, t, peer, play)
 		return created, true
 	}
@@ -407,22 +417,35 @@ func taskResult(ctx context.Context, t *task, peer replay.Peer) replay.Reply {
 	}
 	t.mu.Lock()
 	status, r := t.status, t.reply
+	unmatched := r.Unmatched && t.chosenLate
+	if unmatched {
+		t.chosenLate = false // counted once
+	}
 	t.mu.Unlock()
 	if status == taskCancelled {
 		return errReply(codeInternal, fmt.Sprintf("tasks/result: task %q was cancelled: it has no result", t.id), nil)
 	}
+	out := tiedToTask(r, t.id)
+	out.Unmatched = unmatched
+	return out
+}
+
+// tiedToTask is a task's reply r as its tasks/result gives it: its error,
+// or its result with the task in _meta.
+func tiedToTask(r replay.Reply, id string) replay.Reply {
 	if r.Error != nil {
 		return replay.Reply{Error: r.Error}
 	}
 	var m map[string]any
 	if err := json.Unmarshal(r.Result, &m); err != nil || m == nil {
+		r.Unmatched = false
 		return r
 	}
 	meta, _ := m["_meta"].(map[string]any)
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	meta[relatedTask] = map[string]any{"taskId": t.id}
+	meta[relatedTask] = map[string]any{"taskId": id}
 	m["_meta"] = meta
 	return resultReply(m)
 }

@@ -277,3 +277,55 @@ func TestTasks_OlderClients(t *testing.T) {
 		t.Errorf("convert with params.task: %v, want the plain result", res)
 	}
 }
+
+// TestTasks_InputRequiredWithoutMatchingAnswer: a task whose tool asks
+// first chooses its answer on the client's tasks/result, after its call
+// was answered (and counted). When none matches, that tasks/result
+// gives the script's isError and is marked unmatched, once: a second
+// tasks/result of the task is not counted again, nor was the call.
+func TestTasks_InputRequiredWithoutMatchingAnswer(t *testing.T) {
+	s, err := Parse("ask.yaml", []byte(`
+server: {name: ask, version: "1"}
+tools:
+  - name: deploy
+    execution: {taskSupport: required}
+    elicit:
+      message: Deploy?
+      requestedSchema: {type: object, properties: {ok: {type: boolean}}}
+    answers:
+      - when: {elicited: {action: accept}}
+        text: deployed
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, s)
+	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	c.peer.answers = func(string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"action":"decline"}`), nil
+	}
+	created, _ := c.ask("tools/call", map[string]any{"name": "deploy", "arguments": map[string]any{}, "task": map[string]any{}})
+	if created.Unmatched {
+		t.Error("the call is unmatched before its answer was chosen")
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		st := c.result("tasks/get", map[string]any{"taskId": "task-1"})["status"]
+		if st == "input_required" {
+			break
+		}
+		if st != "working" || time.Now().After(deadline) {
+			t.Fatalf("task-1: %v, want input_required", st)
+		}
+	}
+	const want = `mcpmock script: no answer of tool "deploy" matches the arguments {} and the client's answer {"action":"decline"}`
+	for i, wantUnmatched := range []bool{true, false} {
+		r, _ := c.ask("tasks/result", map[string]any{"taskId": "task-1"})
+		var res map[string]any
+		if err := json.Unmarshal(r.Result, &res); err != nil || res["isError"] != true || firstText(t, res) != want {
+			t.Fatalf("tasks/result %d: %s %v, want the isError %q", i+1, r.Result, err, want)
+		}
+		if r.Unmatched != wantUnmatched {
+			t.Errorf("tasks/result %d: Unmatched %v, want %v", i+1, r.Unmatched, wantUnmatched)
+		}
+	}
+}
