@@ -56,7 +56,7 @@ func TestMcpspy_ExportScript(t *testing.T) {
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "not recorded"}})
 	if err != nil || !res.IsError {
-		t.Errorf("an echo never recorded: %v %+v, want the script's isError default", err, res)
+		t.Errorf("an echo never recorded: %v %+v, want the script's isError when no answer matches", err, res)
 	}
 }
 

@@ -59,8 +59,6 @@ func ExampleFromTape() {
 	//         error:
 	//           code: -32603
 	//           message: no data for Oslo
-	//       - isError: true
-	//         text: no answer was recorded for these arguments
 }
 
 // Parse compiles a script held in the test itself, a fake server for a

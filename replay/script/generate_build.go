@@ -180,8 +180,8 @@ func firstLine(s string) string {
 }
 
 // answers writes a tool's recorded calls as the script's answers: one per
-// set of arguments, chosen by when.exact, then a default for arguments
-// never recorded. A tool always called with the same arguments but
+// set of arguments, chosen by when.exact; arguments never recorded get
+// the script's reply when no answer matches. A tool always called with the same arguments but
 // answered differently becomes a sequence, which answers by call count
 // as the server did. byAction: the tool elicits, and the user's reply
 // chooses the answer too.
@@ -260,11 +260,7 @@ func (r *recording) answers(name string, calls []*exchange, byAction bool) (key 
 	// A call whose client was not asked matches whatever the user
 	// replies: after those that say what the user replied.
 	slices.SortStableFunc(groups, func(a, b *group) int { return cmp.Compare(boolInt(a.action == ""), boolInt(b.action == "")) })
-	fallback := "no answer was recorded for these arguments"
 	for _, g := range groups {
-		if g.action != "" {
-			fallback = "no answer was recorded for these arguments and this reply"
-		}
 		if a, ok := general[g.action]; ok {
 			if a != nil {
 				list.Content = append(list.Content, withElicited(a, g.action))
@@ -289,7 +285,10 @@ func (r *recording) answers(name string, calls []*exchange, byAction bool) (key 
 		}
 		list.Content = append(list.Content, a)
 	}
-	list.Content = append(list.Content, fallbackAnswer(fallback))
+	// No answer of the script's own for arguments never recorded: the
+	// script's reply when none matches says as much (an isError result
+	// naming the tool and the arguments), and, unlike an answer, counts
+	// as unmatched, as the recording replayed would.
 	return "answers", list
 }
 
@@ -407,6 +406,9 @@ func headersNode(h http.Header) *yaml.Node {
 	return flow(m.n)
 }
 
+// fallbackAnswer is an isError answer saying text: a tool's only answer
+// when no call of it was recorded, or none loads, since a tool must have
+// one.
 func fallbackAnswer(text string) *yaml.Node {
 	a := newMap()
 	a.set("isError", boolNode(true))

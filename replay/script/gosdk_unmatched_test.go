@@ -14,8 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/script"
+	"github.com/mcptape/mcptape/store"
 )
 
 // A whole-server script that has the tool, prompt or resource asked for
@@ -308,5 +310,35 @@ tools:
 	const why = "the source had no answer for it: the task it created ends with its reply saying so (tasks/result)"
 	if u.Why != why {
 		t.Errorf("why %q, want %q", u.Why, why)
+	}
+}
+
+// A script made from a recording (mcpspy export --script) has no answer
+// of its own for arguments never recorded: the script's built-in reply
+// answers them, and counts as unmatched, as the recording replayed
+// itself would (server-everything's get-sum was called with 2 and 3).
+func TestGoSDK_FromTapeArgumentsNeverRecordedAreUnmatched(t *testing.T) {
+	tape, err := store.Load(filepath.Join(peertest.ModuleRoot(), "cassettes", "everything-stdio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, _ := scriptFile(t, "everything.yaml", tape)
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serve(t, path)
+			cs := connectTo(t, tc, srv, mcp.NewClient(&mcp.Implementation{Name: "script-test", Version: "1.0.0"}, nil))
+			ctx := ctxT(t)
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-sum", Arguments: map[string]any{"a": 2, "b": 3}}); err != nil || res.IsError {
+				t.Fatalf("recorded arguments: %+v %v", res, err)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-sum", Arguments: map[string]any{"a": 4, "b": 5}})
+			const want = `mcpmock script: no answer of tool "get-sum" matches the arguments {"a":4,"b":5}`
+			if err != nil || !res.IsError || text(t, res) != want {
+				t.Fatalf("arguments never recorded: want the isError %q, got %+v %v", want, res, err)
+			}
+			if u := unmatchedOnly(t, srv); u.Method != "tools/call" || u.Why != want {
+				t.Errorf("unmatched: %+v", u)
+			}
+		})
 	}
 }
