@@ -290,18 +290,16 @@ func (u *upstream) paramHeaders(peer replay.Peer, req *replay.Request) []mcphttp
 	if req.Method != "tools/call" || !stateless(req) {
 		return nil
 	}
-	var p struct {
-		Name string `json:"name"`
-	}
-	_ = json.Unmarshal(req.Params, &p)
+	// Not json.Unmarshal: the arguments beside the name may be 64 MiB.
+	name, _ := jsonrpc.String(jsonrpc.Member(req.Params, "name"))
 	u.mu.Lock()
-	ps, ok := u.tools[p.Name]
+	ps, ok := u.tools[name]
 	u.mu.Unlock()
 	if ok {
 		return ps
 	}
 	if ts, ok := peer.(replay.ToolSchemas); ok {
-		if schema, ok := ts.InputSchema(p.Name); ok {
+		if schema, ok := ts.InputSchema(name); ok {
 			ps, _ = mcphttp.ParamHeaders(schema)
 		}
 	}
