@@ -61,3 +61,21 @@ func BenchmarkReadJSONL_LongLineFromPipe(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWriteJSONL_BigFrame exports a tape whose one frame is a
+// 16 MiB tools/call: the export checks each frame is JSON before it
+// writes it as a message.
+func BenchmarkWriteJSONL_BigFrame(b *testing.B) {
+	frame := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload","arguments":{"blob":"` +
+		strings.Repeat("A", 16<<20) + `"}}}`)
+	tape := &store.Tape{Sessions: []store.TapeSession{{
+		Info:     store.SessionInfo{ID: "s1", Transport: store.TransportStdio},
+		Messages: []*store.Message{{Session: "s1", Seq: 1, Dir: store.C2S, Time: time.Unix(0, 0), Frame: frame}},
+	}}}
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		if err := store.WriteJSONL(io.Discard, tape); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -162,15 +162,16 @@ func (e *jsonlEncoder) message(m *Message) error {
 
 	frame := m.Frame
 	trimmed := bytes.TrimSpace(frame)
+	valid := jsonrpc.Valid(trimmed)
 	switch {
-	case json.Valid(trimmed) && !bytes.ContainsAny(trimmed, "\r\n"):
+	case valid && !bytes.ContainsAny(trimmed, "\r\n"):
 		line = append(line, `,"message":`...)
 		line = append(line, trimmed...)
 		if len(trimmed) != len(frame) {
 			line = append(line, `,"raw":`...)
 			line, err = e.value(line, string(frame))
 		}
-	case json.Valid(trimmed):
+	case valid:
 		var c bytes.Buffer
 		_ = json.Compact(&c, trimmed)
 		line = append(line, `,"message":`...)

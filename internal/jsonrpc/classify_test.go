@@ -113,6 +113,8 @@ func FuzzClassify(f *testing.F) {
 		// The hand-written validator agrees with encoding/json.
 		if valid := json.Valid(b); valid != (s.Reason != "invalid JSON" && s.Reason != "empty frame") {
 			t.Fatalf("json.Valid = %v but Classify says %+v", valid, s)
+		} else if Valid(b) != valid {
+			t.Fatalf("json.Valid = %v but Valid says %v", valid, !valid)
 		}
 		// What it extracts is what encoding/json reads (maps keep exact keys).
 		var m map[string]json.RawMessage

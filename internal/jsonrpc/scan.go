@@ -475,6 +475,16 @@ func SkipValue(b []byte, i int) (end int, ok bool) {
 	return skipValue(b, i, 0)
 }
 
+// Valid reports whether b is one JSON value, white space around it
+// allowed, as json.Valid does (FuzzClassify holds them to agreement), at
+// several times its speed: json.Valid steps through a state machine
+// byte by byte, where this scanner passes over string contents eight
+// bytes at a time.
+func Valid(b []byte) bool {
+	end, ok := skipValue(b, 0, 0)
+	return ok && SkipWS(b, end) == len(b)
+}
+
 // SkipString validates the JSON string at b[i] (its opening quote) and
 // returns the index just past it; escaped says it holds escapes.
 func SkipString(b []byte, i int) (end int, escaped, ok bool) {
