@@ -143,8 +143,7 @@ func peekBody(body []byte) (p peek, valid bool) {
 		}
 	})
 	if !valid {
-		end, ok := jsonrpc.SkipValue(body, 0)
-		return peek{}, ok && jsonrpc.SkipWS(body, end) == len(body)
+		return peek{}, jsonrpc.Valid(body)
 	}
 	var meta []byte
 	jsonrpc.Members(params, func(name, v []byte) {

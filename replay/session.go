@@ -7,6 +7,8 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // exchange is where the messages about one client frame go. Over stdio and
@@ -187,7 +189,7 @@ func (s *session) handle(frame []byte, ex exchange) {
 		if w, err = splitRPC(b); err != nil {
 			fail = errParse
 		}
-	case !json.Valid(b):
+	case !jsonrpc.Valid(b):
 		fail = errParse
 	case b[0] == '[' && s.takesBatches():
 		s.batch(b, ex) // 2025-03-26 (batch.go)
