@@ -142,6 +142,16 @@ func (a *App) build() {
 	a.table.SetContent(&messageContent{a: a})
 	a.table.SetSelectionChangedFunc(func(int, int) { a.showDetail() })
 	a.table.SetSelectedFunc(func(int, int) { a.toggleZoom() })
+	// With no message shown (an empty cassette, a filter that matches
+	// nothing) tview parks the selection below the header, on a row that
+	// does not exist, and its j, k, PgUp and PgDn then search forever for
+	// a row to select: the inspector froze. There is nothing to move to.
+	a.table.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
+		if a.model.Visible() == 0 {
+			return nil
+		}
+		return ev
+	})
 	a.table.SetFocusFunc(func() {
 		if a.sessDetail {
 			a.sessDetail = false

@@ -51,7 +51,10 @@ func (h *harness) resize(w, ht int) {
 // there so reads never race with drawing.
 func (h *harness) onUI(fn func()) {
 	done := make(chan struct{})
-	h.app.app.QueueUpdate(func() { fn(); close(done) })
+	// QueueUpdate waits for the update to run: called here, a UI goroutine
+	// stuck in a loop would hang the test until go test's timeout instead
+	// of failing it below.
+	go h.app.app.QueueUpdate(func() { fn(); close(done) })
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
