@@ -202,6 +202,11 @@ func parseTerm(tok string) (term, error) {
 	if !found || tok[0] == '"' || strings.ContainsAny(key, `"/{}[],`) {
 		return textTerm(t, tok), nil
 	}
+	if !slices.Contains(keyNames, key) {
+		// Before the value's checks: "Echo:", text that was meant, said
+		// that Echo needed a value, as if Echo were a key.
+		return t, fmt.Errorf("unknown key %q (want %s; quote text to search for it)%s", key, keys, suggest.DidYouMean(key, keyNames, "%s"))
+	}
 	alts := strings.Split(val, "|")
 	if val == "" {
 		return t, fmt.Errorf("%s: needs a value", key)
@@ -284,7 +289,7 @@ func parseTerm(tok string) (term, error) {
 		}
 		t.dur = d
 	default:
-		return t, fmt.Errorf("unknown key %q (want %s; quote text to search for it)%s", key, keys, suggest.DidYouMean(key, keyNames, "%s"))
+		panic("filter key " + key + " is in keyNames but has no case")
 	}
 	return t, nil
 }

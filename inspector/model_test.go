@@ -192,6 +192,8 @@ func TestParseFilter_Errors(t *testing.T) {
 	tests := []struct{ name, filter, want string }{
 		{"unknown key", "foo:bar", `unknown key "foo"`},
 		{"a key near one", "tol:echo", `quote text to search for it); did you mean tool?`},
+		{"text ending in a colon", "Echo:", `unknown key "Echo" (want method, tool`},
+		{"unknown key with an empty alternative", "foo:a|", `unknown key "foo"`},
 		{"bad kind", "kind:reply", `unknown kind "reply"`},
 		{"bad dir", "dir:up", `dir must be c2s or s2c`},
 		{"bad duration", "slow:>fast", `slow needs a duration`},
