@@ -66,3 +66,32 @@ func TestHTTPSummary_SSEFields(t *testing.T) {
 		})
 	}
 }
+
+// A frame that is not JSON folds its long lines as long strings fold,
+// escaped all the same, and z shows them whole.
+func TestPretty_MalformedFolds(t *testing.T) {
+	long := "{\"jsonrpc\":\"2.0\",\"result\":\"" + strings.Repeat("é", 2000)
+	tests := []struct {
+		name   string
+		frame  string
+		unfold bool
+		want   []string // the lines after the "not valid JSON" one
+	}{
+		{"short lines stay whole", "<h1>502</h1>\nBad \x1b[31mgateway", false, []string{"<h1>502</h1>", `Bad \u001b[31mgateway`}},
+		{"a long line folds at a character", long, false, []string{`{"jsonrpc":"2.0","result":"` + strings.Repeat("é", 16) + `… ‹3.9 KiB more; z unfolds›`}},
+		{"z unfolds it", long, true, []string{long}},
+		{"only the long line folds", "short\n" + strings.Repeat("\xff", 200), false, []string{"short", strings.Repeat(`\xff`, 60) + "… ‹140 B more; z unfolds›"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := Pretty([]byte(tt.frame), tt.unfold)
+			var got []string
+			for _, l := range lines[1:] {
+				got = append(got, l.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("lines\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}

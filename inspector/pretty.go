@@ -55,8 +55,11 @@ func Pretty(frame []byte, unfold bool) []Line {
 	if err := p.print(frame); err != nil {
 		out := []Line{{{Bad, "not valid JSON: " + err.Error()}}}
 		// Malformed: anything may be in it, shown escaped (termsafe).
+		// Long lines fold as long strings do: a frame cut off by a peer's
+		// line limit is one line of megabytes, which took the pane
+		// (and every move onto the row) seconds to wrap.
 		for _, l := range strings.Split(string(frame), "\n") {
-			out = append(out, Line{{Plain, termsafe.Line(l)}})
+			out = append(out, rawLine(l, unfold))
 		}
 		return out
 	}
@@ -181,6 +184,19 @@ func (p *printer) str(s string) []Span {
 		return []Span{{String, quotePrefix(s, foldKeep)}, {Folded, fmt.Sprintf(" ‹%d more chars; z unfolds›", n-foldKeep)}}
 	}
 	return []Span{{String, text}}
+}
+
+// rawLine is one line of a frame that is not JSON, folded past foldLen
+// bytes unless unfold is set.
+func rawLine(l string, unfold bool) Line {
+	if unfold || len(l) <= foldLen {
+		return Line{{Plain, termsafe.Line(l)}}
+	}
+	keep := foldKeep
+	for keep > 0 && !utf8.RuneStart(l[keep]) {
+		keep-- // cut before a character, not inside one
+	}
+	return Line{{Plain, termsafe.Line(l[:keep]) + "…"}, {Folded, fmt.Sprintf(" ‹%s more; z unfolds›", sizeText(len(l)-keep))}}
 }
 
 func quotePrefix(s string, n int) string {
