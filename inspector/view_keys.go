@@ -13,7 +13,7 @@ import (
 
 // helpText lists the keys; docs/INSPECTOR.md says the same at length.
 const helpText = `[::b]keys[::-]
- j k ↑ ↓ PgUp PgDn g G   move in the focused pane
+ j k ↑ ↓ PgUp PgDn g G Home End  move in the focused pane
  Tab / Shift-Tab          sessions → messages → detail
                           on sessions: the session's details
  Enter                    zoom the detail pane (Esc back)
@@ -26,7 +26,7 @@ const helpText = `[::b]keys[::-]
  c / C                    copy the message JSON / as a command
  L                        lint: check, go to the next finding
  t                        tools summary
- ?                        this help      q  quit
+ ?                        this help    q Ctrl-C  quit
 
 [::b]filter[::-]  terms joined by spaces must all hold; !term negates
  method:tools/call  tool:echo  dir:c2s|s2c  kind:error

@@ -57,7 +57,7 @@ func TestView_Keys(t *testing.T) {
 			{keys: "N", want: []string{"match at row 5"}},
 		}},
 		{name: "help overlay", steps: []keyStep{
-			{keys: "?", want: []string{"help (? or Esc closes)", "slow:>100ms", "status:4xx|404  stream:get-sse", "(lower case: any case)"}},
+			{keys: "?", want: []string{"help (? or Esc closes)", "g G Home End  move", "q Ctrl-C  quit", "slow:>100ms", "status:4xx|404  stream:get-sse", "(lower case: any case)"}},
 			{key: tcell.KeyEscape, notWant: []string{"help (? or Esc closes)"}},
 		}},
 		{name: "tools summary", steps: []keyStep{
