@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -129,13 +130,15 @@ type peek struct {
 // jsonrpc's scanner, which agrees with encoding/json on what is valid
 // (FuzzClassify): json.Valid then json.Unmarshal went through a 64 MiB
 // tools/call three times, at a fifth of the speed. Names match exactly,
-// as JSON's do; a member of the wrong type reads as absent.
+// as JSON's do; a member of the wrong type reads as absent. What it
+// keeps is copied out of the body (as encoding/json's RawMessage copies):
+// routing holds p while the call waits, and a slice would hold the body.
 func peekBody(body []byte) (p peek, valid bool) {
 	var params []byte
 	valid = jsonrpc.Members(body, func(name, v []byte) {
 		switch string(name) {
 		case "id":
-			p.ID = v
+			p.ID = bytes.Clone(v)
 		case "method":
 			p.Method, _ = jsonrpc.String(v)
 		case "params":
@@ -151,16 +154,16 @@ func peekBody(body []byte) (p peek, valid bool) {
 		case "_meta":
 			meta = v
 		case "name":
-			p.Params.Name = v
+			p.Params.Name = bytes.Clone(v)
 		case "uri":
-			p.Params.URI = v
+			p.Params.URI = bytes.Clone(v)
 		}
 	})
 	jsonrpc.Members(meta, func(name, v []byte) {
 		if p.Params.Meta == nil {
 			p.Params.Meta = map[string]json.RawMessage{}
 		}
-		p.Params.Meta[string(name)] = v
+		p.Params.Meta[string(name)] = bytes.Clone(v)
 	})
 	return p, true
 }
