@@ -100,6 +100,17 @@ func (f *textFollow) step(first, all bool) error {
 	if err != nil {
 		return err
 	}
+	if len(idxs) > 0 && !all {
+		// release read the rows' statuses after the model's last poll:
+		// an amendment it saw, which released a row, may be one the
+		// model has not taken yet, and lint would judge the row's line
+		// on its first version, then report the finding late, away
+		// from it. Anything release saw was committed, so a poll now
+		// brings it.
+		if err := f.catchUp(); err != nil {
+			return err
+		}
+	}
 	for len(tw.lw.upTo) < len(m.Sessions) {
 		tw.lw.upTo = append(tw.lw.upTo, 0)
 	}
@@ -144,6 +155,21 @@ func (f *textFollow) step(first, all bool) error {
 		tw.printBare(now.Add(-tw.opts.AmendGrace))
 	}
 	return tw.w.Flush()
+}
+
+// catchUp takes what the cassette recorded since the model's last poll:
+// amended rows are restated (and their sessions' lint redone), new rows
+// wait for the next step.
+func (f *textFollow) catchUp() error {
+	tw := f.tw
+	b, err := tw.src.Poll(tw.m.After())
+	if err != nil {
+		return fmt.Errorf("follow: %w", err)
+	}
+	if err := tw.m.Apply(b, tw.src); err != nil {
+		return err
+	}
+	return f.amendedLate(b.Amended)
 }
 
 // release returns the rows from next on, in display order, up to the
