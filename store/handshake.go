@@ -30,18 +30,13 @@ func ObserveHandshake(info *SessionInfo, m *Message, s *Summary) bool {
 	h := &info.Handshake
 	switch {
 	case s.Kind == jsonrpc.Request && s.Method == "initialize":
-		var req struct {
-			Params struct {
-				ProtocolVersion string          `json:"protocolVersion"`
-				ClientInfo      json.RawMessage `json:"clientInfo"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(m.Frame, &req) != nil {
+		version, clientInfo, ok := initializeParams(m.Frame)
+		if !ok {
 			return false
 		}
 		h.Method = "initialize"
-		h.ProtocolVersion = req.Params.ProtocolVersion
-		h.ClientInfo = req.Params.ClientInfo
+		h.ProtocolVersion = version
+		h.ClientInfo = clientInfo
 		return true
 	case s.Kind == jsonrpc.Request && s.Method == "server/discover" && h.Method == "":
 		// Its version counts once the answer lists it: see observeAnswer.
@@ -71,21 +66,74 @@ func ObserveHandshake(info *SessionInfo, m *Message, s *Summary) bool {
 	return false
 }
 
-// requestMeta reads the version and clientInfo a request's _meta names.
+// initializeParams reads the version and clientInfo an initialize
+// request asks with. ok is false for a frame that is not a JSON object, or
+// whose params, version or clientInfo has the wrong type.
+func initializeParams(frame []byte) (version string, clientInfo json.RawMessage, ok bool) {
+	return paramsPair(frame, nil, "protocolVersion", "clientInfo")
+}
+
+// requestMeta reads the version and clientInfo a request's _meta names;
+// ok as for initializeParams.
 func requestMeta(frame []byte) (version string, clientInfo json.RawMessage, ok bool) {
-	var req struct {
-		Params struct {
-			Meta struct {
-				Version    string          `json:"io.modelcontextprotocol/protocolVersion"`
-				ClientInfo json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
-			} `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(frame, &req) != nil {
+	return paramsPair(frame, []string{"_meta"}, metaVersion, metaClientInfo)
+}
+
+// metaClientInfo names the client in a 2026-07-28 request's _meta.
+const metaClientInfo = "io.modelcontextprotocol/clientInfo"
+
+// paramsPair reads a string member and an object member of the object at
+// params (then down path). It walks the frame with the jsonrpc scanner,
+// not encoding/json: the first stateless request of a session may be a
+// tools/call carrying tens of MiB, and this runs on the store's commit
+// goroutine. What it keeps is copied: a slice of the frame would hold the
+// whole frame for as long as the session's info lives.
+func paramsPair(frame []byte, path []string, stringName, rawName string) (str string, raw json.RawMessage, ok bool) {
+	var at []byte
+	if !jsonrpc.Members(frame, func(name, value []byte) {
+		if string(name) == "params" {
+			at = value
+		}
+	}) {
 		return "", nil, false
 	}
-	return req.Params.Meta.Version, req.Params.Meta.ClientInfo, true
+	for _, name := range path {
+		if !objectOrAbsent(at) {
+			return "", nil, false
+		}
+		at = jsonrpc.Member(at, name)
+	}
+	if !objectOrAbsent(at) {
+		return "", nil, false
+	}
+	var strValue, rawValue []byte
+	jsonrpc.Members(at, func(name, value []byte) {
+		switch string(name) {
+		case stringName:
+			strValue = value
+		case rawName:
+			rawValue = value
+		}
+	})
+	if strValue != nil && !isNull(strValue) {
+		if str, ok = jsonrpc.String(strValue); !ok {
+			return "", nil, false
+		}
+	}
+	if rawValue != nil {
+		raw = bytes.Clone(rawValue)
+	}
+	return str, raw, true
 }
+
+// objectOrAbsent: v is missing, null or an object, what encoding/json
+// decodes into a struct without error.
+func objectOrAbsent(v []byte) bool {
+	v = bytes.TrimLeft(v, " \t\r\n")
+	return len(v) == 0 || isNull(v) || v[0] == '{'
+}
+
+func isNull(v []byte) bool { return string(bytes.TrimSpace(v)) == "null" }
 
 // observeAnswer notes what a result tells: serverInfo (once), the
 // negotiated version of initialize, and whether a server/discover answer
