@@ -373,3 +373,45 @@ func TestProgressToken_BigParamsScannedOnce(t *testing.T) {
 		t.Errorf("ProgressToken of a %d MiB call took %v allocations, want one (the token's copy)", len(params)>>20, n)
 	}
 }
+
+// A Request's look-ups in its params skip checking them only while the
+// params are the ones the engine validated: a source that copies a
+// Request and gives it params of its own gets the checking look-up, which
+// finds nothing in bytes that are not JSON.
+func TestRequestMember_UncheckedOnlyOnValidatedParams(t *testing.T) {
+	valid := json.RawMessage(`{"name":"x","_meta":{"progressToken":5}}`)
+	engine := &Request{Method: "tools/call", Params: valid, checked: valid}
+	if tok := engine.ProgressToken(); string(tok) != "5" {
+		t.Fatalf("progress token %s, want 5", tok)
+	}
+	copied := *engine
+	copied.Params = json.RawMessage(`{"name":"x","_meta":{"progressToken":tru}}`)
+	if tok := copied.ProgressToken(); tok != nil {
+		t.Errorf("a copy with params of its own (not JSON) gave progress token %s, want none", tok)
+	}
+}
+
+// BenchmarkRequestProgressToken_BigCall: the progress token of a 16 MiB
+// tools/call, as the engine's request looks it up (its params validated
+// when the frame was split) and as a request whose params nobody checked
+// does, side by side. Answering such a call looks in its _meta several
+// times.
+func BenchmarkRequestProgressToken_BigCall(b *testing.B) {
+	params := json.RawMessage(`{"name":"upload","_meta":{"progressToken":"p"},"arguments":{"blob":"` + strings.Repeat("A", 16<<20) + `"}}`)
+	for _, bm := range []struct {
+		name string
+		req  *Request
+	}{
+		{"validated-by-engine", &Request{Method: "tools/call", Params: params, checked: params}},
+		{"unchecked", &Request{Method: "tools/call", Params: params}},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.SetBytes(int64(len(params)))
+			for b.Loop() {
+				if tok := bm.req.ProgressToken(); string(tok) != `"p"` {
+					b.Fatalf("%s", tok)
+				}
+			}
+		})
+	}
+}

@@ -91,7 +91,7 @@ const metaCapsKey = "io.modelcontextprotocol/clientCapabilities"
 // client is asked as before.
 func (s *session) clientCaps(req *Request) (caps json.RawMessage, known bool) {
 	if req != nil && bytes.Contains(req.Params, []byte(metaCapsKey)) {
-		if c := jsonrpc.Member(req.Params, "_meta", metaCapsKey); len(c) > 0 && c[0] == '{' {
+		if c := req.member("_meta", metaCapsKey); len(c) > 0 && c[0] == '{' {
 			return json.RawMessage(c), true
 		}
 	}

@@ -227,10 +227,10 @@ func (s *session) handle(frame []byte, ex exchange) {
 	switch w := w2; {
 	case len(w.Method) > 0 && id != nil:
 		s.journal(id, method, w.Params)
-		s.request(&Request{ID: id, Method: method, Params: w.Params, Frame: frame}, ex)
+		s.request(&Request{ID: id, Method: method, Params: w.Params, Frame: frame, checked: w.Params}, ex)
 	case len(w.Method) > 0:
 		s.journal(nil, method, w.Params)
-		s.notification(&Request{Method: method, Params: w.Params, Frame: frame}, ex)
+		s.notification(&Request{Method: method, Params: w.Params, Frame: frame, checked: w.Params}, ex)
 	case id != nil && (len(w.Result) > 0 || len(w.Error) > 0):
 		s.response(string(id), w.Result, w.Error)
 		ex.done()

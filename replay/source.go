@@ -34,6 +34,24 @@ type Request struct {
 	Frame []byte
 
 	turn *turn // its place among the messages handed to sources that may block
+	// checked is the Params the engine validated as it split the frame:
+	// while Params is still that slice, look-ups in it skip checking it
+	// again (member). A source that copies the Request and sets other
+	// Params gets the checking look-up.
+	checked json.RawMessage
+}
+
+// member returns the value at path in Params, as jsonrpc.Member does. On
+// params the engine validated it steps over what lies before and after
+// (a 64 MiB tools/call's arguments) without checking it again: answering
+// such a call looks in its _meta several times (its progress token, its
+// protocol version, its client capabilities), and each validating look
+// was a full pass over the call.
+func (r *Request) member(path ...string) []byte {
+	if len(r.Params) > 0 && len(r.checked) == len(r.Params) && &r.checked[0] == &r.Params[0] {
+		return jsonrpc.MemberOfValid(r.Params, path...)
+	}
+	return jsonrpc.Member(r.Params, path...)
 }
 
 // waitingBound is the size of a request past which Waiting trims it: a
@@ -61,7 +79,7 @@ func (r *Request) Waiting() *Request {
 	w := &Request{ID: bytes.Clone(r.ID), Method: r.Method, turn: r.turn}
 	if len(r.Params) <= waitingBound { // the frame is big, not its params
 		w.Params = bytes.Clone(r.Params)
-	} else if meta := jsonrpc.Member(r.Params, "_meta"); len(meta) > 0 {
+	} else if meta := r.member("_meta"); len(meta) > 0 {
 		w.Params = append(append([]byte(`{"_meta":`), meta...), '}')
 	}
 	return w
@@ -74,7 +92,7 @@ func (r *Request) Waiting() *Request {
 // answering one), and a "ProgressToken" is no more a progress token here
 // than it is to matching, which leaves out only "progressToken".
 func (r *Request) ProgressToken() json.RawMessage {
-	tok := jsonrpc.Member(r.Params, "_meta", "progressToken")
+	tok := r.member("_meta", "progressToken")
 	if len(tok) == 0 || string(tok) == "null" {
 		return nil
 	}
@@ -85,7 +103,7 @@ func (r *Request) ProgressToken() json.RawMessage {
 // or "": set, it makes the request one of the stateless 2026-07-28 era.
 // Looked up as ProgressToken is.
 func (r *Request) MetaVersion() string {
-	v, _ := jsonrpc.String(jsonrpc.Member(r.Params, "_meta", metaVersionKey))
+	v, _ := jsonrpc.String(r.member("_meta", metaVersionKey))
 	return v
 }
 

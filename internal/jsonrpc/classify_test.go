@@ -130,6 +130,14 @@ func FuzzClassify(f *testing.F) {
 		if s.Kind == Malformed && s.Reason == "" {
 			t.Fatalf("malformed without a reason")
 		}
+		// On valid JSON the unchecking look-up finds what Member finds;
+		// on any bytes it returns.
+		for _, path := range [][]string{{"params", "_meta"}, {"id"}, {"params", "_meta", "progressToken"}} {
+			got := MemberOfValid(b, path...)
+			if want := Member(b, path...); json.Valid(b) && !bytes.Equal(got, want) {
+				t.Fatalf("MemberOfValid(%q) = %q, Member finds %q", path, got, want)
+			}
+		}
 	})
 }
 
