@@ -139,6 +139,7 @@ func TestServer_Lifecycle(t *testing.T) {
 		{"not an object", `42`, `{"error":{"code":-32600,"message":"Invalid Request: not a JSON-RPC object"},"id":null,"jsonrpc":"2.0"}`},
 		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, `{"error":{"code":-32600,"message":"Invalid Request: jsonrpc must be \"2.0\""},"id":1,"jsonrpc":"2.0"}`},
 		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, `{"error":{"code":-32600,"message":"Invalid Request: id must be a string or a number"},"id":null,"jsonrpc":"2.0"}`},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, `{"error":{"code":-32600,"message":"Invalid Request: id must not be null (leave id out for a notification)"},"id":null,"jsonrpc":"2.0"}`},
 		{"no method", `{"jsonrpc":"2.0","id":1}`, `{"error":{"code":-32600,"message":"Invalid Request: neither a request, a notification nor a response"},"id":1,"jsonrpc":"2.0"}`},
 		{"ping", `{"jsonrpc":"2.0","id":"p","method":"ping"}`, `{"id":"p","jsonrpc":"2.0","result":{}}`},
 		{"unknown method", `{"jsonrpc":"2.0","id":9,"method":"nope/nope"}`, `{"error":{"code":-32601,"message":"Method not found: nope/nope (mcpmock: nothing recorded or scripted answers it)"},"id":9,"jsonrpc":"2.0"}`},
@@ -154,6 +155,21 @@ func TestServer_Lifecycle(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// A reply with a null id (a client's error for a request it could not
+// parse) answers nothing mcpmock asked: it is said on stderr and gets no
+// reply, where a request with a null id gets -32600 (TestServer_Lifecycle).
+func TestServer_NullIDReplyIsNotAnswered(t *testing.T) {
+	s := mocktest.New(t, []replay.Source{cassetteOf(t, basicTape...)})
+	c := dial(t, s)
+	c.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
+	if got, want := c.roundTrip(`{"jsonrpc":"2.0","id":"p","method":"ping"}`), `{"id":"p","jsonrpc":"2.0","result":{}}`; got != want {
+		t.Errorf("after the null-id reply, ping got %s, want %s", got, want)
+	}
+	if !strings.Contains(s.Warnings(), "client sent a reply with id null") {
+		t.Errorf("nothing said of the null-id reply; log:\n%s", s.Warnings())
 	}
 }
 

@@ -170,6 +170,11 @@ var (
 	errID      = &RPCError{Code: -32600, Message: "Invalid Request: id must be a string or a number"}
 	errShape   = &RPCError{Code: -32600, Message: "Invalid Request: neither a request, a notification nor a response"}
 	errMethod  = &RPCError{Code: -32600, Message: "Invalid Request: method must be a string"}
+	// MCP requests carry a string or integer id, never null (JSON-RPC
+	// 2.0 allows null but discourages it); a notification has no id
+	// member. A request with a null id answered as a notification would
+	// leave its sender waiting for ever.
+	errNullID = &RPCError{Code: -32600, Message: "Invalid Request: id must not be null (leave id out for a notification)"}
 )
 
 // handle takes one frame from the client. Matching happens here, in
@@ -204,7 +209,8 @@ func (s *session) handle(frame []byte, ex exchange) {
 		return
 	}
 	id := json.RawMessage(w.id)
-	if string(id) == "null" {
+	nullID := string(id) == "null"
+	if nullID {
 		id = nil
 	}
 	if len(id) > 0 && id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
@@ -225,6 +231,14 @@ func (s *session) handle(frame []byte, ex exchange) {
 	}
 	w2 := struct{ Method, Params, Result, Error json.RawMessage }{w.method, w.params, w.result, w.err}
 	switch w := w2; {
+	case len(w.Method) > 0 && nullID:
+		s.fail(ex, nil, errNullID)
+	case nullID && (len(w.Result) > 0 || len(w.Error) > 0):
+		// A reply whose sender could not tell which request it answers
+		// (JSON-RPC's error for a request it could not parse): nothing
+		// waits for it, and a reply gets no reply.
+		s.srv.warnf("client sent a reply with id null, which answers none of mcpmock's requests: %.200s", frame)
+		ex.done()
 	case len(w.Method) > 0 && id != nil:
 		s.journal(id, method, w.Params)
 		s.request(&Request{ID: id, Method: method, Params: w.Params, Frame: frame, checked: w.Params}, ex)
