@@ -106,6 +106,7 @@ type harIn struct {
 			// page: how the session ended, among others.
 			MCPTape *struct {
 				Session string `json:"session"`
+				Name    string `json:"name"`
 				End     string `json:"end"`
 			} `json:"_mcptape"`
 		} `json:"pages"`
@@ -274,18 +275,22 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 	if doc.Log.Creator.Name == "" {
 		recorder = "HAR"
 	}
-	// A HAR of mcpspy's says how each session ended on its page.
-	ended := map[string]string{}
+	// A HAR of mcpspy's says on each session's page how it ended and
+	// the name it was recorded under (--session), by which ls lists it
+	// and show --session finds it.
+	type pageSays struct{ name, end string }
+	pages := map[string]pageSays{}
 	for _, p := range doc.Log.Pages {
 		if p.MCPTape != nil && p.MCPTape.Session != "" {
-			ended[p.MCPTape.Session] = p.MCPTape.End
+			pages[p.MCPTape.Session] = pageSays{p.MCPTape.Name, p.MCPTape.End}
 		}
 	}
 	for _, g := range groupHARSessions(xs) {
 		ts := g.tapeSession(opts)
 		ts.Info.Recorder = recorder + ", imported by mcptape"
-		if end, ok := ended[g.xs[0].session]; ok && g.xs[0].session != "" {
-			ts.Info.End = endOfShort(end, ts.Info.Transport, ts.Info.End)
+		if page, ok := pages[g.xs[0].session]; ok && g.xs[0].session != "" {
+			ts.Info.End = endOfShort(page.end, ts.Info.Transport, ts.Info.End)
+			ts.Info.Name = page.name
 		}
 		out.Sessions = append(out.Sessions, ts)
 	}

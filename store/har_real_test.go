@@ -307,7 +307,7 @@ func TestLoad_ShippedHAR(t *testing.T) {
 		}
 	}
 	wi, gi := want.Info, got.Info
-	if gi.Transport != wi.Transport || gi.Upstream != wi.Upstream || gi.HTTPSessionID != wi.HTTPSessionID ||
+	if gi.Name != wi.Name || gi.Transport != wi.Transport || gi.Upstream != wi.Upstream || gi.HTTPSessionID != wi.HTTPSessionID ||
 		gi.Handshake.Method != wi.Handshake.Method || gi.Handshake.ProtocolVersion != wi.Handshake.ProtocolVersion ||
 		!bytes.Equal(gi.Handshake.ServerInfo, wi.Handshake.ServerInfo) || gi.Handshake.Instructions != wi.Handshake.Instructions {
 		t.Errorf("session info from the HAR %+v, recorded %+v", gi, wi)
