@@ -51,6 +51,11 @@ const KeepArgsFlag = "--unwrap-keeps-args"
 type WrapNote struct {
 	Server string
 	Note   string
+	// RecordsInto is the cassette the server records into once the
+	// configuration is written: WrapOptions.Cassette for a server wrap
+	// wrapped, the -o of one mcpspy recorded already (it is left as it
+	// is), "" otherwise.
+	RecordsInto string
 }
 
 // ErrNotHostConfig: the file has no server list a host would read.
@@ -102,21 +107,21 @@ func WrapHostConfig(config []byte, o WrapOptions) ([]byte, []WrapNote, error) {
 	for _, s := range servers {
 		entry, ok := objectFields(plain, s.value)
 		if !ok {
-			notes = append(notes, WrapNote{s.name, "left as it is: not an object"})
+			notes = append(notes, WrapNote{Server: s.name, Note: "left as it is: not an object"})
 			continue
 		}
 		c := hostEntry{config, plain, entry}
-		var note string
+		var note, into string
 		var change *commandChange
 		if o.Unwrap {
 			change, note = unwrapServer(c, o)
 		} else {
-			change, note = wrapServer(s.name, c, o)
+			change, note, into = wrapServer(s.name, c, o)
 		}
 		if change != nil {
 			edits = append(edits, c.edits(*change)...)
 		}
-		notes = append(notes, WrapNote{s.name, note})
+		notes = append(notes, WrapNote{s.name, note, into})
 	}
 	return splice(config, edits), notes, nil
 }
@@ -330,20 +335,26 @@ func recordedBy(command string, args []string, o WrapOptions) (serverAt int, kee
 	return dash + 1, args[1] == KeepArgsFlag, true
 }
 
-func wrapServer(name string, entry hostEntry, o WrapOptions) (*commandChange, string) {
+// wrapServer returns the change that wraps a server's entry, the note
+// that says what became of it, and the cassette it records into.
+func wrapServer(name string, entry hostEntry, o WrapOptions) (_ *commandChange, note, into string) {
 	command, args, why := serverCommand(entry)
 	if why != "" {
 		if _, hasCommand := entry.lookup("command"); !hasCommand {
 			if f, found := entry.lookup("url"); found {
 				var url string
 				_ = json.Unmarshal(entry.raw(f), &url)
-				return nil, fmt.Sprintf("left as it is: the host reaches it at a URL; record it with\n    %s record -o %s --session %s --upstream %s\n  and give the host the address that prints instead", o.Mcpspy, o.Cassette, name, url)
+				return nil, fmt.Sprintf("left as it is: the host reaches it at a URL; record it with\n    %s record -o %s --session %s --upstream %s\n  and give the host the address that prints instead", o.Mcpspy, o.Cassette, name, url), ""
 			}
 		}
-		return nil, "left as it is: " + why
+		return nil, "left as it is: " + why, ""
 	}
-	if _, _, wrapped := recordedBy(command, args, o); wrapped {
-		return nil, "left as it is: mcpspy records it already"
+	if at, _, wrapped := recordedBy(command, args, o); wrapped {
+		// Not into --cassette: where it recorded before.
+		if into := recordOutput(args[1:at]); into != "" {
+			return nil, "left as it is: mcpspy records it already, into " + into, into
+		}
+		return nil, "left as it is: mcpspy records it already", ""
 	}
 	record := []string{"record"}
 	if args != nil && len(args) == 0 {
@@ -352,7 +363,32 @@ func wrapServer(name string, entry hostEntry, o WrapOptions) (*commandChange, st
 	record = append(record, "-o", o.Cassette, "--session", name, "--")
 	f, _ := entry.lookup("command") // serverCommand found it
 	change := &commandChange{command: marshal(o.Mcpspy), prepend: append(quoteAll(record), entry.written(f.value))}
-	return change, fmt.Sprintf("records into %s as session %q", o.Cassette, name)
+	return change, fmt.Sprintf("records into %s as session %q", o.Cassette, name), o.Cassette
+}
+
+// recordOutput returns the cassette mcpspy record's flags (those before
+// the server's command) name with -o, as Go's flag package reads it
+// (-o X, -o=X, --o X, --o=X); "" when they name none.
+func recordOutput(flags []string) string {
+	out := ""
+	for i := 0; i < len(flags); i++ {
+		f := flags[i]
+		if f == "--" {
+			break
+		}
+		switch {
+		case f == "-o" || f == "--o":
+			if i+1 < len(flags) {
+				out = flags[i+1]
+				i++
+			}
+		case strings.HasPrefix(f, "-o="):
+			out = f[len("-o="):]
+		case strings.HasPrefix(f, "--o="):
+			out = f[len("--o="):]
+		}
+	}
+	return out
 }
 
 func unwrapServer(entry hostEntry, o WrapOptions) (*commandChange, string) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -85,11 +86,21 @@ func runWrap(args []string, s streams) error {
 	}); err != nil {
 		return fmt.Errorf("wrap: %w", err)
 	}
+	var cassettes []string // where the servers record, in the file's order
 	for _, n := range notes {
 		fmt.Fprintf(s.Err, "mcpspy: wrap: %s: %s\n", n.Server, n.Note)
+		if n.RecordsInto != "" && !slices.Contains(cassettes, n.RecordsInto) {
+			cassettes = append(cassettes, n.RecordsInto)
+		}
 	}
 	if *out != "" && !*unwrap {
-		fmt.Fprintf(s.Err, "mcpspy: wrap: restart the host; watch with: mcpspy inspect --follow %s\n", o.Cassette)
+		restart := "restart the host; "
+		if bytes.Equal(text, slices.Concat(bom, data)) {
+			restart = "" // nothing was wrapped: the host runs as it will
+		}
+		for _, c := range cassettes {
+			fmt.Fprintf(s.Err, "mcpspy: wrap: %swatch with: mcpspy inspect --follow %s\n", restart, c)
+		}
 	}
 	return nil
 }

@@ -169,10 +169,13 @@ func TestMcpspy_WrapKnowsRecordWithoutDashes(t *testing.T) {
 		name     string
 		args     []string // mcpspy's, in the configuration
 		wantBack []string // the server's command line after --unwrap
+		// wantInto is the cassette wrap says the server records into
+		// (its own -o, not --cassette), "" for record's default.
+		wantInto string
 	}{
-		{"with --", []string{"record", "-o", "x.db", "--session", "a", "--", "node", "server.js", "--port", "1"}, []string{"node", "server.js", "--port", "1"}},
-		{"without --", []string{"record", "-o", "x.db", "--session", "a", "node", "server.js", "--port", "1"}, []string{"node", "server.js", "--port", "1"}},
-		{"without --, the server's own --", []string{"record", "--fsync", "npx", "-y", "pkg", "--", "-o", "y"}, []string{"npx", "-y", "pkg", "--", "-o", "y"}},
+		{"with --", []string{"record", "-o", "x.db", "--session", "a", "--", "node", "server.js", "--port", "1"}, []string{"node", "server.js", "--port", "1"}, "x.db"},
+		{"without --", []string{"record", "--o=x.db", "--session", "a", "node", "server.js", "--port", "1"}, []string{"node", "server.js", "--port", "1"}, "x.db"},
+		{"without --, the server's own --", []string{"record", "--fsync", "npx", "-y", "pkg", "--", "-o", "y"}, []string{"npx", "-y", "pkg", "--", "-o", "y"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,8 +187,20 @@ func TestMcpspy_WrapKnowsRecordWithoutDashes(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, stderr := runText(t, "wrap", "--mcpspy", "/usr/local/bin/mcpspy", "--cassette", filepath.Join(dir, "w.db"), "-o", config, config)
-			if !strings.Contains(string(stderr), "s: left as it is: mcpspy records it already") {
-				t.Errorf("wrap: %s", stderr)
+			note := "s: left as it is: mcpspy records it already\n"
+			if tt.wantInto != "" {
+				note = "s: left as it is: mcpspy records it already, into " + tt.wantInto + "\n"
+			}
+			if !strings.Contains(string(stderr), note) {
+				t.Errorf("wrap says %s, want %q", stderr, note)
+			}
+			// Nothing records into --cassette: the hint names where the
+			// server does record, if anywhere.
+			if strings.Contains(string(stderr), "w.db") || tt.wantInto != "" && !strings.Contains(string(stderr), "inspect --follow "+tt.wantInto+"\n") {
+				t.Errorf("wrap's hint names a cassette nothing records into: %s", stderr)
+			}
+			if strings.Contains(string(stderr), "restart the host") {
+				t.Errorf("wrap changed nothing, yet says to restart the host: %s", stderr)
 			}
 			if e := serverEntry(t, config, "mcpServers", "s"); e.Command != "/usr/local/bin/mcpspy" || !slices.Equal(e.Args, tt.args) {
 				t.Errorf("wrap changed the entry: %+v", e)
