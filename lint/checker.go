@@ -44,6 +44,9 @@ type checker struct {
 	// usedBeforeInitialized is the first client request (not ping) after
 	// initialize was answered and before notifications/initialized.
 	usedBeforeInitialized uint64
+	// initializedEarly is the client's notifications/initialized when it
+	// came before initialize was answered.
+	initializedEarly uint64
 	// early holds the client's requests (not ping) sent before initialize
 	// was answered, judged at the end, once the era is known.
 	early []*request
@@ -294,6 +297,9 @@ func (c *checker) notification(f *frame) {
 	case "notifications/initialized":
 		if f.dir == store.C2S && c.initialized == 0 {
 			c.initialized = f.seq
+			if c.initRequest != nil && c.initAnswered == 0 {
+				c.initializedEarly = f.seq
+			}
 		}
 	case "notifications/tasks/status":
 		c.taskStatusNote(f)

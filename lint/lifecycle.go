@@ -162,6 +162,9 @@ func (c *checker) lifecycleEnd() {
 		for _, r := range c.early {
 			c.report("request-before-initialize", r.seq, c.initRequest.seq, "the client sends %s before initialize was answered", r.method)
 		}
+		if c.initializedEarly != 0 {
+			c.report("initialized-early", c.initializedEarly, c.initRequest.seq, "the client sends notifications/initialized before initialize was answered")
+		}
 		if c.initialized == 0 && c.usedBeforeInitialized != 0 && !c.connectionShare() {
 			c.report("initialized-missing", c.usedBeforeInitialized, c.initAnswered, "the client goes on after initialize without ever sending notifications/initialized")
 		}

@@ -152,6 +152,8 @@ func TestSession_Rules(t *testing.T) {
 		{"no handshake", []string{`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `< {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`}, []string{"no-handshake@0"}},
 		{"requests before initialize was answered", []string{`> {"jsonrpc":"2.0","id":9,"method":"tools/list"}`, initReq, `> {"jsonrpc":"2.0","id":1,"method":"ping"}`, initResp, initialized,
 			`< {"jsonrpc":"2.0","id":9,"result":{"tools":[]}}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`}, []string{"request-before-initialize@1"}},
+		{"initialized before initialize was answered", []string{initReq, initialized, initResp,
+			`> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `< {"jsonrpc":"2.0","id":1,"result":{}}`}, []string{"initialized-early@2"}},
 		{"server asks before initialized", []string{initReq, initResp, `< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`, `> {"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`, initialized},
 			[]string{"server-request-before-initialized@3"}},
 		{"initialized never sent", []string{initReq, initResp, `> {"jsonrpc":"2.0","id":1,"method":"ping"}`, `> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,

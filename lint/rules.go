@@ -28,6 +28,7 @@ var rules = []Rule{
 	{"handshake-fields", Error, "initialize, its result or server/discover's result lacks a required member"},
 	{"request-before-initialize", Warning, "the client sends a request other than ping before initialize was answered"},
 	{"server-request-before-initialized", Warning, "the server sends a request other than ping before notifications/initialized"},
+	{"initialized-early", Warning, "the client sends notifications/initialized before initialize was answered"},
 	{"initialized-missing", Warning, "the client used the session without sending notifications/initialized"},
 	{"version-unknown", Warning, "the negotiated protocol version is not one this linter knows"},
 	{"meta-version-missing", Error, "a 2026-07-28 request lacks _meta io.modelcontextprotocol/protocolVersion"},
