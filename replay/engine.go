@@ -44,6 +44,10 @@ type Options struct {
 	// client sends, as it arrives, before it is answered; each session's
 	// in the order sent. It may be called from many goroutines at once.
 	Journal func(Received)
+	// MatchFunc, if set, lets a recorded request answer a live one the
+	// normal match found no answer for: see MatchFunc for when it is
+	// asked, about what, and in what order.
+	MatchFunc MatchFunc
 }
 
 // Server is a fake MCP server answering from its Sources. One Server can
@@ -184,6 +188,9 @@ func NewServer(sources []Source, opts Options) (*Server, error) {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 10 * time.Second
 	}
+	s := &Server{sources: sources, opts: opts}
+	m.fn, m.warnf = opts.MatchFunc, s.warnf
+	s.match = m
 	for i, src := range sources {
 		if src == nil {
 			return nil, fmt.Errorf("source %d is nil", i)
@@ -192,7 +199,6 @@ func NewServer(sources []Source, opts Options) (*Server, error) {
 			c.setMatch(m)
 		}
 	}
-	s := &Server{sources: sources, opts: opts, match: m}
 	if err := m.checkIgnored(opts.Match, sources, s.warnf); err != nil {
 		return nil, err
 	}

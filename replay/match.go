@@ -26,6 +26,10 @@ type matcher struct {
 	ignoreAll bool
 	ignored   []string // the methods of ignore, in the order given
 	timing    bool     // --timing recorded
+	// fn is Options.MatchFunc, asked after a miss (matchfunc.go); warnf
+	// says when it panics.
+	fn    MatchFunc
+	warnf func(format string, a ...any)
 }
 
 // Match modes, as --match spells them.
@@ -159,11 +163,16 @@ func (s *cassetteSession) Answer(ctx context.Context, peer Peer, req *Request) (
 
 func (s *cassetteSession) Prepare(req *Request) (*Prepared, bool) {
 	p, ok := s.prepare(req)
+	if !ok && isPlainCallOf2026(req) {
+		p, ok = s.prepare(asTaskCall(req))
+	}
+	if !ok {
+		// Last: the user's MatchFunc loosens what no exact way answered.
+		p, ok = s.prepareByFunc(req)
+	}
 	switch {
 	case ok && req.Method == "initialize":
 		p = negotiated(p, req)
-	case !ok && isPlainCallOf2026(req):
-		p, ok = s.prepare(asTaskCall(req))
 	case !ok && req.Method == "subscriptions/listen":
 		// The engine acknowledges a listen whose filter none recorded
 		// (listen.go), and sends it what the recording sent on any: the

@@ -191,6 +191,15 @@ func WithIgnore(names ...string) Option {
 	return func(c *config) { c.ignore = append(c.ignore, names...) }
 }
 
+// WithMatcher lets fn decide, when replaying, whether a recorded request
+// may answer a live one that the normal match found no answer for
+// (mocktest.WithMatcher, replay.MatchFunc): a tool argument holding a
+// fresh timestamp, a number within a tolerance. In ReplayWithNew, a
+// request fn lets the cassette answer does not reach the real server.
+func WithMatcher(fn replay.MatchFunc) Option {
+	return WithReplay(mocktest.WithMatcher(fn))
+}
+
 // WithReplay passes options to the replaying mocktest.Server (a match
 // mode, a log).
 func WithReplay(opts ...mocktest.Option) Option {

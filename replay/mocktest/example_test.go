@@ -3,6 +3,7 @@ package mocktest_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -178,15 +179,50 @@ func ExampleServer_Pipes() {
 
 // startWeather serves the example cassette, as mocktest.NewFromCassette
 // does in a test; stop closes the server and removes the file.
-func startWeather() (srv *mocktest.Server, stop func()) {
+func startWeather(opts ...mocktest.Option) (srv *mocktest.Server, stop func()) {
 	path, cleanup := writeCassette()
 	c, err := replay.LoadCassette(path)
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err = mocktest.Start([]replay.Source{c})
+	srv, err = mocktest.Start([]replay.Source{c}, opts...)
 	if err != nil {
 		log.Fatal(err)
 	}
 	return srv, func() { srv.Close(); cleanup() }
+}
+
+// A host that writes the city as its user typed it ("OSLO") still gets
+// the answer recorded for "Oslo": the matcher, asked only when no
+// recorded request is the same, compares the city without case.
+func ExampleWithMatcher() {
+	cityAnyCase := func(live, recorded replay.MatchRequest) bool {
+		type call struct {
+			Name      string
+			Arguments struct{ City string }
+		}
+		var l, r call
+		if json.Unmarshal(live.Params, &l) != nil || json.Unmarshal(recorded.Params, &r) != nil {
+			return false
+		}
+		return l.Name == r.Name && strings.EqualFold(l.Arguments.City, r.Arguments.City)
+	}
+	srv, stop := startWeather(mocktest.WithMatcher(cityAnyCase))
+	defer stop()
+
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": "OSLO"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	fmt.Println("all used:", srv.Check() == nil)
+	// Output:
+	// snow
+	// all used: true
 }

@@ -90,6 +90,15 @@ func WithCallTimeout(d time.Duration) Option {
 	return func(o *replay.Options) { o.CallTimeout = d }
 }
 
+// WithMatcher lets fn decide whether a recorded request may answer a
+// live one that the normal match found no answer for: a tool argument
+// holding a fresh timestamp, a query that may differ in case. fn is asked
+// only after a miss, in recorded order (see replay.MatchFunc); a panic in
+// it leaves the request unmatched, with a warning naming it.
+func WithMatcher(fn replay.MatchFunc) Option {
+	return func(o *replay.Options) { o.MatchFunc = fn }
+}
+
 // WithLog sends mcpmock's warnings to w too.
 func WithLog(w io.Writer) Option { return func(o *replay.Options) { o.Log = w } }
 
