@@ -12,7 +12,8 @@
 // in every mode: while recording, mcpmock serves it on 127.0.0.1 and runs
 // the command for each client session behind it (as mcpmock serve --http
 // CASSETTE -- COMMAND does), so that the cassette holds what Transport
-// would have recorded.
+// would have recorded. A host that speaks MCP over WebSocket connects to
+// srv.WebSocketURL() the same way.
 //
 // NewHTTP does the same for a server reached over Streamable HTTP (or
 // legacy HTTP+SSE), a remote one perhaps: the recording goes through
@@ -241,9 +242,10 @@ type Server struct {
 	answers int
 	ends    []store.EndInfo // how each run of the server command ended
 
-	// A stdio server recorded over HTTP (URL): mcpmock's HTTP handler in
-	// front of a fallback that runs the command for each client session,
-	// recording into the same file. Started at the first URL call.
+	// A stdio server recorded over HTTP or WebSocket (URL,
+	// WebSocketURL): mcpmock in front of a fallback that runs the command
+	// for each client session, recording into the same file. Started at
+	// the first URL or WebSocketURL call.
 	frontMu sync.Mutex
 	front   *mocktest.Server
 	frontFB *fallback.Source
@@ -646,16 +648,38 @@ func (s *Server) URL() string {
 		// and fails a call after the replay closed.
 		return s.mock.URL()
 	case s.upstream == nil:
-		return s.frontURL()
+		return s.recordingFront().URL()
 	}
 	return s.proxy
 }
 
-// frontURL serves the recording of a stdio server over HTTP: mcpmock's
-// handler with nothing recorded to answer from, so that the fallback
-// passes each client session, its handshake included, to a run of the
-// command of its own, recording it into the file Pipes records into.
-func (s *Server) frontURL() string {
+// WebSocketURL is the ws:// endpoint ("ws://127.0.0.1:PORT/mcp") for a
+// host that speaks MCP over WebSocket (the TypeScript SDK's
+// WebSocketClientTransport, subprotocol "mcp"): the replay's, or, while a
+// stdio server is recorded, mcpmock's in front of a run of the command
+// for each client session, as URL serves it over HTTP. A server recorded
+// over HTTP (NewHTTP, NewHTTPFunc) has none while recording, as the
+// recording proxy speaks HTTP alone: the test fails then. Started at the
+// first call (every call returns the same URL), stopped when the test
+// ends.
+func (s *Server) WebSocketURL() string {
+	s.tb.Helper()
+	switch {
+	case s.mock != nil:
+		return s.mock.WebSocketURL()
+	case s.upstream != nil:
+		s.tb.Fatalf("vcr: %s is being recorded over HTTP; connect to URL(), not WebSocketURL()", s.upstream.Redacted())
+		return ""
+	}
+	return s.recordingFront().WebSocketURL()
+}
+
+// recordingFront serves the recording of a stdio server over HTTP and
+// WebSocket: mcpmock with nothing recorded to answer from, so that the
+// fallback passes each client session, its handshake included, to a run
+// of the command of its own, recording it into the file Pipes records
+// into.
+func (s *Server) recordingFront() *mocktest.Server {
 	s.tb.Helper()
 	s.frontMu.Lock()
 	defer s.frontMu.Unlock()
@@ -671,10 +695,11 @@ func (s *Server) frontURL() string {
 		// every run of the command, has ended when finish closes fb.
 		s.front = mocktest.New(s.tb, []replay.Source{fb}, s.cfg.mockOpts...)
 	}
-	return s.front.URL()
+	return s.front
 }
 
-// recordedFront returns the HTTP front and its fallback, nil before URL.
+// recordedFront returns the front and its fallback, nil before URL or
+// WebSocketURL.
 func (s *Server) recordedFront() (*mocktest.Server, *fallback.Source) {
 	s.frontMu.Lock()
 	defer s.frontMu.Unlock()
