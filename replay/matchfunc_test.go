@@ -254,3 +254,28 @@ func TestMatchFunc_SeesCanonicalParams(t *testing.T) {
 		t.Errorf("what the func saw (-want +got):\n%s", diff)
 	}
 }
+
+// What the func took counts among the uses of its key over all live
+// sessions, as identical requests do: two recorded sessions asked the
+// same call; one live session asks it with another time (the func takes
+// the first), another exactly: both recorded calls are used.
+func TestMatchFunc_CountsAcrossSessions(t *testing.T) {
+	session := append(slices.Clone(handshakeSession[:3]), `> `+stampCall("1", "T1", ""), `< `+stampAnswer("1", "one", ""))
+	c, err := replay.NewCassette("test.db", tapeOfSessions(t, session, session))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mocktest.New(t, []replay.Source{c}, mocktest.WithMatcher(withoutAt))
+	for _, at := range []string{"X", "T1"} {
+		lc := dial(t, s)
+		lc.roundTrip(session[0][2:])
+		lc.send(session[2][2:])
+		if got := answerText(t, lc.roundTrip(stampCall("7", at, ""))); got != "one" {
+			t.Errorf("at %s: got %s, want one", at, got)
+		}
+	}
+	s.Close()
+	if r := s.Report(); len(r.Unused) != 0 || len(r.Unmatched) != 0 {
+		t.Errorf("unused %q, unmatched %+v: want none", r.Unused, r.Unmatched)
+	}
+}
