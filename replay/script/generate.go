@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -41,17 +42,34 @@ func FromTape(tape *store.Tape, opts ...FromTapeOption) ([]byte, error) {
 		r.events = r.recordedEvents()
 	}
 	out, err := r.script()
-	if err != nil || r.events == nil {
+	if err == nil && r.events != nil {
+		if _, perr := Parse("events.yaml", out); perr != nil {
+			// Each item was checked alone; together, an event may name a
+			// tool the script had to leave out. Without events, then.
+			r.events = nil
+			r.notes = append(r.notes, "The recorded list changes are left out: as events they do not load ("+firstLine(perr.Error())+").")
+			out, err = r.script()
+		}
+	}
+	if err != nil || !r.declaresOtherwise(out) {
 		return out, err
 	}
-	if _, perr := Parse("events.yaml", out); perr != nil {
-		// Each item was checked alone; together, an event may name a
-		// tool the script had to leave out. Without events, then.
-		r.events = nil
-		r.notes = append(r.notes, "The recorded list changes are left out: as events they do not load ("+firstLine(perr.Error())+").")
-		return r.script()
+	r.capabilitiesDiffer = true
+	return r.script()
+}
+
+// declaresOtherwise says whether the script out declares other
+// capabilities than the recorded server did.
+func (r *recording) declaresOtherwise(out []byte) bool {
+	var recorded, scripted any
+	if json.Unmarshal(r.capabilities, &recorded) != nil {
+		return false // nothing recorded to differ from
 	}
-	return out, nil
+	s, err := Parse("script.yaml", out)
+	if err != nil || json.Unmarshal(s.capabilities, &scripted) != nil {
+		return false
+	}
+	return !reflect.DeepEqual(recorded, scripted)
 }
 
 // script writes the script from what the recording gathered. It may run
@@ -89,6 +107,9 @@ func (r *recording) script() ([]byte, error) {
 	}
 	foot = append(foot, r.omitted...)
 	foot = append(foot, r.notes...)
+	if r.capabilitiesDiffer {
+		foot = append(foot, r.capabilitiesNote())
+	}
 	doc.n.FootComment = strings.Join(foot, "\n")
 	return encodeYAML(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc.n}})
 }
@@ -157,9 +178,14 @@ type recording struct {
 	sessions     []string
 	serverInfo   json.RawMessage
 	instructions string
-	toolOrder    []string
-	toolDefs     map[string]json.RawMessage
-	pageSize     int
+	// capabilities are the recorded server's, which the script does not
+	// copy: a script declares what it serves (a foot note says so).
+	capabilities json.RawMessage
+	// capabilitiesDiffer: the script declares others (declaresOtherwise).
+	capabilitiesDiffer bool
+	toolOrder          []string
+	toolDefs           map[string]json.RawMessage
+	pageSize           int
 	// withoutSessions: a server without sessions over Streamable HTTP
 	// (written as server.sessions: false).
 	withoutSessions bool
@@ -214,6 +240,9 @@ func (r *recording) addSession(s *store.TapeSession) {
 	}
 	if s.Info.Handshake.Instructions != "" {
 		r.instructions = s.Info.Handshake.Instructions
+	}
+	if len(s.Info.Handshake.Capabilities) > 0 {
+		r.capabilities = s.Info.Handshake.Capabilities
 	}
 	pending := map[string]*exchange{} // by request id, as written
 	byToken := map[string]*exchange{} // by progressToken, as written
@@ -529,4 +558,19 @@ func appendDefs(defs map[string]json.RawMessage, order *[]string, items []json.R
 		}
 		defs[k] = item
 	}
+}
+
+// capabilitiesNote says what the recorded server declared, for a script
+// that declares otherwise: a script derives its capabilities from what it
+// serves, so a host that adapts to them (one that lists prompts only from
+// a server that declares prompts) may act otherwise against it. Copying
+// them would declare what the script cannot answer.
+func (r *recording) capabilitiesNote() string {
+	var compact bytes.Buffer
+	if json.Compact(&compact, r.capabilities) != nil {
+		return ""
+	}
+	return "The recorded server declared the capabilities " + compact.String() + ".\n" +
+		"This script declares those it serves (docs/SCRIPTS.md#server, Capabilities); give\n" +
+		"server.capabilities to declare others."
 }
