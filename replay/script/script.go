@@ -142,6 +142,9 @@ func yamlError(name string, data []byte, err error) error {
 		msg += "; check this line's indentation"
 	case strings.HasPrefix(msg, "found unexpected end of stream"):
 		msg += "; a quote, [ or { this line opens is never closed"
+	case strings.HasPrefix(msg, "found character that cannot start any token") && col <= len(lines[hi-1]) && lines[hi-1][col-1] == '\t':
+		// An editor's tab looks like indentation, but YAML takes none.
+		msg += "; a tab indents this line, and YAML indents with spaces only"
 	}
 	return &Error{File: name, Pos: Pos{Line: hi, Col: col}, Msg: "not valid YAML or JSON: " + msg}
 }
