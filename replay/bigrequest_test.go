@@ -415,3 +415,23 @@ func BenchmarkRequestProgressToken_BigCall(b *testing.B) {
 		})
 	}
 }
+
+// ParamsMembers reads the members of params the engine validated without
+// checking them again, and of other params as jsonrpc.Members does: it
+// refuses bytes that are no JSON object.
+func TestRequestParamsMembers(t *testing.T) {
+	valid := json.RawMessage(`{"name":"x","arguments":{"s":"a\"}"},"n\u0061me2":[1]}`)
+	for _, req := range []*Request{{Params: valid, checked: valid}, {Params: valid}} {
+		var got []string
+		if !req.ParamsMembers(func(name, value []byte) { got = append(got, string(name)+"="+string(value)) }) {
+			t.Fatalf("ParamsMembers refused %s", valid)
+		}
+		if want := []string{`name="x"`, `arguments={"s":"a\"}"}`, `name2=[1]`}; !slices.Equal(got, want) {
+			t.Errorf("members %q, want %q", got, want)
+		}
+	}
+	copied := &Request{Params: json.RawMessage(`{"name":"x","arguments":{"s":tru}}`)}
+	if copied.ParamsMembers(func(name, value []byte) {}) {
+		t.Error("ParamsMembers took params that are no JSON as an object")
+	}
+}

@@ -48,10 +48,15 @@ type Request struct {
 // protocol version, its client capabilities), and each validating look
 // was a full pass over the call.
 func (r *Request) member(path ...string) []byte {
-	if len(r.Params) > 0 && len(r.checked) == len(r.Params) && &r.checked[0] == &r.Params[0] {
+	if r.paramsChecked() {
 		return jsonrpc.MemberOfValid(r.Params, path...)
 	}
 	return jsonrpc.Member(r.Params, path...)
+}
+
+// paramsChecked says whether Params is the slice the engine validated.
+func (r *Request) paramsChecked() bool {
+	return len(r.Params) > 0 && len(r.checked) == len(r.Params) && &r.checked[0] == &r.Params[0]
 }
 
 // waitingBound is the size of a request past which Waiting trims it: a
@@ -83,6 +88,20 @@ func (r *Request) Waiting() *Request {
 		w.Params = append(append([]byte(`{"_meta":`), meta...), '}')
 	}
 	return w
+}
+
+// ParamsMembers calls fn with each member of Params, its name unescaped
+// and its value's bytes (sharing Params' memory), and reports whether
+// Params is one JSON object, as a source reading a request's params
+// needs. On the params of a request the engine received, which it
+// validated as it read the frame, it steps over the values without
+// checking them again: a source that reads a 64 MiB tools/call's members
+// would otherwise pass over all of it once more.
+func (r *Request) ParamsMembers(fn func(name, value []byte)) bool {
+	if r.paramsChecked() {
+		return jsonrpc.MembersOfValid(r.Params, fn)
+	}
+	return jsonrpc.Members(r.Params, fn)
 }
 
 // ProgressToken returns the JSON text of params._meta.progressToken, or nil.

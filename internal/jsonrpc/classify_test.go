@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -137,6 +138,12 @@ func FuzzClassify(f *testing.F) {
 			if want := Member(b, path...); json.Valid(b) && !bytes.Equal(got, want) {
 				t.Fatalf("MemberOfValid(%q) = %q, Member finds %q", path, got, want)
 			}
+		}
+		var got, want []string
+		gotOK := MembersOfValid(b, func(name, value []byte) { got = append(got, string(name), string(value)) })
+		wantOK := Members(b, func(name, value []byte) { want = append(want, string(name), string(value)) })
+		if json.Valid(b) && (gotOK != wantOK || !slices.Equal(got, want)) {
+			t.Fatalf("MembersOfValid = %q, %v; Members gives %q, %v", got, gotOK, want, wantOK)
 		}
 	})
 }

@@ -27,45 +27,69 @@ func MemberOfValid(b []byte, path ...string) []byte {
 // object b (names compared unescaped, as Member does); ok is false when
 // b is not an object.
 func memberOfValid(b []byte, name string) (value []byte, ok bool) {
+	ok = rawMembersOfValid(b, func(key, v []byte) {
+		if keyIs(key, bytes.IndexByte(key, '\\') >= 0, name) {
+			value = v
+		}
+	})
+	return value, ok
+}
+
+// MembersOfValid is Members for bytes already known to be valid JSON,
+// unchecked as MemberOfValid is: it calls fn with each member's name,
+// unescaped, and its value's bytes, and reports whether b is an object.
+func MembersOfValid(b []byte, fn func(name, value []byte)) bool {
+	return rawMembersOfValid(b, func(key, value []byte) {
+		name := key[1 : len(key)-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			decoded, _ := stringValue(key)
+			name = []byte(decoded)
+		}
+		fn(name, value)
+	})
+}
+
+// rawMembersOfValid calls fn with each member of the object b, its key as
+// written (quotes included) and its value; ok is false when b is not an
+// object, or (not being valid JSON) stops being one part way.
+func rawMembersOfValid(b []byte, fn func(key, value []byte)) (ok bool) {
 	i := SkipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return nil, false
+		return false
 	}
 	i = SkipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return nil, true
+		return true
 	}
 	for i < len(b) && b[i] == '"' {
 		keyEnd := endOfString(b, i)
 		if keyEnd < 0 {
-			return nil, false
+			return false
 		}
 		key := b[i:keyEnd]
 		i = SkipWS(b, keyEnd)
 		if i >= len(b) || b[i] != ':' {
-			return nil, false
+			return false
 		}
 		start := SkipWS(b, i+1)
 		end := endOfValue(b, start)
 		if end < 0 {
-			return nil, false
+			return false
 		}
-		if keyIs(key, bytes.IndexByte(key, '\\') >= 0, name) {
-			value = b[start:end]
-		}
+		fn(key, b[start:end])
 		i = SkipWS(b, end)
 		if i >= len(b) {
-			return nil, false
+			return false
 		}
 		if b[i] == '}' {
-			return value, true
+			return true
 		}
 		if b[i] != ',' {
-			return nil, false
+			return false
 		}
 		i = SkipWS(b, i+1)
 	}
-	return nil, false
+	return false
 }
 
 // endOfString returns the index just past the string that starts at

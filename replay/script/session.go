@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/replay"
 )
@@ -172,7 +171,7 @@ func (ss *session) answer(ctx context.Context, peer replay.Peer, c *call) (repla
 		// The members are slices of the frame, not copies: a tool's
 		// arguments may be most of a frame of many megabytes.
 		c.params = map[string]json.RawMessage{}
-		if !jsonrpc.Members(req.Params, func(name, value []byte) { c.params[string(name)] = value }) {
+		if !req.ParamsMembers(func(name, value []byte) { c.params[string(name)] = value }) {
 			if !s.owner {
 				return replay.Reply{}, false
 			}
