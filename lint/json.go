@@ -59,31 +59,8 @@ func canonical(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// jsonType names a value's JSON Schema type: "object", "array", "string",
-// "integer" (a number without fraction or exponent), "number", "boolean",
-// "null".
-func jsonType(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return ""
-	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	if bytes.ContainsAny(raw, ".eE") {
-		return "number"
-	}
-	return "integer"
-}
+// jsonType names a value's JSON Schema type (jsonrpc.SchemaType).
+func jsonType(raw json.RawMessage) string { return jsonrpc.SchemaType(raw) }
 
 func sortedRequests(m map[string]*request) []*request {
 	return slices.SortedFunc(maps.Values(m), func(a, b *request) int { return cmp.Compare(a.seq, b.seq) })

@@ -99,8 +99,8 @@ type Unmatched struct {
 	Diff string `json:"diff,omitempty"`
 	// Why says why a source that took the request had no answer for it
 	// (Reply.Unmatched), as its reply told the client, shortened: a
-	// script's tool none of whose answers matches the arguments, or a
-	// tool the script does not have. "" for
+	// script's tool none of whose answers matches the arguments, a
+	// tool the script does not have, or a call that names none. "" for
 	// a request no source took.
 	Why string `json:"why,omitempty"`
 }

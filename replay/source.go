@@ -195,7 +195,8 @@ type Reply struct {
 	// Unmatched says the source had no answer for the request, and this
 	// reply (an error, or a tool's isError result) says so: a whole-server
 	// script none of whose answers to a tool, prompt or resource matches,
-	// or that has no such tool, prompt or resource; the task it creates
+	// or that has no such tool, prompt or resource, or that is asked for
+	// none (a tools/call without params.name); the task it creates
 	// for a call none of a tool's answers matches.
 	// The reply goes to the client as it is, and the report counts the
 	// request as unmatched rather than matched, its Why taken from the

@@ -143,6 +143,12 @@ func TestServe_StdioReportStrict(t *testing.T) {
 		{"unused, not strict", `{"jsonrpc":"2.0","id":7,"method":"tools/list"}` + "\n", false, 0, 0, 1, ""},
 		{"unmatched, strict", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"b"}}` + "\n", true, 1, 1, 2,
 			"--strict: 1 request unmatched, 2 recorded requests unused"},
+		// A call that names no tool matches nothing recorded, as a
+		// script's reply to it counts (TestServe_StrictScriptWithoutAnswer).
+		{"call without params.name, strict", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}` + "\n", true, 1, 1, 2,
+			`- params.name="a"`},
+		{"call without params, strict", `{"jsonrpc":"2.0","id":7,"method":"tools/call"}` + "\n", true, 1, 1, 2,
+			`- params.name="a"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -452,6 +458,19 @@ func TestServe_StrictScriptWithoutAnswer(t *testing.T) {
 			`"error":{"code":-32602,"message":"tools/call: unknown tool \"wether\""}`, `the script has no tool "wether"; did you mean "weather"?`},
 		{"resource, no answer matches", `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///notes.txt"}}`, 1,
 			`"code":-32603`, `mcpmock script: no answer of resource "file:///notes.txt" matches the client's answer null`},
+		// Requests that name nothing the script could answer.
+		{"tool without params.name", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{"city":"Oslo"}}}`, 1,
+			`"error":{"code":-32602,"message":"tools/call: params.name must be a tool name"}`, `tools/call without params.name: it names no tool`},
+		{"tool without params", `{"jsonrpc":"2.0","id":2,"method":"tools/call"}`, 1,
+			`"error":{"code":-32602,"message":"tools/call: params.name must be a tool name"}`, `tools/call without params: it names no tool`},
+		{"tool whose name is not a string", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":["weather"]}}`, 1,
+			`"code":-32602`, `tools/call whose params.name is an array, not a string: it names no tool`},
+		{"tool with params not an object", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":["weather"]}`, 1,
+			`"error":{"code":-32602,"message":"tools/call: params must be an object"}`, `tools/call whose params are an array, not an object`},
+		{"prompt without params.name", `{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"arguments":{"who":"Ada"}}}`, 1,
+			`"error":{"code":-32602,"message":"prompts/get: params.name must be a prompt name"}`, `prompts/get without params.name: it names no prompt`},
+		{"resource without params.uri", `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{}}`, 1,
+			`"error":{"code":-32602,"message":"resources/read: params.uri must be a resource URI"}`, `resources/read without params.uri: it names no resource`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

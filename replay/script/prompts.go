@@ -13,7 +13,13 @@ import (
 // client first (asks.go), and its messages, fixed or chosen by when.
 
 func (ss *session) getPrompt(ctx context.Context, peer replay.Peer, c *call) (replay.Reply, bool) {
-	name, _ := c.str("name")
+	name, ok := c.str("name")
+	if !ok || name == "" {
+		if !ss.s.owner {
+			return replay.Reply{}, false
+		}
+		return unnamed(c, "prompt", "name", "a prompt name"), true
+	}
 	p := find(ss, &ss.prompts.items, func(p *prompt) bool { return p.name == name })
 	if p == nil {
 		if ss.s.owner {

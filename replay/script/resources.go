@@ -13,7 +13,13 @@ import (
 // first (asks.go), and its contents, fixed or chosen by when.
 
 func (ss *session) readResource(ctx context.Context, peer replay.Peer, c *call) (replay.Reply, bool) {
-	uri, _ := c.str("uri")
+	uri, ok := c.str("uri")
+	if !ok || uri == "" {
+		if !ss.s.owner {
+			return replay.Reply{}, false
+		}
+		return unnamed(c, "resource", "uri", "a resource URI"), true
+	}
 	r := find(ss, &ss.resources.items, func(r *resource) bool { return r.uri == uri })
 	switch {
 	case r == nil && ss.s.owner:

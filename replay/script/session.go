@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcptape/mcptape/internal/suggest"
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/replay"
 )
 
@@ -175,7 +176,11 @@ func (ss *session) answer(ctx context.Context, peer replay.Peer, c *call) (repla
 			if !s.owner {
 				return replay.Reply{}, false
 			}
-			return errReply(codeInvalidParams, req.Method+": params must be an object", nil), true
+			// Unmatched: a recording would have no answer for it either.
+			r := errReply(codeInvalidParams, req.Method+": params must be an object", nil)
+			r.Unmatched = true
+			r.Error.Why = fmt.Sprintf("%s whose params are %s, not an object", req.Method, jsonKind(req.Params))
+			return r, true
 		}
 	}
 	if raw, ok := c.params["_meta"]; ok {
@@ -502,8 +507,6 @@ func (ss *session) apply(e *event) {
 	}
 }
 
-// find returns the first item of *list that is the one asked for, read
-// under ss.mu (events change the session's lists); nil when none is.
 // notInScript marks r, a whole-server script's reply to a request for
 // a KIND (tool, prompt, resource) called name that it does not have,
 // as unmatched, as a recording without that call would leave it: the
@@ -521,6 +524,52 @@ func notInScript[T any](ss *session, r replay.Reply, kind, name string, list *[]
 	return r
 }
 
+// unnamed is a whole-server script's reply to a tools/call, prompts/get
+// or resources/read whose params do not name the KIND it asks for
+// (params.MEMBER missing, empty or not a string, or no params at all;
+// WANT says what MEMBER must be): -32602, as from a real server, counted unmatched,
+// as a recording leaves a request it has no answer for, with a why that
+// says what the request lacks.
+func unnamed(c *call, kind, member, want string) replay.Reply {
+	method := c.req.Method
+	r := errReply(codeInvalidParams, fmt.Sprintf("%s: params.%s must be %s", method, member, want), nil)
+	r.Unmatched = true
+	raw, ok := c.params[member]
+	switch {
+	case c.params == nil:
+		r.Error.Why = method + " without params"
+	case !ok:
+		r.Error.Why = fmt.Sprintf("%s without params.%s", method, member)
+	case string(raw) == `""`:
+		r.Error.Why = fmt.Sprintf("%s with an empty params.%s", method, member)
+	default:
+		r.Error.Why = fmt.Sprintf("%s whose params.%s is %s, not a string", method, member, jsonKind(raw))
+	}
+	r.Error.Why += ": it names no " + kind
+	return r
+}
+
+// jsonKind names the kind of the JSON value raw, for a why: never the
+// value itself, which may be most of a 64 MiB frame.
+func jsonKind(raw []byte) string {
+	switch t := jsonrpc.SchemaType(raw); t {
+	case "":
+		return "nothing"
+	case "boolean":
+		return "true or false"
+	case "null":
+		return t
+	case "integer", "number":
+		return "a number"
+	case "object", "array":
+		return "an " + t
+	default:
+		return "a " + t
+	}
+}
+
+// find returns the first item of *list that is the one asked for, read
+// under ss.mu (events change the session's lists); nil when none is.
 func find[T any](ss *session, list *[]*T, is func(*T) bool) *T {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

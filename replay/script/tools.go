@@ -23,7 +23,7 @@ func (ss *session) callTool(ctx context.Context, peer replay.Peer, c *call) (rep
 		if !s.owner {
 			return replay.Reply{}, false
 		}
-		return errReply(codeInvalidParams, "tools/call: params.name must be a tool name", nil), true
+		return unnamed(c, "tool", "name", "a tool name"), true
 	}
 	t := find(ss, &ss.tools.items, func(t *tool) bool { return t.name == name })
 	if t == nil {

@@ -195,3 +195,44 @@ func TestTSClient_ClientTask(t *testing.T) {
 		})
 	}
 }
+
+// TestTSClient_UnnamedIsUnmatched: requests that name no tool, prompt or
+// resource, as the TypeScript SDK client's request() sends them (it
+// checks no params), get -32602 from a whole-server script, and each
+// counts as unmatched in the --report of the mcpmock binary, with a why
+// that says what the request lacks.
+func TestTSClient_UnnamedIsUnmatched(t *testing.T) {
+	mock := peertest.Binary(t, "mcpmock")
+	script := filepath.Join(peertest.ModuleRoot(), "replay", "script", "testdata", "no-answer.yaml")
+	report := filepath.Join(t.TempDir(), "report.json")
+	runTSClient(t, []string{"unnamed", "--", mock, "serve", "--report", report, script}, `{"server":"no-answer",
+		"toolNoName":{"code":-32602,"message":"MCP error -32602: tools/call: params.name must be a tool name","data":null},
+		"toolNoParams":{"code":-32602,"message":"MCP error -32602: tools/call: params.name must be a tool name","data":null},
+		"toolNumberName":{"code":-32602,"message":"MCP error -32602: tools/call: params.name must be a tool name","data":null},
+		"promptNoName":{"code":-32602,"message":"MCP error -32602: prompts/get: params.name must be a prompt name","data":null},
+		"resourceNoURI":{"code":-32602,"message":"MCP error -32602: resources/read: params.uri must be a resource URI","data":null}}`)
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Matched   int
+		Unmatched []struct{ Method, Params, Why string }
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ Method, Params, Why string }{
+		{"tools/call", `{"arguments":{"city":"Oslo"}}`, "tools/call without params.name: it names no tool"},
+		{"tools/call", "", "tools/call without params: it names no tool"},
+		{"tools/call", `{"name":42}`, "tools/call whose params.name is a number, not a string: it names no tool"},
+		{"prompts/get", "", "prompts/get without params.name: it names no prompt"},
+		{"resources/read", `{"uri":""}`, "resources/read with an empty params.uri: it names no resource"},
+	}
+	if d := cmp.Diff(want, r.Unmatched); d != "" {
+		t.Errorf("report's unmatched (-want +got):\n%s\n%s", d, b)
+	}
+	if r.Matched != 1 { // initialize alone
+		t.Errorf("report: %d matched, want 1 (initialize)\n%s", r.Matched, b)
+	}
+}

@@ -196,6 +196,22 @@ try {
       await again.close().catch(() => {});
       break;
     }
+    case "unnamed": {
+      // Requests that name no tool, prompt or resource: the SDK's
+      // request() sends params as given, unchecked.
+      const ask = async (method, params) => {
+        try {
+          await client.request(params === undefined ? { method } : { method, params }, CallToolResultSchema);
+          return null;
+        } catch (e) { return errorOf(e); }
+      };
+      out.toolNoName = await ask("tools/call", { arguments: { city: "Oslo" } });
+      out.toolNoParams = await ask("tools/call");
+      out.toolNumberName = await ask("tools/call", { name: 42 });
+      out.promptNoName = await ask("prompts/get", {});
+      out.resourceNoURI = await ask("resources/read", { uri: "" });
+      break;
+    }
     default:
       throw new Error(`unknown scenario ${scenario}`);
   }
