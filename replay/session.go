@@ -387,8 +387,9 @@ func (s *session) request(req *Request, ex exchange) {
 		if !ok {
 			continue
 		}
+		why := whyUnmatched(p, req, pr)
 		if pr.Play == nil && !pr.Reply.NoReply {
-			s.finish(ctx, req, ex, pr.Reply, pr.SSE)
+			s.finish(ctx, req, ex, pr.Reply, pr.SSE, why)
 			end()
 			s.background(backgroundOf(p, req), req, ex)
 			return
@@ -400,7 +401,7 @@ func (s *session) request(req *Request, ex exchange) {
 		go func() {
 			defer s.wg.Done()
 			defer end()
-			s.play(ctx, pr, waiting, ex)
+			s.play(ctx, pr, waiting, ex, why)
 		}()
 		return
 	}
@@ -449,6 +450,16 @@ func backgroundOf(src Preparer, req *Request) func(context.Context, Peer) {
 	return nil
 }
 
+// whyUnmatched is what src says of why its immediate answer pr to req
+// had none (Explainer), when the answer says it had none; "" otherwise.
+// Asked at once, as req is the request src prepared, whatever waits.
+func whyUnmatched(src Preparer, req *Request, pr *Prepared) string {
+	if e, ok := src.(Explainer); ok && pr.Play == nil && pr.Reply.Unmatched {
+		return e.WhyUnmatched(req)
+	}
+	return ""
+}
+
 // background starts work, if any, with a peer that holds req as it
 // waits: the work (a task's answer) may take long.
 func (s *session) background(work func(context.Context, Peer), req *Request, ex exchange) {
@@ -466,13 +477,14 @@ func waitingFor(pr *Prepared, req *Request) *Request {
 	return req.Waiting()
 }
 
-// play writes the answer pr prepared for req, once played.
-func (s *session) play(ctx context.Context, pr *Prepared, req *Request, ex exchange) {
+// play writes the answer pr prepared for req, once played; why is its
+// source's word on an immediate answer that had none (whyUnmatched).
+func (s *session) play(ctx context.Context, pr *Prepared, req *Request, ex exchange, why string) {
 	r := pr.Reply
 	if pr.Play != nil {
 		r = pr.Play(ctx, &peer{s: s, ex: ex, req: req}, req)
 	}
-	s.finish(ctx, req, ex, r, pr.SSE)
+	s.finish(ctx, req, ex, r, pr.SSE, why)
 }
 
 // answerFrom asks sources in turn, on a goroutine of its own.
@@ -488,23 +500,26 @@ func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Req
 			if pr.Play == nil {
 				work = backgroundOf(p, req)
 			}
+			why := whyUnmatched(p, req, pr)
 			waiting := waitingFor(pr, req)
-			s.play(ctx, pr, waiting, ex)
+			s.play(ctx, pr, waiting, ex, why)
 			s.background(work, waiting, ex)
 			return
 		}
 		if r, ok := src.Answer(ctx, pe, req); ok {
-			s.finish(ctx, req, ex, r, false)
+			s.finish(ctx, req, ex, r, false, "")
 			return
 		}
 	}
 	s.unmatched(ctx, req, ex)
 }
 
-// finish writes a source's reply and what follows it.
-func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply, sse bool) {
+// finish writes a source's reply and what follows it. why, if not "", is
+// what the source said of a reply marked Unmatched (Explainer), for the
+// report, rather than what the reply itself says.
+func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply, sse bool, why string) {
 	if r.Unmatched {
-		s.srv.answeredUnmatched(req, r)
+		s.srv.answeredUnmatched(req, r, why)
 	} else {
 		s.srv.countMatched()
 	}

@@ -216,7 +216,7 @@ func (s *session) handshakeLive(ctx context.Context, req *Request, ex exchange) 
 	for _, src := range s.srcs {
 		if l, ok := src.(LiveHandshaker); ok {
 			if r, ok := l.LiveHandshake(ctx, &peer{s: s, ex: ex, req: req}, req); ok {
-				s.finish(ctx, req, ex, r, false)
+				s.finish(ctx, req, ex, r, false, "")
 				return true
 			}
 		}
@@ -234,19 +234,21 @@ const whyMax = 2 * shortenedMax
 
 // answeredUnmatched counts a request a source answered with a reply that
 // says it had no answer (Reply.Unmatched), and warns as for one no source
-// took.
-func (s *Server) answeredUnmatched(req *Request, r Reply) {
-	u := Unmatched{Method: req.Method, Params: shortCanon(req.Method, req.Params), Why: unmatchedWhy(r)}
+// took; told is what the source said of why, if anything (Explainer).
+func (s *Server) answeredUnmatched(req *Request, r Reply, told string) {
+	u := Unmatched{Method: req.Method, Params: shortCanon(req.Method, req.Params), Why: unmatchedWhy(r, told)}
 	s.addUnmatched(u)
 	s.warnf("unmatched %s\n  %s", describe(u.Method, u.Params), u.Why)
 }
 
-// unmatchedWhy is what r says of why its source had no answer: its
-// error's Why or else its message, or its result's first text content (a
-// tool's isError result), cut to whyMax bytes.
-func unmatchedWhy(r Reply) string {
-	why := ""
+// unmatchedWhy is why r's source had no answer: what the source told
+// (Explainer), else what r says, its error's Why or else its message, or
+// its result's first text content (a tool's isError result); cut to
+// whyMax bytes.
+func unmatchedWhy(r Reply, told string) string {
+	why := told
 	switch {
+	case why != "":
 	case r.Error != nil && r.Error.Why != "":
 		why = r.Error.Why
 	case r.Error != nil:

@@ -440,6 +440,22 @@ type Backgrounder interface {
 	Background(req *Request) func(ctx context.Context, peer Peer)
 }
 
+// Explainer is implemented by preparers some of whose immediate answers
+// marked Reply.Unmatched say nothing of why themselves: a script's task,
+// created for a call none of the tool's answers matches, is answered with
+// a CreateTaskResult like any other, and the script's own "no answer
+// matches" comes only with its tasks/result. For such an answer (a
+// Prepared with a Reply and no Play) the engine asks WhyUnmatched once,
+// with the request Prepare was given, for the report's Unmatched.Why; ""
+// leaves it to what the reply says. A source keeps the why until then
+// keyed by that request, as a Backgrounder keeps its work. (Not a field
+// of Reply: a recorded interaction holds one, and its size is kept to
+// 256 bytes, TestInteraction_Layout; a string there would push the
+// fields answering reads past the first two cache lines.)
+type Explainer interface {
+	WhyUnmatched(req *Request) string
+}
+
 // Preparer is the engine's fast path, for sources whose answers depend on
 // the order requests arrive (recorded order, call counts, events): the
 // engine calls Prepare on the reading goroutine, in arrival order, writes

@@ -60,6 +60,9 @@ type session struct {
 	// background holds what prepared answers leave going, until the
 	// engine asks for it (Background).
 	background map[*replay.Request]func(context.Context, replay.Peer)
+	// whys holds why prepared answers that had none say nothing of it
+	// themselves (call.why), until the engine asks (WhyUnmatched).
+	whys map[*replay.Request]string
 }
 
 func newSession(s *Script) *session {
@@ -72,6 +75,7 @@ func newSession(s *Script) *session {
 		fired:      make([]bool, len(s.events)),
 		listeners:  map[*listener]struct{}{},
 		background: map[*replay.Request]func(context.Context, replay.Peer){},
+		whys:       map[*replay.Request]string{},
 	}
 }
 
@@ -93,6 +97,10 @@ type call struct {
 	// background, with an immediate answer, is what it leaves going (a
 	// task's answer), handed to the engine by Background.
 	background func(ctx context.Context, peer replay.Peer)
+	// why, with an immediate answer marked unmatched that does not say
+	// why (a task's CreateTaskResult), is the script's reply the answer
+	// stands for, handed to the engine by WhyUnmatched.
+	why string
 }
 
 // waits trims a prepared call to what its answer, played later or in
@@ -124,6 +132,16 @@ func (ss *session) Background(req *replay.Request) func(context.Context, replay.
 	return work
 }
 
+// WhyUnmatched implements replay.Explainer: why req's prepared answer,
+// marked unmatched, had none, where the answer does not say, once.
+func (ss *session) WhyUnmatched(req *replay.Request) string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	why := ss.whys[req]
+	delete(ss.whys, req)
+	return why
+}
+
 // Close implements replay.SessionCloser: the session's tasks stop.
 func (ss *session) Close() { ss.tasks.cancelAll() }
 
@@ -144,11 +162,14 @@ func (ss *session) Prepare(req *replay.Request) (*replay.Prepared, bool) {
 	}
 	c.waits()
 	if c.play == nil {
+		ss.mu.Lock()
 		if c.background != nil {
-			ss.mu.Lock()
 			ss.background[req] = c.background
-			ss.mu.Unlock()
 		}
+		if reply.Unmatched && c.why != "" {
+			ss.whys[req] = c.why // the engine asks for it at once
+		}
+		ss.mu.Unlock()
 		return &replay.Prepared{Reply: reply}, true
 	}
 	after, method := reply.After, req.Method

@@ -212,9 +212,14 @@ func (ss *session) startTask(c *call, peer replay.Peer, reply replay.Reply, play
 		status := replay.Outgoing{Method: "notifications/tasks/status", Params: mustJSON(t.state())}
 		created.After = append([]replay.Outgoing{status}, reply.After...)
 		// The task ends with the script's "no answer matches", as the
-		// call would have: the call is as unmatched as it would be.
-		// (Its tasks/result is not: taskResult makes a reply of its own.)
+		// call would have: the call is as unmatched as it would be, and
+		// for the same reason, which the task it is answered with does
+		// not say. (Its tasks/result is not: taskResult makes a reply of
+		// its own.)
 		created.Unmatched = reply.Unmatched
+		if reply.Unmatched {
+			c.why = isErrorText(reply)
+		}
 		return created, true
 	}
 	if !c.prepare {
@@ -227,6 +232,21 @@ func (ss *session) startTask(c *call, peer replay.Peer, reply replay.Reply, play
 		ss.runTask(ctx, t, peer, play)
 	}
 	return created, true
+}
+
+// isErrorText is the text of r, a tool's isError result (the script's
+// "no answer matches"): its first text block.
+func isErrorText(r replay.Reply) string {
+	var res struct {
+		Content []struct{ Type, Text string }
+	}
+	_ = json.Unmarshal(r.Result, &res)
+	for _, b := range res.Content {
+		if b.Type == "text" {
+			return b.Text
+		}
+	}
+	return ""
 }
 
 // runTask plays the task's answer and records how it ended.

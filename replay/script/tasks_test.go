@@ -2,9 +2,12 @@ package script
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcptape/mcptape/replay"
 )
 
 // TestTasks_Lifecycle: script-tasks.yaml's tools, called as tasks. The
@@ -327,5 +330,41 @@ tools:
 		if r.Unmatched != wantUnmatched {
 			t.Errorf("tasks/result %d: Unmatched %v, want %v", i+1, r.Unmatched, wantUnmatched)
 		}
+	}
+}
+
+// The why of a task call no answer matches is kept for the engine only
+// until it asks (replay.Explainer), once, and nothing is kept for a call
+// an answer matches: the side table of a long session stays empty.
+func TestSession_WhyUnmatchedOnce(t *testing.T) {
+	s, err := Load(filepath.Join("testdata", "task-no-answer.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := s.(*Script).Open().(*session)
+	defer ss.Close()
+	prepare := func(id, city string) (*replay.Request, *replay.Prepared) {
+		t.Helper()
+		req := &replay.Request{ID: json.RawMessage(id), Method: "tools/call",
+			Params: json.RawMessage(`{"name":"weather","arguments":{"city":"` + city + `"},"task":{}}`)}
+		pr, ok := ss.Prepare(req)
+		if !ok || pr.Play != nil {
+			t.Fatalf("%s: want an immediate answer, got %+v %v", city, pr, ok)
+		}
+		return req, pr
+	}
+	if req, pr := prepare("1", "Oslo"); pr.Reply.Unmatched || len(ss.whys) != 0 || ss.WhyUnmatched(req) != "" {
+		t.Errorf("a call an answer matches: unmatched %v, %d whys kept", pr.Reply.Unmatched, len(ss.whys))
+	}
+	req, pr := prepare("2", "Bergen")
+	if !pr.Reply.Unmatched {
+		t.Fatalf("a call no answer matches: not unmatched: %+v", pr.Reply)
+	}
+	const want = `mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}`
+	if got := ss.WhyUnmatched(req); got != want {
+		t.Errorf("WhyUnmatched = %q, want %q", got, want)
+	}
+	if got := ss.WhyUnmatched(req); got != "" || len(ss.whys) != 0 {
+		t.Errorf("asked again: %q, %d whys kept; want none", got, len(ss.whys))
 	}
 }
