@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"net/url"
 	"strings"
 	"unicode/utf8"
 
@@ -9,29 +8,9 @@ import (
 )
 
 // RedactCommandLine renders a server command line for the cassette with
-// secrets hidden: the value of any flag or NAME=VALUE word whose name looks
-// like a credential, and passwords in URLs.
-func RedactCommandLine(argv []string) string {
-	out := make([]string, len(argv))
-	hideNext := false
-	for i, a := range argv {
-		switch {
-		case hideNext:
-			out[i] = Redacted
-			hideNext = false
-			continue
-		case strings.HasPrefix(a, "-") && !strings.Contains(a, "="):
-			hideNext = IsSecretName(strings.TrimLeft(a, "-"))
-		case strings.Contains(a, "="):
-			name, _, _ := strings.Cut(a, "=")
-			if IsSecretName(strings.TrimLeft(name, "-")) {
-				a = name + "=" + Redacted
-			}
-		}
-		out[i] = redactURLPassword(a)
-	}
-	return strings.Join(out, " ")
-}
+// the credentials hidden that are hidden by default: see
+// HTTPRedactor.CommandLine.
+func RedactCommandLine(argv []string) string { return NewHTTPRedactor(nil).CommandLine(argv) }
 
 // Redacted replaces a secret value; it is the store's placeholder.
 const Redacted = store.Redacted
@@ -87,18 +66,4 @@ func equalFoldASCII(s, word string) bool {
 		}
 	}
 	return true
-}
-
-func redactURLPassword(s string) string {
-	if !strings.Contains(s, "://") || !strings.Contains(s, "@") {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), Redacted)
-	}
-	return u.String()
 }

@@ -6,15 +6,20 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcptape/mcptape/store"
 )
 
-// HTTPRedactor hides credentials in what the HTTP and WebSocket recorders
-// store: header values and query parameters whose names look secret
+// HTTPRedactor hides credentials in what the recorders store outside the
+// frames (FrameRedactor and ValuePatterns see to those): header values and
+// query parameters whose names look secret
 // (IsSecretName), plus any names added with --redact, and with Values the
 // values that look secret whatever their name (--redact-value). The
 // forwarded traffic is never touched; only the stored copy is. The zero
 // value redacts the defaults; a nil *HTTPRedactor redacts nothing
-// (--no-redact).
+// (--no-redact). Each session's upstream, a URL or a server's command line,
+// goes through it too (URL, CommandLine), so that a secret hidden in the
+// messages is not left in the session's info.
 type HTTPRedactor struct {
 	extra map[string]bool // lower-case names
 
@@ -144,7 +149,7 @@ func (r *HTTPRedactor) URL(u *url.URL) string {
 	if r != nil {
 		if c.User != nil {
 			name := c.User.Username()
-			if r.Values.match(name) { // a token given as the user (https://TOKEN@host)
+			if r.Values.Match(name) { // a token given as the user (https://TOKEN@host)
 				name = Redacted
 			}
 			if _, has := c.User.Password(); has {
@@ -160,4 +165,96 @@ func (r *HTTPRedactor) URL(u *url.URL) string {
 		c.RawQuery = r.Query(c.RawQuery)
 	}
 	return c.String()
+}
+
+// StoredPath is PathQuery for a request target as a cassette holds it
+// (HTTPMeta.Path, StreamPriming.Path): export redacts it again with the
+// user's names and patterns. It works on the text, and changes no byte
+// it does not hide.
+func (r *HTTPRedactor) StoredPath(target string) string {
+	path, query, hasQuery := strings.Cut(target, "?")
+	path = r.values().path(path)
+	if hasQuery {
+		path += "?" + r.Query(query)
+	}
+	return path
+}
+
+// StoredURL is URL for a URL given as text: an upstream as a cassette
+// holds it (SessionInfo.Upstream), which url.Parse may refuse (it refuses
+// the user info "user:[redacted]"), or an argument of a server's command
+// line. A string with no "://" is returned as it is.
+func (r *HTTPRedactor) StoredURL(s string) string {
+	rest, fragment, hasFragment := strings.Cut(s, "#")
+	u, ok := store.ParseUpstream(rest)
+	if r == nil || !ok {
+		return s
+	}
+	auth := u.Authority
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		user, password, hasPassword := strings.Cut(auth[:at], ":")
+		if r.Values.escaped(user, url.PathUnescape) { // a token given as the user (https://TOKEN@host)
+			user = Redacted
+		}
+		if hasPassword {
+			// URL writes its placeholder escaped; either form stays.
+			if un, err := url.PathUnescape(password); err != nil || un != Redacted {
+				password = Redacted
+			}
+			user += ":" + password
+		}
+		auth = user + auth[at:]
+	}
+	out := u.Scheme + "://" + auth + r.StoredPath(u.Path)
+	if hasFragment {
+		if r.Values.escaped(fragment, url.PathUnescape) {
+			fragment = Redacted
+		}
+		out += "#" + fragment
+	}
+	return out
+}
+
+// CommandLine renders a server's command line for the cassette
+// (SessionInfo.Upstream) with its secrets hidden: the value of a flag or
+// NAME=VALUE word whose name looks like a credential (--api-key X,
+// TOKEN=X) or is one of r's names (--redact tenant hides --tenant X), what
+// StoredURL hides in a URL argument, and each argument Values match (of a
+// NAME=VALUE word only the value, so that the line still says which
+// option it was). Export takes a stored line apart at its spaces and
+// hides the same again. A nil redactor hides nothing (--no-redact).
+func (r *HTTPRedactor) CommandLine(argv []string) string {
+	if r == nil {
+		return strings.Join(argv, " ")
+	}
+	out := make([]string, len(argv))
+	hideNext := false
+	for i, a := range argv {
+		if hideNext {
+			out[i], hideNext = Redacted, false
+			continue
+		}
+		name, value, isPair := strings.Cut(a, "=")
+		isPair = isPair && !strings.Contains(name, "://") // a URL's query is no NAME=VALUE
+		flag := strings.TrimLeft(name, "-")
+		switch {
+		case isPair && r.secret(flag):
+			a = name + "=" + Redacted
+		case isPair:
+			a = name + "=" + r.StoredURL(value) // --url=https://…
+		case strings.HasPrefix(a, "-"):
+			hideNext = r.secret(flag)
+		default:
+			a = r.StoredURL(a)
+		}
+		if r.Values.Match(a) {
+			if name, value, ok := strings.Cut(a, "="); ok && !r.Values.Match(name) && r.Values.Match(value) {
+				a = name + "=" + Redacted
+			} else {
+				a = Redacted
+			}
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
 }

@@ -116,7 +116,7 @@ func (v *ValuePatterns) holds(value []byte) bool {
 	switch {
 	case len(value) > 0 && value[0] == '"':
 		s, ok := jsonrpc.String(value)
-		return ok && v.match(s)
+		return ok && v.Match(s)
 	case len(value) > 0 && value[0] == '[':
 		found := false
 		jsonrpc.Elements(value, func(el []byte) { found = found || v.holds(el) })
@@ -125,7 +125,10 @@ func (v *ValuePatterns) holds(value []byte) bool {
 	return false
 }
 
-func (v *ValuePatterns) match(s string) bool {
+// Match says whether a pattern matches s: a string of the session's info
+// (an end's error, a note) is stored "[redacted]" whole when one does,
+// as a member's value is. A nil *ValuePatterns matches nothing.
+func (v *ValuePatterns) Match(s string) bool {
 	if v == nil {
 		return false
 	}
@@ -141,7 +144,7 @@ func (v *ValuePatterns) match(s string) bool {
 // when none is, else a copy, as h may be the forwarded header.
 func (v *ValuePatterns) Header(h http.Header) http.Header {
 	for _, vals := range h {
-		if slices.ContainsFunc(vals, v.match) {
+		if slices.ContainsFunc(vals, v.Match) {
 			out := h.Clone()
 			for _, vals := range out {
 				v.blank(vals)
@@ -158,7 +161,7 @@ func (v *ValuePatterns) blank(vals []string) {
 		return
 	}
 	for i, s := range vals {
-		if v.match(s) {
+		if v.Match(s) {
 			vals[i] = Redacted
 		}
 	}
@@ -174,7 +177,7 @@ func (v *ValuePatterns) escaped(piece string, unescape func(string) (string, err
 	if un, err := unescape(piece); err == nil {
 		piece = un
 	}
-	return v.match(piece)
+	return v.Match(piece)
 }
 
 // path returns an escaped URL path with each segment that matches
@@ -191,23 +194,4 @@ func (v *ValuePatterns) path(escaped string) string {
 		}
 	}
 	return strings.Join(segs, "/")
-}
-
-// CommandLine is RedactCommandLine that also hides every argument a
-// pattern matches: a key given on a server's command line is stored with
-// the session. Of a NAME=VALUE word only the value goes, so the line
-// still says which option it was.
-func (v *ValuePatterns) CommandLine(argv []string) string {
-	args := slices.Clone(argv)
-	for i, a := range args {
-		if !v.match(a) {
-			continue
-		}
-		if name, value, ok := strings.Cut(a, "="); ok && !v.match(name) && v.match(value) {
-			args[i] = name + "=" + Redacted
-		} else {
-			args[i] = Redacted
-		}
-	}
-	return RedactCommandLine(args)
 }

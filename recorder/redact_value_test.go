@@ -247,9 +247,12 @@ func TestHTTPRedactor_Values(t *testing.T) {
 }
 
 // A key given on a server's command line is hidden in what the session
-// stores; the rest of the line, and RedactCommandLine's own hiding, stay.
-func TestValuePatterns_CommandLine(t *testing.T) {
-	v := mustValuePatterns(t, `sk-[A-Z]{20,}`, `tenant=[a-z]{4}`)
+// stores; the rest of the line, and the default hiding, stay. --redact's
+// names hide a flag's value as the credential names do, and a URL
+// argument loses what a recorded URL would.
+func TestHTTPRedactor_CommandLine(t *testing.T) {
+	r := NewHTTPRedactor([]string{"tenant"})
+	r.Values = mustValuePatterns(t, `sk-[A-Z]{20,}`, `org=[a-z]{4}`)
 	tests := []struct {
 		name string
 		argv []string
@@ -257,15 +260,20 @@ func TestValuePatterns_CommandLine(t *testing.T) {
 	}{
 		{"a bare argument", []string{"server", testKey, "--verbose"}, "server " + Redacted + " --verbose"},
 		{"NAME=VALUE keeps its name", []string{"server", "--upstream-credential=" + testKey}, "server --upstream-credential=" + Redacted},
-		{"a match across the = goes whole", []string{"server", "tenant=acme"}, "server " + Redacted},
-		{"inside a URL", []string{"server", "https://h/mcp?k=" + testKey}, "server https://h/mcp?k=" + Redacted},
+		{"a match across the = goes whole", []string{"server", "org=acme"}, "server " + Redacted},
+		{"inside a URL's query", []string{"server", "https://h/mcp?k=" + testKey}, "server https://h/mcp?k=" + Redacted},
+		{"a URL's path segment", []string{"server", "https://h/" + testKey + "/mcp"}, "server https://h/" + Redacted + "/mcp"},
+		{"a URL's query parameter so named", []string{"server", "https://h/mcp?tenant=acme&page=2"}, "server https://h/mcp?tenant=" + Redacted + "&page=2"},
+		{"a URL's query parameter named like a credential", []string{"server", "--url=https://h/mcp?api_key=k1"}, "server --url=https://h/mcp?api_key=" + Redacted},
+		{"a URL's password", []string{"server", "https://u:pw@h/mcp"}, "server https://u:" + Redacted + "@h/mcp"},
 		{"names still hide values", []string{"server", "--api-key", "short"}, "server --api-key " + Redacted},
+		{"a flag so named", []string{"server", "--tenant", "acme", "--tenant=acme"}, "server --tenant " + Redacted + " --tenant=" + Redacted},
 		{"nothing secret", []string{"server", "--port", "8080"}, "server --port 8080"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := append([]string(nil), tt.argv...)
-			if got := v.CommandLine(tt.argv); got != tt.want {
+			if got := r.CommandLine(tt.argv); got != tt.want {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 			if !reflect.DeepEqual(tt.argv, before) {
@@ -273,7 +281,31 @@ func TestValuePatterns_CommandLine(t *testing.T) {
 			}
 		})
 	}
-	if got, want := (*ValuePatterns)(nil).CommandLine([]string{"s", testKey}), RedactCommandLine([]string{"s", testKey}); got != want {
-		t.Errorf("no patterns: %s, want RedactCommandLine's %s", got, want)
+	if got, want := RedactCommandLine([]string{"s", testKey, "--tenant", "acme", "--token", "t"}), "s "+testKey+" --tenant acme --token "+Redacted; got != want {
+		t.Errorf("defaults only: %s, want %s", got, want)
+	}
+	if got, want := (*HTTPRedactor)(nil).CommandLine([]string{"s", "--token", "t"}), "s --token t"; got != want {
+		t.Errorf("nil redactor: %s, want %s", got, want)
+	}
+}
+
+// StoredURL hides in a URL's text what URL hides in a parsed one, and
+// leaves a placeholder URL wrote (escaped or not) as it was.
+func TestHTTPRedactor_StoredURL(t *testing.T) {
+	r := NewHTTPRedactor([]string{"tenant"})
+	r.Values = mustValuePatterns(t, `sk-[A-Z]{20,}`)
+	tests := []struct{ in, want string }{
+		{"https://h/mcp?tenant=acme&x=1", "https://h/mcp?tenant=" + Redacted + "&x=1"},
+		{"https://h/mcp/" + testKey + "?token=t#frag", "https://h/mcp/" + Redacted + "?token=" + Redacted + "#frag"},
+		{"https://" + testKey + "@h/mcp", "https://" + Redacted + "@h/mcp"},
+		{"https://u:%5Bredacted%5D@h/mcp", "https://u:%5Bredacted%5D@h/mcp"},
+		{"https://u:[redacted]@h/mcp", "https://u:[redacted]@h/mcp"},
+		{"https://u:pw@h", "https://u:" + Redacted + "@h"},
+		{"not a url", "not a url"},
+	}
+	for _, tt := range tests {
+		if got := r.StoredURL(tt.in); got != tt.want {
+			t.Errorf("StoredURL(%s) = %s, want %s", tt.in, got, tt.want)
+		}
 	}
 }

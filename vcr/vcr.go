@@ -744,11 +744,20 @@ func (s *Server) startRecording(cfg config) {
 	tb.Cleanup(s.finish)
 }
 
+// upstreamRedactor hides what WithRedact names and WithRedactValue
+// matches, besides the credentials always hidden, in the recorded HTTP
+// metadata and in the session's upstream: the URL, or the server's
+// command line (--tenant X for WithRedact("tenant")).
+func (s *Server) upstreamRedactor(cfg config) *recorder.HTTPRedactor {
+	red := recorder.NewHTTPRedactor(cfg.redact)
+	red.Values = s.values
+	return red
+}
+
 // startProxy puts mcpspy's HTTP proxy on 127.0.0.1 in front of the
 // upstream, recording into the writer.
 func (s *Server) startProxy(cfg config) {
-	red := recorder.NewHTTPRedactor(cfg.redact)
-	red.Values = s.values
+	red := s.upstreamRedactor(cfg)
 	p := &recorder.HTTPProxy{
 		Upstream:  s.upstream,
 		Writer:    s.writer,
@@ -782,7 +791,7 @@ func (s *Server) recordSession() (io.WriteCloser, io.ReadCloser) {
 	sess, err := s.writer.NewSession(store.SessionInfo{
 		Name:      s.tb.Name(),
 		Transport: store.TransportStdio,
-		Upstream:  s.values.CommandLine(s.command),
+		Upstream:  s.upstreamRedactor(s.cfg).CommandLine(s.command),
 		Recorder:  recorderName,
 	})
 	if err != nil {

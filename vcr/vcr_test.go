@@ -427,6 +427,44 @@ func TestNew_RedactValue(t *testing.T) {
 	}
 }
 
+// WithRedact's names hide a value on the server command too, as the
+// credential names do: the stored command line keeps the flag's name
+// (tenant=) and a URL argument's parameter, without their values, in the
+// recorded session and in one a new episode records.
+func TestNew_RedactCommandLine(t *testing.T) {
+	t.Setenv(vcr.EnvMode, "")
+	path := filepath.Join(t.TempDir(), "c.db")
+	bin := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	server := []string{bin, "tenant=acme", "https://h.example/mcp?tenant=acme&page=2"}
+	redact := vcr.WithRedact("tenant")
+	want := bin + " tenant=[redacted] https://h.example/mcp?tenant=[redacted]&page=2"
+
+	t.Run("recorded", func(t *testing.T) {
+		srv := vcr.New(t, path, server, redact)
+		if got := callEcho(t, srv, "echo", "text", "hi"); got != "hi" {
+			t.Errorf("echo answered %q", got)
+		}
+	})
+	t.Run("a new episode", func(t *testing.T) {
+		srv := vcr.New(t, path, server, redact, vcr.WithMode(vcr.ReplayWithNew))
+		if got := callEcho(t, srv, "echo", "text", "another"); got != "another" {
+			t.Errorf("echo answered %q", got)
+		}
+	})
+	if bytes.Contains(readFile(t, path), []byte("acme")) {
+		t.Error("the cassette file holds the tenant")
+	}
+	tape, err := store.Load(path)
+	if err != nil || len(tape.Sessions) != 2 {
+		t.Fatalf("cassette: %v, want two sessions", err)
+	}
+	for _, s := range tape.Sessions {
+		if s.Info.Upstream != want {
+			t.Errorf("%s: upstream %q, want %q", s.Info.ID, s.Info.Upstream, want)
+		}
+	}
+}
+
 // The wrong way in for each kind fails the test with a line saying so.
 func TestNew_WrongAccessor(t *testing.T) {
 	t.Setenv(vcr.EnvMode, "")

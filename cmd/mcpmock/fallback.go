@@ -47,7 +47,8 @@ func (f *fallbackOptions) flags(fs *flag.FlagSet) {
 		"(or give a stdio server as -- COMMAND [ARG...] after the sources)")
 	fs.StringVar(&f.recordNew, "record-new", "", "add the sessions with the fallback server to `CASSETTE` (a .db)\n"+
 		"(default: the first SOURCE when it is a .db cassette; else they are not recorded)")
-	fs.Var(&f.redact, "redact", "store as \"[redacted]\" the value of every message member and URL query parameter named `NAME`\n"+
+	fs.Var(&f.redact, "redact", "store as \"[redacted]\" the value of every message member, URL query parameter and server\n"+
+		"command-line flag named `NAME`\n"+
 		"in what the fallback server's sessions add to the cassette (repeatable; credentials always are)")
 	fs.Var(&f.redactValue, "redact-value", "store as \"[redacted]\", in what the fallback server's sessions add to the cassette, every message\n"+
 		"member whose string value, or an array element of it, the Go regular expression `REGEX` matches, and every URL\n"+

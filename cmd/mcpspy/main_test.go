@@ -283,8 +283,7 @@ func TestMcpspy_READMECommands(t *testing.T) {
 }
 
 // record -- COMMAND stores the command line with its secrets hidden, and
-// the server still gets them as given (a password in a URL is stored
-// URL-encoded, as %5Bredacted%5D): printf, as the server, prints back
+// the server still gets them as given: printf, as the server, prints back
 // each argument it was started with.
 func TestMcpspy_RecordRedactsCommandLine(t *testing.T) {
 	tests := []struct {
@@ -299,6 +298,12 @@ func TestMcpspy_RecordRedactsCommandLine(t *testing.T) {
 		// Named like nothing secret: only --redact-value finds these.
 		{"a bare argument --redact-value matches", []string{"--redact-value", "s3cret"}, []string{"serve", "s3cret-0123"}},
 		{"a NAME=VALUE --redact-value matches", []string{"--redact-value", "s3cret"}, []string{"--tenant=s3cret-0123", "serve"}},
+		// --redact's names hide a flag's value, as the credential names do.
+		{"a flag --redact names", []string{"--redact", "tenant"}, []string{"--tenant", "s3cret", "--tenant=s3cret"}},
+		{"a URL's query parameter --redact names", []string{"--redact", "tenant"}, []string{"https://db.example/mcp?tenant=s3cret"}},
+		// A URL argument loses what the upstream URL would.
+		{"a URL's query parameter named like a credential", nil, []string{"https://db.example/mcp?api_key=s3cret&page=2"}},
+		{"a URL's path segment --redact-value matches", []string{"--redact-value", "s3cret"}, []string{"https://db.example/s3cret/mcp"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

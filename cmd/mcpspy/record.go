@@ -49,8 +49,9 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	fs.StringVar(&o.session, "session", "", "a `NAME` for the recorded session(s), shown by ls and usable in export --session")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "with --upstream: listen on `ADDR`")
 	fs.StringVar(&o.upstream, "upstream", "", "record an HTTP (http://, https://) or WebSocket (ws://, wss://) server at `URL`")
-	fs.Var(&o.redact, "redact", "also store as \"[redacted]\" the value of every header, query parameter and message member\n"+
-		"(inside params, results and errors) with this `NAME`; repeatable. Replay matches a redacted value with any value")
+	fs.Var(&o.redact, "redact", "also store as \"[redacted]\" the value of every header, query parameter, message member (inside\n"+
+		"params, results and errors) and server command-line flag with this `NAME`; repeatable. Replay matches a\n"+
+		"redacted value with any value")
 	fs.Var(&o.redactValue, "redact-value", "also store as \"[redacted]\" every message member (inside params, results and errors) whose string\n"+
 		"value, or an array element of it, the Go regular expression `REGEX` matches, and every header value, query\n"+
 		"parameter value, URL path segment and server command-line argument it matches: secrets found by what they\n"+
@@ -145,6 +146,15 @@ func newWriter(s streams, o *recordOptions) (*store.Writer, error) {
 	return w, nil
 }
 
+// stdioRedactor hides in the server's command line what --redact names
+// and --redact-value matches, besides the credentials always hidden (a
+// stdio recording has no --no-redact).
+func stdioRedactor(o *recordOptions) *recorder.HTTPRedactor {
+	red := recorder.NewHTTPRedactor(o.redact)
+	red.Values = o.values
+	return red
+}
+
 func recordStdio(ctx context.Context, s streams, o *recordOptions) error {
 	// Looked up as the proxy looks it up to start it, but before the
 	// cassette is made: a command that is not there fails the run
@@ -162,7 +172,7 @@ func recordStdio(ctx context.Context, s streams, o *recordOptions) error {
 	sess, err := w.NewSession(store.SessionInfo{
 		Name:      o.session,
 		Transport: store.TransportStdio,
-		Upstream:  o.values.CommandLine(o.command),
+		Upstream:  stdioRedactor(o).CommandLine(o.command),
 		Recorder:  version,
 	})
 	if err != nil {

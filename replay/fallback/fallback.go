@@ -151,7 +151,7 @@ func New(opts Options) (*Source, error) {
 	if opts.URL != nil {
 		s.target = opts.httpRedactor().URL(opts.URL)
 	} else {
-		s.target = opts.RedactValues.CommandLine(opts.Command)
+		s.target = opts.httpRedactor().CommandLine(opts.Command)
 	}
 	if opts.Record != "" {
 		wo := store.WriterOptions{Observe: store.ObserveHandshake, Log: opts.Log, Rewrite: recorder.Rewriter(opts.Redact, opts.RedactValues),
@@ -166,7 +166,8 @@ func New(opts Options) (*Source, error) {
 }
 
 // httpRedactor hides what Redact names and RedactValues match in the
-// recorded paths and upstream URL, besides the credentials always hidden.
+// recorded paths and in the upstream (URL or command line), besides the
+// credentials always hidden.
 func (o Options) httpRedactor() *recorder.HTTPRedactor {
 	r := recorder.NewHTTPRedactor(o.Redact)
 	r.Values = o.RedactValues
