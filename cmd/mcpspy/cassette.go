@@ -207,11 +207,14 @@ func runExport(args []string, s streams) error {
 	var sessions, redact, redactValue multiFlag
 	fs.Var(&sessions, "session", "export only the session `ID` (an id or a name); repeatable")
 	fs.Var(&redact, "redact", "write \"[redacted]\" for the value of every member named `NAME` inside params, results and\n"+
-		"errors, and for headers and query parameters so named; repeatable. Replay matches a redacted\n"+
-		"request value with any value")
+		"errors, and for headers, query parameters and server command-line flags so named, in the messages\n"+
+		"and in each session's info (upstream, handshake); repeatable. Replay matches a redacted request\n"+
+		"value with any value")
 	fs.Var(&redactValue, "redact-value", "write \"[redacted]\" for every member of params, results and errors whose string value\n"+
-		"(or an array element of it) the Go regular expression `REGEX` matches, and for such HTTP\n"+
-		"header values: secrets found by what they look like (sk-[A-Za-z0-9]{20,}); repeatable")
+		"(or an array element of it) the Go regular expression `REGEX` matches, and for such HTTP header\n"+
+		"values, query values, path segments, server arguments and notes, in the messages and in each\n"+
+		"session's info (upstream, handshake, end): secrets found by what they look like\n"+
+		"(sk-[A-Za-z0-9]{20,}); repeatable")
 	filter := fs.String("filter", "", "export only the messages the inspector filter `EXPR` selects (docs/INSPECTOR.md), renumbered\n"+
 		"as the inspector's e key writes them")
 	out := fs.String("o", "", "write to `FILE` atomically instead of stdout (- is stdout)")

@@ -111,7 +111,9 @@ func TestMcpspy_ExportHARRedact(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if want := "mcpspy: export: redacted 1 value in 1 message\n"; stderr != want {
+	// The echo's message, and the User-Agent of each request: those that
+	// carried messages, and the session's bare exchanges.
+	if want := "mcpspy: export: redacted 15 values in 12 messages and the info of 1 session\n"; stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
 	h := readHAR(t, stdout)

@@ -120,7 +120,7 @@ func TestMcpspy_ExportRedactHTTP(t *testing.T) {
 func TestMcpspy_ExportRedactWarnings(t *testing.T) {
 	db := shippedCassette(t, "everything-stdio.db")
 	out, stderr := runText(t, "export", "--redact", "no_such_member", db)
-	if want := "mcpspy: export: no message has a member named no_such_member; no value was redacted\n"; string(stderr) != want {
+	if want := "mcpspy: export: no member, header or query parameter is named no_such_member; no value was redacted\n"; string(stderr) != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
 	if plain, _ := runText(t, "export", db); !bytes.Equal(out, plain) {
