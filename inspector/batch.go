@@ -42,22 +42,29 @@ type Elem struct {
 	Pair    int
 	PairSeq uint64
 	Latency time.Duration
+	// Cancel links a request and a cancel naming it, as Row.Cancel does.
+	Cancel *CancelLink
 }
 
 // Pairs returns the stable indexes of the messages r pairs with, each
 // once, in the order of r's elements for a batch; none without a pair.
+// A request's pairs are its answer, then the cancel naming it; a cancel's
+// is the request it names.
 func (r Row) Pairs() []int {
-	if r.Batch == nil {
-		if r.Pair < 0 {
-			return nil
-		}
-		return []int{r.Pair}
-	}
 	var out []int
-	for _, e := range r.Batch {
-		if e.Pair >= 0 && !containsInt(out, e.Pair) {
-			out = append(out, e.Pair)
+	add := func(pair int, cancel *CancelLink) {
+		if pair >= 0 && !containsInt(out, pair) {
+			out = append(out, pair)
 		}
+		if cancel != nil && !containsInt(out, cancel.Index) {
+			out = append(out, cancel.Index)
+		}
+	}
+	if r.Batch == nil {
+		add(r.Pair, r.Cancel)
+	}
+	for _, e := range r.Batch {
+		add(e.Pair, e.Cancel)
 	}
 	return out
 }
@@ -135,7 +142,7 @@ func (m *Model) addBatch(i int32, frame []byte) (isError bool) {
 			id = id[:0xffff]
 		}
 		e := b
-		e.elem, e.pair, e.page = true, -1, false
+		e.elem, e.pair, e.cancel, e.page = true, -1, -1, false
 		e.kind, e.isError, e.inputRequired, e.errCode = c.Kind, c.IsError, c.InputRequired, int32(c.ErrorCode)
 		e.method, e.tool = m.str([]byte(c.Method)), m.str([]byte(c.Tool))
 		e.idOff, e.idLen = uint32(len(m.ids)), uint16(len(id))
@@ -153,6 +160,9 @@ func (m *Model) addBatch(i int32, frame []byte) (isError bool) {
 					m.rows[i].pair = q
 				}
 			}
+		}
+		if c.Kind == jsonrpc.Notification {
+			m.linkCancel(&e, i, p.Frame)
 		}
 		isError = isError || countsAsError(&e)
 		m.elems = append(m.elems, e)
@@ -195,7 +205,7 @@ func (m *Model) batchRow(idx int32, out *Row) {
 		out.Batch[i] = Elem{
 			Kind: e.kind, Method: m.strs[e.method], Tool: m.strs[e.tool], ID: m.id(e),
 			IsError: e.isError, ErrCode: int(e.errCode), InputRequired: e.inputRequired,
-			Size: int(e.size), Pair: int(e.pair),
+			Size: int(e.size), Pair: int(e.pair), Cancel: m.cancelLink(e, idx),
 		}
 		if e.pair >= 0 {
 			out.Batch[i].PairSeq = m.rows[e.pair].seq
@@ -216,6 +226,7 @@ func batchNames(els []Elem) string {
 		if names[i] == "" {
 			names[i] = e.Kind.String()
 		}
+		names[i] += e.Cancel.mark(e.Kind)
 	}
 	noun := "msgs"
 	if len(els) == 1 {
@@ -241,7 +252,7 @@ func (r *Row) name() string {
 	if r.Batch != nil {
 		return batchNames(r.Batch)
 	}
-	return msgName(r.Method, r.Tool, r.IsError, r.ErrCode, r.InputRequired)
+	return msgName(r.Method, r.Tool, r.IsError, r.ErrCode, r.InputRequired) + r.Cancel.mark(r.Kind)
 }
 
 // msgName is a message's method column: method and tool, an error's code,

@@ -41,10 +41,15 @@ var batchSession = []frame{
 
 // batchCassettes returns batchSession as a cassette and as its JSONL
 // export, which the inspector reads through another source.
-func batchCassettes(t *testing.T) map[string]string {
+func batchCassettes(t *testing.T) map[string]string { return cassetteAndExport(t, batchSession) }
+
+// cassetteAndExport returns a session of frames as a cassette and as its
+// JSONL export: the model reads each through another path (loadDB,
+// Apply).
+func cassetteAndExport(t *testing.T, frames []frame) map[string]string {
 	t.Helper()
-	db := writeCassette(t, batchSession)
-	jsonl := filepath.Join(t.TempDir(), "batch.jsonl")
+	db := writeCassette(t, frames)
+	jsonl := filepath.Join(t.TempDir(), "export.jsonl")
 	var buf bytes.Buffer
 	if err := store.Export(db, &buf, nil); err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ func Detail(r Row, msg *store.Message, pairs []Paired, unfold bool, lint []Line)
 		}
 		top = append(top, Line{{Label, fmt.Sprintf("paired with %s below · p jumps to each in turn", strings.Join(names, ", "))}})
 	}
+	top = append(top, cancelLines(r)...)
 	top = append(top, elemLines(r)...)
 	top = append(top, lint...)
 	out = append(out[:2:2], append(top, out[2:]...)...)
@@ -68,12 +69,55 @@ func (m *Model) paired(r Row, src Source) []Paired {
 	return out
 }
 
-// pairRole is what p is to r: the request when it came first.
+// pairRole is what p is to r: the cancel naming r (or a request in
+// batch r), else the request when it came first.
 func pairRole(r, p Row) string {
+	cancels := func(kind jsonrpc.Kind, l *CancelLink) bool {
+		return kind == jsonrpc.Request && l != nil && l.Index == p.Index
+	}
+	if cancels(r.Kind, r.Cancel) {
+		return "cancel"
+	}
+	for _, e := range r.Batch {
+		if cancels(e.Kind, e.Cancel) {
+			return "cancel"
+		}
+	}
 	if p.Index < r.Index {
 		return "request"
 	}
 	return "response"
+}
+
+// cancelLines say what r's cancel link tells: that request r was
+// cancelled, or which request cancel r names, and whether the request
+// was answered all the same.
+func cancelLines(r Row) []Line {
+	l := r.Cancel
+	if l == nil {
+		return nil
+	}
+	text := fmt.Sprintf("cancels %s #%d, sent %s before", r.Session, l.Seq, durText(l.After))
+	if r.Kind == jsonrpc.Request {
+		text = fmt.Sprintf("cancelled by %s #%d, %s after", r.Session, l.Seq, durText(l.After))
+	}
+	return []Line{{{Label, text + " · " + l.answerText(r)}}}
+}
+
+// answerText says whether the request of link l, seen from r (the request
+// or its cancel), was answered: not, anyway, or before the cancel came.
+func (l *CancelLink) answerText(r Row) string {
+	cancelSeq := r.Seq
+	if r.Kind == jsonrpc.Request {
+		cancelSeq = l.Seq
+	}
+	switch {
+	case l.Answer == 0:
+		return "no answer came"
+	case l.Answer > cancelSeq:
+		return fmt.Sprintf("answered anyway by %s #%d", r.Session, l.Answer)
+	}
+	return fmt.Sprintf("its answer %s #%d came first (they crossed)", r.Session, l.Answer)
 }
 
 // elemLines list a batch's messages, one line each, with what each pairs
@@ -95,6 +139,12 @@ func elemLines(r Row) []Line {
 			parts = append(parts, fmt.Sprintf("request %s #%d", r.Session, e.PairSeq), durText(e.Latency))
 		case e.Kind == jsonrpc.Request:
 			parts = append(parts, "no answer")
+		}
+		switch {
+		case e.Cancel != nil && e.Kind == jsonrpc.Request:
+			parts = append(parts, fmt.Sprintf("cancelled by %s #%d", r.Session, e.Cancel.Seq))
+		case e.Cancel != nil:
+			parts = append(parts, fmt.Sprintf("cancels %s #%d", r.Session, e.Cancel.Seq))
 		}
 		class := Plain
 		if e.IsError || e.Kind == jsonrpc.Error {

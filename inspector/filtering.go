@@ -35,7 +35,8 @@ func (m *Model) Apply(b *Batch, frames Source) error {
 			continue // seen already (a poll that raced a previous one)
 		}
 		var frame []byte
-		if bm.Sum.Kind == jsonrpc.Batch && frames != nil { // without frames, a bare batch
+		// Without frames, a bare batch and a cancel linked with nothing.
+		if addReadsFrame(bm.Sum.Kind, []byte(bm.Sum.Method)) && frames != nil {
 			var err error
 			if frame, err = frameOf(frames.Frames, bm.Session, bm.Sum.Seq); err != nil {
 				return err

@@ -27,6 +27,10 @@ type row struct {
 	size    uint32
 	errCode int32
 	pair    int32 // index of the paired request/response, -1 if none
+	// cancel links a request and a notifications/cancelled naming it
+	// (pairing.go): a request's is the cancel's row, a cancel's the
+	// request's; -1 if none. (It fills padding: a row stays 56 bytes.)
+	cancel  int32
 	method  uint32
 	tool    uint32
 	sess    uint32
@@ -158,16 +162,17 @@ func (m *Model) session(info store.SessionInfo) uint32 {
 }
 
 // add appends one summary of session sess, whose method, id (JSON text)
-// and tool are given as bytes, and, for a batch, its frame (nil for any
-// other message; add keeps none of it). It pairs a response with its
-// request and returns the new row's index.
+// and tool are given as bytes, and, for a batch or a cancel (addReadsFrame),
+// its frame (nil for any other message; add keeps none of it). It pairs a
+// response with its request, links a cancel with the request it names,
+// and returns the new row's index.
 func (m *Model) add(sess uint32, s *store.Summary, method, id, tool, frame []byte) int32 {
 	if len(id) > 0xffff {
 		id = id[:0xffff] // ids that long are junk; keep the prefix
 	}
 	r := row{
 		time: s.Time.UnixNano(), seq: s.Seq, idOff: uint32(len(m.ids)), idLen: uint16(len(id)),
-		size: uint32(min(s.Size, 1<<32-1)), errCode: int32(s.ErrorCode), pair: -1,
+		size: uint32(min(s.Size, 1<<32-1)), errCode: int32(s.ErrorCode), pair: -1, cancel: -1,
 		method: m.str(method), tool: m.str(tool), sess: sess,
 		dir: s.Dir, kind: s.Kind, isError: s.IsError, inputRequired: s.InputRequired,
 	}
@@ -189,6 +194,9 @@ func (m *Model) add(sess uint32, s *store.Summary, method, id, tool, frame []byt
 	}
 	m.rows = append(m.rows, r)
 	m.sessRows[sess] = append(m.sessRows[sess], i)
+	if frame != nil && s.Kind == jsonrpc.Notification {
+		m.linkCancel(&m.rows[i], i, frame)
+	}
 	m.notePage(i, s)
 	isError := countsAsError(&r)
 	if s.InputRequired || s.Kind == jsonrpc.Batch {
@@ -248,6 +256,9 @@ type Row struct {
 	// a pair. Pair is the paired message's index, -1 without one.
 	Latency time.Duration
 	Pair    int
+	// Cancel links a request and the notifications/cancelled that names
+	// it, nil without one (pairing.go).
+	Cancel *CancelLink
 	// Batch lists the messages of a batch (Kind Batch), nil for any other
 	// message. Pair is then the batch's first answer, Latency that of its
 	// slowest; each element has its own (batch.go).
@@ -281,7 +292,7 @@ func (m *Model) row(idx int) Row {
 		Index: idx, Dir: r.dir, Time: time.Unix(0, r.time), Kind: r.kind,
 		Method: m.strs[r.method], Tool: m.strs[r.tool], ID: m.id(r),
 		IsError: r.isError, ErrCode: int(r.errCode), Size: int(r.size), Pair: int(r.pair),
-		InputRequired: r.inputRequired,
+		InputRequired: r.inputRequired, Cancel: m.cancelLink(r, int32(idx)),
 	}
 	out.Latency = m.latency(r)
 	out.PageStatus = m.pages[int32(idx)]

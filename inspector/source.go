@@ -6,7 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -444,7 +443,7 @@ func (m *Model) loadDB(v *store.Viewer) error {
 			err := v.View(func(r *store.Reader) error {
 				return r.RawSummaries(info.ID, from, min(from+chunk-1, last[info.ID]), func(s *store.RawSummary) error {
 					var frame []byte
-					if s.Kind == jsonrpc.Batch {
+					if addReadsFrame(s.Kind, s.Method) {
 						var err error
 						if frame, err = frameOf(r.Frames, info.ID, s.Seq); err != nil {
 							return err

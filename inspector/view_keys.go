@@ -17,7 +17,7 @@ const helpText = `[::b]keys[::-]
  Tab / Shift-Tab          sessions → messages → detail
                           on sessions: the session's details
  Enter                    zoom the detail pane (Esc back)
- p                        jump to the pair (a batch's in turn)
+ p                        jump to the pair or cancel (in turn)
  f                        filter (empty clears)
  / n N                    search, next, previous match
  z                        unfold long strings and base64
