@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"container/heap"
+	"fmt"
 	"sort"
 	"time"
 
@@ -471,6 +472,30 @@ func (m *Model) matchesNow(idx int32, src Source) (bool, error) {
 		in = msgData{frame: msg.Frame, http: msg.HTTP.Brief()}
 	}
 	return f.match(m, idx, &in), nil
+}
+
+// whyHidden says why the message with stable index idx, what names it
+// (its pair), is not in the table: the sessions pane shows other
+// sessions than its own, or the filter does not pass it, or it does now
+// but follow mode judged it before what it passes on came (the answer
+// that gives it a latency, a lint finding) and rows never move in under
+// the selection. "" when it is shown.
+func (m *Model) whyHidden(idx int, what string, src Source) string {
+	if m.VisibleIndex(idx) >= 0 || idx < 0 || idx >= len(m.rows) {
+		return ""
+	}
+	if !m.inScope(int32(idx)) {
+		return fmt.Sprintf("%s is in session %s, which the sessions pane does not show (select it, or all)", what, m.Sessions[m.rows[idx].sess].Info.ID)
+	}
+	ok, err := m.matchesNow(int32(idx), src)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s is hidden by the filter (judging it again failed: %v)", what, err)
+	case !ok:
+		return what + " is hidden by the filter"
+	}
+	// The action first: the status line cuts what does not fit.
+	return "f Enter shows " + what + ": it passes the filter now, not when it came"
 }
 
 // Matches returns, for search (/ with n and N), which rows f matches.

@@ -281,7 +281,7 @@ func (a *App) jumpToPair() {
 	}
 	i := a.model.VisibleIndex(pairs[turn])
 	if i < 0 {
-		a.setNote("its pair is hidden by the filter", true)
+		a.setNote(a.model.whyHidden(pairs[turn], "its pair", a.src), true)
 		return
 	}
 	a.table.Select(i+1, 0)
