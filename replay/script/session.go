@@ -7,8 +7,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/replay"
 )
 
