@@ -9,12 +9,17 @@ import (
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
-// HTTPBrief is what a filter reads of a message's HTTPMeta: its status and
-// its stream. Reading it from a record skips the headers, whose decoding
-// costs several times more than the rest.
+// HTTPBrief is what a filter, or the inspector telling what a frame is,
+// reads of a message's HTTPMeta: its status, its stream and its SSE event
+// type. Reading it from a record skips the headers, whose decoding costs
+// several times more than the rest.
 type HTTPBrief struct {
 	Status int    // 0 when none was recorded
 	Stream string // one of the Stream constants; "" without HTTPMeta
+	// EventType is the type of the SSE event that carried the frame
+	// ("message", "endpoint": a 2024-11-05 stream's first event, which
+	// names the URI to POST to); "" for none.
+	EventType string
 }
 
 // Brief returns h's HTTPBrief, the zero one for nil (a stdio message).
@@ -22,7 +27,7 @@ func (h *HTTPMeta) Brief() HTTPBrief {
 	if h == nil {
 		return HTTPBrief{}
 	}
-	return HTTPBrief{Status: h.Status, Stream: h.Stream}
+	return HTTPBrief{Status: h.Status, Stream: h.Stream, EventType: h.EventType}
 }
 
 // HTTPBriefs calls fn with the HTTPBrief of each message of a session
@@ -82,6 +87,8 @@ func recordBrief(v []byte) (HTTPBrief, error) {
 			}
 		case "stream":
 			b.Stream = streamName(value)
+		case "event_type":
+			b.EventType = eventTypeName(value)
 		}
 	})
 	if !ok {
@@ -93,11 +100,22 @@ func recordBrief(v []byte) (HTTPBrief, error) {
 	return b, nil
 }
 
-// streamName decodes a JSON string holding a stream's name; one of the
-// Stream constants costs no allocation.
-func streamName(v []byte) string {
+// Every message recorded over HTTP has a stream, and every SSE event of
+// a recording a type: decoding them must not allocate for the names peers
+// send. eventTypes are the SSE event types MCP peers send ("endpoint": a
+// 2024-11-05 stream's first event).
+var eventTypes = []string{"message", "endpoint"}
+
+// streamName decodes a JSON string holding a stream's name.
+func streamName(v []byte) string { return knownName(v, streams) }
+
+// eventTypeName decodes a JSON string holding an SSE event type.
+func eventTypeName(v []byte) string { return knownName(v, eventTypes) }
+
+// knownName decodes a JSON string; one of known costs no allocation.
+func knownName(v []byte, known []string) string {
 	if len(v) >= 2 {
-		for _, s := range streams {
+		for _, s := range known {
 			if string(v[1:len(v)-1]) == s {
 				return s
 			}

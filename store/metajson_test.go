@@ -109,7 +109,7 @@ func TestAppendHTTPMeta_EveryField(t *testing.T) {
 }
 
 // FuzzAppendHTTPMeta: for any meta, appendHTTPMeta and json.Marshal agree
-// byte for byte, and recordBrief reads the status and stream back. The fuzzed strings go everywhere a string can; the flags
+// byte for byte, and recordBrief reads the status, stream and event type back. The fuzzed strings go everywhere a string can; the flags
 // choose which fields, headers and values are nil, empty or repeated.
 func FuzzAppendHTTPMeta(f *testing.F) {
 	f.Add("POST", "/mcp?x=<y>&z", "Content-Type", "application/json", "Mcp-Session-Id", "a\"b\\c\n\u2028",
