@@ -56,9 +56,10 @@ func (m *Model) restate(msgs []BatchMsg) (idxs []int32, differed bool) {
 // countsAsError says whether row r counts in its session's errors, and
 // is what the error filter term finds: JSON-RPC errors, results with
 // isError and HTTP error pages. A malformed frame is not an error
-// (kind:malformed finds those).
+// (kind:malformed finds those), nor is an SSE endpoint event
+// (kind:endpoint).
 func countsAsError(r *row) bool {
-	return r.isError || r.kind == jsonrpc.Error || r.page
+	return r.isError || r.kind == jsonrpc.Error || r.role == rolePage
 }
 
 // reshow judges the amended rows idxs against the filter again, and shows

@@ -142,7 +142,7 @@ func (m *Model) addBatch(i int32, frame []byte) (isError bool) {
 			id = id[:0xffff]
 		}
 		e := b
-		e.elem, e.pair, e.cancel, e.page = true, -1, -1, false
+		e.elem, e.pair, e.cancel, e.role = true, -1, -1, roleMessage
 		e.kind, e.isError, e.inputRequired, e.errCode = c.Kind, c.IsError, c.InputRequired, int32(c.ErrorCode)
 		e.method, e.tool = m.str([]byte(c.Method)), m.str([]byte(c.Tool))
 		e.idOff, e.idLen = uint32(len(m.ids)), uint16(len(id))

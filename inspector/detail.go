@@ -157,8 +157,11 @@ func elemLines(r Row) []Line {
 
 func messageLines(r Row, msg *store.Message, unfold bool, role string) []Line {
 	kind := r.Kind.String()
-	if r.PageStatus != 0 {
-		kind = "http" // as the table and kind:http call it, not malformed
+	switch { // as the table calls them, not malformed
+	case r.PageStatus != 0:
+		kind = "http"
+	case r.Endpoint:
+		kind = "sse"
 	}
 	head := fmt.Sprintf("%s #%d  %s  %s  %s", r.Session, r.Seq, dirArrow(r.Dir), kind, r.Time.UTC().Format("2006-01-02 15:04:05.000000"))
 	if role != "" {
@@ -166,8 +169,11 @@ func messageLines(r Row, msg *store.Message, unfold bool, role string) []Line {
 	}
 	lines := []Line{{{Heading, head}}}
 	facts := []string{sizeText(r.Size)}
-	if r.PageStatus != 0 {
+	switch {
+	case r.PageStatus != 0:
 		facts = append(facts, pageName(r.PageStatus))
+	case r.Endpoint:
+		facts = append(facts, termsafe.Line(endpointName(r.EndpointURI)))
 	}
 	if r.Method != "" {
 		facts = append(facts, termsafe.Line(r.Method))

@@ -2,11 +2,9 @@ package inspector
 
 import (
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcptape/mcptape/store"
 )
@@ -16,23 +14,10 @@ import (
 // frame from the client, a JSON-RPC error, an isError result.
 func writeErrorsCassette(tb testing.TB) string {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "errs.db")
-	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s, err := w.NewSession(store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://server/", Start: t0})
-	if err != nil {
-		tb.Fatal(err)
-	}
 	post := func(status int, stream string) *store.HTTPMeta {
 		return &store.HTTPMeta{Method: "POST", Path: "/mcp", Status: status, Stream: stream}
 	}
-	for i, f := range []struct {
-		dir   store.Dir
-		frame string
-		meta  *store.HTTPMeta
-	}{
+	return writeHTTPSession(tb, "errs.db", store.SessionInfo{Transport: store.TransportHTTP, Upstream: "http://server/"}, []metaFrame{
 		{store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, post(404, store.StreamPostBody)},
 		{store.S2C, "<html><pre>Cannot POST /nope</pre></html>", post(http.StatusNotFound, store.StreamJSON)},
 		{store.C2S, `{"jsonrpc":`, post(400, store.StreamPostBody)},
@@ -41,16 +26,7 @@ func writeErrorsCassette(tb testing.TB) string {
 		{store.S2C, `{"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":true}}`, post(200, store.StreamJSON)},
 		{store.C2S, `{"jsonrpc":"2.0","id":3,"method":"ping"}`, post(0, store.StreamPostBody)},
 		{store.S2C, `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}`, post(200, store.StreamJSON)},
-	} {
-		s.Append(f.dir, t0.Add(time.Duration(i)*time.Millisecond), []byte(f.frame), f.meta)
-	}
-	if err := s.End(store.EndInfo{Reason: store.EndEOF, Time: t0.Add(time.Second)}); err != nil {
-		tb.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	return path
+	})
 }
 
 // TestModel_ErrorPagesAgree: the sessions pane's error count, the error

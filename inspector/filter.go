@@ -22,10 +22,13 @@ import (
 //	tool:echo           tool name of a tools/call and of its response
 //	dir:c2s  dir:s2c    direction
 //	kind:error          request, response, notification, error, malformed, batch,
-//	                    http (an HTTP error page: the table's kind column says so)
+//	                    http (an HTTP error page: the table's kind column says so),
+//	                    endpoint (a legacy HTTP+SSE stream's endpoint event, which
+//	                    names the URI to POST to: kind sse in the table)
 //	id:1  id:"1"        the id's JSON text (id:abc means id:"abc")
 //	session:s2          session id or name
 //	error               JSON-RPC errors, results with isError, HTTP error pages
+//	                    (not malformed frames, nor endpoint events)
 //	lint  lint:warning  messages with protocol findings (package lint): any,
 //	                    of that severity or above, or of that rule
 //	slow:>100ms         request/response latency (>, >=, <, <=; no operator: >=)
@@ -91,7 +94,6 @@ type term struct {
 	vals  []string // alternatives
 	dirs  [2]bool
 	kinds [8]bool
-	pages bool   // kind:http, HTTP error pages, which are no malformed message
 	cmp   string // slow: ">", ">=", "<", "<="
 	dur   time.Duration
 	re    *regexp.Regexp
@@ -104,6 +106,9 @@ type term struct {
 	rules  map[string]bool
 	// status: the alternatives as ranges of codes, [lo, hi].
 	codes [][2]int
+	// pages: kind:http, HTTP error pages; endpoints: kind:endpoint,
+	// legacy SSE endpoint events. Neither is a malformed message.
+	pages, endpoints bool
 
 	// strOK caches, per entry of Model.strs (method and tool names), whether
 	// it matches; sessOK the same per session.
@@ -242,13 +247,21 @@ func parseTerm(tok string) (term, error) {
 	case "kind":
 		t.kind = tKind
 		for _, v := range alts {
-			if v == "http" {
+			switch v {
+			case "http":
 				t.pages = true
 				continue
+			case "endpoint":
+				t.endpoints = true
+				continue
+			case "sse":
+				// The table's word for an endpoint event; as a filter it
+				// would read as every message that came over SSE.
+				return t, fmt.Errorf("unknown kind %q (the table's sse rows are endpoint events: kind:endpoint; what came on an event stream: stream:legacy-sse|get-sse|post-sse)", v)
 			}
 			k, ok := jsonrpc.ParseKind(v)
 			if !ok {
-				return t, fmt.Errorf("unknown kind %q (want request, response, notification, error, malformed, batch or http)", v)
+				return t, fmt.Errorf("unknown kind %q (want request, response, notification, error, malformed, batch, http or endpoint)", v)
 			}
 			t.kinds[k] = true
 		}
@@ -502,8 +515,11 @@ func (t *term) eval(m *Model, r *row, in *msgData) bool {
 	case tDir:
 		return t.dirs[r.dir&1]
 	case tKind:
-		if r.page {
+		switch r.role {
+		case rolePage:
 			return t.pages
+		case roleEndpoint:
+			return t.endpoints
 		}
 		// A batch's element is of its own kind and of the batch's.
 		return int(r.kind) < len(t.kinds) && t.kinds[r.kind] || r.elem && t.kinds[jsonrpc.Batch]

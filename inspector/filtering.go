@@ -45,7 +45,7 @@ func (m *Model) Apply(b *Batch, frames Source) error {
 		}
 		m.add(sess, &bm.Sum, []byte(bm.Sum.Method), []byte(bm.Sum.ID), []byte(bm.Sum.Tool), frame)
 	}
-	if err := m.resolvePages(frames); err != nil {
+	if err := m.resolveMalformed(frames); err != nil {
 		return err
 	}
 	// Before the early return: a poll may bring only a session's end,

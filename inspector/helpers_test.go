@@ -1,7 +1,10 @@
 package inspector
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,4 +79,54 @@ func openModel(tb testing.TB, path string) (*Model, Source) {
 		tb.Fatalf("open %s: %v", path, err)
 	}
 	return m, src
+}
+
+// metaFrame is a message to record, with its HTTP metadata as given, in a test
+// cassette of one HTTP session (writeHTTPSession).
+type metaFrame struct {
+	dir   store.Dir
+	frame string
+	meta  *store.HTTPMeta
+}
+
+// writeHTTPSession records one session of frames, a millisecond apart,
+// that ends a second after t0, into a new cassette named name, and
+// returns its path. info's start is t0.
+func writeHTTPSession(tb testing.TB, name string, info store.SessionInfo, frames []metaFrame) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name)
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	info.Start = t0
+	s, err := w.NewSession(info)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i, f := range frames {
+		s.Append(f.dir, t0.Add(time.Duration(i)*time.Millisecond), []byte(f.frame), f.meta)
+	}
+	if err := s.End(store.EndInfo{Reason: store.EndEOF, Time: t0.Add(time.Second)}); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// jsonlTwin exports the cassette at path to a .jsonl of the same name in a
+// temporary directory, and returns its path.
+func jsonlTwin(tb testing.TB, path string) string {
+	tb.Helper()
+	var jsonl bytes.Buffer
+	if err := store.Export(path, &jsonl, nil); err != nil {
+		tb.Fatal(err)
+	}
+	twin := filepath.Join(tb.TempDir(), strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+".jsonl")
+	if err := os.WriteFile(twin, jsonl.Bytes(), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return twin
 }

@@ -40,8 +40,9 @@ type row struct {
 	isError bool
 	// inputRequired: a 2026-07-28 result asking the client for input.
 	inputRequired bool
-	// page: a malformed frame that is an HTTP error page (pages.go).
-	page bool
+	// role: what a server's malformed frame is instead, once known
+	// (pages.go): an HTTP error page, an SSE endpoint event.
+	role frameRole
 	// elem: a message inside a batch, kept in Model.elems (batch.go).
 	elem bool
 }
@@ -116,9 +117,12 @@ type Model struct {
 	// show until it is applied again (TakeLateFindings).
 	lateFindings int
 	// pages are the rows that are HTTP error pages, with their status;
-	// unresolvedPages, the rows that may be, not read yet (pages.go).
-	pages           map[int32]int
-	unresolvedPages []int32
+	// endpoints, those that are SSE endpoint events, with the URI each
+	// names; unresolved, the server's malformed frames that may be either,
+	// whose metadata is not read yet (pages.go).
+	pages      map[int32]int
+	endpoints  map[int32]string
+	unresolved []int32
 	// file is the cassette file as it was when Open read it (nil for an
 	// export): FollowMark's identity.
 	file os.FileInfo
@@ -197,7 +201,7 @@ func (m *Model) add(sess uint32, s *store.Summary, method, id, tool, frame []byt
 	if frame != nil && s.Kind == jsonrpc.Notification {
 		m.linkCancel(&m.rows[i], i, frame)
 	}
-	m.notePage(i, s)
+	m.noteMalformed(i, s)
 	isError := countsAsError(&r)
 	if s.InputRequired || s.Kind == jsonrpc.Batch {
 		if s.Kind == jsonrpc.Batch {
@@ -251,7 +255,13 @@ type Row struct {
 	// PageStatus is the 4xx or 5xx status of the HTTP answer whose body
 	// this malformed frame is, an error page (pages.go); 0 if it is not.
 	PageStatus int
-	Size       int
+	// Endpoint marks the endpoint event of a legacy HTTP+SSE stream
+	// (2024-11-05), a frame that is no JSON-RPC message but names the URI
+	// the client is to POST to: EndpointURI, as the event's data has it
+	// (pages.go).
+	Endpoint    bool
+	EndpointURI string
+	Size        int
 	// Latency is the time from request to response, for both; 0 without
 	// a pair. Pair is the paired message's index, -1 without one.
 	Latency time.Duration
@@ -296,6 +306,9 @@ func (m *Model) row(idx int) Row {
 	}
 	out.Latency = m.latency(r)
 	out.PageStatus = m.pages[int32(idx)]
+	if r.role == roleEndpoint {
+		out.Endpoint, out.EndpointURI = true, m.endpoints[int32(idx)]
+	}
 	if r.kind == jsonrpc.Batch {
 		m.batchRow(int32(idx), &out)
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest/gosdk"
-	"github.com/mcptape/mcptape/store"
 	"github.com/mcptape/mcptape/vcr"
 )
 
@@ -49,15 +47,7 @@ func TestPages_RealRefusal(t *testing.T) {
 			t.Fatalf("go-sdk answered %d %q; want 404 and a text body (has it changed?)", resp.StatusCode, body)
 		}
 	})
-	var jsonl bytes.Buffer
-	if err := store.Export(path, &jsonl, nil); err != nil {
-		t.Fatal(err)
-	}
-	export := filepath.Join(t.TempDir(), "refused.jsonl")
-	if err := os.WriteFile(export, jsonl.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{path, export} {
+	for _, p := range []string{path, jsonlTwin(t, path)} {
 		m, src := openModel(t, p)
 		var out bytes.Buffer
 		if _, err := m.WriteText(context.Background(), &out, src, TextOptions{}); err != nil {

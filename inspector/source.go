@@ -374,7 +374,7 @@ func Open(path string) (*Model, Source, error) {
 	if err := m.loadDB(src.viewer); err != nil {
 		return nil, nil, err
 	}
-	if err := m.resolvePages(src); err != nil {
+	if err := m.resolveMalformed(src); err != nil {
 		return nil, nil, err
 	}
 	return m, src, nil
@@ -392,7 +392,7 @@ func OpenTape(name string, tape *store.Tape) (*Model, Source, error) {
 	if err := m.Apply(b, src); err != nil {
 		return nil, nil, err
 	}
-	if err := m.resolvePages(src); err != nil {
+	if err := m.resolveMalformed(src); err != nil {
 		return nil, nil, err
 	}
 	return m, src, nil

@@ -68,8 +68,11 @@ func (m *Model) cellTexts(r Row) [9]string {
 		delta = "+" + durText(r.Delta)
 	}
 	kind := kindShort(r.Kind)
-	if r.PageStatus != 0 {
+	switch {
+	case r.PageStatus != 0:
 		kind, name = "http", pageName(r.PageStatus)
+	case r.Endpoint:
+		kind, name = "sse", endpointName(r.EndpointURI)
 	}
 	// Method, tool and id are the peers' words: a newline or an escape
 	// sequence in one is shown, never acted on.

@@ -200,6 +200,8 @@ func kindColor(r Row) tcell.Color {
 	switch {
 	case r.PageStatus != 0:
 		return tcell.ColorRed
+	case r.Endpoint: // what a server tells, as a notification is
+		return tcell.ColorTeal
 	case r.Kind == jsonrpc.Malformed:
 		return tcell.ColorFuchsia
 	case r.IsError || r.Kind == jsonrpc.Error:
