@@ -413,6 +413,23 @@ func (f *Filter) needsLint() bool {
 	return false
 }
 
+// Sessions is every session id or name the filter's session terms name,
+// negated or not, in the order written: a command that reads a file
+// checks them against it, as it does --session, since a name that no
+// session answers to is a typo that would otherwise select nothing.
+func (f *Filter) Sessions() []string {
+	if f == nil {
+		return nil
+	}
+	var names []string
+	for _, t := range f.terms {
+		if t.kind == tSession {
+			names = append(names, t.vals...)
+		}
+	}
+	return names
+}
+
 // Empty says whether the filter matches everything.
 func (f *Filter) Empty() bool { return f == nil || len(f.terms) == 0 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -483,6 +484,9 @@ func exportFiltered(path, expr string, sessions []string, out string, s streams,
 	if err != nil {
 		return err
 	}
+	if err := checkFilterSessions("export", f, m, label(path)); err != nil {
+		return err
+	}
 	scopes, err := exportScopes(m, label(path), sessions)
 	if err != nil {
 		return err
@@ -500,12 +504,26 @@ func exportFiltered(path, expr string, sessions []string, out string, s streams,
 		idxs = append(idxs, m.VisibleIndexes()...)
 	}
 	if len(idxs) == 0 {
-		fmt.Fprintln(s.Err, "mcpspy: export: the filter matched no message")
+		// Nothing to export is a failure, as grep's no match is: an older
+		// export at -o is kept, not emptied (it may be all the user has),
+		// and the exit status tells a script that it is not this one.
+		return noMatch(out)
 	}
 	warnNoHandshake(m, idxs, s.Err)
-	// No match still writes the (empty) file, so an older export at that
-	// path is not mistaken for this one.
 	return writeExport(out, s.Out, func(w io.Writer) error { return m.Export(w, src, idxs, opts...) })
+}
+
+// noMatch is the error of a filtered export that selected nothing, and so
+// wrote nothing: it says what became of out.
+func noMatch(out string) error {
+	const none = "export: the filter matched no message"
+	if out == "" {
+		return fmt.Errorf("%s; nothing written", none)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		return fmt.Errorf("%s; %s left as it was", none, out)
+	}
+	return fmt.Errorf("%s; %s not written", none, out)
 }
 
 // writeExport runs write on stdout, or, given -o FILE, on a temp file
@@ -533,11 +551,7 @@ func exportScopes(m *inspector.Model, path string, sessions []string) ([]int, er
 			}
 		}
 		if !found {
-			infos := make([]store.SessionInfo, len(m.Sessions))
-			for i, ss := range m.Sessions {
-				infos[i] = ss.Info
-			}
-			return nil, store.NoSession(path, n, infos)
+			return nil, store.NoSession(path, n, sessionInfos(m))
 		}
 	}
 	var scopes []int
@@ -674,6 +688,27 @@ func copyExisting(path string, dst *os.File) error {
 	}
 	_, err = dst.ReadFrom(src)
 	return err
+}
+
+// sessionInfos is the info of every session the model holds.
+func sessionInfos(m *inspector.Model) []store.SessionInfo {
+	infos := make([]store.SessionInfo, len(m.Sessions))
+	for i, ss := range m.Sessions {
+		infos[i] = ss.Info
+	}
+	return infos
+}
+
+// checkFilterSessions refuses a --filter whose session term names a
+// session the recording at path does not hold, as --session refuses one:
+// a typo there would select nothing, and say only that nothing matched.
+func checkFilterSessions(cmd string, f *inspector.Filter, m *inspector.Model, path string) error {
+	for _, n := range f.Sessions() {
+		if !slices.ContainsFunc(m.Sessions, func(ss inspector.Session) bool { return ss.Info.Named(n) }) {
+			return fmt.Errorf("%s: --filter session:%s: %w", cmd, n, store.NoSession(path, n, sessionInfos(m)))
+		}
+	}
+	return nil
 }
 
 // parseFilterFlag parses a --filter value for cmd; a bad one is a usage

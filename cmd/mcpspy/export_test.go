@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,10 +166,14 @@ func TestMcpspy_ExportFilterErrors(t *testing.T) {
 		{"unknown session", []string{"--filter", "tool:echo", "--session", "s9", db}, 1,
 			`mcpspy: ` + db + `: no such session "s9"`},
 		{"missing file", []string{"--filter", "tool:echo", "missing.db"}, 1, "mcpspy: missing.db: cassette does not exist"},
-		{"no match", []string{"--filter", "tool:echo error", db}, 0,
-			"mcpspy: export: the filter matched no message"},
-		{"no match in the session", []string{"--filter", "session:s2 kind:request", db}, 0,
-			"mcpspy: export: the filter matched no message"},
+		{"no match", []string{"--filter", "tool:echo error", db}, 1,
+			"mcpspy: export: the filter matched no message; nothing written"},
+		{"no match in the session", []string{"--filter", "session:s1 method:nosuch", db}, 1,
+			"mcpspy: export: the filter matched no message; nothing written"},
+		{"a session term naming no session", []string{"--filter", "session:s2 kind:request", db}, 1,
+			`mcpspy: export: --filter session:s2: ` + db + `: no such session "s2" (it holds s1`},
+		{"a negated one too", []string{"--filter", "!session:s1|s9", db}, 1,
+			`mcpspy: export: --filter session:s9: ` + db + `: no such session "s9" (it holds s1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,15 +194,36 @@ func TestMcpspy_ExportFilterErrors(t *testing.T) {
 	}
 }
 
-// A filter that matches nothing with -o still writes the file, empty, so
-// an older export at that path is not taken for this one's.
+// A filter that matches nothing with -o writes nothing and fails: an
+// older export at that path is kept (it may be all the user has), and
+// the exit status says that it is not this one's.
 func TestMcpspy_ExportFilterNoMatchFile(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "bug.jsonl")
-	if err := os.WriteFile(out, []byte("stale\n"), 0o600); err != nil {
+	db := shippedCassette(t, "everything-http.db")
+	dir := t.TempDir()
+	kept := filepath.Join(dir, "keep.jsonl")
+	if err := os.WriteFile(kept, []byte("stale\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := exportWithFilter(t, shippedCassette(t, "everything-http.db"), "tool:nope", nil, out); len(got) != 0 {
-		t.Errorf("no match wrote %q", got)
+	fresh := filepath.Join(dir, "new.jsonl")
+	tests := []struct {
+		name, out, wantErr string
+	}{
+		{"an existing file", kept, "mcpspy: export: the filter matched no message; " + kept + " left as it was\n"},
+		{"a new file", fresh, "mcpspy: export: the filter matched no message; " + fresh + " not written\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runCaptured("export", "--filter", "tool:nope", "-o", tt.out, db)
+			if code != 1 || errOut != tt.wantErr {
+				t.Errorf("exit %d, stderr %q; want 1, %q", code, errOut, tt.wantErr)
+			}
+		})
+	}
+	if got, err := os.ReadFile(kept); err != nil || string(got) != "stale\n" {
+		t.Errorf("the existing file holds %q (%v), want it as it was", got, err)
+	}
+	if _, err := os.Stat(fresh); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("no match made %s (%v)", fresh, err)
 	}
 }
 
@@ -260,7 +287,18 @@ func exportWithFilter(tb testing.TB, cassette, filter string, sessions []string,
 		args = append(args, "--session", s)
 	}
 	var stdout, errb bytes.Buffer
-	if err := run(context.Background(), append(args, cassette), streams{In: strings.NewReader(""), Out: &stdout, Err: &errb}); err != nil {
+	err := run(context.Background(), append(args, cassette), streams{In: strings.NewReader(""), Out: &stdout, Err: &errb})
+	if err != nil && strings.HasPrefix(err.Error(), "export: the filter matched no message;") {
+		// Nothing selected: nothing written, to stdout or to -o FILE.
+		if code, _, errOut := runCaptured(append(args, "-o", out, cassette)...); code != 1 || stdout.Len() > 0 {
+			tb.Errorf("no match: exit %d (%s) with -o, %d bytes on stdout", code, errOut, stdout.Len())
+		}
+		if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+			tb.Errorf("no match made %s (%v)", out, err)
+		}
+		return nil
+	}
+	if err != nil {
 		tb.Fatalf("mcpspy %v: %v\n%s", args, err, errb.String())
 	}
 	runOK(tb, append(args, "-o", out, cassette)...)
@@ -369,6 +407,12 @@ func TestMcpspy_ExportFilterSessions(t *testing.T) {
 			if want := inspectorExport(t, db, tt.filter, tt.sessions); !bytes.Equal(got, want) {
 				t.Errorf("export --filter differs from the inspector's export:\n got %s\nwant %s", got, want)
 			}
+			if got == nil { // nothing selected, nothing written
+				if tt.want != nil {
+					t.Errorf("exported nothing, want %v", tt.want)
+				}
+				return
+			}
 			seen := map[string][]uint64{}
 			var order []string
 			for _, s := range readTape(t, out).Sessions {
@@ -455,7 +499,6 @@ func TestMcpspy_ExportFilterWarnsNoHandshake(t *testing.T) {
 		{"the handshake kept", "method:initialize|tools/call", ""},
 		{"the request kept, its answer not", "dir:c2s method:initialize|tools/call", warning},
 		{"the answer kept, its request not", "dir:s2c method:initialize|tools/call", ""},
-		{"nothing of the session", "tool:echo error", "mcpspy: export: the filter matched no message\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

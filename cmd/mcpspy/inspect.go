@@ -89,6 +89,11 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if path == stdinName {
 		path = "stdin" // what the notes below name it
 	}
+	if !*follow { // a recorder may yet add the session the filter names
+		if err := checkFilterSessions("show", f, m, path); err != nil {
+			return err
+		}
+	}
 	scopes, err := exportScopes(m, path, sessions)
 	if err != nil {
 		return err
