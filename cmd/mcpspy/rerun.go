@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -90,7 +92,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	}
 	// The -o cassette is opened (or made) before any server is driven: a
 	// path that cannot be one would lose the whole rerun at the end.
-	if *out != "" {
+	if *out != "" && !atomicfile.Direct(*out) { // a device is written at the end, afresh
 		if err := store.Init(*out); err != nil {
 			return err
 		}
@@ -221,6 +223,9 @@ func sessionIDs(jobs []sourceSession) string {
 // of it renamed into place, as import does, and returns the id each was
 // stored under (store.Import).
 func addToCassette(path string, tape *store.Tape) (ids []string, err error) {
+	if atomicfile.Direct(path) {
+		return cassetteToDevice(path, func(built string) ([]string, error) { return store.Import(built, tape) })
+	}
 	err = atomicfile.Write(path, 0o600, func(tmp *os.File) error {
 		if err := copyExisting(path, tmp); err != nil {
 			return err
@@ -231,10 +236,40 @@ func addToCassette(path string, tape *store.Tape) (ids []string, err error) {
 	return ids, err
 }
 
+// cassetteToDevice writes a new cassette to path, a device or a named
+// pipe (import -o /dev/null checks that a file imports): build makes it
+// at the name it is given. bbolt needs a file it can seek in, so it is
+// built in a temporary directory of its own and copied out; what path
+// held before is no cassette to add to.
+func cassetteToDevice(path string, build func(built string) ([]string, error)) (ids []string, err error) {
+	dir, err := os.MkdirTemp("", "mcpspy-cassette-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	built := filepath.Join(dir, "cassette.db")
+	if ids, err = build(built); err != nil {
+		return nil, fmt.Errorf("build the cassette for %s: %w", path, err)
+	}
+	f, err := os.Open(built)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	err = atomicfile.Write(path, 0o600, func(out *os.File) error {
+		_, err := io.Copy(out, f)
+		return err
+	})
+	return ids, err
+}
+
 // recordSessions adds sessions to the cassette at path as a recorder
 // would: through a store.Writer, so each gets the cassette's next id and
 // other recorders may write to it meanwhile.
 func recordSessions(path string, sessions []store.TapeSession) (ids []string, err error) {
+	if atomicfile.Direct(path) {
+		return cassetteToDevice(path, func(built string) ([]string, error) { return recordSessions(built, sessions) })
+	}
 	w, err := store.NewWriter(path, store.WriterOptions{Observe: store.ObserveHandshake})
 	if err != nil {
 		return nil, err

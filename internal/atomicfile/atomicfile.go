@@ -24,15 +24,21 @@ import (
 // owner chose. fill must not close f. Other processes may write the
 // temporary file by its name meanwhile (f.Name()); Sync covers what they
 // wrote too. An error of fill's that names f.Name() names path instead.
-// An existing path that is not a regular file, or that the caller may not
-// write, is refused before fill runs. A symbolic link is written through:
-// the file it points to is replaced, and the link stays.
+// A character device or a named pipe (/dev/null, /dev/stdout, a FIFO) is
+// no file to replace: it is written directly, as a shell's > writes it,
+// and fill gets it opened for writing (see Direct). Any other existing
+// path that is not a regular file (a directory, a block device, a
+// socket), or that the caller may not write, is refused before fill runs.
+// A symbolic link is written through: the file it points to is replaced,
+// and the link stays.
 func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err error) {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist): // a new file
 	case err != nil:
 		return fmt.Errorf("write %s: %w", path, pathless(err))
+	case direct(st.Mode()):
+		return writeDirect(path, fill)
 	default:
 		// A rename would put a file where a directory, a pipe or a device
 		// was, or fail with a reason that does not say so ("file exists").
@@ -77,6 +83,41 @@ func Write(path string, mode os.FileMode, fill func(f *os.File) error) (err erro
 		return err
 	}
 	if err = os.Rename(f.Name(), target); err != nil {
+		return fmt.Errorf("write %s: %w", path, pathless(err))
+	}
+	return nil
+}
+
+// Direct says whether Write writes path directly rather than through a
+// temporary file: a character device or a named pipe, which a rename
+// would replace rather than write. What fill gets is then no file a
+// caller can reopen by its name and seek in (a bbolt cassette needs one):
+// such a caller builds in a file of its own and copies that out.
+func Direct(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && direct(st.Mode())
+}
+
+// direct says whether a file of mode m is written directly. Not a block
+// device: writing a disk is no way to check an export.
+func direct(m fs.FileMode) bool {
+	return m&fs.ModeCharDevice != 0 || m&fs.ModeNamedPipe != 0
+}
+
+// writeDirect is Write to a character device or a named pipe. A pipe
+// blocks the open until a reader comes, as it does a shell's >. Nothing
+// is synced: a device or a pipe keeps nothing to sync, and fsync of one
+// fails (EINVAL) though the write succeeded.
+func writeDirect(path string, fill func(f *os.File) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, pathless(err))
+	}
+	if err := fill(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, pathless(err))
 	}
 	return nil

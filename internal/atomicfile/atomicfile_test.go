@@ -5,7 +5,9 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,16 +77,22 @@ func TestWrite_ErrorsNamePath(t *testing.T) {
 			return err
 		}, "write {path}: file already closed", os.ErrClosed},
 		{"path is a directory", "adir", func(*os.File) error { return nil }, "write {path}: cannot replace it (a directory, not a file)", nil},
-		{"path is a named pipe", "apipe", func(*os.File) error { return nil }, "write {path}: cannot replace it (a named pipe, not a file)", nil},
+		{"path is a socket", "asocket", func(*os.File) error { return nil }, "write {path}: cannot replace it (a socket, not a file)", nil},
+		{"fill fails on a named pipe", "apipe", func(f *os.File) error {
+			return fmt.Errorf("export into %s: %w", f.Name(), boom)
+		}, "export into {path}: boom", boom},
 		{"path is a link to itself", "aloop", func(*os.File) error { return nil }, "write {path}: too many levels of symbolic links", unix.ELOOP},
 		{"no such directory", filepath.Join("no", "x"), func(*os.File) error { return nil }, "write {path}: create a file in ", fs.ErrNotExist},
 	}
 	if err := os.Mkdir(filepath.Join(dir, "adir"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Mkfifo(filepath.Join(dir, "apipe"), 0o600); err != nil {
+	fifoWithReader(t, filepath.Join(dir, "apipe"))
+	sock, err := net.Listen("unix", filepath.Join(dir, "asocket"))
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { sock.Close() })
 	symlink(t, "aloop", filepath.Join(dir, "aloop"))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +107,60 @@ func TestWrite_ErrorsNamePath(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A character device or a named pipe is written directly, not replaced:
+// -o /dev/null checks that a file reads, and a FIFO's reader gets the
+// text. Neither is replaced, and no temporary file is left beside it.
+func TestWrite_Direct(t *testing.T) {
+	if err := Write(os.DevNull, 0o600, func(f *os.File) error {
+		_, err := f.WriteString("discarded\n")
+		return err
+	}); err != nil {
+		t.Errorf("write %s: %v", os.DevNull, err)
+	}
+	if st, err := os.Stat(os.DevNull); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
+		t.Errorf("%s after the write: %v %v, want the device still", os.DevNull, st.Mode(), err)
+	}
+
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "export.jsonl")
+	// What is written fits in the pipe's buffer, so the write does not
+	// wait for the reader to read.
+	reader := fifoWithReader(t, fifo)
+	if !Direct(fifo) || Direct(filepath.Join(dir, "missing")) || Direct(dir) {
+		t.Errorf("Direct: a pipe %v, a missing file %v, a directory %v; want true, false, false",
+			Direct(fifo), Direct(filepath.Join(dir, "missing")), Direct(dir))
+	}
+	if err := Write(fifo, 0o600, func(f *os.File) error {
+		_, err := f.WriteString("{\"session\":\"s1\"}\n")
+		return err
+	}); err != nil {
+		t.Fatalf("write %s: %v", fifo, err)
+	}
+	got, err := io.ReadAll(reader)
+	if err != nil || string(got) != "{\"session\":\"s1\"}\n" {
+		t.Errorf("the pipe's reader got %q (%v)", got, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if st, err := os.Stat(fifo); err != nil || st.Mode()&fs.ModeNamedPipe == 0 || len(entries) != 1 {
+		t.Errorf("after the write: %v %v, %d entries; want the pipe alone, still a pipe", st.Mode(), err, len(entries))
+	}
+}
+
+// fifoWithReader makes a named pipe at path and opens it to read, so that
+// an open of it for writing does not wait for a reader.
+func fifoWithReader(t *testing.T, path string) *os.File {
+	t.Helper()
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reader.Close() })
+	return reader
 }
 
 // A file made read-only is refused, and left as it was, though the
