@@ -415,7 +415,9 @@ func exportHAR(path string, sessions []string, out string, s streams, red *expor
 func exportSalvaged(path string, sessions []string, out string, s streams, opts []store.ExportOption) error {
 	var rep *store.SalvageReport
 	err := writeExport(out, s.Out, func(w io.Writer) (err error) {
-		if path == stdinName {
+		if cassette, ok := stdinCassette(s.In); ok && path == stdinName {
+			rep, err = salvageStdinCassette(cassette, w, sessions, opts)
+		} else if path == stdinName {
 			rep, err = store.SalvageStream(s.In, stdinLabel, w, sessions, opts...)
 		} else {
 			rep, err = store.Salvage(path, w, sessions, opts...)
@@ -469,6 +471,29 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 		lost = append(lost, plural.Count(lines, "unreadable line"))
 	}
 	return fmt.Errorf("export: %s: %s; lost %s, listed above", path, salvaged, strings.Join(lost, " and "))
+}
+
+// salvageStdinCassette is store.Salvage of the cassette whose file is on
+// stdin, named cassette, read through a link named stdin, so that the
+// notes (salvaged from stdin s1 #5) and the losses name it as the user
+// did.
+func salvageStdinCassette(cassette string, w io.Writer, sessions []string, opts []store.ExportOption) (*store.SalvageReport, error) {
+	dir, err := os.MkdirTemp("", "mcpspy-stdin-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	link := filepath.Join(dir, stdinLabel)
+	if err := os.Symlink(cassette, link); err != nil {
+		return nil, err
+	}
+	rep, err := store.Salvage(link, w, sessions, opts...)
+	if rep != nil {
+		for i := range rep.Lost {
+			rep.Lost[i].Err = stdinNamed(rep.Lost[i].Err, link)
+		}
+	}
+	return rep, stdinNamed(err, link)
 }
 
 // exportFiltered writes what the inspector's e key writes with nothing
@@ -586,6 +611,9 @@ func runImport(args []string, s streams) error {
 	}
 	if err := checkCassetteOut("import", "-o", *out); err != nil {
 		return err
+	}
+	if _, ok := stdinCassette(s.In); ok && fs.Arg(0) == stdinName {
+		return fmt.Errorf("import: %s is a cassette already; import reads a JSONL export or a HAR (mcpspy export makes one)", stdinLabel)
 	}
 	if fs.Arg(0) == stdinName {
 		return importPiped(stdinLabel, s.In, *out, redact, redactValue, *noRedact, s)

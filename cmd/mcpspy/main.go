@@ -51,7 +51,8 @@ A file whose name says none of these (no extension, /dev/fd/63 of a shell's
 <(mcpspy export x.db)) is read as what it holds; a named one as its name says.
 -o - is stdout where the output is text (export, wrap); the CASSETTE - of
 a command that reads one (diff's A or B, rerun's SOURCE), and import's
-FILE -, are stdin, read as a pipe is: a JSONL export or a HAR.
+FILE -, are stdin, read as a pipe is: a JSONL export or a HAR; a cassette
+too when stdin is its file (mcpspy ls - < x.db), not a pipe.
 
 Run "mcpspy help COMMAND" (or "mcpspy COMMAND -h") for a command's flags,
 "mcpspy --version" for the version.

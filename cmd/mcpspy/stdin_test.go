@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,54 @@ func TestMcpspy_SalvageStdin(t *testing.T) {
 	})
 	if code, _, stderr := runIn(readShipped(t, "everything-http.har"), "export", "--salvage", "-"); code != 1 || stderr != "mcpspy: stdin: a HAR is read whole or not at all: export it without --salvage\n" {
 		t.Errorf("a HAR: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// A cassette on stdin redirected from its file (mcpspy ls - < x.db) is
+// read from that file, which can seek as a pipe cannot: every reading
+// command prints what it prints for the file, named stdin. A cassette
+// piped in is still refused, for the reason that holds for a pipe.
+func TestMcpspy_ReadersTakeCassetteFileOnStdin(t *testing.T) {
+	db := shippedCassette(t, "everything-stdio.db")
+	other := shippedCassette(t, "everything-http.jsonl")
+	for _, tt := range []fileAndStdin{
+		{"ls", []string{"ls", db}, []string{"ls", "-"}},
+		{"ls --json", []string{"ls", "--json", db}, []string{"ls", "--json", "-"}},
+		{"export", []string{"export", db}, []string{"export", "-"}},
+		{"export --filter", []string{"export", "--filter", "tool:echo", db}, []string{"export", "--filter", "tool:echo", "-"}},
+		{"export --salvage", []string{"export", "--salvage", db}, []string{"export", "--salvage", "-"}},
+		{"export --script", []string{"export", "--script", db}, []string{"export", "--script", "-"}},
+		{"show", []string{"show", "--body", db}, []string{"show", "--body", "-"}},
+		{"diff", []string{"diff", "--all", db, other}, []string{"diff", "--all", "-", other}},
+		{"lint", []string{"lint", db}, []string{"lint", "-"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			wantCode, stdout, stderr := runCaptured(tt.file...)
+			want := strings.NewReplacer(db, "stdin", filepath.Base(db), "stdin").Replace(stdout + stderr)
+			f, err := os.Open(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var out, errb bytes.Buffer
+			err = run(context.Background(), tt.stdin, streams{In: f, Out: &out, Err: &errb})
+			code := cli.ExitCode("mcpspy", err, &errb)
+			if got := out.String() + errb.String(); code != wantCode || got != want || want == "" {
+				t.Errorf("%v < %s: exit %d, output:\n%s\nwant exit %d and:\n%s", tt.stdin, db, code, got, wantCode, want)
+			}
+		})
+	}
+	f, err := os.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var errb bytes.Buffer
+	err = run(context.Background(), []string{"import", "-o", filepath.Join(t.TempDir(), "x.db"), "-"}, streams{In: f, Out: io.Discard, Err: &errb})
+	if code := cli.ExitCode("mcpspy", err, &errb); code != 1 || errb.String() != "mcpspy: import: stdin is a cassette already; import reads a JSONL export or a HAR (mcpspy export makes one)\n" {
+		t.Errorf("import - < x.db: exit %d, stderr %q", code, errb.String())
+	}
+	if code, _, stderr := runIn(readShipped(t, "everything-stdio.db"), "ls", "-"); code != 1 || !strings.Contains(stderr, "a bbolt cassette cannot be read from a pipe") {
+		t.Errorf("a cassette piped in: exit %d, stderr %q", code, stderr)
 	}
 }
