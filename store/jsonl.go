@@ -318,6 +318,9 @@ func Load(path string) (*Tape, error) {
 		if err := notADirectory(path); err != nil {
 			return nil, err
 		}
+		if err := misnamed(path, KindJSONL, ErrNotJSONL); err != nil {
+			return nil, err
+		}
 		size := 0
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && int64(int(st.Size())) == st.Size() {
 			size = int(st.Size())

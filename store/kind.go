@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -96,6 +97,39 @@ func sniff(head []byte) (Kind, bool) {
 		return KindJSONL, true
 	}
 	return KindDB, false
+}
+
+// misnamed is the error, wrapping sentinel, for a file whose name says it
+// is named (a .db, a .jsonl) while its first bytes say it is another kind:
+// an export saved as x.db, a cassette as x.jsonl. The reader's own error
+// ("not a bbolt database", "invalid character '\x00'") would leave the
+// user guessing, or send them to --salvage, which cannot help. Nil when
+// the bytes agree with the name or say nothing.
+func misnamed(path string, named Kind, sentinel error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, sniffLen)
+	n, _ := f.ReadAt(head, 0)
+	head = head[:n]
+	got, ok := sniff(head)
+	if !ok || got == named {
+		return nil
+	}
+	holds, rename := "a JSONL export (it starts with {)", ".jsonl"
+	switch {
+	case looksLikeBbolt(head):
+		holds, rename = "a bbolt cassette (it starts with a bbolt meta page)", ".db"
+	case LooksLikeZip(head):
+		holds, rename = "a zip archive (a HAR in one, as Playwright saves it)", ".zip"
+	case LooksLikeHAR(head):
+		holds, rename = `a HAR (it starts with {"log")`, ".har"
+	}
+	was := map[Kind]string{KindDB: "a bbolt cassette", KindJSONL: "a JSONL export"}[named]
+	return fmt.Errorf("%s: %w: it looks like %s, not %s as its name says; name it %s to read it as one",
+		path, sentinel, holds, was, rename)
 }
 
 // jsonStart is head past a UTF-8 byte order mark and white space.

@@ -2,6 +2,8 @@ package store
 
 import (
 	"archive/zip"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -108,5 +110,42 @@ func TestKindOf_NameDecides(t *testing.T) {
 		if got := KindOf(tt.path); got != tt.kind {
 			t.Errorf("KindOf(%s) = %d, want %d", filepath.Base(tt.path), got, tt.kind)
 		}
+	}
+}
+
+// A recording under another kind's name (an export saved as x.db, a
+// cassette as x.jsonl) is named for what its first bytes show, not
+// refused with the reader's own words ("not a bbolt database", "invalid
+// character '\x00'"), and salvage does not take a cassette for an export
+// whose every line is damaged.
+func TestLoad_MisnamedRecording(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, shipped, as string
+		is                error
+		want              string
+	}{
+		{"an export named .db", "everything-stdio.jsonl", "export.db", ErrNotCassette,
+			"not an mcptape cassette: it looks like a JSONL export (it starts with {), not a bbolt cassette as its name says; name it .jsonl to read it as one"},
+		{"a HAR named .db", "everything-http.har", "har.db", ErrNotCassette,
+			`not an mcptape cassette: it looks like a HAR (it starts with {"log"), not a bbolt cassette as its name says; name it .har to read it as one`},
+		{"a cassette named .jsonl", "everything-stdio.db", "cassette.jsonl", ErrNotJSONL,
+			"not a JSONL export: it looks like a bbolt cassette (it starts with a bbolt meta page), not a JSONL export as its name says; name it .db to read it as one"},
+		{"a HAR named .jsonl", "everything-http.har", "har.jsonl", ErrNotJSONL,
+			`not a JSONL export: it looks like a HAR (it starts with {"log"), not a JSONL export as its name says; name it .har to read it as one`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := copyAs(t, tt.shipped, dir, tt.as)
+			want := path + ": " + tt.want
+			_, err := Load(path)
+			if !errors.Is(err, tt.is) || err.Error() != want {
+				t.Errorf("Load: %v\nwant %s (%v)", err, want, tt.is)
+			}
+			_, err = Salvage(path, io.Discard, nil)
+			if !errors.Is(err, tt.is) || err.Error() != want {
+				t.Errorf("Salvage: %v\nwant %s (%v)", err, want, tt.is)
+			}
+		})
 	}
 }

@@ -20,6 +20,11 @@ func salvageJSONL(path string, w io.Writer, sessions []string, opts []ExportOpti
 	if err := notADirectory(path); err != nil {
 		return nil, err
 	}
+	// A cassette named .jsonl is no damaged export: each of its "lines"
+	// would be reported lost, and none salvaged.
+	if err := misnamed(path, KindJSONL, ErrNotJSONL); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -45,6 +45,9 @@ var (
 	// ErrNotCassette: the file is not a cassette (not bbolt, or another
 	// program's bbolt file).
 	ErrNotCassette = errors.New("not an mcptape cassette")
+	// ErrNotJSONL: a file named as a JSONL export (.jsonl) holds another
+	// kind of recording, which its first bytes show (a bbolt cassette).
+	ErrNotJSONL = errors.New("not a JSONL export")
 	// ErrNewerFormat: the cassette was written by a newer mcptape.
 	ErrNewerFormat = errors.New("cassette format is newer than this mcptape understands")
 	// ErrCorrupt: the file is damaged.
@@ -183,6 +186,9 @@ func notBbolt(path string) error {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".yaml", ".yml", ".json":
 		return fmt.Errorf("%s: %w (not a bbolt database: a %s file is an mcpmock script, and a recording is a cassette .db, a JSONL export .jsonl or a HAR .har)", path, ErrNotCassette, ext)
+	}
+	if err := misnamed(path, KindDB, ErrNotCassette); err != nil {
+		return err
 	}
 	return fmt.Errorf("%s: %w (not a bbolt database)", path, ErrNotCassette)
 }

@@ -60,6 +60,9 @@ func TestRun_Usage(t *testing.T) {
 	if err := os.WriteFile(notZip, []byte(`{"log":{"entries":[]}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	misnamed := t.TempDir()
+	exportAsDB := peertest.ShippedAs(t, "everything-stdio.jsonl", misnamed, "export.db")
+	cassetteAsJSONL := peertest.ShippedAs(t, "everything-stdio.db", misnamed, "cassette.jsonl")
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +84,10 @@ func TestRun_Usage(t *testing.T) {
 		{"help", []string{"-h"}, 0, ""},
 		{"no source", []string{"serve"}, 2, "no SOURCE given"},
 		{"unknown kind", []string{"serve", "x.txt"}, 2, `source "x.txt": unknown kind`},
+		{"a directory", []string{"serve", misnamed}, 2, `source "` + misnamed + `": a directory, not a file (want a cassette .db`},
+		{"check a directory", []string{"check", misnamed}, 2, `source "` + misnamed + `": a directory, not a file`},
+		{"an export named .db", []string{"serve", exportAsDB}, 1, exportAsDB + ": not an mcptape cassette: it looks like a JSONL export (it starts with {), not a bbolt cassette as its name says; name it .jsonl to read it as one\n"},
+		{"a cassette named .jsonl", []string{"check", cassetteAsJSONL}, 1, cassetteAsJSONL + ": not a JSONL export: it looks like a bbolt cassette (it starts with a bbolt meta page), not a JSONL export as its name says; name it .db to read it as one\n"},
 		{"both transports", []string{"serve", "--http", ":0", "--ws", ":0", db}, 2, "give --http or --ws, not both"},
 		{"bad match", []string{"serve", "--match", "fuzzy", db}, 2, `unknown match mode "fuzzy"`},
 		{"a match mode near one", []string{"serve", "--match", "ignore-param=tools/call", db}, 2, `unknown match mode "ignore-param=tools/call" (want default, strict, ignore-params or ignore-params=METHOD,...); did you mean ignore-params?`},

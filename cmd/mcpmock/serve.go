@@ -193,6 +193,10 @@ func sourceKind(path string) (string, error) {
 	if store.Recognized(path) {
 		return "cassette", nil
 	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		// Not "unknown kind": the kind is plain, and no name would help.
+		return "", usageErrorf("source %q: a directory, not a file (want a cassette .db, .jsonl, .har or a .zip of a HAR, or a script .yaml, .yml or .json)", path)
+	}
 	return "", usageErrorf("source %q: unknown kind (want a cassette .db, .jsonl, .har or a .zip of a HAR, or a script .yaml, .yml or .json)", path)
 }
 

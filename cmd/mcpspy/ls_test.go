@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcptape/mcptape/internal/peertest"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -259,5 +260,22 @@ func TestMcpspy_LsSeveral(t *testing.T) {
 	// One cassette lists as it always has, without its name.
 	if _, out, _ := runCaptured("ls", "--json", db); strings.Contains(out, `"file"`) {
 		t.Errorf("--json of one cassette names it: %s", out)
+	}
+}
+
+// A recording under another kind's name is named for what it holds, with
+// the name to give it, and without the --salvage hint of a damaged file,
+// which could not help.
+func TestMcpspy_LsMisnamed(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ shipped, as, want string }{
+		{"everything-stdio.jsonl", "jl.db", "it looks like a JSONL export (it starts with {), not a bbolt cassette as its name says; name it .jsonl to read it as one\n"},
+		{"everything-stdio.db", "db.jsonl", "it looks like a bbolt cassette (it starts with a bbolt meta page), not a JSONL export as its name says; name it .db to read it as one\n"},
+	} {
+		path := peertest.ShippedAs(t, tt.shipped, dir, tt.as)
+		code, _, stderr := runCaptured("ls", path)
+		if code != 1 || !strings.HasSuffix(stderr, tt.want) || strings.Contains(stderr, "salvage") {
+			t.Errorf("ls %s: exit %d, stderr %q; want 1 and one line ending %q", tt.as, code, stderr, tt.want)
+		}
 	}
 }

@@ -48,7 +48,8 @@ CASSETTE is a cassette (.db) that record writes. A command that only reads
 one (inspect, show, ls, export, diff, rerun, lint) also reads a JSONL export
 (.jsonl) or a HAR (.har, or the .zip Playwright's recordHar writes one into).
 A file whose name says none of these (no extension, /dev/fd/63 of a shell's
-<(mcpspy export x.db)) is read as what it holds; a named one as its name says.
+<(mcpspy export x.db)) is read as what it holds; a named one as its name says,
+and is refused, naming what it holds, when its first bytes say otherwise.
 -o - is stdout where the output is text (export, wrap); the CASSETTE - of
 a command that reads one (diff's A or B, rerun's SOURCE), and import's
 FILE -, are stdin, read as a pipe is: a JSONL export or a HAR; a cassette
