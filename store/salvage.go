@@ -172,12 +172,18 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 	rep := &SalvageReport{Detours: detours}
 	err = guard(path, func() error {
 		return db.View(func(tx *bolt.Tx) error {
+			st, err := file.Stat()
+			if err == nil {
+				if err := rootCut(path, tx, st.Size()); err != nil {
+					return err
+				}
+			}
 			if err := checkMeta(path, tx); err != nil {
 				return err
 			}
 			s := &salvager{path: path, tx: tx, e: e, rep: rep, keys: map[string]string{},
 				pageSize: uint64(db.Info().PageSize), file: fileView{f: file}}
-			if st, err := file.Stat(); err == nil {
+			if st != nil {
 				s.file.size = uint64(st.Size())
 			}
 			infos := s.infos()

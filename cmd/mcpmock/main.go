@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, s streams) error {
 // salvageHint says, after the error of a damaged cassette or export, how to get
 // what is left of it into a file mcpmock can serve.
 func salvageHint(err error) error {
-	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrJSONL) {
+	if (errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrJSONL)) && !errors.Is(err, store.ErrUnsalvageable) {
 		return fmt.Errorf("%w; mcpspy export --salvage -o FILE.jsonl CASSETTE exports what can still be read", err)
 	}
 	return err

@@ -63,6 +63,11 @@ func TestRun_Usage(t *testing.T) {
 	misnamed := t.TempDir()
 	exportAsDB := peertest.ShippedAs(t, "everything-stdio.jsonl", misnamed, "export.db")
 	cassetteAsJSONL := peertest.ShippedAs(t, "everything-stdio.db", misnamed, "cassette.jsonl")
+	// Cut before the root of its tree (page 9): nothing to salvage.
+	cutRoot := peertest.ShippedAs(t, "everything-stdio.db", misnamed, "cut.db")
+	if err := os.Truncate(cutRoot, 20480); err != nil {
+		t.Fatal(err)
+	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +92,7 @@ func TestRun_Usage(t *testing.T) {
 		{"a directory", []string{"serve", misnamed}, 2, `source "` + misnamed + `": a directory, not a file (want a cassette .db`},
 		{"check a directory", []string{"check", misnamed}, 2, `source "` + misnamed + `": a directory, not a file`},
 		{"an export named .db", []string{"serve", exportAsDB}, 1, exportAsDB + ": not an mcptape cassette: it looks like a JSONL export (it starts with {), not a bbolt cassette as its name says; name it .jsonl to read it as one\n"},
+		{"a cassette cut before its root", []string{"check", cutRoot}, 1, "and the cut took the root of its tree (page 9, at byte 36864): nothing in it can be salvaged, as every page is found from the root; only a whole copy helps\n"},
 		{"a cassette named .jsonl", []string{"check", cassetteAsJSONL}, 1, cassetteAsJSONL + ": not a JSONL export: it looks like a bbolt cassette (it starts with a bbolt meta page), not a JSONL export as its name says; name it .db to read it as one\n"},
 		{"both transports", []string{"serve", "--http", ":0", "--ws", ":0", db}, 2, "give --http or --ws, not both"},
 		{"bad match", []string{"serve", "--match", "fuzzy", db}, 2, `unknown match mode "fuzzy"`},
@@ -305,7 +311,9 @@ func TestRun_DamagedCassetteHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := filepath.Join(t.TempDir(), "cut.db")
-	if err := os.WriteFile(db, shipped[:2*os.Getpagesize()], 0o600); err != nil { // the meta pages alone
+	// Cut past the root of its tree (page 9 of 4 KiB), which salvage needs;
+	// a cut before it says that nothing can be salvaged (TestRun_Usage).
+	if err := os.WriteFile(db, shipped[:10*4096], 0o600); err != nil {
 		t.Fatal(err)
 	}
 	jsonl := writeTape(t)

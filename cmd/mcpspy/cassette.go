@@ -322,7 +322,7 @@ func runExport(args []string, s streams) error {
 	if err == nil && red != nil {
 		red.summary(s.Err)
 	}
-	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrJSONL) {
+	if (errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrJSONL)) && !errors.Is(err, store.ErrUnsalvageable) {
 		return fmt.Errorf("%w; --salvage exports what can still be read", err)
 	}
 	return err

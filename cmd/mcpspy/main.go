@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, s streams) error {
 // to get what is left of it: a user who met the error in ls or show would
 // not know that export has a way round it.
 func salvageHint(err error) error {
-	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrJSONL) {
+	if (errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrJSONL)) && !errors.Is(err, store.ErrUnsalvageable) {
 		return fmt.Errorf("%w; mcpspy export --salvage -o FILE.jsonl CASSETTE exports what can still be read", err)
 	}
 	return err

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -234,8 +236,10 @@ func TestMcpspy_DamagedCassettePointsAtSalvage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cut := filepath.Join(dir, "cut.db") // a download that stopped
-	if err := os.WriteFile(cut, shipped[:20000], 0o600); err != nil {
+	// A download that stopped past the root of the tree (page 9 of the
+	// shipped file): salvage can read what lies below it.
+	cut := filepath.Join(dir, "cut.db")
+	if err := os.WriteFile(cut, shipped[:40960], 0o600); err != nil {
 		t.Fatal(err)
 	}
 	mangled := filepath.Join(dir, "mangled.jsonl")
@@ -265,6 +269,38 @@ func TestMcpspy_DamagedCassettePointsAtSalvage(t *testing.T) {
 				t.Errorf("error %q, stderr %q: want the pointer to export --salvage", err, stderr)
 			}
 		})
+	}
+}
+
+// A cassette cut short before the root of its tree has nothing salvage
+// could read, as every page is found from the root: every command says
+// so, and why, and none points at --salvage, which once failed with only
+// "a page lies past the end of the file" and wrote nothing.
+func TestMcpspy_CutPastTheRootSaysNothingCanBeSalvaged(t *testing.T) {
+	dir := t.TempDir()
+	shipped, err := os.ReadFile(shippedCassette(t, "everything-stdio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.db") // the root is page 9, from byte 36864
+	if err := os.WriteFile(cut, shipped[:20480], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "rescued.jsonl")
+	want := cut + ": cassette is corrupt: truncated: the file is 20480 bytes, its pages reach 94208 (a copy cut short?), and the cut took the root of its tree (page 9, at byte 36864): nothing in it can be salvaged, as every page is found from the root; only a whole copy helps\n"
+	for _, args := range [][]string{
+		{"ls", cut},
+		{"show", cut},
+		{"export", cut},
+		{"export", "--salvage", "-o", out, cut},
+	} {
+		code, _, stderr := runCaptured(args...)
+		if code != 1 || stderr != "mcpspy: "+want {
+			t.Errorf("mcpspy %q: exit %d, stderr %q\nwant exit 1 and %q", args, code, stderr, "mcpspy: "+want)
+		}
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("salvage of nothing made %s (%v)", out, err)
 	}
 }
 
