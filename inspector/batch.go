@@ -104,7 +104,7 @@ func (m *Model) pendingElem(q int32, id []byte) *row {
 	els := m.elemsOf(q)
 	for i := range els {
 		e := &els[i]
-		if e.kind == jsonrpc.Request && e.pair < 0 && sameID(m.idBytes(e), id) {
+		if e.kind == jsonrpc.Request && e.pair < 0 && jsonrpc.SameID(m.idBytes(e), id) {
 			return e
 		}
 	}
@@ -150,9 +150,9 @@ func (m *Model) addBatch(i int32, frame []byte) (isError bool) {
 		m.ids = append(m.ids, id...)
 		switch {
 		case c.Kind == jsonrpc.Request && id != "":
-			m.pending[pairKey{b.sess, b.dir, string(pairID([]byte(id)))}] = i
+			m.pending[pairKey{b.sess, b.dir, string(jsonrpc.CanonicalID([]byte(id)))}] = i
 		case (c.Kind == jsonrpc.Response || c.Kind == jsonrpc.Error) && id != "":
-			k := pairKey{b.sess, 1 - b.dir, string(pairID([]byte(id)))}
+			k := pairKey{b.sess, 1 - b.dir, string(jsonrpc.CanonicalID([]byte(id)))}
 			if q, ok := m.pending[k]; ok {
 				delete(m.pending, k)
 				m.answer(&e, i, q)
@@ -184,7 +184,7 @@ func (m *Model) answerOf(req *row, reqRow int32) *row {
 	}
 	els := m.elemsOf(req.pair)
 	for i := range els {
-		if e := &els[i]; e.pair == reqRow && sameID(m.idBytes(e), m.idBytes(req)) {
+		if e := &els[i]; e.pair == reqRow && jsonrpc.SameID(m.idBytes(e), m.idBytes(req)) {
 			return e
 		}
 	}

@@ -56,8 +56,8 @@ type Session struct {
 }
 
 // pairKey finds the request a response answers: same session, the
-// request's direction, the same id (pairID: "\u0031" is "1", 1.0 is 1,
-// and 1 and "1" differ).
+// request's direction, the same id (jsonrpc.CanonicalID: "\u0031" is
+// "1", 1.0 is 1, and 1 and "1" differ).
 type pairKey struct {
 	sess uint32
 	dir  store.Dir
@@ -188,9 +188,9 @@ func (m *Model) add(sess uint32, s *store.Summary, method, id, tool, frame []byt
 	i := int32(len(m.rows))
 	switch {
 	case s.Kind == jsonrpc.Request && len(id) > 0:
-		m.pending[pairKey{sess, s.Dir, string(pairID(id))}] = i
+		m.pending[pairKey{sess, s.Dir, string(jsonrpc.CanonicalID(id))}] = i
 	case (s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error) && len(id) > 0:
-		k := pairKey{sess, 1 - s.Dir, string(pairID(id))}
+		k := pairKey{sess, 1 - s.Dir, string(jsonrpc.CanonicalID(id))}
 		if q, ok := m.pending[k]; ok {
 			delete(m.pending, k)
 			m.answer(&r, i, q)

@@ -2,123 +2,18 @@ package inspector
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
-// Pairing compares ids by what they mean, not by how a peer wrote them:
-// "\u0031" is the string "1", and 1.0 and 1e0 are the integer 1, so a
-// response that writes its id another way still answers its request. A
-// string and a number stay apart ("1" is not 1), as JSON-RPC has them.
-// Only pairing sees these forms; every column, filter and export shows
-// the id's bytes as written.
-
-// maxIDDigits bounds how far pairID writes out an integer given with an
-// exponent (1e20 as 1 and twenty zeros): past it, the exponent form
-// stays, so that a frame of 1e999999999 costs nothing. No peer writes an
-// integer id that long in plain decimal.
-const maxIDDigits = 64
-
-// pairID returns the form of id (its JSON text) that pairing compares.
-// Nearly every id is written the one way its value can be (a string
-// without escapes or non-ASCII bytes, an integer in plain decimal): that
-// id itself is returned, without a copy, so that pairing a million plain
-// ids costs a scan of their bytes.
-func pairID(id []byte) []byte {
-	if plainID(id) {
-		return id
-	}
-	if id[0] == '"' {
-		s, ok := jsonrpc.String(id)
-		if !ok {
-			return id // cut short (add keeps 64 KiB of an id): as written
-		}
-		return []byte(`"` + s + `"`) // the quotes only mark it a string
-	}
-	return canonicalNumber(id)
-}
-
-// plainID says whether id is already in the form pairID gives.
-func plainID(id []byte) bool {
-	if len(id) == 0 {
-		return true
-	}
-	if id[0] == '"' {
-		for _, c := range id[1:] {
-			if c == '\\' || c >= 0x80 { // an escape, or UTF-8 to check
-				return false
-			}
-		}
-		return true
-	}
-	digits := id
-	if digits[0] == '-' {
-		digits = digits[1:]
-	}
-	if len(digits) == 0 || digits[0] == '0' {
-		return len(id) == 1 && id[0] == '0' // 0 is plain; -0 and 01 are not
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// canonicalNumber writes the JSON number num so that equal values give
-// equal text: an integer in plain decimal (1.0, 1e0 and 10E-1 are 1, -0
-// is 0), any other value as its significant digits and a power of ten
-// (1.5 and 15e-1 are 15e-1). A text that is no JSON number stays as it
-// is.
-func canonicalNumber(num []byte) []byte {
-	s := string(num)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	mant, exp := s, 0
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
-		if err != nil || e > 1e9 || e < -1e9 {
-			return num // no JSON number, or an exponent past any id
-		}
-		mant, exp = s[:i], e
-	}
-	if i := strings.IndexByte(mant, '.'); i >= 0 {
-		exp -= len(mant) - i - 1
-		mant = mant[:i] + mant[i+1:]
-	}
-	if strings.Trim(mant, "0123456789") != "" || mant == "" {
-		return num
-	}
-	mant = strings.TrimLeft(mant, "0")
-	if mant == "" {
-		return []byte("0")
-	}
-	for strings.HasSuffix(mant, "0") {
-		mant, exp = mant[:len(mant)-1], exp+1
-	}
-	var out strings.Builder
-	if neg {
-		out.WriteByte('-')
-	}
-	out.WriteString(mant)
-	switch {
-	case exp >= 0 && len(mant)+exp <= maxIDDigits:
-		out.WriteString(strings.Repeat("0", exp))
-	case exp != 0:
-		out.WriteString("e" + strconv.Itoa(exp))
-	}
-	return []byte(out.String())
-}
-
-// sameID says whether ids a and b, as written, are the same id.
-func sameID(a, b []byte) bool {
-	return string(pairID(a)) == string(pairID(b))
-}
+// Pairing compares ids by what they mean (jsonrpc.CanonicalID), not by
+// how a peer wrote them: "\u0031" is the string "1", and 1.0 and 1e0 are
+// the integer 1, so a response that writes its id another way still
+// answers its request. A string and a number stay apart ("1" is not 1),
+// as JSON-RPC has them. Only pairing sees these forms; every column,
+// filter and export shows the id's bytes as written.
 
 // Cancels. A notifications/cancelled names, by params.requestId, a
 // request its own sender made in the same session; the receiver should
@@ -171,7 +66,7 @@ func (m *Model) linkCancel(c *row, at int32, frame []byte) {
 	if len(id) == 0 || string(id) == "null" {
 		return
 	}
-	q, req := m.cancelled(c.sess, c.dir, pairID(id), at)
+	q, req := m.cancelled(c.sess, c.dir, jsonrpc.CanonicalID(id), at)
 	if req == nil {
 		return // lint's cancel-unknown says so
 	}
@@ -181,7 +76,7 @@ func (m *Model) linkCancel(c *row, at int32, frame []byte) {
 	}
 }
 
-// cancelled finds the request with id (pairID's form) that side dir of
+// cancelled finds the request with id (jsonrpc.CanonicalID's form) that side dir of
 // session sess sent before the cancel at row at: the one waiting for its
 // answer, else the latest (its answer crossed the cancel). It returns the
 // request's row and the request: that row, or the element of a batch.
@@ -206,19 +101,19 @@ func (m *Model) cancelled(sess uint32, dir store.Dir, id []byte, at int32) (int3
 	return -1, nil
 }
 
-// requestIn returns the request with id (pairID's form) that row q is
+// requestIn returns the request with id (jsonrpc.CanonicalID's form) that row q is
 // or, for a batch, holds (the last such), nil if none.
 func (m *Model) requestIn(q int32, id []byte) *row {
 	r := &m.rows[q]
 	switch r.kind {
 	case jsonrpc.Request:
-		if string(pairID(m.idBytes(r))) == string(id) {
+		if string(jsonrpc.CanonicalID(m.idBytes(r))) == string(id) {
 			return r
 		}
 	case jsonrpc.Batch:
 		els := m.elemsOf(q)
 		for i := len(els) - 1; i >= 0; i-- {
-			if e := &els[i]; e.kind == jsonrpc.Request && string(pairID(m.idBytes(e))) == string(id) {
+			if e := &els[i]; e.kind == jsonrpc.Request && string(jsonrpc.CanonicalID(m.idBytes(e))) == string(id) {
 				return e
 			}
 		}

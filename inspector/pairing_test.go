@@ -9,37 +9,6 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-func TestPairID(t *testing.T) {
-	tests := []struct{ name, id, want string }{
-		{"plain integer", `12`, `12`},
-		{"zero", `0`, `0`},
-		{"negative integer", `-3`, `-3`},
-		{"plain string", `"abc"`, `"abc"`},
-		{"escaped string", `"\u0031"`, `"1"`},
-		{"escaped quote and slash", `"a\"\/b"`, `"a"/b"`},
-		{"non-ASCII string", `"é"`, `"é"`},
-		{"escaped non-ASCII", `"\u00e9"`, `"é"`},
-		{"fraction of an integer", `1.0`, `1`},
-		{"exponent", `1e0`, `1`},
-		{"exponent and fraction", `10E-1`, `1`},
-		{"positive exponent", `25e+2`, `2500`},
-		{"leading zeros in the fraction", `0.0`, `0`},
-		{"negative zero", `-0`, `0`},
-		{"negative with exponent", `-2.50e1`, `-25`},
-		{"not an integer", `1.5`, `15e-1`},
-		{"not an integer, other form", `15e-1`, `15e-1`},
-		{"too long to write out", `1e100`, `1e100`},
-		{"exponent past any id", `1e99999999999`, `1e99999999999`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := string(pairID([]byte(tt.id))); got != tt.want {
-				t.Errorf("pairID(%s) = %s, want %s", tt.id, got, tt.want)
-			}
-		})
-	}
-}
-
 // A response pairs with its request however either writes the id, as
 // long as the value is the same: a string with escapes, an integer with
 // a fraction or an exponent. A string and an integer of the same digits

@@ -2,7 +2,8 @@
 //
 // It reads a copy of a frame and never changes or re-encodes the original:
 // the proxies forward the bytes they read, and only their summaries come
-// from here. Ids keep their JSON spelling, so 1 and "1" stay different.
+// from here. Ids keep their JSON spelling, so 1 and "1" stay different;
+// CanonicalID gives the text to compare them by.
 // ReplaceMembers is the one writer: it makes a new copy of a frame with
 // named values blanked, for cassettes that are shared.
 package jsonrpc
