@@ -69,7 +69,8 @@ type cassetteSession struct {
 type pendingCancel struct {
 	seq uint64
 	at  time.Time
-	id  string // the requestId's JSON text
+	id  string // the requestId's JSON text, as written
+	key string // id as requests are found by (idKey)
 }
 
 // sharedAsk is an input_required result as other sessions see it.
@@ -156,8 +157,8 @@ func (t *Cassette) retry(c *checker, r *pendingRetry) {
 	}
 }
 
-// sent keeps the id of a request the client sent in c's session, one
-// connection of a client without an HTTP session.
+// sent keeps the id (idKey) of a request the client sent in c's session,
+// one connection of a client without an HTTP session.
 func (t *Cassette) sent(c *checker, id string, at time.Time) {
 	s := t.current(c)
 	if s == nil {
@@ -177,7 +178,7 @@ func (t *Cassette) cancel(c *checker, p *pendingCancel) {
 	}
 }
 
-// sentElsewhere says whether the client sent a request with id in
+// sentElsewhere says whether the client sent a request with id (idKey) in
 // another session than session of the same upstream, not after at.
 func (t *Cassette) sentElsewhere(session, upstream, id string, at time.Time) bool {
 	for other, s := range t.sessions {
@@ -230,7 +231,7 @@ func (t *Cassette) Findings(session string) []Finding {
 	}
 	if t.whole {
 		for _, p := range s.cancels {
-			if !t.sentElsewhere(session, s.upstream, p.id, p.at) {
+			if !t.sentElsewhere(session, s.upstream, p.key, p.at) {
 				report("cancel-unknown", p.seq, 0, "cancels request %s, which the client never sent, on this connection or another", p.id)
 			}
 		}

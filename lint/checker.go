@@ -19,12 +19,15 @@ type checker struct {
 	skip map[string]bool
 	out  []Finding
 
-	// sent[d] holds every request side d sent, by id text; a request
-	// leaves pending[d] when answered.
+	// sent[d] holds every request side d sent, by id (jsonrpc.CanonicalID,
+	// so that "\u0031" and 1.0 find the requests of id "1" and 1, as
+	// pairing in the inspector does); a request leaves pending[d] when
+	// answered.
 	sent    [2]map[string]*request
 	pending [2]map[string]*request
-	// tokens maps a progress token's JSON text to the request that carried
-	// it, per side that sent the request.
+	// tokens maps a progress token (jsonrpc.CanonicalID: a token is a
+	// string or a number, compared as a value as an id is) to the request
+	// that carried it, per side that sent the request.
 	tokens [2]map[string]*request
 
 	era        era
@@ -93,7 +96,7 @@ const (
 type request struct {
 	seq    uint64
 	dir    store.Dir
-	id     string
+	id     string // as written, for findings
 	method string
 	// tool and task are a tools/call's params.name and whether it asked
 	// for a task: what its answer is judged by. Nothing else of a
@@ -132,7 +135,8 @@ type frame struct {
 	dir    store.Dir
 	http   *store.HTTPMeta
 	kind   jsonrpc.Kind
-	id     string
+	id     string // as written, which findings show
+	key    string // id as requests are found by (idKey)
 	method string
 	params json.RawMessage
 	result json.RawMessage
@@ -208,7 +212,7 @@ func (c *checker) one(m *store.Message, raw []byte, s jsonrpc.Summary) {
 		}
 		return
 	}
-	f := &frame{seq: m.Seq, at: m.Time, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, method: s.Method, inputRequired: s.InputRequired, left: store.ClientLeft(m.Note)}
+	f := &frame{seq: m.Seq, at: m.Time, dir: m.Dir, http: m.HTTP, kind: s.Kind, id: s.ID, key: idKey(s.ID), method: s.Method, inputRequired: s.InputRequired, left: store.ClientLeft(m.Note)}
 	_, f.notAsked = notAsked(m)
 	if s.Kind != jsonrpc.Error {
 		f.params, f.result = member(raw, "params"), member(raw, "result")
@@ -254,20 +258,20 @@ func (c *checker) request(f *frame) {
 		r.task = member(f.params, "task") != nil
 	}
 	c.lifecycleRequest(f, r)
-	switch first, ok := c.sent[f.dir][f.id]; {
+	switch first, ok := c.sent[f.dir][f.key]; {
 	case !ok:
-		c.sent[f.dir][f.id] = r
+		c.sent[f.dir][f.key] = r
 	case c.era == eraStateless:
 		// 2026-07-28 has no sessions: each request stands alone, and a
 		// client may number each from 1. (The recorder groups them by
 		// connection.)
-		c.sent[f.dir][f.id] = r
+		c.sent[f.dir][f.key] = r
 	default:
 		c.report("id-reused", f.seq, first.seq, "%s reuses id %s, first used by %s at #%d", describe(f), f.id, first.method, first.seq)
 	}
-	c.pending[f.dir][f.id] = r
+	c.pending[f.dir][f.key] = r
 	if c.cassette != nil && f.dir == store.C2S && c.connectionShare() {
-		c.cassette.sent(c, f.id, f.at)
+		c.cassette.sent(c, f.key, f.at)
 	}
 	if tok := progressToken(f.params); tok != "" {
 		c.tokens[f.dir][tok] = r
@@ -318,16 +322,16 @@ func (c *checker) response(f *frame) {
 		return // an error about a frame whose id could not be read
 	}
 	asker := other(f.dir)
-	r, ok := c.pending[asker][f.id]
+	r, ok := c.pending[asker][f.key]
 	if !ok {
-		if prev, sent := c.sent[asker][f.id]; sent && prev.answered != 0 {
+		if prev, sent := c.sent[asker][f.key]; sent && prev.answered != 0 {
 			c.report("response-duplicate", f.seq, prev.answered, "a second answer to %s %s (first answered at #%d)", prev.method, f.id, prev.answered)
 		} else {
 			c.report("response-unknown-id", f.seq, 0, "answers id %s, which the %s never sent", f.id, side(asker))
 		}
 		return
 	}
-	delete(c.pending[asker], f.id)
+	delete(c.pending[asker], f.key)
 	r.answered = f.seq
 	if r.cancelled != 0 {
 		c.report("answered-after-cancel", f.seq, r.cancelled, "answers %s %s after it was cancelled at #%d", r.method, r.id, r.cancelled)

@@ -105,7 +105,7 @@ func (c *checker) httpAnswer(m *store.Message, s jsonrpc.Summary) {
 	if rest, ok := notAsked(m); ok {
 		// The server refused what mcpmock posted, not the client.
 		what, note = "the POST of mcpmock's own answer to a server request (its client was not asked it)", rest
-		if r := c.pending[store.S2C][s.ID]; r != nil && s.ID != "" {
+		if r := c.pending[store.S2C][idKey(s.ID)]; r != nil && s.ID != "" {
 			what = "the POST of mcpmock's own answer to the server's " + r.method + " " + r.id + " (its client was not asked it)"
 		}
 	}

@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"maps"
@@ -43,20 +42,6 @@ func stringOf(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return s, true
-}
-
-// canonical is a scalar's JSON text with a string's escapes resolved, so
-// that "a" and "\u0061" name the same token. Numbers keep their text.
-func canonical(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if s, ok := stringOf(raw); ok {
-		b, _ := json.Marshal(s)
-		return string(b)
-	}
-	if string(raw) == "null" {
-		return ""
-	}
-	return string(raw)
 }
 
 // jsonType names a value's JSON Schema type (jsonrpc.SchemaType).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -12,11 +13,11 @@ import (
 // value above the last.
 func (c *checker) progress(f *frame) {
 	p := objectMembers(f.params)
-	tok := canonical(p["progressToken"])
-	if tok == "" {
+	tok := p["progressToken"]
+	if len(tok) == 0 || string(tok) == "null" {
 		return // nothing to pair it with
 	}
-	r := c.tokens[other(f.dir)][tok]
+	r := c.tokens[other(f.dir)][idKey(string(tok))]
 	if r == nil {
 		c.report("progress-unknown-token", f.seq, 0, "progress for token %s, which no request of the %s carried", tok, side(other(f.dir)))
 		return
@@ -41,7 +42,7 @@ func (c *checker) cancelled(f *frame) {
 	if id == "" {
 		return
 	}
-	r := c.sent[f.dir][id]
+	r := c.sent[f.dir][idKey(id)]
 	switch {
 	case r == nil && f.dir == store.C2S && c.connectionShare():
 		// A client without an HTTP session may cancel a request it sent
@@ -49,7 +50,7 @@ func (c *checker) cancelled(f *frame) {
 		// connection of its own): the Cassette judges it with the other
 		// sessions (Tape); alone, it cannot be.
 		if c.cassette != nil {
-			c.cassette.cancel(c, &pendingCancel{seq: f.seq, at: f.at, id: id})
+			c.cassette.cancel(c, &pendingCancel{seq: f.seq, at: f.at, id: id, key: idKey(id)})
 		}
 	case r == nil:
 		c.report("cancel-unknown", f.seq, 0, "cancels request %s, which the %s never sent", id, side(f.dir))
@@ -60,11 +61,17 @@ func (c *checker) cancelled(f *frame) {
 	}
 }
 
-// progressToken returns the JSON text of params._meta.progressToken, or "".
+// progressToken returns params._meta.progressToken as tokens are found
+// by (idKey), or "" when there is none.
 func progressToken(params json.RawMessage) string {
 	t := member(member(params, "_meta"), "progressToken")
-	if string(t) == "null" {
+	if len(t) == 0 || string(t) == "null" {
 		return ""
 	}
-	return canonical(t)
+	return idKey(string(t))
 }
+
+// idKey is an id's or a progress token's JSON text as lint finds requests
+// by: jsonrpc.CanonicalID, the value whatever its spelling, as the
+// inspector pairs them. Findings show the id as written.
+func idKey(id string) string { return jsonrpc.CanonicalIDString(id) }

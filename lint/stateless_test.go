@@ -112,6 +112,9 @@ func TestTape_CancelOnAnotherConnection(t *testing.T) {
 		{"the request on another connection", []store.TapeSession{
 			post("s1", up, 0, listen), post("s2", up, time.Second, cancel),
 		}, nil},
+		{"the request's id written another way", []store.TapeSession{
+			post("s1", up, 0, listen), post("s2", up, time.Second, strings.Replace(cancel, `"requestId":8`, `"requestId":8e0`, 1)),
+		}, nil},
 		{"the cancellation recorded first", []store.TapeSession{
 			post("s1", up, time.Second, cancel), post("s2", up, 0, listen),
 		}, nil},

@@ -44,14 +44,23 @@ func CanonicalID(id []byte) []byte {
 	return canonicalNumber(id)
 }
 
+// CanonicalIDString is CanonicalID for an id held as a string (a
+// Summary's ID): a plain id comes back as it is, without an allocation.
+func CanonicalIDString(id string) string {
+	if plainID(id) {
+		return id
+	}
+	return string(CanonicalID([]byte(id)))
+}
+
 // plainID says whether id is already in the form CanonicalID gives.
-func plainID(id []byte) bool {
+func plainID[T string | []byte](id T) bool {
 	if len(id) == 0 {
 		return true
 	}
 	if id[0] == '"' {
-		for _, c := range id[1:] {
-			if c == '\\' || c >= 0x80 { // an escape, or UTF-8 to check
+		for i := 1; i < len(id); i++ {
+			if c := id[i]; c == '\\' || c >= 0x80 { // an escape, or UTF-8 to check
 				return false
 			}
 		}
@@ -64,8 +73,8 @@ func plainID(id []byte) bool {
 	if len(digits) == 0 || digits[0] == '0' {
 		return len(id) == 1 && id[0] == '0' // 0 is plain; -0 and 01 are not
 	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
+	for i := 0; i < len(digits); i++ {
+		if c := digits[i]; c < '0' || c > '9' {
 			return false
 		}
 	}

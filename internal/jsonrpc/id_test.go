@@ -41,8 +41,11 @@ func TestCanonicalID_PlainIDsDoNotAllocate(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { CanonicalID(b) }); n != 0 {
 			t.Errorf("CanonicalID(%s) allocates %v times", id, n)
 		}
-		if got := CanonicalID(b); &got[0] != &b[0] {
+		if got := CanonicalID(b); len(b) > 0 && &got[0] != &b[0] {
 			t.Errorf("CanonicalID(%s) copies the id", id)
+		}
+		if n := testing.AllocsPerRun(100, func() { CanonicalIDString(id) }); n != 0 {
+			t.Errorf("CanonicalIDString(%s) allocates %v times", id, n)
 		}
 	}
 }
@@ -62,6 +65,9 @@ func TestSameID(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := SameID([]byte(tt.a), []byte(tt.b)); got != tt.want {
 				t.Errorf("SameID(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+			}
+			if got := CanonicalIDString(tt.a) == CanonicalIDString(tt.b); got != tt.want {
+				t.Errorf("CanonicalIDString(%s) == CanonicalIDString(%s) is %v, want %v", tt.a, tt.b, got, tt.want)
 			}
 		})
 	}
