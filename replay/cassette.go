@@ -324,8 +324,8 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 	// for a refusal whose body comes after them. mcpspy keeps a refusal
 	// on the message it refused, and its body as a frame of its own.
 	var posted map[uint64]*interaction
-	// asked: the server's task-augmented requests during a call, by id,
-	// until the client answers (clienttasks.go).
+	// asked: the server's task-augmented requests during a call, by id
+	// (jsonrpc.CanonicalID), until the client answers (clienttasks.go).
 	var asked map[string]serverAsk
 	// notAsked: the server requests the fallback did not ask its client
 	// and the answers mcpmock gave them, by index; neither is replayed.
@@ -413,8 +413,8 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 		case notAsked[i]:
 			// An exchange the client never saw: no part of the conversation.
 		case m.Dir == store.C2S && p.id != nil:
-			if ask, ok := asked[string(p.id)]; ok {
-				delete(asked, string(p.id))
+			if ask, ok := asked[jsonrpc.CanonicalIDString(string(p.id))]; ok {
+				delete(asked, jsonrpc.CanonicalIDString(string(p.id)))
 				noteClientTask(ask, p.result)
 			}
 		case m.Dir == store.S2C && !p.hasMeth && p.id != nil:
@@ -472,7 +472,7 @@ func (c *Cassette) addSession(s *store.TapeSession, ps iter.Seq2[int, *parsed], 
 					if asked == nil {
 						asked = map[string]serverAsk{}
 					}
-					asked[string(p.id)] = serverAsk{target, len(target.during) - 1}
+					asked[jsonrpc.CanonicalIDString(string(p.id))] = serverAsk{target, len(target.during) - 1}
 				}
 			case !out.Request && p.method != "notifications/progress" && onListen(open, m.HTTP):
 				// Sent on a listen stream: caused by whatever the client
@@ -585,8 +585,10 @@ func openOn(open []*interaction, id uint64) *interaction {
 	return nil
 }
 
-// inflightIDs finds the requests in flight by their ids' JSON text, as a
-// map from string(id) would. A session seldom has more than a few in
+// inflightIDs finds the requests in flight by their ids' values
+// (jsonrpc.CanonicalID: an answer or a cancel may write an id another way
+// than its request did, "\u0031" for "1", 3e0 for 3), as a map from
+// string(id) would. A session seldom has more than a few in
 // flight: a short list, searched, costs less than a map, whose keys must
 // be copied (that was most of adding a request). Past a few, a map it is.
 type inflightIDs struct {
@@ -599,6 +601,7 @@ type inflightIDs struct {
 const inflightList = 16
 
 func (f *inflightIDs) get(id []byte) *interaction {
+	id = jsonrpc.CanonicalID(id)
 	if f.m != nil {
 		return f.m[string(id)]
 	}
@@ -611,6 +614,7 @@ func (f *inflightIDs) get(id []byte) *interaction {
 }
 
 func (f *inflightIDs) put(id []byte, it *interaction) {
+	id = jsonrpc.CanonicalID(id)
 	if f.m != nil {
 		f.m[string(id)] = it
 		return
@@ -634,6 +638,7 @@ func (f *inflightIDs) put(id []byte, it *interaction) {
 }
 
 func (f *inflightIDs) del(id []byte) {
+	id = jsonrpc.CanonicalID(id)
 	if f.m != nil {
 		delete(f.m, string(id))
 		return

@@ -145,7 +145,9 @@ func (ps *parser) parseFrame(m *store.Message) parsed {
 		tok = jsonrpc.Member(p.params, "progressToken")
 	}
 	if len(tok) > 0 && string(tok) != "null" {
-		p.token = string(tok)
+		// Compared only, request's with progress's: by value, as ids
+		// are, so that 1.0 is the token 1.
+		p.token = jsonrpc.CanonicalIDString(string(tok))
 	}
 	return p
 }

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
+
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 )
 
 // Sessionless (2026-07-28) traffic over HTTP. Requests carry no session
@@ -155,10 +157,11 @@ func (s *Server) ConnState(c net.Conn, state http.ConnState) {
 // with this id: the reply may come on another connection than the request
 // it answers went out with.
 func (s *Server) waitingSession(own *httpSession, id string) *session {
+	key := jsonrpc.CanonicalIDString(id) // as session.response finds its waiter
 	waits := func(h *httpSession) bool {
 		h.sess.mu.Lock()
 		defer h.sess.mu.Unlock()
-		return h.sess.waiters[id] != nil
+		return h.sess.waiters[key] != nil
 	}
 	if waits(own) {
 		return own.sess

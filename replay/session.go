@@ -75,7 +75,7 @@ type session struct {
 	nextID atomic.Int64
 
 	mu       sync.Mutex
-	inflight map[string]context.CancelFunc // request id → cancel
+	inflight map[string]context.CancelFunc // request id (jsonrpc.CanonicalID) → cancel
 	// initializing is open while an initialize is being answered off the
 	// reading goroutine (a source that may block, such as a live server):
 	// requests read after it wait for its answer, as the session's version
@@ -89,7 +89,7 @@ type session struct {
 	// stream was ready; the next one to open gets them after its first
 	// message (the acknowledgement).
 	pendingListen listenQueue
-	waiters       map[string]chan callReply // our request id → reply
+	waiters       map[string]chan callReply // our request id (plain decimal, its canonical form) → reply
 	// barrierPings are the progress barrier's pings not yet answered in
 	// time, by id; barrierOff says one of them went unanswered, and the
 	// barrier waits no more until a late answer comes (see
@@ -258,14 +258,17 @@ func (s *session) fail(ex exchange, id json.RawMessage, e *RPCError) {
 	ex.done()
 }
 
-// response routes the client's reply to one of our requests.
+// response routes the client's reply to one of our requests. Our ids
+// are integers in plain decimal, the waiters' keys; the client may write
+// one another way (1.0, 1e0), and it is still the same id.
 func (s *session) response(id string, result, rpcErr json.RawMessage) {
+	key := jsonrpc.CanonicalIDString(id)
 	s.mu.Lock()
-	ch := s.waiters[id]
-	delete(s.waiters, id)
-	late := ch == nil && s.barrierPings[id]
+	ch := s.waiters[key]
+	delete(s.waiters, key)
+	late := ch == nil && s.barrierPings[key]
 	if late { // the client answers ping, only slowly: wait for it again
-		delete(s.barrierPings, id)
+		delete(s.barrierPings, key)
 		s.barrierOff = false
 	}
 	s.mu.Unlock()
@@ -333,7 +336,9 @@ func (s *session) request(req *Request, ex exchange) {
 	}
 	s.srv.noteEra(req)
 	ctx, cancel := context.WithCancel(s.ctx)
-	idKey := string(req.ID)
+	// By value, so that a cancel naming it another way (3e0 for 3)
+	// finds it (cancelRequest).
+	idKey := jsonrpc.CanonicalIDString(string(req.ID))
 	listen := req.Method == "subscriptions/listen"
 	s.mu.Lock()
 	s.inflight[idKey] = cancel
@@ -666,11 +671,12 @@ func (s *session) sendAfter(after []Outgoing, req *Request) {
 	}
 }
 
-// cancelRequest cancels a request in flight, as notifications/cancelled
-// does (the HTTP client went away).
+// cancelRequest cancels the request in flight with id (its JSON text,
+// compared by value), as notifications/cancelled does (the HTTP client
+// went away).
 func (s *session) cancelRequest(id string) {
 	s.mu.Lock()
-	cancel := s.inflight[id]
+	cancel := s.inflight[jsonrpc.CanonicalIDString(id)]
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()
