@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -182,7 +183,9 @@ func mergeCompared(sessions []*store.TapeSession) []compared {
 // answer (paired by id), naming tasks as tasks does.
 func comparedRequests(s *store.TapeSession, tasks taskNames) []compared {
 	var out []compared
-	open := map[string]int{} // request id → index in out
+	// request id (jsonrpc.CanonicalID: an answer may write it another
+	// way, "\u0031" for "1") → index in out
+	open := map[string]int{}
 	// A batch's requests and answers count one by one.
 	for _, m := range store.Unbatched(s.Messages) {
 		var f struct {
@@ -197,7 +200,7 @@ func comparedRequests(s *store.TapeSession, tasks taskNames) []compared {
 		}
 		switch {
 		case m.Dir == store.C2S && f.Method != "":
-			open[string(f.ID)] = len(out)
+			open[jsonrpc.CanonicalIDString(string(f.ID))] = len(out)
 			f.Params = tasks.rename(f.Params)
 			c := compared{method: f.Method, session: s.Info.ID, seq: m.Seq, at: m.Time, params: f.Params}
 			if m.HTTP != nil && m.HTTP.Status >= 300 {
@@ -206,11 +209,12 @@ func comparedRequests(s *store.TapeSession, tasks taskNames) []compared {
 			c.canonical(f.Params)
 			out = append(out, c)
 		case m.Dir == store.S2C && f.Method == "":
-			idx, ok := open[string(f.ID)]
+			id := jsonrpc.CanonicalIDString(string(f.ID))
+			idx, ok := open[id]
 			if !ok {
 				continue
 			}
-			delete(open, string(f.ID))
+			delete(open, id)
 			out[idx].root, out[idx].body = "result", tasks.rename(f.Result)
 			if len(f.Error) > 0 {
 				out[idx].root, out[idx].body = "error", f.Error

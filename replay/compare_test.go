@@ -87,6 +87,15 @@ func TestCompareSessions(t *testing.T) {
 			`= tools/list  (a#1 b#1)`,
 			`= tools/call {"arguments":{"m":"hi"},"name":"echo"}  (a#3 b#3)`,
 		}},
+		{"answers that write their request's id another way", []string{
+			`> {"jsonrpc":"2.0","id":"\u0031","method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":"1","result":{"tools":[{"name":"echo"}]}}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"m":"hi"}}}`,
+			`< {"jsonrpc":"2.0","id":2e0,"result":{"content":[{"type":"text","text":"hi"}]}}`,
+		}, []string{
+			`= tools/list  (a#1 b#1)`,
+			`= tools/call {"arguments":{"m":"hi"},"name":"echo"}  (a#3 b#3)`,
+		}},
 		{"another answer", []string{
 			`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 			`< {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo"},{"name":"sum"}]}}`,

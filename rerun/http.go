@@ -32,7 +32,7 @@ type httpConn struct {
 	// live is what the server's own tools/list answers have said, listIDs
 	// the ids of the tools/list requests sent and not yet answered.
 	live    toolSchemas
-	listIDs map[string]bool
+	listIDs map[string]bool // by jsonrpc.CanonicalID
 }
 
 func startHTTP(o Options, t *tape, receive func([]byte), failed func(id string, status int, reason string), note func(string)) (conn, error) {
@@ -63,7 +63,7 @@ func (c *httpConn) send(frame []byte, st *step) error {
 	if sum.Kind == jsonrpc.Request {
 		c.mu.Lock()
 		if sum.Method == "tools/list" {
-			c.listIDs[sum.ID] = true
+			c.listIDs[jsonrpc.CanonicalIDString(sum.ID)] = true
 		}
 		live := c.live
 		c.mu.Unlock()
@@ -95,9 +95,9 @@ func (c *httpConn) heard(frame []byte) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.listIDs[sum.ID] {
+	if id := jsonrpc.CanonicalIDString(sum.ID); c.listIDs[id] {
 		c.live = c.live.with(frame)
-		delete(c.listIDs, sum.ID)
+		delete(c.listIDs, id)
 	}
 }
 

@@ -155,7 +155,7 @@ func (d *driver) finish() *Result {
 type step struct {
 	index int    // in the recording
 	frame []byte // as recorded
-	id    string // a request's id text; "" for anything else
+	id    string // a request's id (jsonrpc.CanonicalID, as its answer is found by); "" for anything else
 	// answeredAt is the index of the request's recorded answer; -1 when
 	// it got none (a hung or cancelled call).
 	answeredAt int
@@ -198,6 +198,9 @@ func planOf(s *store.TapeSession) *plan {
 	var tools toolSchemas
 	for i, m := range s.Messages {
 		sum := jsonrpc.Classify(m.Frame)
+		// An answer may write its request's id another way ("\u0031"
+		// for "1", 1.0 for 1): ids pair by value.
+		sum.ID = jsonrpc.CanonicalIDString(sum.ID)
 		switch {
 		case m.Dir == store.S2C && sum.Kind == jsonrpc.Request:
 			serverAsked[sum.ID] = sum.Method
@@ -470,6 +473,7 @@ func (d *driver) noteCut() {
 // the status the recording has is what the recorded client got too, and
 // is no news; another status, or a refusal the recording lacks, is.
 func (d *driver) fail(id string, status int, reason string) {
+	id = jsonrpc.CanonicalIDString(id)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	ch, ok := d.answered[id]
@@ -499,11 +503,12 @@ func (d *driver) receive(frame []byte) {
 	sum := jsonrpc.Classify(frame)
 	switch sum.Kind {
 	case jsonrpc.Response, jsonrpc.Error:
+		id := jsonrpc.CanonicalIDString(sum.ID) // the live server may write it another way
 		d.mu.Lock()
-		d.noteLive(sum.ID, frame)
-		if ch, ok := d.answered[sum.ID]; ok {
+		d.noteLive(id, frame)
+		if ch, ok := d.answered[id]; ok {
 			close(ch)
-			delete(d.answered, sum.ID)
+			delete(d.answered, id)
 		}
 		d.mu.Unlock()
 	case jsonrpc.Notification:
