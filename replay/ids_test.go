@@ -1,10 +1,14 @@
 package replay_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
@@ -97,5 +101,63 @@ func TestServer_RecordedIDsWrittenAnotherWay(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":` + string(ping.ID) + `,"result":{}}`)
 	if got, want := norm(t, c.recv()), `{"id":"c","jsonrpc":"2.0","result":{"content":[]}}`; got != want {
 		t.Errorf("got %s, want %s (the cancelled call gets no answer)", got, want)
+	}
+}
+
+// Without HTTP sessions a client's requests are grouped by connection,
+// and its reply to mcpmock's request may come on another connection than
+// the call that asked: mcpmock finds the session that waits for it by the
+// id's value, however the reply writes it.
+func TestHTTP_SessionlessReplyIDWrittenAnotherWay(t *testing.T) {
+	srv, err := replay.NewServer(mocktest.Load(t, filepath.Join("..", "cassettes", "script-elicit.yaml")), replay.Options{HTTPSessions: "off", CallTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := newHTTPServer(t, srv)
+	clients := []*http.Client{{Transport: &http.Transport{}}, {Transport: &http.Transport{}}} // two connections
+	for _, c := range clients {
+		t.Cleanup(c.CloseIdleConnections)
+	}
+	post := func(c *http.Client, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	resp := post(clients[0], `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}`)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	post(clients[0], `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	call := bufio.NewScanner(post(clients[0], `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy","arguments":{"service":"api"}}}`).Body)
+	next := func() string { // the next SSE data line of the call's stream
+		t.Helper()
+		for call.Scan() {
+			if data, ok := strings.CutPrefix(call.Text(), "data: "); ok && data != "" {
+				return data
+			}
+		}
+		t.Fatalf("the call's stream ended: %v", call.Err())
+		return ""
+	}
+	var ask struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.Unmarshal([]byte(next()), &ask); err != nil || ask.Method != "elicitation/create" {
+		t.Fatalf("want the server's elicitation/create, got %+v (%v)", ask, err)
+	}
+	reply := post(clients[1], `{"jsonrpc":"2.0","id":`+string(ask.ID)+`e0,"result":{"action":"accept","content":{"confirm":true,"note":"ok"}}}`)
+	if reply.StatusCode != http.StatusAccepted {
+		t.Errorf("the reply's POST: %s, want 202 Accepted", reply.Status)
+	}
+	if got := next(); !strings.Contains(got, "deployed api (ok)") {
+		t.Errorf("the call's answer: %s, want the one for the accepted form", got)
 	}
 }
