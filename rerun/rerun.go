@@ -199,25 +199,26 @@ func planOf(s *store.TapeSession) *plan {
 	for i, m := range s.Messages {
 		sum := jsonrpc.Classify(m.Frame)
 		// An answer may write its request's id another way ("\u0031"
-		// for "1", 1.0 for 1): ids pair by value.
-		sum.ID = jsonrpc.CanonicalIDString(sum.ID)
+		// for "1", 1.0 for 1): ids pair by value. What the step says
+		// (describe) keeps the id as written.
+		id := jsonrpc.CanonicalIDString(sum.ID)
 		switch {
 		case m.Dir == store.S2C && sum.Kind == jsonrpc.Request:
-			serverAsked[sum.ID] = sum.Method
+			serverAsked[id] = sum.Method
 		case m.Dir == store.S2C && (sum.Kind == jsonrpc.Response || sum.Kind == jsonrpc.Error):
-			if k, ok := pending[sum.ID]; ok {
+			if k, ok := pending[id]; ok {
 				p.steps[k].answeredAt = i
 				p.steps[k].gave = gaveOf(m.Frame)
-				delete(pending, sum.ID)
+				delete(pending, id)
 			}
-			if listed[sum.ID] {
+			if listed[id] {
 				tools = tools.with(m.Frame)
-				delete(listed, sum.ID)
+				delete(listed, id)
 			}
 		case m.Dir == store.C2S && (sum.Kind == jsonrpc.Response || sum.Kind == jsonrpc.Error):
 			// The recorded client's reply to a server request: kept to
 			// answer the live server's, never sent as it stands.
-			if method, ok := serverAsked[sum.ID]; ok {
+			if method, ok := serverAsked[id]; ok {
 				if body := replyBody(m.Frame); body != nil {
 					p.replies[method] = append(p.replies[method], body)
 				}
@@ -232,11 +233,11 @@ func planOf(s *store.TapeSession) *plan {
 				}
 			}
 			if sum.Kind == jsonrpc.Request {
-				st.id = sum.ID
+				st.id = id
 				st.echoes = echoedBy(m.Frame)
-				pending[sum.ID] = len(p.steps)
+				pending[id] = len(p.steps)
 				if sum.Method == "tools/list" {
-					listed[sum.ID] = true
+					listed[id] = true
 				}
 			}
 			p.steps = append(p.steps, st)
