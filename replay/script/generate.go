@@ -244,8 +244,8 @@ func (r *recording) addSession(s *store.TapeSession) {
 	if len(s.Info.Handshake.Capabilities) > 0 {
 		r.capabilities = s.Info.Handshake.Capabilities
 	}
-	pending := map[string]*exchange{} // by request id, as written
-	byToken := map[string]*exchange{} // by progressToken, as written
+	pending := map[string]*exchange{} // by request id (jsonrpc.CanonicalID)
+	byToken := map[string]*exchange{} // by progressToken (jsonrpc.CanonicalID)
 	// inflight: the requests not yet answered that a script's elicit,
 	// sample and roots can belong to (tools/call, prompts/get,
 	// resources/read); toolCalls() is its tools/call alone.
@@ -273,9 +273,12 @@ func (r *recording) addSession(s *store.TapeSession) {
 	for _, m := range s.Messages {
 		var w wire
 		bad := json.Unmarshal(m.Frame, &w) != nil
-		if x := refusedOn(pending, refusedOnStream, m); x != nil && (bad || len(w.ID) == 0 || pending[string(w.ID)] != x) {
+		// Ids pair by value: an answer or a reply may write its request's
+		// id another way ("\u0031" for "1", 1.0 for 1).
+		key := jsonrpc.CanonicalIDString(string(w.ID))
+		if x := refusedOn(pending, refusedOnStream, m); x != nil && (bad || len(w.ID) == 0 || pending[key] != x) {
 			// The body of a refusal, which is no answer to the request.
-			delete(pending, x.id)
+			delete(pending, jsonrpc.CanonicalIDString(x.id))
 			delete(refusedOnStream, x.stream)
 			inflight = slices.DeleteFunc(inflight, func(y *exchange) bool { return y == x })
 			learnt := x.refused != 0
@@ -309,24 +312,24 @@ func (r *recording) addSession(s *store.TapeSession) {
 				r.learn(x)
 				continue
 			}
-			pending[string(w.ID)] = x
+			pending[key] = x
 			var p struct {
 				Meta struct {
 					ProgressToken json.RawMessage `json:"progressToken"`
 				} `json:"_meta"`
 			}
 			if json.Unmarshal(w.Params, &p) == nil && len(p.Meta.ProgressToken) > 0 {
-				byToken[string(p.Meta.ProgressToken)] = x
+				byToken[jsonrpc.CanonicalIDString(string(p.Meta.ProgressToken))] = x // a token compares as an id
 			}
 			if jsonrpc.MayAskForInput(w.Method) {
 				inflight = append(inflight, x)
 			}
 		case m.Dir == store.S2C && w.Method == "" && len(w.ID) > 0:
-			x := pending[string(w.ID)]
+			x := pending[key]
 			if x == nil {
 				continue
 			}
-			delete(pending, string(w.ID))
+			delete(pending, key)
 			versions.answer(x, w.Result, w.Error)
 			if tasks.answer(x, w.Result, w.Error, m.Time) {
 				continue // a task's creation or state: the call's answer comes with tasks/result
@@ -353,7 +356,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 				TaskID string `json:"taskId"`
 			}
 			if json.Unmarshal(w.Params, &p) == nil && askedAsTask[p.TaskID] != nil {
-				asked[string(w.ID)] = askedAsTask[p.TaskID]
+				asked[key] = askedAsTask[p.TaskID]
 				delete(askedAsTask, p.TaskID)
 			}
 		case m.Dir == store.S2C && w.Method != "" && len(w.ID) > 0:
@@ -366,11 +369,11 @@ func (r *recording) addSession(s *store.TapeSession) {
 			if x := askedDuring(inflight, stream); ok && x != nil && x.ask(k) == nil {
 				a := &recordedAsk{kind: k, params: w.Params}
 				x.asks = append(x.asks, a)
-				asked[string(w.ID)] = a
+				asked[key] = a
 			}
 		case m.Dir == store.C2S && w.Method == "" && len(w.ID) > 0:
-			if a := asked[string(w.ID)]; a != nil {
-				delete(asked, string(w.ID))
+			if a := asked[key]; a != nil {
+				delete(asked, key)
 				a.at = m.Time
 				if t, made := taskOf(w.Result); made && jsonrpc.Member(a.params, "task") != nil {
 					askedAsTask[t.TaskID] = a // the reply is the task's result
@@ -393,7 +396,7 @@ func (r *recording) addSession(s *store.TapeSession) {
 				ProgressToken json.RawMessage `json:"progressToken"`
 			}
 			if json.Unmarshal(w.Params, &p) == nil {
-				if x := byToken[string(p.ProgressToken)]; x != nil && !x.answered {
+				if x := byToken[jsonrpc.CanonicalIDString(string(p.ProgressToken))]; x != nil && !x.answered {
 					x.progress = append(x.progress, w.Params)
 					x.stepTimes = append(x.stepTimes, m.Time)
 				}
