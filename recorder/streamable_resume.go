@@ -46,8 +46,8 @@ type watch struct {
 	// ctx ends when the stream is no longer wanted: the POST was aborted,
 	// or the session closed.
 	ctx     context.Context
-	related string          // the POST's request id, for Receive
-	pending map[string]bool // ids of the requests not yet answered
+	related string            // the POST's request id, for Receive
+	pending map[string]string // ids of the requests not yet answered, as written, by requestIDs' key
 	// resumable: the stream is of the handshake era.
 	resumable bool
 	lastID    string        // the last event id the server gave, "" none
@@ -56,16 +56,18 @@ type watch struct {
 }
 
 // requestIDs are the ids of the requests a POST body carries (a
-// 2025-03-26 batch may carry several).
-func requestIDs(frame []byte, sum jsonrpc.Summary) map[string]bool {
-	ids := map[string]bool{}
+// 2025-03-26 batch may carry several), each as written, by the form an
+// answer is found by (jsonrpc.CanonicalID: an answer may write its id
+// another way, "1" for "\u0031", 1.0 for 1).
+func requestIDs(frame []byte, sum jsonrpc.Summary) map[string]string {
+	ids := map[string]string{}
 	switch sum.Kind {
 	case jsonrpc.Request:
-		ids[sum.ID] = true
+		ids[jsonrpc.CanonicalIDString(sum.ID)] = sum.ID
 	case jsonrpc.Batch:
 		jsonrpc.Elements(frame, func(v []byte) {
 			if s := jsonrpc.Classify(v); s.Kind == jsonrpc.Request {
-				ids[s.ID] = true
+				ids[jsonrpc.CanonicalIDString(s.ID)] = s.ID
 			}
 		})
 	}
@@ -199,7 +201,7 @@ func (c *StreamableClient) lost(w *watch, why string) {
 	if c.o.Failed == nil {
 		return
 	}
-	for id := range w.pending {
+	for _, id := range w.pending {
 		c.o.Failed(id, errors.New("its SSE answer stream "+why))
 	}
 }
@@ -238,7 +240,7 @@ func (c *StreamableClient) readEvents(body io.Reader, meta store.HTTPMeta, w *wa
 			m.EventID, m.EventType, m.Retry = ev.ID, ev.Type, ev.Retry
 			c.got(ev.Data, m, w.related)
 			if s := jsonrpc.Classify(ev.Data); s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error {
-				delete(w.pending, s.ID)
+				delete(w.pending, jsonrpc.CanonicalIDString(s.ID))
 			}
 		}
 		if end != nil {
