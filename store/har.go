@@ -365,8 +365,9 @@ func (h *HAR) regroup(msgs []*Message) []*harExchange {
 }
 
 // legacyAnswers maps the JSON-RPC id of each answer that came on a legacy
-// SSE stream to those answers, in seq order, so that a POST's entry can
-// say where its answer went.
+// SSE stream (jsonrpc.CanonicalID: an answer may write its request's id
+// another way, "1" for "\u0031", 1.0 for 1) to those answers, in seq
+// order, so that a POST's entry can say where its answer went.
 func legacyAnswers(msgs []*Message) map[string][]*Message {
 	out := map[string][]*Message{}
 	for _, m := range msgs {
@@ -374,7 +375,8 @@ func legacyAnswers(msgs []*Message) map[string][]*Message {
 			continue
 		}
 		if s := Summarize(m); (s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error) && s.ID != "" {
-			out[s.ID] = append(out[s.ID], m)
+			id := jsonrpc.CanonicalIDString(s.ID)
+			out[id] = append(out[id], m)
 		}
 	}
 	return out
@@ -387,7 +389,7 @@ func answerTo(answers map[string][]*Message, req *Message) *Message {
 	if s.Kind != jsonrpc.Request || s.ID == "" {
 		return nil
 	}
-	for _, a := range answers[s.ID] {
+	for _, a := range answers[jsonrpc.CanonicalIDString(s.ID)] {
 		if a.Seq > req.Seq {
 			return a
 		}

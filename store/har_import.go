@@ -895,6 +895,8 @@ func orderHARMessages(msgs []harMessage) {
 		}
 		return
 	}
+	// By id (jsonrpc.CanonicalID): an answer may write its request's id
+	// another way ("1" for "\u0031", 1.0 for 1).
 	asked := map[string]time.Time{}   // client requests by id
 	replied := map[string]time.Time{} // client answers to the server's requests, by id
 	var initialized time.Time
@@ -904,10 +906,11 @@ func orderHARMessages(msgs []harMessage) {
 		}
 		switch s := jsonrpc.Classify(hm.m.Frame); {
 		case s.Kind == jsonrpc.Request:
-			asked[string(s.ID)] = hm.m.Time
+			asked[jsonrpc.CanonicalIDString(s.ID)] = hm.m.Time
 		case s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error:
-			if _, ok := replied[string(s.ID)]; !ok {
-				replied[string(s.ID)] = hm.m.Time
+			id := jsonrpc.CanonicalIDString(s.ID)
+			if _, ok := replied[id]; !ok {
+				replied[id] = hm.m.Time
 			}
 		case s.Method == "notifications/initialized" && initialized.IsZero():
 			initialized = hm.m.Time
@@ -922,7 +925,7 @@ func orderHARMessages(msgs []harMessage) {
 		}
 		limit, ok := bound[hm.entry]
 		if s := jsonrpc.Classify(hm.m.Frame); s.Kind == jsonrpc.Request {
-			if t, asked := replied[string(s.ID)]; asked && (!ok || t.Before(limit)) {
+			if t, asked := replied[jsonrpc.CanonicalIDString(s.ID)]; asked && (!ok || t.Before(limit)) {
 				limit, ok = t, true
 			}
 		}
@@ -941,7 +944,7 @@ func orderHARMessages(msgs []harMessage) {
 		at := later(hm.m.Time, prev[hm.entry])
 		switch s := jsonrpc.Classify(hm.m.Frame); {
 		case s.Kind == jsonrpc.Response || s.Kind == jsonrpc.Error:
-			if t, ok := asked[string(s.ID)]; ok && !at.After(t) {
+			if t, ok := asked[jsonrpc.CanonicalIDString(s.ID)]; ok && !at.After(t) {
 				at = t.Add(time.Microsecond)
 			}
 		case hm.m.HTTP != nil && hm.m.HTTP.Stream == StreamGetSSE && !initialized.IsZero() && !at.After(initialized) &&
