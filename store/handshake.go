@@ -86,7 +86,8 @@ const metaClientInfo = "io.modelcontextprotocol/clientInfo"
 // params (then down path). It walks the frame with the jsonrpc scanner,
 // not encoding/json: the first stateless request of a session may be a
 // tools/call carrying tens of MiB, and this runs on the store's commit
-// goroutine. What it keeps is copied: a slice of the frame would hold the
+// goroutine. The frame is validated once, as it is split; the look-ups
+// inside params then step over what they pass unchecked. What it keeps is copied: a slice of the frame would hold the
 // whole frame for as long as the session's info lives.
 func paramsPair(frame []byte, path []string, stringName, rawName string) (str string, raw json.RawMessage, ok bool) {
 	var at []byte
@@ -101,13 +102,13 @@ func paramsPair(frame []byte, path []string, stringName, rawName string) (str st
 		if !objectOrAbsent(at) {
 			return "", nil, false
 		}
-		at = jsonrpc.Member(at, name)
+		at = jsonrpc.MemberOfValid(at, name)
 	}
 	if !objectOrAbsent(at) {
 		return "", nil, false
 	}
 	var strValue, rawValue []byte
-	jsonrpc.Members(at, func(name, value []byte) {
+	jsonrpc.MembersOfValid(at, func(name, value []byte) {
 		switch string(name) {
 		case stringName:
 			strValue = value
