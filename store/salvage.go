@@ -34,9 +34,11 @@ import (
 // resumes at the next seq, so one bad page costs the messages on it and
 // nothing more. A page pointer damaged into a loop, which bbolt would
 // follow for ever, is cut in a private copy of the file first
-// (salvage_detour.go). What Salvage cannot get past: both bbolt meta
-// pages damaged (the file does not open), or a meta bucket that no longer
-// says it is a cassette.
+// (salvage_detour.go). A cut that took the root of the last commit's tree
+// is read as the commit before it, when that one's root is in the file
+// (salvage_older.go). What Salvage cannot get past: both bbolt meta pages
+// damaged (the file does not open), a cut that took both commits' roots,
+// or a meta bucket that no longer says it is a cassette.
 
 // Loss is a part of a damaged cassette that Salvage could not read.
 type Loss struct {
@@ -85,6 +87,11 @@ type SalvageReport struct {
 	// Detours are the loops of page pointers read around; what lay below
 	// each is among Lost.
 	Detours []PageDetour
+	// Fallback, when not nil: the cut took the root of the last commit's
+	// tree, and what was salvaged is the commit before it. What the last
+	// commit wrote is lost, and is not among Lost (how much it was is not
+	// known).
+	Fallback *CommitFallback
 }
 
 // LostMessages counts the messages in Lost.
@@ -158,7 +165,12 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 		defer f.Close()
 		return SalvageStream(f, path, w, sessions, opts...)
 	}
-	src, detours, cleanup, err := detourLoops(path)
+	older, fallback, cleanupOlder, err := readOlderCommit(path)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanupOlder()
+	src, detours, cleanup, err := detourLoops(older, path)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +181,7 @@ func Salvage(path string, w io.Writer, sessions []string, opts ...ExportOption) 
 	}
 	defer db.Close()
 	e := newJSONLEncoder(w, opts)
-	rep := &SalvageReport{Detours: detours}
+	rep := &SalvageReport{Detours: detours, Fallback: fallback}
 	err = guard(path, func() error {
 		return db.View(func(tx *bolt.Tx) error {
 			st, err := file.Stat()

@@ -35,12 +35,12 @@ func (d PageDetour) String() string {
 	return fmt.Sprintf("element %d of page %d is in a loop of page pointers back to page %d; salvaged around it", d.Element, d.Page, d.LoopsTo)
 }
 
-// detourLoops returns the file Salvage should read for path: path itself
-// when its tree has no loop, else a copy with every loop cut, which
-// cleanup removes.
-func detourLoops(path string) (src string, detours []PageDetour, cleanup func(), err error) {
+// detourLoops returns the file Salvage should read for path, given as
+// src (path itself, or a private copy of it): src itself when its tree
+// has no loop, else a copy with every loop cut, which cleanup removes (a
+// private copy given is cut in place).
+func detourLoops(src, path string) (_ string, detours []PageDetour, cleanup func(), err error) {
 	cleanup = func() {}
-	src = path
 	for {
 		loop, err := findLoop(src, path)
 		if err != nil {

@@ -328,23 +328,6 @@ func TestSalvage_JSONL(t *testing.T) {
 	}
 }
 
-// Salvage cannot get past a root page that a cut took with it, and says
-// so, and why, before it reads a page: every other page is found from the
-// root. Every read of the file says the same, so that none points at
-// Salvage for it.
-func TestSalvage_TruncatedPastTheRoot(t *testing.T) {
-	path := truncatedCassette(t)
-	_, err := Salvage(path, new(bytes.Buffer), nil)
-	const want = "and the cut took the root of its tree (page "
-	if !errors.Is(err, ErrCorrupt) || !errors.Is(err, ErrUnsalvageable) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
-		t.Errorf("salvage: %v, want %v and %v naming %s and saying %q", err, ErrCorrupt, ErrUnsalvageable, path, want)
-	}
-	err = View(path, func(*Reader) error { return nil })
-	if !errors.Is(err, ErrUnsalvageable) || !strings.Contains(err.Error(), want) {
-		t.Errorf("view: %v, want %v saying %q", err, ErrUnsalvageable, want)
-	}
-}
-
 // Salvage never crashes on a damaged file and what it writes always
 // imports: the fuzzer overwrites bytes of a small cassette, as a failing
 // disk would. Each 3 bytes of input are one edit: where (scaled to the

@@ -49,8 +49,8 @@ var (
 	// kind of recording, which its first bytes show (a bbolt cassette).
 	ErrNotJSONL = errors.New("not a JSONL export")
 	// ErrUnsalvageable: the cassette is damaged past what Salvage reads
-	// around (a cut that took the root of its tree); it comes with
-	// ErrCorrupt.
+	// around (a cut that took the roots of both its commits' trees); it
+	// comes with ErrCorrupt.
 	ErrUnsalvageable = errors.New("nothing in it can be salvaged")
 	// ErrNewerFormat: the cassette was written by a newer mcptape.
 	ErrNewerFormat = errors.New("cassette format is newer than this mcptape understands")
@@ -285,13 +285,19 @@ func checkWhole(path string, tx *bolt.Tx) error {
 
 // rootCut is the error for a file of size bytes that ends before the root
 // page of tx's tree: every page is reached from the root, so none can be
-// found, by Salvage or by anything else that goes by the tree. Nil when
-// the root is there, and what is below it may be read in part.
+// found, by Salvage or by anything else that goes by the tree, unless
+// the commit before tx is still in the file (Salvage reads that one). Nil
+// when the root is there, and what is below it may be read in part.
 func rootCut(path string, tx *bolt.Tx, size int64) error {
 	root := uint64(tx.Cursor().Bucket().Root()) // from the meta page: reads no page
 	pageSize := uint64(tx.DB().Info().PageSize)
 	if (root+1)*pageSize <= uint64(size) {
 		return nil
+	}
+	if older, _ := olderCommit(path); older != nil {
+		// Not ErrUnsalvageable: Salvage reads the commit before.
+		return fmt.Errorf("%s: %w: truncated: the file is %d bytes, its pages reach %d (a copy cut short?), and the cut took the root of its last commit's tree (txid %d, page %d, at byte %d); the commit before it (txid %d) is still in the file",
+			path, ErrCorrupt, size, tx.Size(), older.Lost, root, root*pageSize, older.Read)
 	}
 	return fmt.Errorf("%s: %w: truncated: the file is %d bytes, its pages reach %d (a copy cut short?), and the cut took the root of its tree (page %d, at byte %d): %w, as every page is found from the root; only a whole copy helps",
 		path, ErrCorrupt, size, tx.Size(), root, root*pageSize, ErrUnsalvageable)

@@ -428,6 +428,9 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 		return err
 	}
 	path = label(path)
+	if rep.Fallback != nil {
+		fmt.Fprintf(s.Err, "mcpspy: export: %s: %v\n", path, rep.Fallback)
+	}
 	for _, d := range rep.Detours {
 		fmt.Fprintf(s.Err, "mcpspy: export: %s: %v\n", path, d)
 	}
@@ -435,7 +438,7 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 		fmt.Fprintf(s.Err, "mcpspy: export: %v\n", l) // its error names the file
 	}
 	salvaged := fmt.Sprintf("salvaged %s in %s", plural.Count(rep.Messages, "message"), plural.Count(rep.Sessions, "session"))
-	if len(rep.Lost) == 0 {
+	if len(rep.Lost) == 0 && rep.Fallback == nil {
 		fmt.Fprintf(s.Err, "mcpspy: export: %s: %s; nothing was lost\n", path, salvaged)
 		return nil
 	}
@@ -452,6 +455,11 @@ func exportSalvaged(path string, sessions []string, out string, s streams, opts 
 		}
 	}
 	var lost []string
+	if rep.Fallback != nil {
+		// What the last commit wrote is not counted: it was in pages the
+		// cut took.
+		lost = append(lost, fmt.Sprintf("what the last commit (txid %d) wrote", rep.Fallback.Lost))
+	}
 	if n := rep.LostMessages(); n > 0 {
 		// A session whose end cannot be read counts only its first lost
 		// seq; "lost 1 message" would hide that the rest went with it.
