@@ -34,9 +34,9 @@ import (
 // resumes at the next seq, so one bad page costs the messages on it and
 // nothing more. A page pointer damaged into a loop, which bbolt would
 // follow for ever, is cut in a private copy of the file first
-// (salvage_detour.go). A cut that took the root of the last commit's tree
-// is read as the commit before it, when that one's root is in the file
-// (salvage_older.go). What Salvage cannot get past: both bbolt meta pages
+// (salvage_detour.go). A cut that took the root of the last commit's tree,
+// or damage to that root page, is read as the commit before it, when
+// that one's root is whole (salvage_older.go). What Salvage cannot get past: both bbolt meta pages
 // damaged (the file does not open), a cut that took both commits' roots,
 // or a meta bucket that no longer says it is a cassette.
 
@@ -87,8 +87,8 @@ type SalvageReport struct {
 	// Detours are the loops of page pointers read around; what lay below
 	// each is among Lost.
 	Detours []PageDetour
-	// Fallback, when not nil: the cut took the root of the last commit's
-	// tree, and what was salvaged is the commit before it. What the last
+	// Fallback, when not nil: a cut took the root of the last commit's
+	// tree, or damaged it, and what was salvaged is the commit before it. What the last
 	// commit wrote is lost, and is not among Lost (how much it was is not
 	// known).
 	Fallback *CommitFallback

@@ -7,7 +7,8 @@ import (
 )
 
 // Salvage reads the commit before the last when a cut took the root of
-// the last one's tree. bbolt keeps two meta pages, 0 and 1, and each
+// the last one's tree, or the root page is damaged (not the branch or
+// leaf page its meta page names). bbolt keeps two meta pages, 0 and 1, and each
 // commit writes the one the commit before it did not, so the other names
 // the tree of the commit before. That tree stays whole on disk until a
 // later commit reuses its pages (the last commit cannot: a page it frees
@@ -33,6 +34,9 @@ type commitMeta struct {
 	page       uint64 // 0 or 1
 	txid, root uint64
 	valid      bool // its magic and checksum hold
+	// rootWhole: the root page is in the file, and its header is of a
+	// branch or leaf page with the root's id, as bbolt checks.
+	rootWhole bool
 }
 
 // CommitFallback says that Salvage read the commit before the last: the
@@ -40,12 +44,19 @@ type commitMeta struct {
 type CommitFallback struct {
 	Read     uint64 // the txid of the commit read
 	Lost     uint64 // the txid of the last commit, whose records are lost
-	LostRoot uint64 // the page of the last commit's root, past the end of the file
+	LostRoot uint64 // the page of the last commit's root
+	// Damaged: the last root page is in the file but damaged; else the
+	// cut took it.
+	Damaged bool
 }
 
 func (f CommitFallback) String() string {
-	return fmt.Sprintf("the cut took the root of the last commit's tree (txid %d, page %d): salvaged the commit before it (txid %d); what the last commit wrote is lost, how much is not known",
-		f.Lost, f.LostRoot, f.Read)
+	what := "the cut took the root of the last commit's tree"
+	if f.Damaged {
+		what = "the root page of the last commit's tree is damaged"
+	}
+	return fmt.Sprintf("%s (txid %d, page %d): salvaged the commit before it (txid %d); what the last commit wrote is lost, how much is not known",
+		what, f.Lost, f.LostRoot, f.Read)
 }
 
 // readMetas reads both meta pages of the file at path, and its page
@@ -80,29 +91,39 @@ func readMetas(path string) (metas [2]commitMeta, pageSize, size uint64, ok bool
 	}
 	head := v.at(pageHeaderSize, 12)
 	pageSize = uint64(native.Uint32(head[8:]))
+	if pageSize == 0 {
+		return metas, 0, v.size, false
+	}
 	metas[1] = read(1, pageSize)
+	for i := range metas {
+		m := &metas[i]
+		if m.root < v.size/pageSize { // not (root+1)×pageSize: a damaged root would wrap round
+			h := v.at(m.root*pageSize, pageHeaderSize)
+			flags := native.Uint16(h[8:])
+			m.rootWhole = native.Uint64(h) == m.root && (flags == branchPage || flags == leafPage)
+		}
+	}
 	return metas, pageSize, v.size, true
 }
 
 // olderCommit is, for the file at path, the commit Salvage should read in
-// place of the last when the cut took the last one's root, and the offset
-// of the last one's checksum: nil when the last root is in the file (or no
-// other commit can stand in for it: then rootCut says nothing can be
-// salvaged).
+// place of the last when the cut took the last one's root or damaged it,
+// and the offset of the last one's checksum: nil when the last root is
+// whole (or no other commit can stand in for it: then rootCut says
+// nothing can be salvaged).
 func olderCommit(path string) (fallback *CommitFallback, lastChecksumAt int64) {
 	metas, pageSize, size, ok := readMetas(path)
-	if !ok || !metas[1].valid || pageSize == 0 {
+	if !ok || !metas[1].valid {
 		return nil, 0
 	}
 	last, before := metas[0], metas[1]
 	if before.txid > last.txid {
 		last, before = before, last
 	}
-	inFile := func(root uint64) bool { return root < size/pageSize } // not (root+1)×pageSize: a damaged root would wrap round
-	if inFile(last.root) || !inFile(before.root) || before.txid >= last.txid {
+	if last.rootWhole || !before.rootWhole || before.txid >= last.txid {
 		return nil, 0
 	}
-	return &CommitFallback{Read: before.txid, Lost: last.txid, LostRoot: last.root},
+	return &CommitFallback{Read: before.txid, Lost: last.txid, LostRoot: last.root, Damaged: last.root < size/pageSize},
 		int64(last.page*pageSize + pageHeaderSize + metaChecksumAt)
 }
 

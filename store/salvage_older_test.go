@@ -100,6 +100,21 @@ func olderCommitCassette(t *testing.T) (path, beforeExport string, newest, befor
 	return path, beforeExport, newest, before, pageSize
 }
 
+// salvageCommitBefore salvages the cassette at path, which should give
+// want, the export of the commit before the last.
+func salvageCommitBefore(t *testing.T, path, want string) *SalvageReport {
+	t.Helper()
+	var out bytes.Buffer
+	rep, err := Salvage(path, &out, nil)
+	if err != nil {
+		t.Fatalf("salvage: %v", err)
+	}
+	if out.String() != want {
+		t.Errorf("salvaged\n%s\nwant the commit before the last:\n%s", out.String(), want)
+	}
+	return rep
+}
+
 // A cut that took the root of the last commit's tree, but none of the
 // pages of the commit before it, is salvaged as that commit: what it held
 // comes back exactly, and the report says which commit was read and that
@@ -114,14 +129,7 @@ func TestSalvage_CutPastTheLastRootReadsTheCommitBefore(t *testing.T) {
 	if err := os.Truncate(path, int64(before.highWater*pageSize)); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	rep, err := Salvage(path, &out, nil)
-	if err != nil {
-		t.Fatalf("salvage: %v", err)
-	}
-	if out.String() != want {
-		t.Errorf("salvaged\n%s\nwant the commit before the last:\n%s", out.String(), want)
-	}
+	rep := salvageCommitBefore(t, path, want)
 	wantFallback := CommitFallback{Read: before.txid, Lost: newest.txid, LostRoot: newest.root}
 	if rep.Fallback == nil || *rep.Fallback != wantFallback {
 		t.Errorf("fallback %v, want %v", rep.Fallback, wantFallback)
@@ -137,7 +145,7 @@ func TestSalvage_CutPastTheLastRootReadsTheCommitBefore(t *testing.T) {
 	if len(rep.Lost) != 0 || rep.Sessions != 3 {
 		t.Errorf("report: %d sessions, lost %v; want 3 sessions and no loss below the commit read", rep.Sessions, rep.Lost)
 	}
-	err = View(path, func(*Reader) error { return nil })
+	err := View(path, func(*Reader) error { return nil })
 	wantView := fmt.Sprintf("the cut took the root of its last commit's tree (txid %d, page %d, at byte %d); the commit before it (txid %d) is still in the file", newest.txid, newest.root, newest.root*pageSize, before.txid)
 	if !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrUnsalvageable) || !strings.Contains(err.Error(), wantView) {
 		t.Errorf("view: %v, want %v (not %v) saying %q", err, ErrCorrupt, ErrUnsalvageable, wantView)
@@ -162,5 +170,27 @@ func TestSalvage_CutPastBothRoots(t *testing.T) {
 	err = View(path, func(*Reader) error { return nil })
 	if !errors.Is(err, ErrUnsalvageable) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
 		t.Errorf("view: %v, want %v naming %s and saying %q", err, ErrUnsalvageable, path, want)
+	}
+}
+
+// A root page of the last commit damaged in a whole file (zeroed, as by a
+// disk fault) leaves nothing of that commit's tree to read; the commit
+// before it is read instead, whole, and the report says so.
+func TestSalvage_DamagedLastRootReadsTheCommitBefore(t *testing.T) {
+	path, want, newest, before, pageSize := olderCommitCassette(t)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(data[newest.root*pageSize : (newest.root+1)*pageSize])
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := salvageCommitBefore(t, path, want)
+	wantFallback := CommitFallback{Read: before.txid, Lost: newest.txid, LostRoot: newest.root, Damaged: true}
+	if rep.Fallback == nil || *rep.Fallback != wantFallback {
+		t.Errorf("fallback %v, want %v", rep.Fallback, wantFallback)
+	} else if said := rep.Fallback.String(); !strings.HasPrefix(said, fmt.Sprintf("the root page of the last commit's tree is damaged (txid %d, page %d): salvaged the commit before it (txid %d)", newest.txid, newest.root, before.txid)) {
+		t.Errorf("fallback says %q", said)
 	}
 }
