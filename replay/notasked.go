@@ -28,12 +28,15 @@ func unasked(msgs []*store.Message) map[int]bool {
 		return nil
 	}
 	var skip map[int]bool
-	var pending map[string]int // server request ids awaiting an answer
+	var pending map[string]int // server request ids (canonical) awaiting an answer
 	for i, m := range msgs {
-		id := jsonrpc.Member(m.Frame, "id")
-		if id == nil {
+		raw := jsonrpc.Member(m.Frame, "id")
+		if raw == nil {
 			continue
 		}
+		// Compared by value: a client may write the id of the request it
+		// answers otherwise than the server did (1 for 1.0).
+		id := jsonrpc.CanonicalID(raw)
 		hasMethod := jsonrpc.Member(m.Frame, "method") != nil
 		switch {
 		case m.Dir == store.S2C && hasMethod:

@@ -100,3 +100,30 @@ func (p *askedPeer) Call(_ context.Context, method string, params json.RawMessag
 	p.asked = append(p.asked, method+" "+string(params))
 	return json.RawMessage(`{}`), nil
 }
+
+// TestCassette_NotAskedIDByValue: the pairing of a server request with its
+// answer compares ids by value, so that a request whose refusal wrote its
+// id otherwise ("0" for "\u0030") is still left out, and one the client
+// answered with its id written otherwise (0 for 0.0) is still replayed.
+func TestCassette_NotAskedIDByValue(t *testing.T) {
+	s := store.TapeSession{Info: store.SessionInfo{ID: "s1"}}
+	add := func(dir store.Dir, frame, note string) {
+		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(len(s.Messages) + 1), Dir: dir, Frame: []byte(frame), Note: note})
+	}
+	add(store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`, "")
+	add(store.S2C, `{"jsonrpc":"2.0","id":"\u0030","method":"roots/list","params":{"refused":true}}`, "")
+	add(store.C2S, `{"jsonrpc":"2.0","id":"0","error":{"code":-32603,"message":"mcpmock: not asked of the client"}}`, NoteNotAsked)
+	add(store.S2C, `{"jsonrpc":"2.0","id":0.0,"method":"roots/list","params":{"during":"a"}}`, "")
+	add(store.C2S, `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`, "")
+	add(store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "")
+
+	_, p := openAndCallA(t, s)
+	if p.Play == nil {
+		t.Fatalf("a plays nothing during the call: %+v", p.Reply)
+	}
+	peer := &askedPeer{}
+	p.Play(t.Context(), peer, &Request{ID: []byte("9"), Method: "tools/call", Params: []byte(`{"name":"a"}`)})
+	if len(peer.asked) != 1 || peer.asked[0] != `roots/list {"during":"a"}` {
+		t.Errorf("server requests during a: %q; want the roots/list the client answered", peer.asked)
+	}
+}
