@@ -16,7 +16,9 @@ import (
 type Options struct {
 	// Match is the matching mode: "default" (or ""), "strict",
 	// "ignore-params" or "ignore-params=METHOD[,METHOD...]". See
-	// docs/REPLAY.md.
+	// docs/REPLAY.md. It applies to cassettes: another mode than the
+	// default with no cassette among the sources (nor a fallback) fails
+	// NewServer, as do Timing "recorded" and a MatchFunc.
 	Match string
 	// Timing is "none" (or ""): answer at once, or "recorded": wait as long
 	// as the recorded server did before each progress step and answer.
@@ -200,6 +202,9 @@ func NewServer(sources []Source, opts Options) (*Server, error) {
 		}
 	}
 	if err := m.checkIgnored(opts.Match, sources, s.warnf); err != nil {
+		return nil, err
+	}
+	if err := checkApplies(opts, sources); err != nil {
 		return nil, err
 	}
 	for _, src := range sources {

@@ -120,6 +120,34 @@ func (m *matcher) checkIgnored(mode string, sources []Source, warnf func(format 
 	return fmt.Errorf("match mode %q: %s; recorded: %s", mode, what, strings.Join(known, ", "))
 }
 
+// checkApplies refuses a match mode, recorded timing or MatchFunc when
+// no source is a cassette: they change only how recordings answer, and a
+// script says in its own when and delay what matches and how long an
+// answer takes. Accepted, they would pass unseen, and a user who asked
+// for strict matching of a script would believe it had it. With a source
+// that answers any method (a fallback server), what it answers is
+// recorded for the next replay, where they apply.
+func checkApplies(opts Options, sources []Source) error {
+	for _, src := range sources {
+		if _, ok := src.(interface{ setMatch(matcher) }); ok {
+			return nil
+		}
+		if a, ok := src.(AnyMethod); ok && a.AnswersAnyMethod() {
+			return nil
+		}
+	}
+	const none = "applies to cassettes (.db, .jsonl, .har), and no source is one"
+	switch {
+	case opts.Match != "" && opts.Match != MatchDefault:
+		return fmt.Errorf("match mode %q: --match %s: a script's when says what matches", opts.Match, none)
+	case opts.Timing == "recorded":
+		return fmt.Errorf("timing %q: --timing %s: a script's delay says how long an answer takes", opts.Timing, none)
+	case opts.MatchFunc != nil:
+		return fmt.Errorf("a MatchFunc %s: a script's when says what matches", none)
+	}
+	return nil
+}
+
 // cassetteSession is one live client's cursor over a cassette. Each live
 // session replays the cassette from the start: the n-th identical request
 // of a session gets the n-th recorded answer.

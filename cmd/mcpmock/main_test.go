@@ -100,6 +100,11 @@ func TestRun_Usage(t *testing.T) {
 		{"ignore-params naming a method nothing recorded", []string{"serve", "--match", "ignore-params=tools/lst", db}, 2, `serve: match mode "ignore-params=tools/lst": no cassette recorded a request of method tools/lst (did you mean tools/list?); recorded: tools/call, tools/list`},
 		{"ignore-params with a script alone", []string{"serve", "--match", "ignore-params=tools/call", override}, 2, "no cassette recorded a request of method tools/call: --match applies to cassettes, and none recorded a request"},
 		{"bad timing", []string{"serve", "--timing", "slow", db}, 2, `unknown timing "slow"`},
+		// Modes that only change how recordings answer, given with a script
+		// alone, would pass unseen: refused, as --ignore is.
+		{"strict with a script alone", []string{"serve", "--match", "strict", override}, 2, `serve: match mode "strict": --match applies to cassettes (.db, .jsonl, .har), and no source is one: a script's when says what matches`},
+		{"ignore-params with a script alone, every method", []string{"serve", "--match", "ignore-params", override}, 2, `serve: match mode "ignore-params": --match applies to cassettes`},
+		{"recorded timing with a script alone", []string{"serve", "--timing", "recorded", override}, 2, `serve: timing "recorded": --timing applies to cassettes (.db, .jsonl, .har), and no source is one: a script's delay says how long an answer takes`},
 		{"bad flag", []string{"serve", "--nope", db}, 2, "flag provided but not defined"},
 		{"address in use", []string{"serve", "--http", busy.Addr().String(), db}, 1, "mcpmock: listen on " + busy.Addr().String() + ": address already in use\n"},
 		{"call timeout of 0", []string{"serve", "--call-timeout", "0s", db}, 2, "serve: --call-timeout 0s: want a time above 0"},

@@ -58,7 +58,8 @@ type Server struct {
 // Option changes the replay.Options a Server starts with.
 type Option func(*replay.Options)
 
-// WithMatch sets the matching mode (see replay.Options.Match).
+// WithMatch sets the matching mode (see replay.Options.Match). Any mode
+// but "default" applies to cassettes: with scripts alone it fails New.
 func WithMatch(mode string) Option { return func(o *replay.Options) { o.Match = mode } }
 
 // WithHTTPSessions sets whether initialize over Streamable HTTP gets an
@@ -72,7 +73,8 @@ func WithHTTPSessions(mode string) Option {
 // default) answers at once; "recorded" waits, before each message sent
 // during a call and before its answer, as long as the recorded server did,
 // as mcpmock serve --timing does (see replay.Options.Timing). Another
-// value fails New (Start returns the error).
+// value fails New (Start returns the error), and so does "recorded" with
+// scripts alone, whose answers take the delay they give.
 func WithTiming(mode string) Option { return func(o *replay.Options) { o.Timing = mode } }
 
 // WithCallTimeout sets how long the server waits for the client's reply
@@ -94,7 +96,8 @@ func WithCallTimeout(d time.Duration) Option {
 // live one that the normal match found no answer for: a tool argument
 // holding a fresh timestamp, a query that may differ in case. fn is asked
 // only after a miss, in recorded order (see replay.MatchFunc); a panic in
-// it leaves the request unmatched, with a warning naming it.
+// it leaves the request unmatched, with a warning naming it. Scripts do
+// not ask it: with scripts alone it fails New.
 func WithMatcher(fn replay.MatchFunc) Option {
 	return func(o *replay.Options) { o.MatchFunc = fn }
 }

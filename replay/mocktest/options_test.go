@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
 )
 
@@ -119,4 +120,41 @@ func TestWithCallTimeout(t *testing.T) {
 			mocktest.WithCallTimeout(d)
 		}()
 	}
+}
+
+// Options that change only how recordings answer fail a test whose
+// sources are all scripts, where they would do nothing: a test asking
+// for strict matching of a script would believe it had it.
+func TestOptions_CassetteOnlyWithScript(t *testing.T) {
+	script := filepath.Join("..", "..", "cassettes", "script-basic.yaml")
+	anyCall := func(live, recorded replay.MatchRequest) bool { return true }
+	tests := []struct {
+		name string
+		opt  mocktest.Option
+		want string
+	}{
+		{"WithMatch strict", mocktest.WithMatch("strict"), `mocktest: match mode "strict": --match applies to cassettes (.db, .jsonl, .har), and no source is one: a script's when says what matches`},
+		{"WithTiming recorded", mocktest.WithTiming("recorded"), `mocktest: timing "recorded": --timing applies to cassettes (.db, .jsonl, .har), and no source is one: a script's delay says how long an answer takes`},
+		{"WithMatcher", mocktest.WithMatcher(anyCall), `mocktest: a MatchFunc applies to cassettes (.db, .jsonl, .har), and no source is one: a script's when says what matches`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fatalTB{failureTB{TB: t}}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				mocktest.NewFromCassette(f, script, tt.opt)
+			}()
+			<-done
+			if got := f.failures(); got != tt.want {
+				t.Errorf("failed with %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// Beside a cassette they apply, the script layered over it.
+	path := filepath.Join(t.TempDir(), "weather.jsonl")
+	if err := os.WriteFile(path, []byte(cassette), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mocktest.New(t, mocktest.Load(t, script, path), mocktest.WithMatch("strict"), mocktest.WithTiming("recorded"), mocktest.WithMatcher(anyCall))
 }
