@@ -750,12 +750,18 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 	if a.Error != nil {
 		ca.err = c.rpcErr(a.Error)
 	}
-	last := 0.0
-	for i, st := range a.Progress {
-		if i > 0 && st.Progress <= last {
-			c.errorf(sub(st.Pos, "progress"), "progress must increase (%g after %g)", st.Progress, last)
+	last, lastSet := 0.0, false
+	for _, st := range a.Progress {
+		// The spec gives every notification a progress; left out, it
+		// would go out as 0, which no one wrote.
+		if _, set := st.fields["progress"]; !set {
+			c.errorf(st.Pos, "a progress step needs progress: N, a number that increases from step to step")
+		} else {
+			if lastSet && st.Progress <= last {
+				c.errorf(sub(st.Pos, "progress"), "progress must increase (%g after %g)", st.Progress, last)
+			}
+			last, lastSet = st.Progress, true
 		}
-		last = st.Progress
 		s := step{progress: st.Progress, total: st.Total, delay: st.Delay.D}
 		if st.Message != "" {
 			s.msg = c.template(sub(st.Pos, "message"), st.Message)

@@ -540,7 +540,7 @@ func textBlock(b *yaml.Node) (string, bool) {
 }
 
 // progressSteps writes recorded progress notifications as steps; nil when
-// they do not rise, which a script requires.
+// they do not rise, or one has no progress, which a script requires.
 func progressSteps(params []json.RawMessage) *yaml.Node {
 	if len(params) == 0 {
 		return nil
@@ -549,12 +549,12 @@ func progressSteps(params []json.RawMessage) *yaml.Node {
 	last := -1.0
 	for _, p := range params {
 		var v struct {
-			Progress float64 `json:"progress"`
+			Progress *float64 `json:"progress"`
 		}
-		if json.Unmarshal(p, &v) != nil || v.Progress <= last {
+		if json.Unmarshal(p, &v) != nil || v.Progress == nil || *v.Progress <= last {
 			return nil
 		}
-		last = v.Progress
+		last = *v.Progress
 		s := pick(p, []string{"progress", "total", "message"})
 		literalTemplateNode(member(s.n, "message"))
 		steps.Content = append(steps.Content, flow(s.n))

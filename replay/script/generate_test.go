@@ -543,6 +543,22 @@ func generated(t *testing.T, tape *store.Tape) (*Script, []byte) {
 	return s, out
 }
 
+// A recorded progress notification without progress (a server's bug) is
+// no step a script can hold: the call's progress is left out, and the
+// script still loads.
+func TestFromTape_ProgressWithoutProgress(t *testing.T) {
+	_, out := generated(t, tapeOf(generateInfo,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"build","arguments":{},"_meta":{"progressToken":"t"}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","total":2,"message":"starting"}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":2,"total":2}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"built"}]}}`,
+	))
+	scriptHas(t, out, "built")
+	if strings.Contains(string(out), "progress:") {
+		t.Errorf("the script keeps progress that has none:\n%s", out)
+	}
+}
+
 // A 404 for the session a call named is the session's expiry, in the
 // script as in a replay of the recording.
 func TestFromTape_SessionGone(t *testing.T) {

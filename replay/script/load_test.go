@@ -511,6 +511,12 @@ tools:
   - name: a
     answers: [{text: x, progress: [{progress: 2}, {progress: 1}]}]
 `, []string{"tools[0].answers[0].progress[1].progress: progress must increase"}},
+		// Without it the step went out as progress 0, unseen.
+		{"a progress step without progress", `
+tools:
+  - name: a
+    answers: [{text: x, progress: [{total: 3, message: starting}, {progress: 2, total: 3}]}]
+`, []string{"test.yaml:3:36: tools[0].answers[0].progress[0]: a progress step needs progress: N, a number that increases from step to step"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
