@@ -559,9 +559,21 @@ func TestCheck_JSONFileIsJSON(t *testing.T) {
 	dir := t.TempDir()
 	text := "{\"server\": {\"name\": \"s\", \"version\": \"1\"},\n \"tools\": [{\"name\": \"a\", \"answers\": [{\"text\": \"x\"},]}]}\n"
 	for _, tc := range []struct{ file, want string }{
-		{"trailing.json", "trailing.json:2:52: (top level): not valid JSON: invalid character ']' looking for beginning of value"},
+		{"trailing.json", "trailing.json:2:52: (top level): not valid JSON: invalid character ']' looking for beginning of value; a trailing comma before it, which JSON does not allow (YAML does: name the file .yaml to keep it)"},
 		{"trailing.yaml", ""},
+		{"object.json", "object.json:2:51: (top level): not valid JSON: invalid character '}' looking for beginning of object key string; a trailing comma before it, which JSON does not allow (YAML does: name the file .yaml to keep it)"},
+		{"comment.json", "comment.json:2:2: (top level): not valid JSON: invalid character '/' looking for beginning of object key string; JSON has no comments (YAML does, with #: name the file .yaml to keep them)"},
+		{"other.json", "other.json:2:2: (top level): not valid JSON: invalid character 'x' looking for beginning of object key string"},
 	} {
+		text := text
+		switch tc.file {
+		case "object.json":
+			text = "{\"server\": {\"name\": \"s\", \"version\": \"1\"},\n \"tools\": [{\"name\": \"a\", \"answers\": [{\"text\": \"x\",}]}]}\n"
+		case "comment.json":
+			text = "{\"server\": {\"name\": \"s\", \"version\": \"1\"},\n // the tools\n \"tools\": []}\n"
+		case "other.json":
+			text = "{\"server\": {\"name\": \"s\", \"version\": \"1\"},\n x}\n"
+		}
 		path := filepath.Join(dir, tc.file)
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 			t.Fatal(err)

@@ -38,6 +38,24 @@ func Load(path string) (replay.Source, error) {
 	return s, nil
 }
 
+// notJSONHint names what YAML would have taken in a .json script, and
+// JSON does not: a trailing comma, a comment. encoding/json only names the
+// character after it, and the same text loads as .yaml, which puzzles.
+func notJSONHint(data []byte, err error) string {
+	var syntax *json.SyntaxError
+	if !errors.As(err, &syntax) || syntax.Offset < 1 || syntax.Offset > int64(len(data)) {
+		return ""
+	}
+	at := syntax.Offset - 1 // the byte at fault
+	switch before := bytes.TrimRight(data[:at], " \t\r\n"); {
+	case (data[at] == ']' || data[at] == '}') && bytes.HasSuffix(before, []byte(",")):
+		return "; a trailing comma before it, which JSON does not allow (YAML does: name the file .yaml to keep it)"
+	case data[at] == '/' || data[at] == '#':
+		return "; JSON has no comments (YAML does, with #: name the file .yaml to keep them)"
+	}
+	return ""
+}
+
 // Check validates a script without serving it.
 func Check(path string) error {
 	_, err := loadFile(path)
@@ -61,7 +79,7 @@ func loadFile(path string) (*Script, error) {
 			if errors.As(jsonerr.File(path, data, err), &je) && je.Line == 0 {
 				je.Line, je.Col = 1, 1 // a fault of the whole file (cut short)
 			}
-			return nil, &Error{File: path, Pos: Pos{Line: je.Line, Col: je.Col}, Msg: "not valid JSON: " + je.Msg}
+			return nil, &Error{File: path, Pos: Pos{Line: je.Line, Col: je.Col}, Msg: "not valid JSON: " + je.Msg + notJSONHint(data, err)}
 		}
 	}
 	return Parse(path, data)
