@@ -130,7 +130,7 @@ func TestServer_AssertNoUnmatched_ScriptWithoutAnswer(t *testing.T) {
 	if err != nil || !res.IsError {
 		t.Fatalf("want the script's isError result, got %+v %v", res, err)
 	}
-	const want = `mocktest: unmatched tools/call {"arguments":{"city":"Bergen"},"name":"weather"}: mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}`
+	const want = `mocktest: unmatched tools/call {"arguments":{"city":"Bergen"},"name":"weather"}: mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}; nearest: the answer at line 15: arguments.city is "Bergen", want "Oslo"`
 	srv.AssertNoUnmatched()
 	if got := f.failures(); got != want {
 		t.Errorf("AssertNoUnmatched failed with %q, want %q", got, want)

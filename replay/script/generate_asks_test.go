@@ -82,7 +82,7 @@ func TestFromTape_Asks(t *testing.T) {
 		t.Errorf("deploy, accepted: %q", got)
 	}
 	replies["elicitation/create"] = `{"action":"cancel"}`
-	if got, _ := call("deploy", map[string]any{"service": "api"}); got != `mcpmock script: no answer of tool "deploy" matches the arguments {"service":"api"} and the client's answer {"action":"cancel"}` {
+	if got, _ := call("deploy", map[string]any{"service": "api"}); got != `mcpmock script: no answer of tool "deploy" matches the arguments {"service":"api"} and the client's answer {"action":"cancel"}; nearest: the answer at line 24: elicited.action is "cancel", want "accept"` {
 		t.Errorf("deploy, cancelled: %q", got)
 	}
 	if _, sent := call("summarize", map[string]any{"text": "a third"}); len(sent) != 1 || !strings.Contains(sent[0], `"text":"Summarize: a third"`) {

@@ -145,7 +145,7 @@ func TestFromTape(t *testing.T) {
 	}{
 		{"forecast", map[string]any{"city": "Paris"}, `{"content":[{"text":"Sunny {{in Paris}}","type":"text"}]}`},
 		{"forecast", map[string]any{"city": "Oslo"}, `error {"code":-32603,"message":"no data for Oslo","data":{"retry":true}}`},
-		{"forecast", map[string]any{"city": "Rome"}, `{"content":[{"text":"mcpmock script: no answer of tool \"forecast\" matches the arguments {\"city\":\"Rome\"}","type":"text"}],"isError":true}`}, // the script's own, unmatched
+		{"forecast", map[string]any{"city": "Rome"}, `{"content":[{"text":"mcpmock script: no answer of tool \"forecast\" matches the arguments {\"city\":\"Rome\"}; nearest: the answer at line 23: arguments.city is \"Rome\", want \"Paris\"","type":"text"}],"isError":true}`}, // the script's own, unmatched, with the nearest recorded arguments
 		{"flaky", nil, `{"content":[{"text":"busy","type":"text"}],"isError":true}`},
 		{"flaky", nil, `{"content":[{"text":"ok","type":"text"},{"data":"AAAA","mimeType":"image/png","type":"image"}]}`},
 		{"flaky", nil, `{"content":[{"text":"ok","type":"text"},{"data":"AAAA","mimeType":"image/png","type":"image"}]}`},
@@ -599,7 +599,7 @@ func TestFromTape_OneTextAnswer(t *testing.T) {
 		{"echo", "message", "hi", "Echo {{x}}: hi"},
 		{"echo", "message", "never recorded", "Echo {{x}}: never recorded"},
 		{"now", "zone", "CET", "one"},
-		{"now", "zone", "PST", `mcpmock script: no answer of tool "now" matches the arguments {"zone":"PST"}`},
+		{"now", "zone", "PST", `mcpmock script: no answer of tool "now" matches the arguments {"zone":"PST"}; nearest: the answer at line 21: arguments.zone is "PST", want "UTC"`},
 	} {
 		if got := firstText(t, c.result("tools/call", toolCall(tc.tool, map[string]any{tc.arg: tc.value}))); got != tc.want {
 			t.Errorf("%s %s=%q: %q, want %q", tc.tool, tc.arg, tc.value, got, tc.want)

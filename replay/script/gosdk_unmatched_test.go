@@ -66,7 +66,7 @@ func TestGoSDK_ToolWithoutMatchingAnswerIsUnmatched(t *testing.T) {
 			if err != nil || !res.IsError {
 				t.Fatalf("call no answer matches: want an isError result, got %+v %v", res, err)
 			}
-			const want = `mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}`
+			const want = `mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}; nearest: the answer at line 15: arguments.city is "Bergen", want "Oslo"`
 			if got := text(t, res); got != want {
 				t.Errorf("isError text:\n got %s\nwant %s", got, want)
 			}
@@ -90,7 +90,7 @@ func TestGoSDK_PromptWithoutMatchingAnswerIsUnmatched(t *testing.T) {
 				t.Fatalf("matching prompt: %v", err)
 			}
 			_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"who": "Bob"}})
-			const want = `mcpmock script: no answer of prompt "greet" matches the arguments {"who":"Bob"}`
+			const want = `mcpmock script: no answer of prompt "greet" matches the arguments {"who":"Bob"}; nearest: the answer at line 22: arguments.who is "Bob", want "Ada"`
 			var werr *jsonrpc.Error
 			if !errors.As(err, &werr) || werr.Code != -32603 || werr.Message != want {
 				t.Fatalf("prompt no answer matches: want -32603 %q, got %v", want, err)
@@ -185,7 +185,7 @@ func TestGoSDK_LayeredScriptsWithoutMatchingAnswer(t *testing.T) {
 		}
 		cs := connectTo(t, transports[0], srv, client) // handshake era: asked mid-call
 		res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "deploy", Arguments: map[string]any{}})
-		const want = `mcpmock script: no answer of tool "deploy" matches the arguments {} and the client's answer {"action":"decline"}`
+		const want = `mcpmock script: no answer of tool "deploy" matches the arguments {} and the client's answer {"action":"decline"}; nearest: the answer at line 7: elicited.action is "decline", want "accept"`
 		if err != nil || !res.IsError || text(t, res) != want {
 			t.Fatalf("want the override's isError %q, got %+v %v", want, res, err)
 		}
@@ -292,7 +292,7 @@ func TestTasks_CallWithoutMatchingAnswerIsUnmatched(t *testing.T) {
 	if got := string(answers["2"]); !strings.Contains(got, `"taskId":"task-2"`) {
 		t.Errorf("the call no answer matches got %s, want its task", got)
 	}
-	const want = `mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}`
+	const want = `mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}; nearest: the answer at line 8: arguments.city is "Bergen", want "Oslo"`
 	if got := string(answers["3"]); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, strings.ReplaceAll(want, `"`, `\"`)) {
 		t.Errorf("task-2's result %s, want the isError saying %s", got, want)
 	}
@@ -326,7 +326,7 @@ func TestGoSDK_FromTapeArgumentsNeverRecordedAreUnmatched(t *testing.T) {
 				t.Fatalf("recorded arguments: %+v %v", res, err)
 			}
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-sum", Arguments: map[string]any{"a": 4, "b": 5}})
-			const want = `mcpmock script: no answer of tool "get-sum" matches the arguments {"a":4,"b":5}`
+			const want = `mcpmock script: no answer of tool "get-sum" matches the arguments {"a":4,"b":5}; nearest: the answer at line 233: arguments.a is 4, want 2; arguments.b is 5, want 3`
 			if err != nil || !res.IsError || text(t, res) != want {
 				t.Fatalf("arguments never recorded: want the isError %q, got %+v %v", want, res, err)
 			}

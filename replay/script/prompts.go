@@ -93,7 +93,8 @@ func (ss *session) answerPrompt(peer replay.Peer, c *call, p *prompt, data, repl
 // noPromptAnswer is what a whole-server script answers when none of a
 // prompt's answers matches: prompts/get has no isError, so an error.
 func noPromptAnswer(p *prompt, data, replies map[string]any) replay.Reply {
-	r := errReply(codeInternal, fmt.Sprintf("mcpmock script: no answer of prompt %q matches the arguments %s", p.name, mustJSON(data["args"]))+repliesText(p.asks, replies), nil)
+	args, _ := data["args"].(map[string]any)
+	r := errReply(codeInternal, fmt.Sprintf("mcpmock script: no answer of prompt %q matches the arguments %s", p.name, mustJSON(data["args"]))+repliesText(p.asks, replies)+nearest(p.answers, args, replies), nil)
 	r.Unmatched = true // the script had no answer: --strict fails
 	return r
 }

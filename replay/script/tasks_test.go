@@ -320,7 +320,7 @@ tools:
 			t.Fatalf("task-1: %v, want input_required", st)
 		}
 	}
-	const want = `mcpmock script: no answer of tool "deploy" matches the arguments {} and the client's answer {"action":"decline"}`
+	const want = `mcpmock script: no answer of tool "deploy" matches the arguments {} and the client's answer {"action":"decline"}; nearest: the answer at line 10: elicited.action is "decline", want "accept"`
 	for i, wantUnmatched := range []bool{true, false} {
 		r, _ := c.ask("tasks/result", map[string]any{"taskId": "task-1"})
 		var res map[string]any
@@ -360,7 +360,7 @@ func TestSession_WhyUnmatchedOnce(t *testing.T) {
 	if !pr.Reply.Unmatched {
 		t.Fatalf("a call no answer matches: not unmatched: %+v", pr.Reply)
 	}
-	const want = `mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}`
+	const want = `mcpmock script: no answer of tool "weather" matches the arguments {"city":"Bergen"}; nearest: the answer at line 8: arguments.city is "Bergen", want "Oslo"`
 	if got := ss.WhyUnmatched(req); got != want {
 		t.Errorf("WhyUnmatched = %q, want %q", got, want)
 	}

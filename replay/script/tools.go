@@ -136,7 +136,8 @@ func (ss *session) chooseAnswer(ctx context.Context, peer replay.Peer, c *call, 
 // noAnswer is what a whole-server script answers when none of a tool's
 // answers matches.
 func noAnswer(t *tool, data, replies map[string]any) replay.Reply {
-	msg := fmt.Sprintf("mcpmock script: no answer of tool %q matches the arguments %s", t.name, mustJSON(data["args"])) + repliesText(t.asks, replies)
+	args, _ := data["args"].(map[string]any)
+	msg := fmt.Sprintf("mcpmock script: no answer of tool %q matches the arguments %s", t.name, mustJSON(data["args"])) + repliesText(t.asks, replies) + nearest(t.answers, args, replies)
 	r := resultReply(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true})
 	r.Unmatched = true // the script had no answer: --strict fails
 	return r
