@@ -144,6 +144,21 @@ func TestRun_Usage(t *testing.T) {
 	}
 }
 
+// check looks at the kind of every SOURCE before it reads any, as serve
+// does: a usage error found half-way used to come after "ok" lines for
+// the files before it, and dropped their errors (a missing file's).
+func TestCheck_KindsBeforeFiles(t *testing.T) {
+	good := filepath.Join(t.TempDir(), "good.yaml")
+	if err := os.WriteFile(good, []byte("server: {name: s, version: \"1\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runWith(t, "", "check", good, "missing.yaml", "x.txt")
+	const want = "mcpmock: source \"x.txt\": unknown kind (want a cassette .db, .jsonl, .har or a .zip of a HAR, or a script .yaml, .yml or .json)\n"
+	if code != 2 || stdout != "" || stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, nothing checked, and %q", code, stdout, stderr, want)
+	}
+}
+
 func TestServe_StdioReportStrict(t *testing.T) {
 	db := writeTape(t)
 	tests := []struct {

@@ -507,13 +507,18 @@ func runCheck(args []string, s streams) error {
 	if len(pos) == 0 {
 		return usageErrorf("check: no SOURCE given")
 	}
-	var errs []error
-	for _, path := range pos {
-		kind, err := sourceKind(path)
-		if err != nil {
+	// Every SOURCE's kind first, as serve does: a usage error found
+	// half-way would drop the problems of the files checked before it,
+	// after their ok lines.
+	kinds := make([]string, len(pos))
+	for i, path := range pos {
+		if kinds[i], err = sourceKind(path); err != nil {
 			return err
 		}
-		if kind == "script" {
+	}
+	var errs []error
+	for i, path := range pos {
+		if kinds[i] == "script" {
 			if err := script.Check(path); err != nil {
 				errs = append(errs, err)
 				continue
