@@ -221,6 +221,9 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 		e := &evs[i]
 		ce := &event{tool: e.After.Tool, calls: e.After.Calls, requests: e.After.Requests}
 		tp := e.After.Pos
+		if _, written := e.fields["after"]; !written {
+			tp = sub(e.Pos, "after") // at the event, which has none
+		}
 		switch {
 		case e.After.Requests > 0 && (e.After.Tool != "" || e.After.Calls != 0):
 			c.errorf(tp, "after: give requests, or tool and calls, not both")

@@ -511,6 +511,19 @@ tools:
   - name: a
     answers: [{text: x, progress: [{progress: 2}, {progress: 1}]}]
 `, []string{"tools[0].answers[0].progress[1].progress: progress must increase"}},
+		// Read as null, it made the script an override, silently.
+		{"an empty server", `
+server:
+tools:
+  - {name: a, answers: [{text: x}]}
+`, []string{"test.yaml:1:8: server: server is empty: a whole server needs at least name and version (an override script leaves server out)"}},
+		// It was named at 0:0, "(top level)".
+		{"an event without after", `
+tools:
+  - {name: a, answers: [{text: x}]}
+events:
+  - {addTools: [{name: b, answers: [{text: y}]}]}
+`, []string{"test.yaml:4:5: events[0].after: after needs requests: N (N ≥ 1), or tool: NAME with calls: N (N ≥ 1)"}},
 		// Without it the step went out as progress 0, unseen.
 		{"a progress step without progress", `
 tools:
