@@ -232,10 +232,6 @@ func compile(d *decoder, f *File) *Script {
 	if f.Server != nil {
 		s.owner = true
 		defaultInvalid = c.server(f.Server)
-	} else if _, written := f.fields["server"]; written {
-		// server: with nothing after it reads as null, which would make
-		// the script an override, unlike what its author wrote.
-		c.errorf(sub(f.Pos, "server"), "server is empty: a whole server needs at least name and version (an override script leaves server out)")
 	}
 	names := map[string]Pos{}
 	for _, t := range f.Tools {

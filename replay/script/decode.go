@@ -179,6 +179,14 @@ func (d *decoder) decode(n *yaml.Node, path string, v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if n.ShortTag() == "!!null" {
+			// A section (server, when, error, elicit, sample) written with
+			// nothing after it would read as left out, and change what the
+			// script means unseen: an override for a whole server, a
+			// default answer for a when, an empty result for an error.
+			if v.Type().Elem().Kind() == reflect.Struct {
+				key := path[strings.LastIndex(path, ".")+1:]
+				d.errorf(at(n, path), "want a mapping, got nothing: write what %s holds, or leave %s out", key, key)
+			}
 			return
 		}
 		if v.IsNil() {

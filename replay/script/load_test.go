@@ -511,12 +511,22 @@ tools:
   - name: a
     answers: [{text: x, progress: [{progress: 2}, {progress: 1}]}]
 `, []string{"tools[0].answers[0].progress[1].progress: progress must increase"}},
-		// Read as null, it made the script an override, silently.
+		// Read as left out, each changed what the script means, silently:
+		// an override, a default answer, an empty result.
 		{"an empty server", `
 server:
 tools:
   - {name: a, answers: [{text: x}]}
-`, []string{"test.yaml:1:8: server: server is empty: a whole server needs at least name and version (an override script leaves server out)"}},
+`, []string{"test.yaml:1:8: server: want a mapping, got nothing: write what server holds, or leave server out"}},
+		{"an empty when and error", `
+tools:
+  - name: a
+    answers:
+      - when:
+        error:
+        text: x
+`, []string{"test.yaml:4:14: tools[0].answers[0].when: want a mapping, got nothing: write what when holds, or leave when out",
+			"test.yaml:5:15: tools[0].answers[0].error: want a mapping, got nothing: write what error holds, or leave error out"}},
 		// It was named at 0:0, "(top level)".
 		{"an event without after", `
 tools:
