@@ -178,7 +178,7 @@ func TestServer_Replay(t *testing.T) {
 	c := dial(t, s)
 	// It declares roots, as the recorded client did: it is asked for them.
 	c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"live","version":"1"}}}`)
-	if !strings.Contains(s.Warnings(), "client asked for protocol version 2025-11-25; the recording answers 2025-06-18") {
+	if !strings.Contains(s.Warnings(), "client asked for protocol version 2025-11-25; mcpmock answers 2025-06-18: its sources do not speak 2025-11-25") {
 		t.Errorf("no protocol version warning; log:\n%s", s.Warnings())
 	}
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)

@@ -635,7 +635,7 @@ func (s *session) initialized(req *Request, result json.RawMessage) {
 	s.hello = append(json.RawMessage(nil), req.Params...)
 	s.mu.Unlock()
 	if asked.ProtocolVersion != "" && got.ProtocolVersion != "" && asked.ProtocolVersion != got.ProtocolVersion {
-		s.srv.warnf("client asked for protocol version %s; the recording answers %s", asked.ProtocolVersion, got.ProtocolVersion)
+		s.srv.warnf("client asked for protocol version %s; mcpmock answers %s: its sources do not speak %s", asked.ProtocolVersion, got.ProtocolVersion, asked.ProtocolVersion)
 	}
 }
 
