@@ -21,7 +21,8 @@ import (
 //	method:tools/call   method name; "*" matches any run of characters
 //	tool:echo           tool name of a tools/call and of its response
 //	dir:c2s  dir:s2c    direction
-//	kind:error          request, response, notification, error, malformed, batch,
+//	kind:error          request, response, notification, error, malformed, batch
+//	                    (or the table's req, resp, notif, bad),
 //	                    http (an HTTP error page: the table's kind column says so),
 //	                    endpoint (a legacy HTTP+SSE stream's endpoint event, which
 //	                    names the URI to POST to: kind sse in the table)
@@ -261,7 +262,12 @@ func parseTerm(tok string) (term, error) {
 			}
 			k, ok := jsonrpc.ParseKind(v)
 			if !ok {
-				return t, fmt.Errorf("unknown kind %q (want request, response, notification, error, malformed, batch, http or endpoint)", v)
+				// The table's own words (req, resp, notif, bad) are what a
+				// user reads off the kind column and types back.
+				k, ok = kindFromShort(v)
+			}
+			if !ok {
+				return t, fmt.Errorf("unknown kind %q (want request, response, notification, error, malformed, batch, http or endpoint; req, resp, notif and bad as the table writes them)", v)
 			}
 			t.kinds[k] = true
 		}
@@ -305,6 +311,16 @@ func parseTerm(tok string) (term, error) {
 		panic("filter key " + key + " is in keyNames but has no case")
 	}
 	return t, nil
+}
+
+// kindFromShort reads the kind column's abbreviations (kindShort) back.
+func kindFromShort(s string) (jsonrpc.Kind, bool) {
+	for _, k := range []jsonrpc.Kind{jsonrpc.Request, jsonrpc.Response, jsonrpc.Notification, jsonrpc.Malformed} {
+		if kindShort(k) == s {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // lintTerm fills a lint: term: each alternative is a severity (that one

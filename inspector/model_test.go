@@ -85,6 +85,8 @@ func TestModel_Filter(t *testing.T) {
 		{"tool includes the response", "tool:echo", []string{"s1:4", "s1:9"}},
 		{"alternatives", "tool:echo|slow-op kind:response", []string{"s1:9", "s1:10"}},
 		{"dir and kind", "dir:c2s kind:response", []string{"s1:8"}},
+		{"kind as the table writes it", "dir:c2s kind:resp", []string{"s1:8"}},
+		{"kinds as the table writes them", "session:s1 kind:req|notif|bad dir:s2c", []string{"s1:6", "s1:7", "s1:13"}},
 		{"number id", "id:2 session:s1", []string{"s1:4", "s1:7", "s1:8", "s1:9"}},
 		{"string id", `id:"2"`, []string{"s1:5", "s1:10"}},
 		{"bare word id means a string id", `id:abc`, nil},
