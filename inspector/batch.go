@@ -222,7 +222,7 @@ func (m *Model) batchRow(idx int32, out *Row) {
 func batchNames(els []Elem) string {
 	names := make([]string, len(els))
 	for i, e := range els {
-		names[i] = msgName(e.Method, e.Tool, e.IsError, e.ErrCode, e.InputRequired)
+		names[i] = msgName(e.Kind, e.Method, e.Tool, e.IsError, e.ErrCode, e.InputRequired)
 		if names[i] == "" {
 			names[i] = e.Kind.String()
 		}
@@ -252,18 +252,23 @@ func (r *Row) name() string {
 	if r.Batch != nil {
 		return batchNames(r.Batch)
 	}
-	return msgName(r.Method, r.Tool, r.IsError, r.ErrCode, r.InputRequired) + r.Cancel.mark(r.Kind)
+	return msgName(r.Kind, r.Method, r.Tool, r.IsError, r.ErrCode, r.InputRequired) + r.Cancel.mark(r.Kind)
 }
 
 // msgName is a message's method column: method and tool, an error's code,
-// and "[input required]" for a result asking the client for input.
-func msgName(method, tool string, isError bool, code int, inputRequired bool) string {
+// "[isError]" for a tool result that reports a failure, and "[input
+// required]" for a result asking the client for input. The marks are what
+// tells a failed call apart where there is no colour (mcpspy show).
+func msgName(kind jsonrpc.Kind, method, tool string, isError bool, code int, inputRequired bool) string {
 	name := method
 	if tool != "" {
 		name += " " + tool
 	}
-	if isError && code != 0 {
+	switch {
+	case isError && code != 0:
 		name += fmt.Sprintf(" [%d]", code)
+	case isError && kind == jsonrpc.Response:
+		name += " [isError]"
 	}
 	if inputRequired {
 		name += " [input required]"

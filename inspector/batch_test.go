@@ -182,12 +182,7 @@ func TestModel_BatchCounts(t *testing.T) {
 // show prints a batch as one line, what the table's row shows: its
 // messages' names and ids, and the latency of its slowest answer.
 func TestModel_BatchText(t *testing.T) {
-	m, src := openModel(t, writeCassette(t, batchSession))
-	var out bytes.Buffer
-	if _, err := m.WriteText(context.Background(), &out, src, TextOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(out.String(), "\n")
+	lines := textLines(t, batchSession)
 	tests := []struct {
 		seq  int
 		want string // the line's end: id, latency, size, name

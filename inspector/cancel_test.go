@@ -1,8 +1,6 @@
 package inspector
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -149,12 +147,7 @@ func TestView_CancelJump(t *testing.T) {
 // show marks the lines as the table's rows: a cancelled request, and the
 // request a cancel names.
 func TestModel_CancelText(t *testing.T) {
-	m, src := openModel(t, writeCassette(t, cancelSession))
-	var out bytes.Buffer
-	if _, err := m.WriteText(context.Background(), &out, src, TextOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(out.String(), "\n")
+	lines := textLines(t, cancelSession)
 	for seq, want := range map[int]string{3: " tools/call slow [cancelled]", 4: " notifications/cancelled [cancels #3]"} {
 		if line := lines[seq-1]; !strings.HasSuffix(line, want) {
 			t.Errorf("line %q\nwant it to end %q", line, want)

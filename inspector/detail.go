@@ -126,7 +126,7 @@ func elemLines(r Row) []Line {
 	out := make([]Line, 0, len(r.Batch))
 	for i, e := range r.Batch {
 		parts := []string{e.Kind.String()}
-		if name := msgName(e.Method, e.Tool, e.IsError, e.ErrCode, e.InputRequired); name != "" {
+		if name := msgName(e.Kind, e.Method, e.Tool, e.IsError, e.ErrCode, e.InputRequired); name != "" {
 			parts[0] += " " + termsafe.Line(name)
 		}
 		if e.ID != "" {

@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,4 +130,16 @@ func jsonlTwin(tb testing.TB, path string) string {
 		tb.Fatal(err)
 	}
 	return twin
+}
+
+// textLines opens a cassette of sessions and returns what mcpspy show
+// prints for it, a line each (the last one empty).
+func textLines(tb testing.TB, sessions ...[]frame) []string {
+	tb.Helper()
+	m, src := openModel(tb, writeCassette(tb, sessions...))
+	var out bytes.Buffer
+	if _, err := m.WriteText(context.Background(), &out, src, TextOptions{}); err != nil {
+		tb.Fatal(err)
+	}
+	return strings.Split(out.String(), "\n")
 }

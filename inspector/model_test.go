@@ -472,3 +472,19 @@ func TestModel_FollowGrowsALoadedSession(t *testing.T) {
 		t.Errorf("free text after s1 grew (-want +got):\n%s", diff)
 	}
 }
+
+// Without colour (mcpspy show) a failed tool call must still read as one:
+// an isError result is marked as a JSON-RPC error is with its code, and a
+// result that succeeded is not marked.
+func TestModel_TextMarksFailedCalls(t *testing.T) {
+	lines := textLines(t, sampleSession)
+	for seq, want := range map[int]string{
+		9:  " tools/call echo",
+		10: " tools/call slow-op [isError]",
+		12: " resources/read [-32002]",
+	} {
+		if line := lines[seq-1]; !strings.HasSuffix(line, want) {
+			t.Errorf("line %q\nwant it to end %q", line, want)
+		}
+	}
+}
