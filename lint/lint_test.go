@@ -179,6 +179,14 @@ func TestSession_Rules(t *testing.T) {
 			`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
 			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":9}}`,
 		), []string{"progress-not-increasing@6", "progress-unknown-token@7", "progress-after-response@9"}},
+		{"progress after cancel, and after the answer that crossed it", opened(
+			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":7}}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1}}`,
+			`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":2}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":3}}`,
+		), []string{"progress-after-cancel@7", "answered-after-cancel@8", "progress-after-response@9"}},
 		{"string tokens match however escaped", opened(
 			`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"a"}}}`,
 			`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"\u0061","progress":1}}`,

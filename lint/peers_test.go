@@ -3,6 +3,7 @@ package lint_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -631,5 +632,50 @@ func driveEventsScript(t *testing.T, c *client) {
 	}
 	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "summarize", Arguments: map[string]string{"text": "x"}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// server-everything goes on reporting progress for a call the client has
+// cancelled (trigger-long-running-operation runs to its end), which the
+// spec says a receiver should not: lint tells, as info, since the first
+// such progress may have crossed the cancel.
+func TestRealPeers_ProgressAfterCancel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rec.db")
+	t.Run("record", func(t *testing.T) {
+		srv := vcr.New(t, path, peertest.ServerEverything(t, "stdio"), vcr.WithMode(vcr.Record))
+		c := connect(t, srv.Transport())
+		defer c.cs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.cs.CallTool(ctx, &mcp.CallToolParams{
+				Name:      "trigger-long-running-operation",
+				Arguments: map[string]any{"duration": 2, "steps": 4},
+				Meta:      mcp.Meta{"progressToken": "tok"},
+			})
+			done <- err
+		}()
+		c.awaitProgress(t, 1)
+		cancel() // go-sdk sends notifications/cancelled
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the cancelled call returned %v", err)
+		}
+		c.awaitProgress(t, 1) // the server did not stop
+	})
+	tape, err := store.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []lint.Finding
+	for _, f := range lint.Tape(tape, lint.Options{}) {
+		if f.Rule == "progress-after-cancel" {
+			found = append(found, f)
+			continue
+		}
+		t.Errorf("finding %s", f) // nothing else is wrong with the traffic
+	}
+	if len(found) == 0 || found[0].Severity != lint.Info {
+		t.Fatalf("progress-after-cancel findings %v, want at least one, at info", found)
 	}
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // progress checks a notifications/progress against the request whose
-// token it names: a request of the other side, still unanswered, and a
-// value above the last.
+// token it names: a request of the other side, still unanswered and not
+// cancelled, and a value above the last.
 func (c *checker) progress(f *frame) {
 	p := objectMembers(f.params)
 	tok := p["progressToken"]
@@ -22,8 +22,14 @@ func (c *checker) progress(f *frame) {
 		c.report("progress-unknown-token", f.seq, 0, "progress for token %s, which no request of the %s carried", tok, side(other(f.dir)))
 		return
 	}
-	if r.answered != 0 {
+	switch {
+	case r.answered != 0:
 		c.report("progress-after-response", f.seq, r.answered, "progress for %s %s after its answer at #%d", r.method, r.id, r.answered)
+	case r.cancelled != 0:
+		// The receiver should stop working on a cancelled request; a
+		// progress already on its way when the cancel came is a race, so
+		// this is worth knowing rather than wrong.
+		c.report("progress-after-cancel", f.seq, r.cancelled, "progress for %s %s after it was cancelled at #%d", r.method, r.id, r.cancelled)
 	}
 	v, err := strconv.ParseFloat(string(p["progress"]), 64)
 	if err != nil {

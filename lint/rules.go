@@ -40,6 +40,7 @@ var rules = []Rule{
 	// Progress
 	{"progress-unknown-token", Error, "progress names a token no request of the other side carried"},
 	{"progress-after-response", Warning, "progress arrives after its request was answered"},
+	{"progress-after-cancel", Info, "progress arrives after its request was cancelled (the receiver should stop working on it)"},
 	{"progress-not-increasing", Error, "a progress value is not above the one before it"},
 
 	// Tools
