@@ -184,9 +184,15 @@ func (s *frontServer) serveConn(c net.Conn) {
 		}
 		req.RemoteAddr = remote
 		rctx, cancel := context.WithCancel(ctx)
-		if !fc.watch(cancel) { // the client has already gone
+		if !fc.watch(cancel) {
+			// The client has gone already. One that wrote a whole request
+			// with a body and left at once has still sent its message, and
+			// a server it talked to directly would read it: the handler
+			// passes it on (when the body is whole) and no answer goes back.
 			cancel()
-			return
+			if req.ContentLength == 0 {
+				return
+			}
 		}
 		req = req.WithContext(rctx)
 		if req.ContentLength != 0 && strings.EqualFold(req.Header.Get("Expect"), "100-continue") {

@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
@@ -198,6 +199,38 @@ func (p *HTTPProxy) roundTrip(r, out *http.Request) (*http.Response, error) {
 	return p.Transport.RoundTrip(out)
 }
 
+// writeGrace bounds how long a request whose client has gone may still
+// take to be written upstream (untilWritten).
+const writeGrace = 5 * time.Second
+
+// untilWritten is the context of a request to the upstream: the client's
+// leaving cancels it only once the request has been written (or after
+// writeGrace). A client may post a whole message and close at once (a
+// script that fires a notification and exits, curl with a short
+// --max-time); a server it talked to directly would still read that
+// message, so the proxy delivers it, then gives the answer up as the
+// client did. release ends the context; call it when the answer is
+// done with.
+func untilWritten(client context.Context) (ctx context.Context, release func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(client))
+	wrote := make(chan struct{})
+	var once sync.Once
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { once.Do(func() { close(wrote) }) },
+	})
+	stop := context.AfterFunc(client, func() {
+		grace := time.NewTimer(writeGrace)
+		defer grace.Stop()
+		select {
+		case <-wrote:
+		case <-ctx.Done():
+		case <-grace.C:
+		}
+		cancel()
+	})
+	return ctx, func() { stop(); cancel() }
+}
+
 // upstreamRequest is the request r becomes upstream, without a header or
 // body yet: r's method and context, and the target as mapped, not
 // printed and parsed again as http.NewRequest would (that was a
@@ -271,6 +304,9 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	out := upstreamRequest(r, target)
+	upCtx, release := untilWritten(r.Context())
+	defer release()
+	out = out.WithContext(upCtx)
 	out.Header = forwardHeader(r.Header)
 	p.setOwnHeader(out)
 	switch {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -282,6 +283,14 @@ func TestHTTPProxy_LegacyPostAfterItsStream(t *testing.T) {
 // the endpoint's URL.
 func legacyConnect(t *testing.T, sseURL string) (io.ReadCloser, string) {
 	t.Helper()
+	body, _, endpoint := legacyStream(t, sseURL)
+	return body, endpoint
+}
+
+// legacyStream is legacyConnect that also returns a function reading the
+// stream's next message, for a test that waits for answers on it.
+func legacyStream(t *testing.T, sseURL string) (io.ReadCloser, func() sse.Event, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, sseURL, nil)
@@ -318,7 +327,7 @@ func legacyConnect(t *testing.T, sseURL string) (io.ReadCloser, string) {
 	if ev := next(); jsonrpc.Classify(ev.Data).ID != "1" {
 		t.Fatalf("the stream's first message %q, want the initialize result", ev.Data)
 	}
-	return resp.Body, u.String()
+	return resp.Body, next, u.String()
 }
 
 // waitEnded polls the cassette, with a deadline, until its one session
@@ -372,5 +381,62 @@ func TestHTTPProxy_LegacyNewStreamAtAnEndedEndpoint(t *testing.T) {
 	waitEnded(t, px.Cassette)
 	if got, want := get(), "data: "+px.URL+"/message?sid=2\n"; !strings.Contains(got, want) {
 		t.Errorf("the second stream reached the client as %q, want its endpoint rewritten (%q)", got, want)
+	}
+}
+
+// A client may post a whole message and close its connection at once,
+// without waiting for the 202 (a script that fires a notification and
+// exits, curl with a short --max-time). server-everything, reached
+// directly, still reads the message and acts on it; through
+// mcpspy it was dropped, neither passed on nor recorded, because the
+// client had gone before (or while) the proxy forwarded it.
+func TestHTTPProxy_LegacyPostAndClose(t *testing.T) {
+	px := startHTTPProxy(t, peertest.EverythingHTTP(t, "sse")+"/sse")
+	body, next, endpoint := legacyStream(t, px.URL+"/sse")
+	defer body.Close()
+	if r, b := post(t, endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: %d %q, want 202", r.StatusCode, b)
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each call on a connection of its own, closed once the request is
+	// written: whether the proxy sees the client gone before its handler
+	// starts or while it forwards is a race, which either way lost calls.
+	const calls = 20
+	sent := map[string]string{} // id → the call's frame
+	for i := range calls {
+		id := strconv.Itoa(i + 2)
+		call := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"message":"posted and gone ` + id + `"}}}`
+		c, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", u.RequestURI(), u.Host, len(call), call)
+		c.Close()
+		sent[id] = call
+	}
+	// The answers come on the stream (next fails the test if the stream
+	// ends first; legacyStream's context bounds the wait).
+	for answered := map[string]bool{}; len(answered) < calls; {
+		ev := next()
+		id := jsonrpc.Classify(ev.Data).ID
+		if _, ok := sent[id]; ok && strings.Contains(string(ev.Data), "Echo: posted and gone "+id) {
+			answered[id] = true
+		}
+	}
+	body.Close()
+	px.Stop()
+	recorded := map[string]bool{}
+	for _, s := range readCassette(t, px.Cassette) {
+		for _, m := range s.msgs {
+			recorded[string(m.Frame)] = m.Dir == store.C2S
+		}
+	}
+	for id, call := range sent {
+		if !recorded[call] {
+			t.Errorf("call %s is not recorded", id)
+		}
 	}
 }

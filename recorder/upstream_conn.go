@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"time"
 )
@@ -96,6 +97,9 @@ func (u *upstreamConn) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if err := u.bw.Flush(); err != nil {
 		return fail(err)
+	}
+	if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{}) // as http.Transport says it
 	}
 	for {
 		resp, err := http.ReadResponse(u.br, req)
