@@ -33,6 +33,8 @@ import (
 //	lint  lint:warning  messages with protocol findings (package lint): any,
 //	                    of that severity or above, or of that rule
 //	slow:>100ms         request/response latency (>, >=, <, <=; no operator: >=)
+//	time:>=10:00:05     when mcpspy read it: a local clock time, on the
+//	                    message's own day, or an RFC 3339 time (same operators)
 //	status:404  4xx     the HTTP status recorded on the message (see statusTerm)
 //	stream:get-sse      where it travelled over HTTP (store.HTTPMeta.Stream)
 //	/regexp/            regular expression over the message JSON
@@ -60,6 +62,7 @@ const (
 	tLint
 	tStatus
 	tStream
+	tTime
 )
 
 // reads is what terms read of a message beyond its summary, each a pass
@@ -95,8 +98,12 @@ type term struct {
 	vals  []string // alternatives
 	dirs  [2]bool
 	kinds [8]bool
-	cmp   string // slow: ">", ">=", "<", "<="
+	cmp   string // slow, time: ">", ">=", "<", "<="
 	dur   time.Duration
+	// time: at is Unix nanoseconds, or with clock nanoseconds since local
+	// midnight, compared with each message's time of day.
+	at    int64
+	clock bool
 	re    *regexp.Regexp
 	text  []byte // lower-cased when fold
 	fold  bool
@@ -173,7 +180,7 @@ func tokenize(s string) ([]string, error) {
 	return toks, nil
 }
 
-var keys = "method, tool, dir, kind, id, session, slow, lint, status, stream"
+var keys = "method, tool, dir, kind, id, session, slow, time, lint, status, stream"
 
 // keyNames are keys, one by one, for suggestions.
 var keyNames = strings.Split(keys, ", ")
@@ -217,7 +224,7 @@ func parseTerm(tok string) (term, error) {
 	if val == "" {
 		return t, fmt.Errorf("%s: needs a value", key)
 	}
-	if key != "slow" && slices.Contains(alts, "") {
+	if key != "slow" && key != "time" && slices.Contains(alts, "") {
 		// "method:a|" would also select what has no method at all.
 		return t, fmt.Errorf("%s: an empty alternative in %q (write a|b)", key, val)
 	}
@@ -289,16 +296,8 @@ func parseTerm(tok string) (term, error) {
 		}
 	case "slow":
 		t.kind = tSlow
-		v := val
-		for _, op := range []string{">=", "<=", ">", "<"} {
-			if strings.HasPrefix(v, op) {
-				t.cmp, v = op, v[len(op):]
-				break
-			}
-		}
-		if t.cmp == "" {
-			t.cmp = ">="
-		}
+		var v string
+		t.cmp, v = cutComparison(val)
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			return t, fmt.Errorf("slow needs a duration like >100ms: %v", err)
@@ -307,10 +306,64 @@ func parseTerm(tok string) (term, error) {
 			return t, fmt.Errorf("slow needs a duration like >100ms, not a negative one: %s", v)
 		}
 		t.dur = d
+	case "time":
+		t.kind = tTime
+		var v string
+		t.cmp, v = cutComparison(val)
+		if err := timeTerm(&t, v); err != nil {
+			return t, err
+		}
 	default:
 		panic("filter key " + key + " is in keyNames but has no case")
 	}
 	return t, nil
+}
+
+// cutComparison splits the operator off a slow: or time: value; none
+// means ">=".
+func cutComparison(v string) (op, rest string) {
+	for _, op := range []string{">=", "<=", ">", "<"} {
+		if strings.HasPrefix(v, op) {
+			return op, v[len(op):]
+		}
+	}
+	return ">=", v
+}
+
+// compare applies a slow: or time: operator.
+func compare(op string, a, b int64) bool {
+	switch op {
+	case ">":
+		return a > b
+	case "<":
+		return a < b
+	case "<=":
+		return a <= b
+	}
+	return a >= b
+}
+
+// timeTerm reads a time: value: a clock time as show and the table print
+// it (local, 10:00:05.250, or 10:00), judged on each message's own day,
+// or an RFC 3339 time (2026-11-21T10:00:05Z; without a zone, local).
+func timeTerm(t *term, v string) error {
+	for _, layout := range []string{"15:04:05.999999999", "15:04"} {
+		if c, err := time.Parse(layout, v); err == nil {
+			t.clock = true
+			t.at = int64(c.Hour())*int64(time.Hour) + int64(c.Minute())*int64(time.Minute) +
+				int64(c.Second())*int64(time.Second) + int64(c.Nanosecond())
+			return nil
+		}
+	}
+	at, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		var local error
+		if at, local = time.ParseInLocation("2006-01-02T15:04:05.999999999", v, time.Local); local != nil {
+			return fmt.Errorf("time needs a clock time like >=10:00:05.250 or an RFC 3339 time like <2026-11-21T10:00:05Z, not %q", v)
+		}
+	}
+	t.at = at.UnixNano()
+	return nil
 }
 
 // kindFromShort reads the kind column's abbreviations (kindShort) back.
@@ -572,16 +625,15 @@ func (t *term) eval(m *Model, r *row, in *msgData) bool {
 		if r.pair < 0 {
 			return false
 		}
-		d := m.latency(r)
-		switch t.cmp {
-		case ">":
-			return d > t.dur
-		case "<":
-			return d < t.dur
-		case "<=":
-			return d <= t.dur
+		return compare(t.cmp, int64(m.latency(r)), int64(t.dur))
+	case tTime:
+		at := r.time
+		if t.clock {
+			lt := time.Unix(0, at).Local()
+			y, mo, d := lt.Date()
+			at = lt.Sub(time.Date(y, mo, d, 0, 0, 0, 0, time.Local)).Nanoseconds()
 		}
-		return d >= t.dur
+		return compare(t.cmp, at, t.at)
 	case tLint:
 		for _, f := range m.findingsAt(r.sess, r.seq) {
 			if t.matchesFinding(f) {

@@ -45,7 +45,7 @@ func TestParseFilter_HTTPTerms(t *testing.T) {
 		{name: "unknown stream", filter: "stream:nope", err: `filter: "stream:nope": unknown stream "nope" (want post-body, json, post-sse, get-sse, legacy-sse or ws)`},
 		{name: "stream names are exact", filter: "stream:GET-SSE", err: `unknown stream "GET-SSE"`},
 		{name: "stream without value", filter: "stream:", err: `stream: needs a value`},
-		{name: "keys are listed", filter: "http:DELETE", err: `unknown key "http" (want method, tool, dir, kind, id, session, slow, lint, status, stream;`},
+		{name: "keys are listed", filter: "http:DELETE", err: `unknown key "http" (want method, tool, dir, kind, id, session, slow, time, lint, status, stream;`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

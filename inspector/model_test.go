@@ -199,6 +199,8 @@ func TestParseFilter_Errors(t *testing.T) {
 		{"bad kind", "kind:reply", `unknown kind "reply"`},
 		{"bad dir", "dir:up", `dir must be c2s or s2c`},
 		{"bad duration", "slow:>fast", `slow needs a duration`},
+		{"bad time", "time:>noon", `time needs a clock time like >=10:00:05.250 or an RFC 3339 time`},
+		{"a time with no value", "time:>", `time needs a clock time`},
 		{"bad regexp", "/(/", `bad regexp`},
 		{"unclosed quote", `"abc`, `filter: "\"abc": unclosed quote`}, // the filter, then what is wrong, as for a term
 		{"lonely not", "!", `! must be followed by a term`},
@@ -486,5 +488,30 @@ func TestModel_TextMarksFailedCalls(t *testing.T) {
 		if line := lines[seq-1]; !strings.HasSuffix(line, want) {
 			t.Errorf("line %q\nwant it to end %q", line, want)
 		}
+	}
+}
+
+// time: picks messages by when they were read, as Wireshark's frame.time
+// does: a clock time as show and the table print it (local), or an RFC
+// 3339 time.
+func TestModel_FilterTime(t *testing.T) {
+	m, src := openModel(t, writeCassette(t, sampleSession, sampleSession[:3]))
+	clock := func(d time.Duration) string { return t0.Add(d).Local().Format("15:04:05.000") }
+	tests := []struct {
+		name, filter string
+		want         []string
+	}{
+		{"after a clock time", "time:>" + clock(300*time.Millisecond), []string{"s1:10", "s1:11", "s1:12", "s1:13", "s2:1", "s2:2", "s2:3"}},
+		{"no operator is at or after", "session:s1 time:" + clock(321*time.Millisecond), []string{"s1:12", "s1:13"}},
+		{"at most, to the millisecond", "time:<=" + clock(2*time.Millisecond), []string{"s1:1", "s1:2"}},
+		{"a range in RFC 3339", "time:>=" + t0.Add(time.Second).Format(time.RFC3339Nano) + " time:<" + t0.Add(1003*time.Millisecond).Format(time.RFC3339Nano), []string{"s2:1", "s2:2"}},
+		{"negated", "!time:<" + clock(330*time.Millisecond) + " session:s1", []string{"s1:13"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, filtered(t, m, src, tt.filter)); diff != "" {
+				t.Errorf("filter %q (-want +got):\n%s", tt.filter, diff)
+			}
+		})
 	}
 }

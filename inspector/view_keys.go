@@ -30,7 +30,7 @@ const helpText = `[::b]keys[::-]
 
 [::b]filter[::-]  terms joined by spaces must all hold; !term negates
  method:tools/call  tool:echo  dir:c2s|s2c  kind:error
- id:1  id:"1"  session:s2  error  slow:>100ms
+ id:1  id:"1"  session:s2  error  slow:>100ms  time:>10:00:05
  status:4xx|404  stream:get-sse  (HTTP metadata)
  lint  lint:warning|unanswered  (severity or above, or rule)
  /regexp/  text  "two words"  (lower case: any case)`
