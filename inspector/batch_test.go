@@ -339,3 +339,24 @@ func TestDetail_Batch(t *testing.T) {
 		})
 	}
 }
+
+// A filter that matches nothing names what it asked for that no message
+// has; a name used only inside a batch counts as had.
+func TestFilter_UnheardSeesBatches(t *testing.T) {
+	m, _ := openModel(t, writeCassette(t, batchSession))
+	tests := []struct{ filter, want string }{
+		{"method:ping kind:response", ""},
+		{"method:pnig", `no message has method "pnig" (did you mean ping?)`},
+		{"tool:boom|bom", `no message has tool "bom" (did you mean boom?)`},
+		{"tool:far-from-anything", `no message has tool "far-from-anything"`},
+	}
+	for _, tt := range tests {
+		f, err := ParseFilter(tt.filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Unheard(m); got != tt.want {
+			t.Errorf("%q: Unheard %q, want %q", tt.filter, got, tt.want)
+		}
+	}
+}

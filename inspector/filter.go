@@ -736,3 +736,53 @@ func equalFoldASCII(a, lower []byte) bool {
 	}
 	return true
 }
+
+// Unheard says, for a filter that matched nothing, which of the method:
+// and tool: names it asks for no message in m has, each with the nearest
+// name one has: `no message has tool "ecoh" (did you mean echo?)`. A typo
+// in a name is the usual reason a filter matches nothing, and nothing
+// else says so. It is "" when every such name is there (a glob counts as
+// there: it names no one name).
+func (f *Filter) Unheard(m *Model) string {
+	names := func(set map[uint32]bool) []string {
+		var out []string
+		for i := range set {
+			if m.strs[i] != "" {
+				out = append(out, m.strs[i])
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	var notes []string
+	var methods, tools map[uint32]bool // what the messages have, read once
+	for i := range f.terms {
+		t := &f.terms[i]
+		if t.neg || (t.kind != tMethod && t.kind != tTool) {
+			continue
+		}
+		if methods == nil {
+			methods, tools = map[uint32]bool{}, map[uint32]bool{}
+			for _, rows := range [][]row{m.rows, m.elems} {
+				for j := range rows {
+					methods[rows[j].method], tools[rows[j].tool] = true, true
+				}
+			}
+		}
+		what, set := "method", methods
+		if t.kind == tTool {
+			what, set = "tool", tools
+		}
+		known := names(set)
+		for _, v := range t.vals {
+			if !strings.Contains(v, "*") && !slices.Contains(known, v) {
+				note := fmt.Sprintf("no message has %s %q", what, v)
+				if near := suggest.Nearest(v, known); near != "" {
+					note += fmt.Sprintf(" (did you mean %s?)", near)
+				}
+				notes = append(notes, note)
+			}
+		}
+	}
+	return strings.Join(notes, "; ")
+}

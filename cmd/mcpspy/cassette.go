@@ -540,16 +540,16 @@ func exportFiltered(path, expr string, sessions []string, out string, s streams,
 		// Nothing to export is a failure, as grep's no match is: an older
 		// export at -o is kept, not emptied (it may be all the user has),
 		// and the exit status tells a script that it is not this one.
-		return noMatch(out)
+		return noMatch(out, unheard(f, m))
 	}
 	warnNoHandshake(m, idxs, s.Err)
 	return writeExport(out, s.Out, func(w io.Writer) error { return m.Export(w, src, idxs, opts...) })
 }
 
 // noMatch is the error of a filtered export that selected nothing, and so
-// wrote nothing: it says what became of out.
-func noMatch(out string) error {
-	const none = "export: the filter matched no message"
+// wrote nothing: it says what became of out, after why (unheard).
+func noMatch(out, why string) error {
+	none := "export: the filter matched no message" + why
 	if out == "" {
 		return fmt.Errorf("%s; nothing written", none)
 	}
@@ -557,6 +557,17 @@ func noMatch(out string) error {
 		return fmt.Errorf("%s; %s left as it was", none, out)
 	}
 	return fmt.Errorf("%s; %s not written", none, out)
+}
+
+// unheard is what a filter that matched nothing asks for that the
+// recording does not hold, a method or tool name mistyped, say, as the end
+// of the message that says so (`: no message has tool "ecoh" (did you mean
+// echo?)`); "" when there is nothing to say.
+func unheard(f *inspector.Filter, m *inspector.Model) string {
+	if why := f.Unheard(m); why != "" {
+		return ": " + why
+	}
+	return ""
 }
 
 // writeExport runs write on stdout, or, given -o FILE, on a temp file

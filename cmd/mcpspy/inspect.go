@@ -113,7 +113,7 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	case m.Len() == 0:
 		fmt.Fprintln(s.Err, emptyNote("show", path, "message"))
 	case m.Visible() == 0 && !f.Empty():
-		fmt.Fprintln(s.Err, "mcpspy: show: the filter matched no message")
+		fmt.Fprintln(s.Err, "mcpspy: show: the filter matched no message"+unheard(f, m))
 	case *resend:
 		fmt.Fprintln(s.Err, "mcpspy: show: no client request or notification shown, so no command to print")
 	}

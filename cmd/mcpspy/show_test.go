@@ -159,6 +159,7 @@ func TestMcpspy_ShowErrors(t *testing.T) {
 		{"unknown session", []string{"--session", "s9", db}, 1, `mcpspy: ` + db + `: no such session "s9"`},
 		{"missing file", []string{"missing.db"}, 1, "mcpspy: missing.db: cassette does not exist"},
 		{"no match", []string{"--filter", "tool:echo error", db}, 0, "mcpspy: show: the filter matched no message"},
+		{"a mistyped tool", []string{"--filter", "tool:ecoh", db}, 0, `mcpspy: show: the filter matched no message: no message has tool "ecoh" (did you mean echo?)`},
 		{"a filter naming no session", []string{"--filter", "session:s3 tool:echo", db}, 1, `mcpspy: show: --filter session:s3: ` + db + `: no such session "s3" (it holds`},
 		{"tools with a filter", []string{"--tools", "--filter", "error", db}, 2, "mcpspy: show: --tools summarises every tools/call"},
 		{"tools with follow", []string{"--tools", "--follow", db}, 2, "mcpspy: show: --tools summarises every tools/call"},
