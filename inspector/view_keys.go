@@ -195,6 +195,12 @@ func (a *App) applyFilter(text string) {
 	}
 	a.note = ""
 	a.afterRefilter()
+	if a.model.Visible() == 0 {
+		// A typo in a name is the usual reason nothing is left.
+		if why := f.Unheard(a.model); why != "" {
+			a.setNote(why, false)
+		}
+	}
 }
 
 func (a *App) applySearch(text string) {

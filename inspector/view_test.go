@@ -42,6 +42,9 @@ func TestView_Keys(t *testing.T) {
 			{keys: "f"}, {keys: "tool:echo"}, {key: tcell.KeyEnter, want: []string{"filter: tool:echo", "2/13"}},
 			{keys: "f"}, {key: tcell.KeyCtrlU}, {key: tcell.KeyEnter, want: []string{"13/13"}, notWant: []string{"filter:"}},
 		}},
+		{name: "a filter that leaves nothing names a mistyped tool", steps: []keyStep{
+			{keys: "f"}, {keys: "tool:ecoh"}, {key: tcell.KeyEnter, want: []string{`0/13`, `no message has tool "ecoh" (did you mean echo?)`}},
+		}},
 		{name: "bad filter says why", steps: []keyStep{
 			{keys: "f"}, {keys: "kind:reply"}, {key: tcell.KeyEnter, want: []string{`unknown kind "reply"`, "13/13"}},
 		}},
