@@ -34,6 +34,12 @@ func runDiff(args []string, s streams) error {
 	if err := cli.ParseAll(fs, args); err != nil {
 		return err
 	}
+	if fs.NArg() == 1 && len(sessions) == 2 {
+		// Two sessions of one recording (two runs a recorder kept side
+		// by side): diff takes the file for each side.
+		a := fs.Arg(0)
+		return usageErrorf("diff: want two cassettes, A and B, not 1: to compare two sessions of one, give it twice (mcpspy diff --session %s --session %s %s %s)", sessions[0], sessions[1], a, a)
+	}
 	if fs.NArg() != 2 {
 		return usageErrorf("diff: want two cassettes, A and B, not %d", fs.NArg())
 	}

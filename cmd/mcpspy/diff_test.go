@@ -90,6 +90,8 @@ func TestMcpspy_DiffErrors(t *testing.T) {
 		wantErr  string // the start of stderr's last line
 	}{
 		{"one cassette", []string{db}, 2, "mcpspy: diff: want two cassettes, A and B, not 1"},
+		{"two sessions of one cassette given once", []string{"--session", "s1", "--session", "s2", two}, 2,
+			"mcpspy: diff: want two cassettes, A and B, not 1: to compare two sessions of one, give it twice (mcpspy diff --session s1 --session s2 " + two + " " + two + ")"},
 		{"three sessions", []string{"--session", "s1", "--session", "s1", "--session", "s1", db, db}, 2, "mcpspy: diff: --session at most twice"},
 		{"several sessions, none named", []string{db, two}, 2, "mcpspy: diff: " + two + " holds 2 sessions (s1, s2); name one with --session"},
 		{"two sessionless clients' connections", []string{conns, conns}, 2, "mcpspy: diff: " + conns + " holds 2 sessions, the connections of 2 sessionless 2026-07-28 HTTP clients (s1; s2); name one session of each side's with --session"},
