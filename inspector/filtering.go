@@ -518,11 +518,14 @@ func (m *Model) NextMatch(marks []bool, from, dir int) int {
 
 // ToolStat is one line of the tools summary.
 type ToolStat struct {
-	Tool     string
-	Calls    int
-	Errors   int // JSON-RPC errors and isError results
-	Pending  int // calls without a response (yet)
-	P50, P95 time.Duration
+	Tool    string
+	Calls   int
+	Errors  int // JSON-RPC errors and isError results
+	Pending int // calls without a response (yet), not cancelled
+	// Cancelled: calls cancelled (notifications/cancelled) with no
+	// response; one answered all the same counts as answered.
+	Cancelled int
+	P50, P95  time.Duration
 }
 
 // ToolStats summarises tools/call per tool over the sessions in scope,
@@ -545,7 +548,11 @@ func (m *Model) ToolStats() []ToolStat {
 		}
 		a.Calls++
 		if r.pair < 0 {
-			a.Pending++
+			if r.cancel >= 0 {
+				a.Cancelled++ // no one waits for its answer any more
+			} else {
+				a.Pending++
+			}
 			return
 		}
 		p := m.answerOf(r, i)

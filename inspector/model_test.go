@@ -271,11 +271,17 @@ func TestModel_ToolStatsScopeAndPending(t *testing.T) {
 		return frame{store.S2C, at, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, id)}
 	}
 	ms := time.Millisecond
-	// Latencies in recorded order 30, 10, 20 ms; call 4 is never answered.
-	echoes := []frame{call(1, 0), answer(1, 30*ms), call(2, 40*ms), answer(2, 50*ms), call(3, 60*ms), answer(3, 80*ms), call(4, 90*ms)}
+	// Latencies in recorded order 30, 10, 20 ms; call 4 is never answered;
+	// call 5 is cancelled and not answered, call 6 cancelled and answered
+	// all the same.
+	cancel := func(id int, at time.Duration) frame {
+		return frame{store.C2S, at, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`, id)}
+	}
+	echoes := []frame{call(1, 0), answer(1, 30*ms), call(2, 40*ms), answer(2, 50*ms), call(3, 60*ms), answer(3, 80*ms), call(4, 90*ms),
+		call(5, 91*ms), cancel(5, 92*ms), call(6, 93*ms), cancel(6, 94*ms), answer(6, 95*ms)}
 	m, src := openModel(t, writeCassette(t, sampleSession, echoes))
 	all := []ToolStat{
-		{Tool: "echo", Calls: 5, Pending: 1, P50: 10 * ms, P95: 30 * ms}, // 5, 10, 20, 30 ms
+		{Tool: "echo", Calls: 7, Pending: 1, Cancelled: 1, P50: 10 * ms, P95: 30 * ms}, // 2, 5, 10, 20, 30 ms
 		{Tool: "slow-op", Calls: 1, Errors: 1, P50: 300 * ms, P95: 300 * ms},
 	}
 	if diff := cmp.Diff(all, m.ToolStats()); diff != "" {
@@ -284,7 +290,7 @@ func TestModel_ToolStatsScopeAndPending(t *testing.T) {
 	if err := m.SetScope(1, src); err != nil {
 		t.Fatal(err)
 	}
-	second := []ToolStat{{Tool: "echo", Calls: 4, Pending: 1, P50: 20 * ms, P95: 30 * ms}} // 10, 20, 30 ms
+	second := []ToolStat{{Tool: "echo", Calls: 6, Pending: 1, Cancelled: 1, P50: 10 * ms, P95: 30 * ms}} // 2, 10, 20, 30 ms
 	if diff := cmp.Diff(second, m.ToolStats()); diff != "" {
 		t.Errorf("limited to s2 (-want +got):\n%s", diff)
 	}

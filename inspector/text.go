@@ -445,7 +445,8 @@ func writeBody(w io.Writer, frame []byte) {
 
 // WriteToolStats writes the inspector's tools summary (its t key) as a
 // text table: tools/call per tool over the sessions in scope, with calls,
-// errors, calls still pending, and the median and 95th percentile latency.
+// errors, calls still pending, calls cancelled unanswered, and the median
+// and 95th percentile latency.
 func (m *Model) WriteToolStats(w io.Writer) error {
 	stats := m.ToolStats()
 	if len(stats) == 0 {
@@ -456,12 +457,12 @@ func (m *Model) WriteToolStats(w io.Writer) error {
 	for _, s := range stats {
 		width = max(width, len([]rune(toolName(s.Tool))))
 	}
-	if _, err := fmt.Fprintf(w, "%s %7s %7s %7s %8s %8s\n", padText("tool", width, false), "calls", "errors", "pending", "p50", "p95"); err != nil {
+	if _, err := fmt.Fprintf(w, "%s %7s %7s %7s %9s %8s %8s\n", padText("tool", width, false), "calls", "errors", "pending", "cancelled", "p50", "p95"); err != nil {
 		return err
 	}
 	for _, s := range stats {
-		if _, err := fmt.Fprintf(w, "%s %7s %7s %7s %8s %8s\n", padText(toolName(s.Tool), width, false),
-			count(s.Calls), count(s.Errors), count(s.Pending), durText(s.P50), durText(s.P95)); err != nil {
+		if _, err := fmt.Fprintf(w, "%s %7s %7s %7s %9s %8s %8s\n", padText(toolName(s.Tool), width, false),
+			count(s.Calls), count(s.Errors), count(s.Pending), count(s.Cancelled), durText(s.P50), durText(s.P95)); err != nil {
 			return err
 		}
 	}

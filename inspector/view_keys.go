@@ -394,7 +394,7 @@ func (a *App) copyCommand() {
 func (a *App) showTools() {
 	t := a.tools
 	t.Clear()
-	for i, h := range []string{"tool", "calls", "errors", "pending", "p50", "p95"} {
+	for i, h := range []string{"tool", "calls", "errors", "pending", "cancelled", "p50", "p95"} {
 		c := tview.NewTableCell(h).SetSelectable(false).SetAttributes(tcell.AttrBold).SetTextColor(tcell.ColorYellow)
 		if i > 0 {
 			c.SetAlign(tview.AlignRight)
@@ -406,8 +406,9 @@ func (a *App) showTools() {
 		t.SetCell(i+1, 1, tview.NewTableCell(count(s.Calls)).SetAlign(tview.AlignRight))
 		t.SetCell(i+1, 2, errCell(s.Errors))
 		t.SetCell(i+1, 3, tview.NewTableCell(count(s.Pending)).SetAlign(tview.AlignRight))
-		t.SetCell(i+1, 4, tview.NewTableCell(durText(s.P50)).SetAlign(tview.AlignRight))
-		t.SetCell(i+1, 5, tview.NewTableCell(durText(s.P95)).SetAlign(tview.AlignRight))
+		t.SetCell(i+1, 4, tview.NewTableCell(count(s.Cancelled)).SetAlign(tview.AlignRight))
+		t.SetCell(i+1, 5, tview.NewTableCell(durText(s.P50)).SetAlign(tview.AlignRight))
+		t.SetCell(i+1, 6, tview.NewTableCell(durText(s.P95)).SetAlign(tview.AlignRight))
 	}
 	if t.GetRowCount() == 1 {
 		t.SetCell(1, 0, tview.NewTableCell("no tools/call in view").SetSelectable(false))

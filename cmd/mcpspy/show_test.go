@@ -122,20 +122,20 @@ func TestMcpspy_ShowTools(t *testing.T) {
 	text := showOutput(t, "--tools", shippedCassette(t, "everything-stdio.db"))
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	wantTools := []string{"echo", "get-structured-content", "get-sum", "get-tiny-image", "trigger-long-running-operation"}
-	if len(lines) != 1+len(wantTools) || strings.Join(strings.Fields(lines[0]), " ") != "tool calls errors pending p50 p95" {
+	if len(lines) != 1+len(wantTools) || strings.Join(strings.Fields(lines[0]), " ") != "tool calls errors pending cancelled p50 p95" {
 		t.Fatalf("want a header and %d tools:\n%s", len(wantTools), text)
 	}
 	for i, tool := range wantTools {
 		f := strings.Fields(lines[i+1])
-		if len(f) != 6 || f[0] != tool || f[1] != "1" || f[2] != "0" || f[3] != "0" || f[4] != f[5] {
-			t.Errorf("row %q: want %s called once, no error, nothing pending, p50 = p95", lines[i+1], tool)
+		if len(f) != 7 || f[0] != tool || f[1] != "1" || f[2] != "0" || f[3] != "0" || f[4] != "0" || f[5] != f[6] {
+			t.Errorf("row %q: want %s called once, no error, nothing pending or cancelled, p50 = p95", lines[i+1], tool)
 		}
 	}
 	// The long-running call asked for 0.3 s. (Node's timers may fire a
 	// millisecond early: a re-recording measured 299ms.)
-	if f := strings.Fields(lines[len(lines)-1]); len(f) == 6 {
-		if d, err := time.ParseDuration(f[4]); err != nil || d < 250*time.Millisecond {
-			t.Errorf("trigger-long-running-operation p50 %q (%v), want about 300ms", f[4], err)
+	if f := strings.Fields(lines[len(lines)-1]); len(f) == 7 {
+		if d, err := time.ParseDuration(f[5]); err != nil || d < 250*time.Millisecond {
+			t.Errorf("trigger-long-running-operation p50 %q (%v), want about 300ms", f[5], err)
 		}
 	}
 	if got := showOutput(t, "--tools", "--session", "s2", twoSessionCassette(t)); !strings.Contains(got, "echo") {
