@@ -212,8 +212,8 @@ func TestMcpspy_ExportFilterNoMatchFile(t *testing.T) {
 	tests := []struct {
 		name, out, wantErr string
 	}{
-		{"an existing file", kept, "mcpspy: export: the filter matched no message; " + kept + " left as it was\n"},
-		{"a new file", fresh, "mcpspy: export: the filter matched no message; " + fresh + " not written\n"},
+		{"an existing file", kept, `mcpspy: export: the filter matched no message: no message has tool "nope"; ` + kept + " left as it was\n"},
+		{"a new file", fresh, `mcpspy: export: the filter matched no message: no message has tool "nope"; ` + fresh + " not written\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
