@@ -237,6 +237,12 @@ func (m *Model) SetScopes(sess []int, frames Source) error {
 	return m.refilter(frames)
 }
 
+// ScopeNamesGrow makes the scope, once SetScopes has limited it, take in
+// every session added later that one of names (ids or names, as
+// --session takes them) names: show --follow --session NAME then follows
+// each new run recorded under that name, as --filter session:NAME does.
+func (m *Model) ScopeNamesGrow(names []string) { m.scopeNames = names }
+
 func (m *Model) refilter(frames Source) error {
 	m.lateFindings = 0
 	if m.filter.needsLint() {

@@ -10,6 +10,7 @@ package inspector
 
 import (
 	"os"
+	"slices"
 	"time"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -91,9 +92,14 @@ type Model struct {
 	// Mark.Amends.
 	amends uint64
 
-	filter  *Filter
-	scope   []bool // by session index, whether the table shows it; nil: every session
-	visible []int32
+	filter *Filter
+	scope  []bool // by session index, whether the table shows it; nil: every session
+	// scopeNames are the session names (or ids) the scope was chosen by,
+	// with ScopeNamesGrow: a session follow mode adds later that has one
+	// joins the scope (a host that starts its server again records a new
+	// session under the same name).
+	scopeNames []string
+	visible    []int32
 
 	// lints holds per session what package lint found, nil until
 	// something asked (findings.go); cassette is the lint.Cassette their
@@ -162,6 +168,10 @@ func (m *Model) session(info store.SessionInfo) uint32 {
 	m.Sessions = append(m.Sessions, Session{Info: info})
 	m.sessRows = append(m.sessRows, nil)
 	m.sessIdx[info.ID] = i
+	if m.scope != nil && slices.ContainsFunc(m.scopeNames, info.Named) {
+		m.scope = append(m.scope, make([]bool, len(m.Sessions)-len(m.scope))...)
+		m.scope[i] = true
+	}
 	return i
 }
 

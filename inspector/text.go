@@ -218,12 +218,23 @@ func (tw *textWriter) printBare(t time.Time) {
 // qualified says whether a line names its message with its session
 // ("s2:8"), as the table does when it shows more than one session. A
 // printed line stays, so show --follow names them so from its first line
-// on, unless --session named the one session shown: another session may
-// start at any moment, and a line "3" printed before it would be "s1:3"
-// after, two names for one message.
+// on, unless --session named the one session shown by its id: another
+// session (of the same name, too) may start at any moment, and a line "3"
+// printed before it would be "s1:3" after, two names for one message.
 func (tw *textWriter) qualified() bool {
 	m := tw.m
-	return m.Scope() < 0 && (len(m.Sessions) > 1 || m.following)
+	return m.Scope() < 0 && (len(m.Sessions) > 1 || m.following) || m.following && m.scopeMayGrow()
+}
+
+// scopeMayGrow says whether a session follow mode adds may join the
+// scope: one of ScopeNamesGrow's names is no session's id.
+func (m *Model) scopeMayGrow() bool {
+	for _, n := range m.scopeNames {
+		if _, isID := m.sessIdx[n]; !isID {
+			return true
+		}
+	}
+	return false
 }
 
 // print writes rows (at most bodyBatch), with what opts asks under each.

@@ -174,42 +174,56 @@ func TestWriteText_FollowNamesSessions(t *testing.T) {
 	initJSON := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
 	listJSON := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 	for _, tc := range []struct {
-		name  string
-		scope bool // --session s1
-		want  []string
+		name    string
+		session string // --session, "" for none
+		want    []string
 	}{
-		{"every session", false, []string{"s1:1 initialize", "s1:2 ping", "s1:3 tools/list", "s2:1 initialize", "s2:2 ping"}},
-		{"--session s1", true, []string{"1 initialize", "2 ping", "3 tools/list"}},
+		{"every session", "", []string{"s1:1 initialize", "s1:2 ping", "s1:3 tools/list", "s2:1 initialize", "s2:2 ping", "s3:1 ping"}},
+		{"--session s1", "s1", []string{"1 initialize", "2 ping", "3 tools/list"}},
+		// A host that starts its server again records a new session
+		// under the same name: following the name follows it too.
+		{"--session srv, a name", "srv", []string{"s1:1 initialize", "s1:2 ping", "s1:3 tools/list", "s2:1 initialize", "s2:2 ping"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "live.db")
-			w, s1 := liveSession(t, path, store.SessionInfo{Transport: store.TransportStdio, Upstream: "one", Start: time.Now()})
+			w, s1 := liveSession(t, path, store.SessionInfo{Transport: store.TransportStdio, Name: "srv", Upstream: "one", Start: time.Now()})
 			s1.Append(store.C2S, time.Now(), []byte(initJSON), nil)
 			s1.Append(store.C2S, time.Now(), []byte(pingJSON), nil)
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
 			}
 			m, src := openModel(t, path)
-			if tc.scope {
+			if tc.session != "" { // as mcpspy show --follow --session does
 				if err := m.SetScope(0, src); err != nil {
 					t.Fatal(err)
 				}
+				m.ScopeNamesGrow([]string{tc.session})
 			}
 			show := followText(t, m, src, TextOptions{})
 			show.wait(t, "ping")
-			// A second session starts while show runs.
-			s2, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "two", Start: time.Now()})
+			// A second session of the same name, and a third of another,
+			// start while show runs.
+			s2, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Name: "srv", Upstream: "two", Start: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s3, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Name: "other", Upstream: "three", Start: time.Now()})
 			if err != nil {
 				t.Fatal(err)
 			}
 			s2.Append(store.C2S, time.Now(), []byte(initJSON), nil)
 			s1.Append(store.C2S, time.Now(), []byte(listJSON), nil)
+			s3.Append(store.C2S, time.Now(), []byte(pingJSON), nil)
 			s2.Append(store.C2S, time.Now(), []byte(pingJSON), nil)
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
 			}
 			show.wait(t, "tools/list")
-			if !tc.scope {
+			switch tc.session {
+			case "":
+				show.wait(t, "s2:2 ")
+				show.wait(t, "s3:1 ")
+			case "srv":
 				show.wait(t, "s2:2 ")
 			}
 			var got []string

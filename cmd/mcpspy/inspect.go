@@ -101,6 +101,9 @@ func runShow(ctx context.Context, args []string, s streams) error {
 	if err := m.SetScopes(scopes, src); err != nil {
 		return err
 	}
+	if *follow {
+		m.ScopeNamesGrow(sessions) // a new run under a --session name is shown too
+	}
 	if *tools {
 		return m.WriteToolStats(s.Out)
 	}

@@ -267,6 +267,36 @@ func TestMcpspy_ShowFollow(t *testing.T) {
 	}
 }
 
+// show --follow --session NAME follows a session recorded later under
+// that name too: a host wrapped by mcpspy wrap records each start of a
+// server as a new session named after it.
+func TestMcpspy_ShowFollowSessionName(t *testing.T) {
+	db, w := liveCassette(t)
+	newSession := func(name string) *store.Session {
+		s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Name: name, Upstream: "live", Start: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	newSession("srv").Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	show := startShow(t, "--follow", "--session", "srv", db)
+	show.wait(t, " ping", 1)
+	newSession("other").Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`), nil)
+	newSession("srv").Append(store.C2S, time.Now(), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	show.wait(t, " tools/list", 1)
+	out := show.stop(t)
+	if !strings.Contains(out, "s1:1 ") || !strings.Contains(out, "s3:1 ") || strings.Contains(out, "resources/list") {
+		t.Errorf("want srv's two sessions, named, and not the other:\n%s", out)
+	}
+}
+
 // show --follow in one process while mcpspy records server-everything in
 // another: the messages show up while the recorder still runs (it holds
 // the cassette between commits and lets go when a reader waits).
