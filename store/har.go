@@ -515,11 +515,13 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 			if n, err := strconv.Atoi(rh.Get("Content-Length")); err == nil && n >= 0 {
 				e.Response.BodySize = n
 			}
-			if harIsSSE(kept.HTTP.Stream) {
+			if harIsSSE(kept.HTTP.Stream) || harEventStream(rh) {
 				// An event stream that ended without a message: the
 				// recorder read all of it, so its text is known, empty
 				// but for priming events (and what a stream's text
-				// never keeps), not unrecorded as a body would be.
+				// never keeps), not unrecorded as a body would be. A
+				// POST's is kept on its request body, whose stream is
+				// post-body: its answer's header says it streamed.
 				e.Response.Content = harContentOf(harSSEText(x), harMime(rh, "text/event-stream"))
 				e.Response.Content.Comment = harRebuilt
 			}
@@ -622,6 +624,17 @@ const harRebuilt = "rebuilt from the recorded events; see the log's comment"
 
 func harIsSSE(stream string) bool {
 	return stream == StreamPostSSE || stream == StreamGetSSE || stream == StreamLegacySSE
+}
+
+// harEventStream says whether an answer's header names an event stream.
+func harEventStream(h http.Header) bool {
+	return isEventStreamType(h.Get("Content-Type"))
+}
+
+// isEventStreamType says whether a Content-Type (or a HAR's mimeType) is
+// text/event-stream, parameters and case aside.
+func isEventStreamType(contentType string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "text/event-stream")
 }
 
 // harSSEText rebuilds an event stream from its recorded events: before

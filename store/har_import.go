@@ -438,7 +438,7 @@ func readHAREntry(e *harInEntry, n int, files fs.FS) (*harExchangeIn, error) {
 	if mime == "" {
 		mime = x.respHdr.Get("Content-Type")
 	}
-	x.isSSE = strings.HasPrefix(strings.ToLower(strings.TrimSpace(mime)), "text/event-stream")
+	x.isSSE = isEventStreamType(mime)
 	if x.isSSE && content.Encoding != "base64" && e.MCPTape == nil {
 		// A browser's text may be the stream's UTF-8 misread; base64 is
 		// the bytes themselves, and mcpspy's export writes them right.
@@ -745,15 +745,15 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 		return
 	}
 	answered := x.start.Add(x.wait)
+	stream := StreamPostSSE // an event stream's, as the recorder names it
+	if x.method == http.MethodGet {
+		stream = StreamGetSSE
+	}
+	if rec.legacy {
+		stream = StreamLegacySSE
+	}
 	switch {
 	case x.isSSE:
-		stream := StreamPostSSE
-		if x.method == http.MethodGet {
-			stream = StreamGetSSE
-		}
-		if rec.legacy {
-			stream = StreamLegacySSE
-		}
 		withData := 0
 		for _, ev := range x.events {
 			if len(ev.Data) > 0 {
@@ -804,7 +804,15 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 		if x.noted {
 			note = x.note // mcpspy's export: as recorded
 		}
-		rec.info.AddBare(BareExchange{Time: x.start, HTTP: *meta(""), Note: note})
+		// An event stream that ended without a message is one, as the
+		// recorder keeps it (a GET stream that carried nothing), so
+		// that an export shows its text, known and empty; not one the
+		// HAR holds no text of, which nobody read.
+		kind := ""
+		if x.isSSE && !x.streamMissing() {
+			kind = stream
+		}
+		rec.info.AddBare(BareExchange{Time: x.start, HTTP: *meta(kind), Note: note})
 	}
 }
 
