@@ -5,11 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/cli"
+	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/plural"
+	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/rerun"
 	"github.com/mcptape/mcptape/store"
@@ -77,6 +80,12 @@ func runDiff(args []string, s streams) error {
 		diffs = replay.CompareClients(sides[0], sides[1], *ignore...)
 	}
 	differ := printDiffs(s.Out, labels[0], labels[1], diffs, *all)
+	if len(*ignore) > 0 {
+		names := memberNames{}
+		names.add(sides[0]...)
+		names.add(sides[1]...)
+		names.warnUnmatched(s.Err, "diff", *ignore)
+	}
 	if *exitCode && differ {
 		return &cli.ExitError{Code: 1}
 	}
@@ -188,8 +197,56 @@ func joinIDs(sessions []*store.TapeSession) string {
 func ignoreFlag(fs *flag.FlagSet) *multiFlag {
 	var ignore multiFlag
 	fs.Var(&ignore, "ignore", "leave members named `NAME` (at any depth, in requests and answers) out of the comparison:\n"+
-		"values made afresh each run, like timestamps or ids (repeatable)")
+		"values made afresh each run, like timestamps or ids (repeatable); a name, not a path (text, not result.content[0].text)")
 	return &ignore
+}
+
+// memberNames collects the names of the members inside the params,
+// results and errors of sessions' frames, which --ignore leaves out of a
+// comparison, so that a NAME it was given that names none can be told:
+// it would leave nothing out, unseen.
+type memberNames map[string]bool
+
+// add collects the member names of sessions' frames.
+func (n memberNames) add(sessions ...*store.TapeSession) {
+	for _, s := range sessions {
+		for _, m := range s.Messages {
+			jsonrpc.ReplaceMembers(m.Frame, func(path []string, name string) bool {
+				if len(path) > 0 && (path[0] == "params" || path[0] == "result" || path[0] == "error") {
+					n[name] = true
+				}
+				return false
+			}, nil)
+		}
+	}
+}
+
+// warnUnmatched names on w each of ignore that no member collected has.
+// The comparison prints leaves by their path (result.content[0].text),
+// and --ignore takes a member's name, the path's last part: a path given
+// instead is answered with the name to give.
+func (n memberNames) warnUnmatched(w io.Writer, cmd string, ignore []string) {
+	known := slices.Sorted(maps.Keys(n))
+	for _, name := range ignore {
+		if n[name] {
+			continue
+		}
+		hint := ""
+		last := name[strings.LastIndexAny(name, ".")+1:]
+		if i := strings.IndexByte(last, '['); i >= 0 {
+			last = last[:i]
+		}
+		switch {
+		case last != name && n[last]:
+			hint = fmt.Sprintf(" (--ignore takes a member's name, not its path: --ignore %s)", last)
+		default:
+			hint = suggest.DidYouMean(name, known, "--ignore %s")
+			if hint != "" {
+				hint = " (" + strings.TrimPrefix(hint, "; ") + ")"
+			}
+		}
+		fmt.Fprintf(w, "mcpspy: %s: --ignore %s names no member of the params, results or errors compared: it left nothing out%s\n", cmd, name, hint)
+	}
 }
 
 // printComparison writes what replay.CompareSessions finds between a and

@@ -99,6 +99,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	}
 	var reruns []store.TapeSession
 	changed, done := 0, 0
+	compared := memberNames{} // for --ignore, in the recordings and their reruns
 	// stopped is why a rerun could not go on (the server could not be
 	// started, or went away partway). What it did until then is still
 	// compared and kept in -o, and the error comes last.
@@ -148,6 +149,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 				label += " (with " + sessionIDs(slices.Delete(slices.Clone(group), i, i+1)) + ", one client's connections, rerun together)"
 			}
 			differ := printComparison(s.Out, label, "rerun against "+target, j.session, &res.Session, *all, *ignore)
+			compared.add(j.session, &res.Session)
 			for _, u := range res.Unheard {
 				fmt.Fprintf(s.Out, "! server notification not heard again: %s\n", u)
 			}
@@ -162,6 +164,9 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	}
 	if len(jobs) > 1 && stopped == nil {
 		fmt.Fprintf(s.Out, "\n%s rerun: %d the same, %d changed\n", plural.Count(done, "session"), done-changed, changed)
+	}
+	if done > 0 {
+		compared.warnUnmatched(s.Err, "rerun", *ignore)
 	}
 	if *out != "" && len(reruns) > 0 {
 		if _, err := recordSessions(*out, reruns); err != nil {
