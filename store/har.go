@@ -100,6 +100,12 @@ type harPageExt struct {
 	Upstream      string `json:"upstream"`
 	HTTPSessionID string `json:"http_session_id,omitempty"`
 	End           string `json:"end"`
+	// Start, EndTime and EndError are the session's, exactly (RFC 3339
+	// to the nanosecond), which startedDateTime's milliseconds and End's
+	// few words are not: an import gives them back as recorded.
+	Start    string `json:"start,omitempty"`
+	EndTime  string `json:"end_time,omitempty"`
+	EndError string `json:"end_error,omitempty"`
 }
 
 type harEntry struct {
@@ -294,13 +300,26 @@ func (h *HAR) addSession(s *TapeSession) {
 
 // harPageOf is a session's page, but for when it started.
 func harPageOf(info *SessionInfo) harPage {
-	return harPage{
+	page := harPage{
 		ID:          info.ID,
 		Title:       strings.TrimSpace(info.ID + " " + info.Name + " " + info.Upstream),
 		PageTimings: harPageTimings{OnContentLoad: -1, OnLoad: -1},
 		MCPTape: harPageExt{Session: info.ID, Name: info.Name, Transport: info.Transport,
-			Upstream: info.Upstream, HTTPSessionID: info.HTTPSessionID, End: info.EndState()},
+			Upstream: info.Upstream, HTTPSessionID: info.HTTPSessionID, End: info.EndState(),
+			Start: harExactString(info.Start)},
 	}
+	if info.End != nil {
+		page.MCPTape.EndTime, page.MCPTape.EndError = harExactString(info.End.Time), info.End.Error
+	}
+	return page
+}
+
+// harExactString is t in RFC 3339 to the nanosecond, or "" for none.
+func harExactString(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // findStream is the exchange whose stream sp's priming events ended.
@@ -425,6 +444,7 @@ func harEntryOf(info *SessionInfo, base string, x *harExchange, answers map[stri
 		e.MCPTape.RequestTime = x.req.Time.UTC().Format(time.RFC3339Nano)
 	case x.bare != nil:
 		start = x.bare.Time // when mcpspy had read the request
+		e.MCPTape.RequestTime = harExactString(start)
 	default:
 		start = firstResp
 	}

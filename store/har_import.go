@@ -105,9 +105,12 @@ type harIn struct {
 			// MCPTape is what mcpspy export --har adds to a session's
 			// page: how the session ended, among others.
 			MCPTape *struct {
-				Session string `json:"session"`
-				Name    string `json:"name"`
-				End     string `json:"end"`
+				Session  string `json:"session"`
+				Name     string `json:"name"`
+				End      string `json:"end"`
+				Start    string `json:"start"`
+				EndTime  string `json:"end_time"`
+				EndError string `json:"end_error"`
 			} `json:"_mcptape"`
 		} `json:"pages"`
 	} `json:"log"`
@@ -278,11 +281,11 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 	// A HAR of mcpspy's says on each session's page how it ended and
 	// the name it was recorded under (--session), by which ls lists it
 	// and show --session finds it.
-	type pageSays struct{ name, end string }
+	type pageSays struct{ name, end, start, endTime, endError string }
 	pages := map[string]pageSays{}
 	for _, p := range doc.Log.Pages {
-		if p.MCPTape != nil && p.MCPTape.Session != "" {
-			pages[p.MCPTape.Session] = pageSays{p.MCPTape.Name, p.MCPTape.End}
+		if t := p.MCPTape; t != nil && t.Session != "" {
+			pages[t.Session] = pageSays{t.Name, t.End, t.Start, t.EndTime, t.EndError}
 		}
 	}
 	for _, g := range groupHARSessions(xs) {
@@ -291,6 +294,18 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 		if page, ok := pages[g.xs[0].session]; ok && g.xs[0].session != "" {
 			ts.Info.End = endOfShort(page.end, ts.Info.Transport, ts.Info.End)
 			ts.Info.Name = page.name
+			// The exact times, where the export gave them (not before
+			// it did, nor in an edited HAR's unreadable ones): the
+			// entries' milliseconds otherwise.
+			if t := harExactTime(page.start); !t.IsZero() {
+				ts.Info.Start = t
+			}
+			if t := harExactTime(page.endTime); !t.IsZero() && ts.Info.End != nil {
+				ts.Info.End.Time = t
+			}
+			if ts.Info.End != nil && page.endError != "" {
+				ts.Info.End.Error = page.endError
+			}
 		}
 		out.Sessions = append(out.Sessions, ts)
 	}
@@ -812,7 +827,7 @@ func (rec *harRecording) exchange(i int, x *harExchangeIn) {
 		if x.isSSE && !x.streamMissing() {
 			kind = stream
 		}
-		rec.info.AddBare(BareExchange{Time: x.start, HTTP: *meta(kind), Note: note})
+		rec.info.AddBare(BareExchange{Time: exactOr(x.requestTime, x.start), HTTP: *meta(kind), Note: note})
 	}
 }
 

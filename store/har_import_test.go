@@ -465,3 +465,52 @@ func TestImportHAR_ExactTimes(t *testing.T) {
 		})
 	}
 }
+
+// mcpspy's own HAR gives back when each session started and ended, and
+// the error that ended one, exactly, and when each request that carried
+// no message either way came: the shipped real-peer recording (its GET
+// stream that carried nothing and its DELETE), and a session an upstream
+// error ended. A HAR's own times are to the millisecond, and the page's
+// end says how, in a few words, not when nor the error's.
+func TestImportHAR_KeepsSessionTimes(t *testing.T) {
+	real, err := store.Load(filepath.Join("..", "cassettes", "everything-http.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := httpSession(store.TransportHTTP, httpMsg(1, store.C2S, 0, initReq, store.HTTPMeta{Method: "POST", Path: "/mcp", Status: 502, Stream: "post-body", StreamID: 1}))
+	failed.Info.Start = harT0.Add(-123456 * time.Nanosecond)
+	failed.Info.End = &store.EndInfo{Time: at(70).Add(654321 * time.Nanosecond), Reason: store.EndError, Error: "upstream http://127.0.0.1:3001/mcp is unreachable"}
+	for _, tt := range []struct {
+		name    string
+		session store.TapeSession
+	}{
+		{"server-everything's session", real.Sessions[0]},
+		{"a session an error ended", failed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, raw, _, _ := harOf(t, &store.Tape{Sessions: []store.TapeSession{tt.session}})
+			imp, err := store.ImportHAR(bytes.NewReader(raw), "x.har", store.HARImportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(imp.Sessions) != 1 {
+				t.Fatalf("%d sessions imported", len(imp.Sessions))
+			}
+			want, got := tt.session.Info, imp.Sessions[0].Info
+			if !got.Start.Equal(want.Start) {
+				t.Errorf("start %s, recorded %s", got.Start.Format(time.RFC3339Nano), want.Start.Format(time.RFC3339Nano))
+			}
+			if d := cmp.Diff(want.End, got.End); d != "" {
+				t.Errorf("end (-recorded +imported):\n%s", d)
+			}
+			if len(got.Bare) != len(want.Bare) {
+				t.Fatalf("%d bare exchanges imported, %d recorded", len(got.Bare), len(want.Bare))
+			}
+			for i, b := range want.Bare {
+				if !got.Bare[i].Time.Equal(b.Time) {
+					t.Errorf("bare %s at %s, recorded at %s", b.HTTP.Method, got.Bare[i].Time.Format(time.RFC3339Nano), b.Time.Format(time.RFC3339Nano))
+				}
+			}
+		})
+	}
+}
