@@ -226,7 +226,10 @@ func shortFileError(path string) error {
 		return notBbolt(path)
 	}
 	if pages := 2 * int64(order.Uint32(head[24:])); st.Size() < pages {
-		return fmt.Errorf("%s: %w: truncated: the file is %d bytes, its two meta pages need %d (a copy cut short?)", path, ErrCorrupt, st.Size(), pages)
+		// Every page of the tree lies past the two meta pages: with them
+		// cut, nothing is left that Salvage could read.
+		return fmt.Errorf("%s: %w: truncated: the file is %d bytes, its two meta pages need %d (a copy cut short?), and its tree lies past them: %w; only a whole copy helps",
+			path, ErrCorrupt, st.Size(), pages, ErrUnsalvageable)
 	}
 	return nil
 }

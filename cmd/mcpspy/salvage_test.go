@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -282,25 +283,40 @@ func TestMcpspy_CutPastTheRootSaysNothingCanBeSalvaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cut := filepath.Join(dir, "cut.db") // the root is page 9, from byte 36864
-	if err := os.WriteFile(cut, shipped[:20480], 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "rescued.jsonl")
-	want := cut + ": cassette is corrupt: truncated: the file is 20480 bytes, its pages reach 94208 (a copy cut short?), and the cut took the root of its tree (page 9, at byte 36864): nothing in it can be salvaged, as every page is found from the root; only a whole copy helps\n"
-	for _, args := range [][]string{
-		{"ls", cut},
-		{"show", cut},
-		{"export", cut},
-		{"export", "--salvage", "-o", out, cut},
+	for _, tt := range []struct {
+		name string
+		size int
+		why  string // after the file's name
+	}{
+		{"the root cut", 20480, // the root is page 9, from byte 36864
+			"truncated: the file is 20480 bytes, its pages reach 94208 (a copy cut short?), and the cut took the root of its tree (page 9, at byte 36864): nothing in it can be salvaged, as every page is found from the root; only a whole copy helps"},
+		// Cut inside the meta pages, it once pointed at --salvage too,
+		// which could only say the same again.
+		{"a meta page cut", 4096,
+			"truncated: the file is 4096 bytes, its two meta pages need 8192 (a copy cut short?), and its tree lies past them: nothing in it can be salvaged; only a whole copy helps"},
 	} {
-		code, _, stderr := runCaptured(args...)
-		if code != 1 || stderr != "mcpspy: "+want {
-			t.Errorf("mcpspy %q: exit %d, stderr %q\nwant exit 1 and %q", args, code, stderr, "mcpspy: "+want)
-		}
-	}
-	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("salvage of nothing made %s (%v)", out, err)
+		t.Run(tt.name, func(t *testing.T) {
+			cut := filepath.Join(dir, strconv.Itoa(tt.size)+".db")
+			if err := os.WriteFile(cut, shipped[:tt.size], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, strconv.Itoa(tt.size)+".jsonl")
+			want := "mcpspy: " + cut + ": cassette is corrupt: " + tt.why + "\n"
+			for _, args := range [][]string{
+				{"ls", cut},
+				{"show", cut},
+				{"export", cut},
+				{"export", "--salvage", "-o", out, cut},
+			} {
+				code, _, stderr := runCaptured(args...)
+				if code != 1 || stderr != want {
+					t.Errorf("mcpspy %q: exit %d, stderr %q\nwant exit 1 and %q", args, code, stderr, want)
+				}
+			}
+			if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("salvage of nothing made %s (%v)", out, err)
+			}
+		})
 	}
 }
 
