@@ -28,6 +28,11 @@ func NoSession(path, name string, all []SessionInfo) error {
 	return fmt.Errorf("%s: %w %q (%s)%s", path, ErrNoSession, name, holds(all), suggest.DidYouMean(name, known, "%s"))
 }
 
+// Held says which sessions all are, briefly, as NoSession does: the
+// first few ids, each with its name (`it holds 2 sessions: s1 "a", s2`),
+// for an error that asks for one of them.
+func Held(all []SessionInfo) string { return holds(all) }
+
 // holds says which sessions all are, briefly.
 func holds(all []SessionInfo) string {
 	if len(all) == 0 {

@@ -289,14 +289,16 @@ func pickSession(cmd string, tape *store.Tape, path, id string) (*store.TapeSess
 		if len(tape.Sessions) == 1 {
 			return &tape.Sessions[0], nil
 		}
-		ids := make([]string, len(tape.Sessions))
-		for i, s := range tape.Sessions {
-			ids[i] = s.Info.ID
-		}
-		if len(ids) == 0 {
+		if len(tape.Sessions) == 0 {
 			return nil, fmt.Errorf("%s: the cassette holds no session", path)
 		}
-		return nil, usageErrorf("%s: %s holds %d sessions (%s); name one with --session", cmd, path, len(ids), strings.Join(ids, ", "))
+		// Their names too: a session is picked by a name as well, and
+		// the name says which is which, where an id does not.
+		infos := make([]store.SessionInfo, len(tape.Sessions))
+		for i, s := range tape.Sessions {
+			infos[i] = s.Info
+		}
+		return nil, usageErrorf("%s: %s: %s; name one with --session", cmd, path, store.Held(infos))
 	}
 	// An id names one session; a name may name several (every recording
 	// of a wrapped server is named after it), and taking the first of

@@ -93,7 +93,7 @@ func TestMcpspy_DiffErrors(t *testing.T) {
 		{"two sessions of one cassette given once", []string{"--session", "s1", "--session", "s2", two}, 2,
 			"mcpspy: diff: want two cassettes, A and B, not 1: to compare two sessions of one, give it twice (mcpspy diff --session s1 --session s2 " + two + " " + two + ")"},
 		{"three sessions", []string{"--session", "s1", "--session", "s1", "--session", "s1", db, db}, 2, "mcpspy: diff: --session at most twice"},
-		{"several sessions, none named", []string{db, two}, 2, "mcpspy: diff: " + two + " holds 2 sessions (s1, s2); name one with --session"},
+		{"several sessions, none named", []string{db, two}, 2, "mcpspy: diff: " + two + `: it holds 2 sessions: s1 "everything", s2 "everything-http"; name one with --session`},
 		{"two sessionless clients' connections", []string{conns, conns}, 2, "mcpspy: diff: " + conns + " holds 2 sessions, the connections of 2 sessionless 2026-07-28 HTTP clients (s1; s2); name one session of each side's with --session"},
 		{"unknown session", []string{"--session", "s1", "--session", "s9", db, two}, 1, "mcpspy: " + two + `: no such session "s9"`},
 		{"missing cassette", []string{db, "missing.db"}, 1, "mcpspy: missing.db: cassette does not exist"},
