@@ -2,7 +2,10 @@ package rerun
 
 import (
 	"errors"
+	"fmt"
+	"mime"
 	"net/http"
+	"regexp"
 	"sync"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
@@ -80,7 +83,7 @@ func (c *httpConn) send(frame []byte, st *step) error {
 	var refused *recorder.Refusal
 	if errors.As(err, &refused) {
 		if sum.Kind == jsonrpc.Request {
-			c.failed(sum.ID, refused.Status, refused.Error())
+			c.failed(sum.ID, refused.Status, refusalReason(refused))
 		}
 		return nil
 	}
@@ -102,3 +105,18 @@ func (c *httpConn) heard(frame []byte) {
 }
 
 func (c *httpConn) close() store.EndInfo { return c.c.Close() }
+
+// refusalReason is a refusal on one line: its status and its body's start,
+// each run of white space one space, and an HTML page's text without its
+// tags (Express answers a path it does not serve with one), as stderr
+// names it once for each request refused.
+func refusalReason(r *recorder.Refusal) string {
+	body := string(r.Body)
+	if media, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); media == "text/html" {
+		body = htmlTag.ReplaceAllString(body, " ")
+	}
+	return fmt.Sprintf("HTTP %d: %.200s", r.Status, store.OneLine(body))
+}
+
+// htmlTag is an HTML tag, comment or doctype, for refusalReason to drop.
+var htmlTag = regexp.MustCompile(`<[^>]*>`)

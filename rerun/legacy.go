@@ -31,7 +31,7 @@ func (c *legacyConn) send(frame []byte, _ *step) error {
 	var refused *recorder.Refusal
 	if errors.As(err, &refused) {
 		if sum := jsonrpc.Classify(frame); sum.Kind == jsonrpc.Request {
-			c.failed(sum.ID, refused.Status, refused.Error())
+			c.failed(sum.ID, refused.Status, refusalReason(refused))
 		}
 		return nil
 	}
