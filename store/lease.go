@@ -151,6 +151,9 @@ func waitLock(f *os.File, exclusive bool, turn *waitTurn) error {
 			}
 		}
 		if time.Now().After(deadline) {
+			if who := lockHolders(f); who != "" {
+				return fmt.Errorf("%w (waited %s; held by %s)", ErrLocked, LockTimeout, who)
+			}
 			return fmt.Errorf("%w (waited %s)", ErrLocked, LockTimeout)
 		}
 		if !waiting {
