@@ -79,6 +79,12 @@ type Result struct {
 	// 1 in the recording, 0 in the rerun"). Only RunClient, which waits
 	// for them, fills it in.
 	Unheard []string
+	// Malformed says, one line each, what the server sent in the rerun
+	// that is no JSON-RPC message ("seq 1: invalid JSON: \"starting
+	// v2\""), past as many as the recording has of them: a server that
+	// now writes a log line to stdout breaks real clients, yet answers
+	// every request. A refusal's body, told in Unanswered, is not one.
+	Malformed []string
 	// Notes says, one line each, what the rerun could not do as the
 	// recorded client did and that may explain a changed answer: a
 	// Mcp-Param-* header whose recorded value was redacted, a GET stream
@@ -114,7 +120,7 @@ func start(ctx context.Context, recorded *store.TapeSession, opts Options, g *ga
 	}
 	tape := newTape(transportOf(opts), upstreamOf(opts))
 	d := &driver{gate: g, conni: conni, tape: tape, plan: plan, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, refusedAs: map[string]int{}, nextReply: map[string]int{},
-		gave: map[string]echoes{}}
+		gave: map[string]echoes{}, recordedMalformed: len(malformed(recorded))}
 	for i := range d.live {
 		d.live[i] = map[string][]byte{}
 	}
@@ -148,7 +154,26 @@ func (d *driver) finish() *Result {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.noteCut()
-	return &Result{Session: d.tape.session(end), Unanswered: d.unanswered, Notes: d.notes}
+	res := &Result{Session: d.tape.session(end), Unanswered: d.unanswered, Notes: d.notes}
+	if now := malformed(&res.Session); len(now) > d.recordedMalformed {
+		res.Malformed = now[d.recordedMalformed:]
+	}
+	return res
+}
+
+// malformed lists the server's frames in s that are no JSON-RPC message,
+// but for the bodies of HTTP refusals (an error page), one line each.
+func malformed(s *store.TapeSession) []string {
+	var out []string
+	for _, m := range s.Messages {
+		if m.Dir != store.S2C || m.HTTP.RefusalBody() {
+			continue
+		}
+		if sum := jsonrpc.Classify(m.Frame); sum.Kind == jsonrpc.Malformed {
+			out = append(out, fmt.Sprintf("seq %d: %s: %.80q", m.Seq, sum.Reason, m.Frame))
+		}
+	}
+	return out
 }
 
 // step is one recorded client frame to send.
@@ -324,6 +349,9 @@ type driver struct {
 	// cutOpen are the requests sent whose answers were not waited for
 	// yet, and unsent the steps not sent, when the rerun stopped early.
 	cutOpen, unsent []step
+	// recordedMalformed counts the recording's server frames that are no
+	// JSON-RPC message: a rerun with as many tells nothing new.
+	recordedMalformed int
 }
 
 func (d *driver) run(ctx context.Context, timeout time.Duration) error {

@@ -40,7 +40,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	fs.Var(&headers, "header", "add header `'NAME: VALUE'` to every HTTP request (repeatable): the credentials a recording keeps redacted")
 	all := fs.Bool("all", false, "print the requests answered the same too")
 	ignore := ignoreFlag(fs)
-	exitCode := fs.Bool("exit-code", false, "exit 1 when the server now answers differently, or not at all")
+	exitCode := fs.Bool("exit-code", false, "exit 1 when the server now answers differently, or not at all, or sends what is no JSON-RPC message")
 	cmdAt := slices.Index(args, "--")
 	flagArgs, command := args, []string(nil)
 	if cmdAt >= 0 {
@@ -153,7 +153,10 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 			for _, u := range res.Unheard {
 				fmt.Fprintf(s.Out, "! server notification not heard again: %s\n", u)
 			}
-			if differ || len(res.Unanswered) > 0 || len(res.Unheard) > 0 {
+			for _, m := range res.Malformed {
+				fmt.Fprintf(s.Out, "! the server sent what is no JSON-RPC message: %s\n", m)
+			}
+			if differ || len(res.Unanswered) > 0 || len(res.Unheard) > 0 || len(res.Malformed) > 0 {
 				changed++
 			}
 			reruns = append(reruns, res.Session)
