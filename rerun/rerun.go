@@ -19,6 +19,7 @@ package rerun
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,8 +77,10 @@ type Result struct {
 	Unanswered []string
 	// Unheard says, one line a method, which server notifications the
 	// recording has more of than the rerun ("notifications/tools/list_changed:
-	// 1 in the recording, 0 in the rerun"). Only RunClient, which waits
-	// for them, fills it in.
+	// 1 in the recording, 0 in the rerun"): RunClient, which waits for
+	// them, for every method; Run for the progress of each request
+	// answered ("notifications/progress for tools/call (id 6): 3 in the
+	// recording, 0 in the rerun"), which comes before the answer.
 	Unheard []string
 	// Malformed says, one line each, what the server sent in the rerun
 	// that is no JSON-RPC message ("seq 1: invalid JSON: \"starting
@@ -106,7 +109,72 @@ func Run(ctx context.Context, recorded *store.TapeSession, opts Options) (*Resul
 		return nil, err
 	}
 	runErr := d.run(ctx, opts.Timeout)
-	return d.finish(), runErr
+	res := d.finish()
+	res.Unheard = progressUnheard(recorded, &res.Session)
+	return res, runErr
+}
+
+// progressUnheard names the requests the rerun got an answer to with
+// fewer progress notifications before it than the recording has: a
+// server that stopped reporting progress still answers the same. The
+// rerun sends each request as recorded, progressToken and all, and a
+// server sends a request's progress before its answer (on stdio in
+// order; over HTTP on the answer's own stream), so, unlike notifications
+// of the server's own, they are all in once the answer is.
+func progressUnheard(recorded, rerun *store.TapeSession) []string {
+	was, order, what := progressCounts(recorded)
+	now, _, _ := progressCounts(rerun)
+	answered := map[string]bool{}
+	for _, m := range rerun.Messages {
+		if sum := jsonrpc.Classify(m.Frame); m.Dir == store.S2C && (sum.Kind == jsonrpc.Response || sum.Kind == jsonrpc.Error) {
+			answered[jsonrpc.CanonicalIDString(sum.ID)] = true
+		}
+	}
+	var out []string
+	for _, token := range order {
+		if w := what[token]; answered[w.id] && now[token] < was[token] {
+			out = append(out, fmt.Sprintf("notifications/progress for %s: %d in the recording, %d in the rerun", w.what, was[token], now[token]))
+		}
+	}
+	return out
+}
+
+// progressRequest is the request a progressToken came with: its id
+// (jsonrpc.CanonicalID) and, for messages, its method and id.
+type progressRequest struct{ id, what string }
+
+// progressCounts counts a session's progress notifications by token
+// (jsonrpc.CanonicalID of it), and names the requests that set each
+// token, in the order they were sent.
+func progressCounts(s *store.TapeSession) (counts map[string]int, order []string, by map[string]progressRequest) {
+	counts, by = map[string]int{}, map[string]progressRequest{}
+	for _, m := range s.Messages {
+		var f struct {
+			Params struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+				Meta          struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		sum := jsonrpc.Classify(m.Frame)
+		switch {
+		case m.Dir == store.C2S && sum.Kind == jsonrpc.Request:
+			if json.Unmarshal(m.Frame, &f) != nil || len(f.Params.Meta.ProgressToken) == 0 {
+				continue
+			}
+			token := string(jsonrpc.CanonicalID(bytes.TrimSpace(f.Params.Meta.ProgressToken)))
+			if _, seen := by[token]; !seen {
+				order = append(order, token)
+			}
+			by[token] = progressRequest{jsonrpc.CanonicalIDString(sum.ID), fmt.Sprintf("%s (id %s)", sum.Method, sum.ID)}
+		case m.Dir == store.S2C && sum.Kind == jsonrpc.Notification && sum.Method == "notifications/progress":
+			if json.Unmarshal(m.Frame, &f) == nil && len(f.Params.ProgressToken) > 0 {
+				counts[string(jsonrpc.CanonicalID(bytes.TrimSpace(f.Params.ProgressToken)))]++
+			}
+		}
+	}
+	return counts, order, by
 }
 
 // start connects a driver for recorded to the server opts names; g, if
