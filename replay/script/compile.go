@@ -87,12 +87,14 @@ type Script struct {
 	listChanged  struct{ tools, resources, prompts bool }
 	logging      bool
 	tasks        bool // it declares tasks for tools/call (a tool's taskSupport is optional or required)
+	completions  bool // it declares completions: it answers completion/complete (complete.go)
 	pageSize     int
 	sessions     *bool // server.sessions, as written
 
 	tools     []*tool
 	resources []*resource
 	prompts   []*prompt
+	templates []*resourceTemplate
 	events    []*event
 }
 
@@ -185,7 +187,10 @@ type resourceAnswer struct {
 type prompt struct {
 	name     string
 	def      json.RawMessage
+	args     []string // the names of its arguments, in order
 	required []string
+	// complete completes its arguments, by name (complete.go).
+	complete map[string]*completer
 	messages []promptMsg // without answers
 	answers  []*promptAnswer
 	asks     []*ask // what it asks the client before it is got, in order
@@ -233,35 +238,38 @@ func compile(d *decoder, f *File) *Script {
 		s.owner = true
 		defaultInvalid = c.server(f.Server)
 	}
-	names := map[string]Pos{}
+	names, uris, pnames := map[string]Pos{}, map[string]Pos{}, map[string]Pos{}
 	for _, t := range f.Tools {
-		if p, dup := names[t.Name]; dup && t.Name != "" {
-			c.errorf(t.Pos, "duplicate tool name %q (first at line %d)", t.Name, p.Line)
-		}
-		names[t.Name] = t.Pos
+		c.unique(names, t.Name, t.Pos, "tool name")
 		s.tools = append(s.tools, c.tool(&t, defaultInvalid))
 	}
-	uris := map[string]Pos{}
 	for _, r := range f.Resources {
-		if p, dup := uris[r.URI]; dup && r.URI != "" {
-			c.errorf(r.Pos, "duplicate resource uri %q (first at line %d)", r.URI, p.Line)
-		}
-		uris[r.URI] = r.Pos
+		c.unique(uris, r.URI, r.Pos, "resource uri")
 		s.resources = append(s.resources, c.resource(&r))
 	}
-	pnames := map[string]Pos{}
 	for _, p := range f.Prompts {
-		if q, dup := pnames[p.Name]; dup && p.Name != "" {
-			c.errorf(p.Pos, "duplicate prompt name %q (first at line %d)", p.Name, q.Line)
-		}
-		pnames[p.Name] = p.Pos
+		c.unique(pnames, p.Name, p.Pos, "prompt name")
 		s.prompts = append(s.prompts, c.prompt(&p))
+	}
+	templates := map[string]Pos{}
+	for _, rt := range f.ResourceTemplates {
+		c.unique(templates, rt.URITemplate, rt.Pos, "resource template")
+		s.templates = append(s.templates, c.resourceTemplate(&rt))
 	}
 	c.events(f.Events, names, uris, pnames, defaultInvalid)
 	if s.owner {
 		c.capabilities(f)
 	}
 	return s
+}
+
+// unique refuses key, written at p, when seen has it already: the
+// second would never be listed or answered. It notes key in seen.
+func (c *compiler) unique(seen map[string]Pos, key string, p Pos, what string) {
+	if first, dup := seen[key]; dup && key != "" {
+		c.errorf(p, "duplicate %s %q (first at line %d)", what, key, first.Line)
+	}
+	seen[key] = p
 }
 
 func (c *compiler) server(sv *Server) (invalidAsError bool) {
@@ -352,6 +360,7 @@ func (c *compiler) capabilities(f *File) {
 		}
 		s.tasks = s.tasks || t.taskSupport == taskOptional || t.taskSupport == taskRequired
 	}
+	completes := s.completes()
 	if sv := f.Server; sv.Capabilities.Set {
 		m, ok := sv.Capabilities.V.(map[string]any)
 		if !ok {
@@ -376,6 +385,12 @@ func (c *compiler) capabilities(f *File) {
 		requests, _ := tasks["requests"].(map[string]any)
 		toolReqs, _ := requests["tools"].(map[string]any)
 		_, s.tasks = toolReqs["call"]
+		_, s.completions = m["completions"]
+		if completes && !s.completions {
+			// A client asks only a server that declares it (the
+			// TypeScript SDK's, strictly, refuses to).
+			c.errorf(sv.Capabilities.Pos, "a prompt argument or resource template completes (complete:), but these capabilities declare no completions: add completions: {}")
+		}
 		return
 	}
 	caps := map[string]any{}
@@ -383,7 +398,7 @@ func (c *compiler) capabilities(f *File) {
 		caps["tools"] = map[string]any{"listChanged": touch.tools}
 		s.listChanged.tools = touch.tools
 	}
-	if len(f.Resources) > 0 || touch.resources {
+	if len(f.Resources) > 0 || len(f.ResourceTemplates) > 0 || touch.resources {
 		caps["resources"] = map[string]any{"listChanged": touch.resources}
 		s.listChanged.resources = touch.resources
 	}
@@ -394,10 +409,25 @@ func (c *compiler) capabilities(f *File) {
 	if s.logging {
 		caps["logging"] = map[string]any{}
 	}
+	if completes {
+		caps["completions"] = map[string]any{}
+		s.completions = true
+	}
 	if s.tasks {
 		caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
 	}
 	s.capabilities = mustJSON(caps)
+}
+
+// completes says whether any prompt (one an event adds too) or resource
+// template completes an argument.
+func (s *Script) completes() bool {
+	prompts := slices.Clone(s.prompts)
+	for _, e := range s.events {
+		prompts = append(prompts, e.addPrompts...)
+	}
+	return slices.ContainsFunc(prompts, func(p *prompt) bool { return len(p.complete) > 0 }) ||
+		slices.ContainsFunc(s.templates, func(t *resourceTemplate) bool { return len(t.complete) > 0 })
 }
 
 func (s *Script) allTools() []*tool {

@@ -109,7 +109,7 @@ func (c *compiler) prompt(p *Prompt) *prompt {
 	if p.Name == "" {
 		c.errorf(p.Pos, "a prompt needs a name")
 	}
-	cp := &prompt{name: p.Name}
+	cp := &prompt{name: p.Name, complete: map[string]*completer{}}
 	def := map[string]any{"name": p.Name}
 	for k, v := range map[string]string{"title": p.Title, "description": p.Description} {
 		if v != "" {
@@ -123,6 +123,7 @@ func (c *compiler) prompt(p *Prompt) *prompt {
 			c.errorf(a.Pos, "a prompt argument needs a unique name")
 		}
 		seen[a.Name] = true
+		cp.args = append(cp.args, a.Name)
 		m := map[string]any{"name": a.Name}
 		if a.Title != "" {
 			m["title"] = a.Title
@@ -138,6 +139,11 @@ func (c *compiler) prompt(p *Prompt) *prompt {
 	}
 	if args != nil {
 		def["arguments"] = args
+	}
+	for _, a := range p.Arguments {
+		if a.Complete != nil {
+			cp.complete[a.Name] = c.complete(a.Complete, fmt.Sprintf("prompt %q", p.Name), a.Name, cp.args)
+		}
 	}
 	for k, v := range map[string]Value{"icons": p.Icons, "_meta": p.Meta} {
 		if v.Set {

@@ -15,7 +15,10 @@ type File struct {
 	Tools     []Tool     `yaml:"tools"`
 	Resources []Resource `yaml:"resources"`
 	Prompts   []Prompt   `yaml:"prompts"`
-	Events    []Event    `yaml:"events"`
+	// ResourceTemplates are listed by resources/templates/list; their
+	// variables can be completed (completion/complete), not read.
+	ResourceTemplates []ResourceTemplate `yaml:"resourceTemplates"`
+	Events            []Event            `yaml:"events"`
 }
 
 // Server is the server's identity and behaviour.
@@ -262,6 +265,48 @@ type PromptArg struct {
 	Title       string `yaml:"title"`
 	Description string `yaml:"description"`
 	Required    bool   `yaml:"required"`
+	// Complete answers completion/complete for this argument.
+	Complete *Complete `yaml:"complete"`
+}
+
+// Complete is how completion/complete answers for one prompt argument or
+// resource template variable: Values filtered by the prefix the client
+// typed, unless one of Answers matches first.
+type Complete struct {
+	Pos
+	Values  []string         `yaml:"values"`
+	Answers []CompleteAnswer `yaml:"answers"`
+}
+
+// CompleteAnswer is an explicit completion: its When matches the
+// arguments as prompts/get would get them (the request's context
+// arguments, and the one being completed at the value typed so far).
+// Values are sent as written, not filtered.
+type CompleteAnswer struct {
+	Pos
+	When   *When    `yaml:"when"`
+	Values []string `yaml:"values"`
+	// Total is the number of values there are in all; default, as many
+	// as Values holds.
+	Total   *int      `yaml:"total"`
+	HasMore bool      `yaml:"hasMore"`
+	Error   *RPCError `yaml:"error"`
+}
+
+// ResourceTemplate is one resource template (RFC 6570 uriTemplate), as
+// resources/templates/list lists it, and the completions of its
+// variables.
+type ResourceTemplate struct {
+	Pos
+	URITemplate string              `yaml:"uriTemplate"`
+	Name        string              `yaml:"name"`
+	Title       string              `yaml:"title"`
+	Description string              `yaml:"description"`
+	MimeType    string              `yaml:"mimeType"`
+	Annotations Value               `yaml:"annotations"`
+	Icons       Value               `yaml:"icons"`
+	Meta        Value               `yaml:"_meta"`
+	Complete    map[string]Complete `yaml:"complete"`
 }
 
 // PromptMsg is one message of a prompt; Text is a template over the

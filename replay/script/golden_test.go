@@ -88,6 +88,15 @@ var traffic = map[string][][2]string{
 		{"tools/call", `{"name":"echo","arguments":{"message":"failing"}}`},
 		{"tools/call", `{"name":"echo","arguments":{"message":"hello"}}`},
 	},
+	"script-complete.yaml": {
+		{"initialize", `{"protocolVersion":"2025-11-25"}`},
+		{"resources/templates/list", `{}`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"translate"},"argument":{"name":"language","value":"Gr"}}`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"translate"},"argument":{"name":"dialect","value":"B"},"context":{"arguments":{"language":"English"}}}`},
+		{"completion/complete", `{"ref":{"type":"ref/resource","uri":"file:///logs/{service}/{date}.log"},"argument":{"name":"date","value":"2026-11-2"}}`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"summarize"},"argument":{"name":"text","value":""}}`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"translate"},"argument":{"name":"language","value":"F"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`},
+	},
 	"script-json.json": {
 		{"initialize", `{"protocolVersion":"2025-03-26"}`},
 		{"server/discover", `{}`},

@@ -64,6 +64,11 @@ func TestSchema_Examples(t *testing.T) {
 		"tools: [{name: t, answers: [{fault: explode}]}]",
 		"tools: [{name: t, answers: [{fault: http-503, headers: {Retry After: 1}}]}]",
 		"tools: [{name: t, answers: [{fault: http-503, headers: {Retry-After: {s: 1}}}]}]",
+		// Completions: the loader's refusals (see TestComplete_BadScripts).
+		"prompts: [{name: p, arguments: [{name: a, complete: {}}]}]",
+		"prompts: [{name: p, arguments: [{name: a, complete: {values: [x, x]}}]}]",
+		"prompts: [{name: p, arguments: [{name: a, complete: {answers: [{values: [x], error: {code: 1, message: m}}]}}]}]",
+		"resourceTemplates: [{uriTemplate: 'file:///{a}'}]",
 	} {
 		var n yaml.Node
 		if err := yaml.Unmarshal([]byte(bad), &n); err != nil {
@@ -79,6 +84,8 @@ func TestSchema_Examples(t *testing.T) {
 		"prompt": reflect.TypeFor[Prompt](), "when": reflect.TypeFor[When](), "event": reflect.TypeFor[Event](),
 		"elicit": reflect.TypeFor[Elicit](), "sample": reflect.TypeFor[Sample](), "message": reflect.TypeFor[PromptMsg](),
 		"promptAnswer": reflect.TypeFor[PromptAnswer](), "resourceAnswer": reflect.TypeFor[ResourceAnswer](),
+		"complete": reflect.TypeFor[Complete](), "completeAnswer": reflect.TypeFor[CompleteAnswer](),
+		"resourceTemplate": reflect.TypeFor[ResourceTemplate](),
 	}
 	for name, typ := range defs {
 		_, fields := fieldsOf(typ)

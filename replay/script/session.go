@@ -45,6 +45,7 @@ type session struct {
 	tools     roster[*tool]
 	resources roster[*resource]
 	prompts   roster[*prompt]
+	templates roster[*resourceTemplate]
 	fired     []bool
 	minLevel  int // index into logLevels
 	listeners map[*listener]struct{}
@@ -72,6 +73,7 @@ func newSession(s *Script) *session {
 		tools:      newRoster(s.tools, func(t *tool) string { return t.name }),
 		resources:  newRoster(s.resources, func(r *resource) string { return r.uri }),
 		prompts:    newRoster(s.prompts, func(p *prompt) string { return p.name }),
+		templates:  newRoster(s.templates, func(t *resourceTemplate) string { return t.uriTemplate }),
 		fired:      make([]bool, len(s.events)),
 		listeners:  map[*listener]struct{}{},
 		background: map[*replay.Request]func(context.Context, replay.Peer){},
@@ -279,6 +281,8 @@ func (ss *session) dispatch(ctx context.Context, peer replay.Peer, c *call) (rep
 		return ss.readResource(ctx, peer, c)
 	case "prompts/get":
 		return ss.getPrompt(ctx, peer, c)
+	case "completion/complete":
+		return ss.completeRequest(c)
 	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
 		return ss.taskRequest(ctx, peer, c)
 	}
@@ -306,7 +310,7 @@ func (ss *session) dispatch(ctx context.Context, peer replay.Peer, c *call) (rep
 	case "resources/list":
 		return list(ss, c, "resources", &ss.resources, func(r *resource) json.RawMessage { return r.def }), true
 	case "resources/templates/list":
-		return list(ss, c, "resourceTemplates", &roster[json.RawMessage]{}, nil), true
+		return list(ss, c, "resourceTemplates", &ss.templates, func(t *resourceTemplate) json.RawMessage { return t.def }), true
 	case "prompts/list":
 		return list(ss, c, "prompts", &ss.prompts, func(p *prompt) json.RawMessage { return p.def }), true
 	}
