@@ -76,6 +76,13 @@ func runTSClient(t *testing.T, args []string, want string) {
 	argv := peertest.NodeScript(t, "script-client.mjs", args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = peertest.ModuleRoot()
+	checkTSClient(t, cmd, want)
+}
+
+// checkTSClient runs cmd, a TypeScript client that prints what it saw as
+// one JSON object, and compares that, minus protocolVersion, with want.
+func checkTSClient(t *testing.T, cmd *exec.Cmd, want string) {
+	t.Helper()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
