@@ -69,6 +69,9 @@ func (c *compiler) complete(cm *Complete, owner, arg string, known []string) *co
 		}
 		ca.values = c.completionValues(a.Values, sub(a.Pos, "values"), maxCompletions)
 		ca.total = len(ca.values)
+		if a.HasMore && a.Total == nil {
+			ca.total = unknownTotal // more, but not how many: a total would say none
+		}
 		if a.Total != nil {
 			ca.total = *a.Total
 			if *a.Total < len(a.Values) {
@@ -292,14 +295,21 @@ func (ss *session) completeRequest(c *call) (replay.Reply, bool) {
 	return completionReply(matched, total, total > len(matched)), true
 }
 
-// completionReply is a CompleteResult. total is always sent, since the
-// script knows it; hasMore only when true, as a server that has nothing
-// more leaves it out.
+// unknownTotal is the total of an answer that says it has more but not
+// how many: it is left out.
+const unknownTotal = -1
+
+// completionReply is a CompleteResult. total is sent whenever the script
+// knows it; hasMore only when true, as a server that has nothing more
+// leaves it out.
 func completionReply(values []string, total int, hasMore bool) replay.Reply {
 	if values == nil {
 		values = []string{}
 	}
-	completion := map[string]any{"values": values, "total": total}
+	completion := map[string]any{"values": values}
+	if total != unknownTotal {
+		completion["total"] = total
+	}
 	if hasMore {
 		completion["hasMore"] = true
 	}

@@ -91,6 +91,19 @@ func TestComplete_Answers(t *testing.T) {
 	}
 }
 
+// TestComplete_HasMoreWithoutTotal: an answer that says it has more but
+// not how many sends no total, which would say there are no more.
+func TestComplete_HasMoreWithoutTotal(t *testing.T) {
+	s, err := Parse("more.yaml", []byte("server: {name: s, version: \"1\"}\nprompts:\n  - name: p\n    arguments: [{name: a, complete: {answers: [{values: [x], hasMore: true}]}}]\n    messages: [{role: user, text: x}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := newClient(t, s).result("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "p"}, "argument": map[string]any{"name": "a", "value": ""}})
+	if got, _ := json.Marshal(res["completion"]); string(got) != `{"hasMore":true,"values":["x"]}` {
+		t.Errorf("got %s", got)
+	}
+}
+
 // TestComplete_Capacity: a list of more than 100 matches sends the first
 // 100, with the total and hasMore; the spec caps a completion at 100.
 func TestComplete_Capacity(t *testing.T) {
