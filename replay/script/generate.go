@@ -89,6 +89,9 @@ func (r *recording) script() ([]byte, error) {
 	if prompts := r.prompts(); len(prompts.Content) > 0 {
 		doc.set("prompts", prompts)
 	}
+	if templates := r.resourceTemplates(); len(templates.Content) > 0 {
+		doc.set("resourceTemplates", templates)
+	}
 	if r.events != nil {
 		doc.set("events", r.eventsNode())
 		doc.n.Content[len(doc.n.Content)-2].HeadComment = "The server changed its lists while recording: the lists above are its first,\n" +
@@ -105,6 +108,7 @@ func (r *recording) script() ([]byte, error) {
 				"them (docs/SCRIPTS.md#events).")
 		}
 	}
+	foot = append(foot, r.completionNotes(r.promptOrder)...)
 	foot = append(foot, r.omitted...)
 	foot = append(foot, r.notes...)
 	if r.capabilitiesDiffer {
@@ -196,6 +200,12 @@ type recording struct {
 	promptOrder     []string
 	promptDefs      map[string]json.RawMessage
 	gets            map[string]*exchange // prompt name → the first prompts/get
+	// completions: the answered completion/complete requests, by what
+	// they complete, in the order first asked (generate_complete.go).
+	completions     map[completionKey][]recordedCompletion
+	completionOrder []completionKey
+	templateOrder   []string
+	templateDefs    map[string]json.RawMessage // by uriTemplate, as last listed
 	listChanged     bool
 	omitted         []string // items left out of the script, and why
 	notes           []string // more for the script's foot
@@ -523,6 +533,18 @@ func (r *recording) learn(x *exchange) {
 			if !slices.Contains(r.resOrder, p.URI) {
 				r.resOrder = append(r.resOrder, p.URI)
 			}
+		}
+	case "completion/complete":
+		r.noteCompletion(x)
+	case "resources/templates/list":
+		var res struct {
+			ResourceTemplates []json.RawMessage `json:"resourceTemplates"`
+		}
+		if json.Unmarshal(x.result, &res) == nil {
+			if r.templateDefs == nil {
+				r.templateDefs = map[string]json.RawMessage{}
+			}
+			appendDefs(r.templateDefs, &r.templateOrder, res.ResourceTemplates, "uriTemplate")
 		}
 	case "prompts/list":
 		var res struct {

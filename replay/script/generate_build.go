@@ -19,10 +19,11 @@ import (
 
 // The members of each definition a script takes as written.
 var (
-	serverInfoMembers = []string{"title", "websiteUrl", "icons"}
-	toolMembers       = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "execution", "_meta"}
-	resourceMembers   = []string{"uri", "name", "title", "description", "mimeType", "annotations", "icons", "_meta"}
-	promptMembers     = []string{"name", "title", "description", "arguments", "icons", "_meta"}
+	serverInfoMembers       = []string{"title", "websiteUrl", "icons"}
+	toolMembers             = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "execution", "_meta"}
+	resourceMembers         = []string{"uri", "name", "title", "description", "mimeType", "annotations", "icons", "_meta"}
+	promptMembers           = []string{"name", "title", "description", "arguments", "icons", "_meta"}
+	resourceTemplateMembers = []string{"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons", "_meta"}
 )
 
 // pick copies the members of the JSON object raw that are in keep, in the

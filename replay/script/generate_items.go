@@ -117,6 +117,7 @@ func (r *recording) promptNode(name string, def json.RawMessage, listed bool) (*
 	p := pick(def, promptMembers)
 	gets := r.askers["prompts/get\x00"+name]
 	asks, notes := r.askFields(gets)
+	notes = append(notes, r.addCompletions("ref/prompt", name, p, promptArgNames(def))...)
 	p.n.Content = append(p.n.Content, asks...)
 	msgs := seqNode()
 	if x := r.gets[name]; x != nil {
