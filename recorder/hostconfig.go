@@ -12,10 +12,14 @@ import (
 
 // A host's MCP configuration names each server as a command to start or a
 // URL: "mcpServers" in Claude Desktop's claude_desktop_config.json and in
-// Cursor's and Claude Code's mcp.json, "servers" in VS Code's. To record a
-// host's servers, mcpspy record goes in front of each command; doing that
-// by hand for ten servers is tedious and easy to get wrong, and undoing
-// it more so. WrapHostConfig does both.
+// Cursor's and Claude Code's mcp.json, "servers" in VS Code's mcp.json,
+// "mcp": {"servers"} in VS Code's user settings.json, and, besides the
+// top-level "mcpServers", "projects": {DIR: {"mcpServers"}} in Claude
+// Code's ~/.claude.json, which keeps the servers "claude mcp add" adds
+// for one project directory there. To record a host's servers, mcpspy
+// record goes in front of each command; doing that by hand for ten
+// servers is tedious and easy to get wrong, and undoing it more so.
+// WrapHostConfig does both.
 
 // WrapOptions says how to wrap a host configuration.
 type WrapOptions struct {
@@ -24,7 +28,8 @@ type WrapOptions struct {
 	// PATH.
 	Mcpspy string
 	// Cassette is where the servers record, an absolute path for the same
-	// reason. Each server records as a session named after its key.
+	// reason. Each server records as a session named after its key; one
+	// of a Claude Code project as KEY@PROJECT (see projectLabels).
 	Cassette string
 	// Unwrap undoes an earlier wrap instead: each server mcpspy records
 	// gets its own command back.
@@ -50,7 +55,10 @@ const KeepArgsFlag = "--unwrap-keeps-args"
 // WrapNote says what became of one server.
 type WrapNote struct {
 	Server string
-	Note   string
+	// Project is the directory of the Claude Code project whose
+	// "mcpServers" list the server, "" for a server of the whole file.
+	Project string
+	Note    string
 	// RecordsInto is the cassette the server records into once the
 	// configuration is written: WrapOptions.Cassette for a server wrap
 	// wrapped, the -o of one mcpspy recorded already (it is left as it
@@ -58,8 +66,11 @@ type WrapNote struct {
 	RecordsInto string
 }
 
-// ErrNotHostConfig: the file has no server list a host would read.
-var ErrNotHostConfig = errors.New(`no "mcpServers" or "servers" object: not an MCP host configuration`)
+// ErrNotHostConfig: the file has no server list a host would read. It
+// names every list wrap knows, for whoever has a file of another shape.
+var ErrNotHostConfig = errors.New(`not an MCP host configuration: no server list of a shape wrap knows: ` +
+	`"mcpServers" (Claude Desktop, Cursor, Claude Code), "servers" (VS Code's mcp.json), ` +
+	`"mcp": {"servers"} (VS Code's settings.json), "projects": {DIR: {"mcpServers"}} (Claude Code's ~/.claude.json)`)
 
 // marshal is json.Marshal without its HTML escaping: wrap keeps the file
 // as written, and "--q=<a&b>" is not "--q=\u003ca\u0026b\u003e" to whoever
@@ -89,41 +100,134 @@ func WrapHostConfig(config []byte, o WrapOptions) ([]byte, []WrapNote, error) {
 		err := json.Unmarshal(plain, &v)
 		return nil, nil, fmt.Errorf("not JSON: %w", err)
 	}
-	start := skipSpace(plain, 0)
-	root, ok := objectFields(plain, span{start, endOfValue(plain, start)})
-	if !ok {
-		return nil, nil, ErrNotHostConfig
-	}
-	at := slices.IndexFunc(root, func(f field) bool { return f.name == "mcpServers" || f.name == "servers" })
-	if at < 0 {
-		return nil, nil, ErrNotHostConfig
-	}
-	servers, ok := objectFields(plain, root[at].value)
-	if !ok {
-		return nil, nil, fmt.Errorf("%q is not an object", root[at].name)
+	lists, err := serverLists(plain)
+	if err != nil {
+		return nil, nil, err
 	}
 	var notes []WrapNote
 	var edits []edit
-	for _, s := range servers {
-		entry, ok := objectFields(plain, s.value)
-		if !ok {
-			notes = append(notes, WrapNote{Server: s.name, Note: "left as it is: not an object"})
-			continue
+	for _, l := range lists {
+		servers, _ := objectFields(plain, l.value) // serverLists found an object
+		for _, s := range servers {
+			note := WrapNote{Server: s.name, Project: l.project}
+			entry, ok := objectFields(plain, s.value)
+			if !ok {
+				note.Note = "left as it is: not an object"
+				notes = append(notes, note)
+				continue
+			}
+			c := hostEntry{config, plain, entry}
+			var change *commandChange
+			if o.Unwrap {
+				change, note.Note = unwrapServer(c, o)
+			} else {
+				session := s.name
+				if l.project != "" {
+					session += "@" + l.label
+				}
+				change, note.Note, note.RecordsInto = wrapServer(session, c, o)
+			}
+			if change != nil {
+				edits = append(edits, c.edits(*change)...)
+			}
+			notes = append(notes, note)
 		}
-		c := hostEntry{config, plain, entry}
-		var note, into string
-		var change *commandChange
-		if o.Unwrap {
-			change, note = unwrapServer(c, o)
-		} else {
-			change, note, into = wrapServer(s.name, c, o)
-		}
-		if change != nil {
-			edits = append(edits, c.edits(*change)...)
-		}
-		notes = append(notes, WrapNote{s.name, note, into})
 	}
 	return splice(config, edits), notes, nil
+}
+
+// serverList is one object of servers in a host configuration, found in
+// plain; project is the Claude Code project it belongs to ("" for the
+// whole file's) and label how that project's sessions are told apart.
+type serverList struct {
+	value          span
+	project, label string
+}
+
+// serverLists finds every server list of a shape wrap knows in plain, in
+// the file's order, so that edits come in order of offset. A list named
+// as a host names it that is not an object is an error, where it is: the
+// host cannot read it either. Members named otherwise ("mcp" of another
+// tool, a project without servers) are not wrap's business.
+func serverLists(plain []byte) ([]serverList, error) {
+	start := skipSpace(plain, 0)
+	root, ok := objectFields(plain, span{start, endOfValue(plain, start)})
+	if !ok {
+		return nil, ErrNotHostConfig
+	}
+	var lists []serverList
+	list := func(f field, where, project, label string) error {
+		if plain[f.value.start] != '{' {
+			return fmt.Errorf("%s is not an object", where)
+		}
+		lists = append(lists, serverList{f.value, project, label})
+		return nil
+	}
+	for _, f := range root {
+		switch f.name {
+		case "mcpServers", "servers":
+			if err := list(f, marshal(f.name), "", ""); err != nil {
+				return nil, err
+			}
+		case "mcp":
+			mcp, _ := objectFields(plain, f.value)
+			if i := slices.IndexFunc(mcp, func(f field) bool { return f.name == "servers" }); i >= 0 {
+				if err := list(mcp[i], `"mcp"."servers"`, "", ""); err != nil {
+					return nil, err
+				}
+			}
+		case "projects":
+			projects, _ := objectFields(plain, f.value)
+			dirs := make([]string, len(projects))
+			for i, p := range projects {
+				dirs[i] = p.name
+			}
+			labels := projectLabels(dirs)
+			for i, p := range projects {
+				members, _ := objectFields(plain, p.value)
+				if j := slices.IndexFunc(members, func(f field) bool { return f.name == "mcpServers" }); j >= 0 {
+					if err := list(members[j], `"projects".`+marshal(p.name)+`."mcpServers"`, p.name, labels[i]); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	if len(lists) == 0 {
+		return nil, ErrNotHostConfig
+	}
+	return lists, nil
+}
+
+// projectLabels names each Claude Code project directory for the
+// sessions of its servers, KEY@LABEL: the same server added to two
+// projects records as two sessions a reader can tell apart. The label is
+// the directory's base name ("app" for /home/me/app); where another
+// project of the file has the same base name, it is as many of the last
+// elements of the path as tell the two apart ("me/app", "you/app"), and
+// the path as written when none do (/app beside /srv/app). Paths are
+// read with / and \ both, for a file Claude Code wrote on Windows.
+func projectLabels(dirs []string) []string {
+	elems := make([][]string, len(dirs))
+	for i, d := range dirs {
+		elems[i] = strings.FieldsFunc(d, func(r rune) bool { return r == '/' || r == '\\' })
+	}
+	last := func(es []string, n int) string { return strings.Join(es[max(0, len(es)-n):], "/") }
+	labels := make([]string, len(dirs))
+	for i, es := range elems {
+		labels[i] = dirs[i]
+		for n := 1; n <= len(es); n++ {
+			clash := false
+			for j, other := range elems {
+				clash = clash || j != i && last(other, n) == last(es, n)
+			}
+			if !clash {
+				labels[i] = last(es, n)
+				break
+			}
+		}
+	}
+	return labels
 }
 
 // hostEntry is one server's object in a host configuration: its fields,
@@ -335,16 +439,17 @@ func recordedBy(command string, args []string, o WrapOptions) (serverAt int, kee
 	return dash + 1, args[1] == KeepArgsFlag, true
 }
 
-// wrapServer returns the change that wraps a server's entry, the note
-// that says what became of it, and the cassette it records into.
-func wrapServer(name string, entry hostEntry, o WrapOptions) (_ *commandChange, note, into string) {
+// wrapServer returns the change that wraps a server's entry to record as
+// session, the note that says what became of it, and the cassette it
+// records into.
+func wrapServer(session string, entry hostEntry, o WrapOptions) (_ *commandChange, note, into string) {
 	command, args, why := serverCommand(entry)
 	if why != "" {
 		if _, hasCommand := entry.lookup("command"); !hasCommand {
 			if f, found := entry.lookup("url"); found {
 				var url string
 				_ = json.Unmarshal(entry.raw(f), &url)
-				return nil, fmt.Sprintf("left as it is: the host reaches it at a URL; record it with\n    %s record -o %s --session %s --upstream %s\n  and give the host the address that prints instead", o.Mcpspy, o.Cassette, name, url), ""
+				return nil, fmt.Sprintf("left as it is: the host reaches it at a URL; record it with\n    %s record -o %s --session %s --upstream %s\n  and give the host the address that prints instead", o.Mcpspy, o.Cassette, session, url), ""
 			}
 		}
 		return nil, "left as it is: " + why, ""
@@ -360,10 +465,10 @@ func wrapServer(name string, entry hostEntry, o WrapOptions) (_ *commandChange, 
 	if args != nil && len(args) == 0 {
 		record = append(record, KeepArgsFlag)
 	}
-	record = append(record, "-o", o.Cassette, "--session", name, "--")
+	record = append(record, "-o", o.Cassette, "--session", session, "--")
 	f, _ := entry.lookup("command") // serverCommand found it
 	change := &commandChange{command: marshal(o.Mcpspy), prepend: append(quoteAll(record), entry.written(f.value))}
-	return change, fmt.Sprintf("records into %s as session %q", o.Cassette, name), o.Cassette
+	return change, fmt.Sprintf("records into %s as session %q", o.Cassette, session), o.Cassette
 }
 
 // recordOutput returns the cassette mcpspy record's flags (those before

@@ -252,7 +252,7 @@ func FuzzStripJSONC(f *testing.F) {
 // FuzzWrapHostConfig: whatever the configuration, wrap writes JSONC,
 // wrapping that again changes nothing, and unwrapping it writes JSONC.
 func FuzzWrapHostConfig(f *testing.F) {
-	for _, s := range []string{vscodeConfig, claudeConfig, `{"servers": {"a": {"command": "x", "args": [/*a*/],},},}`, "{\"servers\": {\"a\": {\n \"args\": [],\n \"command\": \"x\" // c\n}}}", `{"servers": {"a": {"command": "\/x\u0079", "args": [/*a*/]}}}`, `{"servers": {"a": {"command": "mcpspy", "args": ["record", "--unwrap-keeps-args", "--", "\u0078"]}}}`} {
+	for _, s := range []string{vscodeConfig, claudeConfig, `{"servers": {"a": {"command": "x", "args": [/*a*/],},},}`, "{\"servers\": {\"a\": {\n \"args\": [],\n \"command\": \"x\" // c\n}}}", `{"servers": {"a": {"command": "\/x\u0079", "args": [/*a*/]}}}`, `{"servers": {"a": {"command": "mcpspy", "args": ["record", "--unwrap-keeps-args", "--", "\u0078"]}}}`, `{"mcp": {"servers": {"a": {"command": "x"}}}, "projects": {"/a/b": {"mcpServers": {"a": {"command": "x", "args": []}}}, "/c/b": {"mcpServers": {}}}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -45,17 +45,7 @@ func TestWrapHostConfig_RoundTrip(t *testing.T) {
 			if want, got := commandLine(t, []byte(tt.config)), commandLine(t, out); got[0] != jsoncOptions.Mcpspy || got[1] != "record" || !slices.Equal(got[len(got)-len(want):], want) || got[len(got)-len(want)-1] != "--" {
 				t.Errorf("wrapped, the host starts %q; want mcpspy record … -- %q", got, want)
 			}
-			again, _, err := WrapHostConfig(out, jsoncOptions)
-			if err != nil || !bytes.Equal(again, out) {
-				t.Errorf("a second wrap changed the file: %v\n%s", err, again)
-			}
-			back, _, err := WrapHostConfig(out, WrapOptions{Unwrap: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(back) != tt.config {
-				t.Errorf("wrap then unwrap:\n got %q\nwant %q\nwrapped %q", back, tt.config, out)
-			}
+			checkRewrapUnwrap(t, []byte(tt.config), out)
 		})
 	}
 }
@@ -90,6 +80,24 @@ func TestWrapHostConfig_UnwrapOlderForm(t *testing.T) {
 				t.Errorf("%v:\n got %s\nwant %s", err, back, tt.want)
 			}
 		})
+	}
+}
+
+// checkRewrapUnwrap fails unless wrapping wrapped, what wrap made of
+// original, again changes nothing, and unwrapping it gives back original
+// byte for byte.
+func checkRewrapUnwrap(t *testing.T, original, wrapped []byte) {
+	t.Helper()
+	again, _, err := WrapHostConfig(wrapped, jsoncOptions)
+	if err != nil || !bytes.Equal(again, wrapped) {
+		t.Errorf("a second wrap changed the file: %v\n%s", err, again)
+	}
+	back, _, err := WrapHostConfig(wrapped, WrapOptions{Unwrap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back, original) {
+		t.Errorf("wrap then unwrap:\n got %q\nwant %q\nwrapped %q", back, original, wrapped)
 	}
 }
 

@@ -25,7 +25,8 @@ const wrapSynopsis = "wrap [-o FILE] [--cassette CASSETTE] [--mcpspy PATH] [--un
 func runWrap(args []string, s streams) error {
 	fs := newFlags("wrap", wrapSynopsis, s)
 	out := fs.String("o", "", "write the configuration to `FILE` (atomically; it may be CONFIG itself) instead of stdout (- is stdout)")
-	cassette := fs.String("cassette", "mcpspy.db", "the `CASSETTE` the servers record into, one session each, named after the server")
+	cassette := fs.String("cassette", "mcpspy.db", "the `CASSETTE` the servers record into, one session each, named after the server\n"+
+		"(SERVER@PROJECT for one of a Claude Code project in ~/.claude.json)")
 	self := fs.String("mcpspy", "", "the `PATH` of the mcpspy the host is to start, made absolute; a bare name is looked up on the\n"+
 		"host's PATH (default: this one, by its absolute path)")
 	unwrap := fs.Bool("unwrap", false, "undo an earlier wrap: every server mcpspy records starts without it again")
@@ -33,7 +34,7 @@ func runWrap(args []string, s streams) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageErrorf("wrap: want exactly one CONFIG (a host's mcp.json or claude_desktop_config.json), got %d arguments", fs.NArg())
+		return usageErrorf("wrap: want exactly one CONFIG (a host's mcp.json, claude_desktop_config.json, ~/.claude.json or VS Code's settings.json), got %d arguments", fs.NArg())
 	}
 	config := fs.Arg(0)
 	*out = outFlag(*out)
@@ -88,7 +89,12 @@ func runWrap(args []string, s streams) error {
 	}
 	var cassettes []string // where the servers record, in the file's order
 	for _, n := range notes {
-		fmt.Fprintf(s.Err, "mcpspy: wrap: %s: %s\n", n.Server, n.Note)
+		// The same server may be in two Claude Code projects: say whose.
+		if n.Project != "" {
+			fmt.Fprintf(s.Err, "mcpspy: wrap: %s (project %s): %s\n", n.Server, n.Project, n.Note)
+		} else {
+			fmt.Fprintf(s.Err, "mcpspy: wrap: %s: %s\n", n.Server, n.Note)
+		}
 		if n.RecordsInto != "" && !slices.Contains(cassettes, n.RecordsInto) {
 			cassettes = append(cassettes, n.RecordsInto)
 		}

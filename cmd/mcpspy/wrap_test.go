@@ -54,15 +54,105 @@ func testWrap(t *testing.T, spy, server, key, original string) {
 	entry := serverEntry(t, config, key, "echoer")
 
 	// The host starts the entry's command line.
+	echoThroughEntry(t, entry, db, "echoer", "through the wrap")
+
+	runText(t, "wrap", "--unwrap", "-o", config, config)
+	back := serverEntry(t, config, key, "echoer")
+	if back.Command != server || len(back.Args) != 0 || back.Env["X"] != "1" {
+		t.Errorf("after --unwrap: %+v", back)
+	}
+	if b, _ := os.ReadFile(config); string(b) != original {
+		t.Errorf("after --unwrap:\n%s\nwant\n%s", b, original)
+	}
+}
+
+// mcpspy wrap of Claude Code's ~/.claude.json wraps the servers "claude
+// mcp add" keeps per project too, not only the user's at the top: the
+// same server in two projects whose directories are both named "app"
+// records as two sessions, SERVER@src/app and SERVER@work/app, and wrap
+// says which project each came from. The go-sdk server, started as the
+// wrapped project entry says, answers go-sdk's client through mcpspy and
+// lands in the cassette under that name; --unwrap gives the file back
+// byte for byte.
+func TestMcpspy_WrapClaudeCodeProjects(t *testing.T) {
+	t.Parallel()
+	spy := peertest.Binary(t, "mcpspy")
+	server := peertest.BinaryPkg(t, "gosdkserver", "./internal/peertest/gosdkserver")
+	dir := t.TempDir()
+	config := filepath.Join(dir, ".claude.json")
+	src, work := filepath.Join(dir, "src", "app"), filepath.Join(dir, "work", "app")
+	entry := `{"type": "stdio", "command": ` + quote(server) + `, "args": [], "env": {}}`
+	original := `{
+  "numStartups": 3,
+  "mcpServers": {
+    "echoer": ` + entry + `
+  },
+  "projects": {
+    ` + quote(src) + `: {
+      "allowedTools": [],
+      "mcpServers": {
+        "echoer": ` + entry + `
+      },
+      "hasTrustDialogAccepted": true
+    },
+    ` + quote(work) + `: {
+      "allowedTools": [],
+      "mcpServers": {
+        "echoer": ` + entry + `
+      }
+    }
+  }
+}
+`
+	if err := os.WriteFile(config, []byte(original), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "host.db")
+	_, stderr := runText(t, "wrap", "--mcpspy", spy, "--cassette", db, "-o", config, config)
+	for _, want := range []string{
+		"mcpspy: wrap: echoer: records into " + db + ` as session "echoer"` + "\n",
+		"mcpspy: wrap: echoer (project " + src + "): records into " + db + ` as session "echoer@src/app"` + "\n",
+		"mcpspy: wrap: echoer (project " + work + "): records into " + db + ` as session "echoer@work/app"` + "\n",
+	} {
+		if !strings.Contains(string(stderr), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+
+	// Claude Code, started in work/app, starts that project's entry.
+	b, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrapped struct {
+		Projects map[string]struct{ McpServers map[string]hostEntry }
+	}
+	if err := json.Unmarshal(b, &wrapped); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	echoThroughEntry(t, wrapped.Projects[work].McpServers["echoer"], db, "echoer@work/app", "from work/app")
+
+	runText(t, "wrap", "--unwrap", "-o", config, config)
+	if back, _ := os.ReadFile(config); string(back) != original {
+		t.Errorf("after --unwrap:\n%s\nwant\n%s", back, original)
+	}
+}
+
+// echoThroughEntry starts a wrapped entry's command line as a host
+// would, has go-sdk's client call the go-sdk server's echo tool with text
+// through it, and fails unless the cassette db then holds that one call,
+// as a session named session.
+func echoThroughEntry(t *testing.T, entry hostEntry, db, session, text string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.Command(entry.Command, entry.Args...)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("starting %q %q: %v", entry.Command, entry.Args, err)
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "through the wrap"}})
-	if err != nil || res.Content[0].(*mcp.TextContent).Text != "through the wrap" {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != text {
 		t.Errorf("echo: %v %+v", err, res)
 	}
 	if err := cs.Close(); err != nil {
@@ -72,17 +162,8 @@ func testWrap(t *testing.T, spy, server, key, original string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tape.Sessions) != 1 || tape.Sessions[0].Info.Name != "echoer" || !strings.Contains(messagesText(tape.Sessions[0]), `"through the wrap"`) {
-		t.Errorf("the cassette holds %+v", tape.Sessions)
-	}
-
-	runText(t, "wrap", "--unwrap", "-o", config, config)
-	back := serverEntry(t, config, key, "echoer")
-	if back.Command != server || len(back.Args) != 0 || back.Env["X"] != "1" {
-		t.Errorf("after --unwrap: %+v", back)
-	}
-	if b, _ := os.ReadFile(config); string(b) != original {
-		t.Errorf("after --unwrap:\n%s\nwant\n%s", b, original)
+	if len(tape.Sessions) != 1 || tape.Sessions[0].Info.Name != session || !strings.Contains(messagesText(tape.Sessions[0]), quote(text)) {
+		t.Errorf("the cassette holds %+v, want one session %q with %q", tape.Sessions, session, text)
 	}
 }
 
@@ -151,7 +232,7 @@ func TestMcpspy_WrapBadInput(t *testing.T) {
 		{[]string{"wrap", unclosed}, "wrap: " + unclosed + ":3:5: not JSON: a /* comment is never closed"},
 		{[]string{"wrap", empty}, "wrap: " + empty + ": not JSON: the file is empty"},
 		{[]string{"wrap", filepath.Join(dir, "missing.json")}, "no such file"},
-		{[]string{"wrap", notConfig}, `settings.json: no "mcpServers" or "servers" object`},
+		{[]string{"wrap", notConfig}, `settings.json: not an MCP host configuration: no server list of a shape wrap knows: "mcpServers" (Claude Desktop, Cursor, Claude Code), "servers" (VS Code's mcp.json), "mcp": {"servers"} (VS Code's settings.json), "projects": {DIR: {"mcpServers"}} (Claude Code's ~/.claude.json)`},
 		{[]string{"wrap", "-o", "x.db", "--cassette", "x.db", notConfig}, "is also the --cassette"},
 	} {
 		err := run(context.Background(), tc.args, streams{In: strings.NewReader(""), Out: &strings.Builder{}, Err: &strings.Builder{}})
