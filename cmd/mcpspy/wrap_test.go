@@ -138,6 +138,36 @@ func TestMcpspy_WrapClaudeCodeProjects(t *testing.T) {
 	}
 }
 
+// mcpspy wrap takes VS Code's user settings.json, whose servers are under
+// "mcp": {"servers"}: it wraps them there, keeps the rest of the file
+// (JSONC, settings of every other kind) as it was, and --unwrap gives the
+// file back byte for byte.
+func TestMcpspy_WrapVSCodeSettings(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "settings.json")
+	original := "{\n\t// look\n\t\"editor.fontSize\": 14,\n\t\"mcp\": {\n\t\t\"inputs\": [],\n\t\t\"servers\": {\n\t\t\t\"git\": {\"type\": \"stdio\", \"command\": \"uvx\", \"args\": [\"mcp-server-git\"]},\n\t\t},\n\t},\n\t\"workbench.colorTheme\": \"Default Dark Modern\", /* theme */\n}\n"
+	if err := os.WriteFile(config, []byte(original), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "w.db")
+	_, stderr := runText(t, "wrap", "--mcpspy", "/usr/local/bin/mcpspy", "--cassette", db, "-o", config, config)
+	if want := "mcpspy: wrap: git: records into " + db + ` as session "git"` + "\n"; !strings.Contains(string(stderr), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	wrapped, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(original, `"command": "uvx", "args": [`, `"command": "/usr/local/bin/mcpspy", "args": ["record", "-o", `+quote(db)+`, "--session", "git", "--", "uvx", `, 1)
+	if string(wrapped) != want {
+		t.Errorf("wrapped:\n%s\nwant:\n%s", wrapped, want)
+	}
+	runText(t, "wrap", "--unwrap", "-o", config, config)
+	if back, _ := os.ReadFile(config); string(back) != original {
+		t.Errorf("after --unwrap:\n%q\nwant\n%q", back, original)
+	}
+}
+
 // echoThroughEntry starts a wrapped entry's command line as a host
 // would, has go-sdk's client call the go-sdk server's echo tool with text
 // through it, and fails unless the cassette db then holds that one call,
