@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -42,6 +43,15 @@ type Difference struct {
 	// Detail shows, for AnswerDiffs, the answers' differing leaves: "-" A's,
 	// "+" B's.
 	Detail string
+	// IndexA and IndexB are the request's place among its side's
+	// requests, from 1 (0: absent): what a move (Moved) is told by.
+	IndexA, IndexB int
+	// Moved says that the request, made on both sides, stands elsewhere
+	// among the other requests on one than on the other: a host that
+	// called tools in parallel, whose calls went out in another order.
+	// Replay matches by method and params, not by order, so it is paired
+	// and its answers compared all the same; only the order differs.
+	Moved bool
 }
 
 // compared is one request of a session and the answer it got.
@@ -64,7 +74,13 @@ type compared struct {
 
 // CompareSessions lines up the requests of two recorded sessions (longest
 // common subsequence of their match keys) and compares the answers of the
-// requests both made. The result lists every request of both, in order.
+// requests both made. A request both made but in another place among the
+// others (left over by the subsequence on both sides) is paired as replay
+// would pair it, by its key, the n-th left over on one side with the n-th
+// on the other, and marked Moved. The result lists every request of
+// both, in A's order, with B's requests made only by B where they fall
+// among the ones both made in order, and a moved request at its place in
+// A.
 // Client notifications and server-initiated messages are not compared.
 // A request refused over HTTP without a JSON-RPC answer counts as
 // answered "(refused: HTTP <status>)".
@@ -100,29 +116,135 @@ func compare(ra, rb []compared, named bool) []Difference {
 	for i, r := range rb {
 		kb[i] = r.key
 	}
+	inOrder := commonSubsequence(ka, kb)
+	// partner[i] is the index in rb paired with ra[i] (-1: none), and
+	// partnerB the other way round.
+	partner, partnerB := make([]int, len(ra)), make([]int, len(rb))
+	for i := range partner {
+		partner[i] = -1
+	}
+	for j := range partnerB {
+		partnerB[j] = -1
+	}
+	for _, p := range inOrder {
+		partner[p[0]], partnerB[p[1]] = p[1], p[0]
+	}
+	if pairMoved(ka, kb, partner, partnerB) {
+		inOrder = longestInOrder(partner)
+	}
+	pair := func(i, j int, moved bool) Difference {
+		x, y := ra[i], rb[j]
+		d := Difference{Op: Same, Request: describe(x.method, x.canon), SeqA: x.seq, SeqB: y.seq,
+			SessionA: namedSession(x, named), SessionB: namedSession(y, named), IndexA: i + 1, IndexB: j + 1, Moved: moved}
+		if minus, plus := leafDiff(x.answer, y.answer); len(minus)+len(plus) > 0 {
+			d.Op, d.Detail = AnswerDiffs, formatDiff(minus, plus)
+		}
+		return d
+	}
 	var out []Difference
 	i, j := 0, 0
 	emit := func(upToA, upToB int) {
 		for ; i < upToA; i++ {
-			out = append(out, Difference{Op: OnlyInA, Request: describe(ra[i].method, ra[i].canon), SeqA: ra[i].seq, SessionA: namedSession(ra[i], named)})
+			if partner[i] >= 0 {
+				out = append(out, pair(i, partner[i], true))
+				continue
+			}
+			out = append(out, Difference{Op: OnlyInA, Request: describe(ra[i].method, ra[i].canon), SeqA: ra[i].seq,
+				SessionA: namedSession(ra[i], named), IndexA: i + 1})
 		}
 		for ; j < upToB; j++ {
-			out = append(out, Difference{Op: OnlyInB, Request: describe(rb[j].method, rb[j].canon), SeqB: rb[j].seq, SessionB: namedSession(rb[j], named)})
+			if partnerB[j] >= 0 {
+				continue // moved: listed at its place in A
+			}
+			out = append(out, Difference{Op: OnlyInB, Request: describe(rb[j].method, rb[j].canon), SeqB: rb[j].seq,
+				SessionB: namedSession(rb[j], named), IndexB: j + 1})
 		}
 	}
-	for _, p := range commonSubsequence(ka, kb) {
+	for _, p := range inOrder {
 		emit(p[0], p[1])
-		x, y := ra[i], rb[j]
-		d := Difference{Op: Same, Request: describe(x.method, x.canon), SeqA: x.seq, SeqB: y.seq,
-			SessionA: namedSession(x, named), SessionB: namedSession(y, named)}
-		if minus, plus := leafDiff(x.answer, y.answer); len(minus)+len(plus) > 0 {
-			d.Op, d.Detail = AnswerDiffs, formatDiff(minus, plus)
-		}
-		out = append(out, d)
+		out = append(out, pair(p[0], p[1], false))
 		i, j = i+1, j+1
 	}
 	emit(len(ra), len(rb))
 	return out
+}
+
+// pairMoved pairs the requests the common subsequence left over on both
+// sides (partner, partnerB: -1) by key, as replay answers repeated
+// identical requests: the n-th left over in a with the n-th in b. Then,
+// for each key it paired any of, it pairs all of that key's paired
+// requests afresh in order, so that the first such call in a goes with
+// the first in b, whichever of them the subsequence had taken. It
+// reports whether it paired any.
+func pairMoved(ka, kb []string, partner, partnerB []int) bool {
+	left := map[string][]int{} // key → b's left-over indexes, in order
+	for j, k := range kb {
+		if partnerB[j] < 0 {
+			left[k] = append(left[k], j)
+		}
+	}
+	movedKeys := map[string]bool{}
+	for i, k := range ka {
+		if partner[i] >= 0 || len(left[k]) == 0 {
+			continue
+		}
+		j := left[k][0]
+		left[k] = left[k][1:]
+		partner[i], partnerB[j] = j, i
+		movedKeys[k] = true
+	}
+	if len(movedKeys) == 0 {
+		return false
+	}
+	as, bs := map[string][]int{}, map[string][]int{}
+	for i, k := range ka {
+		if partner[i] >= 0 && movedKeys[k] {
+			as[k] = append(as[k], i)
+		}
+	}
+	for j, k := range kb {
+		if partnerB[j] >= 0 && movedKeys[k] {
+			bs[k] = append(bs[k], j)
+		}
+	}
+	for k := range movedKeys {
+		for n, i := range as[k] {
+			j := bs[k][n]
+			partner[i], partnerB[j] = j, i
+		}
+	}
+	return true
+}
+
+// longestInOrder is a longest chain of the pairs (i, partner[i]) whose
+// b indexes rise with their a indexes (patience sorting, O(N log N)):
+// the requests made in the same order on both sides, the others moved.
+func longestInOrder(partner []int) [][2]int {
+	var tails []int       // tails[n]: the a index ending the best chain of n+1 known
+	prev := map[int]int{} // a index → the a index before it in its chain (-1: none)
+	for i, j := range partner {
+		if j < 0 {
+			continue
+		}
+		n, _ := slices.BinarySearchFunc(tails, j, func(t, j int) int { return cmp.Compare(partner[t], j) })
+		prev[i] = -1
+		if n > 0 {
+			prev[i] = tails[n-1]
+		}
+		if n == len(tails) {
+			tails = append(tails, i)
+		} else {
+			tails[n] = i
+		}
+	}
+	if len(tails) == 0 {
+		return nil
+	}
+	chain := make([][2]int, len(tails))
+	for n, i := len(tails)-1, tails[len(tails)-1]; n >= 0; n, i = n-1, prev[i] {
+		chain[n] = [2]int{i, partner[i]}
+	}
+	return chain
 }
 
 // namedSession is the session a Difference names for c: its own when named.
@@ -330,6 +452,9 @@ func (d Difference) String() string {
 		where = position("b", d.SessionB, d.SeqB)
 	default:
 		where = position("a", d.SessionA, d.SeqA) + " " + position("b", d.SessionB, d.SeqB)
+	}
+	if d.Moved {
+		where += ", moved"
 	}
 	s := fmt.Sprintf("%c %s  (%s)", d.Op, d.Request, where)
 	if d.Detail != "" {

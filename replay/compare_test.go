@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +145,78 @@ func TestCompareSessions(t *testing.T) {
 	}
 }
 
+// Requests made in another order (parallel calls, a host that lists
+// tools before resources in one run and after in the other) pair with
+// their counterparts, as replay pairs them, by method and params, and
+// their answers are compared; only the order is told, by Moved.
+func TestCompareSessions_Moved(t *testing.T) {
+	call := func(id int, text, answer string) []string {
+		return []string{
+			fmt.Sprintf(`> {"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"m":%q}}}`, id, text),
+			fmt.Sprintf(`< {"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":%q}]}}`, id, answer),
+		}
+	}
+	list := func(id int, method string) []string {
+		return []string{
+			fmt.Sprintf(`> {"jsonrpc":"2.0","id":%d,"method":%q}`, id, method),
+			fmt.Sprintf(`< {"jsonrpc":"2.0","id":%d,"result":{}}`, id),
+		}
+	}
+	run := func(parts ...[]string) *store.TapeSession { return sessionOf(slices.Concat(parts...)...) }
+	tests := []struct {
+		name string
+		a, b *store.TapeSession
+		want string
+	}{
+		{"two parallel calls swapped",
+			run(list(1, "tools/list"), call(2, "x", "x"), call(3, "y", "y")),
+			run(list(1, "tools/list"), call(2, "y", "y"), call(3, "x", "x")),
+			`= tools/list  (a#1 b#1)
+= tools/call {"arguments":{"m":"x"},"name":"echo"}  (a#3 b#5, moved)
+= tools/call {"arguments":{"m":"y"},"name":"echo"}  (a#5 b#3)`},
+		{"a moved call answered otherwise",
+			run(call(1, "x", "x"), call(2, "y", "y")),
+			run(call(1, "y", "y"), call(2, "x", "X")),
+			`~ tools/call {"arguments":{"m":"x"},"name":"echo"}  (a#1 b#3, moved)
+    - result.content[0].text="x"
+    + result.content[0].text="X"
+= tools/call {"arguments":{"m":"y"},"name":"echo"}  (a#3 b#1)`},
+		{"lists before and after",
+			run(list(1, "tools/list"), list(2, "resources/list"), call(3, "x", "x")),
+			run(list(1, "resources/list"), call(2, "x", "x"), list(3, "tools/list")),
+			`= tools/list  (a#1 b#5, moved)
+= resources/list  (a#3 b#1)
+= tools/call {"arguments":{"m":"x"},"name":"echo"}  (a#5 b#3)`},
+		{"repeated identical calls pair in order",
+			run(call(1, "x", "first"), list(2, "tools/list"), call(3, "x", "second")),
+			run(list(1, "tools/list"), call(2, "x", "first"), call(3, "x", "second")),
+			`= tools/call {"arguments":{"m":"x"},"name":"echo"}  (a#1 b#3, moved)
+= tools/list  (a#3 b#1)
+= tools/call {"arguments":{"m":"x"},"name":"echo"}  (a#5 b#5)`},
+		{"a move beside requests only one side made",
+			run(call(1, "x", "x"), list(2, "tools/list"), list(3, "prompts/list")),
+			run(list(1, "tools/list"), list(2, "resources/list"), call(3, "x", "x")),
+			`= tools/call {"arguments":{"m":"x"},"name":"echo"}  (a#1 b#5, moved)
+= tools/list  (a#3 b#1)
+- prompts/list  (a#5)
++ resources/list  (b#3)`},
+		{"a repeated call made once more on one side is not a move",
+			run(call(1, "x", "x"), list(2, "tools/list"), call(3, "x", "x")),
+			run(call(1, "x", "x"), call(2, "x", "x"), list(3, "tools/list"), call(4, "x", "x")),
+			`= tools/call {"arguments":{"m":"x"},"name":"echo"}  (a#1 b#1)
++ tools/call {"arguments":{"m":"x"},"name":"echo"}  (b#3)
+= tools/list  (a#3 b#5)
+= tools/call {"arguments":{"m":"x"},"name":"echo"}  (a#5 b#7)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := differences(CompareSessions(tt.a, tt.b)); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
 // A request one side never answered says so first, however long the
 // other side's answer: "(no answer)" came after the other side's leaves,
 // and past six of them it was cut off, so that a rerun whose server went
@@ -247,6 +320,8 @@ func TestCompareSessions_Tasks(t *testing.T) {
 func FuzzCompareSessions(f *testing.F) {
 	f.Add("> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
 		"> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"b\",\"params\":{\"x\":1}}")
+	f.Add("> {\"id\":1,\"method\":\"a\"}\n> {\"id\":2,\"method\":\"b\"}\n> {\"id\":3,\"method\":\"a\"}",
+		"> {\"id\":1,\"method\":\"b\"}\n> {\"id\":2,\"method\":\"a\"}\n< {\"id\":2,\"result\":1}\n> {\"id\":3,\"method\":\"a\"}")
 	f.Add("> {\"id\":\"x\",\"method\":\"m\",\"params\":[1]}\n< {\"id\":\"x\",\"error\":{\"code\":1}}", "> not json\n< {\"id\":null}")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		session := func(text string) *store.TapeSession {
@@ -260,34 +335,66 @@ func FuzzCompareSessions(f *testing.F) {
 		}
 		sa, sb := session(a), session(b)
 		ra, rb := comparedBoth(sa, sb, nil)
-		var seqA, seqB []uint64
+		var seqA []uint64
+		listedB := make([]int, len(rb)) // times each of b's requests is listed
+		lastB := 0                      // IndexB of the last listed in order
+		onlyA, onlyB := map[string]bool{}, map[string]bool{}
+		lastOfKey := map[string]int{} // IndexB last paired, by key
 		for _, d := range CompareSessions(sa, sb) {
 			if d.Op != OnlyInB {
 				seqA = append(seqA, d.SeqA)
+				if d.IndexA != len(seqA) {
+					t.Fatalf("%v: IndexA %d, listed %d-th of a's", d, d.IndexA, len(seqA))
+				}
 			}
 			if d.Op != OnlyInA {
-				seqB = append(seqB, d.SeqB)
-			}
-			if d.Op == Same || d.Op == AnswerDiffs {
-				if len(seqA) > len(ra) || len(seqB) > len(rb) {
-					t.Fatalf("more requests listed than the sessions hold")
+				if d.IndexB < 1 || d.IndexB > len(rb) || rb[d.IndexB-1].seq != d.SeqB {
+					t.Fatalf("%v: IndexB %d names no request of b with its seq", d, d.IndexB)
 				}
-				if x, y := ra[len(seqA)-1], rb[len(seqB)-1]; x.key != y.key {
+				listedB[d.IndexB-1]++
+				if !d.Moved {
+					if d.IndexB <= lastB {
+						t.Fatalf("%v: listed after b's %d-th, but not moved", d, lastB)
+					}
+					lastB = d.IndexB
+				}
+			}
+			switch d.Op {
+			case Same, AnswerDiffs:
+				x, y := ra[d.IndexA-1], rb[d.IndexB-1]
+				if x.key != y.key {
 					t.Fatalf("paired %q with %q", x.key, y.key)
 				}
-			}
-		}
-		check := func(name string, got []uint64, want []compared) {
-			if len(got) != len(want) {
-				t.Fatalf("%s: %d requests listed, %d in the session", name, len(got), len(want))
-			}
-			for i := range got {
-				if got[i] != want[i].seq {
-					t.Fatalf("%s: listed seqs %v, session's in order differ at %d", name, got, i)
+				// Repeated identical requests pair in order, as replay
+				// answers them.
+				if d.IndexB <= lastOfKey[x.key] {
+					t.Fatalf("%v: paired before b's %d-th of its key", d, lastOfKey[x.key])
 				}
+				lastOfKey[x.key] = d.IndexB
+			case OnlyInA:
+				onlyA[ra[d.IndexA-1].key] = true
+			case OnlyInB:
+				onlyB[rb[d.IndexB-1].key] = true
 			}
 		}
-		check("a", seqA, ra)
-		check("b", seqB, rb)
+		if len(seqA) != len(ra) {
+			t.Fatalf("a: %d requests listed, %d in the session", len(seqA), len(ra))
+		}
+		for i := range seqA {
+			if seqA[i] != ra[i].seq {
+				t.Fatalf("a: listed seqs %v, session's in order differ at %d", seqA, i)
+			}
+		}
+		for j, n := range listedB {
+			if n != 1 {
+				t.Fatalf("b's %d-th request listed %d times", j+1, n)
+			}
+		}
+		// A request both made is paired, wherever it stands.
+		for k := range onlyA {
+			if onlyB[k] {
+				t.Fatalf("%q only in a and only in b: a move left unpaired", k)
+			}
+		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/cli"
@@ -18,7 +19,7 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-const diffSynopsis = "diff [--session ID [--session ID]] [--ignore NAME] [--all] [--exit-code] A B"
+const diffSynopsis = "diff [--session ID [--session ID]] [--ignore NAME] [--all] [--order] [--exit-code] A B"
 
 // runDiff compares one recorded session of cassette A with one of B,
 // request by request, as replay matching sees them (replay.CompareSessions).
@@ -32,6 +33,8 @@ func runDiff(args []string, s streams) error {
 		"needed for a cassette that holds several, but for the connections of one sessionless 2026-07-28 HTTP client,\n"+
 		"which are compared merged in recorded order")
 	all := fs.Bool("all", false, "print the requests that are the same too")
+	order := fs.Bool("order", false, "count requests both sessions made, but in another order, as a difference\n"+
+		"(by default they are paired, their answers compared, and the move only noted: replay does not match by order)")
 	ignore := ignoreFlag(fs)
 	exitCode := fs.Bool("exit-code", false, "exit 1 when the sessions differ (as git diff --exit-code)")
 	if err := cli.ParseAll(fs, args); err != nil {
@@ -79,7 +82,7 @@ func runDiff(args []string, s streams) error {
 	} else {
 		diffs = replay.CompareClients(sides[0], sides[1], *ignore...)
 	}
-	differ := printDiffs(s.Out, labels[0], labels[1], diffs, *all)
+	differ := printDiffs(s.Out, labels[0], labels[1], diffs, diffShown{all: *all, order: *order})
 	if len(*ignore) > 0 {
 		names := memberNames{}
 		names.add(sides[0]...)
@@ -252,15 +255,27 @@ func (n memberNames) warnUnmatched(w io.Writer, cmd string, ignore []string) {
 // printComparison writes what replay.CompareSessions finds between a and
 // b (members named in ignore left out), as printDiffs does.
 func printComparison(w io.Writer, labelA, labelB string, a, b *store.TapeSession, all bool, ignore []string) (differ bool) {
-	return printDiffs(w, labelA, labelB, replay.CompareSessions(a, b, ignore...), all)
+	return printDiffs(w, labelA, labelB, replay.CompareSessions(a, b, ignore...), diffShown{all: all})
+}
+
+// diffShown says what printDiffs shows and counts.
+type diffShown struct {
+	all   bool // the requests that are the same too
+	order bool // a request made in another order is a difference
 }
 
 // printDiffs writes a comparison, labelled as given: a header, the
-// differences (every request with all), and a count. It reports whether
-// the sides differ.
-func printDiffs(w io.Writer, labelA, labelB string, diffs []replay.Difference, all bool) (differ bool) {
+// differences (every request with all), a count, and the requests made in
+// another order. It reports whether the sides differ: a move counts only
+// with order, since replay pairs requests by method and params, not by
+// their place.
+func printDiffs(w io.Writer, labelA, labelB string, diffs []replay.Difference, show diffShown) (differ bool) {
 	var n [4]int // same, answered differently, only in A, only in B
+	var moved []replay.Difference
 	for _, d := range diffs {
+		if d.Moved {
+			moved = append(moved, d)
+		}
 		switch d.Op {
 		case replay.Same:
 			n[0]++
@@ -274,12 +289,42 @@ func printDiffs(w io.Writer, labelA, labelB string, diffs []replay.Difference, a
 	}
 	fmt.Fprintf(w, "--- a: %s (%s)\n+++ b: %s (%s)\n", labelA, plural.Count(n[0]+n[1]+n[2], "request"), labelB, plural.Count(n[0]+n[1]+n[3], "request"))
 	for _, d := range diffs {
-		if d.Op != replay.Same || all {
-			fmt.Fprintln(w, d)
+		if d.Op == replay.Same && !show.all {
+			continue
+		}
+		fmt.Fprintln(w, d)
+	}
+	fmt.Fprintf(w, "%d the same, %d answered differently, %d only in a, %d only in b", n[0], n[1], n[2], n[3])
+	if len(moved) > 0 {
+		fmt.Fprintf(w, "; %d in another order", len(moved))
+	}
+	fmt.Fprintln(w)
+	if len(moved) > 0 {
+		why := "--order counts it as a difference"
+		if show.order {
+			why = "a difference, with --order"
+		}
+		fmt.Fprintf(w, "order (replay pairs requests by method and params, not by order; %s):\n", why)
+		for _, d := range moved {
+			fmt.Fprintf(w, "  %s: %s in a, %s in b\n", d.Request, ordinal(d.IndexA), ordinal(d.IndexB))
 		}
 	}
-	fmt.Fprintf(w, "%d the same, %d answered differently, %d only in a, %d only in b\n", n[0], n[1], n[2], n[3])
-	return n[1]+n[2]+n[3] > 0
+	return n[1]+n[2]+n[3] > 0 || show.order && len(moved) > 0
+}
+
+// ordinal writes n as English does: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 // pickSession finds the session named id (or name) in tape, or its only

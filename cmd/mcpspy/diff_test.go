@@ -114,7 +114,7 @@ func TestMcpspy_DiffErrors(t *testing.T) {
 func TestPrintDiffs_CountsOne(t *testing.T) {
 	var out strings.Builder
 	diffs := []replay.Difference{{Op: replay.OnlyInA, Request: `tools/list {}`, SeqA: 1}}
-	if !printDiffs(&out, "a.db s1", "b.db s1", diffs, false) {
+	if !printDiffs(&out, "a.db s1", "b.db s1", diffs, diffShown{}) {
 		t.Errorf("printDiffs says the sides are the same")
 	}
 	head := "--- a: a.db s1 (1 request)\n+++ b: b.db s1 (0 requests)\n"
