@@ -41,8 +41,12 @@ type Difference struct {
 	// comparison merged a side's sessions (CompareClients); "" otherwise.
 	SessionA, SessionB string
 	// Detail shows, for AnswerDiffs, the answers' differing leaves: "-" A's,
-	// "+" B's.
+	// "+" B's, at most six, then "… N more" (N is Cut).
 	Detail string
+	// Cut counts the differing leaves Detail leaves out; AllLeaves then
+	// shows them all ("" when Detail cut none).
+	Cut       int
+	AllLeaves string
 	// IndexA and IndexB are the request's place among its side's
 	// requests, from 1 (0: absent): what a move (Moved) is told by.
 	IndexA, IndexB int
@@ -138,6 +142,11 @@ func compare(ra, rb []compared, named bool) []Difference {
 			SessionA: namedSession(x, named), SessionB: namedSession(y, named), IndexA: i + 1, IndexB: j + 1, Moved: moved}
 		if minus, plus := leafDiff(x.answer, y.answer); len(minus)+len(plus) > 0 {
 			d.Op, d.Detail = AnswerDiffs, formatDiff(minus, plus)
+			if d.Cut = len(minus) + len(plus) - shownLeaves; d.Cut > 0 {
+				d.AllLeaves = everyLeaf(minus, plus)
+			} else {
+				d.Cut = 0
+			}
 		}
 		return d
 	}
@@ -471,4 +480,28 @@ func position(side, session string, seq uint64) string {
 		return fmt.Sprintf("%s#%d", side, seq)
 	}
 	return fmt.Sprintf("%s %s:%d", side, session, seq)
+}
+
+// shownLeaves is how many differing leaves formatDiff shows before it
+// cuts the rest to "… N more".
+const shownLeaves = 6
+
+// everyLeaf is formatDiff uncut: every differing leaf, in its order (a
+// whole value first, then A's leaves, then B's), for a reader who asked
+// to see them all.
+func everyLeaf(minus, plus []leaf) string {
+	var lines []string
+	for _, whole := range []bool{true, false} {
+		for _, l := range minus {
+			if (l.path == "") == whole {
+				lines = append(lines, "- "+shownLeaf(l, plus))
+			}
+		}
+		for _, l := range plus {
+			if (l.path == "") == whole {
+				lines = append(lines, "+ "+shownLeaf(l, minus))
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }

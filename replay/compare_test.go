@@ -217,6 +217,36 @@ func TestCompareSessions_Moved(t *testing.T) {
 	}
 }
 
+// Past six differing leaves Detail is cut; AllLeaves holds them all, in
+// the same order, and Cut counts what Detail left out.
+func TestCompareSessions_AllLeaves(t *testing.T) {
+	var tools, other []string
+	for i := range 10 {
+		tools = append(tools, fmt.Sprintf(`{"name":"t%d"}`, i))
+		other = append(other, fmt.Sprintf(`{"name":"u%d"}`, i))
+	}
+	answer := func(tools []string) *store.TapeSession {
+		return sessionOf(`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `< {"jsonrpc":"2.0","id":1,"result":{"tools":[`+strings.Join(tools, ",")+`]}}`)
+	}
+	d := CompareSessions(answer(tools), answer(other))
+	if len(d) != 1 || d[0].Op != AnswerDiffs {
+		t.Fatalf("%v, want one answered differently", d)
+	}
+	all := strings.Split(d[0].AllLeaves, "\n")
+	shown := strings.Split(d[0].Detail, "\n")
+	if len(all) != 20 || d[0].Cut != 14 || shown[len(shown)-1] != "… 14 more" {
+		t.Fatalf("%d leaves in AllLeaves, Cut %d, Detail\n%s", len(all), d[0].Cut, d[0].Detail)
+	}
+	if !slices.Equal(all[:6], shown[:6]) || all[0] != `- result.tools[0].name="t0"` || all[19] != `+ result.tools[9].name="u9"` {
+		t.Errorf("AllLeaves\n%s\ndoes not start as Detail\n%s", d[0].AllLeaves, d[0].Detail)
+	}
+	// Six or fewer: nothing cut, nothing more to show.
+	d = CompareSessions(answer(tools[:3]), answer(other[:3]))
+	if len(d) != 1 || d[0].Cut != 0 || d[0].AllLeaves != "" || strings.Count(d[0].Detail, "\n") != 5 {
+		t.Errorf("three leaves each side: Cut %d, AllLeaves %q, Detail\n%s", d[0].Cut, d[0].AllLeaves, d[0].Detail)
+	}
+}
+
 // A request one side never answered says so first, however long the
 // other side's answer: "(no answer)" came after the other side's leaves,
 // and past six of them it was cut off, so that a rerun whose server went

@@ -19,7 +19,7 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-const diffSynopsis = "diff [--session ID [--session ID]] [--ignore NAME] [--all] [--order] [--exit-code] A B"
+const diffSynopsis = "diff [--session ID [--session ID]] [--ignore NAME] [--all] [--all-leaves] [--order] [--exit-code] A B"
 
 // runDiff compares one recorded session of cassette A with one of B,
 // request by request, as replay matching sees them (replay.CompareSessions).
@@ -33,6 +33,7 @@ func runDiff(args []string, s streams) error {
 		"needed for a cassette that holds several, but for the connections of one sessionless 2026-07-28 HTTP client,\n"+
 		"which are compared merged in recorded order")
 	all := fs.Bool("all", false, "print the requests that are the same too")
+	allLeaves := fs.Bool("all-leaves", false, "print every differing leaf of an answer, not the first six")
 	order := fs.Bool("order", false, "count requests both sessions made, but in another order, as a difference\n"+
 		"(by default they are paired, their answers compared, and the move only noted: replay does not match by order)")
 	ignore := ignoreFlag(fs)
@@ -82,7 +83,7 @@ func runDiff(args []string, s streams) error {
 	} else {
 		diffs = replay.CompareClients(sides[0], sides[1], *ignore...)
 	}
-	differ := printDiffs(s.Out, labels[0], labels[1], diffs, diffShown{all: *all, order: *order})
+	differ := printDiffs(s.Out, labels[0], labels[1], diffs, diffShown{all: *all, allLeaves: *allLeaves, order: *order, leavesFlag: "--all-leaves"})
 	if len(*ignore) > 0 {
 		names := memberNames{}
 		names.add(sides[0]...)
@@ -260,8 +261,12 @@ func printComparison(w io.Writer, labelA, labelB string, a, b *store.TapeSession
 
 // diffShown says what printDiffs shows and counts.
 type diffShown struct {
-	all   bool // the requests that are the same too
-	order bool // a request made in another order is a difference
+	all       bool // the requests that are the same too
+	allLeaves bool // every differing leaf, not the first six
+	order     bool // a request made in another order is a difference
+	// leavesFlag is the flag that shows every leaf, named where leaves
+	// are cut ("" when the command has none).
+	leavesFlag string
 }
 
 // printDiffs writes a comparison, labelled as given: a header, the
@@ -291,6 +296,12 @@ func printDiffs(w io.Writer, labelA, labelB string, diffs []replay.Difference, s
 	for _, d := range diffs {
 		if d.Op == replay.Same && !show.all {
 			continue
+		}
+		switch {
+		case d.Cut > 0 && show.allLeaves:
+			d.Detail = d.AllLeaves
+		case d.Cut > 0 && show.leavesFlag != "":
+			d.Detail += " (" + show.leavesFlag + " shows them)"
 		}
 		fmt.Fprintln(w, d)
 	}
