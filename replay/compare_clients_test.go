@@ -62,6 +62,12 @@ func TestCompareClients(t *testing.T) {
 		"> "+f(list, "1"), "< "+f(listed, "1"),
 		"> "+f(echo, "2", "a"), "< "+f(echoed, "2", "A"),
 		"> "+f(echo, "3", "b"), "< "+f(echoed, "3", "b"))}
+	// Another, whose calls went out the other way round: paired all
+	// the same, the move told.
+	swapped := []*store.TapeSession{connAt("s1", []int{0, 1, 10, 12, 30, 31},
+		"> "+f(list, "1"), "< "+f(listed, "1"),
+		"> "+f(echo, "2", "b"), "< "+f(echoed, "2", "b"),
+		"> "+f(echo, "3", "a"), "< "+f(echoed, "3", "A"))}
 	// Requests recorded at the same time: by the order of the sessions,
 	// then by seq.
 	tied := []*store.TapeSession{
@@ -98,6 +104,11 @@ func TestCompareClients(t *testing.T) {
     - result.content[0].text="a"
     + result.content[0].text="A"
 = tools/call {"arguments":{"text":"b"},"name":"echo"}  (a s1:3 b s1:5)`},
+		{"calls in another order", twoConns, swapped, `= tools/list  (a s1:1 b s1:1)
+~ tools/call {"arguments":{"text":"a"},"name":"echo"}  (a s2:1 b s1:5, moved)
+    - result.content[0].text="a"
+    + result.content[0].text="A"
+= tools/call {"arguments":{"text":"b"},"name":"echo"}  (a s1:3 b s1:3)`},
 		{"ties in recorded time", tied, inTiedOrder, `= tools/call {"arguments":{"text":"b"},"name":"echo"}  (a s4:1 b s1:1)
 = tools/call {"arguments":{"text":"a"},"name":"echo"}  (a s4:2 b s1:2)
 = tools/list  (a s3:1 b s1:3)`},
