@@ -33,7 +33,7 @@ func runDiff(args []string, s streams) error {
 		"needed for a cassette that holds several, but for the connections of one sessionless 2026-07-28 HTTP client,\n"+
 		"which are compared merged in recorded order")
 	all := fs.Bool("all", false, "print the requests that are the same too")
-	allLeaves := fs.Bool("all-leaves", false, "print every differing leaf of an answer, not the first six")
+	allLeaves := allLeavesFlag(fs)
 	order := fs.Bool("order", false, "count requests both sessions made, but in another order, as a difference\n"+
 		"(by default they are paired, their answers compared, and the move only noted: replay does not match by order)")
 	ignore := ignoreFlag(fs)
@@ -255,8 +255,15 @@ func (n memberNames) warnUnmatched(w io.Writer, cmd string, ignore []string) {
 
 // printComparison writes what replay.CompareSessions finds between a and
 // b (members named in ignore left out), as printDiffs does.
-func printComparison(w io.Writer, labelA, labelB string, a, b *store.TapeSession, all bool, ignore []string) (differ bool) {
-	return printDiffs(w, labelA, labelB, replay.CompareSessions(a, b, ignore...), diffShown{all: all})
+func printComparison(w io.Writer, labelA, labelB string, a, b *store.TapeSession, show diffShown, ignore []string) (differ bool) {
+	return printDiffs(w, labelA, labelB, replay.CompareSessions(a, b, ignore...), show)
+}
+
+// allLeavesFlag defines --all-leaves, which diff and rerun share.
+// (--order is diff's alone: a rerun sends the recorded requests in their
+// recorded order, so its comparisons find no move to count.)
+func allLeavesFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("all-leaves", false, "print every differing leaf of an answer, not the first six")
 }
 
 // diffShown says what printDiffs shows and counts.

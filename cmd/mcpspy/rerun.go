@@ -19,7 +19,7 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-const rerunSynopsis = `rerun [--session ID] [-o CASSETTE] [--timeout D] [--ignore NAME] [--all] [--exit-code] SOURCE... -- COMMAND [ARG...]
+const rerunSynopsis = `rerun [--session ID] [-o CASSETTE] [--timeout D] [--ignore NAME] [--all] [--all-leaves] [--exit-code] SOURCE... -- COMMAND [ARG...]
        mcpspy rerun [flags] [--header 'NAME: VALUE'] SOURCE... --upstream URL`
 
 // runRerun sends the client side of recorded sessions to a server again,
@@ -39,6 +39,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	var headers multiFlag
 	fs.Var(&headers, "header", "add header `'NAME: VALUE'` to every HTTP request (repeatable): the credentials a recording keeps redacted")
 	all := fs.Bool("all", false, "print the requests answered the same too")
+	allLeaves := allLeavesFlag(fs)
 	ignore := ignoreFlag(fs)
 	exitCode := fs.Bool("exit-code", false, "exit 1 when the server now answers differently, or not at all, or sends what is no JSON-RPC message")
 	cmdAt := slices.Index(args, "--")
@@ -148,7 +149,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 			if len(group) > 1 {
 				label += " (with " + sessionIDs(slices.Delete(slices.Clone(group), i, i+1)) + ", one client's connections, rerun together)"
 			}
-			differ := printComparison(s.Out, label, "rerun against "+target, j.session, &res.Session, *all, *ignore)
+			differ := printComparison(s.Out, label, "rerun against "+target, j.session, &res.Session, diffShown{all: *all, allLeaves: *allLeaves, leavesFlag: "--all-leaves"}, *ignore)
 			compared.add(j.session, &res.Session)
 			for _, u := range res.Unheard {
 				fmt.Fprintf(s.Out, "! server notification not heard again: %s\n", u)
