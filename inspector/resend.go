@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/shellword"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -144,8 +145,8 @@ func (r Resend) curl(ref string) (ShellCommand, error) {
 	if strings.ContainsAny(url, "[]{}") {
 		b.WriteString("-g ") // curl would take [redacted] for a glob range
 	}
-	fmt.Fprintf(&b, "-X %s %s -H %s -H %s", shellWord(method), shellQuote(url),
-		shellQuote("Content-Type: application/json"), shellQuote("Accept: application/json, text/event-stream"))
+	fmt.Fprintf(&b, "-X %s %s -H %s -H %s", shellword.Word(method), shellword.Quote(url),
+		shellword.Quote("Content-Type: application/json"), shellword.Quote("Accept: application/json, text/event-stream"))
 	if strings.Contains(url, store.Redacted) {
 		fill = append(fill, "the URL")
 	}
@@ -161,9 +162,9 @@ func (r Resend) curl(ref string) (ShellCommand, error) {
 		redacted := false
 		for _, v := range header[name] {
 			if v == "" {
-				fmt.Fprintf(&b, " -H %s", shellQuote(name+";")) // "Name:" would tell curl to leave it out
+				fmt.Fprintf(&b, " -H %s", shellword.Quote(name+";")) // "Name:" would tell curl to leave it out
 			} else {
-				fmt.Fprintf(&b, " -H %s", shellQuote(name+": "+v))
+				fmt.Fprintf(&b, " -H %s", shellword.Quote(name+": "+v))
 			}
 			redacted = redacted || strings.Contains(v, store.Redacted)
 		}
@@ -171,7 +172,7 @@ func (r Resend) curl(ref string) (ShellCommand, error) {
 			fill = append(fill, "the "+name+" header")
 		}
 	}
-	fmt.Fprintf(&b, " --data-raw %s", shellQuote(string(r.Msg.Frame)))
+	fmt.Fprintf(&b, " --data-raw %s", shellword.Quote(string(r.Msg.Frame)))
 	if err := noNUL(ref, b.String()); err != nil {
 		return ShellCommand{}, err
 	}
@@ -245,12 +246,12 @@ func (r Resend) pipe(ref, method string) (ShellCommand, error) {
 	b.WriteString(`printf '%s\n'`)
 	for _, f := range frames {
 		b.WriteByte(' ')
-		b.WriteString(shellQuote(string(f)))
+		b.WriteString(shellword.Quote(string(f)))
 	}
 	b.WriteString(" |")
 	for _, w := range words {
 		b.WriteByte(' ')
-		b.WriteString(shellWord(w))
+		b.WriteString(shellword.Word(w))
 	}
 	if err := noNUL(ref, b.String()); err != nil {
 		return ShellCommand{}, err
@@ -301,24 +302,6 @@ func noNUL(ref, cmd string) error {
 		return fmt.Errorf("%s holds a NUL byte, which no shell argument can carry", ref)
 	}
 	return nil
-}
-
-// shellQuote quotes s for a POSIX shell: inside single quotes nothing is
-// special but the single quote, which ends the quoting, is escaped, and
-// starts it again.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// shellWord quotes a word of a command line only when the shell would
-// otherwise read something into it, so that plain commands stay legible.
-func shellWord(w string) string {
-	for _, c := range w {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("-_./:=@%+,", c)) {
-			return shellQuote(w)
-		}
-	}
-	return w
 }
 
 // ResendCommand returns the shell command that sends the message with

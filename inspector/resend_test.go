@@ -22,7 +22,7 @@ import (
 // quotes, $ and backticks, a JSON-escaped line break, and non-ASCII.
 const (
 	trickyFrame = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"it's \"$HOME\" ` + "`id`" + ` $(id) \\ line\nbreak ünï 🎉 '' end'"}}}`
-	// trickyQuoted is trickyFrame as shellQuote writes it.
+	// trickyQuoted is trickyFrame as shellword.Quote writes it.
 	trickyQuoted = `'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"it'\''s \"$HOME\" ` + "`id`" + ` $(id) \\ line\nbreak ünï 🎉 '\'''\'' end'\''"}}}'`
 	initFrame    = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
 	initedFrame  = `{"method":"notifications/initialized","jsonrpc":"2.0"}`

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mcptape/mcptape/internal/shellword"
 )
 
 // A host's MCP configuration names each server as a command to start or a
@@ -449,7 +451,8 @@ func wrapServer(session string, entry hostEntry, o WrapOptions) (_ *commandChang
 			if f, found := entry.lookup("url"); found {
 				var url string
 				_ = json.Unmarshal(entry.raw(f), &url)
-				return nil, fmt.Sprintf("left as it is: the host reaches it at a URL; record it with\n    %s record -o %s --session %s --upstream %s\n  and give the host the address that prints instead", o.Mcpspy, o.Cassette, session, url), ""
+				return nil, fmt.Sprintf("left as it is: the host reaches it at a URL; record it with\n    %s record -o %s --session %s --upstream %s\n  and give the host the address that prints instead",
+					shellword.Word(o.Mcpspy), shellword.Word(o.Cassette), shellword.Word(session), shellword.Word(url)), ""
 			}
 		}
 		return nil, "left as it is: " + why, ""

@@ -172,3 +172,18 @@ func TestProjectLabels(t *testing.T) {
 		})
 	}
 }
+
+// The command wrap suggests for a server the host reaches at a URL is one
+// a shell runs as written: a session name with a space (from a project
+// directory's name) and a URL with a query are quoted.
+func TestWrapHostConfig_URLServerCommandQuoted(t *testing.T) {
+	config := []byte(`{"projects": {"/home/me/My App": {"mcpServers": {"remote": {"type": "http", "url": "https://example.com/mcp?team=a&b=1"}}}}}`)
+	_, notes, err := WrapHostConfig(config, WrapOptions{Mcpspy: "/opt/my tools/mcpspy", Cassette: "/c.db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `'/opt/my tools/mcpspy' record -o /c.db --session 'remote@My App' --upstream 'https://example.com/mcp?team=a&b=1'`
+	if len(notes) != 1 || !strings.Contains(notes[0].Note, want) {
+		t.Errorf("notes %+v; want one that says %s", notes, want)
+	}
+}
