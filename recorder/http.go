@@ -199,8 +199,16 @@ func (p *HTTPProxy) roundTrip(r, out *http.Request) (*http.Response, error) {
 	return p.Transport.RoundTrip(out)
 }
 
+// hasOwnUpstream says whether r's client connection has an upstreamConn
+// of its own, which roundTrip then uses.
+func hasOwnUpstream(r *http.Request) bool {
+	cs, _ := r.Context().Value(connKey{}).(*connState)
+	return cs != nil && cs.up != nil
+}
+
 // writeGrace bounds how long a request whose client has gone may still
-// take to be written upstream (untilWritten).
+// take to be written upstream (untilWritten over Transport; an
+// upstreamConn bounds its write so itself).
 const writeGrace = 5 * time.Second
 
 // untilWritten is the context of a request to the upstream: the client's
@@ -304,9 +312,11 @@ func (p *HTTPProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	out := upstreamRequest(r, target)
-	upCtx, release := untilWritten(r.Context())
-	defer release()
-	out = out.WithContext(upCtx)
+	if !hasOwnUpstream(r) { // an upstreamConn waits for the write itself
+		upCtx, release := untilWritten(r.Context())
+		defer release()
+		out = out.WithContext(upCtx)
+	}
 	out.Header = forwardHeader(r.Header)
 	p.setOwnHeader(out)
 	switch {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"sync"
 	"time"
 )
@@ -21,7 +20,11 @@ import (
 //
 // It is an http.RoundTripper for one caller at a time. A request's
 // context ending closes the connection, which ends the round trip or the
-// body being read.
+// body being read; but not before the request is written: a client may
+// post a whole message and leave at once (a script that fires a
+// notification and exits), and a server it talked to directly would
+// still read it, so the proxy delivers it, then gives the answer up as
+// the client did. Its leaving then bounds the write by writeGrace.
 type upstreamConn struct {
 	addr   string // host:port
 	dialer net.Dialer
@@ -68,7 +71,9 @@ func (u *upstreamConn) RoundTrip(req *http.Request) (*http.Response, error) {
 		u.Close()
 	}
 	if u.conn == nil {
-		c, err := u.dialer.DialContext(ctx, "tcp", u.addr)
+		// Not cancelled by the client's leaving either (see above); the
+		// dialer's timeout bounds it.
+		c, err := u.dialer.DialContext(context.WithoutCancel(ctx), "tcp", u.addr)
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +86,10 @@ func (u *upstreamConn) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	conn := u.conn
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	// While the request is written, the client's leaving only bounds the
+	// write; once it is written, it ends the round trip.
+	bounded := context.AfterFunc(ctx, func() { conn.SetWriteDeadline(time.Now().Add(writeGrace)) })
+	stop := bounded
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		u.busy = false
@@ -98,9 +106,13 @@ func (u *upstreamConn) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := u.bw.Flush(); err != nil {
 		return fail(err)
 	}
-	if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.WroteRequest != nil {
-		trace.WroteRequest(httptrace.WroteRequestInfo{}) // as http.Transport says it
+	if !bounded() {
+		// The client left while the request was written. Whether or not
+		// the deadline is set yet, the AfterFunc below closes conn at
+		// once, so it is never used again.
+		_ = conn.SetWriteDeadline(time.Time{})
 	}
+	stop = context.AfterFunc(ctx, func() { conn.Close() })
 	for {
 		resp, err := http.ReadResponse(u.br, req)
 		if err != nil {
