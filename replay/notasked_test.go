@@ -17,21 +17,18 @@ import (
 // (the client's own id space) is still answered.
 func TestCassette_NotAskedLeftOut(t *testing.T) {
 	for _, note := range []string{NoteNotAsked, NoteNotAsked + "; refused without a message: busy"} {
-		s := store.TapeSession{Info: store.SessionInfo{ID: "s1"}}
-		add := func(dir store.Dir, frame, note string) {
-			s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(len(s.Messages) + 1), Dir: dir, Frame: []byte(frame), Note: note})
-		}
-		add(store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`, "")
-		add(store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "")
-		add(store.S2C, `{"jsonrpc":"2.0","id":7,"method":"roots/list"}`, "")
-		add(store.C2S, `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"mcpmock: not asked of the client"}}`, note)
-		add(store.S2C, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, "")
-		add(store.S2C, `{"jsonrpc":"2.0","id":8,"method":"roots/list","params":{"again":true}}`, "")
-		add(store.C2S, `{"jsonrpc":"2.0","id":8,"result":{"roots":[]}}`, "")
-		add(store.C2S, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"b"}}`, "")
-		add(store.S2C, `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"b"}]}}`, "")
+		var s sessionBuilder
+		s.add(store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`, "")
+		s.add(store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "")
+		s.add(store.S2C, `{"jsonrpc":"2.0","id":7,"method":"roots/list"}`, "")
+		s.add(store.C2S, `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"mcpmock: not asked of the client"}}`, note)
+		s.add(store.S2C, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, "")
+		s.add(store.S2C, `{"jsonrpc":"2.0","id":8,"method":"roots/list","params":{"again":true}}`, "")
+		s.add(store.C2S, `{"jsonrpc":"2.0","id":8,"result":{"roots":[]}}`, "")
+		s.add(store.C2S, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"b"}}`, "")
+		s.add(store.S2C, `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"b"}]}}`, "")
 
-		sess, p := openAndCallA(t, s)
+		sess, p := openAndCallA(t, s.TapeSession)
 		var after []string
 		for _, o := range p.Reply.After {
 			after = append(after, o.Method+" "+string(o.Params))
@@ -67,25 +64,16 @@ func openAndCallA(t *testing.T, s store.TapeSession) (*cassetteSession, *Prepare
 // with the same id, which the client was asked and answered, is replayed
 // after the call that caused it.
 func TestCassette_NotAskedIDUsedAgain(t *testing.T) {
-	s := store.TapeSession{Info: store.SessionInfo{ID: "s1"}}
-	add := func(dir store.Dir, frame, note string) {
-		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(len(s.Messages) + 1), Dir: dir, Frame: []byte(frame), Note: note})
-	}
-	add(store.S2C, `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`, "")
-	add(store.C2S, `{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"mcpmock: not asked of the client"}}`, NoteNotAsked)
-	add(store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`, "")
-	add(store.S2C, `{"jsonrpc":"2.0","id":0,"method":"roots/list","params":{"during":"a"}}`, "")
-	add(store.C2S, `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`, "")
-	add(store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "")
+	var s sessionBuilder
+	s.add(store.S2C, `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`, "")
+	s.add(store.C2S, `{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"mcpmock: not asked of the client"}}`, NoteNotAsked)
+	s.add(store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`, "")
+	s.add(store.S2C, `{"jsonrpc":"2.0","id":0,"method":"roots/list","params":{"during":"a"}}`, "")
+	s.add(store.C2S, `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`, "")
+	s.add(store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "")
 
-	_, p := openAndCallA(t, s)
-	if p.Play == nil {
-		t.Fatalf("a plays nothing during the call: %+v", p.Reply)
-	}
-	peer := &askedPeer{}
-	p.Play(t.Context(), peer, &Request{ID: []byte("9"), Method: "tools/call", Params: []byte(`{"name":"a"}`)})
-	if len(peer.asked) != 1 || peer.asked[0] != `roots/list {"during":"a"}` {
-		t.Errorf("server requests during a: %q; want the roots/list the client answered", peer.asked)
+	if asked := askedDuringA(t, s.TapeSession); len(asked) != 1 || asked[0] != `roots/list {"during":"a"}` {
+		t.Errorf("server requests during a: %q; want the roots/list the client answered", asked)
 	}
 }
 
@@ -106,24 +94,36 @@ func (p *askedPeer) Call(_ context.Context, method string, params json.RawMessag
 // id otherwise ("0" for "\u0030") is still left out, and one the client
 // answered with its id written otherwise (0 for 0.0) is still replayed.
 func TestCassette_NotAskedIDByValue(t *testing.T) {
-	s := store.TapeSession{Info: store.SessionInfo{ID: "s1"}}
-	add := func(dir store.Dir, frame, note string) {
-		s.Messages = append(s.Messages, &store.Message{Session: "s1", Seq: uint64(len(s.Messages) + 1), Dir: dir, Frame: []byte(frame), Note: note})
-	}
-	add(store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`, "")
-	add(store.S2C, `{"jsonrpc":"2.0","id":"\u0030","method":"roots/list","params":{"refused":true}}`, "")
-	add(store.C2S, `{"jsonrpc":"2.0","id":"0","error":{"code":-32603,"message":"mcpmock: not asked of the client"}}`, NoteNotAsked)
-	add(store.S2C, `{"jsonrpc":"2.0","id":0.0,"method":"roots/list","params":{"during":"a"}}`, "")
-	add(store.C2S, `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`, "")
-	add(store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "")
+	var s sessionBuilder
+	s.add(store.C2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`, "")
+	s.add(store.S2C, `{"jsonrpc":"2.0","id":"\u0030","method":"roots/list","params":{"refused":true}}`, "")
+	s.add(store.C2S, `{"jsonrpc":"2.0","id":"0","error":{"code":-32603,"message":"mcpmock: not asked of the client"}}`, NoteNotAsked)
+	s.add(store.S2C, `{"jsonrpc":"2.0","id":0.0,"method":"roots/list","params":{"during":"a"}}`, "")
+	s.add(store.C2S, `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`, "")
+	s.add(store.S2C, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "")
 
+	if asked := askedDuringA(t, s.TapeSession); len(asked) != 1 || asked[0] != `roots/list {"during":"a"}` {
+		t.Errorf("server requests during a: %q; want the roots/list the client answered", asked)
+	}
+}
+
+// sessionBuilder builds session s1 by hand, numbering its messages from 1.
+type sessionBuilder struct{ store.TapeSession }
+
+func (b *sessionBuilder) add(dir store.Dir, frame, note string) {
+	b.Info.ID = "s1"
+	b.Messages = append(b.Messages, &store.Message{Session: "s1", Seq: uint64(len(b.Messages) + 1), Dir: dir, Frame: []byte(frame), Note: note})
+}
+
+// askedDuringA replays s, plays its answer to a call of tool a, and
+// returns the server requests it asked the client meanwhile.
+func askedDuringA(t *testing.T, s store.TapeSession) []string {
+	t.Helper()
 	_, p := openAndCallA(t, s)
 	if p.Play == nil {
 		t.Fatalf("a plays nothing during the call: %+v", p.Reply)
 	}
 	peer := &askedPeer{}
 	p.Play(t.Context(), peer, &Request{ID: []byte("9"), Method: "tools/call", Params: []byte(`{"name":"a"}`)})
-	if len(peer.asked) != 1 || peer.asked[0] != `roots/list {"during":"a"}` {
-		t.Errorf("server requests during a: %q; want the roots/list the client answered", peer.asked)
-	}
+	return peer.asked
 }
