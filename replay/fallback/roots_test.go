@@ -409,6 +409,9 @@ func TestFallback_NotAskedLints(t *testing.T) {
 			if err == nil {
 				t.Fatal("the server's roots/list was answered; want mcpmock's error, or no answer")
 			}
+			if tt.refuse {
+				waitRefusalRecorded(t, db)
+			}
 			last := recorded(t, cs, mock, fb, db)
 			var got []string
 			for _, f := range lint.Session(&last, lint.Options{}) {
@@ -418,5 +421,28 @@ func TestFallback_NotAskedLints(t *testing.T) {
 				t.Errorf("lint:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+}
+
+// waitRefusalRecorded waits until the cassette at db holds mcpmock's own
+// answer to a server request with the 503 its POST got. The server's
+// handler says it refused before its response is on the wire, and the
+// fallback records the status only once the response arrives: closing
+// the fallback before then would leave it out.
+func waitRefusalRecorded(t *testing.T, db string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		for _, s := range sessions(t, db) {
+			for _, m := range s.Messages {
+				if m.Dir == store.C2S && strings.HasPrefix(m.Note, replay.NoteNotAsked) && m.HTTP != nil && m.HTTP.Status == http.StatusServiceUnavailable {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the refused POST of mcpmock's own answer was not recorded within 20 s")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
