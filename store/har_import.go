@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcptape/mcptape/internal/utf8bom"
 	"io"
 	"io/fs"
 	"math"
@@ -23,6 +22,7 @@ import (
 	"github.com/mcptape/mcptape/internal/jsonerr"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/internal/sse"
+	"github.com/mcptape/mcptape/internal/utf8bom"
 )
 
 // HAR import (mcpspy import FILE.har, and any command that reads a .har): the MCP traffic of an HTTP Archive
@@ -248,6 +248,12 @@ func ImportHAR(r io.Reader, name string, opts HARImportOptions) (*HARImport, err
 	// Fiddler, among others, starts its HARs with a byte order mark.
 	dec := json.NewDecoder(utf8bom.Reader(r))
 	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			// A Decoder reads a value whole before it decodes any of
+			// it: what it buffered is all the file had.
+			partial, _ := io.ReadAll(dec.Buffered())
+			return nil, harCut(name, partial)
+		}
 		return nil, jsonerr.File(name, nil, fmt.Errorf("not a HAR file: %w", err))
 	}
 	if doc.Log == nil {

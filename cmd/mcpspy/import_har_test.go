@@ -117,8 +117,9 @@ func TestMcpspy_ReadsHAR(t *testing.T) {
 }
 
 // A HAR that cannot be read says where and what, in the user's terms:
-// FILE:LINE:COL for a syntax error, a file that is empty or cut short, a
-// member of the wrong kind; never the Go types it is read into.
+// FILE:LINE:COL for a syntax error or where a cut-short file ends, a file
+// that is empty, a member of the wrong kind; never the Go types it is read
+// into.
 func TestMcpspy_BadHARFile(t *testing.T) {
 	tests := []struct {
 		name, content, want string // want follows "mcpspy: PATH"
@@ -126,7 +127,7 @@ func TestMcpspy_BadHARFile(t *testing.T) {
 		{"not JSON", "{\n  \"log\": {\n    \"entries\": [],\n  }\n}", ":4:3: not a HAR file: invalid character '}' looking for beginning of object key string"},
 		{"HTML", "<html>", ":1:1: not a HAR file: invalid character '<' looking for beginning of value"},
 		{"empty", "", ": not a HAR file: the file is empty"},
-		{"cut short", `{"log": {"entries": [{"request": {"method": "PO`, ": not a HAR file: the file ends early (cut short?)"},
+		{"cut short", `{"log": {"entries": [{"request": {"method": "PO`, ":1:48: the HAR ends early (cut short?) in entry 1 of log.entries"},
 		{"entries not an array", `{"log": {"entries": "nope"}}`, ":1:26: not a HAR file: log.entries: want an array, got a string"},
 	}
 	for _, tt := range tests {
