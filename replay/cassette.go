@@ -725,6 +725,21 @@ func (c *Cassette) Unused() []string {
 	return unused
 }
 
+// resetUsage makes every recorded request unused again, for
+// Server.ResetReport: the marks and the claims that count live requests
+// against recorded ones start from nothing.
+func (c *Cassette) resetUsage() {
+	for _, it := range c.reqs {
+		it.used.Store(false)
+	}
+	for i := range c.byKey.claims {
+		c.byKey.claims[i].Store(0)
+	}
+	for _, n := range c.methodClaims {
+		n.Store(0)
+	}
+}
+
 // unusedIn is Unused, knowing the eras the live sessions spoke: what
 // only a client of another era sends is left out, and returned apart,
 // saying why (eras.go).

@@ -234,6 +234,26 @@ func (s *Server) Report() Report {
 	return r
 }
 
+// ResetReport starts the report afresh, as if no client had talked yet:
+// nothing matched or unmatched, every recorded request unused again.
+// Between the tests of a suite that shares one server (started in
+// TestMain), each test's Report then tells of its own requests alone.
+// It changes no answer: sessions still open keep their place in their
+// recordings, and a new session starts from the first, as always. Call
+// it while no client is talking; a request answered meanwhile may be
+// counted on either side of it.
+func (s *Server) ResetReport() {
+	s.mu.Lock()
+	s.matched, s.unmatched, s.skipped, s.undelivered = 0, nil, nil, nil
+	s.mu.Unlock()
+	s.eras.Store(0)
+	for _, src := range s.sources {
+		if u, ok := src.(interface{ resetUsage() }); ok {
+			u.resetUsage()
+		}
+	}
+}
+
 func (s *Server) countMatched() {
 	s.mu.Lock()
 	s.matched++

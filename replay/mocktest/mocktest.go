@@ -390,6 +390,18 @@ func (s *Server) Received() []replay.Received {
 	return slices.Clone(s.received)
 }
 
+// Reset forgets what clients did so far, for a server shared by several
+// tests (started in TestMain): Received and ToolCalls start empty, and
+// the report (Check, AssertAllUsed, AssertNoUnmatched) starts afresh,
+// every recorded request unused again, as replay.Server.ResetReport says.
+// Answers do not change. Call it between tests, while no client talks.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	s.received = nil
+	s.mu.Unlock()
+	s.ResetReport()
+}
+
 // ToolCalls returns the arguments of every tools/call of the named tool
 // clients have sent so far, in the order they arrived (nil arguments for
 // a call that had none).
