@@ -150,6 +150,28 @@ func ExampleServer_Check() {
 	// recorded but never used: weather.jsonl s1#4 tools/call {"arguments":{"city":"Oslo"},"name":"forecast"}
 }
 
+// One server shared by the tests of a suite (started in TestMain): Reset
+// between tests gives each a journal and a report of its own.
+func ExampleServer_Reset() {
+	srv, stop := startWeather()
+	defer stop()
+
+	ctx := context.Background()
+	for _, city := range []string{"Bergen", "Oslo"} { // two tests, one after the other
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, srv.Transport(), nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": city}})
+		cs.Close()
+		fmt.Printf("test asking for %s: %d forecast call, check passes: %v\n", city, len(srv.ToolCalls("forecast")), srv.Check() == nil)
+		srv.Reset()
+	}
+	// Output:
+	// test asking for Bergen: 1 forecast call, check passes: false
+	// test asking for Oslo: 1 forecast call, check passes: true
+}
+
 // Pipes serves one stdio session for a host that speaks raw JSON-RPC
 // lines, as it would to a server it spawned: write a request, read the
 // answer, with the host's own id.
