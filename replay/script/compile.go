@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -730,6 +731,11 @@ func (c *compiler) answer(a *Answer, inSequence bool, asks []*ask, out *jsonsche
 		ca.matcher = c.when(a.When, "tool", asks)
 	}
 	result := a.Text != "" || len(a.Content) > 0 || a.StructuredContent.Set || a.IsError || a.Meta.Set
+	if written := slices.DeleteFunc(slices.Collect(maps.Keys(a.fields)), func(k string) bool { return k == "when" }); len(written) == 0 {
+		// A slip ("answers: [{}]", or a when whose answer was never
+		// written), which would answer an empty result without a word.
+		c.errorf(a.Pos, "this answer says nothing: give text, content, structuredContent, isError or error (content: [] for an empty result)")
+	}
 	if a.Text != "" && len(a.Content) > 0 {
 		c.errorf(a.Pos, "give text or content, not both")
 	}

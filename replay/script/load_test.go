@@ -540,6 +540,17 @@ tools:
   - name: a
     answers: [{text: x, progress: [{total: 3, message: starting}, {progress: 2, total: 3}]}]
 `, []string{"test.yaml:3:36: tools[0].answers[0].progress[0]: a progress step needs progress: N, a number that increases from step to step"}},
+		// Each answered {"content":[]} without a word.
+		{"an answer that says nothing", `
+tools:
+  - name: a
+    answers: [{}]
+  - name: b
+    answers:
+      - when: {exact: {city: Oslo}}
+      - text: elsewhere
+`, []string{"test.yaml:3:15: tools[0].answers[0]: this answer says nothing: give text, content, structuredContent, isError or error (content: [] for an empty result)",
+			"test.yaml:6:9: tools[1].answers[0]: this answer says nothing"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -554,6 +565,16 @@ tools:
 				}
 			}
 		})
+	}
+}
+
+// An empty result written out is no slip: content: [], or text: "" as
+// export --script writes a recorded result that had no content.
+func TestLoad_EmptyResultWrittenOut(t *testing.T) {
+	for _, answer := range []string{`{content: []}`, `{text: ""}`, `{when: {exact: {city: Oslo}}, content: []}`} {
+		if _, err := Parse("test.yaml", []byte("tools:\n  - name: a\n    answers: ["+answer+"]\n")); err != nil {
+			t.Errorf("%s refused: %v", answer, err)
+		}
 	}
 }
 
