@@ -69,6 +69,9 @@ func TestSchema_Examples(t *testing.T) {
 		"prompts: [{name: p, arguments: [{name: a, complete: {values: [x, x]}}]}]",
 		"prompts: [{name: p, arguments: [{name: a, complete: {answers: [{values: [x], error: {code: 1, message: m}}]}}]}]",
 		"resourceTemplates: [{uriTemplate: 'file:///{a}'}]",
+		// An answer that says nothing (see TestLoad_BadInput).
+		"tools: [{name: t, answers: [{}]}]",
+		"tools: [{name: t, answers: [{when: {exact: {a: 1}}}]}]",
 	} {
 		var n yaml.Node
 		if err := yaml.Unmarshal([]byte(bad), &n); err != nil {
