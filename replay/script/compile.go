@@ -222,6 +222,9 @@ type event struct {
 	removeResources []string
 	addPrompts      []*prompt
 	removePrompts   []string
+
+	addTemplates    []*resourceTemplate
+	removeTemplates []string
 }
 
 type compiler struct {
@@ -257,7 +260,7 @@ func compile(d *decoder, f *File) *Script {
 		c.unique(templates, rt.URITemplate, rt.Pos, "resource template")
 		s.templates = append(s.templates, c.resourceTemplate(&rt))
 	}
-	c.events(f.Events, names, uris, pnames, defaultInvalid)
+	c.events(f.Events, names, uris, pnames, templates, defaultInvalid)
 	if s.owner {
 		c.capabilities(f)
 	}
@@ -352,7 +355,7 @@ func (c *compiler) capabilities(f *File) {
 	var touch struct{ tools, resources, prompts bool }
 	for _, e := range f.Events {
 		touch.tools = touch.tools || len(e.AddTools)+len(e.RemoveTools)+len(e.ReplaceTools) > 0
-		touch.resources = touch.resources || len(e.AddResources)+len(e.RemoveResources) > 0
+		touch.resources = touch.resources || len(e.AddResources)+len(e.RemoveResources)+len(e.AddResourceTemplates)+len(e.RemoveResourceTemplates) > 0
 		touch.prompts = touch.prompts || len(e.AddPrompts)+len(e.RemovePrompts) > 0
 	}
 	for _, t := range s.allTools() {
@@ -423,12 +426,13 @@ func (c *compiler) capabilities(f *File) {
 // completes says whether any prompt (one an event adds too) or resource
 // template completes an argument.
 func (s *Script) completes() bool {
-	prompts := slices.Clone(s.prompts)
+	prompts, templates := slices.Clone(s.prompts), slices.Clone(s.templates)
 	for _, e := range s.events {
 		prompts = append(prompts, e.addPrompts...)
+		templates = append(templates, e.addTemplates...)
 	}
 	return slices.ContainsFunc(prompts, func(p *prompt) bool { return len(p.complete) > 0 }) ||
-		slices.ContainsFunc(s.templates, func(t *resourceTemplate) bool { return len(t.complete) > 0 })
+		slices.ContainsFunc(templates, func(t *resourceTemplate) bool { return len(t.complete) > 0 })
 }
 
 func (s *Script) allTools() []*tool {

@@ -202,12 +202,13 @@ func (c *compiler) messages(msgs []PromptMsg, what string) []promptMsg {
 	return out
 }
 
-func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defaultInvalid bool) {
+func (c *compiler) events(evs []Event, tools, uris, prompts, templates map[string]Pos, defaultInvalid bool) {
 	// Names any event may refer to: the initial ones and every added one,
 	// by an event written before it or after it (events fire as their
-	// triggers come, not in the order written). Resource URIs and prompt
-	// names that an event removes are held to the same rule.
-	known, knownURIs, knownPrompts := keysOf(tools), keysOf(uris), keysOf(prompts)
+	// triggers come, not in the order written). Resource URIs, prompt
+	// names and URI templates that an event removes are held to the same
+	// rule.
+	known, knownURIs, knownPrompts, knownTemplates := keysOf(tools), keysOf(uris), keysOf(prompts), keysOf(templates)
 	removed := map[string]bool{}
 	for _, e := range evs {
 		for _, t := range e.AddTools {
@@ -221,6 +222,9 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 		}
 		for _, p := range e.AddPrompts {
 			knownPrompts[p.Name] = true
+		}
+		for _, rt := range e.AddResourceTemplates {
+			knownTemplates[rt.URITemplate] = true
 		}
 	}
 	for i := range evs {
@@ -262,30 +266,34 @@ func (c *compiler) events(evs []Event, tools, uris, prompts map[string]Pos, defa
 		}
 		c.removals(e, "removeTools", "tool", e.RemoveTools, known)
 		ce.removeTools = e.RemoveTools
-		// Adding a listed resource or prompt replaces it, so of two with
-		// one URI or name in an event the first would never be seen.
-		seen = map[string]bool{}
-		for _, r := range e.AddResources {
-			if seen[r.URI] {
-				c.errorf(r.Pos, "duplicate resource uri %q in this event", r.URI)
-			}
-			seen[r.URI] = true
-			ce.addResources = append(ce.addResources, c.resource(&r))
-		}
+		ce.addResources = addedOnce(c, e.AddResources, "resource uri", func(r *Resource) (string, Pos) { return r.URI, r.Pos }, c.resource)
 		c.removals(e, "removeResources", "resource", e.RemoveResources, knownURIs)
 		ce.removeResources = e.RemoveResources
-		seen = map[string]bool{}
-		for _, p := range e.AddPrompts {
-			if seen[p.Name] {
-				c.errorf(p.Pos, "duplicate prompt name %q in this event", p.Name)
-			}
-			seen[p.Name] = true
-			ce.addPrompts = append(ce.addPrompts, c.prompt(&p))
-		}
+		ce.addPrompts = addedOnce(c, e.AddPrompts, "prompt name", func(p *Prompt) (string, Pos) { return p.Name, p.Pos }, c.prompt)
 		c.removals(e, "removePrompts", "prompt", e.RemovePrompts, knownPrompts)
 		ce.removePrompts = e.RemovePrompts
+		ce.addTemplates = addedOnce(c, e.AddResourceTemplates, "resource template", func(rt *ResourceTemplate) (string, Pos) { return rt.URITemplate, rt.Pos }, c.resourceTemplate)
+		c.removals(e, "removeResourceTemplates", "resource template", e.RemoveResourceTemplates, knownTemplates)
+		ce.removeTemplates = e.RemoveResourceTemplates
 		c.s.events = append(c.s.events, ce)
 	}
+}
+
+// addedOnce compiles the items an event adds (resources, prompts,
+// templates), refusing a second with the key of one before it: adding a
+// listed item replaces it, so the first of two would never be seen.
+func addedOnce[In, Out any](c *compiler, items []In, what string, keyOf func(*In) (string, Pos), compile func(*In) Out) []Out {
+	seen := map[string]bool{}
+	var out []Out
+	for i := range items {
+		key, at := keyOf(&items[i])
+		if seen[key] {
+			c.errorf(at, "duplicate %s %q in this event", what, key)
+		}
+		seen[key] = true
+		out = append(out, compile(&items[i]))
+	}
+	return out
 }
 
 // scriptKeys are the keys of one kind (tool names, resource URIs, prompt

@@ -330,6 +330,10 @@ type Event struct {
 	RemoveResources []string   `yaml:"removeResources"`
 	AddPrompts      []Prompt   `yaml:"addPrompts"`
 	RemovePrompts   []string   `yaml:"removePrompts"`
+	// AddResourceTemplates and RemoveResourceTemplates change
+	// resources/templates/list; a template is known by its uriTemplate.
+	AddResourceTemplates    []ResourceTemplate `yaml:"addResourceTemplates"`
+	RemoveResourceTemplates []string           `yaml:"removeResourceTemplates"`
 }
 
 // Trigger is when an event fires: after Calls calls of Tool, or after the

@@ -540,6 +540,19 @@ tools:
   - name: a
     answers: [{text: x, progress: [{total: 3, message: starting}, {progress: 2, total: 3}]}]
 `, []string{"test.yaml:3:36: tools[0].answers[0].progress[0]: a progress step needs progress: N, a number that increases from step to step"}},
+		{"resource template events", `
+resourceTemplates:
+  - {uriTemplate: "logs:///{day}", name: logs}
+tools:
+  - {name: a, answers: [{text: x}]}
+events:
+  - after: {tool: a, calls: 1}
+    removeResourceTemplates: ["logs:///{dy}"]
+    addResourceTemplates:
+      - {uriTemplate: "b:///{x}", name: b}
+      - {uriTemplate: "b:///{x}", name: b2}
+`, []string{`test.yaml:7:30: events[0].removeResourceTemplates[0]: no resource template "logs:///{dy}" to remove; did you mean "logs:///{day}"?`,
+			`test.yaml:10:9: events[0].addResourceTemplates[1]: duplicate resource template "b:///{x}" in this event`}},
 		// Each answered {"content":[]} without a word.
 		{"an answer that says nothing", `
 tools:

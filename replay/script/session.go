@@ -469,7 +469,9 @@ func (ss *session) fire(c *call) []replay.Outgoing {
 		ss.fired[i] = true
 		ss.apply(e)
 		changed.tools = changed.tools || len(e.addTools)+len(e.removeTools)+len(e.replaceTools) > 0
-		changed.resources = changed.resources || len(e.addResources)+len(e.removeResources) > 0
+		// The spec has one notification for resources and their
+		// templates: resources/list_changed.
+		changed.resources = changed.resources || len(e.addResources)+len(e.removeResources)+len(e.addTemplates)+len(e.removeTemplates) > 0
 		changed.prompts = changed.prompts || len(e.addPrompts)+len(e.removePrompts) > 0
 	}
 	listeners := make([]*listener, 0, len(ss.listeners))
@@ -529,6 +531,12 @@ func (ss *session) apply(e *event) {
 	}
 	for _, p := range e.addPrompts {
 		ss.prompts.put(p)
+	}
+	for _, u := range e.removeTemplates {
+		ss.templates.remove(u)
+	}
+	for _, t := range e.addTemplates {
+		ss.templates.put(t)
 	}
 }
 
