@@ -74,6 +74,11 @@ type compared struct {
 	params json.RawMessage
 	root   string          // "result" or "error"; "" when unanswered
 	body   json.RawMessage // the answer's result or error
+	// progress holds the params of the progress notifications the server
+	// sent for the request (ProgressOf), and progressLeaves them
+	// flattened as CompareSessionsWith compares them (nil: none came).
+	progress       []json.RawMessage
+	progressLeaves []leaf
 }
 
 // CompareSessions lines up the requests of two recorded sessions (longest
@@ -91,7 +96,36 @@ type compared struct {
 // Members named in ignore (at any depth, in requests and answers alike)
 // are left out: values that change from run to run.
 func CompareSessions(a, b *store.TapeSession, ignore ...string) []Difference {
-	ra, rb := comparedBoth(a, b, ignore)
+	return CompareSessionsWith(a, b, CompareOptions{Ignore: ignore})
+}
+
+// CompareOptions says what a comparison leaves out and how closely it
+// compares the progress a server reported during a call.
+type CompareOptions struct {
+	// Ignore names members left out (at any depth, in requests, answers
+	// and progress notifications alike): values that change from run to
+	// run.
+	Ignore []string
+	// ProgressSteps compares every progress notification of a call (how
+	// many came, and each one's params, in order), not only whether any
+	// came and the last one. A server that reports progress as time
+	// passes sends another count each run, so it is asked for, not done.
+	ProgressSteps bool
+}
+
+// CompareSessionsWith is CompareSessions with options.
+//
+// Besides its answer, each call both sides made is compared by the
+// progress the server reported for it (the notifications/progress with
+// its _meta.progressToken, ProgressOf): whether any came, and the last
+// one's params but for the token (progress, total, message), as leaves
+// named progress.last.…; with opts.ProgressSteps, their count
+// (progress.count) and each one's params (progress[0].…) instead. A call
+// with progress on one side only stands against progress=(none). A
+// difference counts as AnswerDiffs. When they came is never compared: it
+// is not the same twice.
+func CompareSessionsWith(a, b *store.TapeSession, opts CompareOptions) []Difference {
+	ra, rb := comparedBoth(a, b, opts)
 	return compare(ra, rb, false)
 }
 
@@ -106,7 +140,13 @@ func CompareSessions(a, b *store.TapeSession, ignore ...string) []Difference {
 // whole side created them, as a task may be polled on another connection.
 // Each Difference names the session of each seq (SessionA, SessionB).
 func CompareClients(a, b []*store.TapeSession, ignore ...string) []Difference {
-	ra, rb := comparedAll(a, b, ignore)
+	return CompareClientsWith(a, b, CompareOptions{Ignore: ignore})
+}
+
+// CompareClientsWith is CompareClients with options, which it takes as
+// CompareSessionsWith does.
+func CompareClientsWith(a, b []*store.TapeSession, opts CompareOptions) []Difference {
+	ra, rb := comparedAll(a, b, opts)
 	return compare(ra, rb, true)
 }
 
@@ -140,7 +180,7 @@ func compare(ra, rb []compared, named bool) []Difference {
 		x, y := ra[i], rb[j]
 		d := Difference{Op: Same, Request: describe(x.method, x.canon), SeqA: x.seq, SeqB: y.seq,
 			SessionA: namedSession(x, named), SessionB: namedSession(y, named), IndexA: i + 1, IndexB: j + 1, Moved: moved}
-		if minus, plus := leafDiff(x.answer, y.answer); len(minus)+len(plus) > 0 {
+		if minus, plus := leafDiff(withProgress(x, y), withProgress(y, x)); len(minus)+len(plus) > 0 {
 			d.Op, d.Detail = AnswerDiffs, formatDiff(minus, plus)
 			if d.Cut = len(minus) + len(plus) - shownLeaves; d.Cut > 0 {
 				d.AllLeaves = everyLeaf(minus, plus)
@@ -266,15 +306,15 @@ func namedSession(c compared, named bool) string {
 
 // comparedBoth takes both sessions' requests and answers, keyed and
 // flattened (comparedAll).
-func comparedBoth(a, b *store.TapeSession, ignore []string) (ra, rb []compared) {
-	return comparedAll([]*store.TapeSession{a}, []*store.TapeSession{b}, ignore)
+func comparedBoth(a, b *store.TapeSession, opts CompareOptions) (ra, rb []compared) {
+	return comparedAll([]*store.TapeSession{a}, []*store.TapeSession{b}, opts)
 }
 
 // comparedAll takes both sides' requests and answers, each side's merged
 // in recorded order (mergeCompared), keyed and flattened. A value one side
 // holds redacted (a shared export) compares equal to any value: the same
 // members are blanked on both sides, as replay blanks a live request's.
-func comparedAll(a, b []*store.TapeSession, ignore []string) (ra, rb []compared) {
+func comparedAll(a, b []*store.TapeSession, opts CompareOptions) (ra, rb []compared) {
 	ra, rb = mergeCompared(a), mergeCompared(b)
 	reqNames, ansNames := redactedNames{}, redactedNames{}
 	for _, r := range slices.Concat(ra, rb) {
@@ -283,7 +323,7 @@ func comparedAll(a, b []*store.TapeSession, ignore []string) (ra, rb []compared)
 	}
 	for _, rs := range [][]compared{ra, rb} {
 		for i := range rs {
-			rs[i].finish(reqNames, ansNames, ignore)
+			rs[i].finish(reqNames, ansNames, opts)
 		}
 	}
 	return ra, rb
@@ -314,6 +354,10 @@ func mergeCompared(sessions []*store.TapeSession) []compared {
 // answer (paired by id), naming tasks as tasks does.
 func comparedRequests(s *store.TapeSession, tasks taskNames) []compared {
 	var out []compared
+	progress := map[string][]json.RawMessage{} // request seq and id → its progress
+	for _, p := range ProgressOf(s) {
+		progress[fmt.Sprint(p.Seq, " ", p.ID)] = p.Params
+	}
 	// request id (jsonrpc.CanonicalID: an answer may write it another
 	// way, "\u0031" for "1") → index in out
 	open := map[string]int{}
@@ -333,7 +377,8 @@ func comparedRequests(s *store.TapeSession, tasks taskNames) []compared {
 		case m.Dir == store.C2S && f.Method != "":
 			open[jsonrpc.CanonicalIDString(string(f.ID))] = len(out)
 			f.Params = tasks.rename(f.Params)
-			c := compared{method: f.Method, session: s.Info.ID, seq: m.Seq, at: m.Time, params: f.Params}
+			c := compared{method: f.Method, session: s.Info.ID, seq: m.Seq, at: m.Time, params: f.Params,
+				progress: progress[fmt.Sprint(m.Seq, " ", jsonrpc.CanonicalIDString(string(f.ID)))]}
 			if m.HTTP != nil && m.HTTP.Status >= 300 {
 				c.refused = m.HTTP.Status
 			}
@@ -365,7 +410,9 @@ func (c *compared) canonical(params json.RawMessage) {
 }
 
 // finish blanks what either side holds redacted, then flattens the answer.
-func (c *compared) finish(reqNames, ansNames redactedNames, ignore []string) {
+func (c *compared) finish(reqNames, ansNames redactedNames, opts CompareOptions) {
+	ignore := opts.Ignore
+	c.progressLeaves = progressLeaves(c.progress, opts)
 	if len(reqNames[c.method]) > 0 || len(ignore) > 0 {
 		c.canonical(blankMembers(reqNames.blank(c.method, c.params), ignore))
 	}

@@ -364,7 +364,7 @@ func FuzzCompareSessions(f *testing.F) {
 			return sessionOf(lines...)
 		}
 		sa, sb := session(a), session(b)
-		ra, rb := comparedBoth(sa, sb, nil)
+		ra, rb := comparedBoth(sa, sb, CompareOptions{})
 		var seqA []uint64
 		listedB := make([]int, len(rb)) // times each of b's requests is listed
 		lastB := 0                      // IndexB of the last listed in order

@@ -19,7 +19,6 @@ package rerun
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/mcptape/mcptape/internal/jsonrpc"
 	"github.com/mcptape/mcptape/recorder"
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -132,47 +132,24 @@ func progressUnheard(recorded, rerun *store.TapeSession) []string {
 	}
 	var out []string
 	for _, token := range order {
-		if w := what[token]; answered[w.id] && now[token] < was[token] {
-			out = append(out, fmt.Sprintf("notifications/progress for %s: %d in the recording, %d in the rerun", w.what, was[token], now[token]))
+		if w := what[token]; answered[w.ID] && now[token] < was[token] {
+			out = append(out, fmt.Sprintf("notifications/progress for %s: %d in the recording, %d in the rerun", w.What, was[token], now[token]))
 		}
 	}
 	return out
 }
 
-// progressRequest is the request a progressToken came with: its id
-// (jsonrpc.CanonicalID) and, for messages, its method and id.
-type progressRequest struct{ id, what string }
-
 // progressCounts counts a session's progress notifications by token
 // (jsonrpc.CanonicalID of it), and names the requests that set each
-// token, in the order they were sent.
-func progressCounts(s *store.TapeSession) (counts map[string]int, order []string, by map[string]progressRequest) {
-	counts, by = map[string]int{}, map[string]progressRequest{}
-	for _, m := range s.Messages {
-		var f struct {
-			Params struct {
-				ProgressToken json.RawMessage `json:"progressToken"`
-				Meta          struct {
-					ProgressToken json.RawMessage `json:"progressToken"`
-				} `json:"_meta"`
-			} `json:"params"`
+// token (the last of them), in the order the tokens were first sent.
+func progressCounts(s *store.TapeSession) (counts map[string]int, order []string, by map[string]replay.CallProgress) {
+	counts, by = map[string]int{}, map[string]replay.CallProgress{}
+	for _, p := range replay.ProgressOf(s) {
+		if _, seen := by[p.Token]; !seen {
+			order = append(order, p.Token)
 		}
-		sum := jsonrpc.Classify(m.Frame)
-		switch {
-		case m.Dir == store.C2S && sum.Kind == jsonrpc.Request:
-			if json.Unmarshal(m.Frame, &f) != nil || len(f.Params.Meta.ProgressToken) == 0 {
-				continue
-			}
-			token := string(jsonrpc.CanonicalID(bytes.TrimSpace(f.Params.Meta.ProgressToken)))
-			if _, seen := by[token]; !seen {
-				order = append(order, token)
-			}
-			by[token] = progressRequest{jsonrpc.CanonicalIDString(sum.ID), fmt.Sprintf("%s (id %s)", sum.Method, sum.ID)}
-		case m.Dir == store.S2C && sum.Kind == jsonrpc.Notification && sum.Method == "notifications/progress":
-			if json.Unmarshal(m.Frame, &f) == nil && len(f.Params.ProgressToken) > 0 {
-				counts[string(jsonrpc.CanonicalID(bytes.TrimSpace(f.Params.ProgressToken)))]++
-			}
-		}
+		by[p.Token] = p
+		counts[p.Token] += len(p.Params)
 	}
 	return counts, order, by
 }
@@ -188,7 +165,7 @@ func start(ctx context.Context, recorded *store.TapeSession, opts Options, g *ga
 	}
 	tape := newTape(transportOf(opts), upstreamOf(opts))
 	d := &driver{gate: g, conni: conni, tape: tape, plan: plan, ready: make(chan struct{}), replyKick: make(chan struct{}, 1), answered: map[string]chan struct{}{}, sentAs: map[string]string{}, refusedAs: map[string]int{}, nextReply: map[string]int{},
-		gave: map[string]echoes{}, recordedMalformed: len(malformed(recorded))}
+		gave: map[string]echoes{}, recordedMalformed: len(replay.NotMessages(recorded, store.S2C))}
 	for i := range d.live {
 		d.live[i] = map[string][]byte{}
 	}
@@ -223,25 +200,10 @@ func (d *driver) finish() *Result {
 	defer d.mu.Unlock()
 	d.noteCut()
 	res := &Result{Session: d.tape.session(end), Unanswered: d.unanswered, Notes: d.notes}
-	if now := malformed(&res.Session); len(now) > d.recordedMalformed {
+	if now := replay.NotMessages(&res.Session, store.S2C); len(now) > d.recordedMalformed {
 		res.Malformed = now[d.recordedMalformed:]
 	}
 	return res
-}
-
-// malformed lists the server's frames in s that are no JSON-RPC message,
-// but for the bodies of HTTP refusals (an error page), one line each.
-func malformed(s *store.TapeSession) []string {
-	var out []string
-	for _, m := range s.Messages {
-		if m.Dir != store.S2C || m.HTTP.RefusalBody() {
-			continue
-		}
-		if sum := jsonrpc.Classify(m.Frame); sum.Kind == jsonrpc.Malformed {
-			out = append(out, fmt.Sprintf("seq %d: %s: %.80q", m.Seq, sum.Reason, m.Frame))
-		}
-	}
-	return out
 }
 
 // step is one recorded client frame to send.
