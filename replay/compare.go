@@ -99,31 +99,46 @@ func CompareSessions(a, b *store.TapeSession, ignore ...string) []Difference {
 	return CompareSessionsWith(a, b, CompareOptions{Ignore: ignore})
 }
 
-// CompareOptions says what a comparison leaves out and how closely it
-// compares the progress a server reported during a call.
+// CompareOptions says what a comparison leaves out and how it compares
+// the progress a server reported during a call.
 type CompareOptions struct {
 	// Ignore names members left out (at any depth, in requests, answers
 	// and progress notifications alike): values that change from run to
 	// run.
 	Ignore []string
-	// ProgressSteps compares every progress notification of a call (how
-	// many came, and each one's params, in order), not only whether any
-	// came and the last one. A server that reports progress as time
-	// passes sends another count each run, so it is asked for, not done.
-	ProgressSteps bool
+	// Progress says how each call's progress is compared: not at all
+	// (the zero value, as CompareSessions does), by whether any came and
+	// the last one, or by every one.
+	Progress ProgressMode
 }
+
+// ProgressMode says how a comparison compares the progress notifications
+// a server sent for a call.
+type ProgressMode byte
+
+// Progress modes.
+const (
+	ProgressNotCompared ProgressMode = iota
+	// ProgressLast compares whether any came and the last one's params.
+	// A server that reports progress as time passes (every 100ms) sends
+	// another count each run, and its last step says it got there.
+	ProgressLast
+	// ProgressSteps compares how many came and each one's params, in
+	// order: for a server whose steps are its work's, not the clock's.
+	ProgressSteps
+)
 
 // CompareSessionsWith is CompareSessions with options.
 //
-// Besides its answer, each call both sides made is compared by the
-// progress the server reported for it (the notifications/progress with
-// its _meta.progressToken, ProgressOf): whether any came, and the last
-// one's params but for the token (progress, total, message), as leaves
-// named progress.last.…; with opts.ProgressSteps, their count
-// (progress.count) and each one's params (progress[0].…) instead. A call
-// with progress on one side only stands against progress=(none). A
-// difference counts as AnswerDiffs. When they came is never compared: it
-// is not the same twice.
+// With opts.Progress, each call both sides made is compared, besides by
+// its answer, by the progress the server reported for it (the
+// notifications/progress with its _meta.progressToken, ProgressOf): with
+// ProgressLast, whether any came and the last one's params but for the
+// token (progress, total, message), as leaves named progress.last.…;
+// with ProgressSteps, their count (progress.count) and each one's params
+// (progress[0].…). A call with progress on one side only stands against
+// progress=(none). A difference counts as AnswerDiffs. When they came is
+// never compared: it is not the same twice.
 func CompareSessionsWith(a, b *store.TapeSession, opts CompareOptions) []Difference {
 	ra, rb := comparedBoth(a, b, opts)
 	return compare(ra, rb, false)

@@ -18,10 +18,10 @@ func progressCall(tok string, steps ...string) []string {
 	return append(lines, `< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
 }
 
-// A paired call is compared by the progress its server reported: by
-// default whether any came and the last one (a server that reports as
-// time passes sends another count each run), with ProgressSteps every
-// one. The token, made afresh each run, never counts; --ignore blanks a
+// A paired call is compared by the progress its server reported: with
+// ProgressLast whether any came and the last one (a server that reports
+// as time passes sends another count each run), with ProgressSteps every
+// one; the zero value, CompareSessions', not at all. The token, made afresh each run, never counts; --ignore blanks a
 // notification's members as it does an answer's.
 func TestCompareSessions_Progress(t *testing.T) {
 	three := []string{`"progress":1,"total":3`, `"progress":2,"total":3`, `"progress":3,"total":3,"message":"done"`}
@@ -32,23 +32,24 @@ func TestCompareSessions_Progress(t *testing.T) {
 		opts CompareOptions
 		want string // the call's Op and Detail
 	}{
-		{"the same", progressCall(`"a"`, three...), progressCall(`7`, three...), CompareOptions{}, "="},
-		{"another count, the same last", progressCall(`1`, three...), progressCall(`1`, five...), CompareOptions{}, "="},
-		{"another count, every step compared", progressCall(`1`, three...), progressCall(`1`, five...), CompareOptions{ProgressSteps: true},
+		{"not compared", progressCall(`1`, three...), progressCall(`1`), CompareOptions{}, "="},
+		{"the same", progressCall(`"a"`, three...), progressCall(`7`, three...), CompareOptions{Progress: ProgressLast}, "="},
+		{"another count, the same last", progressCall(`1`, three...), progressCall(`1`, five...), CompareOptions{Progress: ProgressLast}, "="},
+		{"another count, every step compared", progressCall(`1`, three...), progressCall(`1`, five...), CompareOptions{Progress: ProgressSteps},
 			"~- progress.count=3\n- progress[1].progress=2\n- progress[2].message=\"done\"\n- progress[2].progress=3\n+ progress.count=5\n+ progress[1].progress=1.5\n… 6 more"},
-		{"another last", progressCall(`1`, three...), progressCall(`1`, `"progress":1,"total":3`, `"progress":2,"total":4`), CompareOptions{},
+		{"another last", progressCall(`1`, three...), progressCall(`1`, `"progress":1,"total":3`, `"progress":2,"total":4`), CompareOptions{Progress: ProgressLast},
 			"~- progress.last.message=\"done\"\n- progress.last.progress=3\n- progress.last.total=3\n+ progress.last.progress=2\n+ progress.last.total=4"},
-		{"only one side's", progressCall(`1`, three...), progressCall(`1`), CompareOptions{},
+		{"only one side's", progressCall(`1`, three...), progressCall(`1`), CompareOptions{Progress: ProgressLast},
 			"~- progress.last.message=\"done\"\n- progress.last.progress=3\n- progress.last.total=3\n+ progress=(none)"},
-		{"only the other side's", progressCall(`1`), progressCall(`1`, three...), CompareOptions{},
+		{"only the other side's", progressCall(`1`), progressCall(`1`, three...), CompareOptions{Progress: ProgressLast},
 			"~- progress=(none)\n+ progress.last.message=\"done\"\n+ progress.last.progress=3\n+ progress.last.total=3"},
 		{"another message, ignored", progressCall(`1`, `"progress":1,"message":"took 3s"`), progressCall(`1`, `"progress":1,"message":"took 4s"`),
-			CompareOptions{Ignore: []string{"message"}}, "="},
+			CompareOptions{Progress: ProgressLast, Ignore: []string{"message"}}, "="},
 		{"another message", progressCall(`1`, `"progress":1,"message":"took 3s"`), progressCall(`1`, `"progress":1,"message":"took 4s"`),
-			CompareOptions{}, "~- progress.last.message=\"took 3s\"\n+ progress.last.message=\"took 4s\""},
+			CompareOptions{Progress: ProgressLast}, "~- progress.last.message=\"took 3s\"\n+ progress.last.message=\"took 4s\""},
 		// Progress for another token (a request not compared) is no
 		// call's.
-		{"a stray token", progressCall(`1`), append(progressCall(`1`), `< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":9,"progress":1}}`), CompareOptions{}, "="},
+		{"a stray token", progressCall(`1`), append(progressCall(`1`), `< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":9,"progress":1}}`), CompareOptions{Progress: ProgressLast}, "="},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,7 +74,7 @@ func TestCompareSessions_ProgressTokenReused(t *testing.T) {
 	})
 	b := strings.Join(a, "\n")
 	b = strings.Replace(b, `"progress":7`, `"progress":8`, 1)
-	d := CompareSessions(sessionOf(a...), sessionOf(strings.Split(b, "\n")...))
+	d := CompareSessionsWith(sessionOf(a...), sessionOf(strings.Split(b, "\n")...), CompareOptions{Progress: ProgressLast})
 	if len(d) != 2 || d[0].Op != Same || d[1].Op != AnswerDiffs || d[1].Detail != "- progress.last.progress=7\n+ progress.last.progress=8" {
 		t.Errorf("got %v", d)
 	}

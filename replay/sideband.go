@@ -96,12 +96,13 @@ var progressVolatile = []string{"progressToken"}
 var noProgress = leaf{path: "progress", value: []byte("(none)")}
 
 // progressLeaves flattens the params of a call's progress notifications
-// as CompareSessionsWith compares them: the last one's, named
-// progress.last.…, or, with opts.ProgressSteps, their count
-// (progress.count) and each one's (progress[0].…). The token is left out,
-// and members named in opts.Ignore are blanked. nil when none came.
+// as CompareSessionsWith compares them: with ProgressLast the last one's,
+// named progress.last.…; with ProgressSteps their count (progress.count)
+// and each one's (progress[0].…). The token is left out, and members
+// named in opts.Ignore are blanked. nil when none came, or progress is
+// not compared.
 func progressLeaves(params []json.RawMessage, opts CompareOptions) []leaf {
-	if len(params) == 0 {
+	if len(params) == 0 || opts.Progress == ProgressNotCompared {
 		return nil
 	}
 	flat := func(root string, p json.RawMessage) []leaf {
@@ -116,7 +117,7 @@ func progressLeaves(params []json.RawMessage, opts CompareOptions) []leaf {
 		}
 		return flattenAt(root, canon)
 	}
-	if !opts.ProgressSteps {
+	if opts.Progress == ProgressLast {
 		return flat("progress.last", params[len(params)-1])
 	}
 	out := []leaf{{path: "progress.count", value: fmt.Append(nil, len(params))}}
