@@ -19,7 +19,7 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-const diffSynopsis = "diff [--session ID [--session ID]] [--ignore NAME] [--all] [--all-leaves] [--order] [--exit-code] A B"
+const diffSynopsis = "diff [--session ID [--session ID]] [--ignore NAME] [--progress last|steps|off] [--all] [--all-leaves] [--order] [--exit-code] A B"
 
 // runDiff compares one recorded session of cassette A with one of B,
 // request by request, as replay matching sees them (replay.CompareSessions).
@@ -37,9 +37,22 @@ func runDiff(args []string, s streams) error {
 	order := fs.Bool("order", false, "count requests both sessions made, but in another order, as a difference\n"+
 		"(by default they are paired, their answers compared, and the move only noted: replay does not match by order)")
 	ignore := ignoreFlag(fs)
+	progress := fs.String("progress", "last", "how a call's progress notifications are compared, `HOW`: last (whether any came, and the last one's\n"+
+		"progress, total and message), steps (how many came, and each one: for a server whose steps are its work's,\n"+
+		"not the clock's), or off; when they came never counts")
 	exitCode := fs.Bool("exit-code", false, "exit 1 when the sessions differ (as git diff --exit-code)")
 	if err := cli.ParseAll(fs, args); err != nil {
 		return err
+	}
+	opts := replay.CompareOptions{Progress: replay.ProgressLast}
+	switch *progress {
+	case "last":
+	case "steps":
+		opts.Progress = replay.ProgressSteps
+	case "off":
+		opts.Progress = replay.ProgressNotCompared
+	default:
+		return usageErrorf("diff: --progress %q: want last, steps or off", *progress)
 	}
 	if fs.NArg() == 1 && len(sessions) == 2 {
 		// Two sessions of one recording (two runs a recorder kept side
@@ -56,6 +69,7 @@ func runDiff(args []string, s streams) error {
 	if err := cli.NonEmpty("diff", "ignore", "a member name", *ignore); err != nil {
 		return err
 	}
+	opts.Ignore = *ignore
 	if len(sessions) > 2 {
 		return usageErrorf("diff: --session at most twice (A's, then B's), got %d", len(sessions))
 	}
@@ -79,11 +93,14 @@ func runDiff(args []string, s streams) error {
 	}
 	var diffs []replay.Difference
 	if len(sides[0]) == 1 && len(sides[1]) == 1 {
-		diffs = replay.CompareSessions(sides[0][0], sides[1][0], *ignore...)
+		diffs = replay.CompareSessionsWith(sides[0][0], sides[1][0], opts)
 	} else {
-		diffs = replay.CompareClients(sides[0], sides[1], *ignore...)
+		diffs = replay.CompareClientsWith(sides[0], sides[1], opts)
 	}
 	differ := printDiffs(s.Out, labels[0], labels[1], diffs, diffShown{all: *all, allLeaves: *allLeaves, order: *order, leavesFlag: "--all-leaves"})
+	if printNotMessages(s.Out, sides) {
+		differ = true
+	}
 	if len(*ignore) > 0 {
 		names := memberNames{}
 		names.add(sides[0]...)
@@ -94,6 +111,48 @@ func runDiff(args []string, s streams) error {
 		return &cli.ExitError{Code: 1}
 	}
 	return nil
+}
+
+// printNotMessages writes, for each direction, how many frames each side
+// holds that are no JSON-RPC message (a banner or a log line a server
+// printed on stdout, a cut line), when the sides hold different numbers
+// of them, with the first of the side with more past as many as the other
+// has (replay.NotMessages). It reports whether it wrote any. They are
+// counted, not compared: a log line tells the time, and real clients
+// choke on any of them alike. The same count is the same, as rerun takes
+// the lines a recording has already.
+func printNotMessages(w io.Writer, sides [2][]*store.TapeSession) (differ bool) {
+	for _, dir := range []struct {
+		dir  store.Dir
+		from string
+	}{{store.C2S, "the client"}, {store.S2C, "the server"}} {
+		var lines [2][]string
+		for i, side := range sides {
+			for _, sess := range side {
+				for _, l := range replay.NotMessages(sess, dir.dir) {
+					if len(side) > 1 {
+						l = "session " + sess.Info.ID + ", " + l
+					}
+					lines[i] = append(lines[i], l)
+				}
+			}
+		}
+		na, nb := len(lines[0]), len(lines[1])
+		if na == nb {
+			continue
+		}
+		more, fewer, n := "a", nb, lines[0]
+		if nb > na {
+			more, fewer, n = "b", na, lines[1]
+		}
+		first := more + "'s first"
+		if fewer > 0 {
+			first += fmt.Sprintf(" past %s", plural.Count(fewer, "frame"))
+		}
+		fmt.Fprintf(w, "! frames from %s that are no JSON-RPC message: %d in a, %d in b; %s: %s\n", dir.from, na, nb, first, n[fewer])
+		differ = true
+	}
+	return differ
 }
 
 // diffSide picks what diff compares of tape: the session named id; else

@@ -37,7 +37,7 @@ Usage:
   mcpspy show --tools [--session ID] CASSETTE
   mcpspy ls [--json] CASSETTE...
   mcpspy export [--session ID] [--filter EXPR | --salvage | --script [--timing recorded] | --har] [--redact NAME] [--redact-value REGEX] [-o FILE] CASSETTE
-  mcpspy diff [--session ID [--session ID]] [--ignore NAME] [--all] [--all-leaves] [--order] [--exit-code] A B
+  mcpspy diff [--session ID [--session ID]] [--ignore NAME] [--progress last|steps|off] [--all] [--all-leaves] [--order] [--exit-code] A B
   mcpspy rerun [--session ID] [-o CASSETTE] [--exit-code] SOURCE... (-- COMMAND [ARG...] | --upstream URL)
   mcpspy lint [--session ID] [--skip RULE] [--min SEVERITY] [--strict] [--json] CASSETTE...
   mcpspy lint --rules
