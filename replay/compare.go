@@ -330,7 +330,8 @@ func comparedBoth(a, b *store.TapeSession, opts CompareOptions) (ra, rb []compar
 // holds redacted (a shared export) compares equal to any value: the same
 // members are blanked on both sides, as replay blanks a live request's.
 func comparedAll(a, b []*store.TapeSession, opts CompareOptions) (ra, rb []compared) {
-	ra, rb = mergeCompared(a), mergeCompared(b)
+	withProgress := opts.Progress != ProgressNotCompared
+	ra, rb = mergeCompared(a, withProgress), mergeCompared(b, withProgress)
 	reqNames, ansNames := redactedNames{}, redactedNames{}
 	for _, r := range slices.Concat(ra, rb) {
 		reqNames.add(r.method, []byte(r.canon))
@@ -346,10 +347,11 @@ func comparedAll(a, b []*store.TapeSession, opts CompareOptions) (ra, rb []compa
 
 // mergeCompared takes the requests of sessions, each paired with its
 // answer within its own session, in the order they were recorded: by
-// time, then by the order of the sessions, then by seq.
-func mergeCompared(sessions []*store.TapeSession) []compared {
+// time, then by the order of the sessions, then by seq; withProgress
+// says to take each request's progress too (comparedRequests).
+func mergeCompared(sessions []*store.TapeSession, withProgress bool) []compared {
 	if len(sessions) == 1 {
-		return comparedRequests(sessions[0], taskNamesOf(sessions[0]))
+		return comparedRequests(sessions[0], taskNamesOf(sessions[0]), withProgress)
 	}
 	var all []*store.Message
 	for _, s := range sessions {
@@ -359,19 +361,25 @@ func mergeCompared(sessions []*store.TapeSession) []compared {
 	tasks := taskNamesOf(&store.TapeSession{Messages: all})
 	var out []compared
 	for _, s := range sessions {
-		out = append(out, comparedRequests(s, tasks)...)
+		out = append(out, comparedRequests(s, tasks, withProgress)...)
 	}
 	slices.SortStableFunc(out, func(x, y compared) int { return x.at.Compare(y.at) })
 	return out
 }
 
 // comparedRequests takes a session's requests in order, each with its
-// answer (paired by id), naming tasks as tasks does.
-func comparedRequests(s *store.TapeSession, tasks taskNames) []compared {
+// answer (paired by id), naming tasks as tasks does, and, withProgress,
+// the progress the server reported for it.
+func comparedRequests(s *store.TapeSession, tasks taskNames, withProgress bool) []compared {
 	var out []compared
-	progress := map[string][]json.RawMessage{} // request seq and id → its progress
-	for _, p := range ProgressOf(s) {
-		progress[fmt.Sprint(p.Seq, " ", p.ID)] = p.Params
+	// request seq and id (a batch's requests share a seq) → the progress
+	// the server reported for it; read only when compared, as it costs
+	// another pass over every frame.
+	progress := map[string][]json.RawMessage{}
+	if withProgress {
+		for _, p := range ProgressOf(s) {
+			progress[fmt.Sprint(p.Seq, " ", p.ID)] = p.Params
+		}
 	}
 	// request id (jsonrpc.CanonicalID: an answer may write it another
 	// way, "\u0031" for "1") → index in out

@@ -141,15 +141,17 @@ func printNotMessages(w io.Writer, sides [2][]*store.TapeSession) (differ bool) 
 		if na == nb {
 			continue
 		}
-		more, fewer, n := "a", nb, lines[0]
+		// The side with more, and the first of its frames past as many
+		// as the other side has.
+		more, fewer, extra := "a", nb, lines[0]
 		if nb > na {
-			more, fewer, n = "b", na, lines[1]
+			more, fewer, extra = "b", na, lines[1]
 		}
 		first := more + "'s first"
 		if fewer > 0 {
 			first += fmt.Sprintf(" past %s", plural.Count(fewer, "frame"))
 		}
-		fmt.Fprintf(w, "! frames from %s that are no JSON-RPC message: %d in a, %d in b; %s: %s\n", dir.from, na, nb, first, n[fewer])
+		fmt.Fprintf(w, "! frames from %s that are no JSON-RPC message: %d in a, %d in b; %s: %s\n", dir.from, na, nb, first, extra[fewer])
 		differ = true
 	}
 	return differ
