@@ -261,7 +261,7 @@ func joinIDs(sessions []*store.TapeSession) string {
 // ignoreFlag defines diff's and rerun's --ignore.
 func ignoreFlag(fs *flag.FlagSet) *multiFlag {
 	var ignore multiFlag
-	fs.Var(&ignore, "ignore", "leave members named `NAME` (at any depth, in requests and answers) out of the comparison:\n"+
+	fs.Var(&ignore, "ignore", "leave members named `NAME` (at any depth, in requests, answers and the progress diff compares) out of the comparison:\n"+
 		"values made afresh each run, like timestamps or ids (repeatable); a name, not a path (text, not result.content[0].text)")
 	return &ignore
 }
