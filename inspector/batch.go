@@ -264,16 +264,32 @@ func msgName(kind jsonrpc.Kind, method, tool string, isError bool, code int, inp
 	if tool != "" {
 		name += " " + tool
 	}
+	return name + msgMarks(kind, isError, code, inputRequired)
+}
+
+// msgMarks is the end of msgName after the method and tool: the marks.
+func msgMarks(kind jsonrpc.Kind, isError bool, code int, inputRequired bool) string {
+	var marks string
 	switch {
 	case isError && code != 0:
-		name += fmt.Sprintf(" [%d]", code)
+		marks = fmt.Sprintf(" [%d]", code)
 	case isError && kind == jsonrpc.Response:
-		name += " [isError]"
+		marks = " [isError]"
 	}
 	if inputRequired {
-		name += " [input required]"
+		marks += " [input required]"
 	}
-	return name
+	return marks
+}
+
+// marks is the end of r's method column that says how it went (msgMarks
+// and its cancel's mark); "" for a batch, whose column lists its
+// messages.
+func (r *Row) marks() string {
+	if r.Batch != nil {
+		return ""
+	}
+	return msgMarks(r.Kind, r.IsError, r.ErrCode, r.InputRequired) + r.Cancel.mark(r.Kind)
 }
 
 // frameOf reads, with frames (a store.Reader's or a Source's), the frame

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/mcptape/mcptape/internal/jsonrpc"
+	"github.com/mcptape/mcptape/internal/termsafe"
 	"github.com/mcptape/mcptape/lint"
 	"github.com/mcptape/mcptape/store"
 	"github.com/rivo/tview"
@@ -81,6 +82,9 @@ func (a *App) rowCells(r Row, out []*tview.TableCell) []*tview.TableCell {
 	cells := a.model.cellTexts(r)
 	texts := append([]string{mark}, cells[:]...)
 	texts[idColumn] = cutMiddle(texts[idColumn], columns[idColumn].width)
+	if r.PageStatus == 0 && !r.Endpoint {
+		texts[nameColumn] = keepMarks(texts[nameColumn], termsafe.Line(r.marks()), a.nameWidth())
+	}
 	for i, t := range texts {
 		w := a.colWidth(i)
 		cell := tview.NewTableCell(pad(t, w, columns[i].right)).SetTextColor(color)
@@ -99,9 +103,24 @@ func (a *App) rowCells(r Row, out []*tview.TableCell) []*tview.TableCell {
 
 // The columns whose width is not the fixed one, by index in columns.
 const (
-	seqColumn = 1
-	idColumn  = 7
+	seqColumn  = 1
+	nameColumn = 6
+	idColumn   = 7
 )
+
+// keepMarks fits a method column's text, which ends in marks, into w
+// runes by cutting the method and tool before the marks: a long tool name
+// cut at the column's end took "[cancelled]", "[isError]" or an error's
+// code with it, which are what tell such a row apart where there is no
+// colour.
+func keepMarks(text, marks string, w int) string {
+	rs := []rune(text)
+	keep := w - utf8.RuneCountInString(marks) - 1 // 1: the ellipsis
+	if marks == "" || len(rs) <= w || keep < 1 || !strings.HasSuffix(text, marks) {
+		return text
+	}
+	return string(rs[:keep]) + "…" + marks
+}
 
 // colWidth is column i's width on screen: the fixed one but for seq,
 // which is as wide as the widest label the table can show, so that
