@@ -37,6 +37,10 @@ import (
 //	                    message's own day, or an RFC 3339 time (same operators)
 //	status:404  4xx     the HTTP status recorded on the message (see statusTerm)
 //	stream:get-sse      where it travelled over HTTP (store.HTTPMeta.Stream)
+//	stream:6            which HTTP exchange or stream it travelled on
+//	                    (store.HTTPMeta.StreamID: a POST and its answer, a
+//	                    GET stream, a legacy SSE connection), as the F key
+//	                    ("follow stream") writes it with the row's session
 //	/regexp/            regular expression over the message JSON
 //	text  "two words"   text in the message JSON; all lower case: any case
 //
@@ -71,13 +75,20 @@ type reads uint8
 
 const (
 	readsHTTP  reads = 1 << iota // the HTTP status and stream
+	readsMeta                    // the whole HTTP metadata: the stream's id
 	readsFrame                   // the frame
 )
 
 // reads says what the term reads beyond the summary (0: nothing).
 func (t *term) reads() reads {
 	switch t.kind {
-	case tStatus, tStream:
+	case tStream:
+		if len(t.streamIDs) > 0 {
+			// The id is not in store.HTTPBrief: the record is read whole.
+			return readsMeta
+		}
+		return readsHTTP
+	case tStatus:
 		return readsHTTP
 	case tText, tRegexp:
 		return readsFrame
@@ -88,8 +99,9 @@ func (t *term) reads() reads {
 // msgData is what terms read of a message beyond its summary; zero what
 // was not read.
 type msgData struct {
-	frame []byte
-	http  store.HTTPBrief
+	frame    []byte
+	http     store.HTTPBrief
+	streamID uint64 // read with readsMeta alone
 }
 
 type term struct {
@@ -114,6 +126,9 @@ type term struct {
 	rules  map[string]bool
 	// status: the alternatives as ranges of codes, [lo, hi].
 	codes [][2]int
+	// stream: the alternatives that are stream ids (stream:6); vals keeps
+	// the names.
+	streamIDs []uint64
 	// pages: kind:http, HTTP error pages; endpoints: kind:endpoint,
 	// legacy SSE endpoint events. Neither is a malformed message.
 	pages, endpoints bool
@@ -287,12 +302,8 @@ func parseTerm(tok string) (term, error) {
 			return t, err
 		}
 	case "stream":
-		t.kind = tStream
-		for _, v := range alts {
-			if !slices.Contains(streams, v) {
-				last := len(streams) - 1
-				return t, fmt.Errorf("unknown stream %q (want %s or %s)", v, strings.Join(streams[:last], ", "), streams[last])
-			}
+		if err := streamTerm(&t, alts); err != nil {
+			return t, err
 		}
 	case "slow":
 		t.kind = tSlow
@@ -424,6 +435,31 @@ func statusTerm(t *term, alts []string) error {
 
 // streams are the stream: values, store.HTTPMeta.Stream's names.
 var streams = store.Streams()
+
+// streamTerm fills a stream: term: each alternative is a stream's kind
+// (get-sse) or a stream's id (6: one exchange or stream, the id the
+// recorder gave it, as show --http prints it after the kind, post-sse#6).
+func streamTerm(t *term, alts []string) error {
+	t.kind = tStream
+	t.vals = nil
+	for _, v := range alts {
+		if slices.Contains(streams, v) {
+			t.vals = append(t.vals, v)
+			continue
+		}
+		if v[0] >= '0' && v[0] <= '9' {
+			id, err := strconv.ParseUint(v, 10, 64)
+			if err != nil || id == 0 {
+				return fmt.Errorf("a stream id is a number from 1, as show --http prints it after the kind (post-sse#6 is stream:6), not %q", v)
+			}
+			t.streamIDs = append(t.streamIDs, id)
+			continue
+		}
+		last := len(streams) - 1
+		return fmt.Errorf("unknown stream %q (want %s or %s, or a stream id: stream:6)", v, strings.Join(streams[:last], ", "), streams[last])
+	}
+	return nil
+}
 
 // matchesFinding says whether a lint term takes finding f.
 func (t *term) matchesFinding(f lint.Finding) bool {
@@ -562,7 +598,8 @@ func (f *Filter) matchReading(m *Model, idx int32, what reads, in *msgData) bool
 // (status, stream, text, regexp).
 func (f *Filter) matchBatch(m *Model, idx int32, in *msgData) bool {
 	r := &m.rows[idx]
-	return f.anyElem(m, idx, in) && f.matchRowReading(m, r, readsHTTP, in) && f.matchRowReading(m, r, readsFrame, in)
+	return f.anyElem(m, idx, in) && f.matchRowReading(m, r, readsHTTP, in) && f.matchRowReading(m, r, readsMeta, in) &&
+		f.matchRowReading(m, r, readsFrame, in)
 }
 
 // anyElem says whether one element of batch row idx passes the terms on
@@ -649,7 +686,7 @@ func (t *term) eval(m *Model, r *row, in *msgData) bool {
 		}
 		return false
 	case tStream:
-		return slices.Contains(t.vals, in.http.Stream)
+		return slices.Contains(t.vals, in.http.Stream) || in.streamID != 0 && slices.Contains(t.streamIDs, in.streamID)
 	case tRegexp:
 		return t.re.Match(in.frame)
 	case tText:

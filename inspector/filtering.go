@@ -398,6 +398,23 @@ func (m *Model) scanSession(f *Filter, frames Source, rows []int32, keep []bool,
 			return err
 		}
 	}
+	if reads&readsMeta != 0 && len(pass) > 0 {
+		first, last := m.rows[pass[0]].seq, m.rows[pass[len(pass)-1]].seq
+		pass, err = m.sieve(f, readsMeta, pass, set, func(visit func(uint64, *msgData)) error {
+			var in msgData
+			return frames.Messages(id, first, last, func(msg *store.Message) error {
+				in = msgData{http: msg.HTTP.Brief()}
+				if msg.HTTP != nil {
+					in.streamID = msg.HTTP.StreamID
+				}
+				visit(msg.Seq, &in)
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
 	if reads&readsFrame != 0 && len(pass) > 0 {
 		first, last := m.rows[pass[0]].seq, m.rows[pass[len(pass)-1]].seq
 		pass, err = m.sieve(f, readsFrame, pass, set, func(visit func(uint64, *msgData)) error {
@@ -476,6 +493,9 @@ func (m *Model) matchesNow(idx int32, src Source) (bool, error) {
 			return false, err
 		}
 		in = msgData{frame: msg.Frame, http: msg.HTTP.Brief()}
+		if msg.HTTP != nil {
+			in.streamID = msg.HTTP.StreamID
+		}
 	}
 	return f.match(m, idx, &in), nil
 }
@@ -599,4 +619,33 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 		rank = 1
 	}
 	return sorted[rank-1]
+}
+
+// StreamFilter returns the filter that keeps the messages of the HTTP
+// exchange or stream message idx (stable index) came on, as Wireshark's
+// "Follow TCP stream" does: its session and stream id
+// (store.HTTPMeta.StreamID), "session:s1 stream:6". A POST's stream is
+// its body and every message of its answer (a JSON body, or an event
+// stream's progress, requests and response); a GET stream is its events;
+// a legacy HTTP+SSE connection its event stream. The error says why a
+// message has none to follow: it came over stdio or WebSocket (one
+// connection: the session), or its metadata has no stream id.
+func (m *Model) StreamFilter(idx int, src Source) (string, error) {
+	r, ok := m.ByIndex(idx)
+	if !ok {
+		return "", fmt.Errorf("no message %d to follow the stream of", idx)
+	}
+	msg, err := src.Message(r.Ref)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case msg.HTTP == nil:
+		return "", fmt.Errorf("%s #%d came over %s, not on an HTTP stream to follow", r.Session, r.Seq, m.Sessions[m.rows[idx].sess].Info.Transport)
+	case msg.HTTP.Stream == store.StreamWS:
+		return "", fmt.Errorf("%s #%d went over WebSocket, whose one connection is the whole session: select the session in the sessions pane", r.Session, r.Seq)
+	case msg.HTTP.StreamID == 0:
+		return "", fmt.Errorf("%s #%d has no stream id to follow (its HTTP metadata was recorded without one)", r.Session, r.Seq)
+	}
+	return fmt.Sprintf("session:%s stream:%d", r.Session, msg.HTTP.StreamID), nil
 }

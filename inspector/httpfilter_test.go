@@ -42,7 +42,7 @@ func TestParseFilter_HTTPTerms(t *testing.T) {
 		{name: "bad alternative", filter: "status:404|nope", err: `not "nope"`},
 		{name: "empty alternative", filter: "status:404|", err: `status: an empty alternative in "404|"`},
 		{name: "status without value", filter: "status:", err: `status: needs a value`},
-		{name: "unknown stream", filter: "stream:nope", err: `filter: "stream:nope": unknown stream "nope" (want post-body, json, post-sse, get-sse, legacy-sse or ws)`},
+		{name: "unknown stream", filter: "stream:nope", err: `filter: "stream:nope": unknown stream "nope" (want post-body, json, post-sse, get-sse, legacy-sse or ws, or a stream id: stream:6)`},
 		{name: "stream names are exact", filter: "stream:GET-SSE", err: `unknown stream "GET-SSE"`},
 		{name: "stream without value", filter: "stream:", err: `stream: needs a value`},
 		{name: "keys are listed", filter: "http:DELETE", err: `unknown key "http" (want method, tool, dir, kind, id, session, slow, time, lint, status, stream;`},
@@ -201,31 +201,38 @@ func TestModel_FilterHTTP(t *testing.T) {
 	for _, path := range []string{db, jsonl} {
 		for _, tt := range tests {
 			t.Run(filepath.Ext(path)+"/"+tt.name, func(t *testing.T) {
-				m, src := openModel(t, path)
-				if diff := cmp.Diff(tt.want, filtered(t, m, src, tt.filter)); diff != "" {
-					t.Errorf("filter %q (-want +got):\n%s", tt.filter, diff)
-				}
-				// A follower judges what a poll brings the same way.
-				f, err := ParseFilter(tt.filter)
-				if err != nil {
-					t.Fatal(err)
-				}
-				fresh := NewModel(path)
-				if err := fresh.SetFilter(f, src); err != nil {
-					t.Fatal(err)
-				}
-				b, err := src.Poll(Mark{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := fresh.Apply(b, src); err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(tt.want, visibleSeqs(fresh)); diff != "" {
-					t.Errorf("filter %q on what a poll brought (-want +got):\n%s", tt.filter, diff)
-				}
+				checkFilterWhole(t, path, tt.filter, tt.want)
 			})
 		}
+	}
+}
+
+// checkFilterWhole checks that filter shows want of the recording at path,
+// on the whole of it and on what a follower's first poll brings.
+func checkFilterWhole(t *testing.T, path, filter string, want []string) {
+	t.Helper()
+	m, src := openModel(t, path)
+	if diff := cmp.Diff(want, filtered(t, m, src, filter)); diff != "" {
+		t.Errorf("filter %q (-want +got):\n%s", filter, diff)
+	}
+	// A follower judges what a poll brings the same way.
+	f, err := ParseFilter(filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := NewModel(path)
+	if err := fresh.SetFilter(f, src); err != nil {
+		t.Fatal(err)
+	}
+	b, err := src.Poll(Mark{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Apply(b, src); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, visibleSeqs(fresh)); diff != "" {
+		t.Errorf("filter %q on what a poll brought (-want +got):\n%s", filter, diff)
 	}
 }
 

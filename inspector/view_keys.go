@@ -19,19 +19,19 @@ const helpText = `[::b]keys[::-]
  Enter                    zoom the detail pane (Esc back)
  p                        jump to the pair or cancel (in turn)
  f                        filter (empty clears)
+ F                        follow the row's HTTP stream
  / n N                    search, next, previous match
  z                        unfold long strings and base64
  Space                    mark a message for export
  e                        JSONL export: marked, else filtered
  c / C                    copy the message JSON / as a command
  L                        lint: check, go to the next finding
- t                        tools summary
- ?                        this help    q Ctrl-C  quit
+ t tools summary          ? this help    q Ctrl-C  quit
 
 [::b]filter[::-]  terms joined by spaces must all hold; !term negates
  method:tools/call  tool:echo  dir:c2s|s2c  kind:error
  id:1  id:"1"  session:s2  error  slow:>100ms  time:>10:00:05
- status:4xx|404  stream:get-sse  (HTTP metadata)
+ status:4xx|404  stream:get-sse|6  (HTTP metadata)
  lint  lint:warning|unanswered  (severity or above, or rule)
  /regexp/  text  "two words"  (lower case: any case)`
 
@@ -98,6 +98,8 @@ func (a *App) keys(ev *tcell.EventKey) *tcell.EventKey {
 		a.showTools()
 	case 'f':
 		a.prompt("filter: ", filterText(a.model.Filter()), a.applyFilter)
+	case 'F':
+		a.followStream()
 	case '/':
 		a.prompt("/", filterText(a.search), a.applySearch)
 	case 'n':
@@ -132,6 +134,26 @@ func (a *App) keys(ev *tcell.EventKey) *tcell.EventKey {
 		return ev
 	}
 	return nil
+}
+
+// followStream filters the table to the HTTP exchange or stream of the
+// selected message (Model.StreamFilter), which stays selected; f edits
+// or clears the filter it sets.
+func (a *App) followStream() {
+	r, ok := a.selected()
+	if !ok {
+		a.setNote("no message selected: F follows the selected message's stream", true)
+		return
+	}
+	text, err := a.model.StreamFilter(r.Index, a.src)
+	if err != nil {
+		a.setNote(err.Error(), true)
+		return
+	}
+	a.applyFilter(text)
+	if i := a.model.VisibleIndex(r.Index); i >= 0 && a.model.Filter() != nil && a.model.Filter().Text == text {
+		a.table.Select(i+1, 0)
+	}
 }
 
 func filterText(f *Filter) string {

@@ -156,7 +156,7 @@ func TestMcpspy_ExportFilterErrors(t *testing.T) {
 		{"bad status", []string{"--filter", "status:6xx", db}, 2,
 			`mcpspy: export: --filter "status:6xx": status must be an HTTP status from 100 to 599 (404) or a class from 1xx to 5xx, not "6xx"`},
 		{"unknown stream", []string{"--filter", "dir:s2c stream:nope", db}, 2,
-			`mcpspy: export: --filter "stream:nope": unknown stream "nope" (want post-body, json, post-sse, get-sse, legacy-sse or ws)`},
+			`mcpspy: export: --filter "stream:nope": unknown stream "nope" (want post-body, json, post-sse, get-sse, legacy-sse or ws, or a stream id: stream:6)`},
 		{"lone negation", []string{"--filter", "!", db}, 2,
 			`mcpspy: export: --filter "!": ! must be followed by a term to negate`},
 		{"unclosed quote", []string{"--filter", `"Echo: hello`, db}, 2,
