@@ -20,8 +20,9 @@ import (
 
 // TestMcpspy_FilterHTTP: show --filter and export --filter select the
 // messages of server-everything's Streamable HTTP recording by the HTTP
-// status and stream recorded with them, as the recording's own metadata
-// says, from the .db and from its .jsonl twin alike.
+// status and stream recorded with them (the stream's kind, or its id: one
+// exchange), as the recording's own metadata says, from the .db and from
+// its .jsonl twin alike.
 func TestMcpspy_FilterHTTP(t *testing.T) {
 	db := peertest.CopyShipped(t, "everything-http.db")
 	twin := peertest.CopyShipped(t, "everything-http.jsonl")
@@ -52,6 +53,10 @@ func TestMcpspy_FilterHTTP(t *testing.T) {
 		{"no status", "!status:2xx", pick(func(m *store.Message) bool { return brief(m).Status/100 != 2 })},
 		{"refusals", "status:4xx|5xx", pick(func(m *store.Message) bool { s, _ := m.HTTP.Refusal(); return s != 0 })},
 		{"the GET stream", "stream:get-sse", pick(func(m *store.Message) bool { return brief(m).Stream == store.StreamGetSSE })},
+		{"one call's exchange, as F follows it", "session:s1 stream:6", pick(func(m *store.Message) bool { return m.HTTP != nil && m.HTTP.StreamID == 6 })},
+		{"an exchange and the GET stream", "stream:6|get-sse", pick(func(m *store.Message) bool {
+			return m.HTTP != nil && (m.HTTP.StreamID == 6 || m.HTTP.Stream == store.StreamGetSSE)
+		})},
 		{"events on POSTs with text", "stream:post-sse progress", pick(func(m *store.Message) bool {
 			return brief(m).Stream == store.StreamPostSSE && strings.Contains(string(m.Frame), "progress")
 		})},
