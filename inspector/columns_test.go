@@ -8,6 +8,38 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
+// TestKeepMarks: a method column too narrow for its text is cut before
+// the marks, which stay whole; where they alone would not fit, the text
+// is left for the table to cut at its end.
+func TestKeepMarks(t *testing.T) {
+	long := "tools/call trigger-long-running-operation"
+	tests := []struct {
+		name, text, marks string
+		w                 int
+		want              string
+	}{
+		{"fits", "tools/call echo [isError]", " [isError]", 30, "tools/call echo [isError]"},
+		{"exactly", "tools/call echo [isError]", " [isError]", 25, "tools/call echo [isError]"},
+		{"cancelled", long + " [cancelled]", " [cancelled]", 30, "tools/call trigge… [cancelled]"},
+		{"error code", long + " [-32602]", " [-32602]", 20, "tools/call… [-32602]"},
+		{"two marks", "tools/call ask [input required] [cancelled]", " [input required] [cancelled]", 35, "tools… [input required] [cancelled]"},
+		{"runes", "tools/call ééééééééééé [isError]", " [isError]", 18, "tools/c… [isError]"},
+		{"no marks", long, "", 20, long},
+		{"marks alone too wide", long + " [cancelled]", " [cancelled]", 12, long + " [cancelled]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := keepMarks(tt.text, tt.marks, tt.w)
+			if got != tt.want {
+				t.Errorf("keepMarks(%q, %q, %d) = %q, want %q", tt.text, tt.marks, tt.w, got, tt.want)
+			}
+			if n := len([]rune(got)); got != tt.text && n != tt.w {
+				t.Errorf("%q is %d runes, want %d", got, n, tt.w)
+			}
+		})
+	}
+}
+
 func TestCutMiddle(t *testing.T) {
 	tests := []struct {
 		name, in string
