@@ -44,51 +44,26 @@ func lastTwoCommits(t *testing.T, path string) (newestTxid, newestRoot, beforeTx
 // commit held, says on stderr that it read the commit before the last
 // and that what the last wrote is lost, and exits 1.
 func TestMcpspy_ExportSalvageReadsTheCommitBeforeACutRoot(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "rec.db")
-	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true, CommitInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
-	var sessions []*store.Session
-	commit := func(perSession, size int) {
-		for i, s := range sessions {
-			for q := range perSession {
-				frame := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"s%d #%d %s"}}`, i, q, strings.Repeat("y", size))
-				s.Append(store.S2C, start.Add(time.Duration(q)*time.Millisecond), []byte(frame), nil)
-			}
+	// The writer's commit loop stores what waits as soon as the first
+	// message is appended, on a goroutine of its own: run late, it can
+	// split the last commit in two, and the copy is then not of the
+	// commit before the last. Such a file is no case to test: make
+	// another.
+	var path, before string
+	for attempt := 1; ; attempt++ {
+		path, before = recordTwoCommits(t)
+		newestTxid, _, beforeTxid, _, _ := lastTwoCommits(t, path)
+		txid, _, _, _, _ := lastTwoCommits(t, before)
+		if txid == beforeTxid && newestTxid == beforeTxid+1 {
+			break
 		}
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
+		if attempt == 10 {
+			t.Fatalf("the copy is of commit %d; the file's meta pages name commits %d and %d (10 attempts)", txid, beforeTxid, newestTxid)
 		}
 	}
-	for range 2 {
-		s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "server", Start: start})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sessions = append(sessions, s)
-		commit(3, 20)
-	}
-	// The file as the commit before the last left it, to compare with.
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := filepath.Join(dir, "before.db")
-	if err := os.WriteFile(before, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	commit(200, 400) // large: its root is appended past the pages before it
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := filepath.Dir(path)
 
 	newestTxid, newestRoot, beforeTxid, beforeHighWater, pageSize := lastTwoCommits(t, path)
-	if txid, _, _, _, _ := lastTwoCommits(t, before); txid != beforeTxid || newestTxid != beforeTxid+1 {
-		t.Fatalf("the copy is of commit %d; the file's meta pages name commits %d and %d", txid, beforeTxid, newestTxid)
-	}
 	if newestRoot < beforeHighWater {
 		t.Fatalf("the last root (page %d) lies among the pages of the commit before (below %d): no case to test", newestRoot, beforeHighWater)
 	}
@@ -125,4 +100,52 @@ func TestMcpspy_ExportSalvageReadsTheCommitBeforeACutRoot(t *testing.T) {
 	if string(got) != string(want) {
 		t.Errorf("salvaged\n%s\nwant what the commit before the last held:\n%s", got, want)
 	}
+}
+
+// recordTwoCommits records two small sessions, copies the file as that
+// commit left it (before), then commits a large batch, whose root is
+// appended past the pages before it, and closes the recording (path).
+func recordTwoCommits(t *testing.T) (path, before string) {
+	t.Helper()
+	dir := t.TempDir()
+	path = filepath.Join(dir, "rec.db")
+	w, err := store.NewWriter(path, store.WriterOptions{NoSync: true, CommitInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
+	var sessions []*store.Session
+	commit := func(perSession, size int) {
+		for i, s := range sessions {
+			for q := range perSession {
+				frame := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"s%d #%d %s"}}`, i, q, strings.Repeat("y", size))
+				s.Append(store.S2C, start.Add(time.Duration(q)*time.Millisecond), []byte(frame), nil)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		s, err := w.NewSession(store.SessionInfo{Transport: store.TransportStdio, Upstream: "server", Start: start})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, s)
+		commit(3, 20)
+	}
+	// The file as the commit before the last left it, to compare with.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = filepath.Join(dir, "before.db")
+	if err := os.WriteFile(before, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	commit(200, 400) // large: its root is appended past the pages before it
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path, before
 }
