@@ -33,9 +33,12 @@ func IsSecretName(name string) bool {
 	return false
 }
 
+// A password is as often part of a longer name (DB_PASSWORD, PGPASSWORD,
+// --db-password, X-Password) as alone, so it is a word, not a name; "auth"
+// stays a whole name, as a word it would take "author" too.
 var (
-	secretNames = []string{"authorization", "proxy-authorization", "cookie", "set-cookie", "password", "passwd", "auth"}
-	secretWords = []string{"token", "key", "secret"}
+	secretNames = []string{"authorization", "proxy-authorization", "cookie", "set-cookie", "auth"}
+	secretWords = []string{"token", "key", "secret", "password", "passwd"}
 )
 
 // containsFold reports whether s contains word (lower-case ASCII) in any

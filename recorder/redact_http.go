@@ -228,10 +228,31 @@ func (r *HTTPRedactor) CommandLine(argv []string) string {
 		return strings.Join(argv, " ")
 	}
 	out := make([]string, len(argv))
-	hideNext := false
+	hideNext, afterHeaderName := false, false
 	for i, a := range argv {
 		if hideNext {
-			out[i], hideNext = Redacted, false
+			if afterHeaderName && isAuthScheme(a) {
+				// "Authorization: Bearer X" as a stored line taken apart
+				// at its spaces: the scheme stays, the credential goes.
+				out[i], afterHeaderName = a, false
+				continue
+			}
+			out[i], hideNext, afterHeaderName = Redacted, false, false
+			continue
+		}
+		if name, value, ok := r.secretHeaderArg(a); ok {
+			// A header given to the server as one argument (mcp-remote's
+			// --header 'Authorization: Bearer X', curl's -H), or its name
+			// alone when a stored line was taken apart at its spaces.
+			if strings.TrimSpace(value) == "" {
+				out[i], hideNext, afterHeaderName = a, true, true
+				continue
+			}
+			keep := value[:len(value)-len(strings.TrimLeft(value, " \t"))]
+			if scheme, _, ok := strings.Cut(value[len(keep):], " "); ok && isAuthScheme(scheme) {
+				keep += scheme + " "
+			}
+			out[i] = name + ":" + keep + Redacted
 			continue
 		}
 		name, value, isPair := strings.Cut(a, "=")
@@ -257,4 +278,41 @@ func (r *HTTPRedactor) CommandLine(argv []string) string {
 		out[i] = a
 	}
 	return strings.Join(out, " ")
+}
+
+// secretHeaderArg splits a command-line argument that is an HTTP header
+// ("NAME: VALUE", "NAME:VALUE", or "NAME:" whose value is the next word)
+// whose name looks like a credential or is one of r's names.
+func (r *HTTPRedactor) secretHeaderArg(a string) (name, value string, ok bool) {
+	name, value, ok = strings.Cut(a, ":")
+	if !ok || !isHeaderName(name) || !r.secret(name) {
+		return "", "", false
+	}
+	return name, value, true
+}
+
+// isHeaderName says whether s is an HTTP token (RFC 9110), as a header's
+// name must be. A URL's scheme is one too, but "https" is no secret name.
+func isHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// isAuthScheme says whether a word is an HTTP authentication scheme that
+// comes before the credential in an Authorization header's value.
+func isAuthScheme(word string) bool {
+	for _, s := range []string{"Bearer", "Basic", "Token", "Digest", "Negotiate", "DPoP"} {
+		if strings.EqualFold(word, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -24,6 +24,11 @@ func TestIsSecretName(t *testing.T) {
 		{"key mixed case", "apiKEY", true},
 		{"secret", "client_secret", true},
 		{"password flag", "password", true},
+		{"password inside an environment variable", "DB_PASSWORD", true},
+		{"password at the end of a word", "PGPASSWORD", true},
+		{"password in a header", "X-Password", true},
+		{"passwd inside a flag", "--db-passwd", true},
+		{"auth as a prefix of another word", "author", false},
 		{"word at the very end", "xtoken", true},
 		{"content type", "Content-Type", false},
 		{"session id", "Mcp-Session-Id", false},
@@ -231,5 +236,34 @@ func TestFrameRedactor(t *testing.T) {
 	}
 	if NewFrameRedactor(nil) != nil {
 		t.Errorf("no names should give no redactor")
+	}
+}
+
+// A header on a server's command line (mcp-remote's --header, curl's -H)
+// loses its value as a header would; a stored line, which export takes
+// apart at its spaces, loses it too, and an authentication scheme stays.
+func TestRedactCommandLine_HeaderArguments(t *testing.T) {
+	tests := []struct {
+		name string
+		argv []string
+		want string
+	}{
+		{"NAME: VALUE", []string{"npx", "mcp-remote", "https://h/mcp", "--header", "Authorization: Bearer s3cret"},
+			"npx mcp-remote https://h/mcp --header Authorization: Bearer [redacted]"},
+		{"NAME:VALUE", []string{"mcp-remote", "--header", "Authorization:Bearer s3cret"}, "mcp-remote --header Authorization:Bearer [redacted]"},
+		{"a custom header", []string{"curl", "-H", "X-Api-Key: s3cret"}, "curl -H X-Api-Key: [redacted]"},
+		{"a stored line taken apart", strings.Split("mcp-remote --header Authorization: Bearer s3cret --debug", " "),
+			"mcp-remote --header Authorization: Bearer [redacted] --debug"},
+		{"a stored line, no scheme", strings.Split("x -H X-Auth-Token: s3cret y", " "), "x -H X-Auth-Token: [redacted] y"},
+		{"stored already redacted", strings.Split("x Authorization: Bearer [redacted] y", " "), "x Authorization: Bearer [redacted] y"},
+		{"a header of no secret name", []string{"x", "-H", "Accept: text/plain"}, "x -H Accept: text/plain"},
+		{"a URL is no header", []string{"x", "https://token.example/mcp"}, "x https://token.example/mcp"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RedactCommandLine(tc.argv); got != tc.want {
+				t.Errorf("RedactCommandLine(%q)\n= %q\nwant %q", tc.argv, got, tc.want)
+			}
+		})
 	}
 }

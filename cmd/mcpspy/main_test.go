@@ -295,6 +295,11 @@ func TestMcpspy_RecordRedactsCommandLine(t *testing.T) {
 		{"flag=value", nil, []string{"--token=s3cret", "--port=8080"}},
 		{"NAME=VALUE", nil, []string{"GITHUB_TOKEN=s3cret", "serve"}},
 		{"password in a URL", nil, []string{"https://user:s3cret@db.example/x"}},
+		{"a password inside a NAME=VALUE's name", nil, []string{"DB_PASSWORD=s3cret", "serve"}},
+		{"a password inside a flag's name", nil, []string{"--db-password", "s3cret"}},
+		// mcp-remote's way to give a remote server its token.
+		{"a header argument", nil, []string{"mcp-remote", "https://h.example/mcp", "--header", "Authorization: Bearer s3cret"}},
+		{"a header argument with no space", nil, []string{"--header", "X-Api-Key:s3cret"}},
 		// Named like nothing secret: only --redact-value finds these.
 		{"a bare argument --redact-value matches", []string{"--redact-value", "s3cret"}, []string{"serve", "s3cret-0123"}},
 		{"a NAME=VALUE --redact-value matches", []string{"--redact-value", "s3cret"}, []string{"--tenant=s3cret-0123", "serve"}},
