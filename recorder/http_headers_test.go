@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptape/mcptape/recorder"
 	"github.com/mcptape/mcptape/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -62,6 +63,34 @@ func TestHTTPProxy_HopByHopHeadersDropped(t *testing.T) {
 // not match its body. Through the proxy, go-sdk's client calls such a
 // tool; the headers reach the server and are recorded with the call.
 func TestHTTPProxy_StandardHeadersPassThrough(t *testing.T) {
+	h := callHeaderTool(t, "eu-west").HTTP.RequestHeader
+	for name, want := range map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "weather", "Mcp-Param-Region": "eu-west", "Mcp-Protocol-Version": "2026-07-28"} {
+		if got := h.Get(name); got != want {
+			t.Errorf("recorded %s: %q, want %q", name, got, want)
+		}
+	}
+}
+
+// --redact region hides the region argument, and so its copy in the
+// Mcp-Param-Region header (2026-07-28), which the server still gets.
+func TestHTTPProxy_RedactNameHidesItsParamHeader(t *testing.T) {
+	h := callHeaderTool(t, "s3cret-tenant", func(p *recorder.HTTPProxy) {
+		p.Redact = recorder.NewHTTPRedactor([]string{"region"})
+	}).HTTP.RequestHeader
+	if got := h.Get("Mcp-Param-Region"); got != recorder.Redacted {
+		t.Errorf("recorded Mcp-Param-Region %q, want %q", got, recorder.Redacted)
+	}
+	if got := h.Get("Mcp-Name"); got != "weather" {
+		t.Errorf("recorded Mcp-Name %q, want weather: only the named parameter's header is hidden", got)
+	}
+}
+
+// callHeaderTool has go-sdk's client call, through a proxy that configure
+// sets up, a go-sdk server's tool whose region input is marked
+// x-mcp-header Region, and returns the call as recorded. The call fails
+// the test unless the server got the header it wants.
+func callHeaderTool(t *testing.T, region string, configure ...func(*recorder.HTTPProxy)) *store.Message {
+	t.Helper()
 	srv := goSDKServer()
 	srv.AddTool(&mcp.Tool{
 		Name:        "weather",
@@ -72,7 +101,7 @@ func TestHTTPProxy_StandardHeadersPassThrough(t *testing.T) {
 	})
 	up := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true}))
-	px := startHTTPProxy(t, up+"/mcp")
+	px := startHTTPProxy(t, up+"/mcp", configure...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "headers", Version: "1"}, nil).Connect(ctx,
@@ -84,7 +113,7 @@ func TestHTTPProxy_StandardHeadersPassThrough(t *testing.T) {
 	if _, err := cs.ListTools(ctx, nil); err != nil { // the client learns which inputs go in headers
 		t.Fatal(err)
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"region": "eu-west"}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"region": region}})
 	if err != nil {
 		t.Fatalf("call through the proxy: %v", err)
 	}
@@ -94,23 +123,15 @@ func TestHTTPProxy_StandardHeadersPassThrough(t *testing.T) {
 	cs.Close()
 	px.Stop()
 
-	var call *store.Message
 	for _, s := range readCassette(t, px.Cassette) {
 		for _, m := range s.msgs {
-			if m.Dir == store.C2S && strings.Contains(string(m.Frame), `"tools/call"`) {
-				call = m
+			if m.Dir == store.C2S && m.HTTP != nil && strings.Contains(string(m.Frame), `"tools/call"`) {
+				return m
 			}
 		}
 	}
-	if call == nil || call.HTTP == nil {
-		t.Fatal("the tools/call request is not in the cassette")
-	}
-	h := call.HTTP.RequestHeader
-	for name, want := range map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "weather", "Mcp-Param-Region": "eu-west", "Mcp-Protocol-Version": "2026-07-28"} {
-		if got := h.Get(name); got != want {
-			t.Errorf("recorded %s: %q, want %q", name, got, want)
-		}
-	}
+	t.Fatal("the tools/call request is not in the cassette")
+	return nil
 }
 
 // The request reaches the upstream with the client's headers, on both

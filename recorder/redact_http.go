@@ -55,13 +55,25 @@ func (r *HTTPRedactor) secret(name string) bool {
 	if v, ok := r.known.Load(name); ok {
 		return v.(bool)
 	}
-	secret := IsSecretName(name) || len(r.extra) > 0 && r.extra[strings.ToLower(name)]
+	secret := IsSecretName(name) || len(r.extra) > 0 && (r.extra[strings.ToLower(name)] || r.extra[strings.ToLower(paramHeaderArgument(name))])
 	if r.nKnown.Load() < maxKnownNames {
 		if _, loaded := r.known.LoadOrStore(name, secret); !loaded {
 			r.nKnown.Add(1)
 		}
 	}
 	return secret
+}
+
+// paramHeaderArgument is the argument an Mcp-Param-NAME header carries
+// (2026-07-28: a tool input marked x-mcp-header travels in the body and in
+// this header alike), so that --redact NAME hides both copies; "" for any
+// other name.
+func paramHeaderArgument(header string) string {
+	const prefix = "mcp-param-"
+	if len(header) > len(prefix) && strings.EqualFold(header[:len(prefix)], prefix) {
+		return header[len(prefix):]
+	}
+	return ""
 }
 
 // values is r.Values, and none on a nil redactor (--no-redact).
