@@ -370,18 +370,57 @@ func Listen(addr string) (net.Listener, error) {
 // fails on "127.0.0.1:3001", and neither says what is missing.
 func Upstream(cmd, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw) // which lowers the scheme's case
+	shown := shownUpstream(raw)
 	if schemeless(raw, u, err) {
-		return nil, Usagef("%s: --upstream %q has no scheme: did you mean http://%s (ws:// for WebSocket)?", cmd, raw, raw)
+		return nil, Usagef("%s: --upstream %q has no scheme: did you mean http://%s (ws:// for WebSocket)?", cmd, shown, shown)
 	}
 	switch {
 	case err != nil:
-		return nil, Usagef("%s: --upstream %q is not a URL: %v", cmd, raw, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without url.Parse's copy of the whole URL
+		}
+		return nil, Usagef("%s: --upstream %q is not a URL: %v", cmd, shown, err)
 	case !slices.Contains([]string{"http", "https", "ws", "wss"}, u.Scheme):
-		return nil, Usagef("%s: --upstream %q: unknown scheme %q (want http, https, ws or wss)", cmd, raw, u.Scheme)
+		return nil, Usagef("%s: --upstream %q: unknown scheme %q (want http, https, ws or wss)", cmd, shown, u.Scheme)
 	case u.Host == "":
-		return nil, Usagef("%s: --upstream %q has no host", cmd, raw)
+		return nil, Usagef("%s: --upstream %q has no host", cmd, shown)
 	}
 	return u, nil
+}
+
+// shownUpstream is an --upstream URL as its usage error shows it. Such an
+// error ends up in CI logs and bug reports, so the URL's user info (a
+// password, or a token given as the user) and its query's values are
+// hidden, as the recorder hides them; none is what the error is about.
+// It works on the text: the URL may be one url.Parse refuses.
+func shownUpstream(raw string) string {
+	const hidden = "[redacted]"
+	s := raw
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+			rest = hidden + rest[at:]
+		}
+		s = scheme + "://" + rest
+	}
+	s, _, hasFragment := strings.Cut(s, "#")
+	if base, query, hasQuery := strings.Cut(s, "?"); hasQuery {
+		params := strings.Split(query, "&")
+		for i, p := range params {
+			if name, _, ok := strings.Cut(p, "="); ok {
+				params[i] = name + "=" + hidden
+			}
+		}
+		s = base + "?" + strings.Join(params, "&")
+	}
+	if hasFragment {
+		s += "#" + hidden
+	}
+	return s
 }
 
 // schemeless says whether raw, which url.Parse made u and err of, is a

@@ -228,3 +228,29 @@ func TestListen(t *testing.T) {
 		})
 	}
 }
+
+// An --upstream's usage error may be pasted into a bug report or land in
+// a CI log: it shows neither the URL's user info nor its query's values,
+// even when url.Parse refuses the URL, and the rest as it was typed.
+func TestUpstream_ErrorHidesSecrets(t *testing.T) {
+	tests := []struct {
+		name, raw, want string
+	}{
+		{"unknown scheme", "ftp://u:s3cret@h.example/mcp?api_key=s3cret&page=2",
+			`--upstream "ftp://[redacted]@h.example/mcp?api_key=[redacted]&page=[redacted]": unknown scheme "ftp"`},
+		{"not a URL", "http://u:s3cret%zz@h.example/mcp",
+			`--upstream "http://[redacted]@h.example/mcp" is not a URL: invalid URL escape "%zz"`},
+		{"a token as the user, no host", "http://s3cret@/mcp#s3cret", `--upstream "http://[redacted]@/mcp#[redacted]" has no host`},
+		{"no scheme", "localhost:3001/mcp?token=s3cret",
+			`--upstream "localhost:3001/mcp?token=[redacted]" has no scheme: did you mean http://localhost:3001/mcp?token=[redacted] `},
+		{"nothing to hide", "ftp://127.0.0.1:1/", `--upstream "ftp://127.0.0.1:1/": unknown scheme "ftp"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Upstream("record", tt.raw)
+			if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Upstream(%q) = %v\nwant it to hold %q, and no s3cret", tt.raw, err, tt.want)
+			}
+		})
+	}
+}
