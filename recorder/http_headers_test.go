@@ -160,3 +160,58 @@ func TestHTTPProxy_AddsNoAcceptEncoding(t *testing.T) {
 		})
 	}
 }
+
+// A URL in a header (a browser client's Referer, which carries its page's
+// query; an upstream's Content-Location) loses, in the cassette, what the
+// upstream's URL would: its password and query parameters named like
+// credentials. Both peers still get it as it was.
+func TestHTTPProxy_RedactsURLsInHeaders(t *testing.T) {
+	const referer = "http://localhost:6274/oauth/callback?access_token=s3cret&state=x"
+	const location = "https://u:s3cret@h.example/mcp?page=2"
+	seen := make(chan string, 1)
+	up := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Get("Referer")
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Location", location)
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	}))
+	px := startHTTPProxy(t, up)
+	req, err := http.NewRequest(http.MethodPost, px.URL, strings.NewReader(rpcBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Referer", referer)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := <-seen; got != referer {
+		t.Errorf("upstream got Referer %q, want %q", got, referer)
+	}
+	if got := resp.Header.Get("Content-Location"); got != location {
+		t.Errorf("client got Content-Location %q, want %q", got, location)
+	}
+	px.Stop()
+	var checked int
+	for _, s := range readCassette(t, px.Cassette) {
+		for _, m := range s.msgs {
+			if m.HTTP == nil {
+				continue
+			}
+			if got, want := m.HTTP.RequestHeader.Get("Referer"), "http://localhost:6274/oauth/callback?access_token=[redacted]&state=x"; got != want {
+				t.Errorf("%s recorded Referer %q, want %q", m.Dir, got, want)
+			}
+			if m.Dir == store.S2C {
+				if got, want := m.HTTP.ResponseHeader.Get("Content-Location"), "https://u:[redacted]@h.example/mcp?page=2"; got != want {
+					t.Errorf("recorded Content-Location %q, want %q", got, want)
+				}
+			}
+			checked++
+		}
+	}
+	if checked != 2 {
+		t.Errorf("checked %d recorded messages, want the request and its answer", checked)
+	}
+}

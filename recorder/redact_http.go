@@ -112,10 +112,44 @@ func (r *HTTPRedactor) Header(h http.Header) http.Header {
 		} else {
 			copy(dst, vs)
 			values.blank(dst)
+			r.headerURLs(dst)
 		}
 		out[k] = dst
 	}
 	return out
+}
+
+// headerURLs hides in each header value that is a URL (Referer, Location,
+// Content-Location) what the upstream URL loses: its password and the
+// query parameters named like credentials. A browser's Referer carries
+// the page's query (an OAuth callback's ?access_token=…) into a HAR, and a
+// redirect's Location may hold a signed URL.
+func (r *HTTPRedactor) headerURLs(vs []string) {
+	if r == nil {
+		return
+	}
+	for i, v := range vs {
+		if isBareURL(v) {
+			vs[i] = r.StoredURL(v)
+		}
+	}
+}
+
+// isBareURL says whether a header value is an absolute URL and nothing
+// else: a list of links (<…>; rel=next) or a sentence that names one is
+// left as it is.
+func isBareURL(v string) bool {
+	scheme, _, ok := strings.Cut(v, "://")
+	if !ok || scheme == "" || strings.ContainsAny(v, " \t<>\",") {
+		return false
+	}
+	for i := 0; i < len(scheme); i++ {
+		c := scheme[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
 }
 
 // Query returns a raw query with secret values replaced. Order, encoding

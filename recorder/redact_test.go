@@ -96,14 +96,23 @@ func TestHTTPRedactor_Header(t *testing.T) {
 		"Accept":        {"application/json", "text/event-stream"},
 		"X-Empty":       nil,
 		"X-Api-Key":     {},
+		// A URL in a header loses what the upstream's URL would.
+		"Referer":  {"http://localhost:6274/oauth/callback?access_token=s3cret&state=x#s"},
+		"Location": {"https://u:s3cret@h.example/mcp?tenant=acme"},
+		"Origin":   {"http://localhost:6274"},
+		"Link":     {"<https://h.example/p?token=x>; rel=next"},
 	}
-	out := NewHTTPRedactor([]string{"x-tenant"}).Header(in)
+	out := NewHTTPRedactor([]string{"x-tenant", "tenant"}).Header(in)
 	want := map[string][]string{
 		"Authorization": {Redacted},
 		"X-Tenant":      {Redacted, Redacted},
 		"Accept":        {"application/json", "text/event-stream"},
 		"X-Empty":       nil,
 		"X-Api-Key":     {},
+		"Referer":       {"http://localhost:6274/oauth/callback?access_token=[redacted]&state=x#s"},
+		"Location":      {"https://u:[redacted]@h.example/mcp?tenant=[redacted]"},
+		"Origin":        {"http://localhost:6274"},
+		"Link":          {"<https://h.example/p?token=x>; rel=next"},
 	}
 	if len(out) != len(want) {
 		t.Fatalf("got %d headers, want %d: %v", len(out), len(want), out)
