@@ -263,6 +263,9 @@ func runExport(args []string, s streams) error {
 			return err
 		}
 		opts = append(opts, red.options()...)
+	} else {
+		red = newCredentialCheck() // changes nothing, says what it saw
+		opts = append(opts, red.options()...)
 	}
 	filtered := false
 	fs.Visit(func(f *flag.Flag) { filtered = filtered || f.Name == "filter" })
@@ -293,6 +296,9 @@ func runExport(args []string, s streams) error {
 	if *asScript {
 		if filtered || *salvage {
 			return usageErrorf("export: --script makes a script of whole sessions: pick them with --session, not --filter or --salvage")
+		}
+		if red.checkOnly {
+			red = nil // a script keeps neither headers nor the upstream
 		}
 		err := exportScript(fs.Arg(0), sessions, *out, s, red, scriptOpts)
 		if err == nil && red != nil {

@@ -34,6 +34,22 @@ type exportRedactor struct {
 	// unnamed counts the members left as they were that are named like
 	// credentials: perhaps a --redact the user did not think of.
 	unnamed map[string]int
+	// checkOnly is an export without --redact or --redact-value: nothing
+	// is changed, but the credentials record would have hidden are
+	// counted (a recording made with --no-redact, by an older mcpspy, by
+	// another tool), so that the user is told before sharing the file.
+	checkOnly bool
+}
+
+// newCredentialCheck is the exportRedactor of an export given neither
+// --redact nor --redact-value: see checkOnly.
+func newCredentialCheck() *exportRedactor {
+	r, err := newExportRedactor(nil, nil)
+	if err != nil { // no names and no patterns: nothing to refuse
+		panic(err)
+	}
+	r.checkOnly = true
+	return r
 }
 
 func newExportRedactor(names, patterns []string) (*exportRedactor, error) {
@@ -89,6 +105,16 @@ func (r *exportRedactor) options() []store.ExportOption {
 
 // message returns m, or a copy with what is secret blanked.
 func (r *exportRedactor) message(m *store.Message) *store.Message {
+	if r.checkOnly {
+		// Only what record hides by default, which is outside the frame.
+		if m.HTTP != nil {
+			if _, n := r.httpMeta(*m.HTTP); n > 0 {
+				r.blanked += n
+				r.messages++
+			}
+		}
+		return m
+	}
 	frame, n, ok := r.frame(m.Frame)
 	if !ok {
 		r.notJSON++
@@ -235,6 +261,9 @@ func (r *exportRedactor) info(info *store.SessionInfo) *store.SessionInfo {
 	}
 	r.blanked += n
 	r.infos++
+	if r.checkOnly {
+		return info
+	}
 	return &c
 }
 
@@ -283,16 +312,16 @@ func (r *exportRedactor) member(under, name string, raw json.RawMessage, n int) 
 // summary tells on w what was blanked, and what could not be looked at: a
 // frame that is not JSON is written as it came, secrets and all.
 func (r *exportRedactor) summary(w io.Writer) {
+	if r.checkOnly {
+		if r.blanked > 0 {
+			fmt.Fprintf(w, "mcpspy: export: %s %s credentials that mcpspy record hides, written as they are (recorded with --no-redact, by an older mcpspy or by another tool); any --redact or --redact-value hides them (export --redact authorization)\n",
+				r.where(), plural.Agree(r.messages+r.infos, "holds", "hold"))
+		}
+		return
+	}
 	switch {
 	case r.blanked > 0:
-		var where []string
-		if r.messages > 0 {
-			where = append(where, plural.Count(r.messages, "message"))
-		}
-		if r.infos > 0 {
-			where = append(where, "the info of "+plural.Count(r.infos, "session"))
-		}
-		fmt.Fprintf(w, "mcpspy: export: redacted %s in %s\n", plural.Count(r.blanked, "value"), strings.Join(where, " and "))
+		fmt.Fprintf(w, "mcpspy: export: redacted %s in %s\n", plural.Count(r.blanked, "value"), r.where())
 	case len(r.names) > 0 && r.values != nil:
 		fmt.Fprintf(w, "mcpspy: export: no member, header or query parameter is named %s and no value matches --redact-value; no value was redacted\n", strings.Join(r.names, " or "))
 	case len(r.names) > 0:
@@ -310,4 +339,17 @@ func (r *exportRedactor) summary(w io.Writer) {
 	if r.notJSON > 0 {
 		fmt.Fprintf(w, "mcpspy: export: %s not JSON, written as it came: check it by hand before sharing\n", plural.Count(r.notJSON, "message is"))
 	}
+}
+
+// where names what held the values blanked: "2 messages and the info of
+// 1 session".
+func (r *exportRedactor) where() string {
+	var where []string
+	if r.messages > 0 {
+		where = append(where, plural.Count(r.messages, "message"))
+	}
+	if r.infos > 0 {
+		where = append(where, "the info of "+plural.Count(r.infos, "session"))
+	}
+	return strings.Join(where, " and ")
 }

@@ -465,3 +465,30 @@ func TestMcpspy_RecordRedactValueHTTP(t *testing.T) {
 		t.Errorf("no client message was recorded")
 	}
 }
+
+// An export without --redact of a recording that kept credentials (a
+// browser's HAR imported with --no-redact) writes them as they are, and
+// says so, in JSONL and HAR alike; with --redact it hides them; one of a
+// redacted recording says nothing.
+func TestMcpspy_ExportWarnsOfKeptCredentials(t *testing.T) {
+	har := filepath.Join(peertest.ModuleRoot(), "store", "testdata", "browser.har")
+	dir := t.TempDir()
+	kept, redacted := filepath.Join(dir, "kept.db"), filepath.Join(dir, "redacted.db")
+	runOK(t, "import", "--no-redact", "-o", kept, har)
+	runOK(t, "import", "-o", redacted, har)
+	const key = "sk-live-0123456789abcdef"
+	const warning = "mcpspy: export: 10 messages hold credentials that mcpspy record hides, written as they are"
+	for _, args := range [][]string{{"export"}, {"export", "--har"}} {
+		out, stderr := runText(t, append(args, kept)...)
+		if !bytes.Contains(out, []byte(key)) || !strings.HasPrefix(string(stderr), warning) {
+			t.Errorf("%s of a recording that kept a key: key written %v, stderr %q; want it written and %q",
+				args, bytes.Contains(out, []byte(key)), stderr, warning)
+		}
+		if _, stderr := runText(t, append(args, redacted)...); len(stderr) > 0 {
+			t.Errorf("%s of a redacted recording: stderr %q, want none", args, stderr)
+		}
+	}
+	if out, stderr := runText(t, "export", "--redact", "authorization", kept); bytes.Contains(out, []byte(key)) || strings.Contains(string(stderr), warning) {
+		t.Errorf("export --redact authorization: key written %v, stderr %q", bytes.Contains(out, []byte(key)), stderr)
+	}
+}
