@@ -1,7 +1,9 @@
 package recorder
 
 import (
+	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 )
@@ -15,6 +17,32 @@ func setUpstreamHeader(out, own http.Header) {
 	for k, vs := range own {
 		out[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
 	}
+}
+
+// UpstreamCredentials takes the user info out of an upstream URL
+// (https://user:password@host/mcp) and returns it as the Basic
+// Authorization header that own, the proxy's own headers, gains, as
+// --header 'Authorization: Basic …' would set it; own's Authorization,
+// when it has one, wins. Go's HTTP client sends user info so, but the
+// proxy's own way upstream (plain http) writes none, and the WebSocket
+// dialer refuses a URL that has one: a server that wanted the credentials
+// got none, or no connection was made. u and own are not changed.
+func UpstreamCredentials(u *url.URL, own http.Header) (*url.URL, http.Header) {
+	if u.User == nil {
+		return u, own
+	}
+	dial := *u
+	dial.User = nil
+	if own.Get("Authorization") != "" {
+		return &dial, own
+	}
+	h := own.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	password, _ := u.User.Password()
+	h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+password)))
+	return &dial, h
 }
 
 // setOwnHeader is setUpstreamHeader for an HTTP request, where Host is

@@ -36,8 +36,17 @@ func recordNet(ctx context.Context, s streams, o *recordOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	// The session's info keeps up, its password redacted; the proxies
+	// dial without user info and send it as a header.
+	dial, header := recorder.UpstreamCredentials(up, header)
+	// Errors name the upstream as the cassette would, whatever
+	// --no-redact says: stderr ends up in CI logs and bug reports.
+	shown := red
+	if shown == nil {
+		shown = recorder.NewHTTPRedactor(nil)
+	}
 	transport := recorder.NewUpstreamTransport(o.insecure)
-	if err := probeUpstream(ctx, up, transport); err != nil {
+	if err := probeUpstream(ctx, dial, shown.URL(up), transport); err != nil {
 		return err
 	}
 
@@ -60,11 +69,11 @@ func recordNet(ctx context.Context, s streams, o *recordOptions) (err error) {
 	proto := "http"
 	if scheme == "ws" || scheme == "wss" {
 		proto = "ws"
-		p := &recorder.WSProxy{Upstream: up, Writer: w, Info: info, Redact: red, Insecure: o.insecure, Log: s.Err, Header: header,
+		p := &recorder.WSProxy{Upstream: dial, Writer: w, Info: info, Redact: red, Insecure: o.insecure, Log: s.Err, Header: header,
 			Origins: recorder.OriginPolicy{Allowed: o.origins}}
 		serve = p.Serve
 	} else {
-		p := &recorder.HTTPProxy{Upstream: up, Writer: w, Info: info, Redact: red, Log: s.Err, Header: header,
+		p := &recorder.HTTPProxy{Upstream: dial, Writer: w, Info: info, Redact: red, Log: s.Err, Header: header,
 			Origins: recorder.OriginPolicy{Allowed: o.origins}}
 		if scheme == "https" { // plain http goes over the proxy's own per-connection way
 			p.Transport = transport
@@ -82,7 +91,7 @@ func recordNet(ctx context.Context, s streams, o *recordOptions) (err error) {
 // GET would open a stream, a HEAD on a legacy /sse route a session). An
 // upstream that is down is not an error: it may start later, and clients
 // get a 502 naming it meanwhile.
-func probeUpstream(ctx context.Context, up *url.URL, rt http.RoundTripper) error {
+func probeUpstream(ctx context.Context, up *url.URL, shown string, rt http.RoundTripper) error {
 	u := *up
 	switch strings.ToLower(u.Scheme) {
 	case "ws":
@@ -93,11 +102,11 @@ func probeUpstream(ctx context.Context, up *url.URL, rt http.RoundTripper) error
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if u.Scheme == "http" {
-		return probePlainHTTP(ctx, &u, up)
+		return probePlainHTTP(ctx, &u, shown)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodOptions, u.String(), nil)
 	if err != nil {
-		return usageErrorf("record: --upstream %q: %v", up, err)
+		return usageErrorf("record: --upstream %q: %v", shown, err)
 	}
 	resp, err := rt.RoundTrip(req)
 	if err == nil {
@@ -111,19 +120,19 @@ func probeUpstream(ctx context.Context, up *url.URL, rt http.RoundTripper) error
 	}
 	var certErr *tls.CertificateVerificationError
 	if errors.As(err, &certErr) {
-		return fmt.Errorf("upstream %s: certificate not trusted: %v (--insecure skips the check)", up.Redacted(), certErr.Err)
+		return fmt.Errorf("upstream %s: certificate not trusted: %v (--insecure skips the check)", shown, certErr.Err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("upstream %s does not answer HTTP (no response within 5s); is it an MCP server over HTTP?", up.Redacted())
+		return fmt.Errorf("upstream %s does not answer HTTP (no response within 5s); is it an MCP server over HTTP?", shown)
 	}
-	return fmt.Errorf("upstream %s does not speak HTTP: %v", up.Redacted(), err)
+	return fmt.Errorf("upstream %s does not speak HTTP: %v", shown, err)
 }
 
 // probePlainHTTP sends the OPTIONS probe over a bare connection and reads
 // the status line itself. net/http's transport would log an "unsolicited
 // response" line for a server that speaks first (SSH, SMTP) and report a
 // garbled error; this way the user gets one line saying what answered.
-func probePlainHTTP(ctx context.Context, u, shown *url.URL) error {
+func probePlainHTTP(ctx context.Context, u *url.URL, shown string) error {
 	host := u.Host
 	if u.Port() == "" {
 		host = net.JoinHostPort(u.Hostname(), "80")
@@ -137,21 +146,21 @@ func probePlainHTTP(ctx context.Context, u, shown *url.URL) error {
 	deadline, _ := ctx.Deadline()
 	_ = conn.SetDeadline(deadline)
 	if _, err := fmt.Fprintf(conn, "OPTIONS %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", u.RequestURI(), u.Host); err != nil {
-		return fmt.Errorf("upstream %s closed the connection before an HTTP request could be sent", shown.Redacted())
+		return fmt.Errorf("upstream %s closed the connection before an HTTP request could be sent", shown)
 	}
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	switch {
 	case strings.HasPrefix(line, "HTTP/"):
 		return nil
 	case line == "" && errors.Is(err, os.ErrDeadlineExceeded):
-		return fmt.Errorf("upstream %s does not answer HTTP (no response within 5s); is it an MCP server over HTTP?", shown.Redacted())
+		return fmt.Errorf("upstream %s does not answer HTTP (no response within 5s); is it an MCP server over HTTP?", shown)
 	case line == "":
-		return fmt.Errorf("upstream %s does not speak HTTP: it closed the connection without a response", shown.Redacted())
+		return fmt.Errorf("upstream %s does not speak HTTP: it closed the connection without a response", shown)
 	}
 	if len(line) > 40 {
 		line = line[:40] + "…"
 	}
-	return fmt.Errorf("upstream %s does not speak HTTP: it answered %q", shown.Redacted(), strings.TrimSpace(line))
+	return fmt.Errorf("upstream %s does not speak HTTP: it answered %q", shown, strings.TrimSpace(line))
 }
 
 // limitProcsForProxy gives the network proxy half the cores (at least

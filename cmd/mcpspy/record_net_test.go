@@ -97,6 +97,35 @@ func (s *spy) stop(t *testing.T) error {
 
 // tcpServer accepts on 127.0.0.1 until the test ends and hands each
 // connection to handle, on its own goroutine; it returns the address.
+// httpUpstream serves h on 127.0.0.1 until the test ends and returns its
+// address.
+func httpUpstream(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &http.Server{Handler: h}
+	go up.Serve(ln)
+	t.Cleanup(func() { up.Close() })
+	return ln.Addr().String()
+}
+
+// postPing POSTs a ping to url with the client's own Authorization and
+// returns the status.
+func postPing(t *testing.T, url, authorization string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", authorization)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 func tcpServer(t *testing.T, handle func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -166,6 +195,12 @@ func TestRecordNet_BadInput(t *testing.T) {
 		{"upstream silent", []string{"--upstream", "http://" + silent + "/mcp"}, 1, "no response within 5s"},
 		{"certificate not trusted", []string{"--upstream", untrusted.URL + "/mcp"}, 1, "certificate not trusted"},
 		{"https to a server that is not TLS", []string{"--upstream", "https://" + notHTTP + "/mcp"}, 1, "does not speak HTTP"},
+		// The line names the upstream as the cassette would (it may go to
+		// a CI log), --no-redact or not.
+		{"non-HTTP upstream with credentials", []string{"--upstream", "http://u:s3cret@" + notHTTP + "/mcp?api_key=s3cret"}, 1,
+			"upstream http://u:%5Bredacted%5D@" + notHTTP + "/mcp?api_key=[redacted] does not speak HTTP"},
+		{"non-HTTP ws upstream with a token, --no-redact", []string{"--no-redact", "--upstream", "ws://" + notHTTP + "/mcp?token=s3cret"}, 1,
+			"upstream ws://" + notHTTP + "/mcp?token=[redacted] does not speak HTTP"},
 	}
 	bin := peertest.Binary(t, "mcpspy")
 	for _, tt := range tests {
@@ -184,7 +219,7 @@ func TestRecordNet_BadInput(t *testing.T) {
 				t.Fatalf("exit %v, want code %d; stderr:\n%s", err, tt.wantCode, stderr.String())
 			}
 			out := strings.TrimRight(stderr.String(), "\n")
-			if strings.Count(out, "\n") != 0 || !strings.Contains(out, tt.wantMsg) || !strings.HasPrefix(out, "mcpspy: ") {
+			if strings.Count(out, "\n") != 0 || !strings.Contains(out, tt.wantMsg) || !strings.HasPrefix(out, "mcpspy: ") || strings.Contains(out, "s3cret") {
 				t.Errorf("stderr %q: want one line containing %q", out, tt.wantMsg)
 			}
 			// It failed before any session began: no new file is left.
@@ -382,13 +417,74 @@ func TestRecordNet_HTTPProxyFromEnvironment(t *testing.T) {
 	}
 }
 
+// The user info of an --upstream URL reaches the upstream as Basic
+// credentials, in place of the client's own, as Go's HTTP client would
+// send it, over plain HTTP and WebSocket alike (the WebSocket dialer
+// refuses a URL with user info); the cassette keeps the user, never the
+// password.
+func TestRecordNet_UpstreamUserInfoReachesUpstream(t *testing.T) {
+	const user, password = "alice", "pw-7d3f-only-upstream"
+	for _, scheme := range []string{"http", "ws"} {
+		t.Run(scheme, func(t *testing.T) {
+			seen := make(chan string, 4)
+			addr := httpUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodOptions {
+					return // mcpspy's probe at start
+				}
+				u, p, _ := r.BasicAuth()
+				seen <- u + ":" + p
+				if u != user || p != password {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				if scheme == "ws" {
+					c, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+					if err == nil {
+						c.Close()
+					}
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+			}))
+			cassette := filepath.Join(t.TempDir(), "c.db")
+			s := startSpy(t, "-o", cassette, "--upstream", scheme+"://"+user+":"+password+"@"+addr+"/mcp")
+			if scheme == "ws" {
+				c, _, err := websocket.DefaultDialer.Dial(strings.Replace(s.url, "http://", "ws://", 1)+"/mcp", nil)
+				if err != nil {
+					t.Fatalf("WebSocket through mcpspy: %v\n%s", err, s.stderr)
+				}
+				c.Close()
+			} else {
+				if status := postPing(t, s.url+"/mcp", "Bearer the-clients-own"); status != http.StatusOK {
+					t.Errorf("status %d through mcpspy, want 200", status)
+				}
+			}
+			if got := <-seen; got != user+":"+password {
+				t.Errorf("upstream got Basic credentials %q, want %q", got, user+":"+password)
+			}
+			if err := s.stop(t); err != nil {
+				t.Fatalf("mcpspy: %v\n%s", err, s.stderr)
+			}
+			raw, err := os.ReadFile(cassette)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(raw, []byte(password)) || !bytes.Contains(raw, []byte(user)) {
+				t.Errorf("the cassette holds the password %v, the user %v; want only the user",
+					bytes.Contains(raw, []byte(password)), bytes.Contains(raw, []byte(user)))
+			}
+		})
+	}
+}
+
 // --header reaches the upstream on every request, in place of the
 // client's own, and never the cassette.
 func TestRecordNet_HeaderReachesUpstream(t *testing.T) {
 	const token = "Bearer tok-5c1e-only-upstream"
 	var mu sync.Mutex
 	var seen []string
-	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	addr := httpUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions {
 			return // mcpspy's probe at start: its own request, not the client's
 		}
@@ -401,26 +497,12 @@ func TestRecordNet_HeaderReachesUpstream(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go up.Serve(ln)
-	t.Cleanup(func() { up.Close() })
+	}))
 	cassette := filepath.Join(t.TempDir(), "c.db")
 	s := startSpy(t, "-o", cassette, "--header", "Authorization: "+token, "--header", "X-Tenant: blue", "--header", "Host: mcp.example",
-		"--upstream", "http://"+ln.Addr().String()+"/mcp")
-	req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-	req.Header.Set("Authorization", "Bearer the-clients-own")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("status %d through mcpspy --header, want 200", resp.StatusCode)
+		"--upstream", "http://"+addr+"/mcp")
+	if status := postPing(t, s.url+"/mcp", "Bearer the-clients-own"); status != http.StatusOK {
+		t.Errorf("status %d through mcpspy --header, want 200", status)
 	}
 	if err := s.stop(t); err != nil {
 		t.Fatalf("mcpspy: %v\n%s", err, s.stderr)
