@@ -34,11 +34,15 @@ func IsSecretName(name string) bool {
 }
 
 // A password is as often part of a longer name (DB_PASSWORD, PGPASSWORD,
-// --db-password, X-Password) as alone, so it is a word, not a name; "auth"
-// stays a whole name, as a word it would take "author" too.
+// --db-password, X-Password) as alone, so it is a word, not a name; so
+// are a signed URL's credential and signature (X-Amz-Credential,
+// X-Amz-Signature). "auth" stays a whole name, as a word it would take
+// "author" too, and so do the short forms (pass, pw: --pw, ?pw=; sig, an
+// Azure SAS URL's signature), which as words would take "bypass",
+// "compass" or "signal".
 var (
-	secretNames = []string{"authorization", "proxy-authorization", "cookie", "set-cookie", "auth"}
-	secretWords = []string{"token", "key", "secret", "password", "passwd"}
+	secretNames = []string{"authorization", "proxy-authorization", "cookie", "set-cookie", "auth", "pass", "pw", "sig"}
+	secretWords = []string{"token", "key", "secret", "password", "passwd", "credential", "signature"}
 )
 
 // containsFold reports whether s contains word (lower-case ASCII) in any

@@ -29,6 +29,13 @@ func TestIsSecretName(t *testing.T) {
 		{"password in a header", "X-Password", true},
 		{"passwd inside a flag", "--db-passwd", true},
 		{"auth as a prefix of another word", "author", false},
+		{"a short password flag", "pw", true},
+		{"pass alone", "PASS", true},
+		{"pass inside another word", "bypass", false},
+		{"an Azure SAS signature", "sig", true},
+		{"sig inside another word", "signal", false},
+		{"a signed URL's signature", "X-Amz-Signature", true},
+		{"a signed URL's credential", "X-Amz-Credential", true},
 		{"word at the very end", "xtoken", true},
 		{"content type", "Content-Type", false},
 		{"session id", "Mcp-Session-Id", false},
@@ -274,5 +281,23 @@ func TestRedactCommandLine_HeaderArguments(t *testing.T) {
 				t.Errorf("RedactCommandLine(%q)\n= %q\nwant %q", tc.argv, got, tc.want)
 			}
 		})
+	}
+}
+
+// Credentials under short names: a password flag, and the signature of an
+// Azure SAS URL, a server's storage address.
+func TestRedactCommandLine_ShortNames(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"srv", "--pw", "hunter2"}, "srv --pw [redacted]"},
+		{[]string{"srv", "--pass=hunter2"}, "srv --pass=[redacted]"},
+		{[]string{"srv", "https://acct.blob.example/c?sv=2022-11-02&sig=c2lnbmVk"}, "srv https://acct.blob.example/c?sv=2022-11-02&sig=[redacted]"},
+		{[]string{"srv", "--bypass-cache", "on"}, "srv --bypass-cache on"},
+	} {
+		if got := RedactCommandLine(tc.argv); got != tc.want {
+			t.Errorf("RedactCommandLine(%q)\n= %q\nwant %q", tc.argv, got, tc.want)
+		}
 	}
 }
