@@ -100,6 +100,10 @@ func TestRun_Usage(t *testing.T) {
 		{"ignore-params naming a method nothing recorded", []string{"serve", "--match", "ignore-params=tools/lst", db}, 2, `serve: match mode "ignore-params=tools/lst": no cassette recorded a request of method tools/lst (did you mean tools/list?); recorded: tools/call, tools/list`},
 		{"ignore-params with a script alone", []string{"serve", "--match", "ignore-params=tools/call", override}, 2, "no cassette recorded a request of method tools/call: --match applies to cassettes, and none recorded a request"},
 		{"bad timing", []string{"serve", "--timing", "slow", db}, 2, `unknown timing "slow"`},
+		// An override alone would fail every client's initialize with a
+		// bare -32601; refused at the start, saying what is missing.
+		{"an override script alone", []string{"serve", override}, 2, "serve: no SOURCE answers initialize: override.yaml has no server section, and an override answers only the calls of the tools, prompts and resources it names"},
+		{"an override script alone, watched", []string{"serve", "--http", "127.0.0.1:0", "--watch", override}, 2, "Add server: {name: NAME, version: VERSION} to make a script a whole server, or give a cassette after it"},
 		// Modes that only change how recordings answer, given with a script
 		// alone, would pass unseen: refused, as --ignore is.
 		{"strict with a script alone", []string{"serve", "--match", "strict", override}, 2, `serve: match mode "strict": --match applies to cassettes (.db, .jsonl, .har), and no source is one: a script's when says what matches`},

@@ -286,6 +286,10 @@ func runServe(ctx context.Context, args []string, s streams) error {
 		_ = j.close()
 		return usageErrorf("serve: %v", err)
 	}
+	if err := overridesAlone(sources); err != nil {
+		_ = j.close()
+		return err
+	}
 	if len(watched) > 0 {
 		defer watchScripts(s, srv, watched)()
 	}
@@ -315,6 +319,29 @@ func runServe(ctx context.Context, args []string, s streams) error {
 		return err
 	}
 	return finish(srv.Report(), fbStats, o, s.Out)
+}
+
+// overridesAlone refuses SOURCEs that are all override scripts (no
+// server section): such a script answers only calls of what it names and
+// leaves initialize to the sources after it, so with none (and no
+// fallback server, which comes last in sources) every client would fail
+// its handshake with a bare "Method not found: initialize".
+func overridesAlone(sources []replay.Source) error {
+	var names []string
+	for _, src := range sources {
+		w, ok := src.(interface{ Whole() bool })
+		if !ok || w.Whole() {
+			return nil // a recording, a whole script or the fallback introduces the server
+		}
+		names = append(names, src.Name())
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return usageErrorf("serve: no SOURCE answers initialize: %s %s no server section, and an override answers only "+
+		"the calls of the tools, prompts and resources it names, leaving the rest to the SOURCEs after it. "+
+		"Add server: {name: NAME, version: VERSION} to make a script a whole server, or give a cassette after it",
+		strings.Join(names, ", "), plural.Agree(len(names), "has", "have"))
 }
 
 // journalFile is --journal: one JSON line per received message, each

@@ -92,6 +92,9 @@ func (r *Reloadable) Name() string { return r.cur.Load().Name() }
 // Unused implements replay.Source: a script has no recorded interactions.
 func (r *Reloadable) Unused() []string { return nil }
 
+// Whole is Script.Whole of the version serving now.
+func (r *Reloadable) Whole() bool { return r.cur.Load().Whole() }
+
 // InputSchema is Script.InputSchema of the version serving now.
 func (r *Reloadable) InputSchema(tool string) (json.RawMessage, bool) {
 	return r.cur.Load().InputSchema(tool)

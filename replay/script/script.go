@@ -173,6 +173,11 @@ func (s *Script) Name() string { return filepath.Base(s.file) }
 // Unused implements replay.Source: a script has no recorded interactions.
 func (s *Script) Unused() []string { return nil }
 
+// Whole says whether the script has a server section, and so is a whole
+// server that answers initialize; without one it is an override, which
+// answers only calls of what it names and needs a source after it.
+func (s *Script) Whole() bool { return s.owner }
+
 // InputSchema returns a tool's inputSchema as tools/list serves it (its
 // events' tools included), for mcpmock's check of Mcp-Param-* headers.
 func (s *Script) InputSchema(tool string) (json.RawMessage, bool) {
