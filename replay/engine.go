@@ -65,6 +65,9 @@ type Server struct {
 	// setLevelWarned: an unrecorded logging/setLevel was answered (said
 	// once per run).
 	setLevelWarned atomic.Bool
+	// wrongPathWarned: a request came to a path or method no endpoint
+	// takes (said once: a browser or scanner may send many).
+	wrongPathWarned atomic.Bool
 	// subscribeWarned: the same for resources/subscribe and unsubscribe
 	// (answerSubscribe).
 	subscribeWarned atomic.Bool

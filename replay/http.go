@@ -38,7 +38,34 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/mcp", s.serveStreamable)
 	mux.HandleFunc("/sse", s.serveLegacySSE)
 	mux.HandleFunc("/message", s.serveLegacyMessage)
+	mux.HandleFunc("/", s.serveNoEndpoint)
 	return s.checkOrigin(mux)
+}
+
+// endpoints names what the HTTP listener serves, for the answers to a
+// request that missed them.
+const endpoints = "Streamable HTTP is at /mcp, legacy HTTP+SSE at /sse (GET) and /message (POST)"
+
+// serveNoEndpoint answers a path no endpoint is at. A host given the
+// base URL, or the listening line cut short, met Go's bare "404 page not
+// found", which names no endpoint: the TypeScript SDK puts the body in
+// its error, and its SSE client shows only the status, so stderr says it
+// too, once.
+func (s *Server) serveNoEndpoint(w http.ResponseWriter, r *http.Request) {
+	s.wrongEndpoint(w, r, http.StatusNotFound, "Not Found: mcpmock serves nothing at "+r.URL.Path+"; "+endpoints)
+}
+
+// wrongEndpoint refuses a request that came to the wrong path or with the
+// wrong method, saying where the endpoints are, in the body and (the
+// first time) on stderr.
+func (s *Server) wrongEndpoint(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	// Clients probe for OAuth metadata and browsers for an icon: a 404
+	// there is the expected answer, not a mistake to point out.
+	probe := strings.HasPrefix(r.URL.Path, "/.well-known/") || r.URL.Path == "/favicon.ico"
+	if !probe && !s.wrongPathWarned.Swap(true) {
+		s.warnf("%s %s: %d; %s (said once)", r.Method, r.URL.Path, status, endpoints)
+	}
+	http.Error(w, msg, status)
 }
 
 func (s *Server) checkOrigin(next http.Handler) http.Handler {
@@ -512,7 +539,9 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid == "" {
-		http.Error(w, "Bad Request: Mcp-Session-Id header is required", http.StatusBadRequest)
+		// Most often a legacy SSE client given the listening line's URL:
+		// it shows the status only, hence stderr too.
+		s.wrongEndpoint(w, r, http.StatusBadRequest, "Bad Request: Mcp-Session-Id header is required (a GET of /mcp opens a session's stream; a legacy HTTP+SSE client opens GET /sse)")
 		return
 	}
 	h := s.useHTTPSession(sid, false)

@@ -14,8 +14,9 @@ import (
 // names the URL to POST to; every answer travels on the stream.
 func (s *Server) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
+		// A Streamable HTTP client given the legacy URL POSTs here.
 		w.Header().Set("Allow", "GET")
-		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		s.wrongEndpoint(w, r, http.StatusMethodNotAllowed, "Method Not Allowed: /sse is the legacy HTTP+SSE event stream, opened with GET; "+endpoints)
 		return
 	}
 	h, err := s.newHTTPSession(true)

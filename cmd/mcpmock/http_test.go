@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptape/mcptape/internal/peertest"
@@ -253,4 +254,32 @@ func postMCP(tb testing.TB, url, body, sid string) *http.Response {
 		tb.Fatal(err)
 	}
 	return resp
+}
+
+// TestServe_WrongURLNamesTheEndpoints: the TypeScript SDK's clients given
+// the listener at the wrong path (the base URL, the other transport's
+// endpoint) are refused with a body that says where the endpoints are,
+// which the Streamable HTTP client puts in its error; the SSE client
+// shows only the status, so stderr says it too. They met Go's bare
+// "404 page not found" and "Method Not Allowed" before.
+func TestServe_WrongURLNamesTheEndpoints(t *testing.T) {
+	script := filepath.Join(peertest.ModuleRoot(), "cassettes", "script-basic.yaml")
+	p := peertest.Start(t, t.TempDir(), nil, nil, nil, peertest.Binary(t, "mcpmock"), "serve", "--http", "127.0.0.1:0", script)
+	url := strings.TrimSpace(p.WaitLine(t, "mcpmock: listening on ", 30*time.Second))
+	base := strings.TrimSuffix(url, "/mcp")
+	got := peertest.NodeTranscript(t, 60*time.Second, nil, "wrong-url-client.mjs", base)
+	const where = "Streamable HTTP is at /mcp, legacy HTTP+SSE at /sse (GET) and /message (POST)"
+	want := []string{
+		"sse /mcp: SSE error: Non-200 status code (400)",
+		"http /: Streamable HTTP error: Error POSTing to endpoint: Not Found: mcpmock serves nothing at /; " + where,
+		"http /sse: Streamable HTTP error: Error POSTing to endpoint: Method Not Allowed: /sse is the legacy HTTP+SSE event stream, opened with GET; " + where,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the clients saw (-want +got):\n%s", d)
+	}
+	p.Stop(t, 10*time.Second)
+	// Said once, for the first: a browser or a scanner may send many.
+	if stderr := p.Stderr(); strings.Count(stderr, where) != 1 || !strings.Contains(stderr, "mcpmock: GET /mcp: 400; "+where+" (said once)\n") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
 }
