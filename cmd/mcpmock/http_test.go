@@ -283,3 +283,45 @@ func TestServe_WrongURLNamesTheEndpoints(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }
+
+// TestServe_NodeRunnerStopsWithSIGTERM: a Node test suite's afterEach
+// (testdata/npm/runner-harness.mjs, the example in docs/REPLAY.md) stops
+// mcpmock with SIGTERM while the TypeScript SDK client is still
+// connected: the report is written by the time the exit event fires, and
+// --strict decides the exit code, as at the end of stdin.
+func TestServe_NodeRunnerStopsWithSIGTERM(t *testing.T) {
+	mock := peertest.Binary(t, "mcpmock")
+	script := filepath.Join(peertest.ModuleRoot(), "cassettes", "script-basic.yaml")
+	tests := []struct {
+		name, tool, args string
+		wantCode         int
+		wantUnmatched    int
+	}{
+		{"all matched", "greet", `{"name":"Ada"}`, 0, 0},
+		{"one unmatched", "nope", `{}`, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			report := filepath.Join(t.TempDir(), "report.json")
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			argv := peertest.NodeScript(t, "runner-harness.mjs", mock, report, script, tt.tool, tt.args)
+			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+			cmd.Dir = peertest.NPMDir(t)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("runner-harness.mjs: %v\n%s", err, out)
+			}
+			var got struct {
+				Code   int           `json:"code"`
+				Report replay.Report `json:"report"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if got.Code != tt.wantCode || len(got.Report.Unmatched) != tt.wantUnmatched || got.Report.Matched != 2-tt.wantUnmatched {
+				t.Errorf("exit %d (want %d), report %+v; output %s", got.Code, tt.wantCode, got.Report, out)
+			}
+		})
+	}
+}
