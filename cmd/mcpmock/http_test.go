@@ -325,3 +325,60 @@ func TestServe_NodeRunnerStopsWithSIGTERM(t *testing.T) {
 		})
 	}
 }
+
+// TestServe_ListeningLineOfEveryInterface: bound to every interface
+// (0.0.0.0, as in a container), the listening line gives a URL a client
+// on this machine connects to, not http://[::]:PORT/mcp, which Go prints
+// for the unspecified address and not every client can reach; a second
+// line says where it is bound.
+func TestServe_ListeningLineOfEveryInterface(t *testing.T) {
+	script := filepath.Join(peertest.ModuleRoot(), "cassettes", "script-basic.yaml")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--http", "0.0.0.0:0", script}, streams{In: strings.NewReader(""), Out: io.Discard, Err: pw})
+		pw.Close()
+	}()
+	lines := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func() string {
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(10 * time.Second):
+			t.Fatal("no stderr line within 10s")
+			return ""
+		}
+	}
+	first := next()
+	url, ok := strings.CutPrefix(first, "mcpmock: listening on http://127.0.0.1:")
+	if !ok || !strings.HasSuffix(url, "/mcp") {
+		t.Fatalf("listening line %q", first)
+	}
+	port := strings.TrimSuffix(url, "/mcp")
+	if second := next(); !strings.HasPrefix(second, "mcpmock: (bound to ") || !strings.HasSuffix(second, ":"+port+": every interface of this machine)") {
+		t.Errorf("second line %q", second)
+	}
+	go func() { // keep stderr flowing
+		for range lines {
+		}
+	}()
+	r := postMCP(t, "http://127.0.0.1:"+url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`, "")
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if !strings.Contains(string(b), `"name":"demo-tools"`) {
+		t.Errorf("initialize at the URL given: %s", b)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
