@@ -209,6 +209,12 @@ func TestServe_StdioReportStrict(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The report holds the params hosts sent (unmatched ones
+			// with their diffs), credentials among them: only the user
+			// may read it, as a cassette.
+			if fi, err := os.Stat(report); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("report mode %v (%v), want 0600", fi.Mode().Perm(), err)
+			}
 			if err := json.Unmarshal(b, &r); err != nil {
 				t.Fatal(err)
 			}

@@ -600,7 +600,7 @@ func writeReport(path string, data []byte, stdout io.Writer) error {
 		_, err := stdout.Write(data)
 		return err
 	}
-	return atomicfile.Write(path, 0o644, func(f *os.File) error {
+	return atomicfile.Write(path, 0o600, func(f *os.File) error {
 		_, err := f.Write(data)
 		return err
 	})
