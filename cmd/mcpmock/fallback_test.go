@@ -107,7 +107,7 @@ func TestServe_FallbackUsage(t *testing.T) {
 		{"redact-value without a server", []string{"serve", "--redact-value", "sk-", db}, "--redact-value is for what a fallback server adds"},
 		{"redact-value empty", []string{"serve", "--redact-value", "", db, "--", "server"}, `serve: --redact-value "": an empty pattern matches every value`},
 		{"redact-value that does not compile", []string{"serve", "--redact-value", "sk-(", db, "--upstream", "http://127.0.0.1:1/mcp"}, `serve: --redact-value "sk-(": error parsing regexp`},
-		{"header without colon", []string{"serve", "--header", "Bearer x", db, "--upstream", "http://127.0.0.1:1/mcp"}, `--header "Bearer x": want NAME: VALUE`},
+		{"header without colon", []string{"serve", "--header", "Bearer x", db, "--upstream", "http://127.0.0.1:1/mcp"}, `--header "Bearer …": want NAME: VALUE (no colon after the name)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

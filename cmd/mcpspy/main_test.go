@@ -68,7 +68,7 @@ func TestMcpspy_BadInput(t *testing.T) {
 		{"record --redact-value that does not compile", []string{"record", "--redact-value", "sk-(", "--", "true"}, 2, []string{`record: --redact-value "sk-(": error parsing regexp`}},
 		{"--insecure in stdio mode", []string{"record", "--insecure", "--", "true"}, 2, []string{"--insecure is for HTTP and WebSocket recording"}},
 		{"--header in stdio mode", []string{"record", "--header", "Authorization: Bearer x", "--", "true"}, 2, []string{"--header is for HTTP and WebSocket recording"}},
-		{"record --header without a colon", []string{"record", "--header", "Authorization Bearer x", "--upstream", "http://127.0.0.1:1/mcp"}, 2, []string{`record: --header "Authorization Bearer x": want NAME: VALUE`}},
+		{"record --header without a colon", []string{"record", "--header", "Authorization Bearer x", "--upstream", "http://127.0.0.1:1/mcp"}, 2, []string{`record: --header "Authorization …": want NAME: VALUE (no colon after the name)`}},
 		{"--grace of 0", []string{"record", "--grace", "0s", "--", "true"}, 2, []string{"record: --grace 0s: want a time above 0"}},
 		{"--grace with --upstream", []string{"record", "--grace", "1s", "--upstream", "http://127.0.0.1:1/mcp"}, 2, []string{"--grace is for a stdio server"}},
 		{"export --redact without a name", []string{"export", "--redact", "", notCassette}, 2, []string{"--redact wants a member, header or parameter name"}},
