@@ -15,7 +15,6 @@ import (
 	"runtime"
 
 	"github.com/mcptape/mcptape/internal/cli"
-	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -76,7 +75,7 @@ func run(ctx context.Context, args []string, s streams) error {
 		_, err := fmt.Fprintln(s.Out, "mcpmock", version, runtime.Version())
 		return err
 	}
-	return usageErrorf("unknown command %q (want serve or check)%s", args[0], suggest.DidYouMean(args[0], []string{"serve", "check", "help", "version"}, "%s"))
+	return cli.UnknownCommand(args, "serve or check", []string{"serve", "check", "help", "version"})
 }
 
 // salvageHint says, after the error of a damaged cassette or export, how to get

@@ -86,6 +86,8 @@ func TestRun_Usage(t *testing.T) {
 		{"no command", nil, 2, "no command given"},
 		{"unknown command", []string{"play"}, 2, `unknown command "play" (want serve or check)` + "\n"},
 		{"a command near one", []string{"serv"}, 2, `unknown command "serv" (want serve or check); did you mean serve?`},
+		{"flags before the command", []string{"--http", "0", "serve", "x.yaml"}, 2, `"--http 0" comes before the command serve: flags go after it (serve --http 0 …)`},
+		{"a flag and no command", []string{"--strict"}, 2, `unknown command "--strict" (want serve or check)`},
 		{"help", []string{"-h"}, 0, ""},
 		{"no source", []string{"serve"}, 2, "no SOURCE given"},
 		{"unknown kind", []string{"serve", "x.txt"}, 2, `source "x.txt": unknown kind`},

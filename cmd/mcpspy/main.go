@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/mcptape/mcptape/internal/cli"
-	"github.com/mcptape/mcptape/internal/suggest"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -92,8 +91,8 @@ func run(ctx context.Context, args []string, s streams) error {
 		_, err := fmt.Fprintln(s.Out, strings.Replace(version, "/", " ", 1), runtime.Version())
 		return err
 	}
-	return usageErrorf("unknown command %q (want record, inspect, show, ls, export, diff, rerun, lint, import or wrap)%s", args[0],
-		suggest.DidYouMean(args[0], []string{"record", "inspect", "show", "ls", "export", "diff", "rerun", "lint", "import", "wrap", "help", "version"}, "%s"))
+	return cli.UnknownCommand(args, "record, inspect, show, ls, export, diff, rerun, lint, import or wrap",
+		[]string{"record", "inspect", "show", "ls", "export", "diff", "rerun", "lint", "import", "wrap", "help", "version"})
 }
 
 // salvageHint says, after the error of a damaged cassette or export, how

@@ -49,6 +49,7 @@ func TestMcpspy_BadInput(t *testing.T) {
 	}{
 		{"no command", nil, 2, []string{"no command given"}},
 		{"unknown command", []string{"recrod"}, 2, []string{`unknown command "recrod"`, "; did you mean record?"}},
+		{"flags before the command", []string{"-o", "x.db", "record", "--", "srv"}, 2, []string{`"-o x.db" comes before the command record: flags go after it (record -o x.db …)`}},
 		{"nothing to record", []string{"record"}, 2, []string{"nothing to record"}},
 		{"no command after --", []string{"record", "--"}, 2, []string{"no server command after --"}},
 		{"bad flag", []string{"record", "--bogus", "--", "true"}, 2, []string{"flag provided but not defined: -bogus\n"}},

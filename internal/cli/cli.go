@@ -162,6 +162,23 @@ func NewFlags(prog, name, synopsis string, s Streams) *flag.FlagSet {
 	return fs
 }
 
+// UnknownCommand is the error for args whose first word is no command of
+// the program's: want lists them for the user ("serve or check"), and
+// commands are every word the program takes first. A flag written before
+// the command it belongs to ("mcpmock --http 0 serve x.yaml") is said to
+// go after it, since the user named the command, only in the wrong place.
+func UnknownCommand(args []string, want string, commands []string) error {
+	if strings.HasPrefix(args[0], "-") {
+		for i, a := range args[1:] {
+			if slices.Contains(commands, a) {
+				flags := strings.Join(args[:i+1], " ")
+				return Usagef("%q comes before the command %s: flags go after it (%s %s …)", flags, a, a, flags)
+			}
+		}
+	}
+	return Usagef("unknown command %q (want %s)%s", args[0], want, suggest.DidYouMean(args[0], commands, "%s"))
+}
+
 // Help answers "PROG help [COMMAND]" (and -h, -help, --help): the
 // program's usage on stdout, or with a COMMAND, what "PROG COMMAND -h"
 // gives, through run.
