@@ -5,7 +5,7 @@ GO ?= go
 NPM_DIR := testdata/npm
 EVERYTHING := node $(NPM_DIR)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
-.PHONY: all build test race bench cassettes peers clean
+.PHONY: all build test race bench fuzz cassettes peers clean
 
 all: build test
 
@@ -27,6 +27,11 @@ race: peers
 # side in one run; docs/BENCHMARKS.md is regenerated from the output.
 bench: peers
 	$(GO) run ./internal/benchreport -o docs/BENCHMARKS.md
+
+# Every fuzz target for FUZZTIME each (CI gives each 6s).
+FUZZTIME ?= 1m
+fuzz:
+	FUZZTIME=$(FUZZTIME) bash .ci/fuzz
 
 # Re-record the shipped cassettes from the real reference server.
 cassettes: build peers
