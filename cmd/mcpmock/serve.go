@@ -7,13 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -493,24 +491,6 @@ func listenAddr(addr string) string {
 	return addr
 }
 
-// reachableAddr is the HOST:PORT of the URL the listening line gives:
-// the address bound, except that an unspecified one (0.0.0.0, ::), which
-// a client cannot connect to everywhere (Go prints either as [::]), is
-// named by this machine's loopback address of the family asked for.
-func reachableAddr(asked string, bound net.Addr) (addr string, everywhere bool) {
-	tcp, ok := bound.(*net.TCPAddr)
-	if !ok || !tcp.IP.IsUnspecified() {
-		return bound.String(), false
-	}
-	loopback := "::1"
-	if host, _, err := net.SplitHostPort(asked); err == nil {
-		if ip := net.ParseIP(host); ip != nil && ip.To4() != nil {
-			loopback = "127.0.0.1"
-		}
-	}
-	return net.JoinHostPort(loopback, strconv.Itoa(tcp.Port)), true
-}
-
 func serveNet(ctx context.Context, s streams, srv *replay.Server, addr, scheme string, h http.Handler) error {
 	ln, err := cli.Listen(listenAddr(addr))
 	if err != nil {
@@ -519,7 +499,7 @@ func serveNet(ctx context.Context, s streams, srv *replay.Server, addr, scheme s
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ConnState: srv.ConnState}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	url, everywhere := reachableAddr(listenAddr(addr), ln.Addr())
+	url, everywhere := cli.ReachableAddr(listenAddr(addr), ln.Addr())
 	fmt.Fprintf(s.Err, "mcpmock: listening on %s://%s/mcp\n", scheme, url)
 	if everywhere {
 		// The URL above is this machine's; say that others reach it too.

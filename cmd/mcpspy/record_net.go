@@ -81,7 +81,10 @@ func recordNet(ctx context.Context, s streams, o *recordOptions) (err error) {
 		serve = p.Serve
 	}
 	limitProcsForProxy()
-	fmt.Fprintf(s.Err, "mcpspy: listening on %s://%s\n", proto, ln.Addr())
+	// One line, as DESIGN.md promises scripts: a URL that works here
+	// (not http://[::]:PORT for a bind to every interface).
+	addr, _ := cli.ReachableAddr(o.listen, ln.Addr())
+	fmt.Fprintf(s.Err, "mcpspy: listening on %s://%s\n", proto, addr)
 	return serve(ctx, ln)
 }
 

@@ -520,3 +520,20 @@ func TestRecordNet_HeaderReachesUpstream(t *testing.T) {
 		t.Error("the --header token is in the cassette")
 	}
 }
+
+// Bound to every interface (--listen 0.0.0.0:0, as in a container), the
+// one listening line gives a URL a client on this machine reaches, not
+// http://[::]:PORT, which Go prints for the unspecified address.
+func TestRecordNet_ListeningLineOfEveryInterface(t *testing.T) {
+	addr := httpUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	s := startSpy(t, "-o", filepath.Join(t.TempDir(), "c.db"), "--listen", "0.0.0.0:0", "--upstream", "http://"+addr+"/mcp")
+	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
+		t.Fatalf("listening on %q, want http://127.0.0.1:PORT", s.url)
+	}
+	if status := postPing(t, s.url+"/mcp", ""); status != http.StatusOK {
+		t.Errorf("status %d at the URL the line gives, want 200", status)
+	}
+}

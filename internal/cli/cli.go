@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -373,6 +374,25 @@ func NonEmpty(cmd, flag, what string, values []string) error {
 		}
 	}
 	return nil
+}
+
+// ReachableAddr is the HOST:PORT of the URL a listening line gives:
+// the address bound, except that an unspecified one (0.0.0.0, ::), which
+// a client cannot connect to everywhere (Go prints either as [::]), is
+// named by this machine's loopback address of the family asked for;
+// everywhere says it was one.
+func ReachableAddr(asked string, bound net.Addr) (addr string, everywhere bool) {
+	tcp, ok := bound.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return bound.String(), false
+	}
+	loopback := "::1"
+	if host, _, err := net.SplitHostPort(asked); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.To4() != nil {
+			loopback = "127.0.0.1"
+		}
+	}
+	return net.JoinHostPort(loopback, strconv.Itoa(tcp.Port)), true
 }
 
 // Listen listens on TCP addr. Its error is one line naming addr, without
