@@ -43,7 +43,8 @@ type Options struct {
 	// 2024-11-05 transport: a path ending in /sse, or found out as the
 	// spec says, by a 4xx to the POST of initialize and a GET that opens
 	// the legacy event stream), or a WebSocket (ws://, wss://;
-	// subprotocol "mcp").
+	// subprotocol "mcp"). Its user info (https://user:password@host/mcp)
+	// is sent as a Basic Authorization header, unless Header has one.
 	URL *url.URL
 	// Header is added to every HTTP request: the credentials a recording
 	// keeps redacted.
@@ -173,6 +174,12 @@ func start(ctx context.Context, recorded *store.TapeSession, opts Options, g *ga
 		c   conn
 		err error
 	)
+	if opts.URL != nil {
+		// The tape names the URL as given (its password redacted); the
+		// server gets its user info as Basic credentials, as record sends
+		// them: the WebSocket dialer refuses a URL that has some.
+		opts.URL, opts.Header = recorder.UpstreamCredentials(opts.URL, opts.Header)
+	}
 	switch {
 	case len(opts.Command) > 0 && opts.URL != nil:
 		return nil, errors.New("rerun: give a command or a URL, not both")
