@@ -48,7 +48,9 @@ type Options struct {
 	// known by a path ending in /sse (recorder.IsLegacyURL), or found out
 	// as the spec says (the POST of initialize refused with a 4xx, and a
 	// GET that opens the legacy event stream). Or a WebSocket server
-	// (ws://, wss://; subprotocol "mcp", as mcpspy record proxies).
+	// (ws://, wss://; subprotocol "mcp", as mcpspy record proxies). Its
+	// user info (https://user:password@host/mcp) is sent as a Basic
+	// Authorization header, unless Header has one.
 	URL *url.URL
 	// Header is added to every HTTP request (credentials); it is not
 	// recorded.
@@ -147,12 +149,15 @@ func New(opts Options) (*Source, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	s := &Source{opts: opts, open: map[*upstream]bool{}}
+	target := opts.httpRedactor().CommandLine(opts.Command)
 	if opts.URL != nil {
-		s.target = opts.httpRedactor().URL(opts.URL)
-	} else {
-		s.target = opts.httpRedactor().CommandLine(opts.Command)
+		target = opts.httpRedactor().URL(opts.URL)
+		// The sessions name the URL as given (its password redacted); the
+		// server gets its user info as Basic credentials, as mcpspy record
+		// sends them: the WebSocket dialer refuses a URL that has some.
+		opts.URL, opts.Header = recorder.UpstreamCredentials(opts.URL, opts.Header)
 	}
+	s := &Source{opts: opts, target: target, open: map[*upstream]bool{}}
 	if opts.Record != "" {
 		wo := store.WriterOptions{Observe: store.ObserveHandshake, Log: opts.Log, Rewrite: recorder.Rewriter(opts.Redact, opts.RedactValues),
 			CreateLate: true}
