@@ -48,7 +48,7 @@ func startHTTP(o Options, t *tape, receive func([]byte), failed func(id string, 
 	}
 	h := &httpConn{failed: failed, note: note, listIDs: map[string]bool{}}
 	h.c = recorder.NewStreamableClient(recorder.StreamableOptions{
-		URL: o.URL, Header: o.Header, Client: client, Tap: t, Timeout: o.Timeout, Redactor: secrets,
+		URL: o.URL, Header: o.Header, Client: client, Tap: t, Timeout: o.Timeout, Redactor: o.redactor(),
 		Receive: func(frame []byte, _ string) {
 			h.heard(frame)
 			receive(frame)

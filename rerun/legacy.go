@@ -19,7 +19,7 @@ type legacyConn struct {
 }
 
 func startLegacy(o Options, t *tape, client *http.Client, receive func([]byte), failed func(id string, status int, reason string)) (conn, error) {
-	c, err := recorder.DialLegacy(recorder.LegacyOptions{URL: o.URL, Header: o.Header, Client: client, Timeout: o.Timeout, Tap: t, Redactor: secrets, Receive: receive})
+	c, err := recorder.DialLegacy(recorder.LegacyOptions{URL: o.URL, Header: o.Header, Client: client, Timeout: o.Timeout, Tap: t, Redactor: o.redactor(), Receive: receive})
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,14 @@ type Options struct {
 	// Grace is how long each step of a stdio server's shutdown waits.
 	// Default 5 s.
 	Grace time.Duration
+	// Redactor hides secrets in what Result.Session keeps (mcpspy rerun
+	// -o writes it to a cassette): the upstream (URL or command line),
+	// the request paths, the response headers. Nil: what the recorders
+	// hide by default.
+	Redactor *recorder.HTTPRedactor
+	// NoRedact keeps those as they are, secrets and all (record
+	// --no-redact); Redactor is then not used.
+	NoRedact bool
 }
 
 // Result is what happened in the rerun.
@@ -634,9 +642,20 @@ func transportOf(o Options) string {
 // rerun -o), so it keeps what a recording keeps, no more.
 var secrets = recorder.NewHTTPRedactor(nil)
 
+// redactor is what o's session hides: nil (nothing) with NoRedact.
+func (o Options) redactor() *recorder.HTTPRedactor {
+	switch {
+	case o.NoRedact:
+		return nil
+	case o.Redactor != nil:
+		return o.Redactor
+	}
+	return secrets
+}
+
 func upstreamOf(o Options) string {
 	if o.URL != nil {
-		return secrets.URL(o.URL)
+		return o.redactor().URL(o.URL)
 	}
-	return recorder.RedactCommandLine(o.Command)
+	return o.redactor().CommandLine(o.Command)
 }

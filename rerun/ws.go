@@ -13,7 +13,7 @@ import (
 type wsConn struct{ c *recorder.WSClient }
 
 func startWS(ctx context.Context, o Options, t *tape, receive func([]byte)) (conn, error) {
-	c, err := recorder.DialWS(ctx, recorder.WSOptions{URL: o.URL, Header: o.Header, Timeout: o.Timeout, Tap: t, Redactor: secrets, Receive: receive})
+	c, err := recorder.DialWS(ctx, recorder.WSOptions{URL: o.URL, Header: o.Header, Timeout: o.Timeout, Tap: t, Redactor: o.redactor(), Receive: receive})
 	if err != nil {
 		return nil, err
 	}

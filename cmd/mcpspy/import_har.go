@@ -75,7 +75,7 @@ func recordHAR(got *store.HARImport, path, out string, s streams) error {
 		}
 		return fmt.Errorf("import: %s has no MCP traffic (%s, none a JSON-RPC message, an MCP header or a legacy SSE endpoint%s)", path, plural.Count(got.Skipped, "entry"), empty)
 	}
-	ids, err := recordSessions(out, got.Sessions)
+	ids, err := recordSessions(out, got.Sessions, nil) // got is redacted already
 	if err != nil {
 		return err
 	}

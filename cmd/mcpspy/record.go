@@ -49,17 +49,12 @@ func parseRecord(args []string, s streams) (*recordOptions, error) {
 	fs.StringVar(&o.session, "session", "", "a `NAME` for the recorded session(s), shown by ls and usable in export --session")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "with --upstream: listen on `ADDR`")
 	fs.StringVar(&o.upstream, "upstream", "", "record an HTTP (http://, https://) or WebSocket (ws://, wss://) server at `URL`")
-	fs.Var(&o.redact, "redact", "also store as \"[redacted]\" the value of every header, query parameter, message member (inside\n"+
-		"params, results and errors) and server command-line flag with this `NAME`; repeatable. Replay matches a\n"+
-		"redacted value with any value")
-	fs.Var(&o.redactValue, "redact-value", "also store as \"[redacted]\" every message member (inside params, results and errors) whose string\n"+
-		"value, or an array element of it, the Go regular expression `REGEX` matches, and every header value, query\n"+
-		"parameter value, URL path segment and server command-line argument it matches: secrets found by what they\n"+
-		"look like (sk-[A-Za-z0-9]{20,}); repeatable. Replay matches a redacted value with any value")
+	fs.Var(&o.redact, "redact", redactUsage)
+	fs.Var(&o.redactValue, "redact-value", redactValueUsage)
 	fs.Var(&o.origins, "allow-origin", "with --upstream: also proxy browser requests from `ORIGIN` (repeatable; * allows any); requests without Origin and loopback origins always pass")
 	fs.Var(&o.headers, "header", "with --upstream: set header `'NAME: VALUE'` on every request to the upstream (repeatable), in place of any\n"+
 		"the client sent so named; never recorded. For a server that wants a token the client cannot get through the proxy")
-	fs.BoolVar(&o.noRedact, "no-redact", false, "store credentials as they are (they are redacted by default)")
+	fs.BoolVar(&o.noRedact, "no-redact", false, noRedactUsage)
 	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the upstream's TLS certificate")
 	fs.BoolVar(&o.fsync, "fsync", false, "fsync every group commit, so the cassette also survives a power cut (slower); either way a killed\n"+
 		"mcpspy loses only what was not yet committed (a message waits at most 25 ms plus one commit)")

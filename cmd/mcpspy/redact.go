@@ -65,6 +65,19 @@ func newExportRedactor(names, patterns []string) (*exportRedactor, error) {
 	return &exportRedactor{names: names, values: values, frames: recorder.NewFrameRedactor(names), http: http, unnamed: map[string]int{}}, nil
 }
 
+// The help of record's and rerun's --redact, --redact-value and
+// --no-redact: both store what a server sent, and hide the same.
+const (
+	redactUsage = "also store as \"[redacted]\" the value of every header, query parameter, message member (inside\n" +
+		"params, results and errors) and server command-line flag with this `NAME`; repeatable. Replay matches a\n" +
+		"redacted value with any value"
+	redactValueUsage = "also store as \"[redacted]\" every message member (inside params, results and errors) whose string\n" +
+		"value, or an array element of it, the Go regular expression `REGEX` matches, and every header value, query\n" +
+		"parameter value, URL path segment and server command-line argument it matches: secrets found by what they\n" +
+		"look like (sk-[A-Za-z0-9]{20,}); repeatable. Replay matches a redacted value with any value"
+	noRedactUsage = "store credentials as they are (they are redacted by default)"
+)
+
 // checkRedactNames refuses an empty --redact value, which would name
 // nothing and leave the user believing something was hidden.
 func checkRedactNames(cmd string, names []string) error {

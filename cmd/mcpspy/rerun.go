@@ -19,8 +19,8 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-const rerunSynopsis = `rerun [--session ID] [-o CASSETTE] [--timeout D] [--ignore NAME] [--all] [--all-leaves] [--exit-code] SOURCE... -- COMMAND [ARG...]
-       mcpspy rerun [flags] [--header 'NAME: VALUE'] SOURCE... --upstream URL`
+const rerunSynopsis = `rerun [--session ID] [-o CASSETTE [--redact NAME] [--redact-value REGEX]] [--timeout D] [--ignore NAME] [--all] [--all-leaves] [--exit-code] SOURCE... -- COMMAND [ARG...]
+       mcpspy rerun [flags] [-o CASSETTE [--no-redact]] [--header 'NAME: VALUE'] SOURCE... --upstream URL`
 
 // runRerun sends the client side of recorded sessions to a server again,
 // one session at a time (the connections of one sessionless client
@@ -42,6 +42,11 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	allLeaves := allLeavesFlag(fs)
 	ignore := ignoreFlag(fs)
 	exitCode := fs.Bool("exit-code", false, "exit 1 when the server now answers differently, or not at all, or sends what is no JSON-RPC message")
+	// What -o stores is hidden as record hides it.
+	var redact, redactValue multiFlag
+	fs.Var(&redact, "redact", "with -o: "+redactUsage)
+	fs.Var(&redactValue, "redact-value", "with -o: "+redactValueUsage)
+	noRedact := fs.Bool("no-redact", false, "with -o and --upstream: "+noRedactUsage)
 	cmdAt := slices.Index(args, "--")
 	flagArgs, command := args, []string(nil)
 	if cmdAt >= 0 {
@@ -75,14 +80,24 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	opts := rerun.Options{Command: command, Timeout: *timeout, Stderr: s.Err, Header: header}
-	target := recorder.RedactCommandLine(command)
+	red, values, err := rerunRedaction(*out != "", *upstream != "", redact, redactValue, *noRedact)
+	if err != nil {
+		return err
+	}
+	opts := rerun.Options{Command: command, Timeout: *timeout, Stderr: s.Err, Header: header, Redactor: red, NoRedact: *noRedact}
+	// The comparison names the server as the cassette would, whatever
+	// --no-redact says: stdout ends up in CI logs.
+	shown := red
+	if shown == nil {
+		shown = recorder.NewHTTPRedactor(nil)
+	}
+	target := shown.CommandLine(command)
 	if *upstream != "" {
 		u, err := cli.Upstream("rerun", *upstream)
 		if err != nil {
 			return err
 		}
-		opts.URL, target = u, recorder.NewHTTPRedactor(nil).URL(u)
+		opts.URL, target = u, shown.URL(u)
 	} else if len(headers) > 0 {
 		return usageErrorf("rerun: --header is for --upstream URL, not a stdio server")
 	}
@@ -173,7 +188,7 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		compared.warnUnmatched(s.Err, "rerun", *ignore)
 	}
 	if *out != "" && len(reruns) > 0 {
-		if _, err := recordSessions(*out, reruns); err != nil {
+		if _, err := recordSessions(*out, reruns, recorder.Rewriter(redact, values)); err != nil {
 			return errors.Join(stopped, fmt.Errorf("cassette: %w", err))
 		}
 	}
@@ -184,6 +199,36 @@ func runRerun(ctx context.Context, args []string, s streams) error {
 		return &cli.ExitError{Code: 1}
 	}
 	return nil
+}
+
+// rerunRedaction checks rerun's --redact, --redact-value and --no-redact,
+// which say what -o stores, as record's do, and returns what hides the
+// secrets in HTTP metadata and the upstream (nil: the default, or nothing
+// with --no-redact) and the compiled --redact-value patterns. Without -o
+// nothing is stored, so they are refused, as --no-redact is for a stdio
+// server (whose frames alone are stored): silently ignored, they would
+// have the user believe otherwise.
+func rerunRedaction(out, upstream bool, names, patterns []string, noRedact bool) (*recorder.HTTPRedactor, *recorder.ValuePatterns, error) {
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"redact", len(names) > 0}, {"redact-value", len(patterns) > 0}, {"no-redact", noRedact}} {
+		if f.set && !out {
+			return nil, nil, usageErrorf("rerun: --%s is for what -o CASSETTE stores, and there is no -o", f.name)
+		}
+	}
+	if noRedact && !upstream {
+		return nil, nil, usageErrorf("rerun: --no-redact is for an HTTP or WebSocket server (--upstream URL), not a stdio server")
+	}
+	if err := checkRedactNames("rerun", names); err != nil {
+		return nil, nil, err
+	}
+	values, err := valuePatterns("rerun", patterns)
+	if err != nil {
+		return nil, nil, err
+	}
+	red, err := httpRedactor("rerun", names, patterns, values, noRedact)
+	return red, values, err
 }
 
 // answeredAny says whether the server sent the session anything.
@@ -274,12 +319,14 @@ func cassetteToDevice(path string, build func(built string) ([]string, error)) (
 
 // recordSessions adds sessions to the cassette at path as a recorder
 // would: through a store.Writer, so each gets the cassette's next id and
-// other recorders may write to it meanwhile.
-func recordSessions(path string, sessions []store.TapeSession) (ids []string, err error) {
+// other recorders may write to it meanwhile. rewrite, if not nil, is the
+// writer's Rewrite (recorder.Rewriter: what --redact and --redact-value
+// hide in frames).
+func recordSessions(path string, sessions []store.TapeSession, rewrite func(*store.Message) *store.Message) (ids []string, err error) {
 	if atomicfile.Direct(path) {
-		return cassetteToDevice(path, func(built string) ([]string, error) { return recordSessions(built, sessions) })
+		return cassetteToDevice(path, func(built string) ([]string, error) { return recordSessions(built, sessions, rewrite) })
 	}
-	w, err := store.NewWriter(path, store.WriterOptions{Observe: store.ObserveHandshake})
+	w, err := store.NewWriter(path, store.WriterOptions{Observe: store.ObserveHandshake, Rewrite: rewrite})
 	if err != nil {
 		return nil, err
 	}
