@@ -449,10 +449,7 @@ func wrapServer(session string, entry hostEntry, o WrapOptions) (_ *commandChang
 	if why != "" {
 		if _, hasCommand := entry.lookup("command"); !hasCommand {
 			if f, found := entry.lookup("url"); found {
-				var url string
-				_ = json.Unmarshal(entry.raw(f), &url)
-				return nil, fmt.Sprintf("left as it is: the host reaches it at a URL; record it with\n    %s record -o %s --session %s --upstream %s\n  and give the host the address that prints instead",
-					shellword.Word(o.Mcpspy), shellword.Word(o.Cassette), shellword.Word(session), shellword.Word(url)), ""
+				return nil, urlServerNote(session, entry, f, o), ""
 			}
 		}
 		return nil, "left as it is: " + why, ""
@@ -472,6 +469,61 @@ func wrapServer(session string, entry hostEntry, o WrapOptions) (_ *commandChang
 	f, _ := entry.lookup("command") // serverCommand found it
 	change := &commandChange{command: marshal(o.Mcpspy), prepend: append(quoteAll(record), entry.written(f.value))}
 	return change, fmt.Sprintf("records into %s as session %q", o.Cassette, session), o.Cassette
+}
+
+// urlServerNote is the note for a server the host reaches at the URL in
+// field url of entry: the mcpspy record command to run in front of it.
+// The entry's "headers" go with it as --header flags: they are most often
+// the server's credentials (Authorization), and without them the server
+// answers the recording 401. The note is the one place they are written
+// to, and it says so: the user needs them to run the command.
+func urlServerNote(session string, entry hostEntry, url field, o WrapOptions) string {
+	var u string
+	_ = json.Unmarshal(entry.raw(url), &u)
+	command := []string{shellword.Word(o.Mcpspy), "record", "-o", shellword.Word(o.Cassette), "--session", shellword.Word(session)}
+	headers, why := entryHeaders(entry)
+	placeholder := false
+	for _, h := range headers {
+		command = append(command, "--header", shellword.Word(h))
+		placeholder = placeholder || strings.Contains(h, "${")
+	}
+	command = append(command, "--upstream", shellword.Word(u))
+	note := "left as it is: the host reaches it at a URL; record it with\n    " + strings.Join(command, " ") +
+		"\n  and give the host the address that prints instead"
+	switch {
+	case why != "":
+		note += "\n  (" + why + ": add what the server needs as --header 'NAME: VALUE')"
+	case len(headers) > 0:
+		note += "\n  (this command holds the entry's headers, credentials included, for mcpspy to send to the server;\n" +
+			"  they are written nowhere else, and never recorded"
+		if placeholder {
+			note += "; a ${…} in them is the host's to fill in: put its value in its place"
+		}
+		note += ")"
+	}
+	return note
+}
+
+// entryHeaders returns the "headers" of a server's entry, each as
+// "NAME: VALUE", in the entry's order; why says what is wrong with
+// headers that are not an object of strings.
+func entryHeaders(entry hostEntry) (headers []string, why string) {
+	f, found := entry.lookup("headers")
+	if !found {
+		return nil, ""
+	}
+	fields, ok := objectFields(entry.plain, f.value)
+	if !ok {
+		return nil, "its headers are not an object"
+	}
+	for _, h := range fields {
+		var value string
+		if json.Unmarshal(entry.raw(h), &value) != nil {
+			return nil, fmt.Sprintf("its header %q is not a string", h.name)
+		}
+		headers = append(headers, h.name+": "+value)
+	}
+	return headers, ""
 }
 
 // recordOutput returns the cassette mcpspy record's flags (those before

@@ -44,7 +44,7 @@ func TestWrapHostConfig_Shapes(t *testing.T) {
 			"VS Code's settings.json", "vscode-settings.json",
 			[]server{
 				{[]string{"mcp", "servers", "git"}, "", wrapped("git"), "git"},
-				{[]string{"mcp", "servers", "github"}, "", "--session github --upstream https://api.githubcopilot.com/mcp/", ""},
+				{[]string{"mcp", "servers", "github"}, "", "--session github --header 'Authorization: Bearer ${input:github-token}' --upstream https://api.githubcopilot.com/mcp/", ""},
 				{[]string{"mcp", "servers", "time"}, "", wrapped("time"), "time"},
 			},
 		},
