@@ -82,6 +82,7 @@ type Server struct {
 	unmatched   []Unmatched
 	skipped     []Skipped
 	undelivered []Undelivered
+	interrupted []Interrupted
 	losses      map[lossKey]*heldLoss // what stderr has yet to say (losses.go)
 
 	http httpState
@@ -137,6 +138,24 @@ type Undelivered struct {
 	Count  int    `json:"count"`
 }
 
+// Interrupted is one request whose answer was still to come when its
+// session ended or its client closed stdin, and that was given up
+// unanswered: an answer's delay, its recorded timing or progress steps
+// still running, or a server→client request still awaiting the client's
+// reply. A call whose answer is to hang (a script's fault: hang, a
+// recording without its answer) is not interrupted: it got what it was
+// to get.
+type Interrupted struct {
+	Method string `json:"method"`
+	// Params is as Unmatched.Params; of a request with long params,
+	// only what it kept as it waited (its _meta).
+	Params string `json:"params,omitempty"`
+	// Why: "the client closed stdin while it waited", or "the session
+	// ended while it waited" (SIGTERM, or the client ended an HTTP
+	// session).
+	Why string `json:"why"`
+}
+
 // Report says how a replay went: for --report and --strict.
 type Report struct {
 	Matched   int         `json:"matched"`
@@ -159,11 +178,18 @@ type Report struct {
 	// that never reached them (see Undelivered). They fail no --strict:
 	// a client need not listen, nor stay to the end.
 	Undelivered []Undelivered `json:"undelivered,omitempty"`
+	// Interrupted lists requests given up unanswered when mcpmock
+	// stopped or the client closed stdin (see Interrupted); they are
+	// not counted in Matched. They fail --strict: the host never got
+	// the answer its test was to see.
+	Interrupted []Interrupted `json:"interrupted,omitempty"`
 }
 
 // Clean says whether everything asked was answered and everything recorded
 // was asked: what --strict demands.
-func (r Report) Clean() bool { return len(r.Unmatched) == 0 && len(r.Unused) == 0 }
+func (r Report) Clean() bool {
+	return len(r.Unmatched) == 0 && len(r.Unused) == 0 && len(r.Interrupted) == 0
+}
 
 // ErrNoSources is returned by NewServer without sources.
 var ErrNoSources = errors.New("no sources to answer from")
@@ -221,7 +247,7 @@ func NewServer(sources []Source, opts Options) (*Server, error) {
 // Report returns what happened so far.
 func (s *Server) Report() Report {
 	s.mu.Lock()
-	r := Report{Matched: s.matched, Unmatched: append([]Unmatched{}, s.unmatched...), Skipped: slices.Clone(s.skipped), Undelivered: slices.Clone(s.undelivered)}
+	r := Report{Matched: s.matched, Unmatched: append([]Unmatched{}, s.unmatched...), Skipped: slices.Clone(s.skipped), Undelivered: slices.Clone(s.undelivered), Interrupted: slices.Clone(s.interrupted)}
 	s.mu.Unlock()
 	r.Unused = []string{}
 	live := eras(s.eras.Load())
@@ -247,7 +273,7 @@ func (s *Server) Report() Report {
 // counted on either side of it.
 func (s *Server) ResetReport() {
 	s.mu.Lock()
-	s.matched, s.unmatched, s.skipped, s.undelivered = 0, nil, nil, nil
+	s.matched, s.unmatched, s.skipped, s.undelivered, s.interrupted = 0, nil, nil, nil, nil
 	s.mu.Unlock()
 	s.eras.Store(0)
 	for _, src := range s.sources {

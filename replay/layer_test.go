@@ -1,10 +1,10 @@
 package replay_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -73,17 +73,33 @@ func TestServer_LayersAndFaults(t *testing.T) {
 	}
 }
 
+// TestServer_TimingRecorded: --timing recorded answers after the
+// recorded time. The client keeps stdin open until its answer comes:
+// at the end of stdin a recorded wait is given up.
 func TestServer_TimingRecorded(t *testing.T) {
 	srv, err := replay.NewServer([]replay.Source{cassetteOf(t, basicTape...)}, replay.Options{Timing: "recorded", Log: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}` + "\n"
-	var out strings.Builder
-	if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
+	sr, cw := io.Pipe()
+	cr, sw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(context.Background(), sr, sw) }()
+	if _, err := io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}` + "\n"; out.String() != want {
-		t.Errorf("got %q, want %q", out.String(), want)
+	got, err := bufio.NewReader(cr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}` + "\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if r := srv.Report(); r.Matched != 1 || len(r.Interrupted) != 0 {
+		t.Errorf("report %+v", r)
 	}
 }

@@ -506,7 +506,7 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 			_ = peer.Notify(method, params)
 		}
 		for _, st := range it.during {
-			if timing && !waitUntil(ctx, start.Add(st.at)) {
+			if timing && !sleepUntil(ctx, start.Add(st.at)) {
 				return Reply{NoReply: true}
 			}
 			if ctx.Err() != nil {
@@ -535,7 +535,7 @@ func (s *cassetteSession) planRecorded(it *interaction) *Prepared {
 				notify(st.out.Method, st.out.Params)
 			}
 		}
-		if timing && !waitUntil(ctx, start.Add(it.replyAt)) {
+		if timing && !sleepUntil(ctx, start.Add(it.replyAt)) {
 			return Reply{NoReply: true}
 		}
 		if sentProgress {
@@ -621,21 +621,6 @@ func (s *session) barrier(ctx context.Context, send func([]byte) error) {
 func withMember(params json.RawMessage, name string, value json.RawMessage) json.RawMessage {
 	out, _, _ := jsonrpc.ReplaceMembers(params, func(path []string, member string) bool { return len(path) == 0 && member == name }, value)
 	return out
-}
-
-func waitUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // nearestScan bounds the work spent on an error message.

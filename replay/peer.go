@@ -120,7 +120,11 @@ func (p *peer) callOn(ctx context.Context, send func([]byte) error, where, metho
 	if err := p.s.withheld(p.req, method, params, where+" "+p.req.Method); err != nil {
 		return nil, err
 	}
-	return p.s.call(ctx, send, method, params)
+	res, err := p.s.call(ctx, send, method, params)
+	if err != nil {
+		waitStateOf(ctx).noteEnd(ctx) // given up with the session, not by the client
+	}
+	return res, err
 }
 
 // AwaitTurn implements Sequencer.

@@ -369,6 +369,7 @@ func (s *session) request(req *Request, ex exchange) {
 			}
 			s.mu.Unlock()
 			s.takeTurn(req)
+			ctx := s.withWaitState(ctx)
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
@@ -402,6 +403,7 @@ func (s *session) request(req *Request, ex exchange) {
 		// The goroutine sees the request only as it waits: the reader
 		// goes on to the next frames meanwhile, and this one can go.
 		waiting := waitingFor(pr, req)
+		ctx := s.withWaitState(ctx)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -523,6 +525,11 @@ func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Req
 // what the source said of a reply marked Unmatched (Explainer), for the
 // report, rather than what the reply itself says.
 func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply, sse bool, why string) {
+	if why := s.gaveUp(ctx, r); why != "" {
+		s.srv.interrupt(req, why)
+		ex.done()
+		return
+	}
 	if r.Unmatched {
 		s.srv.answeredUnmatched(req, r, why)
 	} else {

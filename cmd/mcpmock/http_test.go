@@ -326,6 +326,57 @@ func TestServe_NodeRunnerStopsWithSIGTERM(t *testing.T) {
 	}
 }
 
+// TestServe_NodeStdioCloseWhileACallWaits: the TypeScript SDK's
+// StdioClientTransport.close() while a call waits out a script's long
+// delay (testdata/npm/stdio-close-client.mjs) ends mcpmock at the end of
+// its stdin, so close() never gets to its SIGTERM; the call, given up,
+// is reported interrupted, not matched, and fails --strict.
+func TestServe_NodeStdioCloseWhileACallWaits(t *testing.T) {
+	mock := peertest.Binary(t, "mcpmock")
+	dir := t.TempDir()
+	script := filepath.Join(dir, "slow.yaml")
+	if err := os.WriteFile(script, []byte("server: {name: s, version: \"1\"}\ntools:\n  - {name: slow, answers: [{text: done, delay: 1h}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(dir, "report.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	argv := peertest.NodeScript(t, "stdio-close-client.mjs", mock, report, script, "slow")
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = peertest.NPMDir(t)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("stdio-close-client.mjs: %v\n%s%s", err, out, stderr.String())
+	}
+	var got struct {
+		Signals []string `json:"signals"`
+		Exit    struct {
+			Code   *int    `json:"code"`
+			Signal *string `json:"signal"`
+		} `json:"exit"`
+		Call   string        `json:"call"`
+		Report replay.Report `json:"report"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(got.Signals) != 0 || got.Exit.Signal != nil || got.Exit.Code == nil {
+		t.Errorf("close() sent %v; mcpmock exited with code %v, signal %v: want an exit at the end of stdin, no signal; stderr:\n%s", got.Signals, got.Exit.Code, got.Exit.Signal, stderr.String())
+	}
+	if got.Exit.Code != nil && *got.Exit.Code != 1 {
+		t.Errorf("exit code %d, want 1 (--strict, a call interrupted)", *got.Exit.Code)
+	}
+	want := []replay.Interrupted{{Method: "tools/call", Params: `{"name":"slow"}`, Why: "the client closed stdin while it waited"}}
+	if got.Report.Matched != 1 || len(got.Report.Interrupted) != 1 || got.Report.Interrupted[0] != want[0] {
+		t.Errorf("report %+v, want initialize matched and %+v", got.Report, want)
+	}
+	if got.Call == "answered" {
+		t.Error("the call was answered")
+	}
+}
+
 // TestServe_ListeningLineOfEveryInterface: bound to every interface
 // (0.0.0.0, as in a container), the listening line gives a URL a client
 // on this machine connects to, not http://[::]:PORT/mcp, which Go prints

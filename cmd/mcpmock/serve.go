@@ -53,11 +53,11 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 	fs.StringVar(&o.http, "http", "", "serve Streamable HTTP on `ADDR` at /mcp (and legacy HTTP+SSE at /sse, /message); a bare port binds 127.0.0.1")
 	fs.StringVar(&o.ws, "ws", "", "serve WebSocket (subprotocol mcp) on `ADDR`; a bare port binds 127.0.0.1")
 	fs.StringVar(&o.match, "match", "default", "how requests match recordings, `MODE`: default, strict, ignore-params, ignore-params=METHOD,... (see docs/REPLAY.md)")
-	fs.StringVar(&o.report, "report", "", "write a JSON report to `FILE` at exit: matched, unmatched, unused, skipped\n"+
+	fs.StringVar(&o.report, "report", "", "write a JSON report to `FILE` at exit: matched, unmatched, unused, skipped, interrupted\n"+
 		"(- is stdout, with --http or --ws)")
 	fs.StringVar(&o.journal, "journal", "", "write every request and notification clients send to `FILE` as it arrives, one JSON object per line\n"+
 		"(- is stdout, with --http or --ws)")
-	fs.BoolVar(&o.strict, "strict", false, "exit 1 if any request was unmatched or any recorded request unused")
+	fs.BoolVar(&o.strict, "strict", false, "exit 1 if any request was unmatched, any recorded request unused, or any call interrupted (given up unanswered when mcpmock stopped or stdin closed)")
 	fs.StringVar(&o.timing, "timing", "none", "`recorded` keeps the recorded delays; none answers at once")
 	fs.Var(&o.sessions, "session", "replay only the recorded session `NAME` (an id or a name; repeatable; cassettes only)")
 	fs.Var(&o.ignore, "ignore", "leave request members named `NAME` (at any depth in params) out of matching: values that change\n"+
@@ -462,12 +462,15 @@ func finish(rep replay.Report, fb fallback.Stats, o *serveOptions, stdout io.Wri
 			return fmt.Errorf("report: %w", err)
 		}
 	}
-	if o.strict && len(r.FallbackFailed) > 0 {
-		return fmt.Errorf("--strict: %s unmatched, %s unused, %d the fallback server could not answer",
-			plural.Count(len(r.Unmatched), "request"), plural.Count(len(r.Unused), "recorded request"), len(r.FallbackFailed))
-	}
-	if o.strict && !r.Clean() {
-		return fmt.Errorf("--strict: %s unmatched, %s unused", plural.Count(len(r.Unmatched), "request"), plural.Count(len(r.Unused), "recorded request"))
+	if o.strict && (len(r.FallbackFailed) > 0 || !r.Clean()) {
+		msg := fmt.Sprintf("--strict: %s unmatched, %s unused", plural.Count(len(r.Unmatched), "request"), plural.Count(len(r.Unused), "recorded request"))
+		if n := len(r.Interrupted); n > 0 {
+			msg += fmt.Sprintf(", %s interrupted before its answer", plural.Count(n, "call"))
+		}
+		if n := len(r.FallbackFailed); n > 0 {
+			msg += fmt.Sprintf(", %d the fallback server could not answer", n)
+		}
+		return errors.New(msg)
 	}
 	// Without --strict too: the command could not be run at all, so
 	// nothing the run was to record was, and a script that checks only

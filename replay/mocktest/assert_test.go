@@ -11,7 +11,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptape/mcptape/replay"
 	"github.com/mcptape/mcptape/replay/mocktest"
+	"github.com/mcptape/mcptape/replay/script"
 )
 
 // failureTB stands in for a test whose failures the test below reads:
@@ -137,5 +139,34 @@ func TestServer_AssertNoUnmatched_ScriptWithoutAnswer(t *testing.T) {
 	}
 	if err := srv.Check(); err == nil || "mocktest: "+err.Error() != want {
 		t.Errorf("Check: %v", err)
+	}
+}
+
+// A test that ends while a call still waits for its answer (a script's
+// delay) never saw that answer: after Close, Check fails naming the
+// call, as --strict does.
+func TestServer_Check_CallInterrupted(t *testing.T) {
+	src, err := script.Parse("slow.yaml", []byte("server: {name: s, version: \"1\"}\ntools:\n  - {name: slow, answers: [{text: done, delay: 1h}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mocktest.New(t, []replay.Source{src})
+	ctx, cs := connect(t, srv)
+	go func() { _, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow"}) }()
+	for len(srv.ToolCalls("slow")) == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the call never reached the server")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := srv.Check(); err != nil {
+		t.Fatalf("Check while the call waits: %v", err)
+	}
+	srv.Close()
+	// Why: Close ends the client's pipes and the session, in no set order.
+	const want = `interrupted before its answer: tools/call {"name":"slow"}: `
+	if err := srv.Check(); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Check after Close: %v, want it to begin %q", err, want)
 	}
 }

@@ -412,13 +412,22 @@ func (s *Server) ToolCalls(name string) []json.RawMessage {
 // Warnings returns what the server wrote to its log so far.
 func (s *Server) Warnings() string { return s.log.String() }
 
-// Check returns an error listing unmatched requests and recorded
-// requests never asked for, or nil.
+// Check returns an error listing unmatched requests, recorded requests
+// never asked for and calls given up unanswered when the server was
+// closed or the client hung up (Report.Interrupted: the test never saw
+// their answers), or nil: what --strict demands.
 func (s *Server) Check() error {
 	r := s.Report()
 	errs := unmatchedErrors(r)
 	for _, u := range r.Unused {
 		errs = append(errs, fmt.Errorf("recorded but never used: %s", u))
+	}
+	for _, in := range r.Interrupted {
+		what := in.Method
+		if in.Params != "" {
+			what += " " + in.Params
+		}
+		errs = append(errs, fmt.Errorf("interrupted before its answer: %s: %s", what, in.Why))
 	}
 	return errors.Join(errs...)
 }

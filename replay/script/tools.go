@@ -169,20 +169,9 @@ func templateError(name string, err error) error {
 	return fmt.Errorf("template fails at %s", msg)
 }
 
-// wait sleeps for d unless ctx ends first.
-func wait(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+// wait sleeps for d unless ctx ends first or the client hangs up
+// (replay.Sleep).
+func wait(ctx context.Context, d time.Duration) bool { return replay.Sleep(ctx, d) }
 
 // perform runs an answer: log notifications, progress steps, the delay,
 // then the reply or the fault.

@@ -1,0 +1,140 @@
+package replay
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// A call whose answer waits (a delay, the recorded timing, progress
+// steps, a server→client request) is given up, not awaited, once nobody
+// will read its answer: the client stopped sending (the end of stdin,
+// which is how an MCP client shuts a stdio server down) or the session
+// ended (SIGTERM). The report lists it apart (Report.Interrupted): the
+// client never got the answer it was promised.
+
+// waitKey keys a request's waitState in the context its answer is
+// played with.
+type waitKey struct{}
+
+// waitState is what the waits of one request's answer share with the
+// session: when to give up, and whether they did.
+type waitState struct {
+	s *session
+	// why is set when a wait ended because the session ended or its
+	// client stopped sending, and says which: the answer is then not
+	// written (session.finish).
+	why atomic.Pointer[string]
+}
+
+// withWaitState gives ctx, a request's context, the state Sleep and
+// Peer.Call report to.
+func (s *session) withWaitState(ctx context.Context) context.Context {
+	return context.WithValue(ctx, waitKey{}, &waitState{s: s})
+}
+
+func waitStateOf(ctx context.Context) *waitState {
+	w, _ := ctx.Value(waitKey{}).(*waitState)
+	return w
+}
+
+// drained returns the channel that closes when w's session stops
+// reading; nil (never) outside a session.
+func (w *waitState) drained() <-chan struct{} {
+	if w == nil {
+		return nil
+	}
+	return w.s.draining
+}
+
+// noteEnd marks the answer given up when its session, not the request
+// alone (notifications/cancelled, an HTTP client gone), has ended: a
+// cancelled call is the client's doing, not an interruption.
+func (w *waitState) noteEnd(ctx context.Context) {
+	if w == nil || (ctx.Err() != nil && w.s.ctx.Err() == nil) {
+		return
+	}
+	if why := w.s.stopWhy(); why != "" {
+		w.why.CompareAndSwap(nil, &why)
+	}
+}
+
+// Sleep waits d, the time an answer takes (a delay, a pause between
+// progress steps), as a source's Play should: it returns true once d
+// has passed, false when ctx ends first or, over stdio, when the client
+// closes its stdin. A client that hung up reads no answer, so its
+// waits are given up rather than awaited, and the engine then writes
+// none and reports the call interrupted. A d of 0 or less waits for
+// nothing, even then: an answer that takes no time is still given, as
+// to requests piped in from a file.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	w := waitStateOf(ctx)
+	if d <= 0 {
+		if ctx.Err() != nil {
+			w.noteEnd(ctx)
+			return false
+		}
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+	case <-w.drained():
+	}
+	w.noteEnd(ctx)
+	return false
+}
+
+// sleepUntil is Sleep until t.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	return Sleep(ctx, time.Until(t))
+}
+
+// gaveUp says why the answer r to the request ctx is for is given up,
+// or "" if it is not: a wait of it ended with the session (Sleep,
+// Peer.Call), or ctx ended because the session did before the answer
+// was written. A hang (NoReply) that no wait marked got its answer.
+func (s *session) gaveUp(ctx context.Context, r Reply) string {
+	if w := waitStateOf(ctx); w != nil {
+		if why := w.why.Load(); why != nil {
+			return *why
+		}
+	}
+	if r.NoReply || ctx.Err() == nil || s.ctx.Err() == nil {
+		return ""
+	}
+	return endedWhy
+}
+
+// Why a call was given up, for the report.
+const (
+	endedWhy = "the session ended while it waited"
+	stdinWhy = "the client closed stdin while it waited"
+)
+
+// stopWhy says, for the report, why the session gives up what waits,
+// or "" while it does not.
+func (s *session) stopWhy() string {
+	if s.ctx.Err() != nil {
+		return endedWhy
+	}
+	select {
+	case <-s.draining:
+		return stdinWhy
+	default:
+		return ""
+	}
+}
+
+// interrupt counts a request given up unanswered (Report.Interrupted)
+// and says so.
+func (s *Server) interrupt(req *Request, why string) {
+	in := Interrupted{Method: req.Method, Params: shortCanon(req.Method, req.Params), Why: why}
+	s.mu.Lock()
+	s.interrupted = append(s.interrupted, in)
+	s.mu.Unlock()
+	s.warnf("%s given up unanswered: %s", describe(in.Method, in.Params), why)
+}
