@@ -39,10 +39,15 @@ func stdioRun(t *testing.T, eof bool, lines ...string) (string, replay.Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return stdioRunOf(t, src, replay.Options{}, eof, lines...)
+}
+
+// stdioRunOf is stdioRun with src and opts.
+func stdioRunOf(t *testing.T, src replay.Source, opts replay.Options, eof bool, lines ...string) (string, replay.Report) {
+	t.Helper()
 	received := make(chan struct{}, len(lines))
-	srv, err := replay.NewServer([]replay.Source{src}, replay.Options{
-		Journal: func(replay.Received) { received <- struct{}{} },
-	})
+	opts.Journal = func(replay.Received) { received <- struct{}{} }
+	srv, err := replay.NewServer([]replay.Source{src}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +140,34 @@ func TestServeStdio_EOFGivesUpWaitingAnswers(t *testing.T) {
 				t.Error("Clean() with a call interrupted")
 			}
 		})
+	}
+}
+
+// TestServeStdio_EOFGivesUpRecordedTiming: a cassette replayed with
+// --timing recorded, whose answer came an hour after its call, is given
+// up at the end of stdin too.
+func TestServeStdio_EOFGivesUpRecordedTiming(t *testing.T) {
+	tape := tapeOf(t,
+		`> `+giveUpInit,
+		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"srv","version":"1"}}}`,
+		`> `+giveUpInited,
+		`> `+callLine(1, "slow"),
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+	)
+	msgs := tape.Sessions[0].Messages
+	msgs[1].Time = msgs[0].Time // initialize answered at once
+	msgs[4].Time = msgs[3].Time.Add(time.Hour)
+	c, err := replay.NewCassette("slow.db", tape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, r := stdioRunOf(t, c, replay.Options{Timing: "recorded"}, true, giveUpInit, giveUpInited, callLine(1, "slow"))
+	want := replay.Interrupted{Method: "tools/call", Params: `{"name":"slow"}`, Why: "the client closed stdin while it waited"}
+	if r.Matched != 1 || len(r.Interrupted) != 1 || r.Interrupted[0] != want {
+		t.Errorf("report %+v, want 1 matched and interrupted %+v", r, want)
+	}
+	if strings.Contains(out, `"id":1,"result"`) {
+		t.Errorf("a call given up was answered:\n%s", out)
 	}
 }
 
