@@ -67,8 +67,9 @@ type session struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// draining closes when the client has stopped sending (stdio EOF):
-	// answers still being worked on are finished, but hung calls and
-	// server→client requests stop waiting.
+	// answers still being worked on are finished, but nothing waits any
+	// more: hung calls end, and delays (Sleep) and server→client
+	// requests give their calls up (giveup.go).
 	draining  chan struct{}
 	drainOnce sync.Once
 

@@ -58,7 +58,10 @@ func (connExchange) refuse(int, bool, *HTTPRefusal) error { return errNoStatus }
 // (answers). It returns nil at the end of r or when a fault drops the
 // connection, or ctx's error when ctx ends first. r and w are closed then
 // if they are io.Closers. Requests in flight are cancelled before it
-// returns.
+// returns. At the end of r, answers that take no time are still
+// written, but calls still waiting (Sleep, a server→client request) are
+// given up unanswered (Report.Interrupted): the end of stdin is how an
+// MCP client shuts its server down, and it reads no more answers.
 //
 // It returns without waiting for a read of r that Close cannot interrupt
 // (a pipe or terminal in blocking mode, which os.Stdin usually is): a
