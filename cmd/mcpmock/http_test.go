@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,53 +328,69 @@ func TestServe_NodeRunnerStopsWithSIGTERM(t *testing.T) {
 }
 
 // TestServe_NodeStdioCloseWhileACallWaits: the TypeScript SDK's
-// StdioClientTransport.close() while a call waits out a script's long
-// delay (testdata/npm/stdio-close-client.mjs) ends mcpmock at the end of
-// its stdin, so close() never gets to its SIGTERM; the call, given up,
-// is reported interrupted, not matched, and fails --strict.
+// StdioClientTransport.close() while a call waits
+// (testdata/npm/stdio-close-client.mjs) ends mcpmock at the end of its
+// stdin, so close() never gets to its SIGTERM. A call on a script's long
+// delay, given up, is reported interrupted, not matched, and fails
+// --strict; a hung call (fault: hang) ends the same way and counts as
+// matched: never answering was its answer.
 func TestServe_NodeStdioCloseWhileACallWaits(t *testing.T) {
 	mock := peertest.Binary(t, "mcpmock")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "slow.yaml")
-	if err := os.WriteFile(script, []byte("server: {name: s, version: \"1\"}\ntools:\n  - {name: slow, answers: [{text: done, delay: 1h}]}\n"), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte("server: {name: s, version: \"1\"}\ntools:\n"+
+		"  - {name: slow, answers: [{text: done, delay: 1h}]}\n"+
+		"  - {name: hang, answers: [{fault: hang}]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	report := filepath.Join(dir, "report.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	argv := peertest.NodeScript(t, "stdio-close-client.mjs", mock, report, script, "slow")
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = peertest.NPMDir(t)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("stdio-close-client.mjs: %v\n%s%s", err, out, stderr.String())
+	tests := []struct {
+		tool        string
+		code        int
+		matched     int
+		interrupted []replay.Interrupted
+	}{
+		{"slow", 1, 1, []replay.Interrupted{{Method: "tools/call", Params: `{"name":"slow"}`, Why: "the client closed stdin while it waited"}}},
+		{"hang", 0, 2, nil},
 	}
-	var got struct {
-		Signals []string `json:"signals"`
-		Exit    struct {
-			Code   *int    `json:"code"`
-			Signal *string `json:"signal"`
-		} `json:"exit"`
-		Call   string        `json:"call"`
-		Report replay.Report `json:"report"`
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	if len(got.Signals) != 0 || got.Exit.Signal != nil || got.Exit.Code == nil {
-		t.Errorf("close() sent %v; mcpmock exited with code %v, signal %v: want an exit at the end of stdin, no signal; stderr:\n%s", got.Signals, got.Exit.Code, got.Exit.Signal, stderr.String())
-	}
-	if got.Exit.Code != nil && *got.Exit.Code != 1 {
-		t.Errorf("exit code %d, want 1 (--strict, a call interrupted)", *got.Exit.Code)
-	}
-	want := []replay.Interrupted{{Method: "tools/call", Params: `{"name":"slow"}`, Why: "the client closed stdin while it waited"}}
-	if got.Report.Matched != 1 || len(got.Report.Interrupted) != 1 || got.Report.Interrupted[0] != want[0] {
-		t.Errorf("report %+v, want initialize matched and %+v", got.Report, want)
-	}
-	if got.Call == "answered" {
-		t.Error("the call was answered")
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			report := filepath.Join(t.TempDir(), "report.json")
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			argv := peertest.NodeScript(t, "stdio-close-client.mjs", mock, report, script, tt.tool)
+			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+			cmd.Dir = peertest.NPMDir(t)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("stdio-close-client.mjs: %v\n%s%s", err, out, stderr.String())
+			}
+			var got struct {
+				Signals []string `json:"signals"`
+				Exit    struct {
+					Code   *int    `json:"code"`
+					Signal *string `json:"signal"`
+				} `json:"exit"`
+				Call   string        `json:"call"`
+				Report replay.Report `json:"report"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if len(got.Signals) != 0 || got.Exit.Signal != nil || got.Exit.Code == nil {
+				t.Fatalf("close() sent %v; mcpmock exited with code %v, signal %v: want an exit at the end of stdin, no signal; stderr:\n%s", got.Signals, got.Exit.Code, got.Exit.Signal, stderr.String())
+			}
+			if *got.Exit.Code != tt.code {
+				t.Errorf("exit code %d, want %d (--strict); stderr:\n%s", *got.Exit.Code, tt.code, stderr.String())
+			}
+			if got.Report.Matched != tt.matched || !slices.Equal(got.Report.Interrupted, tt.interrupted) {
+				t.Errorf("report %+v, want %d matched, interrupted %+v", got.Report, tt.matched, tt.interrupted)
+			}
+			if got.Call == "answered" {
+				t.Error("the call was answered")
+			}
+		})
 	}
 }
 
