@@ -457,8 +457,9 @@ func unmatchedErrors(r replay.Report) []error {
 	return errs
 }
 
-// AssertAllUsed fails the test if a request went unmatched or a recorded
-// request was never asked for. It needs a Server made by New.
+// AssertAllUsed fails the test if a request went unmatched, a recorded
+// request was never asked for, or a call was given up unanswered (see
+// Check). It needs a Server made by New.
 func (s *Server) AssertAllUsed() {
 	if s.tb == nil {
 		panic("mocktest: AssertAllUsed needs a Server made by New; use Check")
