@@ -55,6 +55,13 @@ func (w *waitState) noteEnd(ctx context.Context) {
 		return
 	}
 	if why := w.s.stopWhy(); why != "" {
+		w.giveUp(why)
+	}
+}
+
+// giveUp marks the answer given up, for why, unless it already was.
+func (w *waitState) giveUp(why string) {
+	if w != nil {
 		w.why.CompareAndSwap(nil, &why)
 	}
 }
@@ -93,20 +100,18 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	return Sleep(ctx, time.Until(t))
 }
 
-// gaveUp says why the answer r to the request ctx is for is given up,
-// or "" if it is not: a wait of it ended with the session (Sleep,
-// Peer.Call), or ctx ended because the session did before the answer
-// was written. A hang (NoReply) that no wait marked got its answer.
-func (s *session) gaveUp(ctx context.Context, r Reply) string {
+// gaveUp says why the answer to the request ctx is for was given up
+// (Sleep, Peer.Call, a Play the session's end cut short), or "" if it
+// was not. A hang (NoReply) that no wait marked got its answer; a
+// source answering in its own way (the fallback) says for itself what
+// it could not answer.
+func gaveUp(ctx context.Context) string {
 	if w := waitStateOf(ctx); w != nil {
 		if why := w.why.Load(); why != nil {
 			return *why
 		}
 	}
-	if r.NoReply || ctx.Err() == nil || s.ctx.Err() == nil {
-		return ""
-	}
-	return endedWhy
+	return ""
 }
 
 // Why a call was given up, for the report.

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -276,4 +277,39 @@ func (s playSignalSession) Prepare(req *replay.Request) (*replay.Prepared, bool)
 		return play(ctx, peer, req)
 	}
 	return pr, true
+}
+
+// ctxWaiter answers initialize at once and a tools/call with a Play that
+// waits on its context alone (not through replay.Sleep), then answers.
+type ctxWaiter struct{}
+
+func (ctxWaiter) Name() string               { return "ctx-waiter" }
+func (ctxWaiter) Open() replay.SessionSource { return ctxWaiter{} }
+func (ctxWaiter) Unused() []string           { return nil }
+func (ctxWaiter) Answer(context.Context, replay.Peer, *replay.Request) (replay.Reply, bool) {
+	return replay.Reply{}, false
+}
+
+func (ctxWaiter) Prepare(req *replay.Request) (*replay.Prepared, bool) {
+	if req.Method != "tools/call" {
+		return &replay.Prepared{Reply: replay.Reply{Result: json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}`)}}, true
+	}
+	return &replay.Prepared{Play: func(ctx context.Context, _ replay.Peer, _ *replay.Request) replay.Reply {
+		<-ctx.Done()
+		return replay.Reply{Result: json.RawMessage(`{"content":[]}`)}
+	}}, true
+}
+
+// TestServeStdio_StopGivesUpAPlayWaitingOnItsContext: a source's Play
+// that waits on its context alone, cut short by the session's end
+// (SIGTERM), is reported interrupted too, its late answer not written.
+func TestServeStdio_StopGivesUpAPlayWaitingOnItsContext(t *testing.T) {
+	out, r := stdioRunOf(t, ctxWaiter{}, replay.Options{}, false, giveUpInit, callLine(1, "slow"))
+	want := replay.Interrupted{Method: "tools/call", Params: `{"name":"slow"}`, Why: "the session ended while it waited"}
+	if r.Matched != 1 || len(r.Interrupted) != 1 || r.Interrupted[0] != want {
+		t.Errorf("report %+v, want 1 matched and interrupted %+v", r, want)
+	}
+	if strings.Contains(out, `"id":1,"result"`) {
+		t.Errorf("a call given up was answered:\n%s", out)
+	}
 }

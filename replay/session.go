@@ -491,6 +491,11 @@ func (s *session) play(ctx context.Context, pr *Prepared, req *Request, ex excha
 	r := pr.Reply
 	if pr.Play != nil {
 		r = pr.Play(ctx, &peer{s: s, ex: ex, req: req}, req)
+		if !r.NoReply && ctx.Err() != nil && s.ctx.Err() != nil {
+			// A Play that waited on ctx alone, not through Sleep: its
+			// answer comes too late, as the session ended meanwhile.
+			waitStateOf(ctx).giveUp(endedWhy)
+		}
 	}
 	s.finish(ctx, req, ex, r, pr.SSE, why)
 }
@@ -526,7 +531,7 @@ func (s *session) answerFrom(ctx context.Context, srcs []SessionSource, req *Req
 // what the source said of a reply marked Unmatched (Explainer), for the
 // report, rather than what the reply itself says.
 func (s *session) finish(ctx context.Context, req *Request, ex exchange, r Reply, sse bool, why string) {
-	if why := s.gaveUp(ctx, r); why != "" {
+	if why := gaveUp(ctx); why != "" {
 		s.srv.interrupt(req, why)
 		ex.done()
 		return
