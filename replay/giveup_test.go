@@ -279,16 +279,11 @@ func (s playSignalSession) Prepare(req *replay.Request) (*replay.Prepared, bool)
 	return pr, true
 }
 
-// ctxWaiter answers initialize at once and a tools/call with a Play that
-// waits on its context alone (not through replay.Sleep), then answers.
-type ctxWaiter struct{}
+// ctxWaiter is slowTool (example_sleep_test.go) with a Play that waits
+// on its context alone, not through replay.Sleep, then answers.
+type ctxWaiter struct{ slowTool }
 
-func (ctxWaiter) Name() string               { return "ctx-waiter" }
 func (ctxWaiter) Open() replay.SessionSource { return ctxWaiter{} }
-func (ctxWaiter) Unused() []string           { return nil }
-func (ctxWaiter) Answer(context.Context, replay.Peer, *replay.Request) (replay.Reply, bool) {
-	return replay.Reply{}, false
-}
 
 func (ctxWaiter) Prepare(req *replay.Request) (*replay.Prepared, bool) {
 	if req.Method != "tools/call" {
