@@ -33,7 +33,7 @@ const version = "0.1"
 const usage = `mcpmock is a fake MCP server that replays cassettes and serves scripts.
 
 Usage:
-  mcpmock serve [--http ADDR | --ws ADDR] [--watch] [--match MODE] [--report FILE] [--strict]
+  mcpmock serve [--http ADDR | --ws ADDR] [--watch] [--exit-with-parent] [--match MODE] [--report FILE] [--strict]
                 [--journal FILE] [--timing recorded|none] [--session NAME]... [--ignore NAME]...
                 [--call-timeout D] [--session-idle D] [--http-sessions auto|on|off] SOURCE...
   mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--redact-value REGEX]

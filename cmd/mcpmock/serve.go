@@ -25,7 +25,7 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
-const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--watch] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] [--http-sessions auto|on|off] SOURCE...
+const serveSynopsis = `serve [--http ADDR | --ws ADDR] [--watch] [--exit-with-parent] [--match MODE] [--report FILE] [--journal FILE] [--strict] [--timing recorded|none] [--session NAME]... [--ignore NAME]... [--call-timeout D] [--session-idle D] [--http-sessions auto|on|off] SOURCE...
        mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--redact-value REGEX] [SOURCE...] -- COMMAND [ARG...]
        mcpmock serve [flags] [--record-new CASSETTE] [--redact NAME] [--redact-value REGEX] [--header 'NAME: VALUE'] --upstream URL [SOURCE...]`
 
@@ -43,8 +43,11 @@ type serveOptions struct {
 	// httpSessions is replay.Options.HTTPSessions.
 	httpSessions string
 	watch        bool
-	sources      []string
-	fallback     fallbackOptions
+	// exitWithParent: stop (as on SIGTERM) once the process that started
+	// mcpmock has ended (parent.go).
+	exitWithParent bool
+	sources        []string
+	fallback       fallbackOptions
 }
 
 func parseServe(args []string, s streams) (*serveOptions, error) {
@@ -68,6 +71,8 @@ func parseServe(args []string, s streams) (*serveOptions, error) {
 		"says server.sessions: false; on: always; off: never, as a server without sessions (GET and DELETE get 405)")
 	fs.BoolVar(&o.watch, "watch", false, "with --http or --ws: load the script SOURCEs again when their files change; sessions that start\n"+
 		"after a change get the new version, and one that does not load is reported while the last good one serves")
+	fs.BoolVar(&o.exitWithParent, "exit-with-parent", false, "stop, as on SIGTERM (the report written), once the process that started mcpmock has ended:\n"+
+		"a test runner that died without stopping it leaves no server holding its port")
 	o.fallback.flags(fs)
 	args, o.fallback.command = splitCommand(args)
 	var pos []string
@@ -254,6 +259,13 @@ func runServe(ctx context.Context, args []string, s streams) error {
 	o, err := parseServe(args, s)
 	if err != nil {
 		return err
+	}
+	if o.exitWithParent {
+		var stop context.CancelFunc
+		ctx, stop = context.WithCancel(ctx)
+		var watching sync.WaitGroup
+		watching.Go(func() { watchParent(ctx, stop, s.Err) })
+		defer func() { stop(); watching.Wait() }()
 	}
 	sources, watched, err := loadSources(o)
 	if err != nil {

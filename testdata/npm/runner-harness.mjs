@@ -17,7 +17,7 @@ const [mcpmock, reportFile, source, tool, args = "{}"] = process.argv.slice(2);
 
 // beforeEach
 function startMock(...argv) {
-  const proc = spawn(mcpmock, ["serve", "--http", "127.0.0.1:0", ...argv], { stdio: ["ignore", "ignore", "pipe"] });
+  const proc = spawn(mcpmock, ["serve", "--http", "127.0.0.1:0", "--exit-with-parent", ...argv], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   const url = new Promise((resolve, reject) => {
     // Keep reading stderr for as long as mcpmock runs: a pipe nobody
