@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/store"
 )
 
@@ -331,25 +332,10 @@ func (r *HTTPRedactor) CommandLine(argv []string) string {
 // whose name looks like a credential or is one of r's names.
 func (r *HTTPRedactor) secretHeaderArg(a string) (name, value string, ok bool) {
 	name, value, ok = strings.Cut(a, ":")
-	if !ok || !isHeaderName(name) || !r.secret(name) {
+	if !ok || !mcphttp.IsToken(name) || !r.secret(name) {
 		return "", "", false
 	}
 	return name, value, true
-}
-
-// isHeaderName says whether s is an HTTP token (RFC 9110), as a header's
-// name must be. A URL's scheme is one too, but "https" is no secret name.
-func isHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // isAuthScheme says whether a word is an HTTP authentication scheme that

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/mcptape/mcptape/internal/heapfloor"
+	"github.com/mcptape/mcptape/internal/mcphttp"
 	"github.com/mcptape/mcptape/internal/suggest"
 )
 
@@ -332,7 +333,7 @@ func Headers(cmd string, flags []string) (http.Header, error) {
 			return nil, Usagef("%s: --header %q: want NAME: VALUE (no colon after the name)", cmd, word)
 		case name == "":
 			return nil, Usagef("%s: --header %q: want NAME: VALUE (the name is empty)", cmd, ": …")
-		case !isToken(name):
+		case !mcphttp.IsToken(name):
 			return nil, Usagef("%s: --header %q: want NAME: VALUE (a name is one word of letters, digits and !#$%%&'*+-.^_`|~)", cmd, name+": …")
 		case strings.ContainsAny(value, "\r\n\x00"):
 			return nil, Usagef("%s: --header %q: the value holds a line break or a NUL, which no header may", cmd, name+": …")
@@ -340,18 +341,6 @@ func Headers(cmd string, flags []string) (http.Header, error) {
 		h.Add(name, strings.TrimSpace(value))
 	}
 	return h, nil
-}
-
-// isToken says whether s is an HTTP token (RFC 9110), as a header's name
-// must be.
-func isToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // Positive refuses a duration flag of 0 or less, which the packages

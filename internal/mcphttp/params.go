@@ -168,7 +168,7 @@ func (w *paramWalk) annotation(obj map[string]any, name any, path []string, stat
 		return fmt.Errorf("%s: x-mcp-header is allowed only on a property reached through \"properties\" alone", where)
 	case !ok || s == "":
 		return fmt.Errorf("%s: x-mcp-header must be a non-empty string", where)
-	case !isToken(s):
+	case !IsToken(s):
 		return fmt.Errorf("%s: x-mcp-header %q is not an HTTP token", where, s)
 	case !primitiveType(obj["type"]):
 		return fmt.Errorf("%s: x-mcp-header %q on type %v; only integer, string and boolean may be mirrored", where, s, obj["type"])
@@ -205,8 +205,9 @@ func primitiveType(t any) bool {
 	return false
 }
 
-// isToken says whether s is an RFC 9110 token (1*tchar).
-func isToken(s string) bool {
+// IsToken says whether s is an RFC 9110 token (1*tchar), as a header's
+// name must be.
+func IsToken(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {

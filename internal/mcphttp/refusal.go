@@ -76,7 +76,7 @@ func OwnedHeader(name string) bool {
 // characters but tab).
 func CheckRefusalHeader(name, value string) error {
 	switch {
-	case !isToken(name):
+	case !IsToken(name):
 		return fmt.Errorf("%q is not a header name (letters, digits and !#$%%&'*+-.^_`|~ only)", name)
 	case OwnedHeader(name):
 		return fmt.Errorf("%s is set by mcpmock, not by a fault (it owns %s)", http.CanonicalHeaderKey(name), strings.Join(ownedHeaders, ", "))
