@@ -22,6 +22,27 @@ import (
 	"github.com/mcptape/mcptape/store"
 )
 
+// serveInProcess runs mcpmock with args in process, with no stdin, until
+// ctx ends: its stderr comes line by line on lines (which the caller
+// reads to the end, or mcpmock's next line waits), its error on done.
+func serveInProcess(ctx context.Context, args ...string) (lines <-chan string, done <-chan error) {
+	pr, pw := io.Pipe()
+	ran := make(chan error, 1)
+	go func() {
+		ran <- run(ctx, args, streams{In: strings.NewReader(""), Out: io.Discard, Err: pw})
+		pw.Close()
+	}()
+	read := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			read <- sc.Text()
+		}
+		close(read)
+	}()
+	return read, ran
+}
+
 // TestServe_HTTP runs "mcpmock serve --http" in process: it prints the
 // listening line, serves, and writes its report when interrupted.
 func TestServe_HTTP(t *testing.T) {
@@ -29,20 +50,7 @@ func TestServe_HTTP(t *testing.T) {
 	report := filepath.Join(t.TempDir(), "r.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--http", ":0", "--report", report, db}, streams{In: strings.NewReader(""), Out: io.Discard, Err: pw})
-		pw.Close()
-	}()
-	lines := make(chan string, 10)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	lines, done := serveInProcess(ctx, "serve", "--http", ":0", "--report", report, db)
 	var url string
 	select {
 	case l := <-lines:
@@ -403,20 +411,7 @@ func TestServe_ListeningLineOfEveryInterface(t *testing.T) {
 	script := filepath.Join(peertest.ModuleRoot(), "cassettes", "script-basic.yaml")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--http", "0.0.0.0:0", script}, streams{In: strings.NewReader(""), Out: io.Discard, Err: pw})
-		pw.Close()
-	}()
-	lines := make(chan string, 10)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	lines, done := serveInProcess(ctx, "serve", "--http", "0.0.0.0:0", script)
 	next := func() string {
 		select {
 		case l := <-lines:
