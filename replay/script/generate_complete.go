@@ -179,22 +179,41 @@ func promptArgNames(def json.RawMessage) []string {
 	return names
 }
 
-// resourceTemplates writes the templates the server listed, with the
-// completions of their variables.
+// resourceTemplates writes the templates the server listed first (those
+// an event adds are in the event), with the completions of their
+// variables.
 func (r *recording) resourceTemplates() *yaml.Node {
 	out := seqNode()
 	for _, uri := range r.templateOrder {
-		t := pick(r.templateDefs[uri], resourceTemplateMembers)
-		vars, _ := templateVars(uri)
-		notes := r.addCompletions("ref/resource", uri, t, vars)
-		t.n.HeadComment = strings.Join(notes, "\n")
-		if err := loadsAs("resourceTemplates", t.n); err != nil {
+		if r.events != nil && !r.events.initially(templatesKind, uri) {
+			continue // an event adds it
+		}
+		def := r.templateDefs[uri]
+		if r.events != nil {
+			def, _ = r.events.initialDef(templatesKind, uri, def, true)
+		}
+		t, err := r.templateNode(uri, def)
+		if err != nil {
 			r.omit("resource template", uri, err)
 			continue
 		}
-		out.Content = append(out.Content, t.n)
+		out.Content = append(out.Content, t)
 	}
 	return out
+}
+
+// templateNode writes one template, as listed in def, with the recorded
+// completions of its variables: in the first lists or in the event that
+// adds it, a template completes as the server completed it.
+func (r *recording) templateNode(uri string, def json.RawMessage) (*yaml.Node, error) {
+	t := pick(def, resourceTemplateMembers)
+	vars, _ := templateVars(uri)
+	notes := r.addCompletions("ref/resource", uri, t, vars)
+	t.n.HeadComment = strings.Join(notes, "\n")
+	if err := loadsAs("resourceTemplates", t.n); err != nil {
+		return nil, err
+	}
+	return t.n, nil
 }
 
 // completionNotes says what completions were recorded of prompts and

@@ -11,7 +11,7 @@ import (
 
 // This file gives FromTape's script the recorded server's list changes as
 // events: a server that added, removed or changed a tool (resource,
-// prompt) and said so with notifications/…/list_changed starts with what
+// prompt, resource template) and said so with notifications/…/list_changed starts with what
 // it listed first, and an event changes the lists after the request that
 // made the server change them, as it did. A test of how a host follows
 // list changes can then start from the recording.
@@ -19,14 +19,29 @@ import (
 // Only a one-session recording gets events: events fire per session, and
 // sessions that changed at different points have no one script.
 
-// listKinds are the lists a server can change, with the member that
-// names an item of each.
-var listKinds = []struct{ kind, key string }{{"tools", "name"}, {"resources", "uri"}, {"prompts", "name"}}
+// listKind is a list a server can change: its kind (the list method
+// without "/list"), the member of the list result that holds its items,
+// the member that names an item, and the kind of the list_changed
+// notification that announces a change.
+type listKind struct{ kind, items, key, notice string }
+
+// listKinds are the lists a server can change. Resource templates have no
+// notification of their own: the spec's resources/list_changed stands for
+// a change of resources, of templates or of both.
+var listKinds = []listKind{
+	{"tools", "tools", "name", "tools"},
+	{"resources", "resources", "uri", "resources"},
+	{"prompts", "prompts", "name", "prompts"},
+	{templatesKind, "resourceTemplates", "uriTemplate", "resources"},
+}
+
+// templatesKind is the kind of resources/templates/list.
+const templatesKind = "resources/templates"
 
 // listMark is one step of a session's list history: a listing (its pages
 // joined) or a notification that the list changed.
 type listMark struct {
-	kind    string
+	kind    string    // for a change, the notification's (a listKind's notice)
 	changed bool      // a notifications/KIND/list_changed
 	trigger *exchange // for a change: the request that made it due
 	names   []string  // for a listing: the items' keys, in order
@@ -37,13 +52,13 @@ type listMark struct {
 // to the session's history; a page with a cursor joins the listing before.
 func (r *recording) noteListing(x *exchange) {
 	kind, ok := strings.CutSuffix(x.method, "/list")
-	i := slices.IndexFunc(listKinds, func(k struct{ kind, key string }) bool { return k.kind == kind })
+	i := slices.IndexFunc(listKinds, func(k listKind) bool { return k.kind == kind })
 	if !ok || i < 0 || len(x.result) == 0 {
 		return
 	}
 	var res map[string]json.RawMessage
 	var items []json.RawMessage
-	if json.Unmarshal(x.result, &res) != nil || json.Unmarshal(res[kind], &items) != nil {
+	if json.Unmarshal(x.result, &res) != nil || json.Unmarshal(res[listKinds[i].items], &items) != nil {
 		return
 	}
 	var m *listMark
@@ -107,11 +122,14 @@ func (r *recording) recordedEvents() *recordedEvents {
 		var due *exchange // the first change announced since prev
 		for _, m := range r.hist {
 			switch {
-			case m.kind != k.kind:
 			case m.changed:
-				if due == nil {
+				// A resources/list_changed counts for resources and for
+				// templates alike: the listings that follow say which
+				// changed (a delta that is empty is dropped).
+				if m.kind == k.notice && due == nil {
 					due = m.trigger
 				}
+			case m.kind != k.kind:
 			case prev == nil:
 				ev.first[k.kind] = m
 				prev, due = m, nil
@@ -273,6 +291,12 @@ func (r *recording) eventsNode() *yaml.Node {
 			setNames(e, "removePrompts", d.removed)
 			r.setItems(e, "addPrompts", "prompt", slices.Concat(d.added, d.replaced), func(name string) (*yaml.Node, error) {
 				return r.promptNode(name, d.defs[name], true)
+			})
+		}
+		if d := c.deltas[templatesKind]; d != nil {
+			setNames(e, "removeResourceTemplates", d.removed)
+			r.setItems(e, "addResourceTemplates", "resource template", slices.Concat(d.added, d.replaced), func(uri string) (*yaml.Node, error) {
+				return r.templateNode(uri, d.defs[uri])
 			})
 		}
 		out.Content = append(out.Content, e.n)

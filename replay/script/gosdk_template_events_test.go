@@ -33,33 +33,15 @@ events:
 	}
 	for _, tc := range transports {
 		t.Run(tc.name, func(t *testing.T) {
-			changed := make(chan struct{}, 10)
-			cs := connect(t, tc, path, &mcp.ClientOptions{
-				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
-			})
-			ctx := ctxT(t)
+			cs, changed := connectHearing(t, tc, path)
 			if got := templateNames(t, cs); got != "logs:///{day} old:///{id}" {
 				t.Fatalf("templates before the event: %s", got)
 			}
-			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "deploy"}); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-changed:
-			case <-ctx.Done():
-				t.Fatal("the resource list-changed handler did not fire")
-			}
+			callHearing(t, cs, "deploy", changed)
 			if got := templateNames(t, cs); got != "logs:///{day} builds:///{branch}" {
 				t.Errorf("templates after the event: %s", got)
 			}
-			res, err := cs.Complete(ctx, &mcp.CompleteParams{
-				Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: "builds:///{branch}"},
-				Argument: mcp.CompleteParamsArgument{Name: "branch", Value: "ma"},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := strings.Join(res.Completion.Values, " "); got != "main maintenance" {
+			if got := completeVar(t, cs, "builds:///{branch}", "branch", "ma"); got != "main maintenance" {
 				t.Errorf("completion of the added template's branch: %q", got)
 			}
 		})
@@ -72,9 +54,45 @@ func templateNames(t *testing.T, cs *mcp.ClientSession) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, rt := range res.ResourceTemplates {
-		names = append(names, rt.URITemplate)
+	return joinKeys(res.ResourceTemplates, func(rt *mcp.ResourceTemplate) string { return rt.URITemplate })
+}
+
+// callHearing calls tool name and waits for the resources/list_changed
+// that the call's event makes the server send (changed hears it).
+func callHearing(t *testing.T, cs *mcp.ClientSession, name string, changed <-chan struct{}) {
+	t.Helper()
+	ctx := ctxT(t)
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name}); err != nil {
+		t.Fatal(err)
 	}
-	return strings.Join(names, " ")
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatalf("no resources/list_changed after %s", name)
+	}
+}
+
+// completeVar is the values the server completes the template uri's
+// variable name at value with, joined by spaces.
+func completeVar(t *testing.T, cs *mcp.ClientSession, uri, name, value string) string {
+	t.Helper()
+	res, err := cs.Complete(ctxT(t), &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: uri},
+		Argument: mcp.CompleteParamsArgument{Name: name, Value: value},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(res.Completion.Values, " ")
+}
+
+// connectHearing is connect with a client whose changed hears each
+// resources/list_changed.
+func connectHearing(t *testing.T, tc transportCase, path string) (*mcp.ClientSession, <-chan struct{}) {
+	t.Helper()
+	changed := make(chan struct{}, 10)
+	cs := connect(t, tc, path, &mcp.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
+	})
+	return cs, changed
 }
