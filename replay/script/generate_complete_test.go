@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mcptape/mcptape/store"
 )
 
 // TestFromTape_Completions: recorded completion/complete exchanges become
@@ -53,5 +55,43 @@ func TestFromTape_Completions(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "complete:") {
 		t.Errorf("no complete in\n%s", out)
+	}
+}
+
+// TestFromTape_TemplateEventsCrossed: one resources/list_changed stands
+// for resources and templates alike. After deploy the client listed only
+// the templates, which had changed; after publish, only the resources.
+// Each change is due after the call whose notification its kind's
+// listing explains, not after the first notification since the kind was
+// last listed: the resources changed at publish, not at deploy.
+func TestFromTape_TemplateEventsCrossed(t *testing.T) {
+	s, out := generated(t, tapeOf(store.SessionInfo{ID: "s1"},
+		`> {"jsonrpc":"2.0","id":1,"method":"resources/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"resources":[{"uri":"file:///readme","name":"readme"}]}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"resources/templates/list"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"resourceTemplates":[{"uriTemplate":"logs:///{day}","name":"logs"}]}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"deploy","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"deployed"}]}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"resources/templates/list"}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"resourceTemplates":[{"uriTemplate":"logs:///{day}","name":"logs"},{"uriTemplate":"builds:///{branch}","name":"builds"}]}}`,
+		`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"publish","arguments":{}}}`,
+		`< {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"published"}]}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`,
+		`> {"jsonrpc":"2.0","id":6,"method":"resources/list"}`,
+		`< {"jsonrpc":"2.0","id":6,"result":{"resources":[{"uri":"file:///readme","name":"readme"},{"uri":"file:///release","name":"release"}]}}`,
+	))
+	c := newClient(t, s)
+	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	c.result("tools/call", toolCall("deploy", nil))
+	if got := c.listed("resources/templates/list", "resourceTemplates", "uriTemplate"); got != "logs:///{day} builds:///{branch}" {
+		t.Errorf("templates after deploy: %s\n%s", got, out)
+	}
+	if got := c.listed("resources/list", "resources", "uri"); got != "file:///readme" {
+		t.Errorf("resources after deploy: %s, want them unchanged until publish\n%s", got, out)
+	}
+	c.result("tools/call", toolCall("publish", nil))
+	if got := c.listed("resources/list", "resources", "uri"); got != "file:///readme file:///release" {
+		t.Errorf("resources after publish: %s\n%s", got, out)
 	}
 }

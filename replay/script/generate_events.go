@@ -3,6 +3,7 @@ package script
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -119,25 +120,25 @@ func (r *recording) recordedEvents() *recordedEvents {
 	made := map[*exchange]*listChange{} // by trigger
 	for _, k := range listKinds {
 		var prev *listMark
-		var due *exchange // the first change announced since prev
-		for _, m := range r.hist {
+		var notes []int // the changes announced since prev, by place in hist
+		for i, m := range r.hist {
 			switch {
 			case m.changed:
 				// A resources/list_changed counts for resources and for
 				// templates alike: the listings that follow say which
 				// changed (a delta that is empty is dropped).
-				if m.kind == k.notice && due == nil {
-					due = m.trigger
+				if m.kind == k.notice {
+					notes = append(notes, i)
 				}
 			case m.kind != k.kind:
 			case prev == nil:
 				ev.first[k.kind] = m
-				prev, due = m, nil
+				prev, notes = m, nil
 			default:
-				if due != nil {
-					ev.change(made, k.kind, due, prev, m)
+				if len(notes) > 0 {
+					ev.change(made, k.kind, r.dueOf(k, notes), prev, m)
 				}
-				prev, due = m, nil
+				prev, notes = m, nil
 			}
 		}
 	}
@@ -164,6 +165,52 @@ func (r *recording) recordedEvents() *recordedEvents {
 		}
 	}
 	return ev
+}
+
+// dueOf is the request that made due the change of kind k that its
+// listing now shows, of the changes announced since k was last listed
+// (notes, by place in hist): the first. But a notification that also
+// stands for another kind (resources/list_changed, for templates too)
+// and that a changed listing of that kind explains is passed over for a
+// later one: that server changed the other list then, and k later.
+func (r *recording) dueOf(k listKind, notes []int) *exchange {
+	for _, i := range notes {
+		if !r.explainedElsewhere(k, i) {
+			return r.hist[i].trigger
+		}
+	}
+	return r.hist[notes[0]].trigger
+}
+
+// explainedElsewhere says whether the change announced at hist[i] shows
+// in a list of another kind that its notification stands for: listed
+// after it, before the next such notification, with other items than
+// that kind's listing before it.
+func (r *recording) explainedElsewhere(k listKind, i int) bool {
+	for _, o := range listKinds {
+		if o.kind == k.kind || o.notice != k.notice {
+			continue
+		}
+		var before, after *listMark
+		for _, m := range r.hist[:i] {
+			if !m.changed && m.kind == o.kind {
+				before = m
+			}
+		}
+		for _, m := range r.hist[i+1:] {
+			if m.changed && m.kind == k.notice {
+				break
+			}
+			if !m.changed && m.kind == o.kind {
+				after = m
+				break
+			}
+		}
+		if before != nil && after != nil && !maps.EqualFunc(before.defs, after.defs, jsonValueEqual) {
+			return true
+		}
+	}
+	return false
 }
 
 // change records that listing next of kind differs from prev, the one

@@ -295,22 +295,14 @@ func TestFromTape_Events(t *testing.T) {
 
 	c := newClient(t, s)
 	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
-	listed := func(method, section, key string) []string {
-		t.Helper()
-		var names []string
-		for _, item := range c.result(method, nil)[section].([]any) {
-			names = append(names, item.(map[string]any)[key].(string))
-		}
-		return names
-	}
 	call := func(name string) string {
 		t.Helper()
 		return firstText(t, c.result("tools/call", toolCall(name, nil)))
 	}
-	if got := strings.Join(listed("tools/list", "tools", "name"), " "); got != "unlock old status" {
+	if got := c.listed("tools/list", "tools", "name"); got != "unlock old status" {
 		t.Errorf("first tools: %s", got)
 	}
-	if got := strings.Join(listed("resources/list", "resources", "uri"), " "); got != "file:///a.txt" {
+	if got := c.listed("resources/list", "resources", "uri"); got != "file:///a.txt" {
 		t.Errorf("first resources: %s", got)
 	}
 	if got := call("status"); got != "v1" {
@@ -325,10 +317,10 @@ func TestFromTape_Events(t *testing.T) {
 	if want := "notifications/tools/list_changed notifications/resources/list_changed"; strings.Join(sent, " ") != want {
 		t.Errorf("after the second unlock the script sent %q, want %q", sent, want)
 	}
-	if got := strings.Join(listed("tools/list", "tools", "name"), " "); got != "unlock status secret" {
+	if got := c.listed("tools/list", "tools", "name"); got != "unlock status secret" {
 		t.Errorf("tools after the change: %s", got)
 	}
-	if got := strings.Join(listed("resources/list", "resources", "uri"), " "); got != "file:///a.txt file:///late.txt" {
+	if got := c.listed("resources/list", "resources", "uri"); got != "file:///a.txt file:///late.txt" {
 		t.Errorf("resources after the change: %s", got)
 	}
 	if got := call("status"); got != "v2" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -103,6 +104,17 @@ func (c *client) result(method string, params any) map[string]any {
 		c.tb.Fatal(err)
 	}
 	return m
+}
+
+// listed lists (method: tools/list, resources/list, …) and returns the
+// key member of each item in section, in order, joined by spaces.
+func (c *client) listed(method, section, key string) string {
+	c.tb.Helper()
+	var keys []string
+	for _, item := range c.result(method, nil)[section].([]any) {
+		keys = append(keys, item.(map[string]any)[key].(string))
+	}
+	return strings.Join(keys, " ")
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
