@@ -139,7 +139,8 @@ type Undelivered struct {
 }
 
 // Interrupted is one request whose answer was still to come when its
-// session ended or its client closed stdin, and that was given up
+// session ended or its client closed its end of it (stdin, the
+// WebSocket, the legacy SSE stream), and that was given up
 // unanswered: an answer's delay, its recorded timing or progress steps
 // still running, or a server→client request still awaiting the client's
 // reply. A call whose answer is to hang (a script's fault: hang, a
@@ -150,9 +151,10 @@ type Interrupted struct {
 	// Params is as Unmatched.Params; of a request with long params,
 	// only what it kept as it waited (its _meta).
 	Params string `json:"params,omitempty"`
-	// Why: "the client closed stdin while it waited", or "the session
-	// ended while it waited" (SIGTERM, or the client ended an HTTP
-	// session).
+	// Why: "the client closed stdin while it waited", "the client
+	// closed the WebSocket while it waited", "the client closed its SSE
+	// stream while it waited", or "the session ended while it waited"
+	// (SIGTERM, a fault: close, or the client ended an HTTP session).
 	Why string `json:"why"`
 }
 
@@ -179,7 +181,7 @@ type Report struct {
 	// a client need not listen, nor stay to the end.
 	Undelivered []Undelivered `json:"undelivered,omitempty"`
 	// Interrupted lists requests given up unanswered when mcpmock
-	// stopped or the client closed stdin (see Interrupted); they are
+	// stopped or the client left (see Interrupted); they are
 	// not counted in Matched. They fail --strict: the host never got
 	// the answer its test was to see.
 	Interrupted []Interrupted `json:"interrupted,omitempty"`

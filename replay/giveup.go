@@ -118,12 +118,31 @@ func gaveUp(ctx context.Context) string {
 const (
 	endedWhy = "the session ended while it waited"
 	stdinWhy = "the client closed stdin while it waited"
+	// Over WebSocket and legacy HTTP+SSE the connection is the session:
+	// a client that closes it has ended the session, as closing stdin
+	// does, not cancelled one call, as dropping a Streamable HTTP POST
+	// does. Said apart from endedWhy so that a test author can tell the
+	// host that left mid-call from mcpmock stopped under it.
+	wsGoneWhy  = "the client closed the WebSocket while it waited"
+	sseGoneWhy = "the client closed its SSE stream while it waited"
 )
+
+// clientLeft says why the session is about to end, for the calls it
+// gives up: its client closed the connection (wsGoneWhy, sseGoneWhy).
+// Called before close; a session already ended keeps endedWhy.
+func (s *session) clientLeft(why string) {
+	if s.ctx.Err() == nil {
+		s.leftWhy.CompareAndSwap(nil, &why)
+	}
+}
 
 // stopWhy says, for the report, why the session gives up what waits,
 // or "" while it does not.
 func (s *session) stopWhy() string {
 	if s.ctx.Err() != nil {
+		if why := s.leftWhy.Load(); why != nil {
+			return *why
+		}
 		return endedWhy
 	}
 	select {

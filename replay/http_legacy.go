@@ -24,15 +24,23 @@ func (s *Server) serveLegacySSE(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Service Unavailable: server is closing", http.StatusServiceUnavailable)
 		return
 	}
+	// The stream is the session: it ends with the stream, and the
+	// handler returns once its calls are counted (dropHTTPSession closes
+	// it off this goroutine), so that a report taken then has them.
+	defer h.sess.close()
 	defer s.dropHTTPSession(h)
 	defer s.doneHTTP(h)
 	h.q.attach()
 	defer h.q.detach()
 	sw := startSSE(w, http.StatusOK)
-	if sw.counted("endpoint", []byte("/message?sessionId="+h.id)) != nil {
-		return
+	if sw.counted("endpoint", []byte("/message?sessionId="+h.id)) == nil {
+		h.q.pump(sw, "message", r.Context().Done())
 	}
-	h.q.pump(sw, "message", r.Context().Done())
+	select {
+	case <-h.q.closed: // mcpmock ended the session (Close, expiry, a fault)
+	default:
+		h.sess.clientLeft(sseGoneWhy)
+	}
 }
 
 func (s *Server) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {

@@ -72,6 +72,9 @@ type session struct {
 	// requests give their calls up (giveup.go).
 	draining  chan struct{}
 	drainOnce sync.Once
+	// leftWhy, once set, says the session ends because its client
+	// closed the connection (clientLeft).
+	leftWhy atomic.Pointer[string]
 
 	nextID atomic.Int64
 

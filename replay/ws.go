@@ -61,6 +61,20 @@ func (s *Server) trackWS(c *websocket.Conn, add bool) bool {
 	return true
 }
 
+// hungUpByUs says whether a connection's end was mcpmock's doing: its
+// Close, a "close" fault or a failed write (gone closed), rather than
+// the client closing it.
+func (s *Server) hungUpByUs(gone <-chan struct{}) bool {
+	select {
+	case <-gone:
+		return true
+	default:
+	}
+	s.ws.mu.Lock()
+	defer s.ws.mu.Unlock()
+	return s.ws.closed
+}
+
 func (s *Server) closeWebSockets() {
 	st := &s.ws
 	st.mu.Lock()
@@ -127,6 +141,9 @@ func (s *Server) serveWebSocket(conn *websocket.Conn) {
 			break
 		}
 		sess.handle(data, ex)
+	}
+	if !s.hungUpByUs(gone) {
+		sess.clientLeft(wsGoneWhy)
 	}
 	sess.close() // nothing sends after this
 	hangup()
