@@ -274,9 +274,7 @@ func TestView_Batch(t *testing.T) {
 	seq := func(want uint64) func(t *testing.T, h *harness) {
 		return func(t *testing.T, h *harness) {
 			t.Helper()
-			if r := h.selected(); r.Seq != want {
-				t.Errorf("selected s1 #%d, want #%d", r.Seq, want)
-			}
+			h.waitSelected(wait, want)
 		}
 	}
 	steps := []struct {

@@ -138,9 +138,7 @@ func TestView_CancelJump(t *testing.T) {
 	}
 	for _, st := range steps {
 		h.play(wait, []keyStep{st.step})
-		if r := h.selected(); r.Seq != st.seq {
-			t.Errorf("after %q selected s1 #%d, want #%d", st.step.keys, r.Seq, st.seq)
-		}
+		h.waitSelected(wait, st.seq)
 	}
 }
 

@@ -119,6 +119,22 @@ func (h *harness) selected() Row {
 	return r
 }
 
+// waitSelected waits until the row selected is seq (of the first
+// session), failing the test after timeout. A step's want text may be on
+// the screen before its key is handled (the detail pane of a response
+// shows its request's line), so a check of the selection right after
+// waitFor can read the row before the key.
+func (h *harness) waitSelected(timeout time.Duration, seq uint64) {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for r := h.selected(); r.Seq != seq; r = h.selected() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("selected s1 #%d after %v, want #%d", r.Seq, timeout, seq)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 const (
 	keyEnter = tcell.KeyEnter
 	ctrlU    = tcell.KeyCtrlU
